@@ -1,0 +1,350 @@
+"""``activity-check``: the command line. It only wires the packages together.
+
+Commands:
+
+* ``run``: the main job: search conformant traces for ambiguities of the draft, shrink and export
+  each finding, replay the bundled field cases, write ``DIR/findings`` and ``DIR/summary.json``.
+* ``replay FILE``: the verdict of one trace file under a reading (or every reading).
+* ``clauses``: the clause registry with what covers each clause.
+* ``readings``: the knobs (open questions), their options and the named readings.
+
+Exit codes: 0 when the command ran (a fatal verdict is data), 2 for unusable input or arguments
+(one line on stderr, no traceback), 1 for an internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Optional, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from activity_check import __version__
+
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A problem with the user's input or arguments: printed as one line, exit 2."""
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _dump(obj) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+# --- replay -------------------------------------------------------------------------------------
+
+def cmd_replay(args) -> int:
+    from model.events import Malformed
+    from model.readings import ReadingError, describe_assignment, parse_reading
+    from model.verdict import evaluate, partition
+    from model.wire import TraceFormatError, load_trace
+
+    try:
+        reading = parse_reading(args.reading)
+    except ReadingError as exc:
+        raise UsageError(f"--reading: {exc}") from None
+    try:
+        trace = load_trace(args.file)
+    except TraceFormatError as exc:
+        raise UsageError(str(exc)) from None
+    verdict = evaluate(trace.events, reading)
+    out = verdict.to_json()
+    out["reading"] = reading.name or "draft"
+    if args.all_readings:
+        out["readingClasses"] = [
+            {"readings": [describe_assignment(a) for a in c.assignments],
+             "includesDraft": c.contains_draft, "verdict": c.verdict.to_json()}
+            for c in partition(trace.events)]
+    if args.json:
+        print(_dump(out))
+    else:
+        _print_verdict(out, trace.file)
+    if verdict.fatal is not None:
+        at, fatal = verdict.fatal
+        event = trace.events[at]
+        if isinstance(event, Malformed):
+            line = trace.line_of(at)
+            where = f"{trace.file}:{line}" if line else trace.file
+            print(f"activity-check: error: {where}: event {at} ({event.name}): {event.path}: "
+                  f"{event.reason} [{event.clause}]", file=sys.stderr)
+            return EXIT_USAGE
+    return 0
+
+
+def _print_verdict(out: dict, file: str) -> None:
+    con = _console()
+    con.print(f"[bold]{file}[/bold] under reading [bold]{out['reading']}[/bold]")
+    table = Table(title="messages", show_lines=False)
+    for col in ("id", "role", "activityType", "content", "owner", "metadata"):
+        table.add_column(col)
+    for m in out["messages"]:
+        content = m.get("content")
+        table.add_row(m["id"], m["role"], m.get("activityType", ""),
+                      json.dumps(content, ensure_ascii=False) if content is not None else "",
+                      m.get("subagentRunId", ""),
+                      json.dumps(m["metadata"]) if "metadata" in m else "")
+    con.print(table)
+    for w in out["warnings"]:
+        con.print(f"warning at event {w['atEvent']}: {w['code']} {w['messageId'] or ''} "
+                  f"[{w['clause']}] {w.get('detail', '')}")
+    if out["fatal"]:
+        f = out["fatal"]
+        con.print(f"[bold red]fatal[/bold red] at event {f['atEvent']}: {f['code']} "
+                  f"[{f['clause']}] {f.get('detail', '')}")
+    else:
+        con.print("fatal: none")
+    con.print(f"run: {out['run']}; next run input: {len(out['runInput'])} message(s) "
+              f"({', '.join(m['id'] for m in out['runInput'])})")
+    for c in out.get("readingClasses", []):
+        con.print(f"verdict class ({'draft' if c['includesDraft'] else 'other'}): "
+                  f"{'; '.join(c['readings'][:6])}{' ...' if len(c['readings']) > 6 else ''}")
+
+
+# --- clauses, readings --------------------------------------------------------------------------
+
+def cmd_clauses(args) -> int:
+    from model.clauses import coverage
+    rows = coverage()
+    if args.json:
+        print(_dump([{"id": c.clause.id, "nIds": list(c.clause.n_ids), "keyword": c.clause.keyword,
+                      "actor": c.clause.actor, "page": c.clause.page, "section": c.clause.section,
+                      "summary": c.clause.summary, "questions": list(c.clause.questions),
+                      "coveredBy": {k: list(v) for k, v in c.covered_by.items()}}
+                     for c in rows]))
+        return 0
+    table = Table(title=f"clause registry ({len(rows)} clauses)")
+    for col in ("id", "N", "keyword", "actor", "where", "covered by", "summary"):
+        table.add_column(col, overflow="fold")
+    for c in rows:
+        cov = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.covered_by.items()) or "-"
+        table.add_row(c.clause.id, ",".join(c.clause.n_ids), c.clause.keyword, c.clause.actor,
+                      f"{c.clause.page} {c.clause.section}", cov, c.clause.summary)
+    con = _console()
+    con.print(table)
+    covered = sum(1 for c in rows if c.covered)
+    con.print(f"{covered} of {len(rows)} clauses covered by a step branch, knob or adversarial move")
+    return 0
+
+
+def cmd_readings(args) -> int:
+    from model.readings import KNOBS, PRESETS, reading_count
+    if args.json:
+        print(_dump({"knobs": [{"id": k.id, "question": k.question, "draft": k.draft,
+                                "options": [{"name": n, "meaning": d} for n, d in k.options],
+                                "clauses": list(k.clauses)} for k in KNOBS],
+                     "presets": {n: r.as_dict() for n, r in PRESETS.items()},
+                     "readingCount": reading_count()}))
+        return 0
+    table = Table(title=f"knobs ({reading_count():,} readings in all)")
+    for col in ("knob", "question", "options (draft first)", "clauses"):
+        table.add_column(col, overflow="fold")
+    for k in KNOBS:
+        table.add_row(k.id, k.question, " | ".join(k.option_names), ", ".join(k.clauses))
+    con = _console()
+    con.print(table)
+    for name, r in PRESETS.items():
+        diff = r.differences()
+        con.print(f"preset {name}: " + (", ".join(f"{a}={b}" for a, b in diff.items()) or "(draft)"))
+    return 0
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+SUMMARY = "summary.json"
+
+
+def _prepare_out(out_dir: str) -> None:
+    """Make sure ``out_dir`` is ours to write: new, empty, or a previous run's output (whose
+    finding files listed in its summary are removed, nothing else)."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"--out {out_dir}: exists and is not a directory")
+    if not os.path.isdir(out_dir) or not os.listdir(out_dir):
+        os.makedirs(out_dir, exist_ok=True)
+        return
+    summary = os.path.join(out_dir, SUMMARY)
+    try:
+        with open(summary, encoding="utf-8") as fh:
+            previous = json.load(fh)
+        if previous.get("tool") != "activity-check":
+            raise ValueError
+    except (OSError, ValueError):
+        raise UsageError(f"--out {out_dir}: directory is not empty and holds no earlier "
+                         "activity-check output; choose another directory") from None
+    for finding in previous.get("findings", []):
+        for path in finding.get("files", []):
+            full = os.path.join(out_dir, path)
+            if os.path.isfile(full):
+                os.remove(full)
+
+
+def cmd_run(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from counterexamples.field_cases import check_all
+    from counterexamples.findings import ambiguity_finding, write_finding
+    from model.producer import DEFAULT_VOCABULARY, load_vocabulary
+    from model.readings import reading_count
+    from properties.ambiguity import search_ambiguities
+
+    if args.examples < 1:
+        raise UsageError("--examples must be at least 1")
+    if args.budget is not None and args.budget <= 0:
+        raise UsageError("--budget must be a positive number of seconds")
+    vocabulary = DEFAULT_VOCABULARY
+    if args.vocabulary:
+        try:
+            with open(args.vocabulary, encoding="utf-8") as fh:
+                vocabulary = load_vocabulary(json.load(fh))
+        except OSError as exc:
+            raise UsageError(f"--vocabulary {args.vocabulary}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--vocabulary {args.vocabulary}:{exc.lineno}:{exc.colno}: "
+                             f"not valid JSON: {exc.msg}") from None
+        except ValueError as exc:
+            raise UsageError(f"--vocabulary {args.vocabulary}: {exc}") from None
+    _prepare_out(args.out)
+    err = _console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=True) as progress:
+        task = progress.add_task("generating conformant traces", total=args.examples)
+        report = search_ambiguities(
+            seed=args.seed, examples=args.examples, budget=args.budget, vocabulary=vocabulary,
+            max_events=args.max_events,
+            progress=lambda done, total: progress.update(task, completed=done))
+        shrink_task = progress.add_task("shrinking findings", total=len(report.witnesses))
+        findings = []
+        for witness in report.witnesses.values():
+            findings.append(ambiguity_finding(witness))
+            progress.advance(shrink_task)
+        case_task = progress.add_task("replaying field cases", total=1)
+        cases = check_all()
+        progress.advance(case_task)
+
+    findings_dir = os.path.join(args.out, "findings")
+    summary_findings = []
+    for f in findings:
+        json_path, jsonl_path = write_finding(f, findings_dir)
+        summary_findings.append({
+            "id": f.id, "knob": f.knob, "length": len(f.events), "clauses": list(f.clauses),
+            "verdictClasses": len(f.classes),
+            "files": [os.path.relpath(json_path, args.out), os.path.relpath(jsonl_path, args.out)]})
+    summary = {
+        "tool": "activity-check", "version": __version__, "seed": args.seed,
+        "examples": report.examples, "requestedExamples": args.examples,
+        "stoppedBy": report.stopped_by, "eventsChecked": report.events,
+        "readings": reading_count(), "vocabulary": vocabulary.to_json(),
+        "findings": summary_findings,
+        "fieldCases": [r.to_json() for r in cases],
+    }
+    with open(os.path.join(args.out, SUMMARY), "w", encoding="utf-8") as fh:
+        fh.write(_dump(summary) + "\n")
+    if args.json:
+        print(_dump(summary))
+    else:
+        _print_run(summary, findings, report, args.out)
+    return 0
+
+
+def _print_run(summary: dict, findings, report, out_dir: str) -> None:
+    from model.readings import KNOB_BY_ID
+    con = _console()
+    con.print(f"activity-check {summary['version']}: seed {summary['seed']}, "
+              f"{summary['examples']} conformant traces ({summary['eventsChecked']} events) "
+              f"under all {summary['readings']:,} readings"
+              + (" [bold yellow](stopped by --budget)[/bold yellow]"
+                 if summary["stoppedBy"] == "budget" else "")
+              + f", {report.seconds:.1f} s")
+    table = Table(title=f"ambiguity findings ({len(findings)})")
+    for col in ("finding", "knob", "events", "readings split", "question"):
+        table.add_column(col, overflow="fold")
+    for f in findings:
+        table.add_row(f.id, f.knob, str(len(f.events)),
+                      " vs ".join(f"{k}={a[k]}" for a in f.pair for k in a if k == f.knob),
+                      KNOB_BY_ID[f.knob].question)
+    con.print(table)
+    cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
+    for col in ("case", "basis", "result", "detail"):
+        cases.add_column(col, overflow="fold")
+    for r in summary["fieldCases"]:
+        detail = "; ".join(r["problems"]) or "; ".join(
+            f"{name}: {', '.join(givers) or 'none'}" for name, givers in r["readings"].items())
+        cases.add_row(r["id"], r["basis"], r["status"], detail)
+    con.print(cases)
+    con.print(f"wrote {len(findings)} findings to {os.path.join(out_dir, 'findings')} and "
+              f"{os.path.join(out_dir, SUMMARY)}")
+
+
+# --- entry point --------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="activity-check", description="Model checker for the AG-UI Activity draft.")
+    p.add_argument("--version", action="version", version=f"activity-check {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="search for ambiguities, replay field cases, write findings")
+    run.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    run.add_argument("--out", default="out", help="output directory (default ./out)")
+    run.add_argument("--budget", type=float, default=60.0,
+                     help="stop generating after this many seconds (default 60)")
+    run.add_argument("--examples", type=int, default=1500,
+                     help="conformant traces to generate (default 1500)")
+    run.add_argument("--max-events", type=int, default=10, help="longest trace (default 10)")
+    run.add_argument("--vocabulary", help="JSON file with the producer vocabulary")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.set_defaults(func=cmd_run)
+
+    rp = sub.add_parser("replay", help="the verdict of a trace file")
+    rp.add_argument("file", help="JSON array of events, JSON lines, or an object with 'events'")
+    rp.add_argument("--reading", default="draft",
+                    help="preset (draft, lenient, strict) or KNOB=OPTION,... (default draft)")
+    rp.add_argument("--all-readings", action="store_true",
+                    help="also group every reading by the verdict it gives")
+    rp.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    rp.set_defaults(func=cmd_replay)
+
+    cl = sub.add_parser("clauses", help="the clause registry and its coverage")
+    cl.add_argument("--json", action="store_true")
+    cl.set_defaults(func=cmd_clauses)
+
+    rd = sub.add_parser("readings", help="the knobs and named readings")
+    rd.add_argument("--json", action="store_true")
+    rd.set_defaults(func=cmd_readings)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``activity-check`` console script. Returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except UsageError as exc:
+        print(f"activity-check: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("activity-check: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+def _console_main() -> None:
+    """Console-script wrapper: exit with :func:`main`'s code."""
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""Findings: an ambiguity (or, later, a violated property or a peer divergence) with its shrunk
+witness, the verdict under each class of readings, the clauses at stake, and a plain-words
+explanation; exported as finding JSON and as AG-UI JSON lines.
+
+A finding's id is stable: a hash of its kind, knob and the canonical wire text of its witness, so
+the same finding found twice (from any seed) gets the same id.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from model.events import Event
+from model.readings import DRAFT, KNOB_BY_ID, PartialReading, describe_assignment
+from model.verdict import Verdict, evaluate, partition
+from model.wire import dump_jsonl
+from properties.ambiguity import Witness, splits_knob
+from counterexamples.shrink import canonical_names, ddmin
+
+__all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference"]
+
+
+@dataclass
+class Finding:
+    """One finding.
+
+    Attributes:
+        id: stable id, e.g. ``"AMB-Q5-3f2a9c1e"``.
+        kind: ``"ambiguity"``.
+        knob: the knob (open question) that decides it.
+        events: the shrunk, canonically renamed witness trace.
+        classes: ``[(assignments, verdict)]``: every verdict a reading gives on the witness,
+            draft's class first.
+        pair: the two assignments that differ only in ``knob``.
+        clauses: clause ids involved (the knob's and those cited by the differing verdicts).
+        explanation: plain words.
+    """
+
+    id: str
+    kind: str
+    knob: str
+    events: tuple[Event, ...]
+    classes: list[tuple[list[dict], Verdict]]
+    pair: tuple[dict, dict]
+    clauses: tuple[str, ...]
+    explanation: str
+
+    def to_json(self) -> dict:
+        """The finding JSON (wire names; no timings, so same seed gives same bytes)."""
+        knob = KNOB_BY_ID[self.knob]
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "knob": self.knob,
+            "question": knob.question,
+            "clauses": list(self.clauses),
+            "explanation": self.explanation,
+            "length": len(self.events),
+            "events": [e.to_wire() for e in self.events],
+            "pair": [describe_assignment(a) for a in self.pair],
+            "verdicts": [
+                {"readings": [describe_assignment(a) for a in assignments],
+                 "includesDraft": _includes_draft(assignments),
+                 "verdict": verdict.to_json()}
+                for assignments, verdict in self.classes],
+        }
+
+
+def _includes_draft(assignments: Sequence[dict]) -> bool:
+    draft = DRAFT.as_dict()
+    return any(all(draft[k] == v for k, v in a.items()) for a in assignments)
+
+
+def _stable_id(kind: str, knob: str, events: Sequence[Event]) -> str:
+    digest = hashlib.sha256(f"{kind}\n{knob}\n{dump_jsonl(events)}".encode()).hexdigest()[:8]
+    return f"AMB-{knob}-{digest}"
+
+
+def explain_difference(events: Sequence[Event], a: dict, b: dict) -> str:
+    """Plain words: what each of two readings makes of the trace, where they part."""
+    ra, rb = PartialReading(a).complete(), PartialReading(b).complete()
+    va, vb = evaluate(events, ra), evaluate(events, rb)
+    knob = next(k for k in a if k in b and a[k] != b[k])
+    lines = [f"The draft leaves open: {KNOB_BY_ID[knob].question}",
+             f"On this {len(events)}-event trace, {knob}={a[knob]} and {knob}={b[knob]} "
+             "(all else equal) end differently:"]
+    for label, v in ((f"{knob}={a[knob]}", va), (f"{knob}={b[knob]}", vb)):
+        lines.append(f"- under {label}: {_summarise(v)}")
+    return "\n".join(lines)
+
+
+def _summarise(v: Verdict) -> str:
+    parts = []
+    acts = [m for m in v.state.messages if m.is_activity]
+    if acts:
+        parts.append("activities " + "; ".join(
+            f"{m.id} type {m.activity_type} content {m.content}"
+            + (f" metadata {m.metadata}" if m.metadata else "")
+            + (f" owner {m.owner}" if m.owner else "") for m in acts))
+    else:
+        parts.append("no activity message")
+    order = [m.id for m in v.state.messages]
+    if len(order) > 1:
+        parts.append("order " + ", ".join(order))
+    if v.warnings:
+        parts.append("warnings " + ", ".join(f"{w.code}@{i}" for i, w in v.warnings))
+    if v.fatal:
+        parts.append(f"FATAL {v.fatal[1].code}@{v.fatal[0]} ({v.fatal[1].clause})")
+    return "; ".join(parts)
+
+
+def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
+    """Shrink a witness (1-minimal, conformance kept), rename canonically, and build the finding.
+
+    The clauses are the knob's own plus every clause cited by a warning or fatal that differs
+    between the verdict classes.
+    """
+    events = witness.events
+    if shrink:
+        events = ddmin(events, lambda t: splits_knob(t, witness.knob))
+        renamed = canonical_names(events)
+        if splits_knob(renamed, witness.knob):
+            events = renamed
+    from properties.ambiguity import splits_of
+    pair = splits_of(events)[witness.knob]
+    classes = [(c.assignments, c.verdict) for c in partition(events)]
+    clauses = list(KNOB_BY_ID[witness.knob].clauses)
+    cited = set()
+    for _, v in classes:
+        cited.update(w.clause for _, w in v.warnings)
+        if v.fatal:
+            cited.add(v.fatal[1].clause)
+    for c in sorted(cited):
+        if c not in clauses:
+            clauses.append(c)
+    explanation = explain_difference(events, *pair)
+    return Finding(_stable_id("ambiguity", witness.knob, events), "ambiguity", witness.knob,
+                   tuple(events), classes, pair, tuple(clauses), explanation)
+
+
+def write_finding(finding: Finding, directory: str) -> tuple[str, str]:
+    """Write ``<id>.json`` (finding) and ``<id>.jsonl`` (witness as wire JSON lines) into
+    ``directory`` (created if missing). Returns the two paths."""
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, finding.id)
+    with open(base + ".json", "w", encoding="utf-8") as fh:
+        json.dump(finding.to_json(), fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    with open(base + ".jsonl", "w", encoding="utf-8") as fh:
+        fh.write(dump_jsonl(finding.events))
+    return base + ".json", base + ".jsonl"

@@ -1,0 +1,135 @@
+"""The clause registry: every normative statement the model implements or checks.
+
+A :class:`Clause` has a stable id of our scheme (``PAGE-TOPIC[-DETAIL]``, e.g. ``ACT-SNAP-CREATE``),
+the notes' N-ids it stands for, its BCP 14 keyword, its actor, page and section, and a one-line
+paraphrase in our own words. The entries live in :mod:`model.clause_data`.
+
+Coverage is computed, not declared: :func:`coverage` collects, for each clause, the consumer step
+branches that cite it (:data:`model.consumer.BRANCHES`), the knobs that sit on it
+(:data:`model.readings.KNOBS`), the producer's adversarial moves labelled with it
+(:data:`model.producer.ADVERSARIAL_KINDS`), and whatever further sources the caller passes (the
+property catalogue, from ``properties``, which ``model`` does not import).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterable, Mapping, Optional
+
+__all__ = ["Clause", "registry", "get", "by_n_id", "UnknownClauseError", "coverage",
+           "ClauseCoverage", "KEYWORDS", "ACTORS", "is_duty"]
+
+KEYWORDS = ("MUST", "MUST NOT", "REQUIRED", "SHOULD", "SHOULD NOT", "MAY", "OPTIONAL",
+            "non-keyword", "informative")
+ACTORS = ("consumer", "producer", "both", "structure")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One normative statement.
+
+    Attributes:
+        id: our stable id, e.g. ``"ACT-SNAP-CREATE"``.
+        n_ids: the notes' statement ids, e.g. ``("N3",)``; empty for rules the notes do not number.
+        keyword: one of :data:`KEYWORDS`.
+        actor: one of :data:`ACTORS`.
+        page: page key of the notes (``ACT``, ``SNP``, ``STA``...).
+        section: the section within the page.
+        summary: one-line paraphrase in our own words.
+        questions: related open-question ids (``Q1``...).
+    """
+
+    id: str
+    n_ids: tuple[str, ...]
+    keyword: str
+    actor: str
+    page: str
+    section: str
+    summary: str
+    questions: tuple[str, ...] = ()
+
+
+class UnknownClauseError(KeyError):
+    """A clause id that is not in the registry."""
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, Clause]:
+    """``{clause id: Clause}`` in registry order (N1..N112, then the extra rules)."""
+    from model.clause_data import CLAUSES
+    out: dict[str, Clause] = {}
+    for c in CLAUSES:
+        if c.id in out:
+            raise ValueError(f"duplicate clause id {c.id}")
+        out[c.id] = c
+    return out
+
+
+def get(clause_id: str) -> Clause:
+    """The clause with this id. Raises :class:`UnknownClauseError`."""
+    try:
+        return registry()[clause_id]
+    except KeyError:
+        raise UnknownClauseError(clause_id) from None
+
+
+def by_n_id(n_id: str) -> Clause:
+    """The clause that stands for notes statement ``n_id`` (``"N3"``). Raises UnknownClauseError."""
+    for c in registry().values():
+        if n_id in c.n_ids:
+            return c
+    raise UnknownClauseError(n_id)
+
+
+def is_duty(clause: Clause) -> bool:
+    """True for a MUST / MUST NOT / REQUIRED statement (what conformance is judged on, IDX-CONFORMANCE)."""
+    return clause.keyword in ("MUST", "MUST NOT", "REQUIRED")
+
+
+@dataclass(frozen=True)
+class ClauseCoverage:
+    """What covers one clause: ``{source kind: names}``, e.g. ``{"branch": ("delta.missing",)}``."""
+
+    clause: Clause
+    covered_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def covered(self) -> bool:
+        return any(self.covered_by.values())
+
+
+def coverage(extra: Optional[Mapping[str, Mapping[str, Iterable[str]]]] = None
+             ) -> list[ClauseCoverage]:
+    """Coverage of every clause, in registry order.
+
+    Args:
+        extra: further sources, ``{kind: {name: clause ids}}``; the CLI passes the property
+            catalogue here as ``{"property": {...}}``.
+
+    Returns:
+        One :class:`ClauseCoverage` per clause.
+
+    Raises:
+        UnknownClauseError: when any source cites an id that is not in the registry (so a typo in
+            a branch table cannot silently leave a clause uncovered).
+    """
+    from model.consumer import BRANCHES
+    from model.producer import ADVERSARIAL_KINDS
+    from model.readings import KNOBS
+
+    sources: dict[str, dict[str, Iterable[str]]] = {
+        "branch": dict(BRANCHES),
+        "knob": {k.id: k.clauses for k in KNOBS},
+        "adversarial": {name: (clause,) for name, clause in ADVERSARIAL_KINDS.items()},
+    }
+    for kind, table in (extra or {}).items():
+        sources.setdefault(kind, {}).update(table)
+    reg = registry()
+    found: dict[str, dict[str, list[str]]] = {cid: {} for cid in reg}
+    for kind, table in sources.items():
+        for name, ids in table.items():
+            for cid in ids:
+                if cid not in reg:
+                    raise UnknownClauseError(f"{kind} {name!r} cites unknown clause {cid!r}")
+                found[cid].setdefault(kind, []).append(name)
+    return [ClauseCoverage(reg[cid], {k: tuple(v) for k, v in found[cid].items()}) for cid in reg]

@@ -1,0 +1,679 @@
+"""The consumer: a pure ``step(state, event, reading)`` over immutable, hashable states.
+
+``step`` implements the consumer side of the activity page and of the parts of the snapshot
+pattern, state, subagent, metadata, processing, lifecycle and run-input pages that activity meets.
+It never raises for protocol input: every outcome (a new state, warnings, a fatal verdict) is a
+value. Where the draft is open, the step asks the :class:`~model.readings.Reading` (a knob per
+open question) and consults a knob only when the options would lead to different results, so that
+running one trace under all readings forks no more than it must.
+
+Each branch of the step has a name; :data:`BRANCHES` maps those names to the clause ids they
+implement, and each warning and fatal carries the branch's clause, so that coverage and findings
+can say which sentence of the draft is at stake.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional, Union
+
+from model.events import (
+    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
+    PatchOp, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot, SubagentError,
+    SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart,
+    ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
+)
+from model.json_values import EMPTY_OBJECT, JsonText, freeze, is_json_object_text, thaw
+from model.patch import apply_patch
+from model.readings import PartialReading, Reading
+
+__all__ = ["ConsumerState", "Warning", "Fatal", "StepResult", "step", "run_input",
+           "initial_state", "BRANCHES", "merge_metadata", "find_message"]
+
+AnyReading = Union[Reading, PartialReading]
+
+
+@dataclass(frozen=True, slots=True)
+class Warning:  # noqa: A001 - the field's own word for it
+    """A surfaced, non-fatal problem.
+
+    Attributes:
+        code: e.g. ``"ACTIVITY_PATCH_FAILED"``.
+        message_id: the message concerned, or None.
+        clause: the clause id that asks for (or allows) the warning.
+        detail: what happened, in words.
+    """
+
+    code: str
+    message_id: Optional[str]
+    clause: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Fatal:
+    """The run fails here.
+
+    Attributes:
+        code: e.g. ``"MALFORMED_ACTIVITY_EVENT"``.
+        clause: the clause that makes it fatal.
+        detail: what was wrong, in words (for malformed input: the JSON path and reason).
+        message_id: the message concerned, or None.
+    """
+
+    code: str
+    clause: str
+    detail: str = ""
+    message_id: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerState:
+    """What a consumer holds; immutable and hashable.
+
+    Attributes:
+        messages: the ordered message list (position = sequence position, EVM-ARRIVAL-ORDER).
+        held_ever: ids of every message the consumer has held ("seen", reading Q10).
+        run: ``"idle"`` (no run yet), ``"active"``, ``"finished"`` or ``"errored"``.
+        open_texts: ids of text messages opened and not yet ended (run-scoped, LIF-RUN-SCOPED).
+        open_tools: ``(tool call id, message id)`` of tool calls opened and not yet ended.
+        state: canonical text of the agent state (``{}`` when the run input carried none).
+        subagents: ids of announced, still active subagent invocations.
+        halted: True once a fatal verdict has been reached; a halted state ignores every event.
+    """
+
+    messages: tuple[Message, ...] = ()
+    held_ever: frozenset[str] = frozenset()
+    run: str = "idle"
+    open_texts: frozenset[str] = frozenset()
+    open_tools: tuple[tuple[str, str], ...] = ()
+    state: JsonText = EMPTY_OBJECT
+    subagents: frozenset[str] = frozenset()
+    halted: bool = False
+
+    def message(self, message_id: str) -> Optional[Message]:
+        """The held message with this id, or None."""
+        for m in self.messages:
+            if m.id == message_id:
+                return m
+        return None
+
+    def to_json(self) -> dict:
+        """The state as JSON: ``{"messages", "state", "run", "openMessages", "subagents"}``."""
+        return {"messages": [m.to_wire() for m in self.messages], "state": thaw(self.state),
+                "run": self.run, "openMessages": sorted(self.open_texts),
+                "subagents": sorted(self.subagents)}
+
+
+def initial_state(state_value: object = None, messages: tuple[Message, ...] = ()) -> ConsumerState:
+    """A consumer before its first event: optional starting agent state (the run input's
+    ``state``, SNP-CURRENT-VALUE) and held messages (history the consumer already has)."""
+    return ConsumerState(messages=tuple(messages), held_ever=frozenset(m.id for m in messages),
+                         state=freeze({} if state_value is None else state_value))
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """``state``: the next state; ``warnings``: surfaced in order; ``fatal``: None or the failure."""
+
+    state: ConsumerState
+    warnings: tuple[Warning, ...] = ()
+    fatal: Optional[Fatal] = None
+
+
+def find_message(messages: tuple[Message, ...], message_id: str) -> int:
+    """Index of the message with ``message_id`` in ``messages``, or -1."""
+    for i, m in enumerate(messages):
+        if m.id == message_id:
+            return i
+    return -1
+
+
+def merge_metadata(held: Optional[JsonText], incoming: Optional[JsonText]) -> Optional[JsonText]:
+    """Key-by-key, last-write-wins, non-recursive merge of two metadata objects
+    (MET-MERGE, MET-NO-RECURSE; a ``null`` under a key is data, EVM-KEEP-NULL-IN-OPEN).
+
+    Returns ``held`` unchanged when the event carries no metadata."""
+    if incoming is None:
+        return held
+    if held is None or held == EMPTY_OBJECT:
+        return incoming
+    merged = thaw(held)
+    merged.update(thaw(incoming))
+    return freeze(merged)
+
+
+# Branch name -> clause ids it implements. Warnings and fatals cite the first id.
+BRANCHES: dict[str, tuple[str, ...]] = {
+    "malformed.fatal": ("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
+                        "SCH-ACTIVITY-SNAPSHOT", "SCH-ACTIVITY-DELTA", "SCH-JSON-PATCH",
+                        "SCH-JSON-POINTER", "SCH-MESSAGES-SNAPSHOT", "SCH-ACTIVITY-MESSAGE",
+                        "SCH-MESSAGE-UNION", "MET-NOT-NULL", "SCH-REPLACE"),
+    "malformed.null-shim": ("EVM-ABSENT-NOT-NULL", "SUB-ABSENT-PARENT"),
+    "unrecognised.drop": ("PRC-DROP-STRIP", "PRC-UNKNOWN-NOT-FATAL", "PRC-NO-PRIVATE-TYPES"),
+    "member.strip": ("PRC-DROP-STRIP", "PRC-STRIP-POSITION", "PRC-KEEP-OPEN", "SNP-OPEN-OPS",
+                     "MET-KEEP-UNKNOWN", "EVM-KEEP-NULL-IN-OPEN"),
+    "passthrough.accept": ("EVX-ACCEPT-FAMILIES", "EVM-SUPPORT-PATTERNS", "EVM-NO-RAWEVENT",
+                           "EVM-ARRIVAL-ORDER"),
+    "lifecycle.not-started": ("LIF-STREAM-START",),
+    "lifecycle.after-close": ("LIF-AFTER-CLOSE",),
+    "lifecycle.one-active": ("LIF-ONE-ACTIVE",),
+    "lifecycle.run-error": ("LIF-RUN-ERROR-FAILED", "LIF-FAILED-KEEPS", "SUB-RUN-ERROR-ABANDON",
+                            "LIF-RUN-ERROR-SURFACE"),
+    "lifecycle.run-boundary": ("LIF-RUN-SCOPED", "LIF-RESTATE-SNAPSHOT"),
+    "snapshot.create": ("ACT-SNAP-CREATE", "ACT-PER-MESSAGE", "ACT-TYPE-OPEN", "ACT-ROLE",
+                        "ACT-SNAP-REPLACE-FALSE", "SUB-ACCEPT-UNANNOUNCED", "EVM-ARRIVAL-ORDER",
+                        "EVM-OPAQUE-ID"),
+    "snapshot.seen-not-held": ("ACT-SNAP-CREATE",),
+    "snapshot.replace": ("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "ACT-SNAP-NO-MERGE",
+                         "SNP-REPLACE", "SNP-SPENT", "SNP-ADOPT-NEXT", "ACT-REPAIR",
+                         "ACT-ATTR-REMINT", "ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET",
+                         "MET-MERGE", "MET-NO-RECURSE"),
+    "snapshot.replace-false": ("ACT-SNAP-REPLACE-FALSE", "ACT-ATTR-KEEP", "SNP-SPENT",
+                               "ACT-SNAP-NO-MERGE"),
+    "snapshot.owner-disagrees": ("ACT-ATTR-TOLERATE", "ACT-ATTR-AGREE", "ACT-ATTR-KEEP"),
+    "snapshot.not-activity": ("ACT-SNAP-CREATE", "EVM-ID-UNIQUE"),
+    "delta.missing": ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN", "ACT-DELTA-MISSING-NOFAIL",
+                      "ACT-TOLERATED"),
+    "delta.not-activity": ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN",
+                           "ACT-DELTA-MISSING-NOFAIL"),
+    "delta.apply": ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE", "SNP-CURRENT-VALUE", "SNP-ATOMIC",
+                    "MET-ACTIVITY-TARGET", "MET-MERGE", "MET-NO-RECURSE", "SUB-ACCEPT-UNTAGGED",
+                    "SUB-INTERLEAVE", "EVM-KEEP-NULL-IN-OPEN"),
+    "delta.owner-mismatch": ("SUB-REJECT-MISMATCH", "SUB-OWNER-AGREE"),
+    "delta.unknown-op": ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION"),
+    "delta.patch-failed": ("SNP-SURFACE-FAILURE", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR",
+                           "SNP-TEST-FAIL", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED", "SNP-ATOMIC"),
+    "delta.non-object": ("ACT-DELTA-OBJECT-DETECT", "ACT-DELTA-OBJECT"),
+    "messages-snapshot.reconcile": ("STA-MS-COMPLETE", "STA-MS-IN-PLACE", "STA-MS-APPEND",
+                                    "STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE",
+                                    "STA-MS-OWNERSHIP", "ACT-MSGSNAP", "MET-NO-TARGET",
+                                    "LIF-RESTATE-SNAPSHOT"),
+    "messages-snapshot.in-flight": ("MS-IN-FLIGHT",),
+    "run-input.strip": ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY", "SCH-RUN-INPUT-MESSAGES"),
+    "state.snapshot": ("SNP-REPLACE",),
+    "state.delta": ("SNP-ATOMIC", "SNP-CURRENT-VALUE", "STA-PATCHFAIL", "SNP-NO-PARTIAL",
+                    "SNP-KEEP-PRIOR"),
+    "text.target-activity": ("TXT-TARGET-ACTIVITY",),
+    "text.target-missing": ("TXT-TARGET-MISSING",),
+    "text.owner-mismatch": ("SUB-REJECT-MISMATCH", "SUB-ACCEPT-UNTAGGED"),
+    "subagent.track": ("SUB-ACCEPT-UNANNOUNCED", "SUB-INTERLEAVE"),
+}
+
+
+def _w(branch: str, code: str, message_id: Optional[str], detail: str = "") -> Warning:
+    return Warning(code, message_id, BRANCHES[branch][0], detail)
+
+
+def _f(branch: str, code: str, detail: str = "", message_id: Optional[str] = None) -> Fatal:
+    return Fatal(code, BRANCHES[branch][0], detail, message_id)
+
+
+# --- the step -----------------------------------------------------------------------------------
+
+def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
+    """Apply one event.
+
+    Args:
+        state: the consumer state before the event.
+        event: a typed event (see :mod:`model.events`).
+        reading: a :class:`~model.readings.Reading` (or a ``PartialReading``, which raises
+            ``KnobUnset`` when the step needs a knob it leaves open).
+
+    Returns:
+        A :class:`StepResult`. A halted state (after a fatal) is returned unchanged.
+
+    Clauses: see :data:`BRANCHES`; every branch below names its entry.
+    """
+    if state.halted:
+        return StepResult(state)
+    notices = tuple(_w("member.strip", "UNKNOWN_MEMBER_STRIPPED", _mid(event), path)
+                    for path in event.notices)
+
+    if isinstance(event, Malformed):
+        if event.shim is not None and reading.q21 == "shim":
+            inner = step(state, event.shim, reading)
+            shimmed = _w("malformed.null-shim", "NULL_MEMBER_SHIMMED", _mid(event.shim),
+                         f"{event.path}: null treated as absent")
+            return StepResult(inner.state, notices + (shimmed,) + inner.warnings, inner.fatal)
+        code = "MALFORMED_ACTIVITY_EVENT" if event.name.startswith("ACTIVITY_") else \
+            "MALFORMED_EVENT"
+        fatal = Fatal(code, event.clause, f"{event.path}: {event.reason}", _mid_wire(event))
+        return StepResult(replace(state, halted=True), notices, fatal)
+
+    if isinstance(event, Unrecognised):
+        warn = _w("unrecognised.drop", "UNKNOWN_EVENT_DROPPED", None,
+                  f"event type {event.name!r} is not described; dropped")
+        return StepResult(state, (warn,) + notices)
+
+    # Run lifecycle (verification stage, after enforcement).
+    if isinstance(event, RunStarted):
+        if state.run == "active":
+            return _halt(state, notices, _f("lifecycle.one-active", "RUN_ALREADY_ACTIVE",
+                                            "RUN_STARTED while a run is active"))
+        return StepResult(replace(state, run="active", open_texts=frozenset(), open_tools=(),
+                                  subagents=frozenset()), notices)
+    if isinstance(event, RunError):
+        if state.run == "errored":
+            return _halt(state, notices, _f("lifecycle.after-close", "EVENT_AFTER_RUN_CLOSED",
+                                            "RUN_ERROR after RUN_ERROR"))
+        return StepResult(replace(state, run="errored", open_texts=frozenset(), open_tools=(),
+                                  subagents=frozenset()), notices)
+    if state.run != "active":
+        if state.run == "idle":
+            return _halt(state, notices, _f("lifecycle.not-started", "STREAM_NOT_STARTED",
+                                            f"{event.type_name} before RUN_STARTED",
+                                            _mid(event)))
+        return _halt(state, notices, _f("lifecycle.after-close", "EVENT_AFTER_RUN_CLOSED",
+                                        f"{event.type_name} after the run closed", _mid(event)))
+    if isinstance(event, RunFinished):
+        return StepResult(replace(state, run="finished", open_texts=frozenset(), open_tools=()),
+                          notices)
+
+    handler = _HANDLERS.get(type(event))
+    if handler is None:  # Passthrough and anything the model accepts without interpreting
+        return StepResult(state, notices)
+    result = handler(state, event, reading)
+    if notices:
+        return StepResult(result.state, notices + result.warnings, result.fatal)
+    return result
+
+
+def _mid(event: Event) -> Optional[str]:
+    return getattr(event, "message_id", None)
+
+
+def _mid_wire(event: Malformed) -> Optional[str]:
+    mid = thaw(event.wire).get("messageId")
+    return mid if isinstance(mid, str) else None
+
+
+def _halt(state: ConsumerState, warnings: tuple, fatal: Fatal) -> StepResult:
+    return StepResult(replace(state, halted=True), tuple(warnings), fatal)
+
+
+def _put(messages: tuple[Message, ...], index: int, message: Message) -> tuple[Message, ...]:
+    return messages[:index] + (message,) + messages[index + 1:]
+
+
+# --- ACTIVITY_SNAPSHOT --------------------------------------------------------------------------
+
+def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyReading
+                       ) -> StepResult:
+    msgs = state.messages
+    i = find_message(msgs, ev.message_id)
+    if i < 0:
+        if ev.message_id in state.held_ever and reading.q10 == "seen":
+            return StepResult(state, (_w("snapshot.seen-not-held", "ACTIVITY_ID_SEEN_BEFORE",
+                                         ev.message_id, "the id was held before and is not "
+                                         "created again"),))
+        created = Message(id=ev.message_id, role="activity", content=ev.content,
+                          activity_type=ev.activity_type, metadata=ev.metadata,
+                          owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
+        return StepResult(replace(state, messages=msgs + (created,),
+                                  held_ever=state.held_ever | {ev.message_id}))
+    held = msgs[i]
+    if not held.is_activity:
+        choice = reading.q9
+        if choice == "fatal":
+            return _halt(state, (), _f("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
+                                       f"id is held by a {held.role} message", ev.message_id))
+        if choice == "skip":
+            return StepResult(state, (_w("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
+                                         ev.message_id, f"id is held by a {held.role} message; "
+                                         "snapshot skipped"),))
+        became = Message(id=ev.message_id, role="activity", content=ev.content,
+                         activity_type=ev.activity_type, metadata=ev.metadata,
+                         owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
+        return StepResult(replace(state, messages=_put(msgs, i, became),
+                                  open_texts=state.open_texts - {ev.message_id}))
+    if ev.replacing:
+        # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
+        new = replace(held, content=ev.content, activity_type=ev.activity_type,
+                      owner=ev.subagent_run_id, metadata=merge_metadata(held.metadata, ev.metadata))
+        if i != len(msgs) - 1 and reading.q11 == "move":
+            return StepResult(replace(state, messages=msgs[:i] + msgs[i + 1:] + (new,)))
+        return StepResult(replace(state, messages=_put(msgs, i, new)))
+    # replace: false on an existing activity: content, type and owner stand.
+    tag = ev.subagent_run_id
+    if tag is not None:
+        disagrees = tag != held.owner
+    elif held.owner is None:
+        disagrees = False
+    else:
+        disagrees = reading.q2 == "parent"
+    warnings: tuple[Warning, ...] = ()
+    if disagrees:
+        reaction = reading.q3
+        detail = f"replace:false snapshot attributed to {tag or 'the parent'} but the owner is " \
+                 f"{held.owner or 'the parent'}"
+        if reaction == "fatal":
+            return _halt(state, (), _f("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
+                                       detail, ev.message_id))
+        if reaction == "skip":
+            return StepResult(state, (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
+                                         ev.message_id, detail + "; snapshot skipped"),))
+        if reaction == "warn":
+            warnings = (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH", ev.message_id,
+                           detail),)
+    if ev.metadata is not None:
+        merged = merge_metadata(held.metadata, ev.metadata)
+        if merged != held.metadata and reading.q1 == "merge":
+            return StepResult(replace(state, messages=_put(msgs, i, replace(held, metadata=merged))),
+                              warnings)
+    return StepResult(state, warnings)
+
+
+# --- ACTIVITY_DELTA -----------------------------------------------------------------------------
+
+def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading) -> StepResult:
+    msgs = state.messages
+    i = find_message(msgs, ev.message_id)
+    if i < 0:
+        return StepResult(state, (_w("delta.missing", "ACTIVITY_DELTA_TARGET_MISSING",
+                                     ev.message_id, "no message with this id; delta skipped"),))
+    held = msgs[i]
+    if not held.is_activity:
+        return StepResult(state, (_w("delta.not-activity", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY",
+                                     ev.message_id, f"id is held by a {held.role} message; delta "
+                                     "skipped"),))
+    tag = ev.subagent_run_id
+    if tag is not None and not (tag == held.owner and tag == held.first_owner):
+        opener = held.owner if held.owner == held.first_owner or reading.q4_opener == "current" \
+            else held.first_owner
+        if tag != opener:
+            detail = f"delta attributed to {tag} but the activity's opener is " \
+                     f"{opener or 'the parent'}"
+            reaction = reading.q4
+            if reaction == "fatal":
+                return _halt(state, (), _f("delta.owner-mismatch", "ACTIVITY_OWNER_MISMATCH",
+                                           detail, ev.message_id))
+            if reaction == "skip":
+                return StepResult(state, (_w("delta.owner-mismatch", "ACTIVITY_OWNER_MISMATCH",
+                                             ev.message_id, detail + "; delta skipped"),))
+    warnings: tuple[Warning, ...] = ()
+    ops = ev.patch
+    unknown = [op for op in ops if not op.recognised]
+    failure: Optional[str] = None
+    if unknown:
+        reaction = reading.q20
+        names = ", ".join(sorted({op.op for op in unknown}))
+        if reaction == "fatal":
+            return _halt(state, (), _f("delta.unknown-op", "UNKNOWN_PATCH_OP",
+                                       f"op {names} is not defined by RFC 6902", ev.message_id))
+        if reaction == "drop-op":
+            warnings = tuple(_w("delta.unknown-op", "UNKNOWN_PATCH_OP_DROPPED", ev.message_id,
+                                f"op {op.op!r} dropped from the patch") for op in unknown)
+            ops = tuple(op for op in ops if op.recognised)
+        else:
+            failure = f"op {names} is not defined by RFC 6902; the patch does not apply"
+    result_content: Optional[JsonText] = None
+    if failure is None:
+        outcome = apply_patch(held.content, ops)
+        if outcome.ok:
+            result_content = outcome.result
+            if not is_json_object_text(result_content) and is_json_object_text(held.content):
+                reaction = reading.q7
+                if reaction == "fatal":
+                    return _halt(state, warnings, _f("delta.non-object", "ACTIVITY_CONTENT_NOT_OBJECT",
+                                                     "the patched content is not an object",
+                                                     ev.message_id))
+                if reaction == "skip":
+                    failure = "the patched content would not be an object"
+        else:
+            failure = outcome.reason
+    if failure is not None:
+        if reading.q13 == "fatal":
+            return _halt(state, warnings, _f("delta.patch-failed", "ACTIVITY_PATCH_FAILED",
+                                             failure, ev.message_id))
+        warnings += (_w("delta.patch-failed", "ACTIVITY_PATCH_FAILED", ev.message_id, failure),)
+        new = held
+        if ev.activity_type != held.activity_type and reading.q5 == "retype":
+            new = replace(new, activity_type=ev.activity_type)
+        if ev.metadata is not None:
+            merged = merge_metadata(held.metadata, ev.metadata)
+            if merged != held.metadata and reading.q6 == "merge":
+                new = replace(new, metadata=merged)
+        if new is held:
+            return StepResult(state, warnings)
+        return StepResult(replace(state, messages=_put(msgs, i, new)), warnings)
+    new = replace(held, content=result_content, activity_type=ev.activity_type,
+                  metadata=merge_metadata(held.metadata, ev.metadata))
+    return StepResult(replace(state, messages=_put(msgs, i, new)), warnings)
+
+
+# --- MESSAGES_SNAPSHOT --------------------------------------------------------------------------
+
+def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyReading
+                       ) -> StepResult:
+    incoming = {m.id: m for m in ev.messages}
+    carried_roles = {m.role for m in ev.messages}
+    activity_types = {m.activity_type for m in ev.messages if m.is_activity}
+    kept: list[Message] = []
+    for held in state.messages:
+        if held.id in incoming:
+            snap = incoming[held.id]
+            if snap.is_activity and held.is_activity:
+                meta = snap.metadata
+                if held.metadata is not None:
+                    merged = merge_metadata(held.metadata, snap.metadata)
+                    if merged != snap.metadata and reading.q6_ms == "merge":
+                        meta = merged
+                snap = replace(snap, metadata=meta)
+            kept.append(snap)  # replaced in place (STA-MS-IN-PLACE)
+            continue
+        if held.role in ("activity", "reasoning"):
+            if held.role not in carried_roles:
+                kept.append(held)  # client-only material survives (STA-MS-DROP-EXCEPT)
+                continue
+            if held.role == "activity":
+                rule = reading.q8
+                if rule == "keep" or (rule == "by-type" and held.activity_type not in activity_types):
+                    kept.append(held)
+            continue  # self-revoking: the snapshot declares the complete set (STA-MS-SELF-REVOKE)
+        if held.id in state.open_texts and reading.x1 == "preserve":
+            kept.append(held)
+            continue
+        # dropped: the producer declares the complete set (STA-MS-COMPLETE)
+    kept_ids = {m.id for m in kept}
+    for m in ev.messages:
+        if m.id not in kept_ids:
+            kept.append(m)  # appended in snapshot order (STA-MS-APPEND)
+            kept_ids.add(m.id)
+    new_ids = frozenset(kept_ids)
+    return StepResult(replace(state, messages=tuple(kept),
+                              held_ever=state.held_ever | new_ids,
+                              open_texts=state.open_texts & new_ids,
+                              open_tools=tuple(t for t in state.open_tools if t[1] in new_ids)))
+
+
+# --- text messages, tool calls, state, subagents ------------------------------------------------
+
+def _text_target(state: ConsumerState, message_id: str) -> tuple[int, Optional[Warning]]:
+    i = find_message(state.messages, message_id)
+    if i >= 0 and state.messages[i].is_activity:
+        return i, _w("text.target-activity", "TEXT_TARGET_IS_ACTIVITY", message_id,
+                     "text event aimed at an activity message; skipped")
+    if i < 0:
+        return i, _w("text.target-missing", "TEXT_TARGET_MISSING", message_id,
+                     "no message with this id; text event skipped")
+    return i, None
+
+
+def _text_owner_check(held: Message, tag: Optional[str]) -> Optional[Fatal]:
+    if tag is not None and tag != held.owner:
+        return _f("text.owner-mismatch", "TEXT_OWNER_MISMATCH",
+                  f"text continuation attributed to {tag} but the message is owned by "
+                  f"{held.owner or 'the parent'}", held.id)
+    return None
+
+
+def _text_start(state: ConsumerState, ev: TextMessageStart, reading: AnyReading) -> StepResult:
+    i = find_message(state.messages, ev.message_id)
+    if i >= 0:
+        held = state.messages[i]
+        if held.is_activity:
+            return StepResult(state, (_w("text.target-activity", "TEXT_TARGET_IS_ACTIVITY",
+                                         ev.message_id, "text message opened on an activity "
+                                         "message's id; skipped"),))
+        return StepResult(state, (_w("text.target-missing", "TEXT_MESSAGE_ID_REUSED",
+                                     ev.message_id, f"id already held by a {held.role} message; "
+                                     "skipped"),))
+    other = {"name": ev.name} if ev.name is not None else {}
+    created = Message(id=ev.message_id, role=ev.role, content='""', metadata=ev.metadata,
+                      owner=ev.subagent_run_id, other=freeze(other))
+    return StepResult(replace(state, messages=state.messages + (created,),
+                              held_ever=state.held_ever | {ev.message_id},
+                              open_texts=state.open_texts | {ev.message_id}))
+
+
+def _text_content(state: ConsumerState, ev: TextMessageContent, reading: AnyReading) -> StepResult:
+    i, warn = _text_target(state, ev.message_id)
+    if warn is not None:
+        return StepResult(state, (warn,))
+    held = state.messages[i]
+    fatal = _text_owner_check(held, ev.subagent_run_id)
+    if fatal is not None:
+        return _halt(state, (), fatal)
+    text = (thaw(held.content) if held.content is not None else "") or ""
+    new = replace(held, content=freeze(text + ev.delta),
+                  metadata=merge_metadata(held.metadata, ev.metadata))
+    return StepResult(replace(state, messages=_put(state.messages, i, new)))
+
+
+def _text_end(state: ConsumerState, ev: TextMessageEnd, reading: AnyReading) -> StepResult:
+    i, warn = _text_target(state, ev.message_id)
+    if warn is not None:
+        return StepResult(state, (warn,))
+    held = state.messages[i]
+    fatal = _text_owner_check(held, ev.subagent_run_id)
+    if fatal is not None:
+        return _halt(state, (), fatal)
+    msgs = state.messages
+    if ev.metadata is not None:
+        msgs = _put(msgs, i, replace(held, metadata=merge_metadata(held.metadata, ev.metadata)))
+    return StepResult(replace(state, messages=msgs, open_texts=state.open_texts - {ev.message_id}))
+
+
+def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) -> StepResult:
+    parent = ev.parent_message_id or ev.tool_call_id
+    call = {"id": ev.tool_call_id, "type": "function",
+            "function": {"name": ev.tool_call_name, "arguments": ""}}
+    if ev.metadata is not None:
+        call["metadata"] = thaw(ev.metadata)
+    i = find_message(state.messages, parent)
+    if i >= 0 and state.messages[i].is_activity:
+        return StepResult(state, (_w("text.target-activity", "TEXT_TARGET_IS_ACTIVITY", parent,
+                                     "tool call aimed at an activity message; skipped"),))
+    if i < 0:
+        msg = Message(id=parent, role="assistant", owner=ev.subagent_run_id,
+                      other=freeze({"toolCalls": [call]}))
+        msgs = state.messages + (msg,)
+    else:
+        held = state.messages[i]
+        other = thaw(held.other)
+        other["toolCalls"] = other.get("toolCalls", []) + [call]
+        msgs = _put(state.messages, i, replace(held, other=freeze(other)))
+    return StepResult(replace(state, messages=msgs, held_ever=state.held_ever | {parent},
+                              open_tools=state.open_tools + ((ev.tool_call_id, parent),)))
+
+
+def _tool_update(state: ConsumerState, tool_call_id: str, delta: Optional[str],
+                 metadata: Optional[JsonText], close: bool) -> StepResult:
+    owner_id = next((mid for cid, mid in state.open_tools if cid == tool_call_id), None)
+    if owner_id is None:
+        return StepResult(state, (_w("text.target-missing", "TOOL_CALL_TARGET_MISSING", None,
+                                     f"no open tool call {tool_call_id!r}; skipped"),))
+    i = find_message(state.messages, owner_id)
+    held = state.messages[i]
+    other = thaw(held.other)
+    for call in other.get("toolCalls", []):
+        if call.get("id") == tool_call_id:
+            if delta:
+                call["function"]["arguments"] += delta
+            if metadata is not None:
+                call["metadata"] = thaw(merge_metadata(freeze(call.get("metadata", {})), metadata))
+    msgs = _put(state.messages, i, replace(held, other=freeze(other)))
+    tools = tuple(t for t in state.open_tools if t[0] != tool_call_id) if close else \
+        state.open_tools
+    return StepResult(replace(state, messages=msgs, open_tools=tools))
+
+
+def _tool_args(state: ConsumerState, ev: ToolCallArgs, reading: AnyReading) -> StepResult:
+    return _tool_update(state, ev.tool_call_id, ev.delta, ev.metadata, close=False)
+
+
+def _tool_end(state: ConsumerState, ev: ToolCallEnd, reading: AnyReading) -> StepResult:
+    return _tool_update(state, ev.tool_call_id, None, ev.metadata, close=True)
+
+
+def _tool_result(state: ConsumerState, ev: ToolCallResult, reading: AnyReading) -> StepResult:
+    i = find_message(state.messages, ev.message_id)
+    if i >= 0:
+        code = "TEXT_TARGET_IS_ACTIVITY" if state.messages[i].is_activity else \
+            "TEXT_MESSAGE_ID_REUSED"
+        branch = "text.target-activity" if state.messages[i].is_activity else "text.target-missing"
+        return StepResult(state, (_w(branch, code, ev.message_id,
+                                     "tool result on an id already held; skipped"),))
+    msg = Message(id=ev.message_id, role="tool", content=ev.content, metadata=ev.metadata,
+                  owner=ev.subagent_run_id, other=freeze({"toolCallId": ev.tool_call_id}))
+    return StepResult(replace(state, messages=state.messages + (msg,),
+                              held_ever=state.held_ever | {ev.message_id}))
+
+
+def _state_snapshot(state: ConsumerState, ev: StateSnapshot, reading: AnyReading) -> StepResult:
+    return StepResult(replace(state, state=ev.snapshot))
+
+
+def _state_delta(state: ConsumerState, ev: StateDelta, reading: AnyReading) -> StepResult:
+    ops = ev.delta
+    warnings: tuple[Warning, ...] = ()
+    unknown = [op for op in ops if not op.recognised]
+    if unknown:
+        reaction = reading.q20
+        if reaction == "fatal":
+            return _halt(state, (), _f("delta.unknown-op", "UNKNOWN_PATCH_OP",
+                                       "an op is not defined by RFC 6902"))
+        if reaction == "skip-patch":
+            return StepResult(state, (_w("state.delta", "STATE_PATCH_FAILED", None,
+                                         "the patch holds an op RFC 6902 does not define"),))
+        warnings = tuple(_w("delta.unknown-op", "UNKNOWN_PATCH_OP_DROPPED", None,
+                            f"op {op.op!r} dropped from the patch") for op in unknown)
+        ops = tuple(op for op in ops if op.recognised)
+    outcome = apply_patch(state.state, ops)
+    if not outcome.ok:
+        return StepResult(state, warnings + (_w("state.delta", "STATE_PATCH_FAILED", None,
+                                                outcome.reason),))
+    return StepResult(replace(state, state=outcome.result), warnings)
+
+
+def _subagent_started(state: ConsumerState, ev: SubagentStarted, reading: AnyReading) -> StepResult:
+    return StepResult(replace(state, subagents=state.subagents | {ev.subagent_run_id}))
+
+
+def _subagent_ended(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
+    return StepResult(replace(state, subagents=state.subagents - {ev.subagent_run_id}))
+
+
+_HANDLERS = {
+    ActivitySnapshot: _activity_snapshot,
+    ActivityDelta: _activity_delta,
+    MessagesSnapshot: _messages_snapshot,
+    TextMessageStart: _text_start,
+    TextMessageContent: _text_content,
+    TextMessageEnd: _text_end,
+    ToolCallStart: _tool_start,
+    ToolCallArgs: _tool_args,
+    ToolCallEnd: _tool_end,
+    ToolCallResult: _tool_result,
+    StateSnapshot: _state_snapshot,
+    StateDelta: _state_delta,
+    SubagentStarted: _subagent_started,
+    SubagentFinished: _subagent_ended,
+    SubagentError: _subagent_ended,
+}
+
+
+def run_input(state: ConsumerState) -> list[dict]:
+    """The ``messages`` a consumer would send in its next run input: every held message in
+    order, activity messages stripped (ACT-STRIP-RUNINPUT, RIN-STRIP-ACTIVITY). Wire form."""
+    return [m.to_wire() for m in state.messages if not m.is_activity]

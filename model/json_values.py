@@ -1,0 +1,111 @@
+"""Frozen JSON values: the canonical, hashable form the model keeps in its states.
+
+A JSON value is frozen into its *canonical text*: compact JSON with sorted object keys, in which
+every number that is mathematically an integer is written as an integer.
+Two values are JSON-equal exactly when their canonical texts are equal, which gives the model the
+equality RFC 6902 section 4.6 asks of ``test``:
+
+* ``1`` and ``1.0`` are equal (both canonicalise to ``1``);
+* ``1`` and ``true`` differ (``1`` versus ``true``), although Python's ``1 == True`` holds;
+* object member order does not matter; array order does.
+
+Canonical texts are plain ``str`` values, so states built from them are hashable and cheap to
+compare, which the exhaustive search relies on. ``thaw`` turns a canonical text back into Python
+JSON values (``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``).
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+__all__ = [
+    "JsonText",
+    "freeze",
+    "thaw",
+    "json_equal",
+    "is_json_object_text",
+    "EMPTY_OBJECT",
+    "NonJsonValueError",
+]
+
+JsonText = str
+"""Type alias: the canonical JSON text of a value (see module docstring)."""
+
+EMPTY_OBJECT: JsonText = "{}"
+
+
+
+class NonJsonValueError(ValueError):
+    """Raised by :func:`freeze` for a value that is not JSON (NaN, infinity, a set, bytes...)."""
+
+
+def _normalise(value: Any) -> Any:
+    """Return ``value`` with integral floats made ints and -0.0 made 0; raise on non-JSON values."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise NonJsonValueError(f"{value!r} is not a JSON number")
+        if value.is_integer():
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise NonJsonValueError(f"object key {key!r} is not a string")
+            out[key] = _normalise(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_normalise(item) for item in value]
+    raise NonJsonValueError(f"{type(value).__name__} is not a JSON value")
+
+
+def _needs_normalising(value: Any) -> bool:
+    """Cheap pre-check: does ``value`` contain a float anywhere (or a tuple, or a non-str key)?"""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, dict):
+        return any(not isinstance(k, str) or _needs_normalising(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_needs_normalising(v) for v in value)
+    if isinstance(value, tuple):
+        return True
+    return value is not None and not isinstance(value, (bool, int, str))
+
+
+def freeze(value: Any) -> JsonText:
+    """Freeze a Python JSON value into its canonical text.
+
+    Args:
+        value: ``dict`` (str keys) / ``list`` / ``tuple`` / ``str`` / ``int`` / ``float`` /
+            ``bool`` / ``None``, nested freely.
+
+    Returns:
+        The canonical JSON text (sorted keys, no spaces, integral numbers as integers).
+
+    Raises:
+        NonJsonValueError: for NaN, infinities, non-string keys or non-JSON Python types.
+    """
+    if _needs_normalising(value):
+        value = _normalise(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def thaw(text: JsonText) -> Any:
+    """Return a fresh, mutable Python value for a canonical text (the inverse of :func:`freeze`)."""
+    return json.loads(text)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality of two Python JSON values (RFC 6902 section 4.6): ``1 == 1.0``, ``1 != true``."""
+    return freeze(a) == freeze(b)
+
+
+def is_json_object_text(text: JsonText) -> bool:
+    """True when a canonical text holds a JSON object."""
+    return text.startswith("{")

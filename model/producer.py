@@ -1,0 +1,434 @@
+"""The producer: what a conformant agent may send next, and what a broken one might.
+
+The producer keeps a :class:`Belief`: for each activity it created, what it believes the activity
+holds (content, type, owner) after what it sent, plus the run status, the text messages it opened
+and the subagent invocations it announced. :func:`violations` is the producer-side monitor: the
+clause ids a next event would break (empty = conformant). On top of it:
+
+* :func:`moves` enumerates the conformant next events over a finite :class:`Vocabulary`;
+* :func:`adversarial_moves` enumerates non-conformant ones, each labelled with the clause it breaks;
+* :func:`advance` updates the belief with an event sent;
+* :func:`check_trace` runs the monitor over a whole trace (for SDK teams checking a producer).
+
+Where the producer's duty itself depends on an open question (Q2: does an untagged replace:false
+agree with a subagent owner; Q4-opener: which snapshot opened an activity), the monitor takes the
+reading's option.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator, Optional, Sequence
+
+from model.events import (
+    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
+    PatchOp, RunError, RunFinished, RunStarted, SubagentFinished, SubagentStarted,
+    TextMessageContent, TextMessageEnd, TextMessageStart, Unrecognised,
+)
+from model.json_values import JsonText, freeze, is_json_object_text
+from model.patch import apply_patch
+from model.readings import DRAFT, Reading
+from model.wire import parse_event
+
+__all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "violations",
+           "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
+           "ProducerViolation", "load_vocabulary"]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The finite world the producer draws from.
+
+    Attributes:
+        activity_ids: message ids used for activities.
+        text_ids: message ids used for text messages.
+        owners: attributions; None is the parent agent, strings are subagent run ids.
+        activity_types: activity types.
+        contents: snapshot contents (JSON objects).
+        patches: named patches (lists of RFC 6902 operation objects).
+        metadata: metadata values for activity events (None = no metadata member).
+        replace_flags: values of ``replace`` on snapshots (None = absent).
+        max_runs: how many runs a trace may open.
+    """
+
+    activity_ids: tuple[str, ...] = ("act-1", "act-2")
+    text_ids: tuple[str, ...] = ("msg-1",)
+    owners: tuple[Optional[str], ...] = (None, "sub-1", "sub-2")
+    activity_types: tuple[str, ...] = ("PLAN", "SEARCH")
+    contents: tuple[dict, ...] = ({"n": 0, "items": []}, {"n": 1})
+    patches: tuple[tuple[str, tuple[dict, ...]], ...] = (
+        ("set-n", ({"op": "replace", "path": "/n", "value": 2},)),
+        ("append-item", ({"op": "add", "path": "/items/-", "value": "x"},)),
+        ("empty", ()),
+        ("remove-missing", ({"op": "remove", "path": "/missing"},)),
+        ("test-fails", ({"op": "test", "path": "/n", "value": True},
+                        {"op": "replace", "path": "/n", "value": 3})),
+        ("unknown-op", ({"op": "increment", "path": "/n"},
+                        {"op": "replace", "path": "/n", "value": 4})),
+        ("root-array", ({"op": "replace", "path": "", "value": []},)),
+    )
+    metadata: tuple[Optional[dict], ...] = (None, {"k": 1}, {"k": 2})
+    replace_flags: tuple[Optional[bool], ...] = (None, True, False)
+    max_runs: int = 2
+
+    def to_json(self) -> dict:
+        """The vocabulary as JSON (the format :func:`load_vocabulary` reads)."""
+        return {"activityIds": list(self.activity_ids), "textIds": list(self.text_ids),
+                "owners": list(self.owners), "activityTypes": list(self.activity_types),
+                "contents": list(self.contents),
+                "patches": {name: list(ops) for name, ops in self.patches},
+                "metadata": list(self.metadata), "replaceFlags": list(self.replace_flags),
+                "maxRuns": self.max_runs}
+
+
+DEFAULT_VOCABULARY = Vocabulary()
+
+
+def load_vocabulary(doc: dict) -> Vocabulary:
+    """Build a vocabulary from its JSON form (see :meth:`Vocabulary.to_json`); members left out
+    take the default. Raises ValueError naming the member on a wrong shape."""
+    d = DEFAULT_VOCABULARY
+    try:
+        return Vocabulary(
+            activity_ids=tuple(doc.get("activityIds", d.activity_ids)),
+            text_ids=tuple(doc.get("textIds", d.text_ids)),
+            owners=tuple(doc.get("owners", d.owners)),
+            activity_types=tuple(doc.get("activityTypes", d.activity_types)),
+            contents=tuple(doc.get("contents", d.contents)),
+            patches=tuple((k, tuple(v)) for k, v in doc["patches"].items())
+            if "patches" in doc else d.patches,
+            metadata=tuple(doc.get("metadata", d.metadata)),
+            replace_flags=tuple(doc.get("replaceFlags", d.replace_flags)),
+            max_runs=int(doc.get("maxRuns", d.max_runs)),
+        )
+    except (TypeError, AttributeError, ValueError) as exc:
+        raise ValueError(f"vocabulary: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ActivityBelief:
+    """What the producer believes one activity holds.
+
+    Attributes:
+        content: canonical text of the content.
+        activity_type: the type.
+        owner: the owner it minted (None = parent).
+        opener: the owner of the snapshot that first created it.
+        via_snapshot: True when created by ACTIVITY_SNAPSHOT (the baseline ACT-DELTA-BASELINE
+            names); False when known only from a MESSAGES_SNAPSHOT.
+    """
+
+    content: JsonText
+    activity_type: str
+    owner: Optional[str]
+    opener: Optional[str]
+    via_snapshot: bool = True
+
+
+@dataclass(frozen=True)
+class Belief:
+    """The producer's view after what it sent; hashable.
+
+    Attributes:
+        run: ``"idle"``, ``"active"``, ``"finished"`` or ``"errored"``.
+        runs: how many runs it opened.
+        activities: ``((id, ActivityBelief), ...)`` in creation order.
+        texts: ids of text messages it opened, in order; ``open_texts`` those not yet ended.
+        subagents: active invocations; ``finished`` invocations finished in this run.
+    """
+
+    run: str = "idle"
+    runs: int = 0
+    activities: tuple[tuple[str, ActivityBelief], ...] = ()
+    texts: tuple[str, ...] = ()
+    open_texts: frozenset[str] = frozenset()
+    subagents: frozenset[str] = frozenset()
+    finished: frozenset[str] = frozenset()
+
+    def activity(self, message_id: str) -> Optional[ActivityBelief]:
+        for mid, a in self.activities:
+            if mid == message_id:
+                return a
+        return None
+
+    def with_activity(self, message_id: str, belief: ActivityBelief) -> "Belief":
+        items = [(m, a) for m, a in self.activities if m != message_id]
+        if len(items) == len(self.activities):
+            return replace(self, activities=self.activities + ((message_id, belief),))
+        return replace(self, activities=tuple((m, belief if m == message_id else a)
+                                              for m, a in self.activities))
+
+
+ADVERSARIAL_KINDS: dict[str, str] = {
+    "before-start": "LIF-STREAM-START",
+    "after-close": "LIF-AFTER-CLOSE",
+    "run-started-twice": "LIF-ONE-ACTIVE",
+    "delta-without-baseline": "ACT-DELTA-BASELINE",
+    "non-object-result": "ACT-DELTA-OBJECT",
+    "replace-false-owner-disagrees": "ACT-ATTR-AGREE",
+    "delta-owner-disagrees": "SUB-OWNER-AGREE",
+    "text-owner-disagrees": "SUB-OWNER-AGREE",
+    "id-reused-across-roles": "EVM-ID-UNIQUE",
+    "null-optional-member": "EVM-ABSENT-NOT-NULL",
+    "null-subagent-run-id": "SUB-ABSENT-PARENT",
+    "null-metadata": "MET-NOT-NULL",
+    "content-not-object": "SCH-ACTIVITY-SNAPSHOT",
+    "malformed-patch": "SCH-JSON-PATCH",
+    "unknown-event-type": "PRC-NO-PRIVATE-TYPES",
+    "subagent-started-twice": "SUB-STARTED-ACTIVE",
+    "finished-subagent-reused": "SUB-NO-REUSE-FINISHED",
+}
+"""Kind of adversarial move -> the producer clause it breaks."""
+
+
+@dataclass(frozen=True)
+class ProducerViolation:
+    """A producer clause an event breaks: ``kind`` (a key of :data:`ADVERSARIAL_KINDS`),
+    ``clause`` and ``detail``."""
+
+    kind: str
+    clause: str
+    detail: str = ""
+
+
+def _v(kind: str, detail: str = "") -> ProducerViolation:
+    return ProducerViolation(kind, ADVERSARIAL_KINDS[kind], detail)
+
+
+def violations(belief: Belief, event: Event, reading: Reading = DRAFT
+               ) -> tuple[ProducerViolation, ...]:
+    """The producer clauses ``event`` breaks when sent in ``belief`` (empty tuple: conformant).
+
+    Clauses: LIF-STREAM-START, LIF-AFTER-CLOSE, LIF-ONE-ACTIVE, ACT-DELTA-BASELINE (and
+    SNP-BASELINE), ACT-DELTA-OBJECT, ACT-ATTR-AGREE (with Q2), SUB-OWNER-AGREE (with Q4-opener),
+    EVM-ID-UNIQUE, EVM-ABSENT-NOT-NULL / SUB-ABSENT-PARENT / MET-NOT-NULL, the schema shapes,
+    PRC-NO-PRIVATE-TYPES, SUB-STARTED-ACTIVE, SUB-NO-REUSE-FINISHED.
+    """
+    out: list[ProducerViolation] = []
+    if isinstance(event, Malformed):
+        wire = event.to_wire()
+        if event.path in ("$.subagentRunId",) and wire.get("subagentRunId", 0) is None:
+            out.append(_v("null-subagent-run-id", event.path))
+        elif event.path == "$.metadata" and wire.get("metadata", 0) is None:
+            out.append(_v("null-metadata", event.path))
+        elif event.clause == "EVM-ABSENT-NOT-NULL":
+            out.append(_v("null-optional-member", event.path))
+        elif event.path.startswith(("$.patch", "$.delta")):
+            out.append(_v("malformed-patch", f"{event.path}: {event.reason}"))
+        else:
+            out.append(_v("content-not-object", f"{event.path}: {event.reason}"))
+        return tuple(out)
+    if isinstance(event, Unrecognised):
+        return (_v("unknown-event-type", event.name),)
+    if isinstance(event, RunStarted):
+        return (_v("run-started-twice"),) if belief.run == "active" else ()
+    if isinstance(event, RunError):
+        return (_v("after-close", "RUN_ERROR after RUN_ERROR"),) if belief.run == "errored" else ()
+    if belief.run != "active":
+        return (_v("before-start" if belief.run == "idle" else "after-close", event.type_name),)
+    tag = getattr(event, "subagent_run_id", None)
+    if tag is not None and tag in belief.finished and not isinstance(event, SubagentStarted):
+        out.append(_v("finished-subagent-reused", tag))
+    if isinstance(event, ActivitySnapshot):
+        held = belief.activity(event.message_id)
+        if held is None and event.message_id in belief.texts:
+            out.append(_v("id-reused-across-roles", event.message_id))
+        if held is not None and event.replace is False:
+            if tag is not None:
+                disagrees = tag != held.owner
+            else:
+                disagrees = held.owner is not None and reading.q2 == "parent"
+            if disagrees:
+                out.append(_v("replace-false-owner-disagrees",
+                              f"{tag or 'parent'} vs owner {held.owner or 'parent'}"))
+    elif isinstance(event, ActivityDelta):
+        held = belief.activity(event.message_id)
+        if held is None or not held.via_snapshot:
+            out.append(_v("delta-without-baseline", event.message_id))
+        else:
+            opener = held.owner if reading.q4_opener == "current" else held.opener
+            if tag is not None and tag != opener:
+                out.append(_v("delta-owner-disagrees", f"{tag} vs opener {opener or 'parent'}"))
+            ops = tuple(op for op in event.patch if op.recognised)
+            outcome = apply_patch(held.content, ops)
+            if outcome.ok and not is_json_object_text(outcome.result):
+                out.append(_v("non-object-result", event.message_id))
+    elif isinstance(event, TextMessageStart):
+        if belief.activity(event.message_id) is not None or event.message_id in belief.texts:
+            out.append(_v("id-reused-across-roles", event.message_id))
+    elif isinstance(event, SubagentStarted):
+        if event.subagent_run_id in belief.subagents:
+            out.append(_v("subagent-started-twice", event.subagent_run_id))
+        elif event.subagent_run_id in belief.finished:
+            out.append(_v("finished-subagent-reused", event.subagent_run_id))
+    return tuple(out)
+
+
+def advance(belief: Belief, event: Event) -> Belief:
+    """The belief after the producer sent ``event`` (its intent, whatever the consumer did)."""
+    if isinstance(event, RunStarted):
+        return replace(belief, run="active", runs=belief.runs + 1, open_texts=frozenset(),
+                       subagents=frozenset(), finished=frozenset())
+    if isinstance(event, RunFinished):
+        return replace(belief, run="finished", open_texts=frozenset())
+    if isinstance(event, RunError):
+        return replace(belief, run="errored", open_texts=frozenset())
+    if isinstance(event, ActivitySnapshot):
+        held = belief.activity(event.message_id)
+        if held is None:
+            return belief.with_activity(event.message_id, ActivityBelief(
+                event.content, event.activity_type, event.subagent_run_id,
+                event.subagent_run_id, True))
+        if event.replacing:
+            return belief.with_activity(event.message_id, ActivityBelief(
+                event.content, event.activity_type, event.subagent_run_id, held.opener,
+                held.via_snapshot))
+        return belief
+    if isinstance(event, ActivityDelta):
+        held = belief.activity(event.message_id)
+        if held is None:
+            return belief
+        outcome = apply_patch(held.content, tuple(op for op in event.patch if op.recognised))
+        content = outcome.result if outcome.ok else held.content
+        return belief.with_activity(event.message_id, replace(
+            held, content=content, activity_type=event.activity_type))
+    if isinstance(event, MessagesSnapshot):
+        out = belief
+        for m in event.messages:
+            if m.is_activity:
+                prior = out.activity(m.id)
+                out = out.with_activity(m.id, ActivityBelief(
+                    m.content, m.activity_type, m.owner,
+                    prior.opener if prior else m.owner,
+                    prior.via_snapshot if prior else False))
+        return out
+    if isinstance(event, TextMessageStart):
+        return replace(belief, texts=belief.texts + (event.message_id,),
+                       open_texts=belief.open_texts | {event.message_id})
+    if isinstance(event, TextMessageEnd):
+        return replace(belief, open_texts=belief.open_texts - {event.message_id})
+    if isinstance(event, SubagentStarted):
+        return replace(belief, subagents=belief.subagents | {event.subagent_run_id})
+    if isinstance(event, SubagentFinished):
+        return replace(belief, subagents=belief.subagents - {event.subagent_run_id},
+                       finished=belief.finished | {event.subagent_run_id})
+    return belief
+
+
+def _meta(m: Optional[dict]) -> Optional[JsonText]:
+    return None if m is None else freeze(m)
+
+
+_STATIC: dict[int, tuple[Vocabulary, dict[str, tuple[Event, ...]], dict[str, tuple[Event, ...]]]] = {}
+
+
+def _static_candidates(vocab: Vocabulary):
+    """Snapshots and deltas of the vocabulary per message id, built once per vocabulary
+    (events are immutable, so the same objects serve every belief)."""
+    hit = _STATIC.get(id(vocab))
+    if hit is not None and hit[0] is vocab:
+        return hit[1], hit[2]
+    contents = [freeze(c) for c in vocab.contents]
+    metas = [_meta(m) for m in vocab.metadata]
+    patches = [tuple(PatchOp.of(op) for op in ops) for _, ops in vocab.patches]
+    snaps, deltas = {}, {}
+    for mid in vocab.activity_ids:
+        snaps[mid] = tuple(
+            ActivitySnapshot(message_id=mid, activity_type=atype, content=content, replace=flag,
+                             subagent_run_id=owner, metadata=meta)
+            for atype in vocab.activity_types for content in contents
+            for flag in vocab.replace_flags for owner in vocab.owners for meta in metas)
+        deltas[mid] = tuple(
+            ActivityDelta(message_id=mid, activity_type=atype, patch=patch,
+                          subagent_run_id=owner, metadata=meta)
+            for atype in vocab.activity_types for patch in patches
+            for owner in vocab.owners for meta in metas)
+    _STATIC[id(vocab)] = (vocab, snaps, deltas)
+    return snaps, deltas
+
+
+def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
+    """Every event over the vocabulary that makes sense to try next (conformant or not)."""
+    if belief.run != "active":
+        if belief.runs < vocab.max_runs:
+            yield RunStarted(thread_id="t1", run_id=f"r{belief.runs + 1}")
+    else:
+        yield RunFinished(thread_id="t1", run_id=f"r{belief.runs}")
+    snaps, deltas = _static_candidates(vocab)
+    for mid in vocab.activity_ids:
+        yield from snaps[mid]
+        if belief.activity(mid) is not None or belief.run == "active":
+            yield from deltas[mid]
+    if belief.run == "active":
+        for tid in vocab.text_ids:
+            if tid not in belief.texts:
+                yield TextMessageStart(message_id=tid)
+            elif tid in belief.open_texts:
+                yield TextMessageContent(message_id=tid, delta="hi")
+                yield TextMessageEnd(message_id=tid)
+        # MESSAGES_SNAPSHOT: every text the producer sent, plus each subset of its activities.
+        texts = tuple(Message(id=t, role="assistant", content='"hi"')
+                      for t in belief.texts if t not in belief.open_texts)
+        acts = belief.activities
+        for mask in range(1 << len(acts)):
+            chosen = tuple(Message(id=mid, role="activity", content=a.content,
+                                   activity_type=a.activity_type, owner=a.owner,
+                                   first_owner=a.owner)
+                           for bit, (mid, a) in enumerate(acts) if mask >> bit & 1)
+            if texts or chosen:
+                yield MessagesSnapshot(messages=texts + chosen)
+
+
+_MALFORMED_WIRE: tuple[dict, ...] = (
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN", "content": None},
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+     "content": {"n": 0}, "replace": None},
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+     "content": {"n": 0}, "subagentRunId": None},
+    {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "PLAN",
+     "patch": [{"op": "replace", "path": "n", "value": 1}]},
+    {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "PLAN",
+     "patch": {"op": "replace"}},
+    {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "PLAN",
+     "patch": [], "metadata": None},
+    {"type": "ACTIVITY_PROGRESS", "messageId": "act-1"},
+)
+
+
+def moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+          reading: Reading = DRAFT) -> list[Event]:
+    """Every conformant next event over ``vocabulary``, in a fixed order (simple events first).
+
+    Returns:
+        Events ``e`` with ``violations(belief, e, reading) == ()``.
+    """
+    return [e for e in _candidates(belief, vocabulary) if not violations(belief, e, reading)]
+
+
+def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+                      reading: Reading = DRAFT) -> list[tuple[Event, ProducerViolation]]:
+    """Non-conformant next events, each with the first clause it breaks: the vocabulary's
+    candidates that break a clause, plus malformed and unrecognised events and lifecycle misuse."""
+    out: list[tuple[Event, ProducerViolation]] = []
+    extra: list[Event] = [parse_event(w) for w in _MALFORMED_WIRE]
+    if belief.run == "active":
+        extra.append(RunStarted(thread_id="t1", run_id="r-extra"))
+        extra.extend(TextMessageStart(message_id=mid) for mid, _ in belief.activities)
+        extra.extend(SubagentStarted(subagent_run_id=s) for s in belief.subagents)
+    else:
+        extra.append(RunFinished(thread_id="t1", run_id="r-extra"))
+    for event in list(_candidates(belief, vocabulary)) + extra:
+        found = violations(belief, event, reading)
+        if found:
+            out.append((event, found[0]))
+    return out
+
+
+def check_trace(events: Sequence[Event], reading: Reading = DRAFT
+                ) -> list[tuple[int, ProducerViolation]]:
+    """Run the producer monitor over a trace: ``(event index, violation)`` for each clause broken."""
+    belief = Belief()
+    found: list[tuple[int, ProducerViolation]] = []
+    for i, event in enumerate(events):
+        found.extend((i, v) for v in violations(belief, event, reading))
+        belief = advance(belief, event)
+    return found

@@ -1,0 +1,305 @@
+"""Readings: one resolution of every open question of the draft that changes a consumer's verdict.
+
+Each open question (the Q-ids of ``spec/notes.md`` part (b)) that a faithful implementer could
+answer in more than one way is a :class:`Knob` with named options. A :class:`Reading` fixes every
+knob. :data:`DRAFT` is the most literal reading of the text; every other reading differs from it
+in at least one knob. Readings are named on the command line either by preset name (``draft``,
+``lenient``, ``strict``) or as overrides of ``draft`` (``"Q1=ignore,Q7=fatal"``).
+
+The consumer step reads knobs as attributes (``reading.q7``). :class:`PartialReading` fixes only
+some knobs and raises :class:`KnobUnset` on the others; :mod:`model.verdict` uses it to run one
+trace under *all* readings at once, forking only on the knobs a step actually consults.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, fields, replace
+from typing import Iterator, Mapping, Optional
+
+__all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
+           "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
+           "describe_assignment"]
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One open question as a choice.
+
+    Attributes:
+        id: the question id as the user types it (``"Q1"``, ``"Q4-opener"``, ``"X1"``).
+        attr: the :class:`Reading` attribute (``"q1"``, ``"q4_opener"``).
+        question: the question, in our words.
+        options: ``(name, what the consumer does)`` pairs; the first is the ``draft`` option.
+        clauses: clause ids of the statements the question sits between.
+        peers: known peer behaviour, ``{peer name: option}`` (filled in as peers are checked).
+    """
+
+    id: str
+    question: str
+    options: tuple[tuple[str, str], ...]
+    clauses: tuple[str, ...]
+    peers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def attr(self) -> str:
+        return self.id.lower().replace("-", "_")
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.options)
+
+    @property
+    def draft(self) -> str:
+        return self.options[0][0]
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("Q1", "Does a replace:false snapshot that leaves an existing activity alone still merge "
+               "its metadata?",
+         (("merge", "merge the declined snapshot's metadata, as every event of the item merges"),
+          ("ignore", "leave the message entirely as it stands, metadata included")),
+         ("ACT-SNAP-REPLACE-FALSE", "MET-MERGE", "MET-ACTIVITY-TARGET")),
+    Knob("Q2", "Does an untagged replace:false snapshot agree with a subagent owner?",
+         (("continues", "an untagged continuation agrees with whatever the opener owns"),
+          ("parent", "absent attribution means the parent, so it disagrees with a subagent owner")),
+         ("ACT-ATTR-AGREE", "SUB-UNTAGGED-CONTINUES", "SUB-ABSENT-PARENT")),
+    Knob("Q3", "What does a consumer do with a replace:false snapshot whose attribution disagrees "
+               "with the owner?",
+         (("keep", "owner stands, nothing else happens"),
+          ("warn", "owner stands, and a warning is surfaced"),
+          ("skip", "the event is dropped with a warning (its metadata does not merge)"),
+          ("fatal", "the stream is rejected")),
+         ("ACT-ATTR-AGREE", "ACT-ATTR-TOLERATE", "ACT-ATTR-KEEP")),
+    Knob("Q4", "What does a consumer do with an ACTIVITY_DELTA whose subagentRunId disagrees with "
+               "the activity's opener?",
+         (("fatal", "reject the stream: a continuation's disagreeing tag"),
+          ("skip", "reject the event: skip it with a warning, as for other skipped deltas"),
+          ("accept", "a delta is no continuation: apply it and keep the owner")),
+         ("SUB-REJECT-MISMATCH", "SUB-OWNER-AGREE", "ACT-DELTA-APPLY")),
+    Knob("Q4-opener", "Which snapshot 'opened' an activity for the ownership check of later events?",
+         (("current", "the snapshot that last minted the owner (a replacing snapshot re-mints)"),
+          ("first", "the snapshot that created the activity")),
+         ("SUB-OWNER-AGREE", "ACT-ATTR-REMINT")),
+    Knob("Q5", "Does a delta whose patch fails still retype the activity?",
+         (("skip", "warn and skip the whole delta: the type stays"),
+          ("retype", "the patch fails but the delta's activityType still applies")),
+         ("ACT-DELTA-RETYPE", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED")),
+    Knob("Q6", "Does a delta whose patch fails still merge its metadata?",
+         (("skip", "warn and skip the whole delta: no metadata merges"),
+          ("merge", "metadata of every event of the item merges, failed patch or not")),
+         ("MET-MERGE", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED")),
+    Knob("Q6-ms", "Does a MESSAGES_SNAPSHOT that restates an activity keep its accumulated metadata?",
+         (("replace", "the snapshot's copy replaces the held one wholesale, metadata included"),
+          ("merge", "accumulated metadata survives; the snapshot's metadata merges over it")),
+         ("STA-MS-IN-PLACE", "ACT-SNAP-KEEP-METADATA", "MET-MERGE")),
+    Knob("Q7", "What does a consumer do with a delta whose result is not an object?",
+         (("apply", "not detected: the content becomes the non-object value"),
+          ("skip", "detected as a patch that does not apply: warn and keep the prior content"),
+          ("fatal", "detected as a malformed value: fail the run")),
+         ("ACT-DELTA-OBJECT", "ACT-DELTA-OBJECT-DETECT", "SCH-ACTIVITY-MESSAGE")),
+    Knob("Q8", "Which held activity messages survive a MESSAGES_SNAPSHOT that omits them?",
+         (("self-revoking", "all survive, unless the snapshot carries any activity: then none do"),
+          ("keep", "activity messages always survive"),
+          ("by-type", "only held activities of a type the snapshot carries are dropped")),
+         ("STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE", "ACT-MSGSNAP")),
+    Knob("Q9", "What does ACTIVITY_SNAPSHOT do to an id held by a non-activity message?",
+         (("skip", "neither create nor replace applies: skip with a warning"),
+          ("replace", "the message becomes an activity, in place"),
+          ("fatal", "reject the stream (the id is not unique across roles)")),
+         ("ACT-SNAP-CREATE", "ACT-SNAP-REPLACE", "EVM-ID-UNIQUE")),
+    Knob("Q10", "Does ACTIVITY_SNAPSHOT create a message for an id the consumer held once but no "
+                "longer holds?",
+         (("seen", "no: the id has been seen; skip with a warning"),
+          ("held", "yes: only the ids currently held count")),
+         ("ACT-SNAP-CREATE",)),
+    Knob("Q11", "Where does an activity stand after a replacing snapshot?",
+         (("in-place", "it keeps its position"),
+          ("move", "it moves to the point of arrival")),
+         ("ACT-SNAP-REPLACE", "ACT-ATTR-REMINT", "ACT-SNAP-CREATE")),
+    Knob("Q13", "May a consumer fail the run on a well-formed activity patch that does not apply?",
+         (("tolerate", "warn and keep the prior value"),
+          ("fatal", "fail the run")),
+         ("ACT-TOLERATED", "SNP-KEEP-PRIOR", "SNP-SURFACE-FAILURE")),
+    Knob("Q20", "What happens to an operation with an op RFC 6902 does not define?",
+         (("drop-op", "drop that operation with a warning and apply the rest"),
+          ("skip-patch", "the whole patch does not apply: warn and skip"),
+          ("fatal", "fail the run")),
+         ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION")),
+    Knob("Q21", "Is an optional member sent as null fatal, or shimmed to absent?",
+         (("fatal", "a malformed known value: fail the run"),
+          ("shim", "treat it as absent, with a warning")),
+         ("EVM-ABSENT-NOT-NULL", "PRC-MALFORMED-FATAL")),
+    Knob("X1", "Does a text message still being streamed survive a MESSAGES_SNAPSHOT that omits it?",
+         (("drop", "the snapshot is complete: the message is dropped"),
+          ("preserve", "in-flight messages survive")),
+         ("MS-IN-FLIGHT", "STA-MS-DROP-EXCEPT")),
+)
+"""Every knob, in the order the CLI lists them."""
+
+KNOB_BY_ID: dict[str, Knob] = {k.id: k for k in KNOBS}
+_KNOB_BY_ATTR: dict[str, Knob] = {k.attr: k for k in KNOBS}
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A value for every knob (attribute name = knob id lower-cased, ``-`` as ``_``).
+
+    The default of every field is the ``draft`` option, so ``Reading()`` is :data:`DRAFT`.
+    """
+
+    q1: str = "merge"
+    q2: str = "continues"
+    q3: str = "keep"
+    q4: str = "fatal"
+    q4_opener: str = "current"
+    q5: str = "skip"
+    q6: str = "skip"
+    q6_ms: str = "replace"
+    q7: str = "apply"
+    q8: str = "self-revoking"
+    q9: str = "skip"
+    q10: str = "seen"
+    q11: str = "in-place"
+    q13: str = "tolerate"
+    q20: str = "drop-op"
+    q21: str = "fatal"
+    x1: str = "drop"
+
+    def as_dict(self) -> dict[str, str]:
+        """``{knob id: option}`` for every knob."""
+        return {_KNOB_BY_ATTR[f.name].id: getattr(self, f.name) for f in fields(self)}
+
+    def differences(self, other: "Reading" = None) -> dict[str, str]:
+        """Knobs on which this reading departs from ``other`` (default :data:`DRAFT`)."""
+        other = other or DRAFT
+        return {k: v for k, v in self.as_dict().items() if other.as_dict()[k] != v}
+
+    @property
+    def name(self) -> str:
+        """Preset name if this is a preset, else the override form against ``draft``."""
+        for pname, preset in PRESETS.items():
+            if preset == self:
+                return pname
+        return ",".join(f"{k}={v}" for k, v in self.differences().items())
+
+    def with_(self, **overrides: str) -> "Reading":
+        """A copy with knobs changed by knob id (``with_(Q1="ignore")``) or attribute."""
+        return replace(self, **{(_KNOB_BY_ID_ATTR(k)): v for k, v in overrides.items()})
+
+
+def _KNOB_BY_ID_ATTR(key: str) -> str:
+    if key in KNOB_BY_ID:
+        return KNOB_BY_ID[key].attr
+    if key in _KNOB_BY_ATTR:
+        return key
+    raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+
+
+assert all(_KNOB_BY_ATTR[f.name].draft == f.default for f in fields(Reading)), "draft mismatch"
+assert {f.name for f in fields(Reading)} == set(_KNOB_BY_ATTR), "knob/reading mismatch"
+
+DRAFT = Reading()
+"""The most literal reading of the draft text."""
+
+PRESETS: dict[str, Reading] = {
+    "draft": DRAFT,
+    "lenient": Reading(q3="keep", q4="accept", q7="skip", q10="held", q20="drop-op", q21="shim",
+                       x1="preserve"),
+    "strict": Reading(q2="parent", q3="fatal", q4="fatal", q7="fatal", q9="fatal", q13="fatal",
+                      q20="fatal"),
+}
+"""Named readings: ``draft``; ``lenient`` (tolerate wherever a reading allows); ``strict`` (fail
+wherever a reading allows)."""
+
+
+class ReadingError(ValueError):
+    """An unknown preset, knob or option in a reading specification."""
+
+
+def parse_reading(spec: str) -> Reading:
+    """Parse a reading: a preset name, or comma-separated ``KNOB=OPTION`` overrides of ``draft``
+    (optionally starting from a preset: ``"strict,Q7=skip"``).
+
+    Raises:
+        ReadingError: naming the unknown preset, knob or option and listing the valid ones.
+    """
+    spec = (spec or "").strip()
+    if not spec:
+        raise ReadingError("empty reading; use a preset (" + ", ".join(PRESETS) +
+                           ") or KNOB=OPTION pairs")
+    base, overrides = DRAFT, {}
+    for i, part in enumerate(p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if "=" not in part:
+            if i == 0 and part in PRESETS:
+                base = PRESETS[part]
+                continue
+            raise ReadingError(f"unknown reading {part!r}; presets: {', '.join(PRESETS)}; "
+                               "or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
+        key, _, value = (s.strip() for s in part.partition("="))
+        knob = KNOB_BY_ID.get(key) or KNOB_BY_ID.get(key.upper())
+        if knob is None:
+            raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+        if value not in knob.option_names:
+            raise ReadingError(f"unknown option {value!r} for {knob.id}; options: "
+                               f"{', '.join(knob.option_names)}")
+        overrides[knob.attr] = value
+    return replace(base, **overrides)
+
+
+def reading_count() -> int:
+    """How many distinct readings exist (the product of the option counts)."""
+    n = 1
+    for k in KNOBS:
+        n *= len(k.options)
+    return n
+
+
+def all_readings() -> Iterator[Reading]:
+    """Every reading, ``draft`` first, then in knob-option order (lazy; there are many)."""
+    yield DRAFT
+    for combo in itertools.product(*(k.option_names for k in KNOBS)):
+        r = Reading(**{k.attr: v for k, v in zip(KNOBS, combo)})
+        if r != DRAFT:
+            yield r
+
+
+class KnobUnset(Exception):
+    """Raised by :class:`PartialReading` when a step consults a knob the assignment leaves open."""
+
+    def __init__(self, knob_id: str):
+        super().__init__(knob_id)
+        self.knob_id = knob_id
+
+
+class PartialReading:
+    """A reading that fixes only the knobs in ``assignment`` (``{knob id: option}``); reading any
+    other knob raises :class:`KnobUnset`. Stands for every reading consistent with it."""
+
+    __slots__ = ("_values", "assignment")
+
+    def __init__(self, assignment: Mapping[str, str]):
+        self.assignment = dict(assignment)
+        self._values = {KNOB_BY_ID[k].attr: v for k, v in assignment.items()}
+
+    def __getattr__(self, attr: str) -> str:
+        try:
+            return self._values[attr]
+        except KeyError:
+            knob = _KNOB_BY_ATTR.get(attr)
+            if knob is None:
+                raise AttributeError(attr) from None
+            raise KnobUnset(knob.id) from None
+
+    def complete(self, base: Reading = DRAFT) -> Reading:
+        """The reading that takes this assignment and ``base`` for the open knobs."""
+        return replace(base, **self._values)
+
+
+def describe_assignment(assignment: Mapping[str, str]) -> str:
+    """``"Q1=merge,Q5=retype"`` in knob order, or ``"(any reading)"`` for an empty assignment."""
+    if not assignment:
+        return "(any reading)"
+    order = {k.id: i for i, k in enumerate(KNOBS)}
+    return ",".join(f"{k}={assignment[k]}" for k in sorted(assignment, key=order.__getitem__))

@@ -1,0 +1,642 @@
+"""The wire boundary: AG-UI JSON in, typed events out, and back.
+
+Parsing applies the processing rules of the draft (PRC page; notes N85..N89) to each event:
+
+* a described member holding a value the schema rejects makes the event :class:`Malformed`
+  (fatal when stepped; PRC-MALFORMED-FATAL, ACT-MALFORMED-FATAL, SNP-MALFORMED-OP);
+* an event ``type`` the protocol does not describe gives :class:`Unrecognised` (dropped with a
+  warning; PRC-DROP-STRIP);
+* undescribed members of closed objects (the activity events, MESSAGES_SNAPSHOT, messages) are
+  stripped, and their paths recorded in the event's ``notices`` (PRC-DROP-STRIP, PRC-STRIP-POSITION);
+* open objects (``content``, ``metadata``, patch operations) are kept whole (PRC-KEEP-OPEN,
+  SNP-OPEN-OPS, MET-KEEP-UNKNOWN);
+* a message of an unrecognised ``role`` inside MESSAGES_SNAPSHOT is dropped from the list (the
+  list rule, PRC-STRIP-POSITION), noted like a stripped member;
+* a text-message role outside the closed set sits in a required position, so the whole event is
+  treated as unrecognised (PRC-STRIP-POSITION).
+
+Event types whose full schema is not among the reference pages (RUN_*, TEXT_*, TOOL_*, STATE_*,
+SUBAGENT_*) are checked on the members the model uses; their other members are ignored without a
+warning rather than stripped, so that real traces do not drown in spurious notices.
+
+File-level problems (not JSON, not a list of objects) raise :class:`TraceFormatError`, which names
+the file, line, column and event index.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from model.events import (
+    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
+    PatchOp, RFC6902_OPS, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot,
+    SubagentError, SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd,
+    TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
+)
+from model.json_values import NonJsonValueError, freeze
+
+__all__ = [
+    "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
+    "load_trace", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
+    "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
+]
+
+JSON_POINTER = re.compile(r"^(/([^/~]|~[01])*)*\Z")
+"""RFC 6901 JSON Pointer syntax as the schema states it (SCH-JSON-POINTER, N110)."""
+
+MAX_SAFE_INT = 2**53 - 1
+
+TEXT_MESSAGE_ROLES = frozenset({"developer", "system", "assistant", "user"})
+MESSAGE_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "activity",
+                           "reasoning"})
+
+KNOWN_PASSTHROUGH = frozenset({
+    "STEP_STARTED", "STEP_FINISHED", "RAW", "CUSTOM", "TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK",
+    "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT",
+    "REASONING_MESSAGE_END", "REASONING_MESSAGE_CHUNK", "REASONING_END",
+    "REASONING_ENCRYPTED_VALUE",
+})
+"""Described event types (EVX-ACCEPT-FAMILIES) the model accepts without interpreting."""
+
+
+class TraceFormatError(ValueError):
+    """A trace file that cannot be read as a list of events.
+
+    Attributes:
+        file: the file name (or ``"<input>"``).
+        line, column: 1-based position, when known.
+        event_index: 0-based index of the offending event, when known.
+        reason: what is wrong.
+    """
+
+    def __init__(self, reason: str, *, file: str = "<input>", line: Optional[int] = None,
+                 column: Optional[int] = None, event_index: Optional[int] = None):
+        self.reason, self.file, self.line = reason, file, line
+        self.column, self.event_index = column, event_index
+        where = file
+        if line is not None:
+            where += f":{line}"
+            if column is not None:
+                where += f":{column}"
+        if event_index is not None:
+            where += f": event {event_index}"
+        super().__init__(f"{where}: {reason}")
+
+
+# --- member kinds -------------------------------------------------------------------------------
+
+class _Bad(Exception):
+    """Internal: a malformed member (path, reason, clause, shimmable)."""
+
+    def __init__(self, path: str, reason: str, clause: str = "PRC-MALFORMED-FATAL",
+                 shim_field: Optional[str] = None):
+        super().__init__(reason)
+        self.path, self.reason, self.clause, self.shim_field = path, reason, clause, shim_field
+
+
+def _kind_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    return "an object"
+
+
+def _check_str(v, path):
+    if not isinstance(v, str):
+        raise _Bad(path, f"expected a string, got {_kind_name(v)}")
+
+
+def _check_obj(v, path):
+    if not isinstance(v, dict):
+        raise _Bad(path, f"expected an object, got {_kind_name(v)}")
+
+
+def _check_bool(v, path):
+    if not isinstance(v, bool):
+        raise _Bad(path, f"expected a boolean, got {_kind_name(v)}")
+
+
+def _check_int(v, path):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (
+            isinstance(v, float) and not v.is_integer()) or abs(v) > MAX_SAFE_INT:
+        raise _Bad(path, f"expected an integer within +/-(2^53-1), got {json.dumps(v)[:40]}")
+
+
+def _check_any(v, path):
+    return None
+
+
+def _check_not_null(v, path):
+    if v is None:
+        raise _Bad(path, "null is not allowed here")
+
+
+def _check_str_or_array(v, path):
+    if not isinstance(v, (str, list)):
+        raise _Bad(path, f"expected a string or an array, got {_kind_name(v)}")
+
+
+def _check_array(v, path):
+    if not isinstance(v, list):
+        raise _Bad(path, f"expected an array, got {_kind_name(v)}")
+
+
+def _check_patch(v, path, clause="SNP-MALFORMED-OP"):
+    """Validate a JSON Patch document structurally (SNP-MALFORMED-OP, SCH-JSON-PATCH, SCH-JSON-POINTER)."""
+    if not isinstance(v, list):
+        raise _Bad(path, f"expected a JSON Patch array, got {_kind_name(v)}", clause)
+    for i, op in enumerate(v):
+        p = f"{path}[{i}]"
+        if not isinstance(op, dict):
+            raise _Bad(p, f"expected a patch operation object, got {_kind_name(op)}", clause)
+        if "op" not in op:
+            raise _Bad(f"{p}.op", "required member is missing", clause)
+        if not isinstance(op["op"], str):
+            raise _Bad(f"{p}.op", f"expected a string, got {_kind_name(op['op'])}", clause)
+        if op["op"] not in RFC6902_OPS:
+            continue  # unrecognised union member: decided by the step (SNP-UNKNOWN-OP, Q20)
+        required = ["path"]
+        if op["op"] in ("add", "replace", "test"):
+            required.append("value")
+        if op["op"] in ("move", "copy"):
+            required.append("from")
+        for member in required:
+            if member not in op:
+                raise _Bad(f"{p}.{member}", "required member is missing", clause)
+        for member in ("path", "from"):
+            if member in op and member in required:
+                ptr = op[member]
+                if not isinstance(ptr, str):
+                    raise _Bad(f"{p}.{member}", f"expected a JSON Pointer string, got "
+                               f"{_kind_name(ptr)}", clause)
+                if not JSON_POINTER.fullmatch(ptr):
+                    raise _Bad(f"{p}.{member}", f"{json.dumps(ptr)} is not a JSON Pointer "
+                               "(RFC 6901)", "SCH-JSON-POINTER")
+
+
+# member -> (check, required)
+_BASE = {"type": (_check_str, True), "timestamp": (_check_int, False),
+         "rawEvent": (_check_not_null, False), "metadata": (_check_obj, False)}
+_ATTR = {"subagentRunId": (_check_str, False)}
+
+
+@dataclass(frozen=True)
+class _Spec:
+    members: dict
+    closed: bool
+
+
+def _spec(members: dict, attributable: bool = True, closed: bool = False) -> _Spec:
+    m = dict(_BASE)
+    if attributable:
+        m.update(_ATTR)
+    m.update(members)
+    return _Spec(m, closed)
+
+
+_SPECS: dict[str, _Spec] = {
+    "RUN_STARTED": _spec({"threadId": (_check_str, True), "runId": (_check_str, True),
+                          "parentRunId": (_check_str, False), "input": (_check_obj, False),
+                          "protocolVersion": (_check_str, False)}, attributable=False),
+    "RUN_FINISHED": _spec({"threadId": (_check_str, True), "runId": (_check_str, True),
+                           "outcome": (_check_any, False), "result": (_check_any, False),
+                           "usage": (_check_any, False)}, attributable=False),
+    "RUN_ERROR": _spec({"message": (_check_str, True), "code": (_check_str, False)},
+                       attributable=False),
+    "TEXT_MESSAGE_START": _spec({"messageId": (_check_str, True), "role": (_check_str, False),
+                                 "name": (_check_str, False)}),
+    "TEXT_MESSAGE_CONTENT": _spec({"messageId": (_check_str, True), "delta": (_check_str, True)}),
+    "TEXT_MESSAGE_END": _spec({"messageId": (_check_str, True)}),
+    "TOOL_CALL_START": _spec({"toolCallId": (_check_str, True), "toolCallName": (_check_str, True),
+                              "parentMessageId": (_check_str, False)}),
+    "TOOL_CALL_ARGS": _spec({"toolCallId": (_check_str, True), "delta": (_check_str, True)}),
+    "TOOL_CALL_END": _spec({"toolCallId": (_check_str, True)}),
+    "TOOL_CALL_RESULT": _spec({"messageId": (_check_str, True), "toolCallId": (_check_str, True),
+                               "content": (_check_str_or_array, True), "role": (_check_str, False)}),
+    "STATE_SNAPSHOT": _spec({"snapshot": (_check_any, True)}),
+    "STATE_DELTA": _spec({"delta": (lambda v, p: _check_patch(v, p), True)}),
+    "MESSAGES_SNAPSHOT": _spec({"messages": (_check_array, True)}, attributable=False, closed=True),
+    "ACTIVITY_SNAPSHOT": _spec({"messageId": (_check_str, True), "activityType": (_check_str, True),
+                                "content": (_check_obj, True), "replace": (_check_bool, False)},
+                               closed=True),
+    "ACTIVITY_DELTA": _spec({"messageId": (_check_str, True), "activityType": (_check_str, True),
+                             "patch": (lambda v, p: _check_patch(v, p), True)}, closed=True),
+    "SUBAGENT_STARTED": _spec({"subagentRunId": (_check_str, True), "name": (_check_str, False),
+                               "parentSubagentRunId": (_check_str, False)}, attributable=False),
+    "SUBAGENT_FINISHED": _spec({"subagentRunId": (_check_str, True),
+                                "outcome": (_check_any, False)}, attributable=False),
+    "SUBAGENT_ERROR": _spec({"subagentRunId": (_check_str, True), "message": (_check_str, False)},
+                            attributable=False),
+}
+
+_MESSAGE_COMMON = {"id": (_check_str, True), "role": (_check_str, True),
+                   "metadata": (_check_obj, False), "subagentRunId": (_check_str, False)}
+_NAMED = {"name": (_check_str, False), "encryptedValue": (_check_str, False)}
+_MESSAGE_SPECS: dict[str, dict] = {
+    "developer": {**_MESSAGE_COMMON, **_NAMED, "content": (_check_str, True)},
+    "system": {**_MESSAGE_COMMON, **_NAMED, "content": (_check_str, True)},
+    "assistant": {**_MESSAGE_COMMON, **_NAMED, "content": (_check_str, False),
+                  "toolCalls": (_check_array, False)},
+    "user": {**_MESSAGE_COMMON, **_NAMED, "content": (_check_str_or_array, True)},
+    "tool": {**_MESSAGE_COMMON, "content": (_check_str_or_array, True),
+             "toolCallId": (_check_str, True), "error": (_check_str, False),
+             "encryptedValue": (_check_str, False)},
+    "activity": {**_MESSAGE_COMMON, "activityType": (_check_str, True),
+                 "content": (_check_obj, True)},
+    "reasoning": {**_MESSAGE_COMMON, "content": (_check_str, True),
+                  "encryptedValue": (_check_str, False)},
+}
+"""Closed message shapes (SCH-MESSAGE-UNION, SCH-ACTIVITY-MESSAGE)."""
+
+_SHIMMABLE = frozenset({"replace", "subagentRunId", "metadata", "rawEvent", "timestamp"})
+
+
+def _check_members(obj: dict, members: dict, path: str, closed: bool, notices: list[str],
+                   shimmable: bool) -> dict:
+    """Check ``obj`` against ``members``; return the kept members (undescribed ones stripped from
+    closed objects and recorded in ``notices``)."""
+    for name, (check, required) in members.items():
+        if name not in obj:
+            if required:
+                raise _Bad(f"{path}.{name}", "required member is missing")
+            continue
+        value = obj[name]
+        if value is None and not required:
+            # An optional member sent as null is malformed (EVM-ABSENT-NOT-NULL, MET-NOT-NULL).
+            raise _Bad(f"{path}.{name}", "null is not allowed for an optional member; omit it",
+                       "EVM-ABSENT-NOT-NULL", name if shimmable and name in _SHIMMABLE else None)
+        check(value, f"{path}.{name}")
+    kept = {}
+    for name, value in obj.items():
+        if name in members:
+            kept[name] = value
+        elif closed:
+            notices.append(f"{path}.{name}")
+        else:
+            kept[name] = value
+    return kept
+
+
+def parse_message(obj: Any, path: str, notices: list[str]) -> Optional[Message]:
+    """Validate one wire message (closed object; SCH-MESSAGE-UNION).
+
+    Returns the :class:`Message`, or None when its ``role`` is unrecognised (dropped under the
+    list rule, with a notice). Raises the internal malformed signal for a schema violation.
+    """
+    if not isinstance(obj, dict):
+        raise _Bad(path, f"expected a message object, got {_kind_name(obj)}")
+    role = obj.get("role")
+    if "role" not in obj:
+        raise _Bad(f"{path}.role", "required member is missing")
+    _check_str(role, f"{path}.role")
+    if role not in _MESSAGE_SPECS:
+        notices.append(f"{path} (role {json.dumps(role)} unrecognised)")
+        return None
+    kept = _check_members(obj, _MESSAGE_SPECS[role], path, True, notices, shimmable=False)
+    return Message.from_wire(kept)
+
+
+def _build(type_name: str, kept: dict, notices: tuple[str, ...]) -> Event:
+    """Build the typed event from validated members."""
+    common = dict(
+        timestamp=int(kept["timestamp"]) if "timestamp" in kept else None,
+        raw_event=freeze(kept["rawEvent"]) if "rawEvent" in kept else None,
+        metadata=freeze(kept["metadata"]) if "metadata" in kept else None,
+        notices=notices,
+    )
+    g = kept.get
+    if type_name == "ACTIVITY_SNAPSHOT":
+        return ActivitySnapshot(message_id=kept["messageId"], activity_type=kept["activityType"],
+                                content=freeze(kept["content"]), replace=g("replace"),
+                                subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "ACTIVITY_DELTA":
+        return ActivityDelta(message_id=kept["messageId"], activity_type=kept["activityType"],
+                             patch=tuple(PatchOp.of(op) for op in kept["patch"]),
+                             subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "MESSAGES_SNAPSHOT":
+        return MessagesSnapshot(messages=kept["messages"], **common)
+    if type_name == "RUN_STARTED":
+        return RunStarted(thread_id=kept["threadId"], run_id=kept["runId"],
+                          parent_run_id=g("parentRunId"), protocol_version=g("protocolVersion"),
+                          input=freeze(kept["input"]) if "input" in kept else None, **common)
+    if type_name == "RUN_FINISHED":
+        return RunFinished(thread_id=kept["threadId"], run_id=kept["runId"],
+                           outcome=freeze(kept["outcome"]) if "outcome" in kept else None,
+                           result=freeze(kept["result"]) if "result" in kept else None,
+                           usage=freeze(kept["usage"]) if "usage" in kept else None, **common)
+    if type_name == "RUN_ERROR":
+        return RunError(message=kept["message"], code=g("code"), **common)
+    if type_name == "TEXT_MESSAGE_START":
+        return TextMessageStart(message_id=kept["messageId"], role=g("role", "assistant"),
+                                name=g("name"), subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "TEXT_MESSAGE_CONTENT":
+        return TextMessageContent(message_id=kept["messageId"], delta=kept["delta"],
+                                  subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "TEXT_MESSAGE_END":
+        return TextMessageEnd(message_id=kept["messageId"], subagent_run_id=g("subagentRunId"),
+                              **common)
+    if type_name == "TOOL_CALL_START":
+        return ToolCallStart(tool_call_id=kept["toolCallId"], tool_call_name=kept["toolCallName"],
+                             parent_message_id=g("parentMessageId"),
+                             subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "TOOL_CALL_ARGS":
+        return ToolCallArgs(tool_call_id=kept["toolCallId"], delta=kept["delta"],
+                            subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "TOOL_CALL_END":
+        return ToolCallEnd(tool_call_id=kept["toolCallId"], subagent_run_id=g("subagentRunId"),
+                           **common)
+    if type_name == "TOOL_CALL_RESULT":
+        return ToolCallResult(message_id=kept["messageId"], tool_call_id=kept["toolCallId"],
+                              content=freeze(kept["content"]), role=g("role"),
+                              subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "STATE_SNAPSHOT":
+        return StateSnapshot(snapshot=freeze(kept["snapshot"]), subagent_run_id=g("subagentRunId"),
+                             **common)
+    if type_name == "STATE_DELTA":
+        return StateDelta(delta=tuple(PatchOp.of(op) for op in kept["delta"]),
+                          subagent_run_id=g("subagentRunId"), **common)
+    if type_name == "SUBAGENT_STARTED":
+        return SubagentStarted(subagent_run_id=kept["subagentRunId"], name=g("name"),
+                               parent_subagent_run_id=g("parentSubagentRunId"), **common)
+    if type_name == "SUBAGENT_FINISHED":
+        return SubagentFinished(subagent_run_id=kept["subagentRunId"],
+                                outcome=freeze(kept["outcome"]) if "outcome" in kept else None,
+                                **common)
+    if type_name == "SUBAGENT_ERROR":
+        return SubagentError(subagent_run_id=kept["subagentRunId"], message=g("message"), **common)
+    raise AssertionError(type_name)  # pragma: no cover - _SPECS and _build cover the same types
+
+
+def _parse_known(obj: dict, type_name: str, shimmable: bool = True) -> Event:
+    spec = _SPECS[type_name]
+    notices: list[str] = []
+    kept = _check_members(obj, spec.members, "$", spec.closed, notices, shimmable)
+    if type_name == "MESSAGES_SNAPSHOT":
+        msgs = []
+        for i, m in enumerate(kept["messages"]):
+            parsed = parse_message(m, f"$.messages[{i}]", notices)
+            if parsed is not None:
+                msgs.append(parsed)
+        kept["messages"] = tuple(msgs)
+    if type_name == "TEXT_MESSAGE_START" and "role" in kept and kept["role"] not in TEXT_MESSAGE_ROLES:
+        # A closed string set in a required position: the containing event goes (PRC-STRIP-POSITION).
+        raise _Unrecognisable(f"$.role {json.dumps(kept['role'])} is not a text-message role")
+    return _build(type_name, kept, tuple(notices))
+
+
+class _Unrecognisable(Exception):
+    pass
+
+
+def parse_event(obj: Any) -> Event:
+    """Parse one wire event object into a typed event, applying the processing rules.
+
+    Args:
+        obj: the decoded JSON value of one event (normally a ``dict``).
+
+    Returns:
+        A typed :class:`~model.events.Event`; :class:`~model.events.Malformed` for a schema
+        violation (never raised), :class:`~model.events.Unrecognised` for an undescribed type.
+
+    Raises:
+        TypeError: when ``obj`` is not a JSON object (the caller reports it as a trace-format
+            error, since a non-object cannot be typed at all).
+    """
+    if not isinstance(obj, dict):
+        raise TypeError(f"an event must be a JSON object, got {_kind_name(obj)}")
+    wire = freeze(obj)
+    type_name = obj.get("type")
+    if not isinstance(type_name, str):
+        reason = "required member is missing" if "type" not in obj else \
+            f"expected a string, got {_kind_name(type_name)}"
+        return Malformed(name="?", path="$.type", reason=reason, clause="PRC-MALFORMED-FATAL",
+                         wire=wire)
+    if type_name not in _SPECS:
+        if type_name in KNOWN_PASSTHROUGH:
+            return Passthrough(name=type_name, wire=wire)
+        return Unrecognised(name=type_name, wire=wire)
+    try:
+        return _parse_known(obj, type_name)
+    except _Unrecognisable as exc:
+        return Unrecognised(name=type_name, wire=wire, notices=(str(exc),))
+    except _Bad as bad:
+        shim = None
+        if bad.shim_field is not None:
+            repaired = {k: v for k, v in obj.items() if k != bad.shim_field}
+            shim = parse_event(repaired)
+            if isinstance(shim, Malformed):
+                shim = None
+        clause = bad.clause
+        if type_name in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA") and clause == "PRC-MALFORMED-FATAL":
+            clause = "ACT-MALFORMED-FATAL"
+        return Malformed(name=type_name, path=bad.path, reason=bad.reason, clause=clause,
+                         wire=wire, shim=shim)
+
+
+def parse_events(objs: Iterable[Any]) -> tuple[Event, ...]:
+    """Parse decoded event objects (see :func:`parse_event`); raises TraceFormatError naming the
+    index of a non-object element."""
+    out = []
+    for i, obj in enumerate(objs):
+        try:
+            out.append(parse_event(obj))
+        except TypeError as exc:
+            raise TraceFormatError(str(exc), event_index=i) from None
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ParsedTrace:
+    """A trace read from text.
+
+    Attributes:
+        events: the typed events, in arrival order.
+        lines: 1-based line of each event in the source text (same length as ``events``).
+        file: the source name.
+        meta: for a case/finding object wrapping ``events``, its other members (else empty).
+    """
+
+    events: tuple[Event, ...]
+    lines: tuple[int, ...]
+    file: str
+    meta: dict
+
+    def line_of(self, index: int) -> Optional[int]:
+        """Source line of event ``index`` (None when out of range)."""
+        return self.lines[index] if 0 <= index < len(self.lines) else None
+
+
+def _loads(text: str) -> Any:
+    """json.loads that rejects NaN and Infinity with a positioned JSONDecodeError."""
+    def reject(name: str):
+        raise ValueError(name)
+    try:
+        return json.loads(text, parse_constant=reject)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        name = str(exc)
+        pos = max(text.find(name), 0)
+        raise json.JSONDecodeError(f"{name} is not a JSON value", text, pos) from None
+
+
+def _position(text: str, pos: int) -> tuple[int, int]:
+    line = text.count("\n", 0, pos) + 1
+    col = pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return line, col
+
+
+def _decode_error(exc: Exception, text: str, file: str, base_line: int = 0) -> TraceFormatError:
+    if isinstance(exc, json.JSONDecodeError):
+        return TraceFormatError(f"not valid JSON: {exc.msg}", file=file,
+                                line=exc.lineno + base_line, column=exc.colno)
+    return TraceFormatError(f"not valid JSON: {exc}", file=file, line=base_line or None)
+
+
+def _member_offset(text: str, start: int, name: str) -> int:
+    """Offset of the value of top-level member ``name`` of the JSON object at ``start``."""
+    decoder = json.JSONDecoder()
+    n, pos = len(text), start + 1
+
+    def skip(p):
+        while p < n and text[p] in " \t\r\n":
+            p += 1
+        return p
+
+    pos = skip(pos)
+    while pos < n and text[pos] != "}":
+        key, pos = decoder.raw_decode(text, pos)
+        pos = skip(pos)
+        pos = skip(pos + 1)  # the colon
+        if key == name:
+            return pos
+        _, pos = decoder.raw_decode(text, pos)
+        pos = skip(pos)
+        if pos < n and text[pos] == ",":
+            pos = skip(pos + 1)
+    raise ValueError(name)
+
+
+def _array_lines(text: str, start: int) -> list[int]:
+    """1-based lines where each top-level element of the JSON array at ``start`` begins."""
+    decoder = json.JSONDecoder()
+    lines, pos, n = [], start + 1, len(text)
+
+    def skip(p):
+        while p < n and text[p] in " \t\r\n":
+            p += 1
+        return p
+
+    pos = skip(pos)
+    while pos < n and text[pos] != "]":
+        lines.append(text.count("\n", 0, pos) + 1)
+        _, end = decoder.raw_decode(text, pos)
+        pos = skip(end)
+        if pos < n and text[pos] == ",":
+            pos = skip(pos + 1)
+    return lines
+
+
+def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
+    """Read a trace from text: a JSON array of events, JSON lines (one event per line), or one
+    JSON object with an ``events`` array (a field case or a finding).
+
+    Raises:
+        TraceFormatError: empty input, invalid JSON (with line and column), a top level that is
+            not an array/object, an ``events`` member that is not an array, or an element that is
+            not a JSON object (with its event index and line).
+    """
+    stripped = text.lstrip()
+    if not stripped:
+        raise TraceFormatError("the file is empty: expected a JSON array of events or JSON lines",
+                               file=file)
+    start = len(text) - len(stripped)
+    meta: dict = {}
+    if stripped[0] in "[{":
+        try:
+            doc = _loads(text)
+        except json.JSONDecodeError as exc:
+            if stripped[0] == "{" and exc.msg == "Extra data":
+                doc = None  # JSON lines whose first line is an object
+            else:
+                raise _decode_error(exc, text, file) from None
+        except ValueError as exc:
+            raise _decode_error(exc, text, file) from None
+        if isinstance(doc, list):
+            return _finish(doc, _array_lines(text, start), file, meta)
+        if isinstance(doc, dict):
+            if "events" in doc:
+                events = doc["events"]
+                if not isinstance(events, list):
+                    raise TraceFormatError("member 'events' must be an array of events", file=file)
+                arr = _member_offset(text, start, "events")
+                meta = {k: v for k, v in doc.items() if k != "events"}
+                return _finish(events, _array_lines(text, arr), file, meta)
+            # a single event object on one line, or a one-line JSON-lines file
+            return _finish([doc], [_position(text, start)[0]], file, meta)
+    objs, lines = [], []
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        raw = raw[:-1] if raw.endswith("\r") else raw
+        if not raw.strip():
+            continue
+        try:
+            objs.append(_loads(raw))
+        except (json.JSONDecodeError, ValueError) as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                raise TraceFormatError(f"not valid JSON: {exc.msg}", file=file, line=lineno,
+                                       column=exc.colno, event_index=len(objs)) from None
+            raise TraceFormatError(f"not valid JSON: {exc}", file=file, line=lineno,
+                                   event_index=len(objs)) from None
+        lines.append(lineno)
+    return _finish(objs, lines, file, meta)
+
+
+def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) -> ParsedTrace:
+    if not objs:
+        raise TraceFormatError("the trace holds no events", file=file)
+    events = []
+    for i, obj in enumerate(objs):
+        try:
+            events.append(parse_event(obj))
+        except TypeError as exc:
+            raise TraceFormatError(str(exc), file=file, line=lines[i] if i < len(lines) else None,
+                                   event_index=i) from None
+    return ParsedTrace(tuple(events), tuple(lines), file, meta)
+
+
+def load_trace(path: str) -> ParsedTrace:
+    """Read a trace file (see :func:`parse_trace_text`).
+
+    Raises:
+        TraceFormatError: unreadable file, undecodable bytes, or any format problem.
+    """
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except IsADirectoryError:
+        raise TraceFormatError("cannot read the file: it is a directory", file=path) from None
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read the file: {exc.strerror}", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                               file=path) from None
+    return parse_trace_text(text, path)
+
+
+def event_to_json(event: Event) -> str:
+    """One event as a compact wire JSON line (stable member order)."""
+    return json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
+
+
+def dump_jsonl(events: Iterable[Event]) -> str:
+    """A trace as AG-UI JSON lines: one wire event per line, newline-terminated."""
+    return "".join(event_to_json(e) + "\n" for e in events)

@@ -1,0 +1,137 @@
+"""The ambiguity search: conformant traces on which faithful readings of the draft disagree.
+
+Hypothesis generates conformant traces from the producer model (seeded, no example database, so
+the same seed gives the same traces). Each trace is run under every reading at once
+(:func:`model.verdict.reading_leaves`); every knob that splits the trace (two readings differing
+only in that knob give different verdicts) is an *ambiguity* of the draft, and the trace is its
+witness. The engine keeps, per knob, the shortest witness seen (ties broken by the wire text, so
+the choice does not depend on generation order beyond the seed).
+
+Shrinking and export are the ``counterexamples`` package's business; this module only finds.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+
+from model.events import Event
+from model.producer import DEFAULT_VOCABULARY, Vocabulary, check_trace
+from model.verdict import knob_splits, reading_leaves
+from model.wire import dump_jsonl
+from properties.strategies import conformant_traces
+
+__all__ = ["Witness", "SearchReport", "search_ambiguities", "splits_of", "splits_knob"]
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A trace on which ``knob`` decides the verdict.
+
+    Attributes:
+        knob: the knob id.
+        events: the trace.
+        pair: two assignments ``({knob id: option}, {...})`` that differ only in ``knob`` and give
+            different verdicts on ``events``.
+    """
+
+    knob: str
+    events: tuple[Event, ...]
+    pair: tuple[dict, dict]
+
+
+@dataclass
+class SearchReport:
+    """What a search did.
+
+    Attributes:
+        witnesses: ``{knob id: Witness}``, shortest first found per knob.
+        examples: traces generated and checked.
+        events: events stepped (under all readings) in total.
+        stopped_by: ``"examples"`` (ran the requested number) or ``"budget"`` (time ran out).
+        seconds: wall-clock time (not written to any output file: it varies between runs).
+    """
+
+    witnesses: dict[str, Witness] = field(default_factory=dict)
+    examples: int = 0
+    events: int = 0
+    stopped_by: str = "examples"
+    seconds: float = 0.0
+
+
+def splits_of(events: Sequence[Event]) -> dict[str, tuple[dict, dict]]:
+    """The knobs that split ``events`` (see :func:`model.verdict.knob_splits`)."""
+    return knob_splits(reading_leaves(events))
+
+
+def splits_knob(events: Sequence[Event], knob: str, conformant: bool = True) -> bool:
+    """True when ``knob`` splits ``events`` (and, with ``conformant``, the trace breaks no
+    producer clause): the predicate shrinking preserves."""
+    if not events:
+        return False
+    if conformant and check_trace(events):
+        return False
+    return knob in splits_of(events)
+
+
+class _BudgetExhausted(Exception):
+    pass
+
+
+def _better(new: tuple[Event, ...], old: Optional[Witness]) -> bool:
+    if old is None:
+        return True
+    if len(new) != len(old.events):
+        return len(new) < len(old.events)
+    return dump_jsonl(new) < dump_jsonl(old.events)
+
+
+def search_ambiguities(seed: int = 0, examples: int = 400, budget: Optional[float] = None,
+                       vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_events: int = 10,
+                       progress: Optional[Callable[[int, int], None]] = None) -> SearchReport:
+    """Generate conformant traces and collect, per knob, the shortest trace it splits.
+
+    Args:
+        seed: Hypothesis seed; the same seed, vocabulary and limits give the same witnesses.
+        examples: how many traces to generate.
+        budget: seconds after which generation stops early (reported as ``stopped_by="budget"``,
+            and then the output depends on machine speed).
+        vocabulary: the producer's finite world.
+        max_events: longest trace generated.
+        progress: called as ``progress(done, total)`` after each trace.
+
+    Returns:
+        A :class:`SearchReport`.
+    """
+    report = SearchReport()
+    started = time.monotonic()
+
+    @hseed(seed)
+    @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(conformant_traces(vocabulary=vocabulary, max_events=max_events))
+    def examine(trace):
+        if budget is not None and time.monotonic() - started > budget:
+            raise _BudgetExhausted()
+        report.examples += 1
+        report.events += len(trace)
+        for knob, pair in splits_of(trace).items():
+            if _better(trace, report.witnesses.get(knob)):
+                report.witnesses[knob] = Witness(knob, trace, pair)
+        if progress is not None:
+            progress(report.examples, examples)
+
+    try:
+        examine()
+    except _BudgetExhausted:
+        report.stopped_by = "budget"
+    report.seconds = time.monotonic() - started
+    report.witnesses = dict(sorted(report.witnesses.items(), key=lambda kv: _knob_order(kv[0])))
+    return report
+
+
+def _knob_order(knob_id: str) -> int:
+    from model.readings import KNOBS
+    return [k.id for k in KNOBS].index(knob_id)

@@ -1,0 +1,134 @@
+"""Public Hypothesis strategies for AG-UI activity traces.
+
+SDK teams can drive their own consumer from their own test suite with these:
+
+    from hypothesis import given
+    from properties.strategies import conformant_traces, as_wire
+
+    @given(conformant_traces())
+    def test_my_consumer_survives(trace):
+        my_consumer.replay(as_wire(trace))   # list of wire JSON objects
+
+* :func:`conformant_traces`: traces a conformant producer may send (every event drawn from
+  :func:`model.producer.moves`), starting with RUN_STARTED.
+* :func:`adversarial_traces`: conformant moves mixed with labelled non-conformant ones
+  (:func:`model.producer.adversarial_moves`); each trace comes with the violations it contains.
+* :func:`wire_events`: single wire JSON objects of the activity events, well-formed or not.
+
+Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(derandomize=True)``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from hypothesis import strategies as st
+
+from model.events import Event
+from model.producer import (DEFAULT_VOCABULARY, Belief, ProducerViolation, Vocabulary,
+                            adversarial_moves, advance, moves)
+from model.readings import DRAFT, Reading
+
+__all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire"]
+
+
+def as_wire(trace) -> list[dict]:
+    """A trace as a list of AG-UI wire JSON objects."""
+    return [e.to_wire() for e in trace]
+
+
+@st.composite
+def conformant_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_events: int = 12,
+                      reading: Reading = DRAFT) -> tuple[Event, ...]:
+    """Traces of 1..``max_events`` events, each a conformant move of the producer (see
+    :func:`model.producer.moves`) over ``vocabulary``; the first is RUN_STARTED.
+
+    Shrinks towards shorter traces and earlier (simpler) moves."""
+    belief = Belief()
+    events: list[Event] = []
+    length = draw(st.integers(min_value=1, max_value=max_events))
+    for _ in range(length):
+        options = moves(belief, vocabulary, reading)
+        if not options:
+            break
+        event = draw(st.sampled_from(options))
+        events.append(event)
+        belief = advance(belief, event)
+    return tuple(events)
+
+
+@st.composite
+def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_events: int = 12,
+                       reading: Reading = DRAFT, adversarial_rate: float = 0.25
+                       ) -> tuple[tuple[Event, ...], tuple[tuple[int, ProducerViolation], ...]]:
+    """Traces mixing conformant moves with non-conformant ones.
+
+    Returns:
+        ``(trace, violations)`` where ``violations`` lists ``(event index, ProducerViolation)``
+        for each non-conformant event drawn (labelled with the clause it breaks)."""
+    belief = Belief()
+    events: list[Event] = []
+    labels: list[tuple[int, ProducerViolation]] = []
+    length = draw(st.integers(min_value=1, max_value=max_events))
+    threshold = int(adversarial_rate * 100)
+    for index in range(length):
+        bad = draw(st.integers(0, 99)) < threshold
+        if bad:
+            options = adversarial_moves(belief, vocabulary, reading)
+            if options:
+                event, violation = draw(st.sampled_from(options))
+                events.append(event)
+                labels.append((index, violation))
+                belief = advance(belief, event)
+                continue
+        options = moves(belief, vocabulary, reading)
+        if not options:
+            break
+        event = draw(st.sampled_from(options))
+        events.append(event)
+        belief = advance(belief, event)
+    return tuple(events), tuple(labels)
+
+
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=3))
+_JSON = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
+    max_leaves=6)
+
+
+@st.composite
+def wire_events(draw, message_ids=("act-1", "act-2"), malformed: bool = True) -> dict:
+    """One ACTIVITY_SNAPSHOT or ACTIVITY_DELTA as a wire JSON object. With ``malformed=True``
+    members are sometimes dropped, nulled or given the wrong type (the processing rules then make
+    the event fatal, or, for an undescribed member, stripped)."""
+    kind = draw(st.sampled_from(["ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"]))
+    obj: dict = {"type": kind, "messageId": draw(st.sampled_from(message_ids)),
+                 "activityType": draw(st.sampled_from(["PLAN", "SEARCH"]))}
+    if kind == "ACTIVITY_SNAPSHOT":
+        obj["content"] = draw(st.dictionaries(st.text(max_size=3), _JSON, max_size=3))
+        if draw(st.booleans()):
+            obj["replace"] = draw(st.booleans())
+    else:
+        path = draw(st.sampled_from(["", "/a", "/a/0", "/b", "/-"]))
+        op = draw(st.sampled_from(["add", "remove", "replace", "test", "move", "copy", "increment"]))
+        operation = {"op": op, "path": path}
+        if op in ("add", "replace", "test"):
+            operation["value"] = draw(_JSON)
+        if op in ("move", "copy"):
+            operation["from"] = draw(st.sampled_from(["/a", "/b"]))
+        obj["patch"] = [operation]
+    if draw(st.booleans()):
+        obj["subagentRunId"] = draw(st.sampled_from(["sub-1", "sub-2"]))
+    if draw(st.booleans()):
+        obj["metadata"] = draw(st.dictionaries(st.sampled_from(["k", "x"]), _JSON, max_size=2))
+    if malformed and draw(st.integers(0, 3)) == 0:
+        key = draw(st.sampled_from(sorted(obj)))
+        mutation = draw(st.sampled_from(["drop", "null", "number", "extra"]))
+        if mutation == "drop":
+            obj.pop(key)
+        elif mutation == "null":
+            obj[key] = None
+        elif mutation == "number":
+            obj[key] = 7
+        else:
+            obj["unexpected"] = True
+    return obj
