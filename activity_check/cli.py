@@ -299,8 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="out", help="output directory (default ./out)")
     run.add_argument("--budget", type=float, default=60.0,
                      help="stop generating after this many seconds (default 60)")
-    run.add_argument("--examples", type=int, default=1500,
-                     help="conformant traces to generate (default 1500)")
+    run.add_argument("--examples", type=int, default=3000,
+                     help="conformant traces to generate (default 3000)")
     run.add_argument("--max-events", type=int, default=10, help="longest trace (default 10)")
     run.add_argument("--vocabulary", help="JSON file with the producer vocabulary")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")

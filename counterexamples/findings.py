@@ -18,7 +18,7 @@ from model.readings import DRAFT, KNOB_BY_ID, PartialReading, describe_assignmen
 from model.verdict import Verdict, evaluate, partition
 from model.wire import dump_jsonl
 from properties.ambiguity import Witness, splits_knob
-from counterexamples.shrink import canonical_names, ddmin
+from counterexamples.shrink import canonical_names, ddmin, simplify_members
 
 __all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference"]
 
@@ -113,14 +113,16 @@ def _summarise(v: Verdict) -> str:
 
 
 def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
-    """Shrink a witness (1-minimal, conformance kept), rename canonically, and build the finding.
+    """Shrink a witness (1-minimal by ddmin, then optional members dropped where they do not
+    matter; conformance kept), rename canonically, and build the finding.
 
     The clauses are the knob's own plus every clause cited by a warning or fatal that differs
     between the verdict classes.
     """
     events = witness.events
     if shrink:
-        events = ddmin(events, lambda t: splits_knob(t, witness.knob))
+        holds = lambda t: splits_knob(t, witness.knob)  # noqa: E731
+        events = simplify_members(ddmin(events, holds), holds)
         renamed = canonical_names(events)
         if splits_knob(renamed, witness.knob):
             events = renamed

@@ -12,7 +12,7 @@ from typing import Callable, Sequence, TypeVar
 
 from model.events import ActivityDelta, ActivitySnapshot, Event, Message, MessagesSnapshot
 
-__all__ = ["ddmin", "is_one_minimal", "canonical_names"]
+__all__ = ["ddmin", "is_one_minimal", "canonical_names", "simplify_members", "OPTIONAL_MEMBERS"]
 
 T = TypeVar("T")
 
@@ -47,6 +47,27 @@ def ddmin(items: Sequence[T], holds: Callable[[tuple[T, ...]], bool]) -> tuple[T
             if n >= len(current):
                 break
             n = min(len(current), n * 2)
+    return current
+
+
+OPTIONAL_MEMBERS = ("metadata", "subagent_run_id", "replace")
+"""Optional event members :func:`simplify_members` tries to drop (set to absent)."""
+
+
+def simplify_members(events: Sequence[Event], holds: Callable[[tuple[Event, ...]], bool]
+                     ) -> tuple[Event, ...]:
+    """Drop optional members (metadata, subagentRunId, replace) from events one at a time,
+    keeping each removal only while ``holds`` stays true. Greedy, one pass per member, left to
+    right; the result still satisfies ``holds`` and has no fewer events."""
+    current = tuple(events)
+    for index in range(len(current)):
+        for name in OPTIONAL_MEMBERS:
+            event = current[index]
+            if getattr(event, name, None) is None:
+                continue
+            candidate = current[:index] + (replace(event, **{name: None}),) + current[index + 1:]
+            if holds(candidate):
+                current = candidate
     return current
 
 
