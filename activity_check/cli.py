@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import Optional, Sequence
@@ -130,7 +131,9 @@ def cmd_clauses(args) -> int:
     con = _console()
     con.print(table)
     covered = sum(1 for c in rows if c.covered)
-    con.print(f"{covered} of {len(rows)} clauses covered by a step branch, knob or adversarial move")
+    scoped = sum(1 for c in rows if "out-of-scope" in c.covered_by)
+    con.print(f"{covered} of {len(rows)} clauses covered by a step branch, knob or adversarial "
+              f"move; {scoped} declared outside the model's scope")
     return 0
 
 
@@ -167,21 +170,37 @@ def _prepare_out(out_dir: str) -> None:
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageError(f"--out {out_dir}: exists and is not a directory")
     if not os.path.isdir(out_dir) or not os.listdir(out_dir):
-        os.makedirs(out_dir, exist_ok=True)
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out {out_dir}: cannot create the directory: "
+                             f"{exc.strerror}") from None
         return
     summary = os.path.join(out_dir, SUMMARY)
+    refusal = UsageError(f"--out {out_dir}: directory is not empty and holds no earlier "
+                         "activity-check output; choose another directory")
     try:
         with open(summary, encoding="utf-8") as fh:
             previous = json.load(fh)
-        if previous.get("tool") != "activity-check":
-            raise ValueError
     except (OSError, ValueError):
-        raise UsageError(f"--out {out_dir}: directory is not empty and holds no earlier "
-                         "activity-check output; choose another directory") from None
-    for finding in previous.get("findings", []):
+        raise refusal from None
+    if not isinstance(previous, dict) or previous.get("tool") != "activity-check":
+        raise refusal
+    findings_dir = os.path.realpath(os.path.join(out_dir, "findings"))
+    listed = previous.get("findings", [])
+    shapeless = UsageError(f"--out {out_dir}: {SUMMARY} there is not in the form activity-check "
+                           "writes; choose another directory or remove it")
+    if not isinstance(listed, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("files", []), list) for f in listed):
+        raise shapeless
+    for finding in listed:
         for path in finding.get("files", []):
-            full = os.path.join(out_dir, path)
-            if os.path.isfile(full):
+            if not isinstance(path, str):
+                raise shapeless
+            full = os.path.realpath(os.path.join(out_dir, path))
+            # Only our own finding files, inside DIR/findings, are ever removed.
+            if os.path.dirname(full) == findings_dir and full.endswith((".json", ".jsonl")) \
+                    and os.path.isfile(full):
                 os.remove(full)
 
 
@@ -196,8 +215,10 @@ def cmd_run(args) -> int:
 
     if args.examples < 1:
         raise UsageError("--examples must be at least 1")
-    if args.budget is not None and args.budget <= 0:
+    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
         raise UsageError("--budget must be a positive number of seconds")
+    if args.max_events < 1:
+        raise UsageError("--max-events must be at least 1")
     vocabulary = DEFAULT_VOCABULARY
     if args.vocabulary:
         try:
@@ -327,10 +348,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``activity-check`` console script. Returns the exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         return args.func(args)
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
     except UsageError as exc:
         print(f"activity-check: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -526,7 +526,9 @@ def _text_start(state: ConsumerState, ev: TextMessageStart, reading: AnyReading)
                               open_texts=state.open_texts | {ev.message_id}))
 
 
-def _text_content(state: ConsumerState, ev: TextMessageContent, reading: AnyReading) -> StepResult:
+def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
+    """TEXT_MESSAGE_CONTENT (appends ``delta``) and TEXT_MESSAGE_END (closes): both continue the
+    message their START opened (SUB-REJECT-MISMATCH for a disagreeing tag)."""
     i, warn = _text_target(state, ev.message_id)
     if warn is not None:
         return StepResult(state, (warn,))
@@ -534,24 +536,14 @@ def _text_content(state: ConsumerState, ev: TextMessageContent, reading: AnyRead
     fatal = _text_owner_check(held, ev.subagent_run_id)
     if fatal is not None:
         return _halt(state, (), fatal)
-    text = (thaw(held.content) if held.content is not None else "") or ""
-    new = replace(held, content=freeze(text + ev.delta),
-                  metadata=merge_metadata(held.metadata, ev.metadata))
-    return StepResult(replace(state, messages=_put(state.messages, i, new)))
-
-
-def _text_end(state: ConsumerState, ev: TextMessageEnd, reading: AnyReading) -> StepResult:
-    i, warn = _text_target(state, ev.message_id)
-    if warn is not None:
-        return StepResult(state, (warn,))
-    held = state.messages[i]
-    fatal = _text_owner_check(held, ev.subagent_run_id)
-    if fatal is not None:
-        return _halt(state, (), fatal)
-    msgs = state.messages
-    if ev.metadata is not None:
-        msgs = _put(msgs, i, replace(held, metadata=merge_metadata(held.metadata, ev.metadata)))
-    return StepResult(replace(state, messages=msgs, open_texts=state.open_texts - {ev.message_id}))
+    new = replace(held, metadata=merge_metadata(held.metadata, ev.metadata))
+    open_texts = state.open_texts
+    if isinstance(ev, TextMessageContent):
+        text = (thaw(held.content) if held.content is not None else "") or ""
+        new = replace(new, content=freeze(text + ev.delta))
+    else:
+        open_texts = open_texts - {ev.message_id}
+    return StepResult(replace(state, messages=_put(state.messages, i, new), open_texts=open_texts))
 
 
 def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) -> StepResult:
@@ -659,8 +651,8 @@ _HANDLERS = {
     ActivityDelta: _activity_delta,
     MessagesSnapshot: _messages_snapshot,
     TextMessageStart: _text_start,
-    TextMessageContent: _text_content,
-    TextMessageEnd: _text_end,
+    TextMessageContent: _text_continue,
+    TextMessageEnd: _text_continue,
     ToolCallStart: _tool_start,
     ToolCallArgs: _tool_args,
     ToolCallEnd: _tool_end,

@@ -25,6 +25,7 @@ the file, line, column and event index.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
@@ -478,15 +479,32 @@ class ParsedTrace:
 def _loads(text: str) -> Any:
     """json.loads that rejects NaN and Infinity with a positioned JSONDecodeError."""
     def reject(name: str):
-        raise ValueError(name)
+        raise _NotJson(name, f"{name} is not a JSON value")
+
+    def number(token: str) -> float:
+        value = float(token)
+        if math.isinf(value):
+            raise _NotJson(token, f"the number {token[:20]} is out of range")
+        return value
+
     try:
-        return json.loads(text, parse_constant=reject)
+        return json.loads(text, parse_constant=reject, parse_float=number)
     except json.JSONDecodeError:
         raise
-    except ValueError as exc:
-        name = str(exc)
-        pos = max(text.find(name), 0)
-        raise json.JSONDecodeError(f"{name} is not a JSON value", text, pos) from None
+    except _NotJson as exc:
+        raise json.JSONDecodeError(exc.reason, text, max(text.find(exc.token), 0)) from None
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", text, 0) from None
+    except ValueError as exc:  # an integer with more digits than Python reads
+        long_number = re.search(r"\d{4000,}", text)
+        raise json.JSONDecodeError(f"a number is too long to read ({str(exc).split(':')[0]})",
+                                   text, long_number.start() if long_number else 0) from None
+
+
+class _NotJson(ValueError):
+    def __init__(self, token: str, reason: str):
+        super().__init__(reason)
+        self.token, self.reason = token, reason
 
 
 def _position(text: str, pos: int) -> tuple[int, int]:

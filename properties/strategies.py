@@ -43,17 +43,8 @@ def conformant_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_eve
     :func:`model.producer.moves`) over ``vocabulary``; the first is RUN_STARTED.
 
     Shrinks towards shorter traces and earlier (simpler) moves."""
-    belief = Belief()
-    events: list[Event] = []
-    length = draw(st.integers(min_value=1, max_value=max_events))
-    for _ in range(length):
-        options = moves(belief, vocabulary, reading)
-        if not options:
-            break
-        event = draw(st.sampled_from(options))
-        events.append(event)
-        belief = advance(belief, event)
-    return tuple(events)
+    events, _ = draw(adversarial_traces(vocabulary, max_events, reading, adversarial_rate=0.0))
+    return events
 
 
 @st.composite
@@ -71,7 +62,7 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
     length = draw(st.integers(min_value=1, max_value=max_events))
     threshold = int(adversarial_rate * 100)
     for index in range(length):
-        bad = draw(st.integers(0, 99)) < threshold
+        bad = threshold > 0 and draw(st.integers(0, 99)) < threshold
         if bad:
             options = adversarial_moves(belief, vocabulary, reading)
             if options:

@@ -1,0 +1,367 @@
+"""Tests for the producer model (model.producer): conformant moves, adversarial moves, the
+producer-side monitor (violations / check_trace) and the belief update (advance)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from model.events import (ActivityDelta, ActivitySnapshot, MessagesSnapshot, PatchOp, RunFinished,
+                          RunStarted, SubagentStarted, TextMessageContent, TextMessageStart)
+from model.json_values import freeze, thaw
+from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, ActivityBelief, Belief,
+                            ProducerViolation, Vocabulary, adversarial_moves, advance, check_trace,
+                            moves, violations)
+from model.readings import DRAFT, PRESETS
+from model.wire import parse_event, parse_events
+
+RS = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+RF = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+CORPUS = Path(__file__).resolve().parents[1] / "counterexamples" / "corpus" / "field-cases.jsonl"
+
+
+def snap(mid="act-1", atype="PLAN", content=None, **extra) -> dict:
+    obj = {"type": "ACTIVITY_SNAPSHOT", "messageId": mid, "activityType": atype,
+           "content": {"n": 0} if content is None else content}
+    obj.update(extra)
+    return obj
+
+
+def delta(mid="act-1", atype="PLAN", patch=(), **extra) -> dict:
+    obj = {"type": "ACTIVITY_DELTA", "messageId": mid, "activityType": atype,
+           "patch": list(patch)}
+    obj.update(extra)
+    return obj
+
+
+def belief_after(*wire) -> Belief:
+    b = Belief()
+    for e in parse_events(list(wire)):
+        b = advance(b, e)
+    return b
+
+
+def clauses(belief: Belief, wire: dict, reading=DRAFT) -> list[str]:
+    return [v.clause for v in violations(belief, parse_event(wire), reading)]
+
+
+def kinds(belief: Belief, wire: dict, reading=DRAFT) -> list[str]:
+    return [v.kind for v in violations(belief, parse_event(wire), reading)]
+
+
+def field_case(case_id: str) -> dict:
+    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            case = json.loads(line)
+            if case["id"] == case_id:
+                return case
+    raise KeyError(case_id)
+
+
+# --- moves --------------------------------------------------------------------------------------
+
+def test_moves_from_empty_belief_are_only_run_started():
+    assert moves(Belief()) == [RunStarted(thread_id="t1", run_id="r1")]
+
+
+def test_moves_after_run_started_have_snapshots_but_no_deltas():
+    b = advance(Belief(), RunStarted())
+    ms = moves(b)
+    snaps = [e for e in ms if isinstance(e, ActivitySnapshot)]
+    assert snaps and {e.message_id for e in snaps} == set(DEFAULT_VOCABULARY.activity_ids)
+    assert not any(isinstance(e, ActivityDelta) for e in ms)
+    assert RunFinished(thread_id="t1", run_id="r1") in ms
+    assert TextMessageStart(message_id="msg-1") in ms
+    assert not any(isinstance(e, RunStarted) for e in ms)
+
+
+def test_moves_after_snapshot_have_deltas_only_for_created_id():
+    b = belief_after(RS, snap("act-1"))
+    deltas = [e for e in moves(b) if isinstance(e, ActivityDelta)]
+    assert deltas and {e.message_id for e in deltas} == {"act-1"}
+    # the root replacement (non-object result) is never a conformant move
+    assert not any(e.patch and thaw(e.patch[0].raw).get("path") == "" for e in deltas)
+    # deltas tagged with another owner than the (parent) opener are not conformant
+    assert {e.subagent_run_id for e in deltas} == {None}
+
+
+def test_moves_after_run_finished():
+    b = belief_after(RS, RF)
+    ms = moves(b)
+    assert RunStarted(thread_id="t1", run_id="r2") in ms
+    assert all(isinstance(e, RunStarted) for e in ms)
+    b = belief_after(RS, RF, {**RS, "runId": "r2"}, {**RF, "runId": "r2"})
+    assert moves(b) == []  # max_runs reached
+
+
+def _beliefs() -> list[Belief]:
+    return [
+        Belief(),
+        belief_after(RS),
+        belief_after(RS, snap("act-1", subagentRunId="sub-1")),
+        belief_after(RS, snap("act-1"), snap("act-2", atype="SEARCH", subagentRunId="sub-2"),
+                     {"type": "TEXT_MESSAGE_START", "messageId": "msg-1"}),
+        belief_after(RS, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1"},
+                     {"type": "TEXT_MESSAGE_END", "messageId": "msg-1"},
+                     {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}),
+        belief_after(RS, snap("act-1"), RF),
+        belief_after(RS, snap("act-1"), {"type": "RUN_ERROR", "message": "x"}),
+    ]
+
+
+@pytest.mark.parametrize("index", range(7))
+@pytest.mark.parametrize("reading", ["draft", "strict"])
+def test_moves_are_conformant_and_adversarial_moves_are_labelled(index, reading):
+    belief, r = _beliefs()[index], PRESETS[reading]
+    good = moves(belief, reading=r)
+    assert good
+    for e in good:
+        assert violations(belief, e, r) == ()
+    bad = adversarial_moves(belief, reading=r)
+    assert bad
+    for e, v in bad:
+        found = violations(belief, e, r)
+        assert found and found[0] == v
+        assert v.kind in ADVERSARIAL_KINDS and v.clause == ADVERSARIAL_KINDS[v.kind]
+    assert not set(good) & {e for e, _ in bad}
+
+
+def test_adversarial_kinds_reached():
+    seen = set()
+    for b in _beliefs():
+        seen |= {v.kind for _, v in adversarial_moves(b)}
+    assert {"before-start", "after-close", "run-started-twice", "delta-without-baseline",
+            "non-object-result", "replace-false-owner-disagrees", "delta-owner-disagrees",
+            "id-reused-across-roles", "null-optional-member", "null-subagent-run-id",
+            "null-metadata", "content-not-object", "malformed-patch", "unknown-event-type",
+            "subagent-started-twice"} <= seen
+
+
+# --- specific violations ------------------------------------------------------------------------
+
+def test_delta_before_snapshot_violates_baseline():
+    b = belief_after(RS)
+    assert clauses(b, delta(patch=[{"op": "add", "path": "/x", "value": 1}])) == [
+        "ACT-DELTA-BASELINE"]
+    assert kinds(b, delta()) == ["delta-without-baseline"]
+
+
+def test_delta_on_activity_known_only_from_messages_snapshot_violates_baseline():
+    b = belief_after(RS, {"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "act-1", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]})
+    assert clauses(b, delta()) == ["ACT-DELTA-BASELINE"]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: advance() keeps via_snapshot=False when an "
+                   "ACTIVITY_SNAPSHOT (replacing or replace:false) is sent for an activity known "
+                   "only from a MESSAGES_SNAPSHOT, so a later delta is wrongly flagged "
+                   "ACT-DELTA-BASELINE although the snapshot is its baseline")
+@pytest.mark.parametrize("flag", [{}, {"replace": False}], ids=["replacing", "replace-false"])
+def test_snapshot_after_messages_snapshot_is_a_baseline(flag):
+    wire = [RS, {"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "act-1", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]},
+            snap(content={"n": 1}, **flag), delta(patch=[{"op": "replace", "path": "/n",
+                                                          "value": 2}])]
+    assert check_trace(parse_events(wire)) == []
+
+
+def test_replace_false_with_another_owner_violates_attr_agree():
+    b = belief_after(RS, snap(subagentRunId="sub-1"))
+    assert clauses(b, snap(replace=False, subagentRunId="sub-2")) == ["ACT-ATTR-AGREE"]
+    assert clauses(b, snap(replace=False, subagentRunId="sub-1")) == []
+    assert clauses(b, snap(subagentRunId="sub-2")) == []  # replacing: re-mints, no duty
+    b = belief_after(RS, snap())
+    assert clauses(b, snap(replace=False, subagentRunId="sub-1")) == ["ACT-ATTR-AGREE"]
+    assert clauses(b, snap(replace=False)) == []
+
+
+def test_untagged_replace_false_on_subagent_activity_depends_on_q2():
+    b = belief_after(RS, snap(subagentRunId="sub-1"))
+    untagged = snap(content={"n": 1}, replace=False)  # in the default vocabulary
+    assert clauses(b, untagged, DRAFT) == []
+    assert clauses(b, untagged, DRAFT.with_(Q2="parent")) == ["ACT-ATTR-AGREE"]
+    assert kinds(b, untagged, DRAFT.with_(Q2="parent")) == ["replace-false-owner-disagrees"]
+    assert parse_event(untagged) in moves(b, reading=DRAFT)
+    assert parse_event(untagged) not in moves(b, reading=DRAFT.with_(Q2="parent"))
+
+
+def test_delta_tagged_with_non_owner_violates_sub_owner_agree():
+    b = belief_after(RS, snap(subagentRunId="sub-1"))
+    assert clauses(b, delta(subagentRunId="sub-2")) == ["SUB-OWNER-AGREE"]
+    assert kinds(b, delta(subagentRunId="sub-2")) == ["delta-owner-disagrees"]
+    assert clauses(b, delta(subagentRunId="sub-1")) == []
+    assert clauses(b, delta()) == []  # an untagged continuation continues the opener
+    b = belief_after(RS, snap())
+    assert clauses(b, delta(subagentRunId="sub-1")) == ["SUB-OWNER-AGREE"]
+
+
+def test_delta_owner_after_remint_depends_on_q4_opener():
+    b = belief_after(RS, snap(subagentRunId="sub-1"), snap(content={"n": 1}, subagentRunId="sub-2"))
+    first = DRAFT.with_(**{"Q4-opener": "first"})
+    assert clauses(b, delta(subagentRunId="sub-2")) == []
+    assert clauses(b, delta(subagentRunId="sub-1")) == ["SUB-OWNER-AGREE"]
+    assert clauses(b, delta(subagentRunId="sub-2"), first) == ["SUB-OWNER-AGREE"]
+    assert clauses(b, delta(subagentRunId="sub-1"), first) == []
+
+
+def test_root_replace_to_array_violates_delta_object():
+    b = belief_after(RS, snap())
+    wire = delta(patch=[{"op": "replace", "path": "", "value": []}])
+    assert clauses(b, wire) == ["ACT-DELTA-OBJECT"]
+    assert kinds(b, wire) == ["non-object-result"]
+    # a root replacement by another object is fine
+    assert clauses(b, delta(patch=[{"op": "replace", "path": "", "value": {"m": 1}}])) == []
+    # a patch that does not apply breaks no producer clause here
+    assert clauses(b, delta(patch=[{"op": "remove", "path": "/missing"}])) == []
+
+
+def test_event_after_run_finished_violates_after_close():
+    b = belief_after(RS, snap(), RF)
+    assert clauses(b, snap("act-2")) == ["LIF-AFTER-CLOSE"]
+    assert kinds(b, delta()) == ["after-close"]
+    assert clauses(b, RS) == []
+    assert clauses(b, {"type": "RUN_ERROR", "message": "late"}) == []  # late failure admitted
+    b = belief_after(RS, {"type": "RUN_ERROR", "message": "x"})
+    assert clauses(b, {"type": "RUN_ERROR", "message": "again"}) == ["LIF-AFTER-CLOSE"]
+
+
+def test_lifecycle_start_violations():
+    assert clauses(Belief(), snap()) == ["LIF-STREAM-START"]
+    assert clauses(Belief(), {"type": "RUN_ERROR", "message": "unreachable"}) == []
+    assert clauses(belief_after(RS), RS) == ["LIF-ONE-ACTIVE"]
+
+
+def test_activity_snapshot_on_text_id_violates_id_unique():
+    b = belief_after(RS, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1"})
+    assert clauses(b, snap("msg-1")) == ["EVM-ID-UNIQUE"]
+    assert kinds(b, snap("msg-1")) == ["id-reused-across-roles"]
+    b = belief_after(RS, snap("act-1"))
+    assert clauses(b, {"type": "TEXT_MESSAGE_START", "messageId": "act-1"}) == ["EVM-ID-UNIQUE"]
+
+
+def test_null_subagent_run_id_violates_absent_parent():
+    event = parse_event(snap(subagentRunId="sub-1") | {"subagentRunId": None})
+    assert violations(belief_after(RS), event) == (
+        ProducerViolation("null-subagent-run-id", "SUB-ABSENT-PARENT", "$.subagentRunId"),)
+
+
+def test_other_malformed_events_labelled():
+    b = belief_after(RS, snap())
+    assert clauses(b, snap() | {"metadata": None}) == ["MET-NOT-NULL"]
+    assert clauses(b, snap() | {"replace": None}) == ["EVM-ABSENT-NOT-NULL"]
+    assert clauses(b, snap() | {"content": None}) == ["SCH-ACTIVITY-SNAPSHOT"]
+    assert clauses(b, delta(patch=[{"op": "add", "path": "x", "value": 1}])) == ["SCH-JSON-PATCH"]
+    assert clauses(b, {"type": "ACTIVITY_PROGRESS"}) == ["PRC-NO-PRIVATE-TYPES"]
+
+
+def test_subagent_lifecycle_violations():
+    b = belief_after(RS, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"})
+    assert clauses(b, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}) == [
+        "SUB-STARTED-ACTIVE"]
+    b = advance(b, parse_event({"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}))
+    assert clauses(b, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}) == [
+        "SUB-NO-REUSE-FINISHED"]
+    assert clauses(b, snap(subagentRunId="sub-1")) == ["SUB-NO-REUSE-FINISHED"]
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: violations() never checks text continuations, so the "
+                   "declared adversarial kind 'text-owner-disagrees' (SUB-OWNER-AGREE) is never "
+                   "flagged: a TEXT_MESSAGE_CONTENT tagged sub-2 on a message opened by sub-1 "
+                   "passes the monitor")
+def test_text_continuation_with_another_owner_violates_sub_owner_agree():
+    wire = [RS, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "subagentRunId": "sub-1"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-1", "delta": "x",
+             "subagentRunId": "sub-2"}]
+    found = check_trace(parse_events(wire))
+    assert [(i, v.kind, v.clause) for i, v in found] == [
+        (2, "text-owner-disagrees", "SUB-OWNER-AGREE")]
+
+
+# --- check_trace on field cases -----------------------------------------------------------------
+
+def test_check_trace_flags_fc08_non_object_result():
+    case = field_case("FC-08")
+    found = check_trace(parse_events(case["events"]))
+    assert [(i, v.kind, v.clause) for i, v in found] == [(2, "non-object-result",
+                                                          "ACT-DELTA-OBJECT")]
+    assert case["expected"]["producerViolation"] == "ACT-DELTA-OBJECT"
+
+
+def test_check_trace_flags_fc23_missing_baseline():
+    case = field_case("FC-23")
+    found = check_trace(parse_events(case["events"]))
+    assert [(i, v.kind, v.clause) for i, v in found] == [(1, "delta-without-baseline",
+                                                          "ACT-DELTA-BASELINE")]
+    assert found[0][1].detail == "act_1"
+    assert case["expected"]["producerViolation"] == "ACT-DELTA-BASELINE"
+
+
+def test_check_trace_clean_on_conformant_trace():
+    wire = [RS, snap(subagentRunId="sub-1"),
+            delta(patch=[{"op": "replace", "path": "/n", "value": 1}], subagentRunId="sub-1"),
+            snap(content={"n": 2}, replace=False, subagentRunId="sub-1"), RF]
+    assert check_trace(parse_events(wire)) == []
+
+
+def test_check_trace_reports_every_violation_with_its_index():
+    wire = [snap(), RS, delta("act-9"), snap(), delta(patch=[{"op": "replace", "path": "",
+                                                              "value": 1}]), RF, snap()]
+    found = check_trace(parse_events(wire))
+    assert [(i, v.clause) for i, v in found] == [(0, "LIF-STREAM-START"),
+                                                 (2, "ACT-DELTA-BASELINE"),
+                                                 (4, "ACT-DELTA-OBJECT"),
+                                                 (6, "LIF-AFTER-CLOSE")]
+
+
+# --- advance ------------------------------------------------------------------------------------
+
+def test_advance_tracks_content_through_applying_delta_and_keeps_it_on_failing_one():
+    b = belief_after(RS, snap(content={"n": 0, "items": []}, subagentRunId="sub-1"))
+    assert b.activity("act-1") == ActivityBelief(freeze({"n": 0, "items": []}), "PLAN", "sub-1",
+                                                 "sub-1", True)
+    b = advance(b, parse_event(delta(atype="SEARCH", patch=[
+        {"op": "replace", "path": "/n", "value": 2},
+        {"op": "add", "path": "/items/-", "value": "x"}])))
+    assert thaw(b.activity("act-1").content) == {"n": 2, "items": ["x"]}
+    assert b.activity("act-1").activity_type == "SEARCH"
+    before = b.activity("act-1").content
+    b = advance(b, parse_event(delta(atype="SEARCH", patch=[
+        {"op": "replace", "path": "/n", "value": 3}, {"op": "remove", "path": "/missing"}])))
+    assert b.activity("act-1").content == before  # atomic: nothing of the failed patch
+    b = advance(b, parse_event(delta(atype="SEARCH", patch=[
+        {"op": "increment", "path": "/n"}, {"op": "replace", "path": "/n", "value": 4}])))
+    assert thaw(b.activity("act-1").content) == {"n": 4, "items": ["x"]}  # unknown op dropped
+
+
+def test_advance_snapshots_and_owner():
+    b = belief_after(RS, snap(subagentRunId="sub-1"))
+    b2 = advance(b, parse_event(snap(content={"n": 5}, replace=False, subagentRunId="sub-1")))
+    assert b2 == b  # a declined snapshot changes nothing the producer believes
+    b3 = advance(b, parse_event(snap(atype="SEARCH", content={"n": 5})))
+    assert b3.activity("act-1") == ActivityBelief(freeze({"n": 5}), "SEARCH", None, "sub-1", True)
+    assert [m for m, _ in b3.activities] == ["act-1"]
+
+
+def test_advance_run_and_text_tracking():
+    b = belief_after(RS, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1"})
+    assert b.run == "active" and b.runs == 1 and b.texts == ("msg-1",)
+    assert b.open_texts == {"msg-1"}
+    b = advance(b, parse_event(RF))
+    assert b.run == "finished" and b.open_texts == frozenset()
+    b = advance(b, parse_event({**RS, "runId": "r2"}))
+    assert b.run == "active" and b.runs == 2
+
+
+def test_custom_vocabulary_moves():
+    vocab = Vocabulary(activity_ids=("x",), text_ids=(), owners=(None,), activity_types=("T",),
+                       contents=({"a": 1},), patches=(("noop", ()),), metadata=(None,),
+                       replace_flags=(None,), max_runs=1)
+    b = advance(Belief(), RunStarted())
+    assert moves(b, vocab) == [RunFinished(thread_id="t1", run_id="r1"),
+                               ActivitySnapshot(message_id="x", activity_type="T",
+                                                content=freeze({"a": 1}))]
+    b = advance(b, moves(b, vocab)[1])
+    ms = moves(b, vocab)
+    assert ActivityDelta(message_id="x", activity_type="T", patch=()) in ms
+    assert MessagesSnapshot(messages=(ms[-1].messages[0],)) in ms
