@@ -132,7 +132,8 @@ class Belief:
         run: ``"idle"``, ``"active"``, ``"finished"`` or ``"errored"``.
         runs: how many runs it opened.
         activities: ``((id, ActivityBelief), ...)`` in creation order.
-        texts: ids of text messages it opened, in order; ``open_texts`` those not yet ended.
+        texts: ids of text messages it opened, in order; ``open_texts`` those not yet ended;
+            ``text_owners`` the owner each was opened under.
         subagents: active invocations; ``finished`` invocations finished in this run.
     """
 
@@ -143,6 +144,11 @@ class Belief:
     open_texts: frozenset[str] = frozenset()
     subagents: frozenset[str] = frozenset()
     finished: frozenset[str] = frozenset()
+    text_owners: tuple[tuple[str, Optional[str]], ...] = ()
+
+    def text_owner(self, message_id: str) -> Optional[str]:
+        """The owner a text message was opened under (None: the parent)."""
+        return dict(self.text_owners).get(message_id)
 
     def activity(self, message_id: str) -> Optional[ActivityBelief]:
         for mid, a in self.activities:
@@ -255,6 +261,11 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     elif isinstance(event, TextMessageStart):
         if belief.activity(event.message_id) is not None or event.message_id in belief.texts:
             out.append(_v("id-reused-across-roles", event.message_id))
+    elif isinstance(event, (TextMessageContent, TextMessageEnd)):
+        if tag is not None and event.message_id in belief.texts and \
+                tag != belief.text_owner(event.message_id):
+            out.append(_v("text-owner-disagrees",
+                          f"{tag} vs opener {belief.text_owner(event.message_id) or 'parent'}"))
     elif isinstance(event, SubagentStarted):
         if event.subagent_run_id in belief.subagents:
             out.append(_v("subagent-started-twice", event.subagent_run_id))
@@ -278,11 +289,12 @@ def advance(belief: Belief, event: Event) -> Belief:
             return belief.with_activity(event.message_id, ActivityBelief(
                 event.content, event.activity_type, event.subagent_run_id,
                 event.subagent_run_id, True))
+        # A snapshot, applied or declined, is a baseline (SNP-SPENT), also for an activity
+        # first known from a MESSAGES_SNAPSHOT.
         if event.replacing:
             return belief.with_activity(event.message_id, ActivityBelief(
-                event.content, event.activity_type, event.subagent_run_id, held.opener,
-                held.via_snapshot))
-        return belief
+                event.content, event.activity_type, event.subagent_run_id, held.opener, True))
+        return belief.with_activity(event.message_id, replace(held, via_snapshot=True))
     if isinstance(event, ActivityDelta):
         held = belief.activity(event.message_id)
         if held is None:
@@ -303,7 +315,9 @@ def advance(belief: Belief, event: Event) -> Belief:
         return out
     if isinstance(event, TextMessageStart):
         return replace(belief, texts=belief.texts + (event.message_id,),
-                       open_texts=belief.open_texts | {event.message_id})
+                       open_texts=belief.open_texts | {event.message_id},
+                       text_owners=belief.text_owners + ((event.message_id,
+                                                          event.subagent_run_id),))
     if isinstance(event, TextMessageEnd):
         return replace(belief, open_texts=belief.open_texts - {event.message_id})
     if isinstance(event, SubagentStarted):
@@ -414,6 +428,9 @@ def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULAR
         extra.append(RunStarted(thread_id="t1", run_id="r-extra"))
         extra.extend(TextMessageStart(message_id=mid) for mid, _ in belief.activities)
         extra.extend(SubagentStarted(subagent_run_id=s) for s in belief.subagents)
+        extra.extend(TextMessageContent(message_id=t, delta="x", subagent_run_id=owner)
+                     for t in sorted(belief.open_texts) for owner in vocabulary.owners
+                     if owner is not None and owner != belief.text_owner(t))
     else:
         extra.append(RunFinished(thread_id="t1", run_id="r-extra"))
     for event in list(_candidates(belief, vocabulary)) + extra:

@@ -434,8 +434,8 @@ def parse_event(obj: Any) -> Event:
         if bad.shim_field is not None:
             repaired = {k: v for k, v in obj.items() if k != bad.shim_field}
             shim = parse_event(repaired)
-            if isinstance(shim, Malformed):
-                shim = None
+            if isinstance(shim, Malformed) and shim.shim is None:
+                shim = None  # still malformed after the repair, for a reason no shim mends
         clause = bad.clause
         if type_name in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA") and clause == "PRC-MALFORMED-FATAL":
             clause = "ACT-MALFORMED-FATAL"

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from model.consumer import BRANCHES, ConsumerState, initial_state, run_input, step
-from model.events import Message, RunStarted
 from model.readings import DRAFT, KNOBS, PRESETS, Reading
 from model.verdict import evaluate, trace_states
 from model.wire import parse_event, parse_events
@@ -462,6 +461,130 @@ def test_messages_accumulate_across_runs():
     assert v["messages"] == [act(), msg("a1", "hi")] and v["run"] == "finished"
 
 
+def test_run_boundary_closes_open_messages():
+    # a1 is still open when the run fails; the next run starts with nothing open, so a
+    # MESSAGES_SNAPSHOT omitting it drops it even under X1=preserve.
+    v = under("X1", "preserve", text("a1")[0],
+              {"type": "RUN_ERROR", "message": "x"},
+              {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"},
+              ms(msg("u1", "q", "user")))
+    assert v["messages"] == [msg("u1", "q", "user")] and v["fatal"] is None
+    v = under("X1", "preserve", text("a1")[0],
+              ms(msg("u1", "q", "user")))
+    assert v["messages"] == [msg("a1", ""), msg("u1", "q", "user")]
+
+
+# --- state --------------------------------------------------------------------------------------
+
+def test_state_snapshot_replaces_and_delta_amends():
+    v = run({"type": "STATE_SNAPSHOT", "snapshot": {"a": {"b": 1}, "c": 2}},
+            {"type": "STATE_SNAPSHOT", "snapshot": {"a": {"x": 1}}},
+            {"type": "STATE_DELTA", "delta": [op("add", "/a/y", 2)]}, RF,
+            {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"},
+            {"type": "STATE_DELTA", "delta": [op("remove", "/a/x")]})
+    assert v["state"] == {"a": {"y": 2}} and v["warnings"] == []
+
+
+def test_state_delta_failure_is_atomic_and_warns():
+    v = run({"type": "STATE_SNAPSHOT", "snapshot": {"a": 1}},
+            {"type": "STATE_DELTA", "delta": [op("test", "/a", 2), op("replace", "/a", 3)]},
+            {"type": "STATE_DELTA", "delta": [op("replace", "/a", 5), op("remove", "/zz")]},
+            {"type": "STATE_DELTA", "delta": [op("replace", "/a", 7)]}, RF)
+    assert v["state"] == {"a": 7}
+    assert [(w["code"], w["atEvent"], w["clause"], w["messageId"]) for w in v["warnings"]] == [
+        ("STATE_PATCH_FAILED", 2, "SNP-ATOMIC", None),
+        ("STATE_PATCH_FAILED", 3, "SNP-ATOMIC", None)]
+    assert v["fatal"] is None and v["run"] == "finished"
+
+
+def test_state_starts_from_empty_object():
+    v = run({"type": "STATE_DELTA", "delta": [op("add", "/k", [1])]})
+    assert v["state"] == {"k": [1]}
+
+
+# --- text messages and tool calls ---------------------------------------------------------------
+
+def test_text_events_on_activity_id_are_skipped():
+    v = run(snap(), {"type": "TEXT_MESSAGE_START", "messageId": "act-1", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "act-1", "delta": "x"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "act-1"})
+    assert v["messages"] == [act()]
+    assert [(w["code"], w["atEvent"], w["clause"]) for w in v["warnings"]] == [
+        ("TEXT_TARGET_IS_ACTIVITY", 2, "TXT-TARGET-ACTIVITY"),
+        ("TEXT_TARGET_IS_ACTIVITY", 3, "TXT-TARGET-ACTIVITY"),
+        ("TEXT_TARGET_IS_ACTIVITY", 4, "TXT-TARGET-ACTIVITY")]
+    assert v["fatal"] is None
+
+
+def test_text_content_on_unknown_id_is_skipped():
+    v = run({"type": "TEXT_MESSAGE_CONTENT", "messageId": "zz", "delta": "x"})
+    assert warning(v) == {"code": "TEXT_TARGET_MISSING", "messageId": "zz", "atEvent": 1,
+                          "clause": "TXT-TARGET-MISSING"}
+    assert v["messages"] == []
+
+
+def test_text_continuation_owner_mismatch_is_fatal_and_untagged_continues():
+    start = {"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant",
+             "subagentRunId": "sub-1"}
+    v = run(start, {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "x"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a1", "subagentRunId": "sub-1"})
+    assert v["messages"] == [msg("a1", "x", subagentRunId="sub-1")] and v["fatal"] is None
+    v = run(start, {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "x",
+                    "subagentRunId": "sub-2"}, snap())
+    assert fatal(v) == {"code": "TEXT_OWNER_MISMATCH", "atEvent": 2,
+                        "clause": "SUB-REJECT-MISMATCH", "messageId": "a1"}
+    assert v["messages"] == [msg("a1", "", subagentRunId="sub-1")]
+
+
+def test_text_metadata_merges_across_start_content_end():
+    v = run({"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistant",
+             "metadata": {"a": 1, "o": {"x": 1}}},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "h", "metadata": {"b": 2}},
+            {"type": "TEXT_MESSAGE_END", "messageId": "a1", "metadata": {"o": {"y": 2}}})
+    assert v["messages"] == [msg("a1", "h", metadata={"a": 1, "b": 2, "o": {"y": 2}})]
+
+
+def test_tool_calls_and_results():
+    v = run({"type": "TOOL_CALL_START", "toolCallId": "tc1", "toolCallName": "f",
+             "parentMessageId": "a1", "metadata": {"m": 1}},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "tc1", "delta": "{}"},
+            {"type": "TOOL_CALL_END", "toolCallId": "tc1", "metadata": {"n": 2}},
+            {"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "tc1", "content": "ok"},
+            snap(), {"type": "TOOL_CALL_START", "toolCallId": "tc2", "toolCallName": "g",
+                     "parentMessageId": "act-1"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "tc9", "delta": "x"})
+    assert v["messages"] == [
+        {"id": "a1", "role": "assistant", "toolCalls": [
+            {"id": "tc1", "type": "function", "function": {"name": "f", "arguments": "{}"},
+             "metadata": {"m": 1, "n": 2}}]},
+        {"id": "t1", "role": "tool", "content": "ok", "toolCallId": "tc1"}, act()]
+    assert [(w["code"], w["atEvent"]) for w in v["warnings"]] == [
+        ("TEXT_TARGET_IS_ACTIVITY", 6), ("TOOL_CALL_TARGET_MISSING", 7)]
+    assert v["runInput"] == v["messages"][:2]
+
+
+# --- subagents ----------------------------------------------------------------------------------
+
+def test_subagent_tracking():
+    events = parse_events([RS, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"},
+                           {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-2"},
+                           {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"},
+                           {"type": "SUBAGENT_ERROR", "subagentRunId": "sub-2"},
+                           {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-3"},
+                           {"type": "RUN_ERROR", "message": "x"}])
+    states = trace_states(events)
+    assert [sorted(s.subagents) for s in states] == [
+        [], ["sub-1"], ["sub-1", "sub-2"], ["sub-2"], [], ["sub-3"], []]
+    assert states[5].to_json()["subagents"] == ["sub-3"]
+
+
+def test_unannounced_subagent_attribution_is_accepted():
+    v = run(snap(subagentRunId="sub-7"), delta(patch=[op("replace", "/n", 1)],
+                                               subagentRunId="sub-7"))
+    assert v["messages"] == [act(content={"n": 1}, subagentRunId="sub-7")]
+    assert v["warnings"] == [] and v["fatal"] is None
+
+
 # --- unrecognised.drop / member.strip / passthrough ---------------------------------------------
 
 def test_unrecognised_event_dropped_with_warning():
@@ -801,3 +924,11 @@ def test_q21_does_not_shim_a_required_member():
 def test_x1_preserve_keeps_text_open_for_its_end():
     v = under("X1", "preserve", *_X1_TRACE, {"type": "TEXT_MESSAGE_END", "messageId": "a1"}, RF)
     assert v["fatal"] is None and v["warnings"] == [] and v["run"] == "finished"
+
+
+def test_q21_shim_repairs_every_null_optional_member():
+    v = under("Q21", "shim", snap(subagentRunId="sub-1"),
+              snap(content={"n": 2}) | {"replace": None, "subagentRunId": None})
+    assert v["fatal"] is None
+    assert v["messages"] == [act(content={"n": 2})]
+    assert codes(v) == [("NULL_MEMBER_SHIMMED", 2), ("NULL_MEMBER_SHIMMED", 2)]

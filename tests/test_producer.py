@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from model.events import (ActivityDelta, ActivitySnapshot, MessagesSnapshot, PatchOp, RunFinished,
-                          RunStarted, SubagentStarted, TextMessageContent, TextMessageStart)
+from model.events import (ActivityDelta, ActivitySnapshot, MessagesSnapshot, RunFinished,
+                          RunStarted, TextMessageStart)
 from model.json_values import freeze, thaw
 from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, ActivityBelief, Belief,
                             ProducerViolation, Vocabulary, adversarial_moves, advance, check_trace,
@@ -153,10 +153,6 @@ def test_delta_on_activity_known_only_from_messages_snapshot_violates_baseline()
     assert clauses(b, delta()) == ["ACT-DELTA-BASELINE"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: advance() keeps via_snapshot=False when an "
-                   "ACTIVITY_SNAPSHOT (replacing or replace:false) is sent for an activity known "
-                   "only from a MESSAGES_SNAPSHOT, so a later delta is wrongly flagged "
-                   "ACT-DELTA-BASELINE although the snapshot is its baseline")
 @pytest.mark.parametrize("flag", [{}, {"replace": False}], ids=["replacing", "replace-false"])
 def test_snapshot_after_messages_snapshot_is_a_baseline(flag):
     wire = [RS, {"type": "MESSAGES_SNAPSHOT", "messages": [
@@ -265,10 +261,6 @@ def test_subagent_lifecycle_violations():
     assert clauses(b, snap(subagentRunId="sub-1")) == ["SUB-NO-REUSE-FINISHED"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: violations() never checks text continuations, so the "
-                   "declared adversarial kind 'text-owner-disagrees' (SUB-OWNER-AGREE) is never "
-                   "flagged: a TEXT_MESSAGE_CONTENT tagged sub-2 on a message opened by sub-1 "
-                   "passes the monitor")
 def test_text_continuation_with_another_owner_violates_sub_owner_agree():
     wire = [RS, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "subagentRunId": "sub-1"},
             {"type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-1", "delta": "x",

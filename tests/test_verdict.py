@@ -12,8 +12,8 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PRESETS, PartialReading, Reading,
-                            all_readings, reading_count)
+from model.readings import (DRAFT, KNOBS, PRESETS, PartialReading, Reading, all_readings,
+                            reading_count)
 from model.verdict import evaluate, knob_splits, partition, reading_leaves, verdict_key
 from model.wire import parse_events
 from properties.strategies import adversarial_traces, conformant_traces
@@ -206,7 +206,8 @@ def test_classes_group_equal_verdicts():
 
 
 def test_leaves_of_a_multi_knob_trace():
-    events = trace(snap(metadata={"a": 1}), snap(content={"n": 5}, replace=False, metadata={"b": 2}),
+    events = trace(snap(metadata={"a": 1}),
+                   snap(content={"n": 5}, replace=False, metadata={"b": 2}),
                    delta(atype="SEARCH", patch=[{"op": "remove", "path": "/x"}], metadata={"c": 3}),
                    {"type": "MESSAGES_SNAPSHOT", "messages": [
                        {"id": "act-2", "role": "activity", "activityType": "PLAN",
