@@ -16,23 +16,12 @@ from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, ActivityBelie
 from model.readings import DRAFT, PRESETS
 from model.wire import parse_event, parse_events
 
-RS = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
-RF = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+from wirekit import RF, RS, delta, snap  # noqa: E402
 CORPUS = Path(__file__).resolve().parents[1] / "counterexamples" / "corpus" / "field-cases.jsonl"
 
 
-def snap(mid="act-1", atype="PLAN", content=None, **extra) -> dict:
-    obj = {"type": "ACTIVITY_SNAPSHOT", "messageId": mid, "activityType": atype,
-           "content": {"n": 0} if content is None else content}
-    obj.update(extra)
-    return obj
 
 
-def delta(mid="act-1", atype="PLAN", patch=(), **extra) -> dict:
-    obj = {"type": "ACTIVITY_DELTA", "messageId": mid, "activityType": atype,
-           "patch": list(patch)}
-    obj.update(extra)
-    return obj
 
 
 def belief_after(*wire) -> Belief:

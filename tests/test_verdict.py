@@ -18,26 +18,13 @@ from model.verdict import evaluate, knob_splits, partition, reading_leaves, verd
 from model.wire import parse_events
 from properties.strategies import adversarial_traces, conformant_traces
 
-RS = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
-RF = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+from wirekit import RF, RS, delta, snap, trace  # noqa: E402
 
 
-def snap(mid="act-1", atype="PLAN", content=None, **extra) -> dict:
-    obj = {"type": "ACTIVITY_SNAPSHOT", "messageId": mid, "activityType": atype,
-           "content": {"n": 0} if content is None else content}
-    obj.update(extra)
-    return obj
 
 
-def delta(mid="act-1", atype="PLAN", patch=(), **extra) -> dict:
-    obj = {"type": "ACTIVITY_DELTA", "messageId": mid, "activityType": atype,
-           "patch": list(patch)}
-    obj.update(extra)
-    return obj
 
 
-def trace(*wire):
-    return parse_events([RS] + list(wire))
 
 
 # --- deterministic reading sample ---------------------------------------------------------------
