@@ -60,13 +60,15 @@ class Vocabulary:
         ("append-item", ({"op": "add", "path": "/items/-", "value": "x"},)),
         ("empty", ()),
         ("remove-missing", ({"op": "remove", "path": "/missing"},)),
+        ("partly-applies", ({"op": "replace", "path": "/n", "value": 5},
+                            {"op": "remove", "path": "/missing"})),
         ("test-fails", ({"op": "test", "path": "/n", "value": True},
                         {"op": "replace", "path": "/n", "value": 3})),
         ("unknown-op", ({"op": "increment", "path": "/n"},
                         {"op": "replace", "path": "/n", "value": 4})),
         ("root-array", ({"op": "replace", "path": "", "value": []},)),
     )
-    metadata: tuple[Optional[dict], ...] = (None, {"k": 1}, {"k": 2})
+    metadata: tuple[Optional[dict], ...] = (None, {"k": {"a": 1}}, {"k": {"b": None}})
     replace_flags: tuple[Optional[bool], ...] = (None, True, False)
     max_runs: int = 2
 
@@ -134,6 +136,7 @@ class Belief:
         activities: ``((id, ActivityBelief), ...)`` in creation order.
         texts: ids of text messages it opened, in order; ``open_texts`` those not yet ended;
             ``text_owners`` the owner each was opened under.
+        tags_used: subagent run ids attributed in this run (for SUB-STARTED-FIRST).
         subagents: active invocations; ``finished`` invocations finished in this run.
     """
 
@@ -145,6 +148,7 @@ class Belief:
     subagents: frozenset[str] = frozenset()
     finished: frozenset[str] = frozenset()
     text_owners: tuple[tuple[str, Optional[str]], ...] = ()
+    tags_used: frozenset[str] = frozenset()
 
     def text_owner(self, message_id: str) -> Optional[str]:
         """The owner a text message was opened under (None: the parent)."""
@@ -169,6 +173,7 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "after-close": "LIF-AFTER-CLOSE",
     "run-started-twice": "LIF-ONE-ACTIVE",
     "delta-without-baseline": "ACT-DELTA-BASELINE",
+    "delta-on-unknown-id": "SNP-BASELINE",
     "non-object-result": "ACT-DELTA-OBJECT",
     "replace-false-owner-disagrees": "ACT-ATTR-AGREE",
     "delta-owner-disagrees": "SUB-OWNER-AGREE",
@@ -181,7 +186,10 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "malformed-patch": "SCH-JSON-PATCH",
     "unknown-event-type": "PRC-NO-PRIVATE-TYPES",
     "subagent-started-twice": "SUB-STARTED-ACTIVE",
-    "finished-subagent-reused": "SUB-NO-REUSE-FINISHED",
+    "finished-subagent-reused": "SUB-NO-REUSE",
+    "tag-after-finished": "SUB-NO-REUSE-FINISHED",
+    "announced-after-use": "SUB-STARTED-FIRST",
+    "history-restreamed": "LIF-RESTATE-SNAPSHOT",
 }
 """Kind of adversarial move -> the producer clause it breaks."""
 
@@ -233,7 +241,7 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         return (_v("before-start" if belief.run == "idle" else "after-close", event.type_name),)
     tag = getattr(event, "subagent_run_id", None)
     if tag is not None and tag in belief.finished and not isinstance(event, SubagentStarted):
-        out.append(_v("finished-subagent-reused", tag))
+        out.append(_v("tag-after-finished", tag))
     if isinstance(event, ActivitySnapshot):
         held = belief.activity(event.message_id)
         if held is None and event.message_id in belief.texts:
@@ -248,7 +256,10 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
                               f"{tag or 'parent'} vs owner {held.owner or 'parent'}"))
     elif isinstance(event, ActivityDelta):
         held = belief.activity(event.message_id)
-        if held is None or not held.via_snapshot:
+        if held is None:  # no snapshot (N18) and no baseline at all (N37)
+            out.append(_v("delta-without-baseline", event.message_id))
+            out.append(_v("delta-on-unknown-id", event.message_id))
+        elif not held.via_snapshot:
             out.append(_v("delta-without-baseline", event.message_id))
         else:
             opener = held.owner if reading.q4_opener == "current" else held.opener
@@ -259,8 +270,10 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
             if outcome.ok and not is_json_object_text(outcome.result):
                 out.append(_v("non-object-result", event.message_id))
     elif isinstance(event, TextMessageStart):
-        if belief.activity(event.message_id) is not None or event.message_id in belief.texts:
+        if belief.activity(event.message_id) is not None:
             out.append(_v("id-reused-across-roles", event.message_id))
+        elif event.message_id in belief.texts:
+            out.append(_v("history-restreamed", event.message_id))
     elif isinstance(event, (TextMessageContent, TextMessageEnd)):
         if tag is not None and event.message_id in belief.texts and \
                 tag != belief.text_owner(event.message_id):
@@ -271,14 +284,20 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
             out.append(_v("subagent-started-twice", event.subagent_run_id))
         elif event.subagent_run_id in belief.finished:
             out.append(_v("finished-subagent-reused", event.subagent_run_id))
+        elif event.subagent_run_id in belief.tags_used:
+            out.append(_v("announced-after-use", event.subagent_run_id))
     return tuple(out)
 
 
 def advance(belief: Belief, event: Event) -> Belief:
     """The belief after the producer sent ``event`` (its intent, whatever the consumer did)."""
+    tag = getattr(event, "subagent_run_id", None)
+    if tag is not None and not isinstance(event, (SubagentStarted, SubagentFinished)) and \
+            tag not in belief.tags_used:
+        belief = replace(belief, tags_used=belief.tags_used | {tag})
     if isinstance(event, RunStarted):
         return replace(belief, run="active", runs=belief.runs + 1, open_texts=frozenset(),
-                       subagents=frozenset(), finished=frozenset())
+                       subagents=frozenset(), finished=frozenset(), tags_used=frozenset())
     if isinstance(event, RunFinished):
         return replace(belief, run="finished", open_texts=frozenset())
     if isinstance(event, RunError):
@@ -420,23 +439,27 @@ def moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
 
 def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
                       reading: Reading = DRAFT) -> list[tuple[Event, ProducerViolation]]:
-    """Non-conformant next events, each with the first clause it breaks: the vocabulary's
-    candidates that break a clause, plus malformed and unrecognised events and lifecycle misuse."""
+    """Non-conformant next events, one entry per clause each breaks (an event breaking two
+    clauses appears twice): the vocabulary's candidates that break a clause, plus malformed and
+    unrecognised events, lifecycle misuse, id reuse and subagent misuse."""
     out: list[tuple[Event, ProducerViolation]] = []
     extra: list[Event] = [parse_event(w) for w in _MALFORMED_WIRE]
     if belief.run == "active":
         extra.append(RunStarted(thread_id="t1", run_id="r-extra"))
         extra.extend(TextMessageStart(message_id=mid) for mid, _ in belief.activities)
-        extra.extend(SubagentStarted(subagent_run_id=s) for s in belief.subagents)
+        extra.extend(SubagentStarted(subagent_run_id=s)
+                     for s in sorted(belief.subagents | belief.finished | belief.tags_used))
+        extra.extend(TextMessageStart(message_id=t) for t in belief.texts)
+        extra.extend(TextMessageContent(message_id=mid, delta="x") for mid, _ in belief.activities)
+        extra.extend(ActivityDelta(message_id="act-unknown", activity_type="PLAN", patch=())
+                     for _ in (0,))
         extra.extend(TextMessageContent(message_id=t, delta="x", subagent_run_id=owner)
                      for t in sorted(belief.open_texts) for owner in vocabulary.owners
                      if owner is not None and owner != belief.text_owner(t))
     else:
         extra.append(RunFinished(thread_id="t1", run_id="r-extra"))
     for event in list(_candidates(belief, vocabulary)) + extra:
-        found = violations(belief, event, reading)
-        if found:
-            out.append((event, found[0]))
+        out.extend((event, v) for v in violations(belief, event, reading))
     return out
 
 

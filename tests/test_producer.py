@@ -96,10 +96,12 @@ def _beliefs() -> list[Belief]:
                      {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}),
         belief_after(RS, snap("act-1"), RF),
         belief_after(RS, snap("act-1"), {"type": "RUN_ERROR", "message": "x"}),
+        belief_after(RS, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"},
+                     {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}),
     ]
 
 
-@pytest.mark.parametrize("index", range(7))
+@pytest.mark.parametrize("index", range(8))
 @pytest.mark.parametrize("reading", ["draft", "strict"])
 def test_moves_are_conformant_and_adversarial_moves_are_labelled(index, reading):
     belief, r = _beliefs()[index], PRESETS[reading]
@@ -111,7 +113,7 @@ def test_moves_are_conformant_and_adversarial_moves_are_labelled(index, reading)
     assert bad
     for e, v in bad:
         found = violations(belief, e, r)
-        assert found and found[0] == v
+        assert found and v in found
         assert v.kind in ADVERSARIAL_KINDS and v.clause == ADVERSARIAL_KINDS[v.kind]
     assert not set(good) & {e for e, _ in bad}
 
@@ -124,7 +126,9 @@ def test_adversarial_kinds_reached():
             "non-object-result", "replace-false-owner-disagrees", "delta-owner-disagrees",
             "id-reused-across-roles", "null-optional-member", "null-subagent-run-id",
             "null-metadata", "content-not-object", "malformed-patch", "unknown-event-type",
-            "subagent-started-twice"} <= seen
+            "subagent-started-twice", "delta-on-unknown-id", "history-restreamed",
+            "finished-subagent-reused", "tag-after-finished", "announced-after-use",
+            "text-owner-disagrees"} <= seen
 
 
 # --- specific violations ------------------------------------------------------------------------
@@ -132,8 +136,8 @@ def test_adversarial_kinds_reached():
 def test_delta_before_snapshot_violates_baseline():
     b = belief_after(RS)
     assert clauses(b, delta(patch=[{"op": "add", "path": "/x", "value": 1}])) == [
-        "ACT-DELTA-BASELINE"]
-    assert kinds(b, delta()) == ["delta-without-baseline"]
+        "ACT-DELTA-BASELINE", "SNP-BASELINE"]
+    assert kinds(b, delta()) == ["delta-without-baseline", "delta-on-unknown-id"]
 
 
 def test_delta_on_activity_known_only_from_messages_snapshot_violates_baseline():
@@ -246,8 +250,12 @@ def test_subagent_lifecycle_violations():
         "SUB-STARTED-ACTIVE"]
     b = advance(b, parse_event({"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}))
     assert clauses(b, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}) == [
-        "SUB-NO-REUSE-FINISHED"]
+        "SUB-NO-REUSE"]
     assert clauses(b, snap(subagentRunId="sub-1")) == ["SUB-NO-REUSE-FINISHED"]
+    # a tag used before the invocation is announced (SUB-STARTED-FIRST)
+    b = belief_after(RS, snap(subagentRunId="sub-2"))
+    assert clauses(b, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-2"}) == [
+        "SUB-STARTED-FIRST"]
 
 
 def test_text_continuation_with_another_owner_violates_sub_owner_agree():
@@ -272,8 +280,9 @@ def test_check_trace_flags_fc08_non_object_result():
 def test_check_trace_flags_fc23_missing_baseline():
     case = field_case("FC-23")
     found = check_trace(parse_events(case["events"]))
-    assert [(i, v.kind, v.clause) for i, v in found] == [(1, "delta-without-baseline",
-                                                          "ACT-DELTA-BASELINE")]
+    assert [(i, v.kind, v.clause) for i, v in found] == [
+        (1, "delta-without-baseline", "ACT-DELTA-BASELINE"),
+        (1, "delta-on-unknown-id", "SNP-BASELINE")]
     assert found[0][1].detail == "act_1"
     assert case["expected"]["producerViolation"] == "ACT-DELTA-BASELINE"
 
@@ -291,6 +300,7 @@ def test_check_trace_reports_every_violation_with_its_index():
     found = check_trace(parse_events(wire))
     assert [(i, v.clause) for i, v in found] == [(0, "LIF-STREAM-START"),
                                                  (2, "ACT-DELTA-BASELINE"),
+                                                 (2, "SNP-BASELINE"),
                                                  (4, "ACT-DELTA-OBJECT"),
                                                  (6, "LIF-AFTER-CLOSE")]
 

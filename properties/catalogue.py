@@ -1,0 +1,585 @@
+"""The property catalogue: statements tied to clause ids, each with a check that returns a witness
+or nothing.
+
+A property is checked on one :class:`Transition`: the consumer state before and after one event,
+what the step surfaced, the reading the consumer runs under, and the producer's belief before and
+after (so relations between what the producer meant and what the consumer holds can be stated).
+The checks compute what the draft asks *from the event and the state before it*, never by calling
+the reference step, so they judge the reference consumer too. Where a duty depends on an open
+question, the check reads the same knob the consumer runs under.
+
+Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligation of one step),
+``relation`` (producer belief vs consumer state) and ``difference`` (readings that disagree; see
+:mod:`properties.ambiguity`, listed here so coverage shows it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
+from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
+                          RunError, RunFinished, RunStarted, Unrecognised)
+from model.json_values import freeze, is_json_object_text, thaw
+from model.patch import apply_patch
+from model.producer import Belief
+from model.readings import Reading
+
+__all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "check_transition",
+           "coverage_table", "PropertyViolation"]
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One step of a consumer, as a property sees it.
+
+    Attributes:
+        index: the event's index in the trace.
+        before, after: consumer states around the step.
+        event: the event stepped.
+        warnings, fatal: what the step surfaced.
+        reading: the reading the consumer runs under.
+        run_input: the consumer's next run input after the step (wire messages).
+        belief_before, belief_after: the producer's belief around the event.
+        conformant: True when the event broke no producer clause.
+    """
+
+    index: int
+    before: ConsumerState
+    event: Event
+    after: ConsumerState
+    warnings: tuple[Warning, ...]
+    fatal: Optional[Fatal]
+    reading: Reading
+    run_input: tuple = ()
+    belief_before: Belief = field(default_factory=Belief)
+    belief_after: Belief = field(default_factory=Belief)
+    conformant: bool = True
+
+
+Check = Callable[[Transition], Optional[str]]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A checked statement: ``id``, one-line ``statement``, ``clauses`` it checks, ``kind``, and
+    ``check(transition) -> None | witness text``."""
+
+    id: str
+    statement: str
+    clauses: tuple[str, ...]
+    kind: str
+    check: Check
+
+
+class PropertyViolation(AssertionError):
+    """Raised by the stateful machines when a property fails: carries the property and witness."""
+
+    def __init__(self, prop: Property, witness: str, index: int):
+        super().__init__(f"{prop.id} ({', '.join(prop.clauses)}) at event {index}: {witness}")
+        self.property, self.witness, self.index = prop, witness, index
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+def _held(state: ConsumerState, message_id: str):
+    return state.message(message_id)
+
+
+def _codes(t: Transition) -> set[str]:
+    return {w.code for w in t.warnings}
+
+
+def _live(t: Transition) -> bool:
+    """The step ran on a live stream with an active run (not halted, not a lifecycle event)."""
+    return not t.before.halted and t.before.run == "active"
+
+
+def _ids(state: ConsumerState) -> list[str]:
+    return [m.id for m in state.messages]
+
+
+# --- invariants ---------------------------------------------------------------------------------
+
+def _unique_ids(t: Transition) -> Optional[str]:
+    ids = _ids(t.after)
+    if len(ids) != len(set(ids)):
+        return f"message ids held twice: {sorted(i for i in set(ids) if ids.count(i) > 1)}"
+    return None
+
+
+def _content_object(t: Transition) -> Optional[str]:
+    if not t.conformant:
+        return None  # a producer that breaks ACT-DELTA-OBJECT may leave a non-object (Q7)
+    for m in t.after.messages:
+        if m.is_activity and not is_json_object_text(m.content or ""):
+            return f"activity {m.id} content is {m.content}"
+    return None
+
+
+def _no_activity_in_run_input(t: Transition) -> Optional[str]:
+    bad = [m.get("id") for m in t.run_input if m.get("role") == "activity"]
+    return f"activity messages in run input: {bad}" if bad else None
+
+
+def _run_input_keeps_others(t: Transition) -> Optional[str]:
+    expected = [m.id for m in t.after.messages if not m.is_activity]
+    got = [m.get("id") for m in t.run_input]
+    return None if got == expected else f"run input ids {got}, held non-activity ids {expected}"
+
+
+# --- activity snapshot obligations --------------------------------------------------------------
+
+def _snap(t: Transition):
+    """(event, held-before) for a live ACTIVITY_SNAPSHOT that did not fail the run."""
+    if not isinstance(t.event, ActivitySnapshot) or not _live(t) or t.fatal is not None:
+        return None, None
+    return t.event, _held(t.before, t.event.message_id)
+
+
+def _create(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is not None or ev.message_id in t.before.held_ever:
+        return None
+    if not t.after.messages or t.after.messages[-1].id != ev.message_id:
+        return f"{ev.message_id} not created at the end (ids {_ids(t.after)})"
+    m = t.after.messages[-1]
+    if (m.role, m.content, m.activity_type, m.owner, m.metadata) != (
+            "activity", ev.content, ev.activity_type, ev.subagent_run_id, ev.metadata):
+        return f"{ev.message_id} created as {m.to_wire()}, not with the snapshot's own values"
+    return None
+
+
+def _replace_replaces(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is None or not held.is_activity or not ev.replacing:
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is None or (m.content, m.activity_type) != (ev.content, ev.activity_type):
+        return f"replacing snapshot left {m.to_wire() if m else 'nothing'}"
+    return None
+
+
+def _replace_remints(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is None or not held.is_activity or not ev.replacing:
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is not None and m.owner != ev.subagent_run_id:
+        return f"owner {m.owner!r} after a replacing snapshot attributed to {ev.subagent_run_id!r}"
+    return None
+
+
+def _replace_keeps_metadata(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is None or not held.is_activity or not ev.replacing:
+        return None
+    m = _held(t.after, ev.message_id)
+    expected = merge_metadata(held.metadata, ev.metadata)
+    if m is not None and m.metadata != expected:
+        return f"metadata {m.metadata} after replace, expected {expected}"
+    return None
+
+
+def _replace_false_leaves(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is None or not held.is_activity or ev.replacing:
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is None or (m.content, m.activity_type) != (held.content, held.activity_type):
+        return f"replace:false changed the activity to {m.to_wire() if m else 'nothing'}"
+    return None
+
+
+def _replace_false_owner(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is None or not held.is_activity or ev.replacing:
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is not None and m.owner != held.owner:
+        return f"replace:false changed the owner from {held.owner!r} to {m.owner!r}"
+    return None
+
+
+def _position_kept(t: Transition) -> Optional[str]:
+    ev, held = _snap(t)
+    if ev is None or held is None or (ev.replacing and t.reading.q11 == "move"):
+        return None
+    if _ids(t.before) != _ids(t.after):
+        return f"order {_ids(t.before)} became {_ids(t.after)}"
+    return None
+
+
+# --- delta obligations --------------------------------------------------------------------------
+
+def _delta(t: Transition):
+    if not isinstance(t.event, ActivityDelta) or not _live(t):
+        return None, None
+    return t.event, _held(t.before, t.event.message_id)
+
+
+def _delta_missing(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or (held is not None and held.is_activity):
+        return None
+    if t.fatal is not None:
+        return f"a delta on a {'missing' if held is None else held.role} target failed the run"
+    if _ids(t.before) != _ids(t.after) or t.before.messages != t.after.messages:
+        return "a skipped delta changed the messages"
+    return None
+
+
+def _delta_missing_warned(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or (held is not None and held.is_activity) or t.fatal is not None:
+        return None
+    wanted = {"ACTIVITY_DELTA_TARGET_MISSING", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY"}
+    return None if _codes(t) & wanted else "a skipped delta surfaced no warning"
+
+
+def _owner_ok(t: Transition, ev: ActivityDelta, held) -> bool:
+    tag = ev.subagent_run_id
+    if tag is None:
+        return True
+    opener = held.owner if t.reading.q4_opener == "current" else held.first_owner
+    return tag == opener or t.reading.q4 == "accept"
+
+
+def _reference_patch(ev: ActivityDelta, held):
+    ops = ev.patch
+    if any(not op.recognised for op in ops):
+        return None  # Q20 decides; not judged here
+    return apply_patch(held.content, ops)
+
+
+def _delta_applies(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity or t.fatal is not None:
+        return None
+    if not _owner_ok(t, ev, held):
+        return None
+    outcome = _reference_patch(ev, held)
+    if outcome is None or not outcome.ok or not is_json_object_text(outcome.result):
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is None or (m.content, m.activity_type) != (outcome.result, ev.activity_type):
+        return (f"patch that applies gave {m.to_wire() if m else 'nothing'}, expected content "
+                f"{outcome.result} type {ev.activity_type}")
+    return None
+
+
+def _patch_atomic(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity:
+        return None
+    outcome = _reference_patch(ev, held)
+    if outcome is None or outcome.ok:
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is not None and m.content != held.content:
+        return f"failed patch ({outcome.reason}) changed content {held.content} -> {m.content}"
+    return None
+
+
+def _patch_failure_surfaced(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity or not _owner_ok(t, ev, held):
+        return None
+    outcome = _reference_patch(ev, held)
+    if outcome is None or outcome.ok:
+        return None
+    if t.fatal is None and "ACTIVITY_PATCH_FAILED" not in _codes(t):
+        return f"patch did not apply ({outcome.reason}) and nothing was surfaced"
+    return None
+
+
+def _tolerated_not_fatal(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity or t.fatal is None:
+        return None
+    if t.reading.q13 != "tolerate" or not _owner_ok(t, ev, held):
+        return None
+    outcome = _reference_patch(ev, held)
+    if outcome is not None and not outcome.ok:
+        return f"a patch that does not apply failed the run ({t.fatal.code})"
+    return None
+
+
+def _metadata_merged(t: Transition) -> Optional[str]:
+    ev = t.event
+    if not isinstance(ev, (ActivitySnapshot, ActivityDelta)) or ev.metadata is None or \
+            t.fatal is not None or not _live(t):
+        return None
+    held = _held(t.before, ev.message_id)
+    m = _held(t.after, ev.message_id)
+    if held is None or m is None or not m.is_activity or m == held:
+        return None  # created (checked by create) or skipped
+    expected = merge_metadata(held.metadata, ev.metadata)
+    if m.metadata != held.metadata and m.metadata != expected:
+        return f"metadata {m.metadata}, expected key-by-key merge {expected}"
+    return None
+
+
+def _untagged_accepted(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity or ev.subagent_run_id is not None:
+        return None
+    if any(w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings) or (
+            t.fatal is not None and t.fatal.code == "ACTIVITY_OWNER_MISMATCH"):
+        return "an untagged delta was rejected as an ownership mismatch"
+    return None
+
+
+def _mismatch_rejected(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity or ev.subagent_run_id is None:
+        return None
+    opener = held.owner if t.reading.q4_opener == "current" else held.first_owner
+    if ev.subagent_run_id == opener or t.reading.q4 == "accept":
+        return None
+    m = _held(t.after, ev.message_id)
+    if t.fatal is None and (m is None or m.content != held.content or
+                            m.activity_type != held.activity_type):
+        return f"a delta attributed to {ev.subagent_run_id} changed {opener or 'parent'}'s activity"
+    if t.reading.q4 == "fatal" and t.fatal is None:
+        return "a disagreeing delta was not rejected"
+    return None
+
+
+# --- processing, lifecycle ----------------------------------------------------------------------
+
+def _malformed_fatal(t: Transition) -> Optional[str]:
+    if not isinstance(t.event, Malformed) or t.before.halted:
+        return None
+    if t.event.shim is not None and t.reading.q21 == "shim":
+        return None
+    return None if t.fatal is not None else f"malformed {t.event.path} did not fail the run"
+
+
+def _unknown_not_fatal(t: Transition) -> Optional[str]:
+    if not isinstance(t.event, Unrecognised) or t.before.halted:
+        return None
+    if t.fatal is not None:
+        return f"unrecognised event {t.event.name} failed the run"
+    if t.after.messages != t.before.messages:
+        return "an unrecognised event changed the messages"
+    return None
+
+
+def _stripped_warned(t: Transition) -> Optional[str]:
+    if not t.event.notices or t.before.halted or isinstance(t.event, Malformed):
+        return None
+    n = sum(1 for w in t.warnings if w.code == "UNKNOWN_MEMBER_STRIPPED")
+    return None if n >= len(t.event.notices) else \
+        f"{len(t.event.notices)} member(s) stripped, {n} warning(s)"
+
+
+def _after_close_rejected(t: Transition) -> Optional[str]:
+    if t.before.halted or t.before.run not in ("finished", "errored"):
+        return None
+    if isinstance(t.event, (RunStarted, Unrecognised, Malformed)) or (
+            isinstance(t.event, RunError) and t.before.run == "finished"):
+        return None
+    return None if t.fatal is not None else f"{t.event.type_name} accepted after the run closed"
+
+
+def _run_error_keeps(t: Transition) -> Optional[str]:
+    if not isinstance(t.event, RunError) or t.before.halted or t.fatal is not None:
+        return None
+    lost = [m.id for m in t.before.messages if m.is_activity and _held(t.after, m.id) is None]
+    return f"RUN_ERROR dropped activity {lost}" if lost else None
+
+
+# --- MESSAGES_SNAPSHOT --------------------------------------------------------------------------
+
+def _ms(t: Transition):
+    if not isinstance(t.event, MessagesSnapshot) or not _live(t) or t.fatal is not None:
+        return None
+    return t.event
+
+
+def _ms_in_place(t: Transition) -> Optional[str]:
+    ev = _ms(t)
+    if ev is None:
+        return None
+    incoming = {m.id for m in ev.messages}
+    before = [i for i in _ids(t.before) if i in incoming and i in _ids(t.after)]
+    after = [i for i in _ids(t.after) if i in before]
+    return None if before == after else f"held messages reordered: {before} -> {after}"
+
+
+def _ms_restated(t: Transition) -> Optional[str]:
+    ev = _ms(t)
+    if ev is None:
+        return None
+    for m in ev.messages:
+        got = _held(t.after, m.id)
+        if got is None or (got.role, got.content, got.activity_type, got.owner) != (
+                m.role, m.content, m.activity_type, m.owner):
+            return f"{m.id} not taken from the snapshot: {got.to_wire() if got else 'missing'}"
+    return None
+
+
+def _ms_appends(t: Transition) -> Optional[str]:
+    ev = _ms(t)
+    if ev is None:
+        return None
+    held = set(_ids(t.before))
+    new = [m.id for m in ev.messages if m.id not in held]
+    tail = [i for i in _ids(t.after) if i in new]
+    return None if tail == new else f"new messages in order {tail}, snapshot order {new}"
+
+
+def _ms_activity_survives(t: Transition) -> Optional[str]:
+    ev = _ms(t)
+    if ev is None or any(m.is_activity for m in ev.messages):
+        return None
+    lost = [m.id for m in t.before.messages if m.is_activity and _held(t.after, m.id) is None]
+    return f"snapshot without activity dropped {lost}" if lost else None
+
+
+def _ms_self_revoking(t: Transition) -> Optional[str]:
+    ev = _ms(t)
+    if ev is None or t.reading.q8 != "self-revoking" or not any(m.is_activity for m in ev.messages):
+        return None
+    incoming = {m.id for m in ev.messages}
+    kept = [m.id for m in t.after.messages if m.is_activity and m.id not in incoming]
+    return f"snapshot carrying activity kept {kept}" if kept else None
+
+
+# --- relation: producer belief vs consumer state -------------------------------------------------
+
+def _agree_after_replace(t: Transition) -> Optional[str]:
+    ev = t.event
+    if not isinstance(ev, ActivitySnapshot) or not t.conformant or t.fatal is not None or \
+            not _live(t):
+        return None
+    held_before = _held(t.before, ev.message_id)
+    if held_before is not None and not (held_before.is_activity and ev.replacing):
+        return None
+    if held_before is None and ev.message_id in t.before.held_ever and t.reading.q10 == "seen":
+        return None
+    belief = t.belief_after.activity(ev.message_id)
+    m = _held(t.after, ev.message_id)
+    if belief is None or m is None:
+        return f"{ev.message_id}: producer believes {belief}, consumer holds {m}"
+    if (m.content, m.activity_type, m.owner) != (belief.content, belief.activity_type,
+                                                  belief.owner):
+        return (f"{ev.message_id}: after the snapshot the consumer holds {m.content}/"
+                f"{m.activity_type}/{m.owner}, the producer believes {belief.content}/"
+                f"{belief.activity_type}/{belief.owner}")
+    return None
+
+
+def _ambiguity_marker(t: Transition) -> Optional[str]:
+    return None  # checked across readings by properties.ambiguity, not per transition
+
+
+PROPERTIES: tuple[Property, ...] = (
+    Property("P01-unique-ids", "No two held messages share an id.",
+             ("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"), "invariant", _unique_ids),
+    Property("P02-content-object", "With a conformant producer, activity content is always an "
+             "object.", ("SCH-ACTIVITY-MESSAGE", "ACT-DELTA-OBJECT", "ACT-ROLE"), "invariant",
+             _content_object),
+    Property("P03-no-activity-in-run-input", "Run input never carries an activity message.",
+             ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY", "SCH-RUN-INPUT-MESSAGES"), "invariant",
+             _no_activity_in_run_input),
+    Property("P04-run-input-keeps-others", "Run input is every non-activity message, in order.",
+             ("ACT-STRIP-RUNINPUT", "RIN-COMPLETE-HISTORY"), "invariant", _run_input_keeps_others),
+    Property("P05-snapshot-creates", "A snapshot for an id never held creates the activity at the "
+             "end with the snapshot's own values.",
+             ("ACT-SNAP-CREATE", "ACT-TYPE-OPEN", "ACT-SNAP-REPLACE-FALSE", "EVM-ARRIVAL-ORDER",
+              "SUB-ACCEPT-UNANNOUNCED"), "step", _create),
+    Property("P06-replace-replaces", "A replacing snapshot sets content and type to its own.",
+             ("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "SNP-REPLACE", "SNP-ADOPT-NEXT",
+              "ACT-SNAP-NO-MERGE"), "step", _replace_replaces),
+    Property("P07-replace-remints", "A replacing snapshot makes its attribution the owner, "
+             "absent included.", ("ACT-ATTR-REMINT",), "step", _replace_remints),
+    Property("P08-replace-keeps-metadata", "A replacing snapshot merges its metadata into what "
+             "accumulated; it never resets it.", ("ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET"),
+             "step", _replace_keeps_metadata),
+    Property("P09-replace-false-leaves", "replace:false on an existing activity leaves content and "
+             "type.", ("ACT-SNAP-REPLACE-FALSE", "ACT-SNAP-NO-MERGE", "SNP-SPENT"), "step",
+             _replace_false_leaves),
+    Property("P10-replace-false-owner-stands", "replace:false never changes the owner.",
+             ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner),
+    Property("P11-snapshot-keeps-position", "A snapshot never moves an existing message (unless "
+             "the reading moves replaced activities).", ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"),
+             "step", _position_kept),
+    Property("P12-delta-missing-tolerated", "A delta on a missing or non-activity id changes "
+             "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
+                                                  "ACT-TOLERATED"), "step", _delta_missing),
+    Property("P13-delta-missing-warned", "A skipped delta surfaces a warning.",
+             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned),
+    Property("P14-delta-applies", "A delta whose patch applies sets content to the RFC 6902 "
+             "result and type to its own.", ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE",
+                                             "SNP-CURRENT-VALUE", "SCH-JSON-PATCH"), "step",
+             _delta_applies),
+    Property("P15-patch-atomic", "A patch that does not apply leaves content exactly as it was.",
+             ("SNP-ATOMIC", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR", "SNP-TEST-FAIL"), "step",
+             _patch_atomic),
+    Property("P16-patch-failure-surfaced", "A patch that does not apply is surfaced as a warning "
+             "(or fails the run).", ("SNP-SURFACE-FAILURE", "ACT-DELTA-PATCHFAIL"), "step",
+             _patch_failure_surfaced),
+    Property("P17-tolerated-not-fatal", "Under Q13=tolerate a patch that does not apply never "
+             "fails the run.", ("ACT-TOLERATED", "SNP-KEEP-PRIOR"), "step", _tolerated_not_fatal),
+    Property("P18-metadata-merged", "Activity metadata merges key by key, last write wins, "
+             "never recursively.", ("MET-MERGE", "MET-NO-RECURSE", "MET-ACTIVITY-TARGET",
+                                    "EVM-KEEP-NULL-IN-OPEN", "MET-KEEP-UNKNOWN"), "step",
+             _metadata_merged),
+    Property("P19-untagged-accepted", "An untagged delta is never an ownership mismatch.",
+             ("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES"), "step", _untagged_accepted),
+    Property("P20-mismatch-rejected", "A delta whose tag disagrees with the opener never changes "
+             "the activity (unless the reading accepts it).", ("SUB-REJECT-MISMATCH",
+                                                               "SUB-OWNER-AGREE"), "step",
+             _mismatch_rejected),
+    Property("P21-malformed-fatal", "A malformed known value fails the run.",
+             ("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
+              "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"), "step", _malformed_fatal),
+    Property("P22-unknown-not-fatal", "An unrecognised event type never fails the run or "
+             "changes the messages.", ("PRC-UNKNOWN-NOT-FATAL", "PRC-DROP-STRIP",
+                                       "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal),
+    Property("P23-stripped-warned", "Every stripped member is surfaced.",
+             ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned),
+    Property("P24-after-close-rejected", "An event after the run closed fails the stream.",
+             ("LIF-AFTER-CLOSE",), "step", _after_close_rejected),
+    Property("P25-run-error-keeps", "RUN_ERROR keeps the activity delivered before it.",
+             ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED"), "step", _run_error_keeps),
+    Property("P26-ms-in-place", "MESSAGES_SNAPSHOT never reorders messages the consumer holds.",
+             ("STA-MS-IN-PLACE",), "step", _ms_in_place),
+    Property("P27-ms-restated", "Every message in MESSAGES_SNAPSHOT is held as the snapshot "
+             "states it, owner included.", ("STA-MS-COMPLETE", "STA-MS-OWNERSHIP", "ACT-MSGSNAP"),
+             "step", _ms_restated),
+    Property("P28-ms-appends", "Messages met first in MESSAGES_SNAPSHOT are appended in snapshot "
+             "order.", ("STA-MS-APPEND",), "step", _ms_appends),
+    Property("P29-ms-activity-survives", "A MESSAGES_SNAPSHOT carrying no activity drops no held "
+             "activity.", ("STA-MS-DROP-EXCEPT",), "step", _ms_activity_survives),
+    Property("P30-ms-self-revoking", "A MESSAGES_SNAPSHOT carrying activity declares the complete "
+             "activity set (under Q8=self-revoking).", ("STA-MS-SELF-REVOKE",), "step",
+             _ms_self_revoking),
+    Property("P31-agree-after-snapshot", "After a conformant snapshot that creates or replaces, "
+             "consumer and producer agree on content, type and owner.",
+             ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
+             _agree_after_replace),
+    Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
+             "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
+             _ambiguity_marker),
+)
+"""Every property, in id order."""
+
+PROPERTY_BY_ID = {p.id: p for p in PROPERTIES}
+
+
+def check_transition(t: Transition, properties: Sequence[Property] = PROPERTIES
+                     ) -> Optional[tuple[Property, str]]:
+    """The first property ``t`` violates, with its witness text; None when all hold."""
+    for prop in properties:
+        witness = prop.check(t)
+        if witness is not None:
+            return prop, witness
+    return None
+
+
+def coverage_table() -> dict[str, tuple[str, ...]]:
+    """``{property id: clause ids}``, for :func:`model.clauses.coverage` (kind ``property``)."""
+    return {p.id: p.clauses for p in PROPERTIES}
