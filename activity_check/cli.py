@@ -33,7 +33,10 @@ class UsageError(Exception):
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    """A rich console; when the output is not a terminal, wide enough that ids do not wrap."""
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 160
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
 def _dump(obj) -> str:
@@ -94,7 +97,8 @@ def _print_verdict(out: dict, file: str) -> None:
                       json.dumps(m["metadata"]) if "metadata" in m else "")
     con.print(table)
     for w in out["warnings"]:
-        con.print(f"warning at event {w['atEvent']}: {w['code']} {w['messageId'] or ''} "
+        about = f" {w['messageId']}" if w["messageId"] else ""
+        con.print(f"warning at event {w['atEvent']}: {w['code']}{about} "
                   f"[{w['clause']}] {w.get('detail', '')}")
     if out["fatal"]:
         f = out["fatal"]
@@ -102,11 +106,19 @@ def _print_verdict(out: dict, file: str) -> None:
                   f"[{f['clause']}] {f.get('detail', '')}")
     else:
         con.print("fatal: none")
-    con.print(f"run: {out['run']}; next run input: {len(out['runInput'])} message(s) "
-              f"({', '.join(m['id'] for m in out['runInput'])})")
+    ids = ", ".join(m["id"] for m in out["runInput"])
+    con.print(f"run: {out['run']}; next run input: {len(out['runInput'])} message(s)"
+              + (f" ({ids})" if ids else ""))
     for c in out.get("readingClasses", []):
-        con.print(f"verdict class ({'draft' if c['includesDraft'] else 'other'}): "
-                  f"{'; '.join(c['readings'][:6])}{' ...' if len(c['readings']) > 6 else ''}")
+        v = c["verdict"]
+        acts = "; ".join(f"{m['id']}={json.dumps(m.get('content'))}/{m.get('activityType')}"
+                         for m in v["messages"] if m["role"] == "activity") or "no activity"
+        outcome = (f"fatal {v['fatal']['code']}@{v['fatal']['atEvent']}" if v["fatal"] else
+                   "warnings " + (", ".join(f"{w['code']}@{w['atEvent']}" for w in v["warnings"])
+                                  or "none"))
+        con.print(f"verdict class ({'includes draft' if c['includesDraft'] else 'other'}): "
+                  f"{'; '.join(c['readings'][:6])}{' ...' if len(c['readings']) > 6 else ''}"
+                  f"\n    -> {acts}; {outcome}")
 
 
 # --- clauses, readings --------------------------------------------------------------------------
@@ -150,7 +162,9 @@ def cmd_readings(args) -> int:
     for col in ("knob", "question", "options (draft first)", "clauses"):
         table.add_column(col, overflow="fold")
     for k in KNOBS:
-        table.add_row(k.id, k.question, " | ".join(k.option_names), ", ".join(k.clauses))
+        options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}: {meaning}"
+                             for i, (name, meaning) in enumerate(k.options))
+        table.add_row(k.id, k.question, options, ", ".join(k.clauses))
     con = _console()
     con.print(table)
     for name, r in PRESETS.items():
@@ -215,8 +229,10 @@ def cmd_run(args) -> int:
 
     if args.examples < 1:
         raise UsageError("--examples must be at least 1")
-    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
-        raise UsageError("--budget must be a positive number of seconds")
+    if args.budget is not None and (math.isnan(args.budget) or args.budget <= 0):
+        raise UsageError("--budget must be a positive number of seconds (inf: no limit)")
+    if args.budget is not None and math.isinf(args.budget):
+        args.budget = None
     if args.max_events < 1:
         raise UsageError("--max-events must be at least 1")
     vocabulary = DEFAULT_VOCABULARY
@@ -255,6 +271,7 @@ def cmd_run(args) -> int:
         json_path, jsonl_path = write_finding(f, findings_dir)
         summary_findings.append({
             "id": f.id, "knob": f.knob, "length": len(f.events), "clauses": list(f.clauses),
+            "context": f.to_json()["context"],
             "verdictClasses": len(f.classes),
             "files": [os.path.relpath(json_path, args.out), os.path.relpath(jsonl_path, args.out)]})
     summary = {
@@ -287,15 +304,18 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
     for col in ("finding", "knob", "events", "readings split", "question"):
         table.add_column(col, overflow="fold")
     for f in findings:
-        table.add_row(f.id, f.knob, str(len(f.events)),
-                      " vs ".join(f"{k}={a[k]}" for a in f.pair for k in a if k == f.knob),
-                      KNOB_BY_ID[f.knob].question)
+        split = " vs ".join(f"{f.knob}={a[f.knob]}" for a in f.pair)
+        if f.context:
+            split += " (with " + ", ".join(f"{k}={v}" for k, v in f.context.items()) + ")"
+        table.add_row(f.id, f.knob, str(len(f.events)), split, KNOB_BY_ID[f.knob].question)
     con.print(table)
     cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
     for col in ("case", "basis", "result", "detail"):
         cases.add_column(col, overflow="fold")
+    from counterexamples.field_cases import ARGUED
     for r in summary["fieldCases"]:
-        detail = "; ".join(r["problems"]) or "; ".join(
+        argued = ARGUED.get(r["id"], (None, ""))[1] if r["status"] == "argued" else ""
+        detail = "; ".join(r["problems"]) or argued or "; ".join(
             f"{name}: {', '.join(givers) or 'none'}" for name, givers in r["readings"].items())
         cases.add_row(r["id"], r["basis"], r["status"], detail)
     con.print(cases)

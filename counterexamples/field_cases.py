@@ -71,8 +71,11 @@ class CaseResult:
     readings: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "basis": self.basis, "status": self.status,
-                "problems": self.problems, "readings": self.readings}
+        out = {"id": self.id, "basis": self.basis, "status": self.status,
+               "problems": self.problems, "readings": self.readings}
+        if self.status == "argued":
+            out["argued"] = ARGUED[self.id][1]
+        return out
 
 
 def load_cases(path: Optional[str] = None) -> list[FieldCase]:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from model.events import Event
-from model.readings import DRAFT, KNOB_BY_ID, PartialReading, describe_assignment
-from model.verdict import Verdict, evaluate, partition
+from model.readings import DRAFT, KNOB_BY_ID, describe_assignment
+from model.verdict import Verdict, context_of, evaluate, partition, split_readings
 from model.wire import dump_jsonl
 from properties.ambiguity import Witness, splits_knob
 from counterexamples.shrink import canonical_names, ddmin, simplify_members
@@ -48,6 +48,11 @@ class Finding:
     clauses: tuple[str, ...]
     explanation: str
 
+    @property
+    def context(self) -> dict:
+        """Other knobs, away from draft, that the split needs (see :func:`model.verdict.context_of`)."""
+        return context_of(self.pair, self.knob)
+
     def to_json(self) -> dict:
         """The finding JSON (wire names; no timings, so same seed gives same bytes)."""
         knob = KNOB_BY_ID[self.knob]
@@ -61,6 +66,7 @@ class Finding:
             "length": len(self.events),
             "events": [e.to_wire() for e in self.events],
             "pair": [describe_assignment(a) for a in self.pair],
+            "context": describe_assignment(self.context) if self.context else "draft",
             "verdicts": [
                 {"readings": [describe_assignment(a) for a in assignments],
                  "includesDraft": _includes_draft(assignments),
@@ -80,13 +86,18 @@ def _stable_id(kind: str, knob: str, events: Sequence[Event]) -> str:
 
 
 def explain_difference(events: Sequence[Event], a: dict, b: dict) -> str:
-    """Plain words: what each of two readings makes of the trace, where they part."""
-    ra, rb = PartialReading(a).complete(), PartialReading(b).complete()
-    va, vb = evaluate(events, ra), evaluate(events, rb)
+    """Plain words: what each of two readings makes of the trace, where they part, and in which
+    context (the other knobs the pair fixes away from draft)."""
     knob = next(k for k in a if k in b and a[k] != b[k])
+    ra, rb = split_readings((a, b), knob)
+    va, vb = evaluate(events, ra), evaluate(events, rb)
+    context = context_of((a, b), knob)
+    where = ("with every other knob at its draft option" if not context else
+             "with " + describe_assignment(context) + " and every other knob at draft "
+             f"(with {knob}'s context at draft the two agree on this trace)")
     lines = [f"The draft leaves open: {KNOB_BY_ID[knob].question}",
-             f"On this {len(events)}-event trace, {knob}={a[knob]} and {knob}={b[knob]} "
-             "(all else equal) end differently:"]
+             f"On this {len(events)}-event trace, {knob}={a[knob]} and {knob}={b[knob]} end "
+             f"differently, {where}:"]
     for label, v in ((f"{knob}={a[knob]}", va), (f"{knob}={b[knob]}", vb)):
         lines.append(f"- under {label}: {_summarise(v)}")
     return "\n".join(lines)
@@ -121,10 +132,11 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
     """
     events = witness.events
     if shrink:
-        holds = lambda t: splits_knob(t, witness.knob)  # noqa: E731
+        context = len(context_of(witness.pair, witness.knob))
+        holds = lambda t: splits_knob(t, witness.knob, max_context=context)  # noqa: E731
         events = simplify_members(ddmin(events, holds), holds)
         renamed = canonical_names(events)
-        if splits_knob(renamed, witness.knob):
+        if holds(renamed):
             events = renamed
     from properties.ambiguity import splits_of
     pair = splits_of(events)[witness.knob]

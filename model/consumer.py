@@ -278,6 +278,10 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     return result
 
 
+def _article(role: str) -> str:
+    return ("an " if role[:1] in "aeiou" else "a ") + role
+
+
 def _mid(event: Event) -> Optional[str]:
     return getattr(event, "message_id", None)
 
@@ -316,10 +320,10 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
         choice = reading.q9
         if choice == "fatal":
             return _halt(state, (), _f("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
-                                       f"id is held by a {held.role} message", ev.message_id))
+                                       f"id is held by {_article(held.role)} message", ev.message_id))
         if choice == "skip":
             return StepResult(state, (_w("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
-                                         ev.message_id, f"id is held by a {held.role} message; "
+                                         ev.message_id, f"id is held by {_article(held.role)} message; "
                                          "snapshot skipped"),))
         became = Message(id=ev.message_id, role="activity", content=ev.content,
                          activity_type=ev.activity_type, metadata=ev.metadata,
@@ -374,7 +378,7 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
     held = msgs[i]
     if not held.is_activity:
         return StepResult(state, (_w("delta.not-activity", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY",
-                                     ev.message_id, f"id is held by a {held.role} message; delta "
+                                     ev.message_id, f"id is held by {_article(held.role)} message; delta "
                                      "skipped"),))
     tag = ev.subagent_run_id
     if tag is not None and not (tag == held.owner and tag == held.first_owner):
@@ -516,7 +520,7 @@ def _text_start(state: ConsumerState, ev: TextMessageStart, reading: AnyReading)
                                          ev.message_id, "text message opened on an activity "
                                          "message's id; skipped"),))
         return StepResult(state, (_w("text.target-missing", "TEXT_MESSAGE_ID_REUSED",
-                                     ev.message_id, f"id already held by a {held.role} message; "
+                                     ev.message_id, f"id already held by {_article(held.role)} message; "
                                      "skipped"),))
     other = {"name": ev.name} if ev.name is not None else {}
     created = Message(id=ev.message_id, role=ev.role, content='""', metadata=ev.metadata,

@@ -16,6 +16,7 @@ reading's option.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Optional, Sequence
 
@@ -87,23 +88,60 @@ DEFAULT_VOCABULARY = Vocabulary()
 
 def load_vocabulary(doc: dict) -> Vocabulary:
     """Build a vocabulary from its JSON form (see :meth:`Vocabulary.to_json`); members left out
-    take the default. Raises ValueError naming the member on a wrong shape."""
+    take the default.
+
+    Every value must make well-formed events: ids, types and owners are strings (an owner may be
+    null, the parent), contents are objects, metadata objects or null, replace flags booleans or
+    null, patches arrays of operations that pass the wire's structural checks (SNP-MALFORMED-OP).
+
+    Raises:
+        ValueError: naming the member and the offending value.
+    """
+    if not isinstance(doc, dict):
+        raise ValueError("a vocabulary is a JSON object")
+    known = set(DEFAULT_VOCABULARY.to_json())
+    unknown = sorted(set(doc) - known)
+    if unknown:
+        raise ValueError(f"unknown member(s) {', '.join(unknown)}; members: {', '.join(sorted(known))}")
+
+    def items(name, default, check, what):
+        value = doc.get(name, default)
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ValueError(f"{name}: expected a non-empty array")
+        for i, item in enumerate(value):
+            if not check(item):
+                raise ValueError(f"{name}[{i}]: expected {what}, got {json.dumps(item)[:40]}")
+        return tuple(value)
+
     d = DEFAULT_VOCABULARY
-    try:
-        return Vocabulary(
-            activity_ids=tuple(doc.get("activityIds", d.activity_ids)),
-            text_ids=tuple(doc.get("textIds", d.text_ids)),
-            owners=tuple(doc.get("owners", d.owners)),
-            activity_types=tuple(doc.get("activityTypes", d.activity_types)),
-            contents=tuple(doc.get("contents", d.contents)),
-            patches=tuple((k, tuple(v)) for k, v in doc["patches"].items())
-            if "patches" in doc else d.patches,
-            metadata=tuple(doc.get("metadata", d.metadata)),
-            replace_flags=tuple(doc.get("replaceFlags", d.replace_flags)),
-            max_runs=int(doc.get("maxRuns", d.max_runs)),
-        )
-    except (TypeError, AttributeError, ValueError) as exc:
-        raise ValueError(f"vocabulary: {exc}") from None
+    is_str = lambda v: isinstance(v, str)  # noqa: E731
+    patches = d.patches
+    if "patches" in doc:
+        if not isinstance(doc["patches"], dict) or not doc["patches"]:
+            raise ValueError("patches: expected a non-empty object of named patches")
+        for name, ops in doc["patches"].items():
+            probe = parse_event({"type": "ACTIVITY_DELTA", "messageId": "m", "activityType": "t",
+                                 "patch": ops})
+            if isinstance(probe, Malformed):
+                raise ValueError(f"patches.{name}: {probe.path.replace('$.patch', '')}: "
+                                 f"{probe.reason}")
+        patches = tuple((k, tuple(v)) for k, v in doc["patches"].items())
+    max_runs = doc.get("maxRuns", d.max_runs)
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise ValueError("maxRuns: expected a whole number of at least 1")
+    return Vocabulary(
+        activity_ids=items("activityIds", d.activity_ids, is_str, "a string"),
+        text_ids=items("textIds", d.text_ids, is_str, "a string"),
+        owners=items("owners", d.owners, lambda v: v is None or is_str(v), "a string or null"),
+        activity_types=items("activityTypes", d.activity_types, is_str, "a string"),
+        contents=items("contents", d.contents, lambda v: isinstance(v, dict), "an object"),
+        patches=patches,
+        metadata=items("metadata", d.metadata, lambda v: v is None or isinstance(v, dict),
+                       "an object or null"),
+        replace_flags=items("replaceFlags", d.replace_flags,
+                            lambda v: v is None or isinstance(v, bool), "true, false or null"),
+        max_runs=max_runs,
+    )
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ KNOBS: tuple[Knob, ...] = (
                 "longer holds?",
          (("seen", "no: the id has been seen; skip with a warning"),
           ("held", "yes: only the ids currently held count")),
-         ("ACT-SNAP-CREATE",)),
+         ("ACT-SNAP-CREATE", "SNP-ADOPT-NEXT")),
     Knob("Q11", "Where does an activity stand after a replacing snapshot?",
          (("in-place", "it keeps its position"),
           ("move", "it moves to the point of arrival")),
@@ -230,17 +230,21 @@ def parse_reading(spec: str) -> Reading:
     base, overrides = DRAFT, {}
     for i, part in enumerate(p.strip() for p in spec.split(",")):
         if not part:
-            continue
+            raise ReadingError(f"empty item in reading {spec!r}")
         if "=" not in part:
             if i == 0 and part in PRESETS:
                 base = PRESETS[part]
                 continue
+            if part in PRESETS:
+                raise ReadingError(f"only the first item may name a preset; {part!r} comes later")
             raise ReadingError(f"unknown reading {part!r}; presets: {', '.join(PRESETS)}; "
                                "or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
         key, _, value = (s.strip() for s in part.partition("="))
         knob = KNOB_BY_ID.get(key) or KNOB_BY_ID.get(key.upper())
         if knob is None:
             raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+        if knob.attr in overrides:
+            raise ReadingError(f"{knob.id} is given twice")
         if value not in knob.option_names:
             raise ReadingError(f"unknown option {value!r} for {knob.id}; options: "
                                f"{', '.join(knob.option_names)}")

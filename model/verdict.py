@@ -21,6 +21,7 @@ from model.events import Event
 from model.readings import DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading
 
 __all__ = ["Verdict", "VerdictClass", "evaluate", "partition", "reading_leaves", "knob_splits",
+           "context_of", "split_readings",
            "trace_states", "verdict_key"]
 
 
@@ -45,7 +46,9 @@ class Verdict:
 
         ``{"messages": [...], "warnings": [{"code", "messageId", "atEvent", "clause", "detail"}],
         "fatal": null | {"code", "atEvent", "clause", "detail", "messageId"}, "runInput": [...],
-        "state": <agent state>, "run": "idle"|"active"|"finished"|"errored"}``.
+        "state": <agent state>, "run": "idle"|"active"|"finished"|"errored"|"rejected"}``;
+        ``rejected`` means the consumer failed the run on a fatal (kept apart from a run the
+        producer reported failed with RUN_ERROR, ``errored``; LIF-FAILED-KEEPS).
         With ``detail=False`` the free-text ``detail`` members are left out (used to compare
         verdicts between readings and peers).
         """
@@ -67,7 +70,7 @@ class Verdict:
             "fatal": fatal,
             "runInput": run_input(self.state),
             "state": json.loads(self.state.state),
-            "run": self.state.run,
+            "run": "rejected" if self.state.halted else self.state.run,
         }
 
 
@@ -192,25 +195,48 @@ def partition(events: Sequence[Event], start: Optional[ConsumerState] = None,
     return ordered
 
 
+def context_of(pair: tuple[dict, dict], knob: str) -> dict:
+    """The knobs a split pair fixes besides ``knob`` that depart from ``draft``: the context in
+    which ``knob`` decides (empty when it decides with every other knob at its draft option)."""
+    a, b = pair
+    draft = DRAFT.as_dict()
+    merged = {**a, **b}  # the pair agrees on the knobs both fix, so the union is consistent
+    return {k: v for k, v in merged.items() if k != knob and draft[k] != v}
+
+
+def split_readings(pair: tuple[dict, dict], knob: str) -> tuple[Reading, Reading]:
+    """Two complete readings that differ only in ``knob`` and fall in the pair's two leaves:
+    the pair's union of fixed knobs, each side's own option for ``knob``, draft elsewhere."""
+    a, b = pair
+    merged = {k: v for k, v in {**a, **b}.items() if k != knob}
+    return (PartialReading({**merged, knob: a[knob]}).complete(),
+            PartialReading({**merged, knob: b[knob]}).complete())
+
+
 def knob_splits(leaves: Sequence[tuple[dict, Verdict]]) -> dict[str, tuple[dict, dict]]:
     """For each knob that decides something on this trace, one witness pair of leaves.
 
     A knob K *splits* a trace when two readings that differ only in K give different verdicts.
     Two leaves whose assignments differ in K and agree on every other knob both fix are such a
     pair (completing both with the same values for the rest gives two readings that differ only
-    in K).
+    in K). Of all such pairs the one whose context (:func:`context_of`) departs least from
+    ``draft`` is kept, first found on ties.
 
     Returns:
         ``{knob id: (assignment a, assignment b)}`` with ``a[K] != b[K]``, in knob order.
     """
     keyed = [(a, verdict_key(v)) for a, v in leaves]
-    out: dict[str, tuple[dict, dict]] = {}
+    best: dict[str, tuple[int, tuple[dict, dict]]] = {}
     for i, (a, ka) in enumerate(keyed):
         for b, kb in keyed[i + 1:]:
             if ka == kb:
                 continue
             differing = [k for k in a if k in b and a[k] != b[k]]
-            if len(differing) == 1 and differing[0] not in out:
-                out[differing[0]] = (a, b)
+            if len(differing) != 1:
+                continue
+            knob = differing[0]
+            cost = len(context_of((a, b), knob))
+            if knob not in best or cost < best[knob][0]:
+                best[knob] = (cost, (a, b))
     order = {k.id: i for i, k in enumerate(KNOBS)}
-    return dict(sorted(out.items(), key=lambda kv: order[kv[0]]))
+    return {k: pair for k, (_, pair) in sorted(best.items(), key=lambda kv: order[kv[0]])}

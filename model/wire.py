@@ -487,8 +487,19 @@ def _loads(text: str) -> Any:
             raise _NotJson(token, f"the number {token[:20]} is out of range")
         return value
 
+    def pairs(items: list) -> dict:
+        obj = {}
+        for key, value in items:
+            if key in obj:
+                raise _NotJson(f'"{key}"', f"duplicate member {json.dumps(key)} in one object")
+            obj[key] = value
+        return obj
+
     try:
-        return json.loads(text, parse_constant=reject, parse_float=number)
+        value = json.loads(text, parse_constant=reject, parse_float=number,
+                           object_pairs_hook=pairs)
+        _check_depth(value, text)
+        return value
     except json.JSONDecodeError:
         raise
     except _NotJson as exc:
@@ -499,6 +510,22 @@ def _loads(text: str) -> Any:
         long_number = re.search(r"\d{4000,}", text)
         raise json.JSONDecodeError(f"a number is too long to read ({str(exc).split(':')[0]})",
                                    text, long_number.start() if long_number else 0) from None
+
+
+MAX_DEPTH = 128
+"""Deepest nesting of arrays and objects a trace may hold (deeper input is refused, not crashed on)."""
+
+
+def _check_depth(value: Any, text: str) -> None:
+    """Raise a positioned JSONDecodeError when ``value`` nests deeper than :data:`MAX_DEPTH`."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} levels deep", text, 0)
+            stack.extend((child, depth + 1) for child in
+                         (node.values() if isinstance(node, dict) else node))
 
 
 class _NotJson(ValueError):

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
 
 from model.events import Event
 from model.producer import DEFAULT_VOCABULARY, Vocabulary, check_trace
-from model.verdict import knob_splits, reading_leaves
+from model.verdict import context_of, knob_splits, reading_leaves
 from model.wire import dump_jsonl
 from properties.strategies import conformant_traces
 
@@ -50,7 +50,8 @@ class SearchReport:
         witnesses: ``{knob id: Witness}``, shortest first found per knob.
         examples: traces generated and checked.
         events: events stepped (under all readings) in total.
-        stopped_by: ``"examples"`` (ran the requested number) or ``"budget"`` (time ran out).
+        stopped_by: ``"examples"`` (ran the requested number), ``"budget"`` (time ran out) or
+            ``"exhausted"`` (fewer distinct traces exist than requested).
         seconds: wall-clock time (not written to any output file: it varies between runs).
     """
 
@@ -66,26 +67,32 @@ def splits_of(events: Sequence[Event]) -> dict[str, tuple[dict, dict]]:
     return knob_splits(reading_leaves(events))
 
 
-def splits_knob(events: Sequence[Event], knob: str, conformant: bool = True) -> bool:
+def splits_knob(events: Sequence[Event], knob: str, conformant: bool = True,
+                max_context: Optional[int] = None) -> bool:
     """True when ``knob`` splits ``events`` (and, with ``conformant``, the trace breaks no
-    producer clause): the predicate shrinking preserves."""
+    producer clause; with ``max_context``, in a context departing from draft in at most that
+    many knobs): the predicate shrinking preserves."""
     if not events:
         return False
     if conformant and check_trace(events):
         return False
-    return knob in splits_of(events)
+    pair = splits_of(events).get(knob)
+    if pair is None:
+        return False
+    return max_context is None or len(context_of(pair, knob)) <= max_context
 
 
 class _BudgetExhausted(Exception):
     pass
 
 
-def _better(new: tuple[Event, ...], old: Optional[Witness]) -> bool:
-    if old is None:
-        return True
-    if len(new) != len(old.events):
-        return len(new) < len(old.events)
-    return dump_jsonl(new) < dump_jsonl(old.events)
+def _rank(w: Witness) -> tuple:
+    """Better witnesses first: a split in draft context, then shorter, then by wire text."""
+    return (len(context_of(w.pair, w.knob)), len(w.events), dump_jsonl(w.events))
+
+
+def _better(new: Witness, old: Optional[Witness]) -> bool:
+    return old is None or _rank(new) < _rank(old)
 
 
 def search_ambiguities(seed: int = 0, examples: int = 400, budget: Optional[float] = None,
@@ -118,8 +125,9 @@ def search_ambiguities(seed: int = 0, examples: int = 400, budget: Optional[floa
         report.examples += 1
         report.events += len(trace)
         for knob, pair in splits_of(trace).items():
-            if _better(trace, report.witnesses.get(knob)):
-                report.witnesses[knob] = Witness(knob, trace, pair)
+            candidate = Witness(knob, trace, pair)
+            if _better(candidate, report.witnesses.get(knob)):
+                report.witnesses[knob] = candidate
         if progress is not None:
             progress(report.examples, examples)
 
@@ -127,6 +135,9 @@ def search_ambiguities(seed: int = 0, examples: int = 400, budget: Optional[floa
         examine()
     except _BudgetExhausted:
         report.stopped_by = "budget"
+    else:
+        if report.examples < examples:
+            report.stopped_by = "exhausted"  # Hypothesis ran out of distinct traces
     report.seconds = time.monotonic() - started
     report.witnesses = dict(sorted(report.witnesses.items(), key=lambda kv: _knob_order(kv[0])))
     return report

@@ -377,7 +377,7 @@ def test_replay_all_readings_table(tmp_path, capsys):
     f = write_jsonl(tmp_path / "q7.jsonl", Q7_TRACE)
     code, out, _ = cli(capsys, "replay", f, "--all-readings")
     assert code == 0
-    assert out.count("verdict class (draft)") == 1
+    assert out.count("verdict class (includes draft)") == 1
     assert out.count("verdict class (other)") >= 2
 
 

@@ -402,14 +402,14 @@ def test_event_before_run_started_is_fatal():
     v = run(snap(), RS, start=False)
     assert fatal(v) == {"code": "STREAM_NOT_STARTED", "atEvent": 0, "clause": "LIF-STREAM-START",
                         "messageId": "act-1"}
-    assert v["messages"] == [] and v["run"] == "idle"
+    assert v["messages"] == [] and v["run"] == "rejected"
 
 
 def test_event_after_run_finished_is_fatal():
     v = run(snap(), RF, snap("act-2"))
     assert fatal(v) == {"code": "EVENT_AFTER_RUN_CLOSED", "atEvent": 3,
                         "clause": "LIF-AFTER-CLOSE", "messageId": "act-2"}
-    assert v["messages"] == [act()] and v["run"] == "finished"
+    assert v["messages"] == [act()] and v["run"] == "rejected"
 
 
 def test_run_started_twice_is_fatal():
@@ -622,7 +622,7 @@ def test_malformed_content_null_is_fatal_and_nothing_after_applies():
                         "clause": "ACT-MALFORMED-FATAL", "messageId": "act-2"}
     assert v["fatal"]["detail"] == "$.content: expected an object, got null"
     assert v["messages"] == [act()]
-    assert v["run"] == "active" and v["warnings"] == []
+    assert v["run"] == "rejected" and v["warnings"] == []
     events = parse_events([RS, snap(), snap("act-2") | {"content": None}, snap("act-3"), RF])
     assert evaluate(events).events_applied == 3
 

@@ -2,6 +2,7 @@
 import json
 
 from counterexamples.findings import ambiguity_finding, write_finding
+from model.verdict import evaluate
 from counterexamples.shrink import canonical_names, ddmin, is_one_minimal
 from model.producer import check_trace
 from model.wire import dump_jsonl, parse_trace_text
@@ -56,3 +57,21 @@ def test_canonical_names_rename_in_order_of_first_use():
     assert [getattr(e, "message_id", None) for e in events] == [None, "act-1", "act-2"]
     assert events[1].activity_type == "TYPE-A" and events[2].activity_type == "TYPE-B"
     assert events[1].subagent_run_id == "sub-1"
+
+
+def test_every_finding_states_a_true_split_in_its_context():
+    """The readings a finding names really disagree, and a finding claiming draft context splits
+    with every other knob at draft (so a user's --reading KNOB=OPTION reproduces it)."""
+    from model.readings import DRAFT
+    from model.verdict import context_of, split_readings, verdict_key
+    report = search_ambiguities(seed=0, examples=300)
+    assert report.witnesses
+    for knob, witness in report.witnesses.items():
+        finding = ambiguity_finding(witness)
+        ra, rb = split_readings(finding.pair, knob)
+        assert ra.differences(rb).keys() == {knob}
+        assert verdict_key(evaluate(finding.events, ra)) != verdict_key(evaluate(finding.events, rb))
+        if not context_of(finding.pair, knob):
+            a, b = (p[knob] for p in finding.pair)
+            assert verdict_key(evaluate(finding.events, DRAFT.with_(**{knob: a}))) != \
+                verdict_key(evaluate(finding.events, DRAFT.with_(**{knob: b})))

@@ -137,11 +137,11 @@ def test_fc_like_q7_trace_leaves():
                       "warnings": [{"code": "ACTIVITY_PATCH_FAILED", "messageId": "act-1",
                                     "atEvent": 2, "clause": "SNP-SURFACE-FAILURE"}]}
     assert got[2] == {"messages": [_RUNNING], "warnings": [], "runInput": [], "state": {},
-                      "run": "active",
+                      "run": "rejected",
                       "fatal": {"code": "ACTIVITY_PATCH_FAILED", "atEvent": 2,
                                 "clause": "SNP-SURFACE-FAILURE", "messageId": "act-1"}}
     assert got[3] == {"messages": [_RUNNING], "warnings": [], "runInput": [], "state": {},
-                      "run": "active",
+                      "run": "rejected",
                       "fatal": {"code": "ACTIVITY_CONTENT_NOT_OBJECT", "atEvent": 2,
                                 "clause": "ACT-DELTA-OBJECT-DETECT", "messageId": "act-1"}}
     assert [v.events_applied for _, v in leaves] == [4, 4, 3, 3]
