@@ -223,6 +223,7 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "content-not-object": "SCH-ACTIVITY-SNAPSHOT",
     "malformed-patch": "SCH-JSON-PATCH",
     "unknown-event-type": "PRC-NO-PRIVATE-TYPES",
+    "undescribed-member": "SCH-ACTIVITY-SNAPSHOT",
     "subagent-started-twice": "SUB-STARTED-ACTIVE",
     "finished-subagent-reused": "SUB-NO-REUSE",
     "tag-after-finished": "SUB-NO-REUSE-FINISHED",
@@ -271,6 +272,8 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         return tuple(out)
     if isinstance(event, Unrecognised):
         return (_v("unknown-event-type", event.name),)
+    if event.notices:
+        out.append(_v("undescribed-member", ", ".join(event.notices)))
     if isinstance(event, RunStarted):
         return (_v("run-started-twice"),) if belief.run == "active" else ()
     if isinstance(event, RunError):
@@ -313,7 +316,9 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         elif event.message_id in belief.texts:
             out.append(_v("history-restreamed", event.message_id))
     elif isinstance(event, (TextMessageContent, TextMessageEnd)):
-        if tag is not None and event.message_id in belief.texts and \
+        if belief.activity(event.message_id) is not None:
+            out.append(_v("id-reused-across-roles", event.message_id))
+        elif tag is not None and event.message_id in belief.texts and \
                 tag != belief.text_owner(event.message_id):
             out.append(_v("text-owner-disagrees",
                           f"{tag} vs opener {belief.text_owner(event.message_id) or 'parent'}"))
@@ -389,6 +394,9 @@ def _meta(m: Optional[dict]) -> Optional[JsonText]:
     return None if m is None else freeze(m)
 
 
+_HISTORY = Message(id="user-1", role="user", content='"hello"')
+"""A message a MESSAGES_SNAPSHOT may restate from the run input's history."""
+
 _STATIC: dict[int, tuple[Vocabulary, dict[str, tuple[Event, ...]], dict[str, tuple[Event, ...]]]] = {}
 
 
@@ -424,9 +432,12 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
             yield RunStarted(thread_id="t1", run_id=f"r{belief.runs + 1}")
     else:
         yield RunFinished(thread_id="t1", run_id=f"r{belief.runs}")
+        yield RunError(message="failed")
     snaps, deltas = _static_candidates(vocab)
     for mid in vocab.activity_ids:
         yield from snaps[mid]
+        # rawEvent is legal and carries the provider's original; nothing may depend on it
+        yield replace(snaps[mid][0], raw_event=freeze({"provider": "x", "n": 7}))
         if belief.activity(mid) is not None or belief.run == "active":
             yield from deltas[mid]
     if belief.run == "active":
@@ -437,16 +448,28 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
                 yield TextMessageContent(message_id=tid, delta="hi")
                 yield TextMessageEnd(message_id=tid)
         # MESSAGES_SNAPSHOT: every text the producer sent, plus each subset of its activities.
+        # With no activity it leaves held activity alone (STA-MS-DROP-EXCEPT); with some it
+        # declares the complete activity set (STA-MS-SELF-REVOKE).
         texts = tuple(Message(id=t, role="assistant", content='"hi"')
                       for t in belief.texts if t not in belief.open_texts)
         acts = belief.activities
+        # ...and once with history the consumer never saw streamed (a user message from input)
+        yield MessagesSnapshot(messages=(_HISTORY,) + texts + tuple(
+            Message(id=mid, role="activity", content=a.content, activity_type=a.activity_type,
+                    owner=a.owner, first_owner=a.owner) for mid, a in acts))
         for mask in range(1 << len(acts)):
             chosen = tuple(Message(id=mid, role="activity", content=a.content,
                                    activity_type=a.activity_type, owner=a.owner,
                                    first_owner=a.owner)
                            for bit, (mid, a) in enumerate(acts) if mask >> bit & 1)
-            if texts or chosen:
-                yield MessagesSnapshot(messages=texts + chosen)
+            yield MessagesSnapshot(messages=texts + chosen)  # may be empty: nothing of its own
+        if acts:  # the producer restates its activities with another value (MS is authoritative)
+            other = freeze(vocab.contents[0])
+            restated = tuple(Message(id=mid, role="activity",
+                                     content=other if a.content != other else freeze(vocab.contents[-1]),
+                                     activity_type=a.activity_type, owner=a.owner,
+                                     first_owner=a.owner) for mid, a in acts)
+            yield MessagesSnapshot(messages=texts + restated)
 
 
 _MALFORMED_WIRE: tuple[dict, ...] = (
@@ -462,6 +485,8 @@ _MALFORMED_WIRE: tuple[dict, ...] = (
     {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "PLAN",
      "patch": [], "metadata": None},
     {"type": "ACTIVITY_PROGRESS", "messageId": "act-1"},
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+     "content": {"n": 0}, "x-vendor-hint": True},
 )
 
 

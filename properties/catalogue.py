@@ -41,7 +41,9 @@ class Transition:
         reading: the reading the consumer runs under.
         run_input: the consumer's next run input after the step (wire messages).
         belief_before, belief_after: the producer's belief around the event.
-        conformant: True when the event broke no producer clause.
+        conformant: True when no event so far (this one included) broke a producer clause.
+        restep: the consumer under test as ``restep(state, event) -> (state, warnings, fatal)``,
+            for relational properties that compare the step with the step on a variant input.
     """
 
     index: int
@@ -55,6 +57,7 @@ class Transition:
     belief_before: Belief = field(default_factory=Belief)
     belief_after: Belief = field(default_factory=Belief)
     conformant: bool = True
+    restep: Optional[Callable[[ConsumerState, Event], tuple]] = field(default=None, compare=False)
 
 
 Check = Callable[[Transition], Optional[str]]
@@ -306,17 +309,29 @@ def _tolerated_not_fatal(t: Transition) -> Optional[str]:
 
 
 def _metadata_merged(t: Transition) -> Optional[str]:
+    """Where the event certainly applies to a held activity (a delta whose patch applies from a
+    permitted owner; a replace:false under Q1=merge that agrees), its metadata merges key by key
+    over what the message held."""
     ev = t.event
     if not isinstance(ev, (ActivitySnapshot, ActivityDelta)) or ev.metadata is None or \
             t.fatal is not None or not _live(t):
         return None
     held = _held(t.before, ev.message_id)
+    if held is None or not held.is_activity:
+        return None
+    if isinstance(ev, ActivityDelta):
+        if not _owner_ok(t, ev, held):
+            return None
+        outcome = _reference_patch(ev, held)
+        if outcome is None or not outcome.ok or not is_json_object_text(outcome.result):
+            return None
+    elif ev.replacing or t.reading.q1 != "merge" or any(
+            w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings):
+        return None
     m = _held(t.after, ev.message_id)
-    if held is None or m is None or not m.is_activity or m == held:
-        return None  # created (checked by create) or skipped
     expected = merge_metadata(held.metadata, ev.metadata)
-    if m.metadata != held.metadata and m.metadata != expected:
-        return f"metadata {m.metadata}, expected key-by-key merge {expected}"
+    if m is None or m.metadata != expected:
+        return f"metadata {m.metadata if m else None}, expected key-by-key merge {expected}"
     return None
 
 
@@ -375,7 +390,11 @@ def _stripped_warned(t: Transition) -> Optional[str]:
 
 
 def _after_close_rejected(t: Transition) -> Optional[str]:
-    if t.before.halted or t.before.run not in ("finished", "errored"):
+    if t.before.halted or isinstance(t.event, (Unrecognised, Malformed)):
+        return None
+    if t.before.run == "idle" and not isinstance(t.event, (RunStarted, RunError)):
+        return None if t.fatal is not None else f"{t.event.type_name} accepted before RUN_STARTED"
+    if t.before.run not in ("finished", "errored"):
         return None
     if isinstance(t.event, (RunStarted, Unrecognised, Malformed)) or (
             isinstance(t.event, RunError) and t.before.run == "finished"):
@@ -387,7 +406,13 @@ def _run_error_keeps(t: Transition) -> Optional[str]:
     if not isinstance(t.event, RunError) or t.before.halted or t.fatal is not None:
         return None
     lost = [m.id for m in t.before.messages if m.is_activity and _held(t.after, m.id) is None]
-    return f"RUN_ERROR dropped activity {lost}" if lost else None
+    if lost:
+        return f"RUN_ERROR dropped activity {lost}"
+    if t.after.run != "errored":
+        return f"after RUN_ERROR the run reads {t.after.run!r}, not failed"
+    if t.after.subagents:
+        return f"invocations still open after RUN_ERROR: {sorted(t.after.subagents)}"
+    return None
 
 
 # --- MESSAGES_SNAPSHOT --------------------------------------------------------------------------
@@ -417,6 +442,8 @@ def _ms_restated(t: Transition) -> Optional[str]:
         if got is None or (got.role, got.content, got.activity_type, got.owner) != (
                 m.role, m.content, m.activity_type, m.owner):
             return f"{m.id} not taken from the snapshot: {got.to_wire() if got else 'missing'}"
+        if m.is_activity and t.reading.q6_ms == "replace" and got.metadata != m.metadata:
+            return f"{m.id} kept metadata {got.metadata} the snapshot does not state"
     return None
 
 
@@ -426,8 +453,9 @@ def _ms_appends(t: Transition) -> Optional[str]:
         return None
     held = set(_ids(t.before))
     new = [m.id for m in ev.messages if m.id not in held]
-    tail = [i for i in _ids(t.after) if i in new]
-    return None if tail == new else f"new messages in order {tail}, snapshot order {new}"
+    tail = _ids(t.after)[len(_ids(t.after)) - len(new):] if new else []
+    return None if tail == new else \
+        f"messages met first should end the list in snapshot order {new}; the list is {_ids(t.after)}"
 
 
 def _ms_activity_survives(t: Transition) -> Optional[str]:
@@ -471,11 +499,93 @@ def _agree_after_replace(t: Transition) -> Optional[str]:
     return None
 
 
+def _unknown_op(t: Transition):
+    ev = t.event
+    if not isinstance(ev, ActivityDelta) or not _live(t) or t.reading.q20 != "drop-op":
+        return None
+    if all(op.recognised for op in ev.patch):
+        return None
+    held = _held(t.before, ev.message_id)
+    if held is None or not held.is_activity or not _owner_ok(t, ev, held):
+        return None
+    return ev
+
+
+def _unknown_op_not_fatal(t: Transition) -> Optional[str]:
+    ev = _unknown_op(t)
+    if ev is None or t.fatal is None:
+        return None
+    held = _held(t.before, ev.message_id)
+    rest = apply_patch(held.content, tuple(op for op in ev.patch if op.recognised))
+    if rest.ok and (is_json_object_text(rest.result) or t.reading.q7 != "fatal") or \
+            (not rest.ok and t.reading.q13 == "tolerate"):
+        return f"an unrecognised op failed the run ({t.fatal.code})"
+    return None
+
+
+def _unknown_op_surfaced(t: Transition) -> Optional[str]:
+    ev = _unknown_op(t)
+    if ev is None or t.fatal is not None:
+        return None
+    return None if "UNKNOWN_PATCH_OP_DROPPED" in _codes(t) else \
+        "an unrecognised op was dropped without a warning"
+
+
+def _text_leaves_activity(t: Transition) -> Optional[str]:
+    mid = getattr(t.event, "message_id", None)
+    if not t.event.type_name.startswith(("TEXT_MESSAGE", "TOOL_CALL")) or mid is None:
+        return None
+    held = _held(t.before, mid)
+    if held is None or not held.is_activity:
+        return None
+    after = _held(t.after, mid)
+    return None if after == held else f"a {t.event.type_name} changed activity {mid}: " \
+        f"{after.to_wire() if after else 'dropped'}"
+
+
+def _raw_event_ignored(t: Transition) -> Optional[str]:
+    if t.restep is None or t.event.raw_event is None or t.before.halted:
+        return None
+    from dataclasses import replace as _replace
+    state, warnings, fatal = t.restep(t.before, _replace(t.event, raw_event=None))
+    if (state, fatal is None) != (t.after, t.fatal is None):
+        return "the step's outcome changed when rawEvent was removed"
+    return None
+
+
+def _rename_state(state: ConsumerState, f) -> ConsumerState:
+    from dataclasses import replace as _replace
+    return _replace(state, messages=tuple(_replace(m, id=f(m.id)) for m in state.messages),
+                    held_ever=frozenset(f(i) for i in state.held_ever),
+                    open_texts=frozenset(f(i) for i in state.open_texts),
+                    open_tools=tuple((c, f(m)) for c, m in state.open_tools))
+
+
+def _ids_opaque(t: Transition) -> Optional[str]:
+    if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
+            t.before.halted:
+        return None
+    from dataclasses import replace as _replace
+    f = lambda i: "op4que:" + i[::-1]  # noqa: E731 - any injective renaming will do
+    state, _, fatal = t.restep(_rename_state(t.before, f),
+                               _replace(t.event, message_id=f(t.event.message_id)))
+    if (state, fatal is None) != (_rename_state(t.after, f), t.fatal is None):
+        return "renaming the message ids changed what the step did"
+    return None
+
+
 def _ambiguity_marker(t: Transition) -> Optional[str]:
     return None  # checked across readings by properties.ambiguity, not per transition
 
 
+def _engine_checked(t: Transition) -> Optional[str]:
+    return None  # the engines turn an exception escaping the step into this property's failure
+
+
 PROPERTIES: tuple[Property, ...] = (
+    Property("P00-no-exception", "The step never raises on protocol input: every outcome is a "
+             "value.", ("PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES", "ACT-TOLERATED"), "step",
+             _engine_checked),
     Property("P01-unique-ids", "No two held messages share an id.",
              ("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"), "invariant", _unique_ids),
     Property("P02-content-object", "With a conformant producer, activity content is always an "
@@ -513,7 +623,9 @@ PROPERTIES: tuple[Property, ...] = (
              ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned),
     Property("P14-delta-applies", "A delta whose patch applies sets content to the RFC 6902 "
              "result and type to its own.", ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE",
-                                             "SNP-CURRENT-VALUE", "SCH-JSON-PATCH"), "step",
+                                             "SNP-CURRENT-VALUE", "SCH-JSON-PATCH",
+                                             "SNP-OPEN-OPS", "PRC-KEEP-OPEN",
+                                             "EVM-SUPPORT-PATTERNS"), "step",
              _delta_applies),
     Property("P15-patch-atomic", "A patch that does not apply leaves content exactly as it was.",
              ("SNP-ATOMIC", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR", "SNP-TEST-FAIL"), "step",
@@ -528,7 +640,8 @@ PROPERTIES: tuple[Property, ...] = (
                                     "EVM-KEEP-NULL-IN-OPEN", "MET-KEEP-UNKNOWN"), "step",
              _metadata_merged),
     Property("P19-untagged-accepted", "An untagged delta is never an ownership mismatch.",
-             ("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES"), "step", _untagged_accepted),
+             ("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES", "SUB-INTERLEAVE"), "step",
+             _untagged_accepted),
     Property("P20-mismatch-rejected", "A delta whose tag disagrees with the opener never changes "
              "the activity (unless the reading accepts it).", ("SUB-REJECT-MISMATCH",
                                                                "SUB-OWNER-AGREE"), "step",
@@ -541,10 +654,13 @@ PROPERTIES: tuple[Property, ...] = (
                                        "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal),
     Property("P23-stripped-warned", "Every stripped member is surfaced.",
              ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned),
-    Property("P24-after-close-rejected", "An event after the run closed fails the stream.",
-             ("LIF-AFTER-CLOSE",), "step", _after_close_rejected),
-    Property("P25-run-error-keeps", "RUN_ERROR keeps the activity delivered before it.",
-             ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED"), "step", _run_error_keeps),
+    Property("P24-lifecycle-enforced", "An event before RUN_STARTED or after the run closed "
+             "fails the stream.", ("LIF-AFTER-CLOSE", "LIF-STREAM-START"), "step",
+             _after_close_rejected),
+    Property("P25-run-error-keeps", "RUN_ERROR marks the run failed, abandons open invocations "
+             "and keeps the activity delivered before it.",
+             ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED", "LIF-RUN-ERROR-SURFACE",
+              "SUB-RUN-ERROR-ABANDON"), "step", _run_error_keeps),
     Property("P26-ms-in-place", "MESSAGES_SNAPSHOT never reorders messages the consumer holds.",
              ("STA-MS-IN-PLACE",), "step", _ms_in_place),
     Property("P27-ms-restated", "Every message in MESSAGES_SNAPSHOT is held as the snapshot "
@@ -561,6 +677,18 @@ PROPERTIES: tuple[Property, ...] = (
              "consumer and producer agree on content, type and owner.",
              ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
              _agree_after_replace),
+    Property("P33-unknown-op-not-fatal", "Under Q20=drop-op an unrecognised op never fails the "
+             "run by itself.", ("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"), "step",
+             _unknown_op_not_fatal),
+    Property("P34-unknown-op-surfaced", "Under Q20=drop-op a dropped op is surfaced.",
+             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced),
+    Property("P35-text-leaves-activity", "Text and tool-call events never change an activity "
+             "message.", ("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
+             "step", _text_leaves_activity),
+    Property("P36-raw-event-ignored", "The step does the same without rawEvent.",
+             ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored),
+    Property("P37-ids-opaque", "Renaming message ids renames the result and changes nothing "
+             "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque),
     Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
              "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
              _ambiguity_marker),

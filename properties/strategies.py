@@ -23,12 +23,34 @@ from typing import Optional
 
 from hypothesis import strategies as st
 
-from model.events import Event
+from model.events import ActivityDelta, ActivitySnapshot, Event, MessagesSnapshot
 from model.producer import (DEFAULT_VOCABULARY, Belief, ProducerViolation, Vocabulary,
                             adversarial_moves, advance, moves)
 from model.readings import DRAFT, Reading
 
-__all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire"]
+__all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick"]
+
+
+def pick(draw, options: list, label: str = "event"):
+    """Draw one of ``options`` (events, or ``(event, violation)`` pairs): first the kind (event
+    type, snapshots split by their ``replace`` flag, deltas by their operations and
+    MESSAGES_SNAPSHOT by how many activities it carries; or the
+    violation kind), uniformly, then one option of that kind. Drawing uniformly from the
+    flat list would make rare kinds (a text message, RUN_ERROR, an unknown event) all but
+    unreachable next to hundreds of snapshot variants."""
+    def kind(o):
+        if isinstance(o, tuple):
+            return o[1].kind
+        if isinstance(o, ActivitySnapshot):
+            return f"{o.type_name}:{o.replace}"
+        if isinstance(o, ActivityDelta):
+            return f"{o.type_name}:{'+'.join(op.op for op in o.patch)}"
+        if isinstance(o, MessagesSnapshot):
+            return f"{o.type_name}:{sum(m.is_activity for m in o.messages)}"
+        return o.type_name
+    kinds = list(dict.fromkeys(kind(o) for o in options))
+    chosen = draw(st.sampled_from(kinds), label=f"{label} kind") if len(kinds) > 1 else kinds[0]
+    return draw(st.sampled_from([o for o in options if kind(o) == chosen]), label=label)
 
 
 def as_wire(trace) -> list[dict]:
@@ -66,7 +88,7 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
         if bad:
             options = adversarial_moves(belief, vocabulary, reading)
             if options:
-                event, violation = draw(st.sampled_from(options))
+                event, violation = pick(draw, options)
                 events.append(event)
                 labels.append((index, violation))
                 belief = advance(belief, event)
@@ -74,7 +96,7 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
         options = moves(belief, vocabulary, reading)
         if not options:
             break
-        event = draw(st.sampled_from(options))
+        event = pick(draw, options)
         events.append(event)
         belief = advance(belief, event)
     return tuple(events), tuple(labels)

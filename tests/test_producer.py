@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from model.events import (ActivityDelta, ActivitySnapshot, MessagesSnapshot, RunFinished,
+from model.events import (RunError, ActivityDelta, ActivitySnapshot, MessagesSnapshot, RunFinished,
                           RunStarted, TextMessageStart)
 from model.json_values import freeze, thaw
 from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, ActivityBelief, Belief,
@@ -349,10 +349,13 @@ def test_custom_vocabulary_moves():
                        contents=({"a": 1},), patches=(("noop", ()),), metadata=(None,),
                        replace_flags=(None,), max_runs=1)
     b = advance(Belief(), RunStarted())
-    assert moves(b, vocab) == [RunFinished(thread_id="t1", run_id="r1"),
-                               ActivitySnapshot(message_id="x", activity_type="T",
-                                                content=freeze({"a": 1}))]
-    b = advance(b, moves(b, vocab)[1])
+    snapshot = ActivitySnapshot(message_id="x", activity_type="T", content=freeze({"a": 1}))
+    got = moves(b, vocab)
+    assert got[:3] == [RunFinished(thread_id="t1", run_id="r1"), RunError(message="failed"),
+                       snapshot]
+    assert got[3].raw_event is not None and got[3].content == snapshot.content  # rawEvent rides along
+    assert [len(e.messages) for e in got[4:]] == [1, 0]  # restated history; an empty set
+    b = advance(b, snapshot)
     ms = moves(b, vocab)
     assert ActivityDelta(message_id="x", activity_type="T", patch=()) in ms
     assert MessagesSnapshot(messages=(ms[-1].messages[0],)) in ms

@@ -1,0 +1,93 @@
+"""The zoo benchmark: does the stateful search catch each wrong consumer, with which property,
+after how many examples and seconds, and with how long a (shrunk) witness?
+
+Each mutant of :data:`properties.zoo.MUTANTS` is driven by the adversarial machine (conformant
+moves mixed with labelled non-conformant ones) under ``draft``, with a seed and an example budget.
+Also measured: the reference consumer under the conformant and adversarial machines (it must not
+fail) and their throughput in steps per second.
+
+Targets (issue 3): at least 90% of the zoo caught within 500 examples each, median time to catch
+under 5 s; at least 1,000 machine steps per second on one core.
+
+Usage: python benchmarks/mutants.py [--examples N] [--seed S] [--only NAME...] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from properties.machines import consumer_machine, run_machine
+from properties.zoo import MUTANTS, REFERENCE
+
+
+def measure(examples: int = 500, seed: int = 0, only=None) -> dict:
+    """Run the zoo; returns figures per mutant and in total."""
+    rows = []
+    for mutant in MUTANTS:
+        if only and mutant.name not in only:
+            continue
+        r = run_machine(consumer_machine(mutant, adversarial=True), seed=seed,
+                        max_examples=examples)
+        rows.append({
+            "mutant": mutant.name, "clause": mutant.clause, "case": mutant.case or None,
+            "caught": r.caught and (r.examples_until_caught or 0) <= examples,
+            "property": r.property, "examplesUntilCaught": r.examples_until_caught,
+            "secondsUntilCaught": round(r.seconds_until_caught, 3)
+            if r.seconds_until_caught is not None else None,
+            "witnessLength": len(r.witness) if r.caught else None,
+        })
+    throughput = {}
+    for adversarial in (False, True):
+        start = time.perf_counter()
+        r = run_machine(consumer_machine(REFERENCE, adversarial=adversarial), seed=seed,
+                        max_examples=examples, shrink=False)
+        seconds = time.perf_counter() - start
+        throughput["adversarial" if adversarial else "conformant"] = {
+            "referenceFailed": r.caught, "property": r.property, "examples": r.examples,
+            "steps": r.steps, "stepsPerSecond": round(r.steps / seconds)}
+    caught = [row for row in rows if row["caught"]]
+    times = [row["secondsUntilCaught"] for row in caught]
+    return {
+        "benchmark": "mutants", "seed": seed, "examplesPerMutant": examples,
+        "mutants": len(rows), "caught": len(caught),
+        "caughtShare": round(len(caught) / len(rows), 3) if rows else None,
+        "medianSecondsUntilCaught": round(statistics.median(times), 3) if times else None,
+        "medianExamplesUntilCaught": statistics.median(
+            [row["examplesUntilCaught"] for row in caught]) if caught else None,
+        "targets": {"caughtShare": 0.9, "medianSeconds": 5.0, "stepsPerSecond": 1000},
+        "machines": throughput, "rows": rows,
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--only", nargs="*", help="mutant names to run (default: all)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    figures = measure(args.examples, args.seed, args.only)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    print(f"{'mutant':30} {'caught':6} {'by property':32} {'examples':>8} {'seconds':>8} "
+          f"{'witness':>7}")
+    for row in figures["rows"]:
+        print(f"{row['mutant']:30} {'yes' if row['caught'] else 'NO':6} "
+              f"{row['property'] or '-':32} {row['examplesUntilCaught'] or '-':>8} "
+              f"{row['secondsUntilCaught'] if row['secondsUntilCaught'] is not None else '-':>8} "
+              f"{row['witnessLength'] or '-':>7}")
+    print(f"caught {figures['caught']}/{figures['mutants']} ({figures['caughtShare']:.0%}) within "
+          f"{figures['examplesPerMutant']} examples each; median {figures['medianSecondsUntilCaught']} s "
+          f"and {figures['medianExamplesUntilCaught']} examples until caught")
+    for name, m in figures["machines"].items():
+        print(f"reference, {name} machine: {m['steps']} steps in {m['examples']} examples, "
+              f"{m['stepsPerSecond']:,} steps/s, failed: {m['referenceFailed']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

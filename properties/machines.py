@@ -1,0 +1,237 @@
+"""Hypothesis stateful machines: a producer playing against a consumer, properties as invariants.
+
+:class:`TraceRunner` steps one consumer over a trace and checks every property of the catalogue
+on each transition (it is the shared engine: the machines, the zoo benchmark and the tests drive
+it). On top of it, :func:`consumer_machine` builds a ``RuleBasedStateMachine``:
+
+1. conformant producer vs a consumer under one reading (``adversarial=False``);
+2. adversarial producer (conformant moves mixed with labelled non-conformant ones) vs a consumer:
+   the consumer's own duties hold whatever the producer does;
+3. :class:`AllReadingsMachine`: one trace under all readings at once, recording ambiguities;
+4. any consumer with the step signature (``consumer=`` a :class:`properties.zoo.Consumer`): used by
+   the zoo now, by real SDKs later.
+
+:func:`run_machine` runs a machine class with a seed and an example budget, and reports whether a
+property failed, which, after how many examples and seconds, and the (Hypothesis-shrunk) witness.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from hypothesis import HealthCheck, Phase, Verbosity, seed as hseed, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+
+from model.consumer import ConsumerState, initial_state
+from model.events import Event
+from model.producer import (DEFAULT_VOCABULARY, Belief, Vocabulary, adversarial_moves, advance,
+                            moves, violations)
+from model.readings import DRAFT, Reading
+from properties.ambiguity import splits_of
+from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, PropertyViolation,
+                                  Transition, check_transition)
+from properties.strategies import pick
+from properties.zoo import REFERENCE, Consumer
+
+__all__ = ["TraceRunner", "consumer_machine", "AllReadingsMachine", "MachineResult",
+           "run_machine", "check_trace_properties"]
+
+
+class TraceRunner:
+    """Steps ``consumer`` over events one at a time, tracking the producer's belief, and checks
+    ``properties`` on every transition.
+
+    Raises :class:`PropertyViolation` from :meth:`send` on the first property that fails (an
+    exception escaping the consumer's step is property ``P00-no-exception``).
+    """
+
+    def __init__(self, consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
+                 properties: Sequence[Property] = PROPERTIES,
+                 start: Optional[ConsumerState] = None):
+        self.consumer, self.reading, self.properties = consumer, reading, tuple(properties)
+        self.state = start if start is not None else initial_state()
+        self.belief = Belief()
+        self.events: list[Event] = []
+        self.conformant = True
+
+    def _restep(self, state: ConsumerState, event: Event):
+        result = self.consumer.step(state, event, self.reading)
+        return result.state, result.warnings, result.fatal
+
+    def send(self, event: Event) -> Transition:
+        """Step one event; returns the checked :class:`Transition`."""
+        index = len(self.events)
+        self.events.append(event)
+        before = self.state
+        try:
+            result = self.consumer.step(before, event, self.reading)
+            run_input = tuple(self.consumer.run_input(result.state))
+        except Exception as exc:  # noqa: BLE001 - any escape is the finding
+            raise PropertyViolation(PROPERTY_BY_ID["P00-no-exception"],
+                                    f"{type(exc).__name__}: {exc}", index) from exc
+        self.conformant = self.conformant and not violations(self.belief, event, self.reading)
+        belief_after = advance(self.belief, event)
+        t = Transition(index, before, event, result.state, result.warnings, result.fatal,
+                       self.reading, run_input, self.belief, belief_after, self.conformant,
+                       self._restep)
+        self.state, self.belief = result.state, belief_after
+        found = check_transition(t, self.properties)
+        if found is not None:
+            raise PropertyViolation(found[0], found[1], index)
+        return t
+
+
+def check_trace_properties(events: Sequence[Event], consumer: Consumer = REFERENCE,
+                           reading: Reading = DRAFT, properties: Sequence[Property] = PROPERTIES
+                           ) -> Optional[PropertyViolation]:
+    """Run a whole trace through :class:`TraceRunner`; the first violation, or None."""
+    runner = TraceRunner(consumer, reading, properties)
+    try:
+        for event in events:
+            runner.send(event)
+    except PropertyViolation as violation:
+        return violation
+    return None
+
+
+@dataclass
+class _Stats:
+    """Bookkeeping shared by every instance of one machine class during one run."""
+
+    instances: int = 0
+    started: float = field(default_factory=time.monotonic)
+    first_failure_instance: Optional[int] = None
+    first_failure_seconds: Optional[float] = None
+    last_violation: Optional[PropertyViolation] = None
+    last_events: tuple = ()
+    steps: int = 0
+
+
+def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
+                     adversarial: bool = False, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+                     properties: Sequence[Property] = PROPERTIES) -> type:
+    """A RuleBasedStateMachine class: a producer (conformant, or mixed with adversarial moves one
+    time in four) sends events to ``consumer`` under ``reading``; every property is checked on
+    every step. The class carries a ``stats`` record filled while Hypothesis runs it."""
+    stats = _Stats()
+
+    class ConsumerMachine(RuleBasedStateMachine):
+        def __init__(self):
+            super().__init__()
+            stats.instances += 1
+            self.runner = TraceRunner(consumer, reading, properties)
+
+        @rule(data=st.data())
+        def send(self, data):
+            event = None
+            if adversarial and data.draw(st.integers(0, 3), label="adversarial") == 0:
+                bad = adversarial_moves(self.runner.belief, vocabulary, reading)
+                if bad:
+                    event = pick(data.draw, bad)[0]
+            if event is None:
+                options = moves(self.runner.belief, vocabulary, reading)
+                if not options:
+                    return
+                event = pick(data.draw, options)
+            stats.steps += 1
+            try:
+                self.runner.send(event)
+            except PropertyViolation as violation:
+                if stats.first_failure_instance is None:
+                    stats.first_failure_instance = stats.instances
+                    stats.first_failure_seconds = time.monotonic() - stats.started
+                stats.last_violation = violation
+                stats.last_events = tuple(self.runner.events)
+                raise
+
+    ConsumerMachine.__name__ = f"{'Adversarial' if adversarial else 'Conformant'}Machine"
+    ConsumerMachine.stats = stats
+    ConsumerMachine.consumer = consumer
+    return ConsumerMachine
+
+
+class AllReadingsMachine(RuleBasedStateMachine):
+    """Machine 3: a conformant trace grows one move at a time; after each move the trace is run
+    under every reading at once and each knob that splits it is recorded in ``found``
+    (``{knob id: shortest trace}``, a class attribute filled across examples). Never fails."""
+
+    found: dict = {}
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY
+
+    def __init__(self):
+        super().__init__()
+        self.belief = Belief()
+        self.events: list[Event] = []
+
+    @rule(data=st.data())
+    def send(self, data):
+        options = moves(self.belief, self.vocabulary)
+        if not options:
+            return
+        event = pick(data.draw, options)
+        self.events.append(event)
+        self.belief = advance(self.belief, event)
+        for knob in splits_of(self.events):
+            best = type(self).found.get(knob)
+            if best is None or len(self.events) < len(best):
+                type(self).found[knob] = tuple(self.events)
+
+
+@dataclass
+class MachineResult:
+    """Outcome of :func:`run_machine`.
+
+    Attributes:
+        caught: a property failed.
+        property: the failed property's id (or None).
+        clauses: its clauses.
+        witness: the shrunk failing trace (events), empty when nothing failed.
+        examples_until_caught: machine runs (examples) up to and including the first failure.
+        seconds_until_caught: wall time to the first failure.
+        seconds: total wall time (search and shrinking).
+        examples: machine runs in all; steps: events sent in all.
+        message: the violation text.
+    """
+
+    caught: bool
+    property: Optional[str] = None
+    clauses: tuple = ()
+    witness: tuple = ()
+    examples_until_caught: Optional[int] = None
+    seconds_until_caught: Optional[float] = None
+    seconds: float = 0.0
+    examples: int = 0
+    steps: int = 0
+    message: str = ""
+
+
+def run_machine(machine: type, seed: int = 0, max_examples: int = 500, max_steps: int = 12,
+                shrink: bool = True) -> MachineResult:
+    """Run a machine class from :func:`consumer_machine` with a seed and budget.
+
+    Returns:
+        A :class:`MachineResult`; a property failure is data, not an exception.
+    """
+    stats = machine.stats
+    stats.__init__()
+    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+    configured = hseed(seed)(machine)
+    started = time.monotonic()
+    try:
+        run_state_machine_as_test(configured, settings=settings(
+            max_examples=max_examples, stateful_step_count=max_steps, deadline=None,
+            database=None, phases=phases, verbosity=Verbosity.quiet,
+            suppress_health_check=list(HealthCheck), report_multiple_bugs=False))
+    except (PropertyViolation, Flaky, Exception) as exc:  # noqa: BLE001 - reported below
+        violation = stats.last_violation
+        if violation is None:
+            raise
+        return MachineResult(
+            True, violation.property.id, violation.property.clauses, stats.last_events,
+            stats.first_failure_instance, stats.first_failure_seconds,
+            time.monotonic() - started, stats.instances, stats.steps, str(violation))
+    return MachineResult(False, seconds=time.monotonic() - started, examples=stats.instances,
+                         steps=stats.steps)
