@@ -125,7 +125,8 @@ def _print_verdict(out: dict, file: str) -> None:
 
 def cmd_clauses(args) -> int:
     from model.clauses import coverage
-    rows = coverage()
+    from properties.catalogue import coverage_table
+    rows = coverage({"property": coverage_table()})
     if args.json:
         print(_dump([{"id": c.clause.id, "nIds": list(c.clause.n_ids), "keyword": c.clause.keyword,
                       "actor": c.clause.actor, "page": c.clause.page, "section": c.clause.section,
@@ -145,7 +146,7 @@ def cmd_clauses(args) -> int:
     covered = sum(1 for c in rows if c.covered)
     scoped = sum(1 for c in rows if "out-of-scope" in c.covered_by)
     con.print(f"{covered} of {len(rows)} clauses covered by a step branch, knob or adversarial "
-              f"move; {scoped} declared outside the model's scope")
+              f"move or property; {scoped} declared outside the model's scope")
     return 0
 
 
@@ -222,10 +223,12 @@ def cmd_run(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from counterexamples.field_cases import check_all
-    from counterexamples.findings import ambiguity_finding, write_finding
+    from counterexamples.findings import ambiguity_finding, write_finding, write_property_finding
     from model.producer import DEFAULT_VOCABULARY, load_vocabulary
-    from model.readings import reading_count
-    from properties.ambiguity import search_ambiguities
+    from model.readings import DRAFT, reading_count
+    from properties.ambiguity import merge_witnesses, search_ambiguities
+    from properties.machines import consumer_machine, run_machine, search_with_machine
+    from properties.zoo import REFERENCE
 
     if args.examples < 1:
         raise UsageError("--examples must be at least 1")
@@ -256,6 +259,18 @@ def cmd_run(args) -> int:
             seed=args.seed, examples=args.examples, budget=args.budget, vocabulary=vocabulary,
             max_events=args.max_events,
             progress=lambda done, total: progress.update(task, completed=done))
+        machine_examples = max(1, args.examples // 10)
+        machine_task = progress.add_task("stateful machines", total=3)
+        merge_witnesses(report, search_with_machine(args.seed, machine_examples,
+                                                    args.max_events, vocabulary))
+        progress.advance(machine_task)
+        checks = {}
+        for name, adversarial in (("conformant", False), ("adversarial", True)):
+            machine = consumer_machine(REFERENCE, DRAFT, adversarial, vocabulary)
+            result = run_machine(machine, seed=args.seed, max_examples=machine_examples,
+                                 max_steps=args.max_events)
+            checks[name] = result
+            progress.advance(machine_task)
         shrink_task = progress.add_task("shrinking findings", total=len(report.witnesses))
         findings = []
         for witness in report.witnesses.values():
@@ -267,10 +282,24 @@ def cmd_run(args) -> int:
 
     findings_dir = os.path.join(args.out, "findings")
     summary_findings = []
+    machines = {}
+    for name, result in checks.items():
+        entry = {"consumer": "reference", "reading": "draft", "examples": result.examples,
+                 "steps": result.steps, "failed": None}
+        if result.caught:
+            json_path, jsonl_path = write_property_finding(
+                result.violation, result.witness, "reference", "draft", findings_dir)
+            entry["failed"] = {"property": result.property, "clauses": list(result.clauses),
+                               "files": [os.path.relpath(json_path, args.out),
+                                         os.path.relpath(jsonl_path, args.out)]}
+            summary_findings.append({"id": os.path.basename(json_path)[:-5], "kind": "property",
+                                     "property": result.property, "length": len(result.witness),
+                                     "files": entry["failed"]["files"]})
+        machines[name] = entry
     for f in findings:
         json_path, jsonl_path = write_finding(f, findings_dir)
         summary_findings.append({
-            "id": f.id, "knob": f.knob, "length": len(f.events), "clauses": list(f.clauses),
+            "id": f.id, "kind": "ambiguity", "knob": f.knob, "length": len(f.events), "clauses": list(f.clauses),
             "context": f.to_json()["context"],
             "verdictClasses": len(f.classes),
             "files": [os.path.relpath(json_path, args.out), os.path.relpath(jsonl_path, args.out)]})
@@ -280,6 +309,7 @@ def cmd_run(args) -> int:
         "stoppedBy": report.stopped_by, "eventsChecked": report.events,
         "readings": reading_count(), "vocabulary": vocabulary.to_json(),
         "findings": summary_findings,
+        "propertyChecks": machines,
         "fieldCases": [r.to_json() for r in cases],
     }
     with open(os.path.join(args.out, SUMMARY), "w", encoding="utf-8") as fh:
@@ -309,6 +339,11 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
             split += " (with " + ", ".join(f"{k}={v}" for k, v in f.context.items()) + ")"
         table.add_row(f.id, f.knob, str(len(f.events)), split, KNOB_BY_ID[f.knob].question)
     con.print(table)
+    for name, entry in summary["propertyChecks"].items():
+        verdict = "no property failed" if entry["failed"] is None else \
+            f"[bold red]{entry['failed']['property']} failed[/bold red] ({entry['failed']['files'][0]})"
+        con.print(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
+                  f"{entry['steps']} steps, {verdict}")
     cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
     for col in ("case", "basis", "result", "detail"):
         cases.add_column(col, overflow="fold")

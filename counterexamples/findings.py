@@ -20,7 +20,8 @@ from model.wire import dump_jsonl
 from properties.ambiguity import Witness, splits_knob
 from counterexamples.shrink import canonical_names, ddmin, simplify_members
 
-__all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference"]
+__all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference",
+           "write_property_finding"]
 
 
 @dataclass
@@ -153,6 +154,30 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
     explanation = explain_difference(events, *pair)
     return Finding(_stable_id("ambiguity", witness.knob, events), "ambiguity", witness.knob,
                    tuple(events), classes, pair, tuple(clauses), explanation)
+
+
+def write_property_finding(violation, events: Sequence[Event], consumer: str, reading: str,
+                           directory: str) -> tuple[str, str]:
+    """Export a property violation found by a state machine: ``PROP-<property>-<hash>.json``
+    (property, clauses, consumer, reading, event index, witness text, trace) and ``.jsonl``.
+    Returns the two paths."""
+    events = tuple(events[:violation.index + 1])
+    digest = hashlib.sha256(f"property\n{violation.property.id}\n{dump_jsonl(events)}".encode()
+                            ).hexdigest()[:8]
+    fid = f"PROP-{violation.property.id.split('-')[0]}-{digest}"
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, fid)
+    doc = {"id": fid, "kind": "property", "property": violation.property.id,
+           "statement": violation.property.statement, "clauses": list(violation.property.clauses),
+           "consumer": consumer, "reading": reading, "atEvent": violation.index,
+           "explanation": violation.witness, "length": len(events),
+           "events": [e.to_wire() for e in events]}
+    with open(base + ".json", "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    with open(base + ".jsonl", "w", encoding="utf-8") as fh:
+        fh.write(dump_jsonl(events))
+    return base + ".json", base + ".jsonl"
 
 
 def write_finding(finding: Finding, directory: str) -> tuple[str, str]:

@@ -95,6 +95,10 @@ OUT_OF_SCOPE: dict[str, str] = {
     "PRC-PRODUCER-INPUT": "the producer's handling of received run input is not modelled",
     "VER-DOWNGRADE": "version downgrades are not modelled",
     "VER-NO-HIDDEN": "versioned additions are not modelled",
+    "ACT-DELTA-REPEAT-TYPE": "whether a producer meant to retype is not observable on the wire: "
+                             "a delta carrying another type is a legal retype (ACT-DELTA-MAY-RETYPE)",
+    "RIN-COMPLETE-HISTORY": "the producer's reading of its run input is not modelled (the model's "
+                            "producer starts every trace from its own belief)",
 }
 """Clauses the model deliberately does not cover, with the reason (shown by ``clauses``)."""
 

@@ -495,9 +495,23 @@ def moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
     """Every conformant next event over ``vocabulary``, in a fixed order (simple events first).
 
     Returns:
-        Events ``e`` with ``violations(belief, e, reading) == ()``.
+        Events ``e`` with ``violations(belief, e, reading) == ()`` (memoised: beliefs, events
+        and readings are immutable).
     """
-    return [e for e in _candidates(belief, vocabulary) if not violations(belief, e, reading)]
+    key = (belief, id(vocabulary), reading)
+    hit = _MOVES.get(key)
+    if hit is not None and hit[0] is vocabulary:
+        return list(hit[1])
+    found = tuple(e for e in _candidates(belief, vocabulary) if not violations(belief, e, reading))
+    if len(_MOVES) >= _MOVES_MAX:
+        _MOVES.clear()
+    _MOVES[key] = (vocabulary, found)
+    return list(found)
+
+
+_MOVES: dict = {}
+_MOVES_MAX = 20000
+"""Memo of :func:`moves` by (belief, vocabulary, reading): searches revisit the same beliefs."""
 
 
 def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,

@@ -23,7 +23,8 @@ from model.verdict import context_of, knob_splits, reading_leaves
 from model.wire import dump_jsonl
 from properties.strategies import conformant_traces
 
-__all__ = ["Witness", "SearchReport", "search_ambiguities", "splits_of", "splits_knob"]
+__all__ = ["Witness", "SearchReport", "search_ambiguities", "splits_of", "splits_knob",
+           "merge_witnesses"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,23 @@ def _rank(w: Witness) -> tuple:
 
 def _better(new: Witness, old: Optional[Witness]) -> bool:
     return old is None or _rank(new) < _rank(old)
+
+
+def merge_witnesses(report: SearchReport, traces: dict) -> list[str]:
+    """Offer further witness traces (``{knob: trace}``, e.g. from the all-readings state machine)
+    to ``report``; each replaces the report's witness for its knob when it ranks better. Returns
+    the knobs that changed, in knob order."""
+    changed = []
+    for knob, trace in traces.items():
+        pair = splits_of(trace).get(knob)
+        if pair is None:
+            continue
+        candidate = Witness(knob, tuple(trace), pair)
+        if _better(candidate, report.witnesses.get(knob)):
+            report.witnesses[knob] = candidate
+            changed.append(knob)
+    report.witnesses = dict(sorted(report.witnesses.items(), key=lambda kv: _knob_order(kv[0])))
+    return sorted(changed, key=_knob_order)
 
 
 def search_ambiguities(seed: int = 0, examples: int = 400, budget: Optional[float] = None,

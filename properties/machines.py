@@ -37,7 +37,7 @@ from properties.strategies import pick
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["TraceRunner", "consumer_machine", "AllReadingsMachine", "MachineResult",
-           "run_machine", "check_trace_properties"]
+           "run_machine", "check_trace_properties", "search_with_machine"]
 
 
 class TraceRunner:
@@ -180,6 +180,18 @@ class AllReadingsMachine(RuleBasedStateMachine):
                 type(self).found[knob] = tuple(self.events)
 
 
+def search_with_machine(seed: int = 0, max_examples: int = 200, max_steps: int = 10,
+                        vocabulary: Vocabulary = DEFAULT_VOCABULARY) -> dict:
+    """Run :class:`AllReadingsMachine` (machine 3) with a seed; returns ``{knob id: trace}``, the
+    shortest trace per knob that splits."""
+    machine = type("AllReadings", (AllReadingsMachine,), {"found": {}, "vocabulary": vocabulary})
+    run_state_machine_as_test(hseed(seed)(machine), settings=settings(
+        max_examples=max_examples, stateful_step_count=max_steps, deadline=None, database=None,
+        phases=[Phase.generate], verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck)))
+    return dict(machine.found)
+
+
 @dataclass
 class MachineResult:
     """Outcome of :func:`run_machine`.
@@ -194,6 +206,7 @@ class MachineResult:
         seconds: total wall time (search and shrinking).
         examples: machine runs in all; steps: events sent in all.
         message: the violation text.
+        violation: the :class:`PropertyViolation` itself (None when nothing failed).
     """
 
     caught: bool
@@ -206,6 +219,7 @@ class MachineResult:
     examples: int = 0
     steps: int = 0
     message: str = ""
+    violation: Optional[PropertyViolation] = None
 
 
 def run_machine(machine: type, seed: int = 0, max_examples: int = 500, max_steps: int = 12,
@@ -232,6 +246,6 @@ def run_machine(machine: type, seed: int = 0, max_examples: int = 500, max_steps
         return MachineResult(
             True, violation.property.id, violation.property.clauses, stats.last_events,
             stats.first_failure_instance, stats.first_failure_seconds,
-            time.monotonic() - started, stats.instances, stats.steps, str(violation))
+            time.monotonic() - started, stats.instances, stats.steps, str(violation), violation)
     return MachineResult(False, seconds=time.monotonic() - started, examples=stats.instances,
                          steps=stats.steps)
