@@ -322,6 +322,10 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
                 tag != belief.text_owner(event.message_id):
             out.append(_v("text-owner-disagrees",
                           f"{tag} vs opener {belief.text_owner(event.message_id) or 'parent'}"))
+    elif isinstance(event, MessagesSnapshot):
+        ids = [m.id for m in event.messages]
+        if len(ids) != len(set(ids)):
+            out.append(_v("id-reused-across-roles", "one id twice in MESSAGES_SNAPSHOT"))
     elif isinstance(event, SubagentStarted):
         if event.subagent_run_id in belief.subagents:
             out.append(_v("subagent-started-twice", event.subagent_run_id))

@@ -418,9 +418,12 @@ def _run_error_keeps(t: Transition) -> Optional[str]:
 # --- MESSAGES_SNAPSHOT --------------------------------------------------------------------------
 
 def _ms(t: Transition):
+    """A live MESSAGES_SNAPSHOT whose ids are distinct (with one id twice, which copy a consumer
+    keeps is not stated; the producer broke EVM-ID-UNIQUE)."""
     if not isinstance(t.event, MessagesSnapshot) or not _live(t) or t.fatal is not None:
         return None
-    return t.event
+    ids = [m.id for m in t.event.messages]
+    return t.event if len(ids) == len(set(ids)) else None
 
 
 def _ms_in_place(t: Transition) -> Optional[str]:

@@ -500,7 +500,8 @@ def test_clauses_consumer_musts_are_covered(capsys):
         "; ".join(uncovered)
     out_of_scope = {r["id"] for r in rows if "out-of-scope" in r["coveredBy"]}
     assert out_of_scope == {"PRC-STAGE-ORDER", "PRC-OUTGOING", "PRC-SAME-VERDICT",
-                            "PRC-PRODUCER-INPUT", "VER-DOWNGRADE", "VER-NO-HIDDEN"}
+                            "PRC-PRODUCER-INPUT", "VER-DOWNGRADE", "VER-NO-HIDDEN",
+                            "ACT-DELTA-REPEAT-TYPE", "RIN-COMPLETE-HISTORY"}
 
 
 def test_clauses_table(capsys):
