@@ -256,6 +256,10 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     EVM-ID-UNIQUE, EVM-ABSENT-NOT-NULL / SUB-ABSENT-PARENT / MET-NOT-NULL, the schema shapes,
     PRC-NO-PRIVATE-TYPES, SUB-STARTED-ACTIVE, SUB-NO-REUSE-FINISHED.
     """
+    kind = type(event)
+    if (kind is ActivitySnapshot or kind is ActivityDelta) and belief.run == "active" and \
+            not event.notices:
+        return _activity_violations(belief, event, reading)
     out: list[ProducerViolation] = []
     if isinstance(event, Malformed):
         wire = event.to_wire()
@@ -280,37 +284,13 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         return (_v("after-close", "RUN_ERROR after RUN_ERROR"),) if belief.run == "errored" else ()
     if belief.run != "active":
         return (_v("before-start" if belief.run == "idle" else "after-close", event.type_name),)
+    if isinstance(event, (ActivitySnapshot, ActivityDelta)):
+        out.extend(_activity_violations(belief, event, reading))
+        return tuple(out)
     tag = getattr(event, "subagent_run_id", None)
     if tag is not None and tag in belief.finished and not isinstance(event, SubagentStarted):
         out.append(_v("tag-after-finished", tag))
-    if isinstance(event, ActivitySnapshot):
-        held = belief.activity(event.message_id)
-        if held is None and event.message_id in belief.texts:
-            out.append(_v("id-reused-across-roles", event.message_id))
-        if held is not None and event.replace is False:
-            if tag is not None:
-                disagrees = tag != held.owner
-            else:
-                disagrees = held.owner is not None and reading.q2 == "parent"
-            if disagrees:
-                out.append(_v("replace-false-owner-disagrees",
-                              f"{tag or 'parent'} vs owner {held.owner or 'parent'}"))
-    elif isinstance(event, ActivityDelta):
-        held = belief.activity(event.message_id)
-        if held is None:  # no snapshot (N18) and no baseline at all (N37)
-            out.append(_v("delta-without-baseline", event.message_id))
-            out.append(_v("delta-on-unknown-id", event.message_id))
-        elif not held.via_snapshot:
-            out.append(_v("delta-without-baseline", event.message_id))
-        else:
-            opener = held.owner if reading.q4_opener == "current" else held.opener
-            if tag is not None and tag != opener:
-                out.append(_v("delta-owner-disagrees", f"{tag} vs opener {opener or 'parent'}"))
-            ops = tuple(op for op in event.patch if op.recognised)
-            outcome = apply_patch(held.content, ops)
-            if outcome.ok and not is_json_object_text(outcome.result):
-                out.append(_v("non-object-result", event.message_id))
-    elif isinstance(event, TextMessageStart):
+    if isinstance(event, TextMessageStart):
         if belief.activity(event.message_id) is not None:
             out.append(_v("id-reused-across-roles", event.message_id))
         elif event.message_id in belief.texts:
@@ -333,6 +313,44 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
             out.append(_v("finished-subagent-reused", event.subagent_run_id))
         elif event.subagent_run_id in belief.tags_used:
             out.append(_v("announced-after-use", event.subagent_run_id))
+    return tuple(out)
+
+
+def _activity_violations(belief: Belief, event, reading: Reading
+                         ) -> tuple[ProducerViolation, ...]:
+    """:func:`violations` for an ACTIVITY_SNAPSHOT or ACTIVITY_DELTA in an active run (the hot
+    path of move enumeration); same clauses, same order."""
+    out: list[ProducerViolation] = []
+    tag = event.subagent_run_id
+    if tag is not None and tag in belief.finished:
+        out.append(_v("tag-after-finished", tag))
+    held = belief.activity(event.message_id)
+    if type(event) is ActivitySnapshot:
+        if held is None:
+            if event.message_id in belief.texts:
+                out.append(_v("id-reused-across-roles", event.message_id))
+        elif event.replace is False:
+            disagrees = tag != held.owner if tag is not None else \
+                held.owner is not None and reading.q2 == "parent"
+            if disagrees:
+                out.append(_v("replace-false-owner-disagrees",
+                              f"{tag or 'parent'} vs owner {held.owner or 'parent'}"))
+        return tuple(out)
+    if held is None:  # no snapshot (N18) and no baseline at all (N37)
+        out.append(_v("delta-without-baseline", event.message_id))
+        out.append(_v("delta-on-unknown-id", event.message_id))
+        return tuple(out)
+    if not held.via_snapshot:
+        out.append(_v("delta-without-baseline", event.message_id))
+        return tuple(out)
+    opener = held.owner if reading.q4_opener == "current" else held.opener
+    if tag is not None and tag != opener:
+        out.append(_v("delta-owner-disagrees", f"{tag} vs opener {opener or 'parent'}"))
+    ops = event.patch if all(op.recognised for op in event.patch) else \
+        tuple(op for op in event.patch if op.recognised)
+    outcome = apply_patch(held.content, ops)
+    if outcome.ok and not is_json_object_text(outcome.result):
+        out.append(_v("non-object-result", event.message_id))
     return tuple(out)
 
 
@@ -523,8 +541,12 @@ def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULAR
     """Non-conformant next events, one entry per clause each breaks (an event breaking two
     clauses appears twice): the vocabulary's candidates that break a clause, plus malformed and
     unrecognised events, lifecycle misuse, id reuse and subagent misuse."""
+    key = ("adversarial", belief, id(vocabulary), reading)
+    hit = _MOVES.get(key)
+    if hit is not None and hit[0] is vocabulary:
+        return list(hit[1])
     out: list[tuple[Event, ProducerViolation]] = []
-    extra: list[Event] = [parse_event(w) for w in _MALFORMED_WIRE]
+    extra: list[Event] = list(_malformed_events())
     if belief.run == "active":
         extra.append(RunStarted(thread_id="t1", run_id="r-extra"))
         extra.extend(TextMessageStart(message_id=mid) for mid, _ in belief.activities)
@@ -541,7 +563,19 @@ def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULAR
         extra.append(RunFinished(thread_id="t1", run_id="r-extra"))
     for event in list(_candidates(belief, vocabulary)) + extra:
         out.extend((event, v) for v in violations(belief, event, reading))
+    if len(_MOVES) >= _MOVES_MAX:
+        _MOVES.clear()
+    _MOVES[key] = (vocabulary, tuple(out))
     return out
+
+
+_MALFORMED_EVENTS: list = []
+
+
+def _malformed_events() -> list:
+    if not _MALFORMED_EVENTS:
+        _MALFORMED_EVENTS.extend(parse_event(w) for w in _MALFORMED_WIRE)
+    return _MALFORMED_EVENTS
 
 
 def check_trace(events: Sequence[Event], reading: Reading = DRAFT

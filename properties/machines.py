@@ -33,7 +33,7 @@ from model.readings import DRAFT, Reading
 from properties.ambiguity import splits_of
 from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, PropertyViolation,
                                   Transition, check_transition)
-from properties.strategies import pick
+from properties.strategies import grouped_moves, pick
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["TraceRunner", "consumer_machine", "AllReadingsMachine", "MachineResult",
@@ -128,11 +128,11 @@ def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
         def send(self, data):
             event = None
             if adversarial and data.draw(st.integers(0, 3), label="adversarial") == 0:
-                bad = adversarial_moves(self.runner.belief, vocabulary, reading)
+                bad = grouped_moves(self.runner.belief, vocabulary, reading, adversarial=True)
                 if bad:
                     event = pick(data.draw, bad)[0]
             if event is None:
-                options = moves(self.runner.belief, vocabulary, reading)
+                options = grouped_moves(self.runner.belief, vocabulary, reading)
                 if not options:
                     return
                 event = pick(data.draw, options)
@@ -168,7 +168,7 @@ class AllReadingsMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def send(self, data):
-        options = moves(self.belief, self.vocabulary)
+        options = grouped_moves(self.belief, self.vocabulary, DRAFT)
         if not options:
             return
         event = pick(data.draw, options)

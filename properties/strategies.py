@@ -28,29 +28,62 @@ from model.producer import (DEFAULT_VOCABULARY, Belief, ProducerViolation, Vocab
                             adversarial_moves, advance, moves)
 from model.readings import DRAFT, Reading
 
-__all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick"]
+__all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick",
+           "kind_of", "group_by_kind", "grouped_moves"]
 
 
-def pick(draw, options: list, label: str = "event"):
-    """Draw one of ``options`` (events, or ``(event, violation)`` pairs): first the kind (event
-    type, snapshots split by their ``replace`` flag, deltas by their operations and
-    MESSAGES_SNAPSHOT by how many activities it carries; or the
-    violation kind), uniformly, then one option of that kind. Drawing uniformly from the
-    flat list would make rare kinds (a text message, RUN_ERROR, an unknown event) all but
-    unreachable next to hundreds of snapshot variants."""
-    def kind(o):
-        if isinstance(o, tuple):
-            return o[1].kind
-        if isinstance(o, ActivitySnapshot):
-            return f"{o.type_name}:{o.replace}"
-        if isinstance(o, ActivityDelta):
-            return f"{o.type_name}:{'+'.join(op.op for op in o.patch)}"
-        if isinstance(o, MessagesSnapshot):
-            return f"{o.type_name}:{sum(m.is_activity for m in o.messages)}"
-        return o.type_name
-    kinds = list(dict.fromkeys(kind(o) for o in options))
-    chosen = draw(st.sampled_from(kinds), label=f"{label} kind") if len(kinds) > 1 else kinds[0]
-    return draw(st.sampled_from([o for o in options if kind(o) == chosen]), label=label)
+def kind_of(option) -> str:
+    """The sampling kind of an option: the violation kind for an ``(event, violation)`` pair;
+    else the event type, snapshots split by ``replace`` (and rawEvent), deltas by their
+    operations, MESSAGES_SNAPSHOT by how many activities it carries."""
+    if isinstance(option, tuple):
+        return option[1].kind
+    if isinstance(option, ActivitySnapshot):
+        return f"{option.type_name}:{option.replace}" + (":raw" if option.raw_event else "")
+    if isinstance(option, ActivityDelta):
+        return f"{option.type_name}:{'+'.join(op.op for op in option.patch)}"
+    if isinstance(option, MessagesSnapshot):
+        return f"{option.type_name}:{sum(m.is_activity for m in option.messages)}"
+    return option.type_name
+
+
+def group_by_kind(options) -> tuple[tuple[str, tuple], ...]:
+    """``((kind, options of that kind), ...)`` in order of first appearance."""
+    groups: dict[str, list] = {}
+    for o in options:
+        groups.setdefault(kind_of(o), []).append(o)
+    return tuple((k, tuple(v)) for k, v in groups.items())
+
+
+def pick(draw, options, label: str = "event"):
+    """Draw one of ``options`` (events, or ``(event, violation)`` pairs, or the result of
+    :func:`group_by_kind`): first the kind, uniformly, then one option of that kind. Drawing
+    uniformly from the flat list would make rare kinds (a text message, RUN_ERROR, an unknown
+    event) all but unreachable next to hundreds of snapshot variants."""
+    groups = options if options and isinstance(options[0], tuple) and len(options[0]) == 2 \
+        and isinstance(options[0][0], str) else group_by_kind(options)
+    if len(groups) == 1:
+        return draw(st.sampled_from(groups[0][1]), label=label)
+    index = draw(st.integers(0, len(groups) - 1), label=f"{label} kind")
+    return draw(st.sampled_from(groups[index][1]), label=label)
+
+
+_GROUPED: dict = {}
+
+
+def grouped_moves(belief: Belief, vocabulary: Vocabulary, reading: Reading,
+                  adversarial: bool = False):
+    """:func:`group_by_kind` of the conformant (or adversarial) moves, memoised per belief."""
+    key = (adversarial, belief, id(vocabulary), reading)
+    hit = _GROUPED.get(key)
+    if hit is not None and hit[0] is vocabulary:
+        return hit[1]
+    options = (adversarial_moves if adversarial else moves)(belief, vocabulary, reading)
+    grouped = group_by_kind(options)
+    if len(_GROUPED) > 20000:
+        _GROUPED.clear()
+    _GROUPED[key] = (vocabulary, grouped)
+    return grouped
 
 
 def as_wire(trace) -> list[dict]:
@@ -86,14 +119,14 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
     for index in range(length):
         bad = threshold > 0 and draw(st.integers(0, 99)) < threshold
         if bad:
-            options = adversarial_moves(belief, vocabulary, reading)
+            options = grouped_moves(belief, vocabulary, reading, adversarial=True)
             if options:
                 event, violation = pick(draw, options)
                 events.append(event)
                 labels.append((index, violation))
                 belief = advance(belief, event)
                 continue
-        options = moves(belief, vocabulary, reading)
+        options = grouped_moves(belief, vocabulary, reading)
         if not options:
             break
         event = pick(draw, options)

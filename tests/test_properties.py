@@ -294,7 +294,7 @@ def _load_benchmark():
 
 
 def test_reduced_zoo_benchmark():
-    figures = _load_benchmark().measure(examples=100, seed=0, only=BENCH_ONLY)
+    figures = _load_benchmark().measure(examples=250, seed=0, only=BENCH_ONLY)
     rows = figures["rows"]
     assert sorted(r["mutant"] for r in rows) == sorted(BENCH_ONLY)
     assert figures["mutants"] == len(BENCH_ONLY) == figures["caught"]
@@ -313,7 +313,7 @@ def test_reduced_zoo_benchmark():
 # --- determinism and the reference --------------------------------------------------------------
 
 def test_search_is_deterministic_for_a_seed():
-    mutant = MUTANT_BY_NAME["absent-replace-as-false"]
+    mutant = MUTANT_BY_NAME["ms-drops-held-activity"]
     first = run_machine(consumer_machine(mutant, adversarial=True), seed=4, max_examples=100)
     second = run_machine(consumer_machine(mutant, adversarial=True), seed=4, max_examples=100)
     assert first.caught and second.caught
@@ -329,3 +329,29 @@ def test_reference_survives_the_machines(adversarial):
                          max_examples=150)
     assert result.caught is False, result.message
     assert result.examples > 0 and result.steps > 0
+
+
+ASSISTANT_ACT_1 = {"id": "act-1", "role": "assistant", "content": "hi"}
+
+
+def test_snapshot_repeating_an_id_is_flagged_and_not_judged():
+    """Regression: the adversarial machine (seed 2) once failed the reference on this trace. The
+    MESSAGES_SNAPSHOT restates act-1 as assistant and as activity (after a TEXT_MESSAGE_START
+    reused the activity's id); no consumer can hold both, so P27 was unsatisfiable. Now the
+    producer monitor flags the repeated id (EVM-ID-UNIQUE) and the MESSAGES_SNAPSHOT properties
+    leave such a snapshot alone."""
+    from model.producer import Belief, advance, violations
+    events = trace(snap(content={"items": [], "n": 0}),
+                   {"type": "TEXT_MESSAGE_START", "messageId": "act-1", "role": "assistant"},
+                   RF, {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"},
+                   ms(user("user-1", "hello"), ASSISTANT_ACT_1,
+                      activity("act-1", {"items": [], "n": 0})))
+    belief, flagged = Belief(), []
+    for e in events:
+        flagged.append([(v.kind, v.clause) for v in violations(belief, e, DRAFT)])
+        belief = advance(belief, e)
+    assert flagged[2] == [("id-reused-across-roles", "EVM-ID-UNIQUE")]
+    assert [c for _, c in flagged[5]] == ["EVM-ID-UNIQUE"]
+    assert check_trace_properties(events, REFERENCE, DRAFT, PROPERTIES) is None
+    minimal = trace(snap(), ms(ASSISTANT_ACT_1, activity("act-1")))
+    assert check_trace_properties(minimal, REFERENCE, DRAFT, PROPERTIES) is None
