@@ -2,7 +2,8 @@
 after how many examples and seconds, and with how long a (shrunk) witness?
 
 Each mutant of :data:`properties.zoo.MUTANTS` is driven by the adversarial machine (conformant
-moves mixed with labelled non-conformant ones) under ``draft``, with a seed and an example budget.
+moves mixed with labelled non-conformant ones) under the reading it claims (``draft`` for all
+but one), with a seed and an example budget.
 Also measured: the reference consumer under the conformant and adversarial machines (it must not
 fail) and their throughput in steps per second.
 
@@ -29,10 +30,11 @@ def measure(examples: int = 500, seed: int = 0, only=None) -> dict:
     for mutant in MUTANTS:
         if only and mutant.name not in only:
             continue
-        r = run_machine(consumer_machine(mutant, adversarial=True), seed=seed,
+        r = run_machine(consumer_machine(mutant, mutant.reading, adversarial=True), seed=seed,
                         max_examples=examples)
         rows.append({
             "mutant": mutant.name, "clause": mutant.clause, "case": mutant.case or None,
+            "reading": mutant.reading.name or "draft",
             "caught": r.caught and (r.examples_until_caught or 0) <= examples,
             "property": r.property, "examplesUntilCaught": r.examples_until_caught,
             "secondsUntilCaught": round(r.seconds_until_caught, 3)

@@ -577,6 +577,16 @@ def _ids_opaque(t: Transition) -> Optional[str]:
     return None
 
 
+def _delta_keeps_owner(t: Transition) -> Optional[str]:
+    ev, held = _delta(t)
+    if ev is None or held is None or not held.is_activity or t.fatal is not None:
+        return None
+    m = _held(t.after, ev.message_id)
+    if m is not None and m.owner != held.owner:
+        return f"a delta changed the owner from {held.owner!r} to {m.owner!r}"
+    return None
+
+
 def _ambiguity_marker(t: Transition) -> Optional[str]:
     return None  # checked across readings by properties.ambiguity, not per transition
 
@@ -692,6 +702,8 @@ PROPERTIES: tuple[Property, ...] = (
              ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored),
     Property("P37-ids-opaque", "Renaming message ids renames the result and changes nothing "
              "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque),
+    Property("P38-delta-keeps-owner", "A delta never changes who owns the activity.",
+             ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner),
     Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
              "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
              _ambiguity_marker),

@@ -17,7 +17,7 @@ from model.consumer import ConsumerState, Fatal, StepResult, merge_metadata, run
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
                           RunError, TextMessageContent, Unrecognised)
 from model.json_values import freeze, thaw
-from model.readings import Reading
+from model.readings import DRAFT, Reading
 
 __all__ = ["Consumer", "REFERENCE", "MUTANTS", "MUTANT_BY_NAME"]
 
@@ -35,6 +35,7 @@ class Consumer:
         clause: for a mutant, the clause its mistake breaks.
         description: the mistake, in words.
         case: the field case the mistake comes from, if any.
+        reading: the reading the consumer claims to implement and is checked under.
     """
 
     name: str
@@ -43,6 +44,7 @@ class Consumer:
     clause: str = ""
     description: str = ""
     case: str = ""
+    reading: Reading = DRAFT
 
 
 REFERENCE = Consumer("reference", step, run_input, description="the model itself")
@@ -443,8 +445,8 @@ def _crashes_on_empty_patch(state, event, reading):
 
 
 def _m(name: str, clause: str, description: str, step_fn: StepFn = step,
-       run_input_fn=run_input, case: str = "") -> Consumer:
-    return Consumer(name, step_fn, run_input_fn, clause, description, case)
+       run_input_fn=run_input, case: str = "", reading: Reading = DRAFT) -> Consumer:
+    return Consumer(name, step_fn, run_input_fn, clause, description, case, reading)
 
 
 MUTANTS: tuple[Consumer, ...] = (
@@ -528,7 +530,9 @@ MUTANTS: tuple[Consumer, ...] = (
        "strips assistant messages from run input along with activity", step,
        _run_input_drops_assistant),
     _m("delta-remints-owner", "SUB-OWNER-AGREE",
-       "lets a tagged delta take the activity over", _post(_delta_remints_owner)),
+       "lets a tagged delta take the activity over (under Q4=accept, where such a delta "
+       "applies; under draft it is refused first)", _post(_delta_remints_owner),
+       reading=DRAFT.with_(Q4="accept")),
     _m("mismatch-applied", "SUB-REJECT-MISMATCH",
        "applies a delta whose tag disagrees with the opener (behaves as Q4=accept)",
        _mismatch_applied),

@@ -150,12 +150,12 @@ EXTRA = [
 
 ALL_ROWS = TABLE + EXTRA
 
-GAP = Row("P20-mismatch-rejected", "delta-remints-owner", (snap(), delta(patch=[REPLACE_N1],
+GAP = Row("P38-delta-keeps-owner", "delta-remints-owner", (snap(), delta(patch=[REPLACE_N1],
           subagentRunId="sub-1")), 2, {"Q4": "accept"})
-"""delta-remints-owner (clause SUB-OWNER-AGREE) cannot be caught under draft: there a tagged delta
-applies only when its tag equals the current owner (Q4=fatal, Q4-opener=current), so re-minting
-the owner to the tag changes nothing. Under Q4=accept it does change the owner (the knob says
-"apply it and keep the owner"), but no property compares the owner before and after a delta."""
+"""delta-remints-owner (clause SUB-OWNER-AGREE) cannot differ from the reference under draft: there
+a tagged delta applies only when its tag equals the current owner (Q4=fatal, Q4-opener=current),
+so re-minting the owner to the tag changes nothing. The zoo therefore judges it under Q4=accept
+(its ``reading``), where it takes the activity over and P38 catches it."""
 
 
 def _events(r: Row):
@@ -168,7 +168,8 @@ def test_table_covers_every_property_but_the_difference_one():
     in_table = {p.values[0].prop for p in TABLE}
     all_ids = {p.id for p in PROPERTIES}
     assert len(TABLE) == len(in_table), "one row per property"
-    assert all_ids - in_table == {SKIPPED}
+    # P38 is caught by a mutant judged under its own reading (GAP, below)
+    assert all_ids - in_table == {SKIPPED, GAP.prop}
     assert PROPERTY_BY_ID[SKIPPED].kind == "difference"
     assert [p.id for p in PROPERTIES if p.kind == "difference"] == [SKIPPED]
     assert in_table <= all_ids
@@ -248,15 +249,14 @@ def test_delta_remints_owner_is_equivalent_under_draft():
     assert evaluate(events, other).state.message("act-1").owner is None
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: no property checks that a delta leaves the owner "
-                   "(SUB-OWNER-AGREE); delta-remints-owner takes a parent's activity over under "
-                   "Q4=accept unnoticed, and is equivalent to the reference under draft")
 def test_delta_remints_owner_is_caught_where_it_differs():
     other = DRAFT.with_(**GAP.reading)
     found = check_trace_properties(_events(GAP), MUTANT_BY_NAME[GAP.mutant], other, PROPERTIES)
     assert found is not None
+    assert found.property.id == "P38-delta-keeps-owner"
     assert "SUB-OWNER-AGREE" in found.property.clauses
     assert found.index == GAP.index
+    assert MUTANT_BY_NAME[GAP.mutant].reading == other  # the zoo judges it under that reading
 
 
 # --- the zoo is used, and its clauses exist -----------------------------------------------------
