@@ -463,6 +463,13 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
         if belief.activity(mid) is not None or belief.run == "active":
             yield from deltas[mid]
     if belief.run == "active":
+        for owner in vocab.owners:  # announcing and closing invocations (SUB lifecycle)
+            if owner is None:
+                continue
+            if owner in belief.subagents:
+                yield SubagentFinished(subagent_run_id=owner)
+            elif owner not in belief.finished and owner not in belief.tags_used:
+                yield SubagentStarted(subagent_run_id=owner)
         for tid in vocab.text_ids:
             if tid not in belief.texts:
                 yield TextMessageStart(message_id=tid)

@@ -44,3 +44,52 @@ def test_coverage_rejects_unknown_ids():
     from model.clauses import UnknownClauseError
     with pytest.raises(UnknownClauseError):
         coverage({"property": {"P-typo": ("NO-SUCH-CLAUSE",)}})
+
+
+def test_every_consumer_duty_is_checked_by_a_property():
+    """Issue 3: each consumer MUST / MUST NOT is checked by at least one property (or declared
+    outside the model's scope with a reason)."""
+    from model.clauses import OUT_OF_SCOPE
+    from properties.catalogue import coverage_table
+    rows = coverage({"property": coverage_table()})
+    missing = [c.clause.id for c in rows if c.clause.actor in ("consumer", "both")
+               and is_duty(c.clause) and c.clause.id not in OUT_OF_SCOPE
+               and not c.covered_by.get("property")]
+    assert missing == []
+
+
+def test_every_producer_duty_is_exercised_by_an_adversarial_move():
+    from model.clauses import OUT_OF_SCOPE
+    reachable = set(ADVERSARIAL_KINDS.values())
+    missing = [c.id for c in registry().values() if c.actor == "producer" and is_duty(c)
+               and c.id not in OUT_OF_SCOPE and c.id not in reachable]
+    assert missing == []
+
+
+def test_every_adversarial_kind_is_reachable():
+    """Each labelled kind is actually produced by adversarial_moves from some belief."""
+    from model.producer import Belief, adversarial_moves, advance
+    from model.wire import parse_events
+    wire = [
+        [],
+        [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+         {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+          "content": {"n": 1}, "subagentRunId": "sub-1"},
+         {"type": "TEXT_MESSAGE_START", "messageId": "msg-1"},
+         {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-2"},
+         {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-2"},
+         {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-3"},
+         {"type": "MESSAGES_SNAPSHOT", "messages": [
+             {"id": "act-2", "role": "activity", "activityType": "PLAN", "content": {}}]}],
+        [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}],
+        [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+         {"type": "RUN_ERROR", "message": "x"}],
+    ]
+    seen = set()
+    for prefix in wire:
+        belief = Belief()
+        for e in parse_events(prefix):
+            belief = advance(belief, e)
+        seen |= {v.kind for _, v in adversarial_moves(belief)}
+    assert set(ADVERSARIAL_KINDS) - seen == set()
