@@ -240,16 +240,7 @@ def cmd_run(args) -> int:
         raise UsageError("--max-events must be at least 1")
     vocabulary = DEFAULT_VOCABULARY
     if args.vocabulary:
-        try:
-            with open(args.vocabulary, encoding="utf-8") as fh:
-                vocabulary = load_vocabulary(json.load(fh))
-        except OSError as exc:
-            raise UsageError(f"--vocabulary {args.vocabulary}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--vocabulary {args.vocabulary}:{exc.lineno}:{exc.colno}: "
-                             f"not valid JSON: {exc.msg}") from None
-        except ValueError as exc:
-            raise UsageError(f"--vocabulary {args.vocabulary}: {exc}") from None
+        vocabulary = _read_vocabulary(args.vocabulary)
     _prepare_out(args.out)
     err = _console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -358,6 +349,175 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
               f"{os.path.join(out_dir, SUMMARY)}")
 
 
+# --- explore ------------------------------------------------------------------------------------
+
+def cmd_explore(args) -> int:
+    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
+    from model.producer import load_vocabulary
+    from model.readings import ReadingError, parse_reading
+    from properties.explore import EXPLORE_VOCABULARY, explore, state_graph
+
+    if args.depth < 1:
+        raise UsageError("--depth must be at least 1")
+    if args.max_states is not None and args.max_states < 1:
+        raise UsageError("--max-states must be at least 1")
+    if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
+        raise UsageError("--timeout must be a positive number of seconds")
+    try:
+        reading = parse_reading(args.reading)
+    except ReadingError as exc:
+        raise UsageError(f"--reading: {exc}") from None
+    vocabulary = EXPLORE_VOCABULARY
+    if args.vocabulary:
+        vocabulary = _read_vocabulary(args.vocabulary)
+    if args.graph and os.path.exists(args.graph):
+        raise UsageError(f"--graph {args.graph}: exists; choose a new file name")
+    if args.graph and not args.graph.endswith((".graphml", ".dot", ".gv")):
+        raise UsageError("--graph: the file name must end in .graphml or .dot")
+    err = _console(stderr=True)
+    with Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                  transient=True) as progress:
+        task = progress.add_task("exploring: depth 0, 1 state", total=None)
+
+        def report_level(depth, states, edges, seconds):
+            rate = states / seconds if seconds else 0
+            progress.update(task, description=f"exploring: depth {depth} done, {states:,} states,"
+                                              f" {edges:,} edges, {rate:,.0f} states/s")
+
+        report = explore(depth=args.depth, vocabulary=vocabulary, reading=reading,
+                         adversarial=args.adversarial, max_states=args.max_states,
+                         timeout=args.timeout, progress=report_level)
+    if args.graph:
+        graph = state_graph(report)
+        try:
+            if args.graph.endswith(".graphml"):
+                import networkx as nx
+                nx.write_graphml(graph, args.graph)
+            else:
+                _write_dot(graph, args.graph)
+        except OSError as exc:
+            raise UsageError(f"--graph {args.graph}: {exc.strerror}") from None
+    from model.wire import dump_jsonl
+    out = {
+        "depth": report.depth, "requestedDepth": args.depth, "complete": report.complete,
+        "stoppedBy": report.stopped_by, "states": report.states, "edges": report.edges,
+        "reading": reading.name or "draft", "adversarial": args.adversarial,
+        "splits": {k: {"length": len(trace), "pair": [describe(a) for a in pair],
+                       "trace": [e.to_wire() for e in trace]}
+                   for k, (trace, pair) in report.splits.items()},
+        "violations": {k: {"length": len(trace), "witness": text,
+                           "trace": [e.to_wire() for e in trace]}
+                       for k, (trace, text) in report.violations.items()},
+    }
+    if args.json:
+        print(_dump(out))
+        return 0
+    con = _console()
+    bound = {"depth": f"the depth bound ({args.depth})",
+             "max-states": f"--max-states {args.max_states}",
+             "timeout": f"--timeout {args.timeout}"}[report.stopped_by]
+    con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
+              f"{report.depth} in {report.seconds:.1f} s ({report.states_per_second:,.0f} "
+              f"states/s); stopped by {bound}"
+              + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
+    table = Table(title=f"open questions that split a step ({len(report.splits)}), shortest first found")
+    for col in ("knob", "events", "readings", "trace"):
+        table.add_column(col, overflow="fold")
+    for knob, info in out["splits"].items():
+        table.add_row(knob, str(info["length"]), " vs ".join(info["pair"]),
+                      " | ".join(_short(e) for e in info["trace"]))
+    con.print(table)
+    if out["violations"]:
+        for pid, info in out["violations"].items():
+            con.print(f"[bold red]{pid}[/bold red] violated after {info['length']} events: "
+                      f"{info['witness']}")
+    else:
+        con.print(f"no property violated on any explored transition ({report.edges:,} checked)")
+    if args.graph:
+        con.print(f"wrote the state graph to {args.graph}")
+    return 0
+
+
+def describe(assignment: dict) -> str:
+    from model.readings import describe_assignment
+    return describe_assignment(assignment)
+
+
+def _short(event: dict) -> str:
+    bits = [event.get("type", "?")]
+    for key in ("messageId", "activityType"):
+        if key in event:
+            bits.append(str(event[key]))
+    if "replace" in event:
+        bits.append(f"replace:{str(event['replace']).lower()}")
+    if "subagentRunId" in event:
+        bits.append(event["subagentRunId"])
+    if "patch" in event:
+        bits.append("[" + ",".join(op.get("op", "?") for op in event["patch"]) + "]")
+    return " ".join(bits)
+
+
+def _write_dot(graph, path: str) -> None:
+    """Write a networkx graph as Graphviz DOT (no pydot needed)."""
+    def q(text) -> str:
+        return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    lines = ["digraph states {"]
+    for node, data in graph.nodes(data=True):
+        lines.append(f"  {node} [label={q(data.get('messages') or 'empty')}];")
+    for a, b, data in graph.edges(data=True):
+        lines.append(f"  {a} -> {b} [label={q(data.get('event', ''))}];")
+    lines.append("}")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def _read_vocabulary(path: str):
+    from model.producer import load_vocabulary
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return load_vocabulary(json.load(fh))
+    except OSError as exc:
+        raise UsageError(f"--vocabulary {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--vocabulary {path}:{exc.lineno}:{exc.colno}: "
+                         f"not valid JSON: {exc.msg}") from None
+    except ValueError as exc:
+        raise UsageError(f"--vocabulary {path}: {exc}") from None
+
+
+# --- export -------------------------------------------------------------------------------------
+
+def cmd_export(args) -> int:
+    """``export FINDING --format F [--out FILE] [--reading SPEC]``: a finding JSON file as JSON
+    lines, a JSON array, an ITF trace, a Mermaid sequence diagram or a pytest regression file
+    (see :mod:`counterexamples.export`); stdout unless ``--out``, which never overwrites."""
+    from counterexamples.export import export, load_finding
+
+    try:
+        finding = load_finding(args.finding)
+    except OSError as exc:
+        raise UsageError(f"{args.finding}: cannot read the file: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        text = export(finding, args.format, args.reading)
+    except ValueError as exc:
+        raise UsageError(f"{args.finding}: {exc}") from None
+    if args.out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    try:
+        with open(args.out, "x", encoding="utf-8") as fh:
+            fh.write(text)
+    except FileExistsError:
+        raise UsageError(f"--out {args.out}: already exists; not overwritten") from None
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write the file: {exc.strerror}") from None
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 class _Parser(argparse.ArgumentParser):
@@ -395,9 +555,33 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--json", action="store_true")
     cl.set_defaults(func=cmd_clauses)
 
+    ex = sub.add_parser("explore", help="exhaustive breadth-first exploration to a depth")
+    ex.add_argument("--depth", type=int, default=5, help="longest trace explored (default 5)")
+    ex.add_argument("--vocabulary", help="JSON file with the producer vocabulary "
+                    "(default: the small exploration vocabulary)")
+    ex.add_argument("--max-states", type=int, help="stop after this many distinct states")
+    ex.add_argument("--timeout", type=float, help="stop after this many seconds")
+    ex.add_argument("--reading", default="draft", help="the consumer's reading (default draft)")
+    ex.add_argument("--adversarial", action="store_true",
+                    help="also take the producer's non-conformant moves")
+    ex.add_argument("--graph", help="write the state graph (.graphml or .dot)")
+    ex.add_argument("--json", action="store_true", help="print the result as JSON")
+    ex.set_defaults(func=cmd_explore)
+
     rd = sub.add_parser("readings", help="the knobs and named readings")
     rd.add_argument("--json", action="store_true")
     rd.set_defaults(func=cmd_readings)
+
+    xp = sub.add_parser("export", help="a finding as JSON lines, JSON, ITF, Mermaid or pytest")
+    xp.add_argument("finding", help="a finding JSON file (DIR/findings/<id>.json)")
+    xp.add_argument("--format", required=True,
+                    choices=("jsonl", "json", "itf", "mermaid", "pytest"),
+                    help="jsonl, json (the trace), itf (Apalache/Quint trace), mermaid "
+                         "(sequence diagram) or pytest (regression test file)")
+    xp.add_argument("--out", help="write to this file (refused if it exists; default stdout)")
+    xp.add_argument("--reading", help="itf only: the reading whose states are exported "
+                    "(default: the draft's verdict class; a property finding's own reading)")
+    xp.set_defaults(func=cmd_export)
     return p
 
 

@@ -20,12 +20,30 @@ import statistics
 import sys
 import time
 
+from properties.explore import EXPLORE_VOCABULARY, explore
 from properties.machines import consumer_machine, run_machine
 from properties.zoo import MUTANTS, REFERENCE
 
 
-def measure(examples: int = 500, seed: int = 0, only=None) -> dict:
-    """Run the zoo; returns figures per mutant and in total."""
+def bfs_catch(mutant, depth: int = 5, timeout: float = 60.0) -> dict:
+    """Breadth-first search (conformant and adversarial moves, every property on every edge) for
+    the shortest trace on which ``mutant`` breaks a property; stops at the first level that has
+    one."""
+    r = explore(depth=depth, vocabulary=EXPLORE_VOCABULARY, reading=mutant.reading,
+                consumer=mutant, adversarial=True, check_readings=False, timeout=timeout,
+                stop_when_found=True)
+    if not r.violations:
+        return {"caught": False, "property": None, "witnessLength": None,
+                "seconds": round(r.seconds, 3), "states": r.states, "stoppedBy": r.stopped_by}
+    pid, (trace, _) = min(r.violations.items(), key=lambda kv: (len(kv[1][0]), kv[0]))
+    return {"caught": True, "property": pid, "witnessLength": len(trace),
+            "seconds": round(r.seconds, 3), "states": r.states, "stoppedBy": r.stopped_by}
+
+
+def measure(examples: int = 500, seed: int = 0, only=None, bfs: bool = True,
+            bfs_depth: int = 5) -> dict:
+    """Run the zoo under the adversarial state machine (and, with ``bfs``, the exhaustive
+    search); returns figures per mutant and in total."""
     rows = []
     for mutant in MUTANTS:
         if only and mutant.name not in only:
@@ -40,6 +58,7 @@ def measure(examples: int = 500, seed: int = 0, only=None) -> dict:
             "secondsUntilCaught": round(r.seconds_until_caught, 3)
             if r.seconds_until_caught is not None else None,
             "witnessLength": len(r.witness) if r.caught else None,
+            "bfs": bfs_catch(mutant, bfs_depth) if bfs else None,
         })
     throughput = {}
     for adversarial in (False, True):
@@ -51,6 +70,7 @@ def measure(examples: int = 500, seed: int = 0, only=None) -> dict:
             "referenceFailed": r.caught, "property": r.property, "examples": r.examples,
             "steps": r.steps, "stepsPerSecond": round(r.steps / seconds)}
     caught = [row for row in rows if row["caught"]]
+    bfs_caught = [row for row in rows if row["bfs"] and row["bfs"]["caught"]]
     times = [row["secondsUntilCaught"] for row in caught]
     return {
         "benchmark": "mutants", "seed": seed, "examplesPerMutant": examples,
@@ -60,6 +80,7 @@ def measure(examples: int = 500, seed: int = 0, only=None) -> dict:
         "medianExamplesUntilCaught": statistics.median(
             [row["examplesUntilCaught"] for row in caught]) if caught else None,
         "targets": {"caughtShare": 0.9, "medianSeconds": 5.0, "stepsPerSecond": 1000},
+        "bfsCaught": len(bfs_caught) if bfs else None, "bfsDepth": bfs_depth if bfs else None,
         "machines": throughput, "rows": rows,
     }
 
@@ -69,22 +90,31 @@ def main(argv=None) -> int:
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--only", nargs="*", help="mutant names to run (default: all)")
+    parser.add_argument("--no-bfs", action="store_true", help="skip the exhaustive search")
+    parser.add_argument("--bfs-depth", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    figures = measure(args.examples, args.seed, args.only)
+    figures = measure(args.examples, args.seed, args.only, not args.no_bfs, args.bfs_depth)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"{'mutant':30} {'caught':6} {'by property':32} {'examples':>8} {'seconds':>8} "
-          f"{'witness':>7}")
+    print(f"{'':30} {'Hypothesis stateful':60} | {'BFS (shortest)'}")
+    print(f"{'mutant':30} {'caught':6} {'by property':30} {'examples':>8} {'seconds':>7} "
+          f"{'len':>4} | {'caught':6} {'by property':30} {'len':>4} {'seconds':>7}")
     for row in figures["rows"]:
+        b = row["bfs"] or {}
         print(f"{row['mutant']:30} {'yes' if row['caught'] else 'NO':6} "
-              f"{row['property'] or '-':32} {row['examplesUntilCaught'] or '-':>8} "
-              f"{row['secondsUntilCaught'] if row['secondsUntilCaught'] is not None else '-':>8} "
-              f"{row['witnessLength'] or '-':>7}")
+              f"{row['property'] or '-':30} {row['examplesUntilCaught'] or '-':>8} "
+              f"{row['secondsUntilCaught'] if row['secondsUntilCaught'] is not None else '-':>7} "
+              f"{row['witnessLength'] or '-':>4} | "
+              + (f"{'yes' if b.get('caught') else 'NO':6} {b.get('property') or '-':30} "
+                 f"{b.get('witnessLength') or '-':>4} {b.get('seconds', '-'):>7}" if b else "-"))
     print(f"caught {figures['caught']}/{figures['mutants']} ({figures['caughtShare']:.0%}) within "
           f"{figures['examplesPerMutant']} examples each; median {figures['medianSecondsUntilCaught']} s "
           f"and {figures['medianExamplesUntilCaught']} examples until caught")
+    if figures["bfsCaught"] is not None:
+        print(f"BFS (depth {figures['bfsDepth']}, exploration vocabulary): caught "
+              f"{figures['bfsCaught']}/{figures['mutants']}")
     for name, m in figures["machines"].items():
         print(f"reference, {name} machine: {m['steps']} steps in {m['examples']} examples, "
               f"{m['stepsPerSecond']:,} steps/s, failed: {m['referenceFailed']}")

@@ -1228,4 +1228,14 @@ CLAUSES: tuple[Clause, ...] = (
         summary="Unstated: whether a message still mid-stream survives a MESSAGES_SNAPSHOT that does not list it.",
         questions=(),
     ),
+    Clause(
+        id="LIF-CLOSE-BEFORE-FINISH",
+        n_ids=(),
+        keyword="MUST",
+        actor="both",
+        page="LIF",
+        section="Error Handling; SUB Termination",
+        summary="Messages, tool calls and subagent invocations are closed before RUN_FINISHED; a consumer that sees one still open rejects the stream.",
+        questions=(),
+    ),
 )

@@ -90,6 +90,20 @@ class ConsumerState:
     subagents: frozenset[str] = frozenset()
     halted: bool = False
 
+    def but(self, messages=None, held_ever=None, run=None, open_texts=None, open_tools=None,
+            state=None, subagents=None, halted=None) -> "ConsumerState":
+        """A copy with the given fields changed (``dataclasses.replace``, but fast enough for
+        the step's hot path)."""
+        return ConsumerState(
+            self.messages if messages is None else messages,
+            self.held_ever if held_ever is None else held_ever,
+            self.run if run is None else run,
+            self.open_texts if open_texts is None else open_texts,
+            self.open_tools if open_tools is None else open_tools,
+            self.state if state is None else state,
+            self.subagents if subagents is None else subagents,
+            self.halted if halted is None else halted)
+
     def message(self, message_id: str) -> Optional[Message]:
         """The held message with this id, or None."""
         for m in self.messages:
@@ -157,6 +171,7 @@ BRANCHES: dict[str, tuple[str, ...]] = {
     "lifecycle.not-started": ("LIF-STREAM-START",),
     "lifecycle.after-close": ("LIF-AFTER-CLOSE",),
     "lifecycle.one-active": ("LIF-ONE-ACTIVE",),
+    "lifecycle.open-at-finish": ("LIF-CLOSE-BEFORE-FINISH",),
     "lifecycle.run-error": ("LIF-RUN-ERROR-FAILED", "LIF-FAILED-KEEPS", "SUB-RUN-ERROR-ABANDON",
                             "LIF-RUN-ERROR-SURFACE"),
     "lifecycle.run-boundary": ("LIF-RUN-SCOPED", "LIF-RESTATE-SNAPSHOT"),
@@ -238,7 +253,7 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
         code = "MALFORMED_ACTIVITY_EVENT" if event.name.startswith("ACTIVITY_") else \
             "MALFORMED_EVENT"
         fatal = Fatal(code, event.clause, f"{event.path}: {event.reason}", _mid_wire(event))
-        return StepResult(replace(state, halted=True), notices, fatal)
+        return StepResult(state.but(halted=True), notices, fatal)
 
     if isinstance(event, Unrecognised):
         warn = _w("unrecognised.drop", "UNKNOWN_EVENT_DROPPED", None,
@@ -250,13 +265,13 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
         if state.run == "active":
             return _halt(state, notices, _f("lifecycle.one-active", "RUN_ALREADY_ACTIVE",
                                             "RUN_STARTED while a run is active"))
-        return StepResult(replace(state, run="active", open_texts=frozenset(), open_tools=(),
+        return StepResult(state.but(run="active", open_texts=frozenset(), open_tools=(),
                                   subagents=frozenset()), notices)
     if isinstance(event, RunError):
         if state.run == "errored":
             return _halt(state, notices, _f("lifecycle.after-close", "EVENT_AFTER_RUN_CLOSED",
                                             "RUN_ERROR after RUN_ERROR"))
-        return StepResult(replace(state, run="errored", open_texts=frozenset(), open_tools=(),
+        return StepResult(state.but(run="errored", open_texts=frozenset(), open_tools=(),
                                   subagents=frozenset()), notices)
     if state.run != "active":
         if state.run == "idle":
@@ -266,7 +281,12 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
         return _halt(state, notices, _f("lifecycle.after-close", "EVENT_AFTER_RUN_CLOSED",
                                         f"{event.type_name} after the run closed", _mid(event)))
     if isinstance(event, RunFinished):
-        return StepResult(replace(state, run="finished", open_texts=frozenset(), open_tools=()),
+        still_open = sorted(state.open_texts) + [c for c, _ in state.open_tools] + \
+            sorted(state.subagents)
+        if still_open:
+            return _halt(state, notices, _f("lifecycle.open-at-finish", "RUN_FINISHED_WITH_OPEN",
+                                            f"still open at RUN_FINISHED: {', '.join(still_open)}"))
+        return StepResult(state.but(run="finished", open_texts=frozenset(), open_tools=()),
                           notices)
 
     handler = _HANDLERS.get(type(event))
@@ -292,7 +312,7 @@ def _mid_wire(event: Malformed) -> Optional[str]:
 
 
 def _halt(state: ConsumerState, warnings: tuple, fatal: Fatal) -> StepResult:
-    return StepResult(replace(state, halted=True), tuple(warnings), fatal)
+    return StepResult(state.but(halted=True), tuple(warnings), fatal)
 
 
 def _put(messages: tuple[Message, ...], index: int, message: Message) -> tuple[Message, ...]:
@@ -313,7 +333,7 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
         created = Message(id=ev.message_id, role="activity", content=ev.content,
                           activity_type=ev.activity_type, metadata=ev.metadata,
                           owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
-        return StepResult(replace(state, messages=msgs + (created,),
+        return StepResult(state.but(messages=msgs + (created,),
                                   held_ever=state.held_ever | {ev.message_id}))
     held = msgs[i]
     if not held.is_activity:
@@ -328,15 +348,15 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
         became = Message(id=ev.message_id, role="activity", content=ev.content,
                          activity_type=ev.activity_type, metadata=ev.metadata,
                          owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
-        return StepResult(replace(state, messages=_put(msgs, i, became),
+        return StepResult(state.but(messages=_put(msgs, i, became),
                                   open_texts=state.open_texts - {ev.message_id}))
     if ev.replacing:
         # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
         new = replace(held, content=ev.content, activity_type=ev.activity_type,
                       owner=ev.subagent_run_id, metadata=merge_metadata(held.metadata, ev.metadata))
         if i != len(msgs) - 1 and reading.q11 == "move":
-            return StepResult(replace(state, messages=msgs[:i] + msgs[i + 1:] + (new,)))
-        return StepResult(replace(state, messages=_put(msgs, i, new)))
+            return StepResult(state.but(messages=msgs[:i] + msgs[i + 1:] + (new,)))
+        return StepResult(state.but(messages=_put(msgs, i, new)))
     # replace: false on an existing activity: content, type and owner stand.
     tag = ev.subagent_run_id
     if tag is not None:
@@ -362,7 +382,7 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
     if ev.metadata is not None:
         merged = merge_metadata(held.metadata, ev.metadata)
         if merged != held.metadata and reading.q1 == "merge":
-            return StepResult(replace(state, messages=_put(msgs, i, replace(held, metadata=merged))),
+            return StepResult(state.but(messages=_put(msgs, i, replace(held, metadata=merged))),
                               warnings)
     return StepResult(state, warnings)
 
@@ -439,10 +459,10 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
                 new = replace(new, metadata=merged)
         if new is held:
             return StepResult(state, warnings)
-        return StepResult(replace(state, messages=_put(msgs, i, new)), warnings)
+        return StepResult(state.but(messages=_put(msgs, i, new)), warnings)
     new = replace(held, content=result_content, activity_type=ev.activity_type,
                   metadata=merge_metadata(held.metadata, ev.metadata))
-    return StepResult(replace(state, messages=_put(msgs, i, new)), warnings)
+    return StepResult(state.but(messages=_put(msgs, i, new)), warnings)
 
 
 # --- MESSAGES_SNAPSHOT --------------------------------------------------------------------------
@@ -484,7 +504,7 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
             kept.append(m)  # appended in snapshot order (STA-MS-APPEND)
             kept_ids.add(m.id)
     new_ids = frozenset(kept_ids)
-    return StepResult(replace(state, messages=tuple(kept),
+    return StepResult(state.but(messages=tuple(kept),
                               held_ever=state.held_ever | new_ids,
                               open_texts=state.open_texts & new_ids,
                               open_tools=tuple(t for t in state.open_tools if t[1] in new_ids)))
@@ -525,7 +545,7 @@ def _text_start(state: ConsumerState, ev: TextMessageStart, reading: AnyReading)
     other = {"name": ev.name} if ev.name is not None else {}
     created = Message(id=ev.message_id, role=ev.role, content='""', metadata=ev.metadata,
                       owner=ev.subagent_run_id, other=freeze(other))
-    return StepResult(replace(state, messages=state.messages + (created,),
+    return StepResult(state.but(messages=state.messages + (created,),
                               held_ever=state.held_ever | {ev.message_id},
                               open_texts=state.open_texts | {ev.message_id}))
 
@@ -547,7 +567,7 @@ def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
         new = replace(new, content=freeze(text + ev.delta))
     else:
         open_texts = open_texts - {ev.message_id}
-    return StepResult(replace(state, messages=_put(state.messages, i, new), open_texts=open_texts))
+    return StepResult(state.but(messages=_put(state.messages, i, new), open_texts=open_texts))
 
 
 def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) -> StepResult:
@@ -569,7 +589,7 @@ def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) ->
         other = thaw(held.other)
         other["toolCalls"] = other.get("toolCalls", []) + [call]
         msgs = _put(state.messages, i, replace(held, other=freeze(other)))
-    return StepResult(replace(state, messages=msgs, held_ever=state.held_ever | {parent},
+    return StepResult(state.but(messages=msgs, held_ever=state.held_ever | {parent},
                               open_tools=state.open_tools + ((ev.tool_call_id, parent),)))
 
 
@@ -591,7 +611,7 @@ def _tool_update(state: ConsumerState, tool_call_id: str, delta: Optional[str],
     msgs = _put(state.messages, i, replace(held, other=freeze(other)))
     tools = tuple(t for t in state.open_tools if t[0] != tool_call_id) if close else \
         state.open_tools
-    return StepResult(replace(state, messages=msgs, open_tools=tools))
+    return StepResult(state.but(messages=msgs, open_tools=tools))
 
 
 def _tool_args(state: ConsumerState, ev: ToolCallArgs, reading: AnyReading) -> StepResult:
@@ -612,12 +632,12 @@ def _tool_result(state: ConsumerState, ev: ToolCallResult, reading: AnyReading) 
                                      "tool result on an id already held; skipped"),))
     msg = Message(id=ev.message_id, role="tool", content=ev.content, metadata=ev.metadata,
                   owner=ev.subagent_run_id, other=freeze({"toolCallId": ev.tool_call_id}))
-    return StepResult(replace(state, messages=state.messages + (msg,),
+    return StepResult(state.but(messages=state.messages + (msg,),
                               held_ever=state.held_ever | {ev.message_id}))
 
 
 def _state_snapshot(state: ConsumerState, ev: StateSnapshot, reading: AnyReading) -> StepResult:
-    return StepResult(replace(state, state=ev.snapshot))
+    return StepResult(state.but(state=ev.snapshot))
 
 
 def _state_delta(state: ConsumerState, ev: StateDelta, reading: AnyReading) -> StepResult:
@@ -639,15 +659,15 @@ def _state_delta(state: ConsumerState, ev: StateDelta, reading: AnyReading) -> S
     if not outcome.ok:
         return StepResult(state, warnings + (_w("state.delta", "STATE_PATCH_FAILED", None,
                                                 outcome.reason),))
-    return StepResult(replace(state, state=outcome.result), warnings)
+    return StepResult(state.but(state=outcome.result), warnings)
 
 
 def _subagent_started(state: ConsumerState, ev: SubagentStarted, reading: AnyReading) -> StepResult:
-    return StepResult(replace(state, subagents=state.subagents | {ev.subagent_run_id}))
+    return StepResult(state.but(subagents=state.subagents | {ev.subagent_run_id}))
 
 
 def _subagent_ended(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
-    return StepResult(replace(state, subagents=state.subagents - {ev.subagent_run_id}))
+    return StepResult(state.but(subagents=state.subagents - {ev.subagent_run_id}))
 
 
 _HANDLERS = {

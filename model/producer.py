@@ -229,6 +229,7 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "tag-after-finished": "SUB-NO-REUSE-FINISHED",
     "announced-after-use": "SUB-STARTED-FIRST",
     "history-restreamed": "LIF-RESTATE-SNAPSHOT",
+    "finish-with-open": "LIF-CLOSE-BEFORE-FINISH",
 }
 """Kind of adversarial move -> the producer clause it breaks."""
 
@@ -284,6 +285,8 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         return (_v("after-close", "RUN_ERROR after RUN_ERROR"),) if belief.run == "errored" else ()
     if belief.run != "active":
         return (_v("before-start" if belief.run == "idle" else "after-close", event.type_name),)
+    if isinstance(event, RunFinished) and (belief.open_texts or belief.subagents):
+        return (_v("finish-with-open", ", ".join(sorted(belief.open_texts | belief.subagents))),)
     if isinstance(event, (ActivitySnapshot, ActivityDelta)):
         out.extend(_activity_violations(belief, event, reading))
         return tuple(out)

@@ -18,7 +18,7 @@ from typing import Iterator, Mapping, Optional
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
-           "describe_assignment"]
+           "describe_assignment", "RecordingReading"]
 
 
 @dataclass(frozen=True)
@@ -299,6 +299,22 @@ class PartialReading:
     def complete(self, base: Reading = DRAFT) -> Reading:
         """The reading that takes this assignment and ``base`` for the open knobs."""
         return replace(base, **self._values)
+
+
+class RecordingReading:
+    """A complete reading that records which knobs a step consults (``consulted``: attribute
+    names, in order). Lets a search skip the all-readings fork for steps that consult none."""
+
+    __slots__ = ("base", "consulted")
+
+    def __init__(self, base: Reading):
+        self.base = base
+        self.consulted: list[str] = []
+
+    def __getattr__(self, attr: str) -> str:
+        value = getattr(self.base, attr)
+        self.consulted.append(attr)
+        return value
 
 
 def describe_assignment(assignment: Mapping[str, str]) -> str:

@@ -213,7 +213,8 @@ def split_readings(pair: tuple[dict, dict], knob: str) -> tuple[Reading, Reading
             PartialReading({**merged, knob: b[knob]}).complete())
 
 
-def knob_splits(leaves: Sequence[tuple[dict, Verdict]]) -> dict[str, tuple[dict, dict]]:
+def knob_splits(leaves: Sequence[tuple[dict, Verdict]], key=None
+                ) -> dict[str, tuple[dict, dict]]:
     """For each knob that decides something on this trace, one witness pair of leaves.
 
     A knob K *splits* a trace when two readings that differ only in K give different verdicts.
@@ -222,10 +223,15 @@ def knob_splits(leaves: Sequence[tuple[dict, Verdict]]) -> dict[str, tuple[dict,
     in K). Of all such pairs the one whose context (:func:`context_of`) departs least from
     ``draft`` is kept, first found on ties.
 
+    Args:
+        leaves: ``(assignment, verdict)`` pairs (see :func:`reading_leaves`).
+        key: what makes two verdicts equal (default :func:`verdict_key`, the wire verdict).
+
     Returns:
         ``{knob id: (assignment a, assignment b)}`` with ``a[K] != b[K]``, in knob order.
     """
-    keyed = [(a, verdict_key(v)) for a, v in leaves]
+    key = key or verdict_key
+    keyed = [(a, key(v)) for a, v in leaves]
     best: dict[str, tuple[int, tuple[dict, dict]]] = {}
     for i, (a, ka) in enumerate(keyed):
         for b, kb in keyed[i + 1:]:

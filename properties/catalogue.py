@@ -25,8 +25,8 @@ from model.patch import apply_patch
 from model.producer import Belief
 from model.readings import Reading
 
-__all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "check_transition",
-           "coverage_table", "PropertyViolation"]
+__all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
+           "check_transition", "coverage_table", "PropertyViolation"]
 
 
 @dataclass(frozen=True)
@@ -65,14 +65,18 @@ Check = Callable[[Transition], Optional[str]]
 
 @dataclass(frozen=True)
 class Property:
-    """A checked statement: ``id``, one-line ``statement``, ``clauses`` it checks, ``kind``, and
-    ``check(transition) -> None | witness text``."""
+    """A checked statement: ``id``, one-line ``statement``, ``clauses`` it checks, ``kind``,
+    ``check(transition) -> None | witness text``, and ``severity``: ``"must"`` when the clauses
+    make it a duty, ``"should"`` when the draft only recommends it (a consumer that departs from a
+    SHOULD is still conformant, IDX-CONFORMANCE; use :data:`MUST_PROPERTIES` to judge conformance
+    alone)."""
 
     id: str
     statement: str
     clauses: tuple[str, ...]
     kind: str
     check: Check
+    severity: str = "must"
 
 
 class PropertyViolation(AssertionError):
@@ -394,6 +398,10 @@ def _after_close_rejected(t: Transition) -> Optional[str]:
         return None
     if t.before.run == "idle" and not isinstance(t.event, (RunStarted, RunError)):
         return None if t.fatal is not None else f"{t.event.type_name} accepted before RUN_STARTED"
+    if isinstance(t.event, RunFinished) and t.before.run == "active" and (
+            t.before.open_texts or t.before.open_tools or t.before.subagents):
+        return None if t.fatal is not None else "RUN_FINISHED accepted with messages, tool calls " \
+            "or invocations still open"
     if t.before.run not in ("finished", "errored"):
         return None
     if isinstance(t.event, (RunStarted, Unrecognised, Malformed)) or (
@@ -558,10 +566,10 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 
 def _rename_state(state: ConsumerState, f) -> ConsumerState:
     from dataclasses import replace as _replace
-    return _replace(state, messages=tuple(_replace(m, id=f(m.id)) for m in state.messages),
-                    held_ever=frozenset(f(i) for i in state.held_ever),
-                    open_texts=frozenset(f(i) for i in state.open_texts),
-                    open_tools=tuple((c, f(m)) for c, m in state.open_tools))
+    return state.but(messages=tuple(_replace(m, id=f(m.id)) for m in state.messages),
+                     held_ever=frozenset(f(i) for i in state.held_ever),
+                     open_texts=frozenset(f(i) for i in state.open_texts),
+                     open_tools=tuple((c, f(m)) for c, m in state.open_tools))
 
 
 def _ids_opaque(t: Transition) -> Optional[str]:
@@ -584,6 +592,88 @@ def _delta_keeps_owner(t: Transition) -> Optional[str]:
     m = _held(t.after, ev.message_id)
     if m is not None and m.owner != held.owner:
         return f"a delta changed the owner from {held.owner!r} to {m.owner!r}"
+    return None
+
+
+def _fatal_justified(t: Transition) -> Optional[str]:
+    """A consumer fails the run only where the draft, under the reading, makes it fatal."""
+    if t.fatal is None or t.before.halted:
+        return None
+    ev, r, before = t.event, t.reading, t.before
+    if isinstance(ev, Malformed):
+        return None if ev.shim is None or r.q21 == "fatal" else _fatal_justified_inner(t, ev.shim)
+    return _fatal_justified_inner(t, ev)
+
+
+def _fatal_justified_inner(t: Transition, ev: Event) -> Optional[str]:
+    r, before = t.reading, t.before
+    if isinstance(ev, (Unrecognised,)):
+        return f"an unrecognised event failed the run ({t.fatal.code})"
+    if isinstance(ev, Malformed):
+        return None
+    if isinstance(ev, RunStarted):
+        return None if before.run == "active" else f"RUN_STARTED failed the run ({t.fatal.code})"
+    if isinstance(ev, RunError):
+        return None if before.run == "errored" else f"RUN_ERROR failed the stream ({t.fatal.code})"
+    if before.run != "active":
+        return None  # before start or after close
+    if isinstance(ev, RunFinished):
+        return None if (before.open_texts or before.open_tools or before.subagents) else \
+            f"a clean RUN_FINISHED failed the run ({t.fatal.code})"
+    mid = getattr(ev, "message_id", None)
+    held = _held(before, mid) if mid is not None else None
+    tag = getattr(ev, "subagent_run_id", None)
+    if isinstance(ev, ActivitySnapshot) and held is not None:
+        if not held.is_activity and r.q9 == "fatal":
+            return None
+        if held.is_activity and ev.replace is False and r.q3 == "fatal" and (
+                (tag is not None and tag != held.owner) or
+                (tag is None and held.owner is not None and r.q2 == "parent")):
+            return None
+    if isinstance(ev, ActivityDelta) and held is not None and held.is_activity:
+        opener = held.owner if r.q4_opener == "current" else held.first_owner
+        if tag is not None and tag != opener and r.q4 == "fatal":
+            return None
+        unknown = any(not op.recognised for op in ev.patch)
+        if unknown and r.q20 == "fatal":
+            return None
+        if unknown and r.q20 == "skip-patch" and r.q13 == "fatal":
+            return None
+        outcome = apply_patch(held.content, tuple(op for op in ev.patch if op.recognised))
+        if not outcome.ok and r.q13 == "fatal":
+            return None
+        if outcome.ok and not is_json_object_text(outcome.result) and (
+                r.q7 == "fatal" or (r.q7 == "skip" and r.q13 == "fatal")):
+            return None
+    if ev.type_name in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END") and held is not None and \
+            not held.is_activity and tag is not None and tag != held.owner:
+        return None
+    if ev.type_name == "STATE_DELTA" and any(not op.recognised for op in ev.delta) and \
+            r.q20 == "fatal":
+        return None
+    return f"{ev.type_name} failed the run ({t.fatal.code}) where the draft makes nothing fatal"
+
+
+def _untouched_activity_persists(t: Transition) -> Optional[str]:
+    """Activity messages persist (they have no open or close): an event that does not address an
+    activity leaves it exactly as it was, in the same relative order."""
+    if t.before.halted or isinstance(t.event, MessagesSnapshot):
+        return None
+    target = getattr(t.event, "message_id", None)
+    if isinstance(t.event, Malformed) and t.event.shim is not None:
+        target = getattr(t.event.shim, "message_id", None)
+    if not isinstance(t.event, (ActivitySnapshot, ActivityDelta, Malformed)):
+        target = None  # text and tool events aimed at an activity may not change it either
+    before = [m for m in t.before.messages if m.is_activity and m.id != target]
+    after = {m.id: m for m in t.after.messages if m.is_activity}
+    for m in before:
+        if after.get(m.id) != m:
+            return f"activity {m.id} changed or vanished on {t.event.type_name}: " \
+                f"{after[m.id].to_wire() if m.id in after else 'gone'}"
+    order_before = [m.id for m in before]
+    order_after = [m.id for m in t.after.messages if m.id in set(order_before)]
+    if order_before != order_after:
+        return f"activity order {order_before} became {order_after} on {t.event.type_name}"
     return None
 
 
@@ -633,7 +723,7 @@ PROPERTIES: tuple[Property, ...] = (
              "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
                                                   "ACT-TOLERATED"), "step", _delta_missing),
     Property("P13-delta-missing-warned", "A skipped delta surfaces a warning.",
-             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned),
+             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned, "should"),
     Property("P14-delta-applies", "A delta whose patch applies sets content to the RFC 6902 "
              "result and type to its own.", ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE",
                                              "SNP-CURRENT-VALUE", "SCH-JSON-PATCH",
@@ -666,9 +756,10 @@ PROPERTIES: tuple[Property, ...] = (
              "changes the messages.", ("PRC-UNKNOWN-NOT-FATAL", "PRC-DROP-STRIP",
                                        "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal),
     Property("P23-stripped-warned", "Every stripped member is surfaced.",
-             ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned),
-    Property("P24-lifecycle-enforced", "An event before RUN_STARTED or after the run closed "
-             "fails the stream.", ("LIF-AFTER-CLOSE", "LIF-STREAM-START"), "step",
+             ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned, "should"),
+    Property("P24-lifecycle-enforced", "An event before RUN_STARTED or after the run closed, "
+             "or RUN_FINISHED with anything still open, fails the stream.",
+             ("LIF-AFTER-CLOSE", "LIF-STREAM-START", "LIF-CLOSE-BEFORE-FINISH"), "step",
              _after_close_rejected),
     Property("P25-run-error-keeps", "RUN_ERROR marks the run failed, abandons open invocations "
              "and keeps the activity delivered before it.",
@@ -694,7 +785,7 @@ PROPERTIES: tuple[Property, ...] = (
              "run by itself.", ("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"), "step",
              _unknown_op_not_fatal),
     Property("P34-unknown-op-surfaced", "Under Q20=drop-op a dropped op is surfaced.",
-             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced),
+             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced, "should"),
     Property("P35-text-leaves-activity", "Text and tool-call events never change an activity "
              "message.", ("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
              "step", _text_leaves_activity),
@@ -704,6 +795,15 @@ PROPERTIES: tuple[Property, ...] = (
              "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque),
     Property("P38-delta-keeps-owner", "A delta never changes who owns the activity.",
              ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner),
+    Property("P39-fatal-justified", "The consumer fails the run only where the draft (under the "
+             "reading) makes the input fatal.", ("ACT-TOLERATED", "PRC-UNKNOWN-NOT-FATAL",
+                                                  "EVX-ACCEPT-FAMILIES", "SUB-ACCEPT-UNANNOUNCED",
+                                                  "ACT-DELTA-MISSING-NOFAIL"), "step",
+             _fatal_justified),
+    Property("P40-activity-persists", "An event that does not address an activity leaves it "
+             "exactly as it was, in place (run boundaries and subagent ends included).",
+             ("LIF-RUN-SCOPED", "LIF-FAILED-KEEPS", "SUB-INTERLEAVE", "ACT-PER-MESSAGE",
+              "MET-NO-TARGET"), "step", _untouched_activity_persists),
     Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
              "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
              _ambiguity_marker),
@@ -711,6 +811,9 @@ PROPERTIES: tuple[Property, ...] = (
 """Every property, in id order."""
 
 PROPERTY_BY_ID = {p.id: p for p in PROPERTIES}
+
+MUST_PROPERTIES: tuple[Property, ...] = tuple(p for p in PROPERTIES if p.severity == "must")
+"""The properties whose failure is a conformance failure (the SHOULD-level ones left out)."""
 
 
 def check_transition(t: Transition, properties: Sequence[Property] = PROPERTIES

@@ -15,7 +15,8 @@ from typing import Callable, Optional
 
 from model.consumer import ConsumerState, Fatal, StepResult, merge_metadata, run_input, step
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
-                          RunError, TextMessageContent, Unrecognised)
+                          RunError, RunFinished, SubagentFinished, TextMessageContent,
+                          Unrecognised)
 from model.json_values import freeze, thaw
 from model.readings import DRAFT, Reading
 
@@ -197,12 +198,9 @@ def _partial_patch_kept(state, event, reading):
     return result
 
 
-def _patch_failure_fatal(state, event, result):
-    failed = [w for w in result.warnings if w.code == "ACTIVITY_PATCH_FAILED"]
-    if failed:
-        return StepResult(replace(state, halted=True), (), Fatal("ACTIVITY_PATCH_FAILED",
-                                                                 "ACT-TOLERATED"))
-    return result
+def _patch_failure_fatal(state, event, reading):
+    return step(state, event, replace(reading, q13="fatal") if isinstance(reading, Reading)
+                else reading)
 
 
 _KNOWN_TYPES = frozenset({"PLAN"})
@@ -444,6 +442,33 @@ def _crashes_on_empty_patch(state, event, reading):
     return step(state, event, reading)
 
 
+def _fails_on_replace_false(state, event, reading):
+    """Reads the producer's duty to agree (ACT-ATTR-AGREE) as a consumer's duty to reject, and
+    rejects every replace:false snapshot on an existing activity."""
+    held = state.message(getattr(event, "message_id", "")) if isinstance(event, ActivitySnapshot) \
+        else None
+    if held is not None and held.is_activity and event.replace is False and \
+            state.run == "active" and not state.halted:
+        return StepResult(state.but(halted=True), (), Fatal("REPLACE_FALSE_REJECTED",
+                                                            "ACT-ATTR-TOLERATE", message_id=held.id))
+    return step(state, event, reading)
+
+
+def _activity_cleared_at_run_end(state, event, result):
+    if isinstance(event, RunFinished) and result.fatal is None:
+        return replace(result, state=result.state.but(messages=tuple(
+            m for m in result.state.messages if not m.is_activity)))
+    return result
+
+
+def _subagent_end_drops_its_activity(state, event, result):
+    if isinstance(event, SubagentFinished) and result.fatal is None:
+        return replace(result, state=result.state.but(messages=tuple(
+            m for m in result.state.messages
+            if not (m.is_activity and m.owner == event.subagent_run_id))))
+    return result
+
+
 def _m(name: str, clause: str, description: str, step_fn: StepFn = step,
        run_input_fn=run_input, case: str = "", reading: Reading = DRAFT) -> Consumer:
     return Consumer(name, step_fn, run_input_fn, clause, description, case, reading)
@@ -481,7 +506,8 @@ MUTANTS: tuple[Consumer, ...] = (
        "skips a patch that does not apply without a warning",
        _post(_drop_codes("ACTIVITY_PATCH_FAILED"))),
     _m("patch-failure-fatal", "ACT-TOLERATED",
-       "fails the run on a patch that does not apply", _post(_patch_failure_fatal), case="FC-09"),
+       "fails the run on a patch that does not apply (behaves as Q13=fatal)",
+       _patch_failure_fatal, case="FC-09"),
     _m("unknown-type-dropped", "ACT-TYPE-OPEN",
        "silently drops activity of a type it does not know", _unknown_type_dropped, case="FC-19"),
     _m("unknown-op-fatal", "SNP-UNKNOWN-OP",
@@ -549,9 +575,20 @@ MUTANTS: tuple[Consumer, ...] = (
        "matches activities by the id's prefix", _ids_matched_by_prefix),
     _m("crashes-on-empty-patch", "PRC-UNKNOWN-NOT-FATAL",
        "raises on an empty patch (reads its first operation unguarded)", _crashes_on_empty_patch),
+    _m("fails-on-replace-false", "ACT-ATTR-TOLERATE",
+       "fails the run on every replace:false snapshot for an existing activity",
+       _fails_on_replace_false),
+    _m("activity-cleared-at-run-end", "LIF-RUN-SCOPED",
+       "treats activity as run-scoped and clears it at RUN_FINISHED",
+       _post(_activity_cleared_at_run_end)),
+    _m("subagent-end-drops-its-activity", "SUB-INTERLEAVE",
+       "drops a subagent's activity when the subagent finishes",
+       _post(_subagent_end_drops_its_activity)),
 )
-"""The zoo: 41 wrong consumers, one mistake each. Two (``mismatch-applied``,
-``ms-never-revokes``) behave as another reading would: wrong against ``draft``, right under that
-reading, so they are caught by properties checked under draft."""
+"""The zoo: 44 wrong consumers, one mistake each. Three (``mismatch-applied``,
+``ms-never-revokes``, ``patch-failure-fatal``) behave as another reading would: wrong against
+``draft``, right under that reading, so they are caught by properties checked under draft. Two
+(``delta-missing-silent``, ``strip-silently``) depart from a SHOULD only: caught by SHOULD-level
+properties, conformant nonetheless."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}

@@ -96,7 +96,7 @@ TABLE = [
     row("P16-patch-failure-surfaced", "patch-failure-silent", snap(),
         delta(patch=[REMOVE_MISSING]), index=2),
     row("P17-tolerated-not-fatal", "patch-failure-fatal", snap(), delta(patch=[REMOVE_MISSING]),
-        index=2),
+        index=2, reading={"Q13": "fatal"}),
     row("P18-metadata-merged", "metadata-ignored-on-delta", snap(),
         delta(patch=[REPLACE_N1], metadata={"k": 1}), index=2),
     row("P19-untagged-accepted", "untagged-delta-rejected", snap(subagentRunId="sub-1"),
@@ -129,6 +129,8 @@ TABLE = [
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "act-1", "delta": "hi"}, index=2),
     row("P36-raw-event-ignored", "raw-event-used", snap(rawEvent={"n": 7}), index=1),
     row("P37-ids-opaque", "ids-matched-by-prefix", snap(mid="act-1"), snap(mid="act-2"), index=2),
+    row("P39-fatal-justified", "fails-on-replace-false", snap(), snap(replace=False), index=2),
+    row("P40-activity-persists", "activity-cleared-at-run-end", snap(), RF, index=2),
 ]
 """One row per property (P32 excepted), mutant as mapped in the brief."""
 
@@ -145,6 +147,9 @@ EXTRA = [
                      {"op": "replace", "path": "/n", "value": 2}]), index=2),
     row("P05-snapshot-creates", "snapshot-creates-at-start", snap(mid="act-1"), snap(mid="act-2"),
         index=2),
+    row("P40-activity-persists", "subagent-end-drops-its-activity",
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}, snap(subagentRunId="sub-1"),
+        {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}, index=3),
 ]
 """Rows for the mutants the brief's mapping does not name."""
 
@@ -211,9 +216,10 @@ def _fold(consumer, events, reading: Reading) -> Verdict:
 READING_ROWS = [p for p in ALL_ROWS if p.values[0].reading]
 
 
-def test_reading_rows_are_the_two_reading_mutants():
+def test_reading_rows_are_the_reading_mutants():
     assert sorted(p.values[0].mutant for p in READING_ROWS) == ["mismatch-applied",
-                                                                 "ms-never-revokes"]
+                                                                 "ms-never-revokes",
+                                                                 "patch-failure-fatal"]
 
 
 @pytest.mark.parametrize("r", READING_ROWS)

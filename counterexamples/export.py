@@ -1,0 +1,852 @@
+"""Export a finding (``out/findings/<id>.json``) in other forms: the witness trace as AG-UI JSON
+lines or a JSON array, the consumer's run through the trace as an ITF trace (the Informal Trace
+Format of Apalache and Quint), a Mermaid sequence diagram, and a self-contained pytest file that
+replays the finding as a regression test.
+
+Both kinds of finding are handled:
+
+* ``"ambiguity"`` (:meth:`counterexamples.findings.Finding.to_json`): a trace and its verdict
+  classes, each a set of readings (``"Q1=merge,Q5=retype"``; ``"(any reading)"`` for the empty
+  assignment) that give one verdict;
+* ``"property"`` (:func:`counterexamples.findings.write_property_finding`): a trace on which a named
+  consumer (the reference model, or a mutant of :data:`properties.zoo.MUTANTS`) under a reading
+  broke a property of :mod:`properties.catalogue` at event ``atEvent``.
+
+Every function takes the finding as the dict :func:`load_finding` returns. :func:`export` picks a
+format by name (:data:`FORMATS`); the command line is ``activity-check export FINDING --format F``.
+
+Sources: the wire form is :mod:`model.wire` (:func:`~model.wire.parse_events`,
+:func:`~model.wire.dump_jsonl`); states and verdicts are :func:`model.verdict.trace_states` and
+:func:`model.verdict.evaluate` (a zoo mutant is stepped with its own step function, the same fold);
+readings are parsed by :func:`model.readings.parse_reading`. The ITF layout follows ADR-015,
+"Informal Trace Format in JSON" (Apalache, ``docs/src/adr/015adr-trace.md``,
+https://apalache-mc.org/docs/adr/015adr-trace.html); see :func:`to_itf`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Union
+
+from model.consumer import ConsumerState, Fatal, Warning, initial_state
+from model.events import Event, Malformed, Unrecognised
+from model.json_values import freeze, thaw
+from model.readings import DRAFT, Reading, parse_reading
+from model.verdict import evaluate, trace_states
+from model.wire import dump_jsonl, parse_events
+
+__all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding", "to_jsonl",
+           "to_json", "to_itf", "to_mermaid", "to_pytest", "export", "reading_of_class"]
+
+FORMATS = ("jsonl", "json", "itf", "mermaid", "pytest")
+"""Format names accepted by :func:`export` (and ``activity-check export --format``)."""
+
+KINDS = ("ambiguity", "property")
+
+ITF_SPEC_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
+"""ADR-015, the published definition of the ITF format followed by :func:`to_itf`."""
+
+ITF_VARS = ("event", "messages", "warnings", "fatal", "run", "agentState", "runInput")
+"""The state variables of every exported ITF trace, in order (see :func:`to_itf`)."""
+
+ANY_READING = "(any reading)"
+
+# --- the ITF schema -----------------------------------------------------------------------------
+
+ITF_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://activity-check.invalid/schemas/itf.json",
+    "title": "ITF trace (Apalache ADR-015, Informal Trace Format in JSON)",
+    "description": (
+        "A trace object: optional '#meta' (any object), optional 'params' (names), 'vars' "
+        "(names every state defines), 'states' (state objects), optional 'loop' (index of the "
+        "state that starts the loop). A state: optional '#meta' object and one expression per "
+        "variable. An expression: a JSON boolean, string, integer within +-(2^53-1), "
+        "{'#bigint': '[-][0-9]+'}, a list (array), a record (object whose field names do not "
+        "start with '#'), {'#tup': [...]}, {'#set': [...]}, {'#map': [[key, value], ...]}, or "
+        "{'#unserializable': text}. JSON null is no ITF expression. That every state defines "
+        "exactly the variables of 'vars' depends on the trace's own 'vars', which a schema "
+        "cannot express; check it separately (the tests do)."),
+    "type": "object",
+    "required": ["vars", "states"],
+    "properties": {
+        "#meta": {"type": "object"},
+        "params": {"type": "array", "items": {"type": "string"}},
+        "vars": {"type": "array", "items": {"type": "string"}},
+        "states": {"type": "array", "items": {"$ref": "#/$defs/state"}},
+        "loop": {"type": "integer", "minimum": 0},
+    },
+    "additionalProperties": False,
+    "$defs": {
+        "state": {
+            "type": "object",
+            "properties": {"#meta": {"type": "object"}},
+            "patternProperties": {"^[^#]": {"$ref": "#/$defs/expr"}},
+            "additionalProperties": False,
+        },
+        "expr": {
+            "oneOf": [
+                {"type": "boolean"},
+                {"type": "string"},
+                {"type": "integer", "minimum": -(2**53) + 1, "maximum": 2**53 - 1},
+                {"$ref": "#/$defs/bigint"},
+                {"type": "array", "items": {"$ref": "#/$defs/expr"}},
+                {"$ref": "#/$defs/record"},
+                {"$ref": "#/$defs/tup"},
+                {"$ref": "#/$defs/set"},
+                {"$ref": "#/$defs/map"},
+                {"$ref": "#/$defs/unserializable"},
+            ],
+        },
+        "bigint": {
+            "type": "object", "required": ["#bigint"], "additionalProperties": False,
+            "properties": {"#bigint": {"type": "string", "pattern": "^-?[0-9]+$"}},
+        },
+        "record": {
+            "type": "object",
+            "propertyNames": {"not": {"pattern": "^#"}},
+            "additionalProperties": {"$ref": "#/$defs/expr"},
+        },
+        "tup": {
+            "type": "object", "required": ["#tup"], "additionalProperties": False,
+            "properties": {"#tup": {"type": "array", "items": {"$ref": "#/$defs/expr"}}},
+        },
+        "set": {
+            "type": "object", "required": ["#set"], "additionalProperties": False,
+            "properties": {"#set": {"type": "array", "items": {"$ref": "#/$defs/expr"}}},
+        },
+        "map": {
+            "type": "object", "required": ["#map"], "additionalProperties": False,
+            "properties": {"#map": {"type": "array", "items": {
+                "type": "array", "prefixItems": [{"$ref": "#/$defs/expr"},
+                                                 {"$ref": "#/$defs/expr"}],
+                "minItems": 2, "maxItems": 2}}},
+        },
+        "unserializable": {
+            "type": "object", "required": ["#unserializable"], "additionalProperties": False,
+            "properties": {"#unserializable": {"type": "string"}},
+        },
+    },
+}
+"""JSON Schema (draft 2020-12) of an ITF trace, written from ADR-015 (:data:`ITF_SPEC_URL`)."""
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+def load_finding(path: str) -> dict:
+    """Read a finding JSON file (``out/findings/<id>.json``, as ``activity-check run`` writes it).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The finding as a dict: at least ``id`` (str), ``kind`` (``"ambiguity"`` or
+        ``"property"``) and ``events`` (a list of wire event objects); an ambiguity finding also
+        has ``verdicts`` (a list of ``{"readings", "includesDraft", "verdict"}``).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: the file is not UTF-8 JSON, or not a finding; the message names the file and
+            what is missing or wrong (e.g. ``"x.jsonl: not a finding: not valid JSON (line 2,
+            column 1: Extra data)"``, ``"t.json: not a finding: missing 'id', 'kind'"``).
+    """
+    name = os.path.basename(path) or path
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not a finding: not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name}: not a finding: not valid JSON (line {exc.lineno}, column "
+                         f"{exc.colno}: {exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{name}: not a finding: not readable JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{name}: not a finding: expected a JSON object with 'id', 'kind' and "
+                         f"'events', got {type(doc).__name__ if doc is not None else 'null'}")
+    missing = [k for k in ("id", "kind", "events") if k not in doc]
+    if missing:
+        raise ValueError(f"{name}: not a finding: missing " + ", ".join(f"'{k}'" for k in missing))
+    if not isinstance(doc["id"], str) or not doc["id"]:
+        raise ValueError(f"{name}: not a finding: 'id' must be a non-empty string")
+    if doc["kind"] not in KINDS:
+        raise ValueError(f"{name}: not a finding: unknown kind {json.dumps(doc['kind'])} "
+                         f"(known: {', '.join(KINDS)})")
+    events = doc["events"]
+    if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
+        raise ValueError(f"{name}: not a finding: 'events' must be a non-empty array of event "
+                         "objects")
+    if doc["kind"] == "ambiguity":
+        verdicts = doc.get("verdicts")
+        if not isinstance(verdicts, list) or not verdicts or not all(
+                isinstance(v, dict) and isinstance(v.get("readings"), list) and v["readings"]
+                and isinstance(v.get("verdict"), dict) for v in verdicts):
+            raise ValueError(f"{name}: not a finding: an ambiguity finding needs 'verdicts', a "
+                             "non-empty array of {readings, includesDraft, verdict}")
+    else:
+        for key in ("property", "consumer", "reading"):
+            if not isinstance(doc.get(key), str):
+                raise ValueError(f"{name}: not a finding: a property finding needs '{key}' (a "
+                                 "string)")
+        if not isinstance(doc.get("atEvent"), int) or isinstance(doc.get("atEvent"), bool):
+            raise ValueError(f"{name}: not a finding: a property finding needs 'atEvent' (an "
+                             "event index)")
+    return doc
+
+
+# --- shared helpers -----------------------------------------------------------------------------
+
+def _events(finding: dict) -> tuple[Event, ...]:
+    """The finding's witness as typed events (TraceFormatError, a ValueError, on a non-object)."""
+    return parse_events(finding["events"])
+
+
+def reading_of_class(verdict_class: dict) -> Reading:
+    """The complete reading that stands for one verdict class of an ambiguity finding:
+    :data:`~model.readings.DRAFT` for the class that includes draft, otherwise the class's first
+    ``readings`` entry parsed with :func:`~model.readings.parse_reading` (a partial assignment,
+    completed with draft options for the knobs it leaves open, which stays in the class).
+
+    Raises:
+        model.readings.ReadingError: a readings entry that does not parse.
+    """
+    if verdict_class.get("includesDraft"):
+        return DRAFT
+    return _parse_spec(verdict_class["readings"][0])
+
+
+def _parse_spec(spec: str) -> Reading:
+    return DRAFT if spec.strip() == ANY_READING else parse_reading(spec)
+
+
+def _reading_name(reading: Reading) -> str:
+    return reading.name or "draft"
+
+
+def _consumer_of(finding: dict):
+    """``(Consumer, note)``: the consumer a finding's states are computed with. Ambiguity findings
+    are about the reference model. A property finding names its consumer: the reference or a zoo
+    mutant; an unknown name (say, a real SDK behind an adapter) falls back to the reference model,
+    with a note saying so."""
+    from properties.zoo import MUTANT_BY_NAME, REFERENCE
+    if finding["kind"] != "property":
+        return REFERENCE, ""
+    name = finding["consumer"]
+    if name == REFERENCE.name:
+        return REFERENCE, ""
+    if name in MUTANT_BY_NAME:
+        return MUTANT_BY_NAME[name], ""
+    return REFERENCE, (f"consumer {name!r} is not in the zoo: states are the reference model's")
+
+
+def _default_reading(finding: dict) -> Reading:
+    if finding["kind"] == "property":
+        return _parse_spec(finding["reading"])
+    return DRAFT
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One event's effect: the state after it, what it surfaced, or the exception it raised."""
+
+    state: ConsumerState
+    warnings: tuple[Warning, ...] = ()
+    fatal: Optional[Fatal] = None
+    error: Optional[str] = None
+
+
+def _timeline(events: Sequence[Event], reading: Reading, consumer=None) -> list[_Step]:
+    """The effect of each event, as :func:`model.verdict.evaluate` folds it: for the reference
+    model the states are :func:`~model.verdict.trace_states` and the outcomes the verdict's; a zoo
+    mutant is folded with its own step (stopping at its first fatal, as evaluate does; an
+    exception leaves the state as it was and is recorded)."""
+    from properties.zoo import REFERENCE
+    if consumer is None or consumer is REFERENCE:
+        states = trace_states(events, reading)
+        verdict = evaluate(events, reading)
+        out = []
+        for i, state in enumerate(states):
+            warnings = tuple(w for at, w in verdict.warnings if at == i)
+            fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == i else None
+            out.append(_Step(state, warnings, fatal))
+        return out
+    state, out, dead = initial_state(), [], False
+    for event in events:
+        if dead:
+            out.append(_Step(state))
+            continue
+        try:
+            result = consumer.step(state, event, reading)
+        except Exception as exc:  # noqa: BLE001 - a crashing consumer is the finding (P00)
+            out.append(_Step(state, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        state = result.state
+        out.append(_Step(state, tuple(result.warnings), result.fatal))
+        dead = result.fatal is not None
+    return out
+
+
+def _strip_detail(verdict_json: dict) -> dict:
+    out = dict(verdict_json)
+    out["warnings"] = [{k: v for k, v in w.items() if k != "detail"} for w in out.get("warnings", [])]
+    if out.get("fatal"):
+        out["fatal"] = {k: v for k, v in out["fatal"].items() if k != "detail"}
+    return out
+
+
+def _class_index(finding: dict, verdict_json: dict) -> Optional[int]:
+    """Index of the ambiguity finding's verdict class equal to ``verdict_json`` (details aside)."""
+    key = freeze(_strip_detail(verdict_json))
+    for i, c in enumerate(finding.get("verdicts", [])):
+        if freeze(_strip_detail(c["verdict"])) == key:
+            return i
+    return None
+
+
+# --- JSON lines, JSON ---------------------------------------------------------------------------
+
+def to_jsonl(finding: dict) -> str:
+    """The witness trace as AG-UI JSON lines: one compact wire event per line, newline-terminated
+    (:func:`model.wire.dump_jsonl` over :func:`model.wire.parse_events`; the form ``activity-check
+    replay`` reads).
+
+    Raises:
+        model.wire.TraceFormatError: an element of ``events`` that is not an object.
+    """
+    return dump_jsonl(_events(finding))
+
+
+def to_json(finding: dict) -> str:
+    """The witness trace as one indented JSON array of wire events (also accepted by ``replay``),
+    newline-terminated."""
+    return json.dumps([e.to_wire() for e in _events(finding)], indent=2, ensure_ascii=False) + "\n"
+
+
+# --- ITF ----------------------------------------------------------------------------------------
+
+_NONE = {"tag": "None", "value": {"#tup": []}}
+
+
+def _some(value: Any) -> dict:
+    return {"tag": "Some", "value": value}
+
+
+def _opt(value: Any) -> dict:
+    return _NONE if value is None else _some(value)
+
+
+def _bigint(n: int) -> dict:
+    return {"#bigint": str(int(n))}
+
+
+def _scalar(value: Any) -> Any:
+    """An ITF expression for a top-level wire member: strings and booleans as they are, integers
+    as ``#bigint``, anything else (object, array, non-integral number) as its canonical JSON
+    text. Null has no encoding: the caller omits the member."""
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return _bigint(value)
+    return freeze(value)
+
+
+def _itf_event(wire: dict) -> dict:
+    record = {}
+    for key, value in wire.items():
+        if value is None or key.startswith("#") or key == "wireJson":
+            continue
+        record[key] = _scalar(value)
+    record["wireJson"] = freeze(wire)
+    return record
+
+
+def _itf_message(m) -> dict:
+    return {"id": m.id, "role": m.role, "activityType": _opt(m.activity_type),
+            "content": _opt(m.content), "metadata": _opt(m.metadata), "owner": _opt(m.owner),
+            "firstOwner": _opt(m.first_owner), "other": m.other}
+
+
+def _itf_warning(at: int, w: Warning) -> dict:
+    return {"code": w.code, "messageId": _opt(w.message_id), "atEvent": _bigint(at),
+            "clause": w.clause, "detail": w.detail}
+
+
+def _itf_fatal(at: int, f: Fatal) -> dict:
+    return {"code": f.code, "atEvent": _bigint(at), "clause": f.clause,
+            "messageId": _opt(f.message_id), "detail": f.detail}
+
+
+def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
+    """The consumer's run through the witness as an ITF trace (ADR-015, :data:`ITF_SPEC_URL`).
+
+    One state per prefix of the trace: state 0 is the consumer before any event, state ``i`` the
+    consumer after event ``i-1``; so ``len(states) == len(events) + 1``. The states are those
+    :func:`model.verdict.evaluate` passes through (after a fatal the halted state repeats), under
+    one reading:
+
+    * ambiguity finding: by default the draft's class (``includesDraft``), i.e. :data:`DRAFT`.
+      To export another verdict class pass its reading, e.g.
+      ``to_itf(f, f["verdicts"][k]["readings"][0])`` (or :func:`reading_of_class`);
+      on the command line ``activity-check export F --format itf --reading SPEC``.
+    * property finding: by default the finding's ``reading``, stepping the finding's
+      ``consumer`` (a zoo mutant is stepped with its own step; an unknown consumer name falls
+      back to the reference model, noted in ``#meta``).
+
+    Args:
+        finding: from :func:`load_finding`.
+        reading: None (the default above), a reading spec (a preset, ``"Q1=ignore,..."`` or
+            ``"(any reading)"``) or a :class:`~model.readings.Reading`.
+
+    Returns:
+        ``{"#meta": {...}, "vars": [...], "states": [...]}``, valid against :data:`ITF_SCHEMA`.
+        ``#meta`` holds ``format`` ("ITF"), ``format-description`` (the ADR's URL), ``source``
+        (``<id>.json``), ``description``, and the finding's ``finding``, ``kind``, ``knob`` or
+        ``property``, ``consumer``, ``reading`` and, for an ambiguity, ``verdictClass``
+        (``{"index", "readings", "includesDraft"}`` of the class the reading falls in, or null
+        when it gives a verdict no class of the finding records). Each state's ``#meta`` is
+        ``{"index": i}`` (plus ``"exception"`` when a mutant's step raised there).
+
+    Variables (:data:`ITF_VARS`):
+
+    * ``event``: the wire event that led here, as a record: its top-level members (strings and
+      booleans as they are, integers as ``#bigint``, objects/arrays/other numbers as canonical
+      JSON text) plus ``wireJson``, the canonical JSON text of the whole event (so the trace can
+      be read back exactly); state 0 has ``{"type": "INIT"}``.
+    * ``messages``: the ordered message list, records ``{id, role, activityType, content,
+      metadata, owner, firstOwner, other}``; ``content`` and ``metadata`` are canonical JSON
+      text; ``owner`` is the wire ``subagentRunId``; ``other`` the JSON text of the remaining
+      wire members.
+    * ``warnings``: every warning surfaced so far, records ``{code, messageId, atEvent, clause,
+      detail}``.
+    * ``fatal``: ``None`` or ``Some({code, atEvent, clause, messageId, detail})``.
+    * ``run``: ``"idle"``, ``"active"``, ``"finished"``, ``"errored"`` or ``"rejected"`` (the
+      verdict's ``run``).
+    * ``agentState``: canonical JSON text of the agent state.
+    * ``runInput``: the messages the consumer would send as the next run input, each as
+      canonical JSON text.
+
+    Encoding choices. ITF has no null, no floats and no free-form object keys (a record's field
+    names must not start with ``#``), while AG-UI payloads (``content``, ``metadata``, patches,
+    agent state) are arbitrary JSON; those are therefore carried as canonical JSON *text* (sorted
+    keys, integral numbers as integers: :func:`model.json_values.freeze`), which is exact.
+    Optional values of the model (an absent ``activityType``, ``owner``, ``messageId``, the
+    fatal outcome) use the tagged-record option that Quint writes for its ``Option`` sum type,
+    ``{"tag": "Some", "value": v}`` / ``{"tag": "None", "value": {"#tup": []}}``, so every record
+    of one variable has the same fields (a Quint type such as ``Option[str]`` reads it).
+    Wire members of ``event`` that are null (or named with a leading ``#``) are omitted from the
+    record and kept in ``wireJson``. Integers are ``#bigint`` throughout. No ``varTypes`` are
+    given (``event`` is heterogeneous), so Apalache cannot load the trace as input; Quint and
+    the ITF trace viewer read it.
+
+    Raises:
+        model.readings.ReadingError: a reading spec that does not parse.
+        model.wire.TraceFormatError: an element of ``events`` that is not an object.
+    """
+    from model.consumer import run_input as reference_run_input
+    events = _events(finding)
+    consumer, note = _consumer_of(finding)
+    if reading is None:
+        chosen = _default_reading(finding)
+    elif isinstance(reading, Reading):
+        chosen = reading
+    else:
+        chosen = _parse_spec(reading)
+    steps = _timeline(events, chosen, consumer)
+    run_input = getattr(consumer, "run_input", reference_run_input)
+    wires = finding["events"]
+
+    def state_record(index: int, state: ConsumerState, warnings: list, fatal, event_record,
+                     error: Optional[str]) -> dict:
+        try:
+            next_input = [freeze(m) for m in run_input(state)]
+        except Exception as exc:  # noqa: BLE001 - a mutant's run_input may crash too
+            next_input = []
+            error = (error + "; " if error else "") + f"run_input: {type(exc).__name__}: {exc}"
+        meta = {"index": index}
+        if error:
+            meta["exception"] = error
+        return {"#meta": meta, "event": event_record,
+                "messages": [_itf_message(m) for m in state.messages],
+                "warnings": [_itf_warning(at, w) for at, w in warnings],
+                "fatal": _NONE if fatal is None else _some(_itf_fatal(*fatal)),
+                "run": "rejected" if state.halted else state.run,
+                "agentState": state.state,
+                "runInput": next_input}
+
+    states = [state_record(0, initial_state(), [], None, {"type": "INIT"}, None)]
+    warnings: list = []
+    fatal = None
+    for i, (wire, st) in enumerate(zip(wires, steps)):
+        warnings = warnings + [(i, w) for w in st.warnings]
+        if st.fatal is not None and fatal is None:
+            fatal = (i, st.fatal)
+        states.append(state_record(i + 1, st.state, warnings, fatal, _itf_event(wire), st.error))
+
+    meta = {"format": "ITF", "format-description": ITF_SPEC_URL,
+            "source": finding["id"] + ".json",
+            "description": (f"activity-check export of finding {finding['id']}: the "
+                            f"{consumer.name} consumer under reading {_reading_name(chosen)}, "
+                            "state i after event i-1 (state 0: before any event)"),
+            "finding": finding["id"], "kind": finding["kind"]}
+    if finding["kind"] == "ambiguity":
+        meta["knob"] = finding.get("knob")
+    else:
+        meta["property"] = finding["property"]
+        meta["atEvent"] = finding["atEvent"]
+    meta["consumer"] = consumer.name
+    meta["reading"] = _reading_name(chosen)
+    if note:
+        meta["note"] = note
+    if finding["kind"] == "ambiguity":
+        index = _class_index(finding, evaluate(events, chosen).to_json())
+        meta["verdictClass"] = None if index is None else {
+            "index": index, "readings": finding["verdicts"][index]["readings"],
+            "includesDraft": bool(finding["verdicts"][index].get("includesDraft"))}
+    return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
+
+
+# --- Mermaid ------------------------------------------------------------------------------------
+
+_MERMAID_CODES = {"#": "#35;", ";": "#59;", '"': "#quot;", "{": "#123;", "}": "#125;",
+                  "<": "#lt;", ">": "#gt;", "%": "#37;", "\n": " ", "\r": " ", "\t": " "}
+
+
+def _mermaid_text(text: str) -> str:
+    """Text safe after ``:`` in a sequence diagram line: characters Mermaid reads as syntax
+    (``;`` ends a statement, ``#`` starts an entity code, quotes, braces, ``<``/``>`` of arrows
+    and HTML, ``%`` of comments) become Mermaid entity codes (``#59;``...), line breaks spaces."""
+    return "".join(_MERMAID_CODES.get(ch, ch) for ch in text)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _event_label(wire: dict, event: Event) -> str:
+    """A short label for an arrow: type, the id it is about, the members that matter."""
+    name = wire.get("type") if isinstance(wire.get("type"), str) else "?"
+    parts = [name]
+    extra = []
+    if name in ("ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"):
+        for key in ("messageId", "activityType"):
+            if isinstance(wire.get(key), str):
+                parts.append(wire[key])
+        if name == "ACTIVITY_DELTA" and isinstance(wire.get("patch"), list):
+            ops = [f"{op.get('op')} {op.get('path', '')}".strip() if isinstance(op, dict) else "?"
+                   for op in wire["patch"]]
+            shown = ops[:3] + ([f"+{len(ops) - 3}"] if len(ops) > 3 else [])
+            parts.append("[" + ", ".join(shown) + "]")
+        if "replace" in wire:
+            extra.append(f"replace:{json.dumps(wire['replace'])}")
+        if "metadata" in wire:
+            extra.append("metadata " + _short(freeze(wire["metadata"]), 30))
+    elif name == "MESSAGES_SNAPSHOT" and isinstance(wire.get("messages"), list):
+        ids = [str(m.get("id")) if isinstance(m, dict) else "?" for m in wire["messages"]]
+        parts.append("[" + ", ".join(ids[:6] + (["…"] if len(ids) > 6 else [])) + "]")
+    else:
+        for key in ("messageId", "toolCallId", "runId"):
+            if isinstance(wire.get(key), str):
+                parts.append(wire[key])
+                break
+        if isinstance(wire.get("role"), str):
+            extra.append(wire["role"])
+        if isinstance(wire.get("delta"), str):
+            extra.append(json.dumps(_short(wire["delta"], 20), ensure_ascii=False))
+    sub = wire.get("subagentRunId")
+    if isinstance(sub, str) and name not in ("SUBAGENT_STARTED", "SUBAGENT_FINISHED",
+                                             "SUBAGENT_ERROR"):
+        extra.append(sub)
+    elif isinstance(sub, str):
+        parts.append(sub)
+    elif sub is None and "subagentRunId" in wire:
+        extra.append("subagentRunId:null")
+    if isinstance(event, Malformed):
+        extra.append(f"malformed {event.path}")
+    elif isinstance(event, Unrecognised):
+        extra.append("unrecognised")
+    return " ".join(parts) + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _message_line(m) -> str:
+    if m.is_activity:
+        text = f"{m.id} {m.activity_type} {_short(m.content or '', 40)}"
+    else:
+        text = f"{m.id} ({m.role})"
+    return text
+
+
+def _change(before: ConsumerState, step: _Step) -> str:
+    """What one event did to the consumer, in a few words."""
+    after = step.state
+    parts = []
+    held = {m.id: m for m in before.messages}
+    for m in after.messages:
+        old = held.get(m.id)
+        if old is None:
+            parts.append("+" + _message_line(m))
+        elif old != m:
+            bits = []
+            if old.role != m.role:
+                bits.append(f"role {m.role}")
+            if old.activity_type != m.activity_type:
+                bits.append(f"type {m.activity_type}")
+            if old.content != m.content:
+                bits.append("content " + _short(m.content or "(none)", 40))
+            if old.metadata != m.metadata:
+                bits.append("metadata " + _short(m.metadata or "(none)", 40))
+            if old.owner != m.owner:
+                bits.append(f"owner {m.owner or 'parent'}")
+            if old.first_owner != m.first_owner:
+                bits.append(f"opener {m.first_owner or 'parent'}")
+            if old.other != m.other:
+                bits.append("other " + _short(m.other, 30))
+            parts.append(f"{m.id} " + ", ".join(bits))
+    now = {m.id for m in after.messages}
+    parts.extend(f"-{mid}" for mid in held if mid not in now)
+    order_before = [m.id for m in before.messages if m.id in now]
+    order_after = [m.id for m in after.messages if m.id in held]
+    if order_before != order_after:
+        parts.append("order " + ", ".join(m.id for m in after.messages))
+    run_before = "rejected" if before.halted else before.run
+    run_after = "rejected" if after.halted else after.run
+    if run_before != run_after:
+        parts.append(f"run {run_after}")
+    if before.state != after.state:
+        parts.append("state " + _short(after.state, 40))
+    parts.extend(f"warn {w.code}" + (f" {w.message_id}" if w.message_id else "")
+                 for w in step.warnings)
+    if step.fatal is not None:
+        parts.append(f"FATAL {step.fatal.code}")
+    if step.error:
+        parts.append(f"exception {_short(step.error, 60)}")
+    return "; ".join(parts) or "unchanged"
+
+
+def to_mermaid(finding: dict) -> str:
+    """The witness as a Mermaid ``sequenceDiagram``: participants ``Producer`` and ``Consumer``,
+    one ``Producer->>Consumer:`` arrow per event with a short label (``ACTIVITY_SNAPSHOT act-1
+    TYPE-A (replace:false, sub-1)``), and notes on the consumer's side:
+
+    * ambiguity finding: after an event at which the verdict classes part (the event does not do
+      the same thing under every class's reading), ``Note over Consumer:`` with what it did under
+      each class, one class (or group of classes doing the same thing) a line, lines joined by
+      Mermaid's ``<br/>``: ``draft: act-1 metadata {"k":1}<br/>Q1=ignore,Q2=continues:
+      unchanged``. A class is labelled ``draft`` when it includes draft,
+      otherwise by its first readings entry; its states are :func:`model.verdict.trace_states`
+      under :func:`reading_of_class`. Events on which all classes agree get no note.
+    * property finding: after every event, what it did to the finding's consumer under the
+      finding's reading; at ``atEvent`` also the property broken.
+
+    A first note over both participants names the finding. Label and note text is escaped with
+    Mermaid entity codes (see :func:`_mermaid_text`). Returns the text, newline-terminated.
+    """
+    events = _events(finding)
+    wires = finding["events"]
+    lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer"]
+    if finding["kind"] == "ambiguity":
+        title = f"{finding['id']}: {finding.get('question') or finding.get('knob', '')}"
+    else:
+        title = (f"{finding['id']}: {finding['consumer']} under {finding['reading']} breaks "
+                 f"{finding['property']}")
+    lines.append(f"    Note over Producer,Consumer: {_mermaid_text(title)}")
+
+    if finding["kind"] == "ambiguity":
+        tracks = []
+        for c in finding["verdicts"]:
+            label = "draft" if c.get("includesDraft") else c["readings"][0]
+            tracks.append((label, _timeline(events, reading_of_class(c))))
+    else:
+        consumer, _ = _consumer_of(finding)
+        tracks = [(None, _timeline(events, _parse_spec(finding["reading"]), consumer))]
+
+    befores = [initial_state() for _ in tracks]
+    for i, (wire, event) in enumerate(zip(wires, events)):
+        lines.append(f"    Producer->>Consumer: {_mermaid_text(_event_label(wire, event))}")
+        changes = [_change(befores[k], steps[i]) for k, (_, steps) in enumerate(tracks)]
+        befores = [steps[i].state for _, steps in tracks]
+        if finding["kind"] == "ambiguity":
+            if len(set(changes)) > 1:
+                groups: dict[str, list[str]] = {}
+                for (label, _), change in zip(tracks, changes):
+                    groups.setdefault(change, []).append(label)
+                note = "<br/>".join(_mermaid_text(f"{' / '.join(labels)}: {change}")
+                                    for change, labels in groups.items())
+                lines.append(f"    Note over Consumer: {note}")
+        else:
+            note = changes[0]
+            if i == finding["atEvent"]:
+                note += f" -- breaks {finding['property']}"
+            lines.append(f"    Note over Consumer: {_mermaid_text(note)}")
+    return "\n".join(lines) + "\n"
+
+
+# --- pytest -------------------------------------------------------------------------------------
+
+def _py_json(value: Any) -> str:
+    """A Python expression rebuilding ``value`` exactly: ``json.loads`` of its (ASCII) JSON text,
+    as a raw triple-quoted string when the text allows it, else as a plain string literal."""
+    text = json.dumps(value, indent=2, ensure_ascii=True)
+    if "'''" in text or text.endswith("\\"):
+        return f"json.loads({text!r})"
+    return "json.loads(r'''\n" + text + "''')"
+
+
+_HEADER = '''"""Regression test generated by ``activity-check export --format pytest`` from finding {id}.
+
+{summary}
+
+Self-contained: the witness trace is embedded as AG-UI wire JSON. Run with the activity-check
+project's pytest (the ``model`` and ``properties`` packages must be importable).
+"""
+import json
+'''
+
+
+def to_pytest(finding: dict) -> str:
+    """A self-contained pytest module that replays the finding.
+
+    * ambiguity finding: one test parametrized over the verdict classes. For each class and each
+      of its ``readings`` (completed with draft for the knobs it leaves open; ``"(any
+      reading)"`` is draft itself; the draft class is also checked under :data:`DRAFT`), it asserts
+      that ``model.verdict.evaluate(parse_events(TRACE), parse_reading(reading))`` gives the
+      class's ``messages``, ``warnings`` (``code``, ``messageId``, ``atEvent``), ``fatal``
+      (``code``, ``atEvent``) and ``runInput``. Values are compared as canonical JSON text,
+      so ``1`` and ``true`` differ. Clause ids and free-text details are not compared.
+    * property finding: ``test_reference_keeps_properties`` re-runs
+      :func:`properties.machines.check_trace_properties` on the trace with the *reference*
+      consumer under the finding's reading and asserts no property fails; when the finding's
+      consumer is a zoo mutant, ``test_mutant_still_breaks_property`` asserts the mutant still
+      breaks the same property at the same event (the finding replays). For a finding against
+      the reference consumer itself the first test fails until the model is fixed, as a
+      regression test should.
+
+    Save it under a ``test_*.py`` name. Returns the module text.
+    """
+    fid = finding["id"]
+    if finding["kind"] == "ambiguity":
+        summary = (f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
+                   f"The trace has {len(finding['verdicts'])} verdict classes; each must keep "
+                   "its verdict.")
+        classes = []
+        for c in finding["verdicts"]:
+            v = c["verdict"]
+            classes.append({
+                "readings": list(c["readings"]), "includesDraft": bool(c.get("includesDraft")),
+                "messages": v["messages"],
+                "warnings": [{"code": w["code"], "messageId": w.get("messageId"),
+                              "atEvent": w["atEvent"]} for w in v["warnings"]],
+                "fatal": None if not v.get("fatal") else
+                {"code": v["fatal"]["code"], "atEvent": v["fatal"]["atEvent"]},
+                "runInput": v["runInput"]})
+        ids = [f"class{i}" + ("-draft" if c["includesDraft"] else "")
+               for i, c in enumerate(classes)]
+        body = f'''
+import pytest
+
+from model.readings import DRAFT, parse_reading
+from model.verdict import evaluate
+from model.wire import parse_events
+
+FINDING_ID = {fid!r}
+TRACE = {_py_json(finding["events"])}
+CLASSES = {_py_json(classes)}
+
+
+def _canon(value):
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _readings(cls):
+    out = [DRAFT] if cls["includesDraft"] else []
+    for spec in cls["readings"]:
+        out.append(DRAFT if spec == "{ANY_READING}" else parse_reading(spec))
+    return out
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids={ids!r})
+def test_verdict_class(cls):
+    events = parse_events(TRACE)
+    for reading in _readings(cls):
+        got = evaluate(events, reading).to_json()
+        where = f"{{FINDING_ID}} under {{reading.name or 'draft'}}"
+        assert _canon(got["messages"]) == _canon(cls["messages"]), where
+        warnings = [{{"code": w["code"], "messageId": w["messageId"], "atEvent": w["atEvent"]}}
+                    for w in got["warnings"]]
+        assert _canon(warnings) == _canon(cls["warnings"]), where
+        fatal = None if got["fatal"] is None else {{"code": got["fatal"]["code"],
+                                                   "atEvent": got["fatal"]["atEvent"]}}
+        assert _canon(fatal) == _canon(cls["fatal"]), where
+        assert _canon(got["runInput"]) == _canon(cls["runInput"]), where
+'''
+    else:
+        consumer, _ = _consumer_of(finding)
+        mutant = consumer.name == finding["consumer"] and consumer.name != "reference"
+        summary = (f"Property {finding['property']}: {finding.get('statement', '')}\n"
+                   f"Broken by consumer {finding['consumer']} under reading "
+                   f"{finding['reading']} at event {finding['atEvent']}; the reference model "
+                   "must keep it.")
+        body = f'''
+from model.readings import DRAFT, parse_reading
+from model.wire import parse_events
+from properties.machines import check_trace_properties
+from properties.zoo import MUTANT_BY_NAME, REFERENCE
+
+FINDING_ID = {fid!r}
+PROPERTY = {finding["property"]!r}
+CONSUMER = {finding["consumer"]!r}
+READING = {finding["reading"]!r}
+AT_EVENT = {int(finding["atEvent"])!r}
+TRACE = {_py_json(finding["events"])}
+
+
+def _reading():
+    return DRAFT if READING == "{ANY_READING}" else parse_reading(READING)
+
+
+def test_reference_keeps_properties():
+    violation = check_trace_properties(parse_events(TRACE), REFERENCE, _reading())
+    assert violation is None, (
+        f"{{FINDING_ID}}: the reference model breaks {{violation.property.id}} at event "
+        f"{{violation.index}}: {{violation.witness}}")
+'''
+        if mutant:
+            body += '''
+
+def test_mutant_still_breaks_property():
+    violation = check_trace_properties(parse_events(TRACE), MUTANT_BY_NAME[CONSUMER], _reading())
+    assert violation is not None, f"{FINDING_ID}: {CONSUMER} no longer breaks any property"
+    assert (violation.property.id, violation.index) == (PROPERTY, AT_EVENT)
+'''
+    header = _HEADER.format(id=fid, summary=summary.replace('"""', "'''").replace("\\", "\\\\"))
+    return header + body
+
+
+# --- dispatch -----------------------------------------------------------------------------------
+
+def export(finding: dict, fmt: str, reading: Union[None, str, Reading] = None) -> str:
+    """The finding in format ``fmt`` (one of :data:`FORMATS`) as text, newline-terminated; ITF is
+    indented JSON. ``reading`` applies to ``itf`` only (see :func:`to_itf`).
+
+    Raises:
+        ValueError: an unknown format, or ``reading`` given for a format other than ``itf``;
+            and whatever the chosen exporter raises (ReadingError, TraceFormatError: both
+            ValueErrors).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
+    if reading is not None and fmt != "itf":
+        raise ValueError("a reading applies to the itf format only")
+    if fmt == "jsonl":
+        return to_jsonl(finding)
+    if fmt == "json":
+        return to_json(finding)
+    if fmt == "itf":
+        return json.dumps(to_itf(finding, reading), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "mermaid":
+        return to_mermaid(finding)
+    return to_pytest(finding)
+

@@ -1,0 +1,326 @@
+"""Exports of findings (counterexamples/export.py and ``activity-check export``).
+
+One ``activity-check run --examples 200`` per module provides the ambiguity findings; two
+property findings are written next to them from zoo mutants (the run's reference consumer breaks
+no property, so the run itself writes none). Every finding is exported in every format and
+checked: ITF against a JSON Schema of ADR-015, Mermaid arrow by arrow, the pytest file by running
+it, the JSON lines by reading them back.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+from activity_check.cli import main
+from counterexamples.export import (FORMATS, ITF_SCHEMA, ITF_VARS, export, load_finding,
+                                    reading_of_class, to_itf, to_json, to_jsonl, to_mermaid,
+                                    to_pytest)
+from counterexamples.findings import write_property_finding
+from model.json_values import freeze
+from model.wire import load_trace, parse_events, parse_trace_text
+from properties.machines import check_trace_properties
+from properties.zoo import MUTANT_BY_NAME
+
+PROPERTY_CASES = {
+    # mutant: trace on which it breaks a property
+    "replace-false-overwrites": [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
+         "content": {"n": 0, "s": "a;b#c\"{}"}, "subagentRunId": "sub-1"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
+         "content": {"n": 1.5}, "replace": False}],
+    "crashes-on-empty-patch": [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
+         "content": {"n": 0}},
+        {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "A", "patch": []}],
+}
+
+
+@pytest.fixture(scope="module")
+def findings(tmp_path_factory) -> list[tuple[str, dict]]:
+    out = tmp_path_factory.mktemp("export-run")
+    assert main(["run", "--examples", "200", "--out", str(out), "--json"]) == 0
+    directory = os.path.join(out, "findings")
+    for name, wire in PROPERTY_CASES.items():
+        events = parse_events(wire)
+        violation = check_trace_properties(events, MUTANT_BY_NAME[name])
+        assert violation is not None, name
+        write_property_finding(violation, events, name, "draft", directory)
+    paths = sorted(glob.glob(os.path.join(directory, "*.json")))
+    loaded = [(p, load_finding(p)) for p in paths]
+    kinds = {f["kind"] for _, f in loaded}
+    assert kinds == {"ambiguity", "property"}, kinds
+    return loaded
+
+
+def _canon(value) -> str:
+    return freeze(value)
+
+
+# --- every format -------------------------------------------------------------------------------
+
+def test_every_format_exports_every_finding(findings):
+    for path, finding in findings:
+        for fmt in FORMATS:
+            text = export(finding, fmt)
+            assert text and text.endswith("\n"), (finding["id"], fmt)
+
+
+def test_jsonl_and_json_round_trip(findings, tmp_path):
+    for path, finding in findings:
+        text = to_jsonl(finding)
+        lines = text.splitlines()
+        assert len(lines) == len(finding["events"]), finding["id"]
+        assert [_canon(json.loads(line)) for line in lines] == \
+            [_canon(e) for e in finding["events"]], finding["id"]
+        assert parse_trace_text(text).events == parse_events(finding["events"])
+        file = tmp_path / (finding["id"] + ".jsonl")
+        file.write_text(text, encoding="utf-8")
+        assert load_trace(str(file)).events == parse_events(finding["events"])
+        assert _canon(json.loads(to_json(finding))) == _canon(finding["events"])
+
+
+# --- ITF ----------------------------------------------------------------------------------------
+
+VALIDATOR = jsonschema.Draft202012Validator(ITF_SCHEMA)
+
+
+def test_itf_schema_is_a_valid_schema_and_not_vacuous():
+    jsonschema.Draft202012Validator.check_schema(ITF_SCHEMA)
+    good = {"vars": ["x"], "states": [{"#meta": {"index": 0}, "x": {"#bigint": "-3"}}]}
+    assert VALIDATOR.is_valid(good)
+    for bad in ({"vars": ["x"], "states": [{"x": None}]},                      # no null
+                {"vars": ["x"], "states": [{"x": {"#bigint": "1.5"}}]},        # bigint digits
+                {"vars": ["x"], "states": [{"x": {"#field": 1}}]},             # '#' field name
+                {"vars": ["x"], "states": [{"x": {"#map": [[1]]}}]},           # map pairs
+                {"vars": ["x"], "states": [{"x": 1.5}]},                       # no floats
+                {"vars": ["x"], "states": [{"x": 2**60}]},                     # unsafe integer
+                {"vars": ["x"], "states": [{"#other": 1, "x": "a"}]},          # state keys
+                {"vars": ["x"], "states": [], "extra": 1},                     # trace members
+                {"states": []}):                                               # vars required
+        assert not VALIDATOR.is_valid(bad), bad
+
+
+def _check_itf(finding: dict, doc: dict) -> None:
+    errors = sorted(VALIDATOR.iter_errors(doc), key=str)
+    assert not errors, (finding["id"], errors[0].message, list(errors[0].absolute_path))
+    assert doc["vars"] == list(ITF_VARS)
+    assert len(doc["states"]) == len(finding["events"]) + 1, finding["id"]
+    for i, state in enumerate(doc["states"]):
+        assert state["#meta"]["index"] == i
+        assert set(state) - {"#meta"} == set(doc["vars"]), (finding["id"], i)
+    assert doc["states"][0]["event"] == {"type": "INIT"}
+    assert doc["states"][0]["messages"] == [] and doc["states"][0]["run"] == "idle"
+    wires = [json.loads(s["event"]["wireJson"]) for s in doc["states"][1:]]
+    assert [_canon(w) for w in wires] == [_canon(e) for e in finding["events"]]
+    meta = doc["#meta"]
+    assert meta["format"] == "ITF" and meta["finding"] == finding["id"]
+    assert "015adr-trace" in meta["format-description"]
+
+
+def _final_matches(doc: dict, verdict: dict) -> None:
+    """The last ITF state says what the verdict says."""
+    last = doc["states"][-1]
+    messages = [{"id": m["id"], "role": m["role"],
+                 "content": m["content"]["value"] if m["content"]["tag"] == "Some" else None}
+                for m in last["messages"]]
+    expected = [{"id": m["id"], "role": m["role"],
+                 "content": freeze(m["content"]) if "content" in m else None}
+                for m in verdict["messages"]]
+    assert messages == expected
+    assert [(w["code"], int(w["atEvent"]["#bigint"])) for w in last["warnings"]] == \
+        [(w["code"], w["atEvent"]) for w in verdict["warnings"]]
+    if verdict["fatal"] is None:
+        assert last["fatal"]["tag"] == "None"
+    else:
+        assert last["fatal"]["tag"] == "Some"
+        assert last["fatal"]["value"]["code"] == verdict["fatal"]["code"]
+        assert int(last["fatal"]["value"]["atEvent"]["#bigint"]) == verdict["fatal"]["atEvent"]
+    assert last["run"] == verdict["run"]
+    assert [json.loads(t) for t in last["runInput"]] == verdict["runInput"]
+
+
+def test_itf_validates_and_follows_the_trace(findings):
+    for path, finding in findings:
+        doc = to_itf(finding)
+        _check_itf(finding, doc)
+        assert json.loads(export(finding, "itf")) == doc
+        if finding["kind"] == "ambiguity":
+            draft = next(i for i, c in enumerate(finding["verdicts"]) if c["includesDraft"])
+            assert doc["#meta"]["verdictClass"]["index"] == draft
+            _final_matches(doc, finding["verdicts"][draft]["verdict"])
+        else:
+            assert doc["#meta"]["consumer"] == finding["consumer"]
+            assert doc["#meta"]["property"] == finding["property"]
+
+
+def test_itf_exports_every_verdict_class(findings):
+    for path, finding in findings:
+        if finding["kind"] != "ambiguity":
+            continue
+        for k, c in enumerate(finding["verdicts"]):
+            for spec in (c["readings"][0], reading_of_class(c)):
+                doc = to_itf(finding, spec)
+                _check_itf(finding, doc)
+                assert doc["#meta"]["verdictClass"]["index"] == k, (finding["id"], k)
+                _final_matches(doc, c["verdict"])
+
+
+def test_itf_records_a_crashing_consumer(findings):
+    finding = next(f for _, f in findings if f["kind"] == "property"
+                   and f["consumer"] == "crashes-on-empty-patch")
+    doc = to_itf(finding)
+    assert "IndexError" in doc["states"][-1]["#meta"]["exception"]
+    assert doc["states"][-1]["messages"] == doc["states"][-2]["messages"]
+
+
+# --- Mermaid ------------------------------------------------------------------------------------
+
+ARROW = re.compile(r"^\s*Producer->>Consumer: ", re.M)
+
+
+def test_mermaid_one_arrow_per_event_and_escaped(findings):
+    for path, finding in findings:
+        text = to_mermaid(finding)
+        assert text.startswith("sequenceDiagram\n"), finding["id"]
+        assert len(ARROW.findall(text)) == len(finding["events"]), finding["id"]
+        assert text.count("->>") == len(finding["events"])
+        notes = [line for line in text.splitlines() if "Note over Consumer:" in line]
+        if finding["kind"] == "ambiguity":
+            assert notes, finding["id"]  # the classes part somewhere
+        else:
+            assert len(notes) == len(finding["events"])
+            assert finding["property"] in notes[finding["atEvent"]]
+        for line in text.splitlines()[1:]:
+            label = line.split(":", 1)[1] if ":" in line else line
+            bare = re.sub(r"#\w+;", "", label.replace("<br/>", ""))
+            assert not set(bare) & set(';#"{}<>'), (finding["id"], line)
+
+
+def test_mermaid_labels_and_notes():
+    finding = {"id": "AMB-Q1-test", "kind": "ambiguity", "knob": "Q1", "question": "q?",
+               "events": [
+                   {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+                   {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
+                    "content": {"n": 0}, "subagentRunId": "sub-1"},
+                   {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
+                    "content": {"n": 1}, "replace": False, "metadata": {"k": 1}}],
+               "verdicts": [{"readings": ["Q1=merge"], "includesDraft": True, "verdict": {}},
+                            {"readings": ["Q1=ignore"], "includesDraft": False, "verdict": {}}]}
+    text = to_mermaid(finding)
+    assert "Producer->>Consumer: ACTIVITY_SNAPSHOT act-1 A (sub-1)" in text
+    assert "ACTIVITY_SNAPSHOT act-1 A (replace:false, metadata #123;#quot;k#quot;:1#125;)" in text
+    note = [line for line in text.splitlines() if "Note over Consumer:" in line]
+    assert note == ["    Note over Consumer: draft: act-1 metadata #123;#quot;k#quot;:1#125;"
+                    "<br/>Q1=ignore: unchanged"]
+
+
+# --- pytest -------------------------------------------------------------------------------------
+
+def test_generated_pytest_files_pass(findings, tmp_path):
+    expected = 0
+    for path, finding in findings:
+        name = "test_" + re.sub(r"[^0-9a-zA-Z]+", "_", finding["id"]).lower() + ".py"
+        (tmp_path / name).write_text(to_pytest(finding), encoding="utf-8")
+        if finding["kind"] == "ambiguity":
+            expected += len(finding["verdicts"])
+        else:
+            expected += 2  # reference keeps the properties; the mutant still breaks its one
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert re.search(rf"\b{expected} passed\b", proc.stdout), proc.stdout[-500:]
+
+
+def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
+    """The regression test is not vacuous: a class whose recorded verdict is altered fails."""
+    path, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
+    altered = json.loads(json.dumps(finding))
+    altered["verdicts"][0]["verdict"]["runInput"] = [{"id": "nope", "role": "user",
+                                                      "content": "x"}]
+    (tmp_path / "test_altered.py").write_text(to_pytest(altered), encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-1500:]
+
+
+# --- load_finding -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON (line 1, column 2"),
+    ("[1, 2]", "expected a JSON object"),
+    ('{"id": "x"}', "missing 'kind', 'events'"),
+    ('{"id": "x", "kind": "other", "events": [{}]}', "unknown kind \"other\""),
+    ('{"id": "x", "kind": "ambiguity", "events": []}', "'events' must be a non-empty array"),
+    ('{"id": "x", "kind": "ambiguity", "events": [{"type": "RUN_STARTED"}]}', "'verdicts'"),
+    ('{"id": "x", "kind": "property", "events": [{"type": "RUN_STARTED"}]}', "'property'"),
+])
+def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
+    file = tmp_path / "bad.json"
+    file.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_finding(str(file))
+    assert str(info.value).startswith("bad.json: not a finding: ")
+    assert message in str(info.value)
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def _one_line_error(err: str) -> None:
+    assert err.startswith("activity-check: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_cli_export_prints_and_writes(findings, tmp_path, capsys):
+    path, finding = findings[0]
+    assert main(["export", path, "--format", "jsonl"]) == 0
+    assert capsys.readouterr().out == to_jsonl(finding)
+    assert main(["export", path, "--format", "itf"]) == 0
+    assert json.loads(capsys.readouterr().out) == to_itf(finding)
+    out = tmp_path / "diagram.mmd"
+    assert main(["export", path, "--format", "mermaid", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == to_mermaid(finding)
+    assert capsys.readouterr().out == ""
+    # --out never overwrites
+    assert main(["export", path, "--format", "pytest", "--out", str(out)]) == 2
+    _one_line_error(capsys.readouterr().err)
+    assert out.read_text(encoding="utf-8") == to_mermaid(finding)
+
+
+def test_cli_export_reading_selects_a_class(findings, capsys):
+    path, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
+    other = finding["verdicts"][-1]
+    assert main(["export", path, "--format", "itf", "--reading", other["readings"][0]]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["#meta"]["verdictClass"]["index"] == len(finding["verdicts"]) - 1
+
+
+@pytest.mark.parametrize("argv_tail", [
+    ["--format", "svg"],
+    ["--format", "itf", "--reading", "Q1=nonsense"],
+    ["--format", "jsonl", "--reading", "draft"],
+    [],
+])
+def test_cli_export_usage_errors(findings, capsys, argv_tail):
+    path, _ = findings[0]
+    assert main(["export", path] + argv_tail) == 2
+    _one_line_error(capsys.readouterr().err)
+
+
+def test_cli_export_bad_files(findings, tmp_path, capsys):
+    path, _ = findings[0]
+    summary = os.path.join(os.path.dirname(os.path.dirname(path)), "summary.json")
+    jsonl = path[:-5] + ".jsonl"
+    for bad in (summary, jsonl, str(tmp_path / "missing.json"), str(tmp_path)):
+        assert main(["export", bad, "--format", "itf"]) == 2, bad
+        _one_line_error(capsys.readouterr().err)
