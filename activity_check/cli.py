@@ -229,6 +229,7 @@ def cmd_run(args) -> int:
     from properties.ambiguity import merge_witnesses, search_ambiguities
     from properties.machines import consumer_machine, run_machine, search_with_machine
     from properties.zoo import REFERENCE
+    from counterexamples.corpus import diff_ids
 
     if args.examples < 1:
         raise UsageError("--examples must be at least 1")
@@ -301,6 +302,7 @@ def cmd_run(args) -> int:
         "readings": reading_count(), "vocabulary": vocabulary.to_json(),
         "findings": summary_findings,
         "propertyChecks": machines,
+        "corpus": diff_ids(f.id for f in findings),
         "fieldCases": [r.to_json() for r in cases],
     }
     with open(os.path.join(args.out, SUMMARY), "w", encoding="utf-8") as fh:
@@ -335,6 +337,10 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
             f"[bold red]{entry['failed']['property']} failed[/bold red] ({entry['failed']['files'][0]})"
         con.print(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
                   f"{entry['steps']} steps, {verdict}")
+    corpus = summary["corpus"]
+    con.print(f"against the committed corpus: {corpus['kept']} findings kept, "
+              f"{len(corpus['new'])} new ({', '.join(corpus['new']) or 'none'}), "
+              f"{len(corpus['vanished'])} vanished ({', '.join(corpus['vanished']) or 'none'})")
     cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
     for col in ("case", "basis", "result", "detail"):
         cases.add_column(col, overflow="fold")
@@ -347,6 +353,37 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
     con.print(cases)
     con.print(f"wrote {len(findings)} findings to {os.path.join(out_dir, 'findings')} and "
               f"{os.path.join(out_dir, SUMMARY)}")
+
+
+# --- corpus -------------------------------------------------------------------------------------
+
+def cmd_corpus(args) -> int:
+    from counterexamples.corpus import check_corpus, load_corpus, write_corpus
+    if args.action == "check":
+        try:
+            changes = check_corpus()
+            count = len(load_corpus())
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if args.json:
+            print(_dump({"entries": count, "changes": [str(c) for c in changes]}))
+        else:
+            for change in changes:
+                print(change)
+            print(f"{count} corpus entries replayed; {len(changes)} change(s)")
+        return 1 if changes else 0
+    source = os.path.join(args.source, "findings")
+    if not args.source or not os.path.isdir(source):
+        raise UsageError(f"corpus update: {args.source!r} holds no findings/ directory "
+                         "(give the --out directory of a run)")
+    findings = []
+    for name in sorted(os.listdir(source)):
+        if name.startswith("AMB-") and name.endswith(".json"):
+            with open(os.path.join(source, name), encoding="utf-8") as fh:
+                findings.append(json.load(fh))
+    written = write_corpus(findings)
+    print(f"corpus now holds {len(written)} entries")
+    return 0
 
 
 # --- explore ------------------------------------------------------------------------------------
@@ -567,6 +604,13 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--graph", help="write the state graph (.graphml or .dot)")
     ex.add_argument("--json", action="store_true", help="print the result as JSON")
     ex.set_defaults(func=cmd_explore)
+
+    co = sub.add_parser("corpus", help="replay the committed corpus, or rewrite it from a run")
+    co.add_argument("action", choices=["check", "update"])
+    co.add_argument("source", nargs="?", default="",
+                    help="with update: the --out directory of a run")
+    co.add_argument("--json", action="store_true")
+    co.set_defaults(func=cmd_corpus)
 
     rd = sub.add_parser("readings", help="the knobs and named readings")
     rd.add_argument("--json", action="store_true")
