@@ -229,6 +229,7 @@ def cmd_run(args) -> int:
     from properties.ambiguity import merge_witnesses, search_ambiguities
     from properties.machines import consumer_machine, run_machine, search_with_machine
     from properties.zoo import REFERENCE
+    from properties.explore import explore
     from counterexamples.corpus import diff_ids
 
     if args.examples < 1:
@@ -239,6 +240,8 @@ def cmd_run(args) -> int:
         args.budget = None
     if args.max_events < 1:
         raise UsageError("--max-events must be at least 1")
+    if args.bfs_depth < 0:
+        raise UsageError("--bfs-depth must be 0 or more")
     vocabulary = DEFAULT_VOCABULARY
     if args.vocabulary:
         vocabulary = _read_vocabulary(args.vocabulary)
@@ -263,6 +266,12 @@ def cmd_run(args) -> int:
                                  max_steps=args.max_events)
             checks[name] = result
             progress.advance(machine_task)
+        bfs_task = progress.add_task(f"breadth-first search to depth {args.bfs_depth}", total=1)
+        bfs = explore(depth=args.bfs_depth, properties=(), check_readings=True) \
+            if args.bfs_depth > 0 else None
+        if bfs is not None:
+            merge_witnesses(report, {k: trace for k, (trace, _) in bfs.splits.items()})
+        progress.advance(bfs_task)
         shrink_task = progress.add_task("shrinking findings", total=len(report.witnesses))
         findings = []
         for witness in report.witnesses.values():
@@ -290,8 +299,9 @@ def cmd_run(args) -> int:
         machines[name] = entry
     for f in findings:
         json_path, jsonl_path = write_finding(f, findings_dir)
+        bfs_len = len(bfs.splits[f.knob][0]) if bfs is not None and f.knob in bfs.splits else None
         summary_findings.append({
-            "id": f.id, "kind": "ambiguity", "knob": f.knob, "length": len(f.events), "clauses": list(f.clauses),
+            "id": f.id, "kind": "ambiguity", "knob": f.knob, "bfsShortest": bfs_len, "length": len(f.events), "clauses": list(f.clauses),
             "context": f.to_json()["context"],
             "verdictClasses": len(f.classes),
             "files": [os.path.relpath(json_path, args.out), os.path.relpath(jsonl_path, args.out)]})
@@ -576,6 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="conformant traces to generate (default 3000)")
     run.add_argument("--max-events", type=int, default=10, help="longest trace (default 10)")
     run.add_argument("--vocabulary", help="JSON file with the producer vocabulary")
+    run.add_argument("--bfs-depth", type=int, default=4,
+                     help="depth of the breadth-first cross-check (default 4; 0 skips it)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.set_defaults(func=cmd_run)
 

@@ -33,3 +33,10 @@ def test_default_run_matches_the_corpus(tmp_path, capsys):
     assert summary["corpus"] == {"new": [], "vanished": [], "kept": len(load_corpus())}
     ids = [f["id"] for f in summary["findings"] if f["kind"] == "ambiguity"]
     assert diff_ids(ids)["new"] == []
+    # Issue 4: checked against BFS. A finding is never longer than the shortest witness the
+    # breadth-first search finds for the same question, and equal to it wherever the BFS
+    # vocabulary can express the shorter trace.
+    checked = [f for f in summary["findings"] if f.get("bfsShortest")]
+    assert len(checked) >= 8
+    assert all(f["length"] <= f["bfsShortest"] for f in checked), checked
+    assert sum(f["length"] == f["bfsShortest"] for f in checked) >= 8
