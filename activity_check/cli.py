@@ -7,6 +7,9 @@ Commands:
 * ``replay FILE``: the verdict of one trace file under a reading (or every reading).
 * ``clauses``: the clause registry with what covers each clause.
 * ``readings``: the knobs (open questions), their options and the named readings.
+* ``explore``: exhaustive breadth-first search to a depth.
+* ``export FINDING --format F``: a finding as JSON lines, JSON, ITF, Mermaid or pytest.
+* ``corpus check|update``: replay the committed corpus, or rewrite it from a run.
 
 Exit codes: 0 when the command ran (a fatal verdict is data), 2 for unusable input or arguments
 (one line on stderr, no traceback), 1 for an internal error.
