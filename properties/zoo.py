@@ -62,6 +62,16 @@ def _with_message(state: ConsumerState, message) -> ConsumerState:
                                          for m in state.messages))
 
 
+def _behaves_as(**knobs: str) -> StepFn:
+    """A step that runs the reference under ``draft`` changed in ``knobs`` (by reading
+    attribute): a consumer that implements another reading while claiming ``draft``."""
+    def mutant(state, event, reading):
+        if isinstance(reading, Reading):
+            reading = replace(reading, **knobs)
+        return step(state, event, reading)
+    return mutant
+
+
 def _post(mutate: Callable[[ConsumerState, Event, StepResult], StepResult]) -> StepFn:
     """A step that runs the reference step, then lets ``mutate`` change its result."""
     def mutant(state, event, reading):
@@ -196,11 +206,6 @@ def _partial_patch_kept(state, event, reading):
         m = _held(result.state, event.message_id)
         return replace(result, state=_with_message(result.state, replace(m, content=content)))
     return result
-
-
-def _patch_failure_fatal(state, event, reading):
-    return step(state, event, replace(reading, q13="fatal") if isinstance(reading, Reading)
-                else reading)
 
 
 _KNOWN_TYPES = frozenset({"PLAN"})
@@ -390,11 +395,6 @@ def _delta_remints_owner(state, event, result):
     return result
 
 
-def _mismatch_applied(state, event, reading):
-    return step(state, event, replace(reading, q4="accept") if isinstance(reading, Reading)
-                else reading)
-
-
 def _strip_silently(state, event, result):
     return replace(result, warnings=tuple(w for w in result.warnings
                                           if w.code != "UNKNOWN_MEMBER_STRIPPED"))
@@ -407,11 +407,6 @@ def _ms_new_first(state, event, result):
         old = tuple(m for m in result.state.messages if m.id in held)
         return replace(result, state=replace(result.state, messages=new + old))
     return result
-
-
-def _ms_never_revokes(state, event, reading):
-    return step(state, event, replace(reading, q8="keep") if isinstance(reading, Reading)
-                else reading)
 
 
 def _raw_event_used(state, event):
@@ -507,7 +502,7 @@ MUTANTS: tuple[Consumer, ...] = (
        _post(_drop_codes("ACTIVITY_PATCH_FAILED"))),
     _m("patch-failure-fatal", "ACT-TOLERATED",
        "fails the run on a patch that does not apply (behaves as Q13=fatal)",
-       _patch_failure_fatal, case="FC-09"),
+       _behaves_as(q13="fatal"), case="FC-09"),
     _m("unknown-type-dropped", "ACT-TYPE-OPEN",
        "silently drops activity of a type it does not know", _unknown_type_dropped, case="FC-19"),
     _m("unknown-op-fatal", "SNP-UNKNOWN-OP",
@@ -561,14 +556,14 @@ MUTANTS: tuple[Consumer, ...] = (
        reading=DRAFT.with_(Q4="accept")),
     _m("mismatch-applied", "SUB-REJECT-MISMATCH",
        "applies a delta whose tag disagrees with the opener (behaves as Q4=accept)",
-       _mismatch_applied),
+       _behaves_as(q4="accept")),
     _m("strip-silently", "PRC-DROP-STRIP",
        "strips undescribed members without a warning", _post(_strip_silently)),
     _m("ms-new-first", "STA-MS-APPEND",
        "puts messages met first in MESSAGES_SNAPSHOT before the held ones", _post(_ms_new_first)),
     _m("ms-never-revokes", "STA-MS-SELF-REVOKE",
        "keeps held activity a MESSAGES_SNAPSHOT carrying activity leaves out (behaves as Q8=keep)",
-       _ms_never_revokes, case="FC-03"),
+       _behaves_as(q8="keep"), case="FC-03"),
     _m("raw-event-used", "EVM-NO-RAWEVENT",
        "takes a snapshot's content from rawEvent when there is one", _pre(_raw_event_used)),
     _m("ids-matched-by-prefix", "EVM-OPAQUE-ID",
