@@ -10,6 +10,7 @@ Commands:
 * ``explore``: exhaustive breadth-first search to a depth.
 * ``export FINDING --format F``: a finding as JSON lines, JSON, ITF, Mermaid or pytest.
 * ``corpus check|update``: replay the committed corpus, or rewrite it from a run.
+* ``spec clauses|coverage|diff``: the normative sentences of spec pages, matched to the registry.
 
 Exit codes: 0 when the command ran (a fatal verdict is data), 2 for unusable input or arguments
 (one line on stderr, no traceback), 1 for an internal error.
@@ -568,6 +569,121 @@ def cmd_export(args) -> int:
     return 0
 
 
+# --- spec (wording checks) ---------------------------------------------------------------------
+
+def cmd_spec(args) -> int:
+    """``spec clauses|coverage|diff FILE...``: the normative sentences of spec pages, their match
+    to the clause registry, and the clause-level difference between two versions of a page (see
+    :mod:`model.spec_text`). A missing or unreadable file is a usage error (exit 2)."""
+    from model import spec_text
+
+    counts = {"clauses": (1, None), "coverage": (1, None), "diff": (2, 2)}
+    least, most = counts[args.action]
+    if len(args.files) < least or (most is not None and len(args.files) > most):
+        raise UsageError(f"spec {args.action}: give exactly two files (OLD.md NEW.md)"
+                         if args.action == "diff" else f"spec {args.action}: give a page file")
+    for path in args.files:
+        if not os.path.exists(path):
+            raise UsageError(f"{path}: no such file")
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: not a file")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                fh.read()
+        except UnicodeDecodeError:
+            raise UsageError(f"{path}: not UTF-8 text") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the file: {exc.strerror}") from None
+    if args.action == "clauses":
+        return _spec_clauses(args, spec_text)
+    if args.action == "coverage":
+        return _spec_coverage(args, spec_text)
+    return _spec_diff(args, spec_text)
+
+
+def _spec_clauses(args, spec_text) -> int:
+    rows = []
+    for path in args.files:
+        rows.extend(spec_text.sentences(path) if args.all else spec_text.extract(path))
+    if args.json:
+        print(_dump([s.to_json() for s in rows]))
+        return 0
+    what = "sentences" if args.all else "normative sentences"
+    table = Table(title=f"{what} of {', '.join(args.files)} ({len(rows)})")
+    for col in ("page", "line", "section", "keyword", "sentence"):
+        table.add_column(col, overflow="fold")
+    for s in rows:
+        table.add_row(s.page, str(s.line), s.section, s.keyword or "-", s.text)
+    _console().print(table)
+    return 0
+
+
+def _spec_coverage(args, spec_text) -> int:
+    report = spec_text.coverage(args.files)
+    if args.json:
+        print(_dump(report.to_json()))
+        return 0
+    con = _console()
+    table = Table(title=f"normative sentences and the clauses they match ({', '.join(report.pages)})")
+    for col in ("page", "line", "section", "keyword", "clauses", "sentence"):
+        table.add_column(col, overflow="fold")
+    for s in report.normative:
+        table.add_row(s.page, str(s.line), s.section, s.keyword,
+                      ", ".join(report.clauses_of(s)) or "[bold red]none[/bold red]", s.text)
+    con.print(table)
+    con.print(f"{len(report.sentences)} sentences, {len(report.normative)} normative; "
+              f"{len(report.normative) - len(report.unmatched)} of those match a clause "
+              f"({report.matched_share:.0%})")
+    con.print("sentences with no entry: " + (", ".join(f"{s.page}:{s.line} {s.keyword}"
+                                                       for s in report.unmatched) or "none"))
+    con.print("entries whose sentence is gone: " + (", ".join(report.gone) or "none"))
+    if report.unstated:
+        con.print("entries recording what the page leaves unstated (no sentence by design): "
+                  + ", ".join(report.unstated))
+    con.print("keyword changes: " + (", ".join(
+        f"{k.clause_id} ({k.clause_keyword} in the registry; line {k.sentence.line} has "
+        f"{', '.join(k.sentence.keywords) or 'no key word'})" for k in report.keyword_changes)
+        or "none"))
+    return 0
+
+
+def _spec_diff(args, spec_text) -> int:
+    from properties.catalogue import coverage_table
+    old, new = args.files
+    report = spec_text.diff(old, new, coverage_table())
+    if args.json:
+        print(_dump(report.to_json()))
+        return 0
+    con = _console()
+    con.print(f"[bold]{old}[/bold] -> [bold]{new}[/bold] (page {report.page}): "
+              f"{report.unchanged} sentences unchanged, {len(report.changes)} changed "
+              f"({len(report.normative_changes)} normative, {len(report.keyword_changes)} "
+              "keyword changes)")
+    if not report.changes:
+        con.print("no normative difference")
+        return 0
+    table = Table(title="differences")
+    for col in ("change", "line", "section", "keyword", "clauses", "depends on them",
+                "sentence"):
+        table.add_column(col, overflow="fold")
+    for c in report.changes:
+        if c.keyword_change:
+            kw = f"{', '.join(c.keyword_change[0]) or '-'} -> {', '.join(c.keyword_change[1]) or '-'}"
+        else:
+            kw = ", ".join((c.new or c.old).keywords) or "-"
+        line = (f"{c.old.line}->{c.new.line}" if c.old and c.new
+                else str((c.new or c.old).line))
+        text = (c.new or c.old).text if c.kind != "changed" else \
+            f"was: {c.old.text}\nnow: {c.new.text}"
+        deps = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.dependents.items()) or "-"
+        table.add_row(c.kind + ("" if c.normative else " (plain)"), line, c.section, kw,
+                      ", ".join(c.clauses) or "-", deps, text)
+    con.print(table)
+    if not report.normative_changes:
+        con.print("no normative difference (plain wording only)")
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------------------
 
 class _Parser(argparse.ArgumentParser):
@@ -626,6 +742,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with update: the --out directory of a run")
     co.add_argument("--json", action="store_true")
     co.set_defaults(func=cmd_corpus)
+
+    sp = sub.add_parser("spec", help="the spec's normative sentences, their clauses, and "
+                        "the clause-level difference between two versions of a page")
+    sp.add_argument("action", choices=["clauses", "coverage", "diff"],
+                    help="clauses PAGE.md: the normative sentences; coverage PAGE.md...: match "
+                         "them to the clause registry; diff OLD.md NEW.md: what changed")
+    sp.add_argument("files", nargs="+", metavar="FILE", help="spec page(s) (.md)")
+    sp.add_argument("--all", action="store_true",
+                    help="with clauses: every sentence, not only the normative ones")
+    sp.add_argument("--json", action="store_true")
+    sp.set_defaults(func=cmd_spec)
 
     rd = sub.add_parser("readings", help="the knobs and named readings")
     rd.add_argument("--json", action="store_true")
