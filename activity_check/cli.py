@@ -426,6 +426,10 @@ def cmd_explore(args) -> int:
         raise UsageError(f"--graph {args.graph}: exists; choose a new file name")
     if args.graph and not args.graph.endswith((".graphml", ".dot", ".gv")):
         raise UsageError("--graph: the file name must end in .graphml or .dot")
+    if args.graph:
+        parent = os.path.dirname(os.path.abspath(args.graph))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise UsageError(f"--graph {args.graph}: {parent} is not a writable directory")
     err = _console(stderr=True)
     with Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
                   transient=True) as progress:
@@ -433,7 +437,7 @@ def cmd_explore(args) -> int:
 
         def report_level(depth, states, edges, seconds):
             rate = states / seconds if seconds else 0
-            progress.update(task, description=f"exploring: depth {depth} done, {states:,} states,"
+            progress.update(task, description=f"exploring depth {depth + 1}: {states:,} states,"
                                               f" {edges:,} edges, {rate:,.0f} states/s")
 
         report = explore(depth=args.depth, vocabulary=vocabulary, reading=reading,
@@ -505,7 +509,12 @@ def _short(event: dict) -> str:
     if "subagentRunId" in event:
         bits.append(event["subagentRunId"])
     if "patch" in event:
-        bits.append("[" + ",".join(op.get("op", "?") for op in event["patch"]) + "]")
+        bits.append("[" + ",".join(f"{op.get('op', '?')} {op.get('path', '')}".strip()
+                                   for op in event["patch"]) + "]")
+    if "metadata" in event:
+        bits.append("metadata " + json.dumps(event["metadata"], separators=(",", ":")))
+    if event.get("type") == "MESSAGES_SNAPSHOT":
+        bits.append("[" + ",".join(m.get("id", "?") for m in event.get("messages", [])) + "]")
     return " ".join(bits)
 
 
@@ -515,7 +524,7 @@ def _write_dot(graph, path: str) -> None:
         return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
     lines = ["digraph states {"]
     for node, data in graph.nodes(data=True):
-        lines.append(f"  {node} [label={q(data.get('messages') or 'empty')}];")
+        lines.append(f"  {node} [label={q(data.get('label', node))}];")
     for a, b, data in graph.edges(data=True):
         lines.append(f"  {a} -> {b} [label={q(data.get('event', ''))}];")
     lines.append("}")

@@ -50,8 +50,9 @@ def ddmin(items: Sequence[T], holds: Callable[[tuple[T, ...]], bool]) -> tuple[T
     return current
 
 
-OPTIONAL_MEMBERS = ("metadata", "subagent_run_id", "replace")
-"""Optional event members :func:`simplify_members` tries to drop (set to absent)."""
+OPTIONAL_MEMBERS = ("metadata", "subagent_run_id", "replace", "raw_event")
+"""Optional event members :func:`simplify_members` tries to drop (set to absent); inside a
+MESSAGES_SNAPSHOT, each message's ``metadata`` and owner too."""
 
 
 def simplify_members(events: Sequence[Event], holds: Callable[[tuple[Event, ...]], bool]
@@ -68,6 +69,22 @@ def simplify_members(events: Sequence[Event], holds: Callable[[tuple[Event, ...]
             candidate = current[:index] + (replace(event, **{name: None}),) + current[index + 1:]
             if holds(candidate):
                 current = candidate
+        event = current[index]
+        if isinstance(event, MessagesSnapshot):
+            for position in range(len(event.messages)):
+                for name, blank in (("metadata", None), ("owner", None)):
+                    event = current[index]
+                    message = event.messages[position]
+                    if getattr(message, name) is None:
+                        continue
+                    changed = replace(message, **{name: blank},
+                                      **({"first_owner": None} if name == "owner" else {}))
+                    messages = event.messages[:position] + (changed,) + \
+                        event.messages[position + 1:]
+                    candidate = current[:index] + (replace(event, messages=messages),) + \
+                        current[index + 1:]
+                    if holds(candidate):
+                        current = candidate
     return current
 
 

@@ -25,7 +25,7 @@ from model.events import (
     PatchOp, RunError, RunFinished, RunStarted, SubagentFinished, SubagentStarted,
     TextMessageContent, TextMessageEnd, TextMessageStart, Unrecognised,
 )
-from model.json_values import JsonText, freeze, is_json_object_text
+from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text
 from model.patch import apply_patch
 from model.readings import DRAFT, Reading
 from model.wire import parse_event
@@ -99,6 +99,10 @@ def load_vocabulary(doc: dict) -> Vocabulary:
     """
     if not isinstance(doc, dict):
         raise ValueError("a vocabulary is a JSON object")
+    try:
+        freeze(doc)
+    except NonJsonValueError as exc:
+        raise ValueError(f"not a JSON value: {exc}") from None
     known = set(DEFAULT_VOCABULARY.to_json())
     unknown = sorted(set(doc) - known)
     if unknown:
@@ -495,6 +499,11 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
                                    first_owner=a.owner)
                            for bit, (mid, a) in enumerate(acts) if mask >> bit & 1)
             yield MessagesSnapshot(messages=texts + chosen)  # may be empty: nothing of its own
+        unknown = [mid for mid in vocab.activity_ids if belief.activity(mid) is None]
+        if unknown:  # an activity the consumer meets first in the snapshot (STA-MS-APPEND)
+            yield MessagesSnapshot(messages=texts + tuple(
+                Message(id=mid, role="activity", content=freeze(vocab.contents[0]),
+                        activity_type=vocab.activity_types[0]) for mid in unknown[:1]))
         if acts:  # the producer restates its activities with another value (MS is authoritative)
             other = freeze(vocab.contents[0])
             restated = tuple(Message(id=mid, role="activity",

@@ -72,6 +72,8 @@ class ExploreReport:
         violations: ``{property id: (trace, witness text)}``, shortest first found.
         seconds: wall time (never written to a deterministic output).
         nodes, parents: the visited nodes and parent map, for :func:`state_graph`.
+        edges_seen: every examined edge as ``(from node, to node, event)`` (to node is the
+            existing node for an edge into a visited state), for :func:`state_graph`.
     """
 
     states: int = 0
@@ -84,6 +86,7 @@ class ExploreReport:
     seconds: float = 0.0
     nodes: list = field(default_factory=list)
     parents: list = field(default_factory=list)
+    edges_seen: list = field(default_factory=list)
 
     @property
     def states_per_second(self) -> float:
@@ -211,8 +214,11 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading
                         if knob not in report.splits:
                             report.splits[knob] = (_path(parents, node) + (event,), pair)
                 key = (belief_after, result.state, ok)
-                if key in visited:
+                known = visited.get(key)
+                if known is not None:
+                    report.edges_seen.append((node, known, event))
                     continue
+                report.edges_seen.append((node, len(nodes), event))
                 visited[key] = len(nodes)
                 nodes.append(key)
                 parents.append((node, event))
@@ -224,6 +230,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading
                 if timeout is not None and time.monotonic() - started > timeout:
                     report.stopped_by = "timeout"
                     break
+                if progress is not None and len(nodes) % 2000 == 0:
+                    progress(level, len(nodes), report.edges, time.monotonic() - started)
             if report.stopped_by != "depth":
                 break
         if report.stopped_by != "depth":
@@ -259,20 +267,25 @@ def _record(table: dict, key: str, node: int, event: Event, text: str, parents: 
 def state_graph(report: ExploreReport, max_nodes: Optional[int] = None) -> nx.DiGraph:
     """The explored state graph as a networkx ``DiGraph`` (built on demand, never in the search).
 
-    Nodes are node ids with attributes ``messages`` (held message ids and roles, as text),
-    ``run`` and ``halted``; edges carry ``event`` (the wire type and message id) and ``wire``
-    (the event as compact JSON). Only the parent (shortest-path tree) edges are recorded by the
-    search, so the graph is the BFS tree; ``max_nodes`` keeps the first nodes in BFS order."""
+    Nodes are node ids with attributes ``label`` (run status and held messages), ``messages``,
+    ``run``, ``halted`` and ``conformant``; every examined edge is present (edges into states
+    already visited included; parallel edges between the same two states keep the first event),
+    with attributes ``event`` (short text) and ``wire`` (the event as compact JSON) and
+    ``tree`` (True on the shortest-path tree the search's parent map holds). ``max_nodes`` keeps
+    the first nodes in BFS order and the edges among them."""
     import json
     graph = nx.DiGraph()
     limit = len(report.nodes) if max_nodes is None else min(max_nodes, len(report.nodes))
     for node in range(limit):
         belief, state, conformant = report.nodes[node]
-        graph.add_node(node, messages=" ".join(f"{m.id}:{m.role}" for m in state.messages),
-                       run=state.run, halted=state.halted, conformant=conformant)
-        if node:
-            parent, event = report.parents[node]
-            graph.add_edge(parent, node, event=f"{event.type_name} "
-                           f"{getattr(event, 'message_id', '') or ''}".strip(),
-                           wire=json.dumps(event.to_wire(), separators=(",", ":")))
+        held = " ".join(f"{m.id}:{m.role}" for m in state.messages)
+        status = "rejected" if state.halted else state.run
+        graph.add_node(node, messages=held, run=state.run, halted=state.halted,
+                       conformant=conformant, label=f"#{node} {status}: {held or 'no messages'}")
+    for source, target, event in report.edges_seen:
+        if source >= limit or target >= limit or graph.has_edge(source, target):
+            continue
+        graph.add_edge(source, target, tree=report.parents[target][0] == source and target != 0,
+                       event=f"{event.type_name} {getattr(event, 'message_id', '') or ''}".strip(),
+                       wire=json.dumps(event.to_wire(), separators=(",", ":")))
     return graph

@@ -354,7 +354,9 @@ def test_custom_vocabulary_moves():
     assert got[:3] == [RunFinished(thread_id="t1", run_id="r1"), RunError(message="failed"),
                        snapshot]
     assert got[3].raw_event is not None and got[3].content == snapshot.content  # rawEvent rides along
-    assert [len(e.messages) for e in got[4:]] == [1, 0]  # restated history; an empty set
+    # restated history; an empty set; an activity the consumer meets first in the snapshot
+    assert [len(e.messages) for e in got[4:]] == [1, 0, 1]
+    assert got[6].messages[0].is_activity and got[6].messages[0].id == "x"
     b = advance(b, snapshot)
     ms = moves(b, vocab)
     assert ActivityDelta(message_id="x", activity_type="T", patch=()) in ms
