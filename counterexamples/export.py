@@ -321,9 +321,10 @@ def to_jsonl(finding: dict) -> str:
 
 
 def to_json(finding: dict) -> str:
-    """The witness trace as one indented JSON array of wire events (also accepted by ``replay``),
-    newline-terminated."""
-    return json.dumps([e.to_wire() for e in _events(finding)], indent=2, ensure_ascii=False) + "\n"
+    """The finding JSON itself (id, kind, knob or property, clauses, the verdict under each class
+    of readings, the explanation and the step-by-step account), indented, newline-terminated;
+    ``replay`` reads it too (an object with ``events``)."""
+    return json.dumps(finding, indent=2, ensure_ascii=False) + "\n"
 
 
 # --- ITF ----------------------------------------------------------------------------------------

@@ -73,7 +73,71 @@ class Finding:
                  "includesDraft": _includes_draft(assignments),
                  "verdict": verdict.to_json()}
                 for assignments, verdict in self.classes],
+            "steps": explain_steps(self.events, self.classes),
         }
+
+
+def _class_reading(assignments: Sequence[dict]):
+    from model.readings import PartialReading
+    return DRAFT if _includes_draft(assignments) else PartialReading(assignments[0]).complete()
+
+
+def _step_effect(before, after, warnings, fatal) -> str:
+    """Plain words for what one step did to the consumer."""
+    if fatal is not None:
+        return f"the run fails: {fatal.code} ({fatal.clause})"
+    parts = []
+    held_before = {m.id: m for m in before.messages}
+    held_after = {m.id: m for m in after.messages}
+    order_after = [m.id for m in after.messages]
+    for m in after.messages:
+        old = held_before.get(m.id)
+        if old is None:
+            parts.append(f"{m.id} ({m.role}) appears at position {order_after.index(m.id) + 1}")
+        elif old != m:
+            changed = [name for name, a, b in (
+                ("content", old.content, m.content), ("type", old.activity_type, m.activity_type),
+                ("metadata", old.metadata, m.metadata), ("owner", old.owner, m.owner),
+                ("role", old.role, m.role)) if a != b]
+            parts.append(f"{m.id}: " + ", ".join(
+                f"{name} now {getattr(m, {'type': 'activity_type'}.get(name, name))}"
+                for name in changed))
+    parts.extend(f"{mid} dropped" for mid in held_before if mid not in held_after)
+    if [i for i in order_after if i in held_before] != [m.id for m in before.messages
+                                                         if m.id in held_after]:
+        parts.append("order now " + ", ".join(order_after))
+    if before.run != after.run:
+        parts.append(f"run {after.run}")
+    parts.extend(f"warning {w.code} ({w.clause})" for w in warnings)
+    return "; ".join(parts) or "no change"
+
+
+def explain_steps(events: Sequence[Event], classes) -> list[dict]:
+    """What happened at each step, in plain words, under each verdict class (its readings as
+    text): ``[{"index", "event", "effect": {readings: text}}]``; classes that agree at a step are
+    listed together."""
+    from model.consumer import initial_state
+    from model.verdict import trace_states
+    per_class = []
+    for assignments, verdict in classes:
+        label = "; ".join(describe_assignment(a) for a in assignments)
+        states = trace_states(events, _class_reading(assignments))
+        per_class.append((label, states, verdict))
+    out = []
+    for i, event in enumerate(events):
+        effects: dict[str, list[str]] = {}
+        for label, states, verdict in per_class:
+            before = states[i - 1] if i else initial_state()
+            warnings = [w for at, w in verdict.warnings if at == i]
+            fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == i else None
+            text = "stream already rejected" if before.halted else \
+                _step_effect(before, states[i], warnings, fatal)
+            effects.setdefault(text, []).append(label)
+        wire = event.to_wire()
+        out.append({"index": i, "event": " ".join(str(wire.get(k)) for k in
+                                                 ("type", "messageId") if k in wire),
+                    "effect": {" | ".join(labels): text for text, labels in effects.items()}})
+    return out
 
 
 def _includes_draft(assignments: Sequence[dict]) -> bool:
