@@ -68,6 +68,14 @@ are used for the 1.0 copies). :func:`page_keys_from_notes` reads the table itsel
 the two agree."""
 
 
+def _clause_list(clauses) -> list:
+    """The clauses to match against: the given ones, or the whole registry."""
+    if clauses is None:
+        from model.clauses import registry
+        return list(registry().values())
+    return list(clauses)
+
+
 def page_key(path: str | os.PathLike) -> Optional[str]:
     """The notes' page key for a spec file, from its base name (``.../activity.md`` -> ``"ACT"``);
     None for a file the table does not name (its sentences then match no clause)."""
@@ -780,11 +788,7 @@ def coverage(paths: Sequence[str | os.PathLike], clauses: Optional[Iterable] = N
     Raises:
         OSError, UnicodeDecodeError: as :func:`sentences`.
     """
-    if clauses is None:
-        from model.clauses import registry
-        clauses = list(registry().values())
-    else:
-        clauses = list(clauses)
+    clauses = _clause_list(clauses)
     items: list[Sentence] = []
     for p in paths:
         items.extend(sentences(p))
@@ -997,11 +1001,7 @@ def diff(old_path: str | os.PathLike, new_path: str | os.PathLike,
     Raises:
         OSError, UnicodeDecodeError: as :func:`sentences`.
     """
-    if clauses is None:
-        from model.clauses import registry
-        clauses = list(registry().values())
-    else:
-        clauses = list(clauses)
+    clauses = _clause_list(clauses)
     key = page_key(new_path) or page_key(old_path)
     old = sentences(old_path, key)
     new = sentences(new_path, key)
