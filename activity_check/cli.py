@@ -228,7 +228,7 @@ def cmd_run(args) -> int:
 
     from counterexamples.field_cases import check_all
     from counterexamples.findings import ambiguity_finding, write_finding, write_property_finding
-    from model.producer import DEFAULT_VOCABULARY, load_vocabulary
+    from model.producer import DEFAULT_VOCABULARY
     from model.readings import DRAFT, reading_count
     from properties.ambiguity import merge_witnesses, search_ambiguities
     from properties.machines import consumer_machine, run_machine, search_with_machine
@@ -405,8 +405,8 @@ def cmd_corpus(args) -> int:
 def cmd_explore(args) -> int:
     from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
-    from model.producer import load_vocabulary
     from model.readings import ReadingError, parse_reading
+    from model.readings import describe_assignment
     from properties.explore import EXPLORE_VOCABULARY, explore, state_graph
 
     if args.depth < 1:
@@ -442,7 +442,8 @@ def cmd_explore(args) -> int:
 
         report = explore(depth=args.depth, vocabulary=vocabulary, reading=reading,
                          adversarial=args.adversarial, max_states=args.max_states,
-                         timeout=args.timeout, progress=report_level)
+                         timeout=args.timeout, progress=report_level,
+                         keep_edges=bool(args.graph))
     if args.graph:
         graph = state_graph(report)
         try:
@@ -453,12 +454,11 @@ def cmd_explore(args) -> int:
                 _write_dot(graph, args.graph)
         except OSError as exc:
             raise UsageError(f"--graph {args.graph}: {exc.strerror}") from None
-    from model.wire import dump_jsonl
     out = {
         "depth": report.depth, "requestedDepth": args.depth, "complete": report.complete,
         "stoppedBy": report.stopped_by, "states": report.states, "edges": report.edges,
         "reading": reading.name or "draft", "adversarial": args.adversarial,
-        "splits": {k: {"length": len(trace), "pair": [describe(a) for a in pair],
+        "splits": {k: {"length": len(trace), "pair": [describe_assignment(a) for a in pair],
                        "trace": [e.to_wire() for e in trace]}
                    for k, (trace, pair) in report.splits.items()},
         "violations": {k: {"length": len(trace), "witness": text,
@@ -492,11 +492,6 @@ def cmd_explore(args) -> int:
     if args.graph:
         con.print(f"wrote the state graph to {args.graph}")
     return 0
-
-
-def describe(assignment: dict) -> str:
-    from model.readings import describe_assignment
-    return describe_assignment(assignment)
 
 
 def _short(event: dict) -> str:

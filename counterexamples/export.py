@@ -31,7 +31,7 @@ from typing import Any, Optional, Sequence, Union
 
 from model.consumer import ConsumerState, Fatal, Warning, initial_state
 from model.events import Event, Malformed, Unrecognised
-from model.json_values import freeze, thaw
+from model.json_values import freeze
 from model.readings import DRAFT, Reading, parse_reading
 from model.verdict import evaluate, trace_states
 from model.wire import dump_jsonl, parse_events

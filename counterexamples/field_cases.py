@@ -17,7 +17,6 @@ out of the comparison.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Optional

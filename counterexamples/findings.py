@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 from model.events import Event
 from model.readings import DRAFT, KNOB_BY_ID, describe_assignment
 from model.verdict import Verdict, context_of, evaluate, partition, split_readings
 from model.wire import dump_jsonl
-from properties.ambiguity import Witness, splits_knob
+from properties.ambiguity import Witness, splits_knob, splits_of
 from counterexamples.shrink import canonical_names, ddmin, simplify_members
 
 __all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference",
@@ -203,7 +203,6 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
         renamed = canonical_names(events)
         if holds(renamed):
             events = renamed
-    from properties.ambiguity import splits_of
     pair = splits_of(events)[witness.knob]
     classes = [(c.assignments, c.verdict) for c in partition(events)]
     clauses = list(KNOB_BY_ID[witness.knob].clauses)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Callable, Sequence, TypeVar
 
-from model.events import ActivityDelta, ActivitySnapshot, Event, Message, MessagesSnapshot
+from model.events import ActivityDelta, ActivitySnapshot, Event, MessagesSnapshot
 
 __all__ = ["ddmin", "is_one_minimal", "canonical_names", "simplify_members", "OPTIONAL_MEMBERS"]
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Optional, Union
 
 from model.events import (
-    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
-    PatchOp, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot, SubagentError,
+    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot, SubagentError,
     SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )

@@ -24,7 +24,7 @@ from it (PRC-DROP-STRIP); the consumer step turns each into a warning at that ev
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace as dc_replace
+from dataclasses import dataclass, fields, replace as dc_replace
 from typing import Any, ClassVar, Optional
 
 from model.json_values import JsonText, freeze, thaw

@@ -17,12 +17,11 @@ reading's option.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Iterator, Optional, Sequence
 
 from model.events import (
-    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
-    PatchOp, RunError, RunFinished, RunStarted, SubagentFinished, SubagentStarted,
+    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, PatchOp, RunError, RunFinished, RunStarted, SubagentFinished, SubagentStarted,
     TextMessageContent, TextMessageEnd, TextMessageStart, Unrecognised,
 )
 from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text

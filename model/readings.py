@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, fields, replace
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, Mapping
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Optional, Sequence
 
 from model.consumer import ConsumerState, Fatal, Warning, initial_state, run_input, step
 from model.events import Event

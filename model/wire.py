@@ -28,7 +28,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence
 
 from model.events import (
     ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
@@ -36,7 +36,7 @@ from model.events import (
     SubagentError, SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd,
     TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
-from model.json_values import NonJsonValueError, freeze
+from model.json_values import freeze
 
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",

@@ -14,13 +14,13 @@ Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligatio
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
                           RunError, RunFinished, RunStarted, Unrecognised)
-from model.json_values import freeze, is_json_object_text, thaw
+from model.json_values import is_json_object_text
 from model.patch import apply_patch
 from model.producer import Belief
 from model.readings import Reading
@@ -557,16 +557,14 @@ def _text_leaves_activity(t: Transition) -> Optional[str]:
 def _raw_event_ignored(t: Transition) -> Optional[str]:
     if t.restep is None or t.event.raw_event is None or t.before.halted:
         return None
-    from dataclasses import replace as _replace
-    state, warnings, fatal = t.restep(t.before, _replace(t.event, raw_event=None))
+    state, warnings, fatal = t.restep(t.before, replace(t.event, raw_event=None))
     if (state, fatal is None) != (t.after, t.fatal is None):
         return "the step's outcome changed when rawEvent was removed"
     return None
 
 
 def _rename_state(state: ConsumerState, f) -> ConsumerState:
-    from dataclasses import replace as _replace
-    return state.but(messages=tuple(_replace(m, id=f(m.id)) for m in state.messages),
+    return state.but(messages=tuple(replace(m, id=f(m.id)) for m in state.messages),
                      held_ever=frozenset(f(i) for i in state.held_ever),
                      open_texts=frozenset(f(i) for i in state.open_texts),
                      open_tools=tuple((c, f(m)) for c, m in state.open_tools))
@@ -576,10 +574,9 @@ def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
         return None
-    from dataclasses import replace as _replace
     f = lambda i: "op4que:" + i[::-1]  # noqa: E731 - any injective renaming will do
     state, _, fatal = t.restep(_rename_state(t.before, f),
-                               _replace(t.event, message_id=f(t.event.message_id)))
+                               replace(t.event, message_id=f(t.event.message_id)))
     if (state, fatal is None) != (_rename_state(t.after, f), t.fatal is None):
         return "renaming the message ids changed what the step did"
     return None
@@ -599,7 +596,7 @@ def _fatal_justified(t: Transition) -> Optional[str]:
     """A consumer fails the run only where the draft, under the reading, makes it fatal."""
     if t.fatal is None or t.before.halted:
         return None
-    ev, r, before = t.event, t.reading, t.before
+    ev, r = t.event, t.reading
     if isinstance(ev, Malformed):
         return None if ev.shim is None or r.q21 == "fatal" else _fatal_justified_inner(t, ev.shim)
     return _fatal_justified_inner(t, ev)

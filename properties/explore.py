@@ -32,7 +32,7 @@ from model.producer import (Belief, Vocabulary, adversarial_moves, advance, move
 from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             RecordingReading)
 from model.verdict import Verdict, knob_splits
-from properties.catalogue import PROPERTIES, PROPERTY_BY_ID, Property, Transition, check_transition
+from properties.catalogue import PROPERTIES, Property, Transition, check_transition
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "explore", "step_splits", "state_graph",
@@ -136,12 +136,7 @@ def _step_key(v: Verdict):
 
 def trace_to(report: ExploreReport, node: int) -> tuple[Event, ...]:
     """The shortest trace (events from the initial node) that reaches ``node``."""
-    events = []
-    while node:
-        parent, event = report.parents[node]
-        events.append(event)
-        node = parent
-    return tuple(reversed(events))
+    return _path(report.parents, node)
 
 
 def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading: Reading = DRAFT,
@@ -149,7 +144,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading
             adversarial: bool = False, check_readings: bool = True,
             max_states: Optional[int] = None, timeout: Optional[float] = None,
             progress: Optional[Callable[[int, int, int, float], None]] = None,
-            stop_when_found: bool = False) -> ExploreReport:
+            stop_when_found: bool = False, keep_edges: bool = False) -> ExploreReport:
     """Breadth-first search to ``depth`` events.
 
     Args:
@@ -164,6 +159,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading
         max_states, timeout: further bounds; the report says which one stopped it.
         progress: called as ``progress(depth, states, edges, seconds)`` after each level.
         stop_when_found: stop at the end of the first level with a property violation.
+        keep_edges: record every examined edge for :func:`state_graph` (off by default: the
+            search itself needs only the parent map).
 
     Returns:
         An :class:`ExploreReport`. Deterministic: moves are enumerated in a fixed order.
@@ -215,10 +212,11 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading
                             report.splits[knob] = (_path(parents, node) + (event,), pair)
                 key = (belief_after, result.state, ok)
                 known = visited.get(key)
+                if keep_edges:
+                    report.edges_seen.append((node, len(nodes) if known is None else known,
+                                              event))
                 if known is not None:
-                    report.edges_seen.append((node, known, event))
                     continue
-                report.edges_seen.append((node, len(nodes), event))
                 visited[key] = len(nodes)
                 nodes.append(key)
                 parents.append((node, event))

@@ -19,7 +19,6 @@ Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(d
 """
 from __future__ import annotations
 
-from typing import Optional
 
 from hypothesis import strategies as st
 

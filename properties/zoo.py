@@ -11,9 +11,9 @@ yardstick of the checking engines: a property catalogue that does not catch a mu
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from typing import Callable
 
-from model.consumer import ConsumerState, Fatal, StepResult, merge_metadata, run_input, step
+from model.consumer import ConsumerState, Fatal, StepResult, run_input, step
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
                           RunError, RunFinished, SubagentFinished, TextMessageContent,
                           Unrecognised)

@@ -1,5 +1,4 @@
 """The bundled field cases (real traces from public bug reports) replayed on the model."""
-import json
 from pathlib import Path
 
 import pytest

@@ -15,10 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from model.readings import (DRAFT, KNOBS, PRESETS, PartialReading, Reading, all_readings,
                             reading_count)
 from model.verdict import evaluate, knob_splits, partition, reading_leaves, verdict_key
-from model.wire import parse_events
 from properties.strategies import adversarial_traces, conformant_traces
 
-from wirekit import RF, RS, delta, snap, trace  # noqa: E402
+from wirekit import RF, delta, snap, trace  # noqa: E402
 
 
 

@@ -1,0 +1,74 @@
+"""The exhaustive breadth-first search: bounds, shortest witnesses, graph export, CLI."""
+import networkx as nx
+
+from activity_check.cli import main
+from properties.explore import explore, state_graph, step_splits, trace_to
+from properties.zoo import MUTANT_BY_NAME
+from model.readings import DRAFT
+from model.verdict import evaluate, verdict_key
+from wirekit import delta, snap, trace
+
+
+def test_depth_three_counts_and_shortest_splits():
+    r = explore(depth=3)
+    assert (r.states, r.depth, r.complete, r.stopped_by) == (341, 3, True, "depth")
+    assert r.violations == {}
+    # each question found at depth <= 3 has a 3-event witness (RUN_STARTED + two events)
+    assert {k: len(t) for k, (t, _) in r.splits.items()} == {
+        k: 3 for k in ("Q1", "Q13", "Q6", "Q20", "Q5", "Q6-ms", "Q8", "X1")}
+    witness, (a, b) = r.splits["Q1"]
+    ra, rb = DRAFT.with_(**{"Q1": a["Q1"]}), DRAFT.with_(**{"Q1": b["Q1"]})
+    assert verdict_key(evaluate(witness, ra)) != verdict_key(evaluate(witness, rb))
+    # no shorter trace splits Q1: depth 2 finds nothing
+    assert "Q1" not in explore(depth=2).splits
+
+
+def test_parent_map_rebuilds_paths():
+    r = explore(depth=2)
+    for node in range(1, r.states):
+        path = trace_to(r, node)
+        assert 1 <= len(path) <= 2 and path[0].type_name == "RUN_STARTED"
+
+
+def test_bounds_say_what_stopped_them():
+    r = explore(depth=6, max_states=300)
+    assert r.stopped_by == "max-states" and r.states == 300 and not r.complete
+    r = explore(depth=50, timeout=0.2)
+    assert r.stopped_by == "timeout" and not r.complete
+
+
+def test_graph_has_every_examined_edge_only_when_kept():
+    kept = explore(depth=3, keep_edges=True)
+    graph = state_graph(kept)
+    assert graph.number_of_nodes() == kept.states
+    tree = [e for e in graph.edges(data=True) if e[2]["tree"]]
+    assert len(tree) == kept.states - 1
+    assert graph.number_of_edges() > len(tree)  # edges into visited states are there too
+    assert nx.is_weakly_connected(graph)
+    assert explore(depth=3).edges_seen == []
+
+
+def test_bfs_finds_a_mutant_with_a_shortest_witness():
+    mutant = MUTANT_BY_NAME["owner-not-reminted"]
+    r = explore(depth=4, consumer=mutant, check_readings=False, stop_when_found=True)
+    witness, _ = r.violations["P07-replace-remints"]
+    assert len(witness) == 3 and r.depth == 3
+
+
+def test_step_splits_one_step():
+    events = trace(snap(), snap(replace=False, metadata={"k": 1}))
+    from model.verdict import trace_states
+    before = trace_states(events[:2])[-1]
+    assert set(step_splits(before, events[2])) == {"Q1"}
+    assert step_splits(before, trace(delta(patch=[]))[1]) == {}
+
+
+def test_explore_cli(tmp_path, capsys):
+    graph = tmp_path / "g.graphml"
+    assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 0
+    out = capsys.readouterr().out
+    assert "stopped by the depth bound (2)" in out
+    assert nx.read_graphml(graph).number_of_nodes() == explore(depth=2).states
+    assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 2  # never overwrites
+    assert main(["explore", "--depth", "0"]) == 2
+    assert main(["explore", "--max-states", "0"]) == 2
