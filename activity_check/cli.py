@@ -18,6 +18,7 @@ Exit codes: 0 when the command ran (a fatal verdict is data), 2 for unusable inp
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -30,6 +31,10 @@ from rich.table import Table
 from activity_check import __version__
 
 EXIT_USAGE = 2
+
+COMMAND_MODULES: tuple[str, ...] = ()
+"""Modules that add subcommands: each has ``register(subparsers)``, which adds its parsers with
+``set_defaults(func=...)``; a command raises :class:`UsageError` for unusable input."""
 
 
 class UsageError(Exception):
@@ -772,6 +777,8 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--reading", help="itf only: the reading whose states are exported "
                     "(default: the draft's verdict class; a property finding's own reading)")
     xp.set_defaults(func=cmd_export)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
     return p
 
 
