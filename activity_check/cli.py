@@ -32,7 +32,7 @@ from activity_check import __version__
 
 EXIT_USAGE = 2
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("activity_check.cmd_peer",)
 """Modules that add subcommands: each has ``register(subparsers)``, which adds its parsers with
 ``set_defaults(func=...)``; a command raises :class:`UsageError` for unusable input."""
 

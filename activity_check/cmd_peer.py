@@ -1,0 +1,245 @@
+"""``activity-check peer check|search``: a real implementation, through an adapter, against the model.
+
+* ``peer check --adapter CMD [TRACES...]``: run a corpus (default: the committed corpus, findings
+  and field cases) through the adapter, classify each trace (agrees with ``draft``, with another
+  reading, with none), tabulate which option of each knob the peer behaves as, shrink every
+  divergence by re-running the peer and export it (finding JSON and AG-UI JSON lines).
+* ``peer search --adapter CMD [--budget S] [--seed N]``: the same over generated traces (the
+  corpus, Hypothesis stateful traces and every state of a breadth-first search), fed in batches.
+
+``--adapter`` is any command line speaking the adapter protocol (README, "Adapter protocol"), or a
+shortcut: ``model[:READING]``, ``ag-ui-client:reducer``, ``ag-ui-client:pipeline``. All the work
+is in :mod:`counterexamples.peers`; this module only wires it to the command line.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from rich.table import Table
+
+__all__ = ["register", "cmd_peer"]
+
+PEER_SUMMARY = "peer-summary.json"
+
+
+def register(sub) -> None:
+    """Add the ``peer`` command (subactions ``check`` and ``search``) to the CLI's subparsers."""
+    from counterexamples.peers import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT
+    shortcuts = "; ".join(f"{k}: {v}" for k, v in BUILTIN_ADAPTERS.items())
+    peer = sub.add_parser("peer", help="check a real implementation, driven through an adapter, "
+                                       "against the model")
+    actions = peer.add_subparsers(dest="peer_action", required=True, parser_class=type(peer))
+
+    def common(p) -> None:
+        p.add_argument("--adapter", required=True, metavar="CMD",
+                       help="the adapter's command line (JSON lines on stdin/stdout), or a "
+                            f"shortcut ({shortcuts})")
+        p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                       help=f"seconds one answer may take before the adapter is declared hung "
+                            f"(default {DEFAULT_TIMEOUT:g})")
+        p.add_argument("--out", metavar="DIR",
+                       help="write peer-summary.json and findings/<id>.json|.jsonl here (a new "
+                            "or empty directory, or an earlier peer output)")
+        p.add_argument("--json", action="store_true", help="print the report as JSON")
+        p.set_defaults(func=cmd_peer)
+
+    check = actions.add_parser("check", help="run a corpus through the adapter and classify "
+                                             "each trace")
+    check.add_argument("traces", nargs="*", metavar="TRACE",
+                       help="trace files or directories (default: the committed corpus)")
+    check.add_argument("--no-shrink", action="store_true",
+                       help="report divergences without shrinking them")
+    common(check)
+
+    search = actions.add_parser("search", help="feed generated traces to the adapter to find "
+                                               "divergences the corpus does not hold")
+    search.add_argument("--budget", type=float, default=60.0,
+                        help="stop feeding and shrinking after this many seconds (default 60; "
+                             "inf: no limit)")
+    search.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    search.add_argument("--examples", type=int, default=400,
+                        help="stateful traces to generate (default 400)")
+    search.add_argument("--bfs-depth", type=int, default=4,
+                        help="depth of the breadth-first traces (default 4; 0: none)")
+    common(search)
+
+
+def _prepare_out(out_dir: str) -> None:
+    """``out_dir`` must be new, empty, or an earlier ``peer`` output (whose listed finding files are
+    removed, nothing else); anything else is refused."""
+    from activity_check.cli import UsageError
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UsageError(f"--out {out_dir}: exists and is not a directory")
+    if not os.path.isdir(out_dir) or not os.listdir(out_dir):
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out {out_dir}: cannot create the directory: "
+                             f"{exc.strerror}") from None
+        return
+    refusal = UsageError(f"--out {out_dir}: directory is not empty and holds no earlier "
+                         "'activity-check peer' output; choose another directory")
+    try:
+        with open(os.path.join(out_dir, PEER_SUMMARY), encoding="utf-8") as fh:
+            previous = json.load(fh)
+    except (OSError, ValueError):
+        raise refusal from None
+    if not isinstance(previous, dict) or previous.get("tool") != "activity-check" or \
+            previous.get("command") not in ("peer check", "peer search"):
+        raise refusal
+    findings_dir = os.path.realpath(os.path.join(out_dir, "findings"))
+    for path in previous.get("files", []) if isinstance(previous.get("files"), list) else []:
+        if not isinstance(path, str):
+            continue
+        full = os.path.realpath(os.path.join(out_dir, path))
+        if os.path.dirname(full) == findings_dir and full.endswith((".json", ".jsonl")) \
+                and os.path.isfile(full):
+            os.remove(full)
+
+
+def cmd_peer(args) -> int:
+    """Run ``peer check`` or ``peer search`` (see the module docstring); 0 when the command ran
+    (divergences are data), 2 (UsageError) for an unusable adapter, trace or option."""
+    from activity_check.cli import UsageError, _console, _dump
+    from counterexamples.peers import (AdapterProcess, PeerError, check_peer, corpus_traces,
+                                       load_traces, resolve_adapter, search_peer, write_findings)
+    from model.wire import TraceFormatError
+
+    if math.isnan(args.timeout) or args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if args.peer_action == "search":
+        if math.isnan(args.budget) or args.budget <= 0:
+            raise UsageError("--budget must be a positive number of seconds (inf: no limit)")
+        if args.examples < 0:
+            raise UsageError("--examples must be 0 or more")
+        if args.bfs_depth < 0:
+            raise UsageError("--bfs-depth must be 0 or more")
+    try:
+        spec = resolve_adapter(args.adapter)
+    except PeerError as exc:
+        raise UsageError(str(exc)) from None
+    traces = None
+    if args.peer_action == "check":
+        try:
+            traces = load_traces(args.traces) if args.traces else corpus_traces()
+        except TraceFormatError as exc:
+            raise UsageError(str(exc)) from None
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if not traces:
+            raise UsageError("no traces to check")
+    if args.out:
+        _prepare_out(args.out)
+    try:
+        with AdapterProcess(spec, timeout=args.timeout) as adapter:
+            if traces is not None:
+                report = check_peer(adapter, traces, shrink=not args.no_shrink)
+            else:
+                report = _search(args, adapter, search_peer)
+    except PeerError as exc:
+        raise UsageError(str(exc)) from None
+    summary = report.to_json()
+    summary["command"] = f"peer {args.peer_action}"
+    if args.peer_action == "search":
+        summary["seed"] = args.seed
+    files: list[str] = []
+    if args.out:
+        pairs = write_findings(report.findings.values(), os.path.join(args.out, "findings"))
+        files = [os.path.relpath(p, args.out) for pair in pairs for p in pair]
+        by_id = {os.path.basename(a)[:-5]: [os.path.relpath(a, args.out),
+                                             os.path.relpath(b, args.out)] for a, b in pairs}
+        for d in summary["divergences"]:
+            d["files"] = by_id.get(d["id"], [])
+        summary["files"] = files
+        with open(os.path.join(args.out, PEER_SUMMARY), "w", encoding="utf-8") as fh:
+            fh.write(_dump(summary) + "\n")
+    if args.json:
+        print(_dump(summary))
+    else:
+        _print_report(_console(), report, summary, args)
+    return 0
+
+
+def _search(args, adapter, search_peer):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
+        TimeElapsedColumn
+    from activity_check.cli import _console
+    budget = None if math.isinf(args.budget) else args.budget
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=_console(stderr=True), transient=True) as progress:
+        task = progress.add_task("feeding traces to the peer", total=None)
+        return search_peer(adapter, seed=args.seed, budget=budget, stateful=args.examples,
+                           bfs_depth=args.bfs_depth,
+                           progress=lambda done, total: progress.update(task, completed=done,
+                                                                        total=total))
+
+
+def _print_report(con, report, summary: dict, args) -> None:
+    from model.readings import KNOB_BY_ID
+    counts = summary["counts"]
+    con.print(f"[bold]peer {args.peer_action}[/bold] adapter [bold]{report.adapter}[/bold]"
+              + (f" ({report.peer})" if report.peer else ""))
+    con.print("compared: " + (", ".join(report.compared) or "nothing (no usable answer)"))
+    if report.generated:
+        con.print("traces: " + ", ".join(f"{n} {k}" for k, n in report.generated.items())
+                  + (" (stopped by the budget)" if report.stopped_by == "budget" else ""))
+    rows = summary["traces"]
+    shown = rows if args.peer_action == "check" else [r for r in rows if r["class"] != "draft"]
+    table = Table(title="traces" if args.peer_action == "check" else
+                  "traces that do not agree with draft")
+    for col in ("trace", "class", "readings / nearest reading / error", "differs in", "finding"):
+        table.add_column(col, overflow="fold")
+    for r in shown[:200]:
+        if r["class"] == "error":
+            detail, differs = r["error"], ""
+        elif r["class"] == "divergence":
+            detail, differs = f"nearest: {r['nearest']}", ", ".join(r["differsFromNearest"])
+        else:
+            readings = r["readings"]
+            detail = "; ".join(readings[:3]) + (f" (+{len(readings) - 3})" if len(readings) > 3
+                                                 else "")
+            differs = ", ".join(r["differsFromDraft"]) or "-"
+        table.add_row(r["id"], r["class"], detail, differs, r.get("finding", ""))
+    if shown:
+        con.print(table)
+    if len(shown) > 200:
+        con.print(f"... and {len(shown) - 200} more (see --json)")
+    knobs = Table(title="which option the peer behaves as (from traces that separate the "
+                        "options)")
+    for col in ("knob", "question", "peer behaves as", "separating traces"):
+        knobs.add_column(col, overflow="fold")
+    for k in summary["knobs"]:
+        if k["status"] == "determined":
+            verdict = k["behavesAs"]
+        elif k["status"] == "undetermined":
+            verdict = "one of " + ", ".join(k["options"])
+        elif k["status"] == "inconsistent":
+            verdict = "inconsistent: no single option fits every separating trace"
+        else:
+            verdict = "no evidence"
+        ev = list(k["evidence"])
+        knobs.add_row(k["knob"], KNOB_BY_ID[k["knob"]].question, verdict,
+                      f"{len(ev)}: " + ", ".join(ev[:3]) + (" ..." if len(ev) > 3 else "")
+                      if ev else "-")
+    con.print(knobs)
+    if summary["divergences"]:
+        div = Table(title="divergences (shrunk; the peer agrees with no reading)")
+        for col in ("finding", "from", "at event", "draft branch", "clauses", "differs from "
+                    "nearest reading", "files"):
+            div.add_column(col, overflow="fold")
+        for d in summary["divergences"]:
+            div.add_row(d["id"], d["source"], f"{d['divergesAt']} {d['event']}", d["branch"],
+                        ", ".join(d["clauses"]) + (f" (related: {', '.join(d['relatedClauses'])})"
+                                                  if d["relatedClauses"] else ""),
+                        f"{d['nearest']}: {', '.join(d['aspects'])}",
+                        "\n".join(d.get("files", [])) or "-")
+        con.print(div)
+    con.print(f"{counts['traces']} traces: {counts['draft']} agree with draft, {counts['reading']} "
+              f"with another reading, {counts['divergence']} with none, {counts['error']} "
+              f"errors; {len(summary['divergences'])} divergence finding(s); "
+              f"{report.seconds:.1f} s, adapter started {report.starts} time(s)")
+    if args.out:
+        con.print(f"written to {args.out}/{PEER_SUMMARY}"
+                  + (f" and {args.out}/findings/" if summary.get("files") else ""))

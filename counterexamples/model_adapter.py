@@ -1,0 +1,112 @@
+"""The reference model behind the adapter protocol: ``python -m counterexamples.model_adapter``.
+
+It reads requests from stdin, one JSON object a line (``{"id", "events": [wire events],
+"state"?: initial agent state}``), and answers each on stdout, one JSON object a line, in order:
+``{"id", "peer", "messages", "warnings", "fatal", "runInput", "state"}`` where the members are those
+of :meth:`model.verdict.Verdict.to_json` under the reading given by ``--reading`` (default
+``draft``). Warnings are reported in the model's own codes (``{"code", "messageId",
+"atEvent", "clause", "detail"}``), so a checker compares them; ``fatal`` carries ``atEvent``.
+
+A request that cannot be processed (not JSON, no ``events`` array, an event that is not an
+object) is answered ``{"id", "error": text}`` and the adapter goes on with the next line. It exits
+0 at the end of its input. See the README section "Adapter protocol" for the contract every adapter
+follows; :mod:`counterexamples.peers` is the checking side.
+
+Options (test hooks, to exercise the checker's error handling with a real process):
+``--crash-on ID`` exits with status 3 on the request with that id, ``--hang-on ID`` stops answering
+on that request (sleeps), ``--garbage-on ID`` answers that request with a line that is not JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Optional, Sequence, TextIO
+
+from model.consumer import initial_state
+from model.readings import DRAFT, Reading, ReadingError, parse_reading
+from model.verdict import evaluate
+from model.wire import TraceFormatError, parse_events
+
+__all__ = ["answer", "serve", "main"]
+
+
+def answer(request: object, reading: Reading = DRAFT) -> dict:
+    """The response to one decoded request (see the module docstring).
+
+    Args:
+        request: the decoded JSON request: an object with ``id`` (any JSON value, echoed),
+            ``events`` (a list of wire event objects) and optionally ``state`` (the agent state
+            before the first event; default ``{}``).
+        reading: the reading the model consumer follows.
+
+    Returns:
+        ``{"id", "peer", "messages", "warnings", "fatal", "runInput", "state"}``, or
+        ``{"id", "error"}`` for a request that is not of that shape. Never raises for bad input.
+    """
+    rid = request.get("id") if isinstance(request, dict) else None
+    if not isinstance(request, dict) or not isinstance(request.get("events"), list):
+        return {"id": rid, "error": "request needs an 'events' array"}
+    try:
+        events = parse_events(request["events"])
+    except TraceFormatError as exc:
+        return {"id": rid, "error": f"event {exc.event_index}: {exc.reason}"}
+    start = initial_state(request.get("state"))
+    verdict = evaluate(events, reading, start=start).to_json()
+    return {"id": rid, "peer": f"activity-check model ({reading.name or 'draft'})",
+            "messages": verdict["messages"], "warnings": verdict["warnings"],
+            "fatal": verdict["fatal"], "runInput": verdict["runInput"],
+            "state": verdict["state"]}
+
+
+def serve(reading: Reading, stdin: TextIO, stdout: TextIO, crash_on: Optional[str] = None,
+          hang_on: Optional[str] = None, garbage_on: Optional[str] = None) -> int:
+    """Answer every line of ``stdin`` on ``stdout`` until end of input; returns the exit status
+    (0). The three ``*_on`` ids are the test hooks of the module docstring."""
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as exc:
+            response = {"id": None, "error": f"request is not JSON: {exc.msg}"}
+        else:
+            rid = request.get("id") if isinstance(request, dict) else None
+            if crash_on is not None and rid == crash_on:
+                sys.stderr.write(f"model_adapter: crashing on request {rid!r} as asked\n")
+                sys.stderr.flush()
+                return 3
+            if hang_on is not None and rid == hang_on:
+                time.sleep(3600)
+            if garbage_on is not None and rid == garbage_on:
+                stdout.write("this is not JSON\n")
+                stdout.flush()
+                continue
+            response = answer(request, reading)
+        stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
+        stdout.flush()
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Command-line entry: ``python -m counterexamples.model_adapter [--reading R]``."""
+    parser = argparse.ArgumentParser(prog="python -m counterexamples.model_adapter",
+                                     description="The reference model as an adapter "
+                                                 "(JSON lines on stdin/stdout).")
+    parser.add_argument("--reading", default="draft",
+                        help="preset (draft, lenient, strict) or KNOB=OPTION,... (default draft)")
+    parser.add_argument("--crash-on", help=argparse.SUPPRESS)
+    parser.add_argument("--hang-on", help=argparse.SUPPRESS)
+    parser.add_argument("--garbage-on", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    try:
+        reading = parse_reading(args.reading)
+    except ReadingError as exc:
+        print(f"model_adapter: --reading: {exc}", file=sys.stderr)
+        return 2
+    return serve(reading, sys.stdin, sys.stdout, args.crash_on, args.hang_on, args.garbage_on)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1295 @@
+"""Peers: real implementations driven through an adapter, checked against the model.
+
+An *adapter* is any program that speaks the adapter protocol (README, "Adapter protocol"): JSON
+lines on stdin and stdout, one long-lived process for a whole corpus. This module is the checking
+side:
+
+* :class:`AdapterProcess` runs the adapter, sends requests (pipelined in batches), and turns a hung,
+  crashed or babbling adapter into an error for the one trace it was working on, then restarts it
+  and goes on with the next;
+* :func:`classify` compares the peer's answer with every verdict class of the model
+  (:func:`model.verdict.reading_leaves`) on the parts of a verdict the answer makes comparable
+  (:class:`Observed`): the peer agrees with ``draft``, with some other reading, or with none (a
+  *divergence*);
+* :func:`knob_table` says, for each knob, which option the peer behaves as, from the traces that
+  separate the options;
+* :func:`shrink_divergence` shrinks a divergent trace by re-running the peer on smaller
+  candidates (delta debugging, then optional members, then canonical names), and
+  :func:`divergence_finding` builds the finding, with the peer's verdict beside the model's;
+* :func:`check_peer` and :func:`search_peer` are the two jobs behind ``activity-check peer check``
+  and ``activity-check peer search``.
+
+Layering: this module uses ``model`` and ``properties`` and the rest of ``counterexamples``; nothing
+in ``model`` or ``properties`` imports it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from model.consumer import BRANCHES, ConsumerState, find_message, initial_state
+from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
+                          RunError, RunFinished, RunStarted, StateDelta, StateSnapshot,
+                          SubagentError, SubagentFinished, SubagentStarted, Unrecognised)
+from model.json_values import freeze
+from model.producer import check_trace
+from model.readings import DRAFT, KNOBS, describe_assignment
+from model.verdict import Verdict, reading_leaves, trace_states, verdict_key
+from model.wire import TraceFormatError, dump_jsonl, parse_events, parse_trace_text
+
+__all__ = [
+    "PeerError", "AdapterSpec", "resolve_adapter", "BUILTIN_ADAPTERS", "PEERS_DIR",
+    "node_peer_ready", "Reply", "AdapterProcess", "PeerTrace", "load_traces", "corpus_traces",
+    "Observed", "observed_of", "view_of", "Classification", "classify", "TraceResult",
+    "knob_table", "KnobBehaviour", "first_divergence", "divergence_clauses", "shrink_divergence",
+    "divergence_finding", "PeerReport", "check_peer", "search_peer", "generated_traces",
+    "DEFAULT_TIMEOUT",
+]
+
+DEFAULT_TIMEOUT = 10.0
+"""Seconds an adapter may take to answer one request (after the previous answer) before it is
+declared hung, killed and restarted."""
+
+START_GRACE = 10.0
+"""Extra seconds allowed for the first answer after an adapter (re)starts (process start-up)."""
+
+MAX_CONSECUTIVE_FAILURES = 5
+"""After this many failed requests in a row (no good answer between them) the adapter is given up
+and the remaining traces are reported as not run."""
+
+PEERS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "peers")
+"""The project's folder of Node adapters (present in a source checkout)."""
+
+
+class PeerError(Exception):
+    """An adapter that cannot be used at all (unknown shortcut, missing program, Node packages not
+    installed): one line for the user, exit 2."""
+
+
+# --- adapters -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """How to start an adapter.
+
+    Attributes:
+        name: a short, stable name (used in finding ids): ``model-draft``, ``ag-ui-client-pipeline``,
+            or ``peer`` for an arbitrary command.
+        argv: the program and its arguments.
+        label: the adapter as the user gave it (shown in reports).
+        cwd: the working directory, or None for the current one.
+    """
+
+    name: str
+    argv: tuple[str, ...]
+    label: str
+    cwd: Optional[str] = None
+
+
+BUILTIN_ADAPTERS = {
+    "model[:READING]": "the reference model (python -m counterexamples.model_adapter)",
+    "ag-ui-client:reducer": "@ag-ui/client 1.0.0, its event reducer alone (Node)",
+    "ag-ui-client:pipeline": "@ag-ui/client 1.0.0, the full agent pipeline via runAgent (Node)",
+}
+"""Shortcuts accepted by :func:`resolve_adapter`, with what they start."""
+
+
+def node_peer_ready(folder: str = "ag-ui-client") -> Optional[str]:
+    """None when the Node adapter in ``peers/<folder>`` can run; otherwise the reason it cannot
+    (no ``node`` on PATH, folder missing, packages not installed)."""
+    if shutil.which("node") is None:
+        return "Node.js is not installed (no 'node' on PATH)"
+    base = os.path.join(PEERS_DIR, folder)
+    if not os.path.isfile(os.path.join(base, "adapter.mjs")):
+        return f"{base}/adapter.mjs is missing (the Node adapters live in the source checkout)"
+    if not os.path.isdir(os.path.join(base, "node_modules", "@ag-ui", "client")):
+        return (f"the Node packages are not installed in {base} (run 'make peers', or "
+                f"'npm ci' in that folder)")
+    return None
+
+
+def resolve_adapter(spec: str) -> AdapterSpec:
+    """Turn ``--adapter`` into an :class:`AdapterSpec`.
+
+    ``model`` or ``model:READING`` starts the reference model; ``ag-ui-client:reducer`` and
+    ``ag-ui-client:pipeline`` start the Node adapter of ``peers/ag-ui-client``; anything else is a
+    command line, split like a POSIX shell would (no shell is started).
+
+    Raises:
+        PeerError: an empty command, an unknown ``ag-ui-client`` mode, a reading that does not
+            parse, the Node adapter not installed, or a program that is not found.
+    """
+    text = (spec or "").strip()
+    if not text:
+        raise PeerError("--adapter: empty command")
+    if text == "model" or text.startswith("model:"):
+        from model.readings import ReadingError, parse_reading
+        reading_text = text.partition(":")[2] or "draft"
+        try:
+            reading = parse_reading(reading_text)
+        except ReadingError as exc:
+            raise PeerError(f"--adapter {text}: {exc}") from None
+        name = "model-" + _slug(reading.name or "draft")
+        return AdapterSpec(name, (sys.executable, "-m", "counterexamples.model_adapter",
+                                  "--reading", reading_text), text)
+    if text.startswith("ag-ui-client:") or text == "ag-ui-client":
+        mode = text.partition(":")[2]
+        if mode not in ("reducer", "pipeline"):
+            raise PeerError(f"--adapter {text}: the mode is reducer or pipeline "
+                            "(ag-ui-client:reducer, ag-ui-client:pipeline)")
+        reason = node_peer_ready()
+        if reason:
+            raise PeerError(f"--adapter {text}: {reason}")
+        base = os.path.join(PEERS_DIR, "ag-ui-client")
+        return AdapterSpec(f"ag-ui-client-{mode}",
+                           ("node", os.path.join(base, "adapter.mjs"), "--mode", mode), text, base)
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise PeerError(f"--adapter: cannot split the command line: {exc}") from None
+    if not argv:
+        raise PeerError("--adapter: empty command")
+    program = argv[0]
+    if os.sep in program:
+        if not os.path.isfile(program):
+            raise PeerError(f"--adapter: {program}: no such file")
+        if not os.access(program, os.X_OK):
+            raise PeerError(f"--adapter: {program}: not executable")
+    elif shutil.which(program) is None:
+        raise PeerError(f"--adapter: {program}: command not found")
+    return AdapterSpec("peer", argv, text)
+
+
+def _slug(text: str) -> str:
+    out = "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out[:40] or "peer"
+
+
+@dataclass
+class Reply:
+    """The outcome of one request.
+
+    Attributes:
+        kind: ``"ok"`` (a well-formed answer), ``"refused"`` (the adapter answered ``{"error"}``),
+            ``"timeout"`` (no answer in time: killed and restarted), ``"crash"`` (the process
+            exited), ``"garbage"`` (a line that is not a JSON object, or answers another request:
+            restarted), ``"bad-response"`` (a JSON answer missing a required member or holding one
+            of the wrong type) or ``"skipped"`` (not sent: the adapter kept failing).
+        response: the answer (kind ``"ok"``), else None.
+        error: what went wrong, in one line (kinds other than ``"ok"``).
+        stderr: the adapter's last lines on stderr, for a crash or hang.
+    """
+
+    kind: str
+    response: Optional[dict] = None
+    error: str = ""
+    stderr: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+_EOF = object()
+
+
+class AdapterProcess:
+    """One long-lived adapter process, restarted after a crash, hang or garbage line.
+
+    Requests are written as JSON lines; a reader thread collects answer lines, so a batch can be
+    written in full before its answers are read (pipelining) without either side blocking. Every
+    answer must carry the ``id`` of its request, in order. Use as a context manager, or call
+    :meth:`close`.
+
+    Args:
+        spec: what to start (:func:`resolve_adapter`).
+        timeout: seconds for one answer, counted from the previous answer (default
+            :data:`DEFAULT_TIMEOUT`); the first answer after a start gets :data:`START_GRACE` more.
+        env: extra environment variables for the adapter.
+
+    Raises:
+        PeerError: from :meth:`start` when the program cannot be started at all.
+    """
+
+    def __init__(self, spec: AdapterSpec, timeout: float = DEFAULT_TIMEOUT,
+                 env: Optional[dict] = None, start_grace: float = START_GRACE):
+        self.spec = spec
+        self.timeout = timeout
+        self.start_grace = start_grace
+        self.env = env
+        self.proc: Optional[subprocess.Popen] = None
+        self.lines: "queue.Queue" = queue.Queue()
+        self.stderr_tail: deque = deque(maxlen=20)
+        self.starts = 0
+        self.requests = 0
+        self.failures_in_a_row = 0
+        self.peer_name: Optional[str] = None
+        self._counter = 0
+        self._fresh = False
+
+    # lifecycle
+
+    def start(self) -> None:
+        """Start the process (a new process group, so that a hung adapter's children go too)."""
+        env = dict(os.environ)
+        if self.env:
+            env.update(self.env)
+        try:
+            self.proc = subprocess.Popen(
+                list(self.spec.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, cwd=self.spec.cwd, env=env, text=True, encoding="utf-8",
+                errors="replace", bufsize=1, start_new_session=True)
+        except OSError as exc:
+            raise PeerError(f"--adapter {self.spec.label}: cannot start "
+                            f"{self.spec.argv[0]}: {exc.strerror}") from None
+        self.starts += 1
+        self._fresh = True
+        self.lines = queue.Queue()
+        self.stderr_tail = deque(maxlen=20)
+        proc, lines, tail = self.proc, self.lines, self.stderr_tail
+        threading.Thread(target=_pump_lines, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(target=_pump_tail, args=(proc.stderr, tail), daemon=True).start()
+
+    def _stop(self) -> Optional[int]:
+        """Kill the process group and reap it; the exit status (None if it was never started)."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            return proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
+            return None
+
+    def close(self) -> None:
+        """End of input for the adapter; wait up to 2 s for it to exit, then kill it."""
+        proc = self.proc
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stop()
+
+    def __enter__(self) -> "AdapterProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # requests
+
+    def request(self, events: Sequence[dict], state: Any = None, label: str = "") -> Reply:
+        """Send one trace (wire events, optional initial agent state); its :class:`Reply`."""
+        return self.request_many([(events, state, label)])[0]
+
+    def request_many(self, items: Sequence[tuple[Sequence[dict], Any, str]]) -> list[Reply]:
+        """Send a batch of ``(wire events, initial state or None, label)`` and return one
+        :class:`Reply` per item, in order. A failure affects only the item being answered; the
+        adapter is restarted and the rest of the batch resent."""
+        replies: list[Reply] = []
+        pending = list(items)
+        while pending:
+            if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
+                note = (f"not run: the adapter failed {self.failures_in_a_row} requests in a "
+                        "row and was given up")
+                replies.extend(Reply("skipped", error=note) for _ in pending)
+                break
+            if self.proc is None or self.proc.poll() is not None:
+                if self.proc is not None:
+                    self._stop()
+                self.start()
+            ids = []
+            for events, state, label in pending:
+                self._counter += 1
+                rid = f"{self._counter}" + (f":{label}" if label else "")
+                ids.append(rid)
+                request: dict = {"id": rid, "events": list(events)}
+                if state is not None:
+                    request["state"] = state
+                if not self._write(json.dumps(request, ensure_ascii=False,
+                                              separators=(",", ":"))):
+                    break
+            done = 0
+            restart = False
+            for rid in ids:
+                reply, restart = self._await(rid)
+                replies.append(reply)
+                done += 1
+                self.requests += 1
+                self.failures_in_a_row = 0 if reply.kind in ("ok", "refused") else \
+                    self.failures_in_a_row + 1
+                if restart:
+                    self._stop()
+                    break
+            pending = pending[done:]
+            if not restart and pending:  # a write failed before every item was sent
+                continue
+        return replies
+
+    def _write(self, line: str) -> bool:
+        try:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+            return True
+        except (BrokenPipeError, OSError, ValueError):
+            return False
+
+    def _await(self, rid: str) -> tuple[Reply, bool]:
+        """Wait for the answer to ``rid``; ``(reply, restart needed)``."""
+        limit = self.timeout + (self.start_grace if self._fresh else 0.0)
+        try:
+            line = self.lines.get(timeout=limit)
+        except queue.Empty:
+            return Reply("timeout", error=f"no answer within {limit:g} s; the adapter was "
+                                          "stopped and restarted",
+                         stderr=tuple(self.stderr_tail)), True
+        self._fresh = False
+        if line is _EOF:
+            status = None
+            if self.proc is not None:
+                try:
+                    status = self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    status = None
+            time.sleep(0.05)  # let the stderr pump catch the last lines
+            how = f"exit status {status}" if status is not None and status >= 0 else \
+                (f"killed by signal {-status}" if status is not None else "closed its output")
+            tail = tuple(self.stderr_tail)
+            last = f"; stderr: {tail[-1]}" if tail else ""
+            return Reply("crash", error=f"the adapter stopped ({how}) before answering{last}",
+                         stderr=tail), True
+        try:
+            response = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return Reply("garbage", error=f"answer is not JSON ({exc.msg}): "
+                                          f"{line.strip()[:120]!r}"), True
+        if not isinstance(response, dict):
+            return Reply("garbage", error=f"answer is not a JSON object: {line.strip()[:120]!r}"), \
+                True
+        if response.get("id") != rid:
+            return Reply("garbage", error=f"answer carries id {response.get('id')!r}, expected "
+                                          f"{rid!r} (answers must come in request order)"), True
+        if "error" in response:
+            return Reply("refused", error=f"the adapter could not process the trace: "
+                                          f"{str(response['error'])[:300]}"), False
+        problem = _check_response(response)
+        if problem:
+            return Reply("bad-response", error=problem), False
+        if self.peer_name is None and isinstance(response.get("peer"), str):
+            self.peer_name = response["peer"]
+        return Reply("ok", response=response), False
+
+
+def _pump_lines(stream, lines: "queue.Queue") -> None:
+    try:
+        for line in stream:
+            if line.strip():
+                lines.put(line)
+    except (OSError, ValueError):
+        pass
+    lines.put(_EOF)
+
+
+def _pump_tail(stream, tail: deque) -> None:
+    try:
+        for line in stream:
+            tail.append(line.rstrip("\n")[:300])
+    except (OSError, ValueError):
+        pass
+
+
+def _check_response(r: dict) -> Optional[str]:
+    """None when an answer has the members the protocol requires, else what is wrong."""
+    if not isinstance(r.get("messages"), list) or not all(isinstance(m, dict)
+                                                           for m in r["messages"]):
+        return "answer needs 'messages', an array of message objects"
+    if "fatal" not in r:
+        return "answer needs 'fatal' (null, or an object)"
+    fatal = r["fatal"]
+    if fatal is not None and not isinstance(fatal, (dict, bool)):
+        return "'fatal' must be null, true or an object"
+    if isinstance(fatal, dict) and "atEvent" in fatal and (
+            not isinstance(fatal["atEvent"], int) or isinstance(fatal["atEvent"], bool)):
+        return "'fatal.atEvent' must be an integer event index"
+    warnings = r.get("warnings")
+    if warnings is not None and (not isinstance(warnings, list) or not all(
+            isinstance(w, dict) and isinstance(w.get("code"), str) for w in warnings)):
+        return "'warnings' must be null (not observed) or an array of {code, messageId, atEvent}"
+    run_input = r.get("runInput")
+    if run_input is not None and (not isinstance(run_input, list)
+                                  or not all(isinstance(m, dict) for m in run_input)):
+        return "'runInput' must be null (not observed) or an array of message objects"
+    return None
+
+
+# --- traces -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PeerTrace:
+    """A trace to put to a peer.
+
+    Attributes:
+        id: its name in reports (a finding or field-case id, a file name, ``gen-…``).
+        wire: the wire events exactly as sent to the adapter.
+        events: the same, parsed for the model.
+        state: the agent state before the first event (a field case's ``initialState``), or None.
+        source: where it came from (a path, ``corpus``, ``stateful``, ``bfs``).
+    """
+
+    id: str
+    wire: tuple[dict, ...]
+    events: tuple[Event, ...]
+    state: Any = None
+    source: str = ""
+
+    @staticmethod
+    def of(trace_id: str, wire: Sequence[dict], state: Any = None, source: str = "") -> "PeerTrace":
+        """Build from wire events (parsed here; TraceFormatError for a non-object element)."""
+        wire = tuple(wire)
+        return PeerTrace(trace_id, wire, parse_events(wire), state, source)
+
+
+def corpus_traces() -> list[PeerTrace]:
+    """The committed corpus: every finding trace (``counterexamples/corpus/findings``), then every
+    field case (``counterexamples/corpus/field-cases.jsonl``, with its initial state)."""
+    from counterexamples.corpus import load_corpus
+    from counterexamples.field_cases import load_cases
+    out = [PeerTrace.of(e["id"], e["events"], None, "corpus") for e in load_corpus()]
+    out.extend(PeerTrace.of(c.id, c.events, c.initial_state, "field-cases") for c in load_cases())
+    return out
+
+
+def load_traces(paths: Sequence[str]) -> list[PeerTrace]:
+    """Traces from files and directories (a directory: its ``*.json`` and ``*.jsonl`` files, in
+    name order). A file is a trace as ``activity-check replay`` reads it (its ``id`` member names
+    it, else its file name), or a case set: JSON lines each holding an object with ``events``.
+
+    Raises:
+        TraceFormatError: a file that cannot be read as either (naming the file and line).
+    """
+    files: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            files.extend(os.path.join(path, n) for n in sorted(os.listdir(path))
+                         if n.endswith((".json", ".jsonl")))
+        else:
+            files.append(path)
+    out: list[PeerTrace] = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8-sig") as fh:
+                text = fh.read()
+        except IsADirectoryError:
+            raise TraceFormatError("cannot read the file: it is a directory", file=path) from None
+        except OSError as exc:
+            raise TraceFormatError(f"cannot read the file: {exc.strerror}", file=path) from None
+        except UnicodeDecodeError as exc:
+            raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                   file=path) from None
+        cases = _case_lines(text)
+        base = os.path.basename(path)
+        if cases is not None:
+            for lineno, obj in cases:
+                name = obj.get("id") if isinstance(obj.get("id"), str) else f"{base}:{lineno}"
+                try:
+                    out.append(PeerTrace.of(name, obj["events"], obj.get("initialState"), path))
+                except TraceFormatError as exc:
+                    raise TraceFormatError(exc.reason, file=path, line=lineno,
+                                           event_index=exc.event_index) from None
+            continue
+        trace = parse_trace_text(text, path)
+        name = trace.meta.get("id") if isinstance(trace.meta.get("id"), str) else base
+        wire = _wire_of(text, trace.meta)
+        out.append(PeerTrace(name, wire, trace.events, trace.meta.get("initialState"), path))
+    return out
+
+
+def _case_lines(text: str) -> Optional[list[tuple[int, dict]]]:
+    """``[(line, object)]`` when every non-blank line is a JSON object with an ``events`` array and
+    no ``type`` (a case set); None otherwise."""
+    found = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(obj, dict) or "type" in obj or not isinstance(obj.get("events"), list):
+            return None
+        found.append((lineno, obj))
+    return found or None
+
+
+def _wire_of(text: str, meta: dict) -> tuple[dict, ...]:
+    """The wire events of a trace text already accepted by :func:`parse_trace_text`."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return tuple(json.loads(text))
+    if stripped.startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError:
+            doc = None
+        if isinstance(doc, dict):
+            return tuple(doc["events"]) if "events" in doc else (doc,)
+    return tuple(json.loads(line) for line in text.splitlines() if line.strip())
+
+
+# --- what is compared ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Observed:
+    """Which parts of a verdict an answer makes comparable.
+
+    ``messages`` and ``fatal`` always; ``fatal_at`` when the peer places its failure at an event
+    (``fatal.atEvent``); ``warnings`` when the answer lists them (in activity-check's codes; null
+    means not observable); ``run_input`` and ``state`` when the answer gives them (not null)."""
+
+    fatal_at: bool
+    warnings: bool
+    run_input: bool
+    state: bool
+
+    def names(self) -> list[str]:
+        """The compared parts, as the report lists them."""
+        out = ["messages", "fatal" + (" (with atEvent)" if self.fatal_at else " (yes/no)")]
+        out += [n for n, on in (("warnings (code, messageId, atEvent)", self.warnings),
+                                ("runInput", self.run_input), ("state", self.state)) if on]
+        return out
+
+
+def observed_of(response: dict) -> Observed:
+    """The :class:`Observed` parts of one answer."""
+    fatal = response.get("fatal")
+    return Observed(fatal_at=isinstance(fatal, dict) and isinstance(fatal.get("atEvent"), int),
+                    warnings=isinstance(response.get("warnings"), list),
+                    run_input=isinstance(response.get("runInput"), list),
+                    state=response.get("state") is not None)
+
+
+def _fatal_view(fatal: Any, at: bool) -> Any:
+    if not fatal:
+        return None
+    if at:
+        return {"atEvent": fatal.get("atEvent") if isinstance(fatal, dict) else None}
+    return True
+
+
+def view_of(verdict: dict, observed: Observed) -> dict:
+    """The comparable view of a verdict (the model's :meth:`~model.verdict.Verdict.to_json`, or a
+    peer's answer): messages, fatal, and the optional parts ``observed`` names. Values are kept
+    as canonical JSON text (:func:`model.json_values.freeze`: member order and ``1`` vs ``1.0``
+    do not matter)."""
+    view = {"messages": freeze(verdict.get("messages", [])),
+            "fatal": freeze(_fatal_view(verdict.get("fatal"), observed.fatal_at))}
+    if observed.warnings:
+        view["warnings"] = freeze([{"code": w.get("code"), "messageId": w.get("messageId"),
+                                    "atEvent": w.get("atEvent")}
+                                   for w in verdict.get("warnings") or []])
+    if observed.run_input:
+        view["runInput"] = freeze(verdict.get("runInput") or [])
+    if observed.state:
+        view["state"] = freeze(verdict.get("state"))
+    return view
+
+
+# --- classification -----------------------------------------------------------------------------
+
+@dataclass
+class Classification:
+    """How a peer's answer on one trace relates to the model.
+
+    Attributes:
+        kind: ``"draft"`` (the draft reading gives the peer's verdict), ``"reading"`` (another
+            reading does; not draft), ``"divergence"`` (no reading does) or ``"error"`` (no usable
+            answer; see ``error``).
+        readings: for ``"draft"``/``"reading"``: every leaf assignment whose verdict the peer
+            gives, as text (``"Q1=ignore"``; ``"(any reading)"``).
+        matches: the matching leaf assignments (``{knob id: option}``).
+        aspects: the parts where the peer differs from draft (see :func:`_aspects`); for a
+            divergence, from the nearest reading (``nearest``).
+        nearest: for ``"divergence"``: the leaf assignment whose verdict the peer's differs from
+            in the fewest parts, as text (draft's when tied).
+        error: for ``"error"``: what went wrong.
+        leaves: every ``(assignment, verdict)`` of the model on the trace.
+    """
+
+    kind: str
+    readings: list[str] = field(default_factory=list)
+    matches: list[dict] = field(default_factory=list)
+    aspects: list[str] = field(default_factory=list)
+    nearest: str = ""
+    error: str = ""
+    leaves: list = field(default_factory=list)
+
+
+def classify(events: Sequence[Event], reply: Reply, state: Any = None) -> Classification:
+    """Classify one answer against every reading of the model on ``events`` (from a consumer
+    holding agent state ``state``).
+
+    Returns:
+        A :class:`Classification`; kind ``"error"`` when ``reply`` is not ``"ok"``.
+    """
+    if not reply.ok:
+        return Classification("error", error=f"{reply.kind}: {reply.error}")
+    start = initial_state(state)
+    try:
+        leaves = reading_leaves(events, start)
+    except RuntimeError as exc:  # the guard against runaway forking
+        return Classification("error", error=f"model: {exc}")
+    observed = observed_of(reply.response)
+    peer = view_of(reply.response, observed)
+    views = [view_of(v.to_json(detail=False), observed) for _, v in leaves]
+    matches = [a for (a, _), view in zip(leaves, views) if view == peer]
+    aspects = _aspects(views[0], peer)
+    if not matches:
+        # The nearest reading: the leaf the peer differs from in the fewest parts (draft first).
+        best = min(range(len(leaves)), key=lambda i: (len(_aspects(views[i], peer)), i))
+        return Classification("divergence", aspects=_aspects(views[best], peer),
+                              nearest=describe_assignment(leaves[best][0]), leaves=leaves)
+    draft = DRAFT.as_dict()
+    kind = "draft" if any(all(draft[k] == v for k, v in a.items()) for a in matches) else "reading"
+    return Classification(kind, [describe_assignment(a) for a in matches], matches, aspects,
+                          leaves=leaves)
+
+
+def _aspects(model: dict, peer: dict) -> list[str]:
+    """Where two views differ: ``fatal``, ``warnings``, ``runInput``, ``state``, and for messages
+    ``messages.missing`` / ``messages.extra`` / ``messages.order`` or
+    ``messages.<member>`` (``content``, ``activityType``, ``metadata``, ``subagentRunId``,
+    ``role``...)."""
+    out = [k for k in ("fatal", "warnings", "runInput", "state")
+           if k in model and model.get(k) != peer.get(k)]
+    if model["messages"] != peer["messages"]:
+        mine = json.loads(model["messages"])
+        theirs = json.loads(peer["messages"])
+        a = {m.get("id"): m for m in mine}
+        b = {m.get("id"): m for m in theirs}
+        parts = []
+        if a.keys() - b.keys():
+            parts.append("messages.missing")
+        if b.keys() - a.keys():
+            parts.append("messages.extra")
+        common = [i for i in a if i in b]
+        if [i for i in (m.get("id") for m in theirs) if i in a] != common:
+            parts.append("messages.order")
+        members = set()
+        for i in common:
+            for key in set(a[i]) | set(b[i]):
+                if freeze(a[i].get(key)) != freeze(b[i].get(key)):
+                    members.add(key)
+        parts.extend(f"messages.{k}" for k in sorted(members))
+        out = (parts or ["messages"]) + out
+    return out
+
+
+# --- per-knob behaviour -------------------------------------------------------------------------
+
+@dataclass
+class KnobBehaviour:
+    """What the traces say about one knob.
+
+    Attributes:
+        knob: the knob id.
+        status: ``"determined"`` (one option fits every separating trace), ``"undetermined"``
+            (several options fit every separating trace), ``"inconsistent"`` (no single option fits
+            them all: the peer is not any one option of this knob) or ``"no-evidence"`` (no
+            trace separates the options on which the peer agrees with some reading).
+        options: the options that fit every separating trace.
+        evidence: ``{trace id: [options that fit that trace]}`` for the separating traces.
+    """
+
+    knob: str
+    status: str
+    options: list[str]
+    evidence: dict[str, list[str]]
+
+    @property
+    def behaves_as(self) -> Optional[str]:
+        """The option, when determined."""
+        return self.options[0] if self.status == "determined" else None
+
+
+def knob_table(results: Sequence["TraceResult"]) -> list[KnobBehaviour]:
+    """For each knob, the options the peer behaves as.
+
+    A trace *separates* a knob when the readings the peer agrees with on it do not cover every
+    option of the knob: an option fits the trace when some matching leaf fixes the knob to it (a
+    leaf that leaves the knob open fits every option). Divergent traces and errors say nothing.
+    The options that fit every separating trace are the peer's behaviour."""
+    table = []
+    for knob in KNOBS:
+        every = list(knob.option_names)
+        evidence: dict[str, list[str]] = {}
+        for r in results:
+            c = r.classification
+            if c.kind not in ("draft", "reading"):
+                continue
+            fit: set[str] = set()
+            for a in c.matches:
+                fit.update([a[knob.id]] if knob.id in a else every)
+            if fit and len(fit) < len(every):
+                evidence[r.trace.id] = [o for o in every if o in fit]
+        if not evidence:
+            table.append(KnobBehaviour(knob.id, "no-evidence", every, {}))
+            continue
+        common = [o for o in every if all(o in fit for fit in evidence.values())]
+        status = "determined" if len(common) == 1 else (
+            "undetermined" if common else "inconsistent")
+        table.append(KnobBehaviour(knob.id, status, common, evidence))
+    return table
+
+
+# --- divergences: where, which clauses, shrinking -----------------------------------------------
+
+def first_divergence(adapter: AdapterProcess, trace: PeerTrace) -> Optional[int]:
+    """The index of the event after which the peer first agrees with no reading: the peer is run on
+    every prefix (one batch). None when no prefix diverges (or the peer fails on all)."""
+    items = [(trace.wire[:n], trace.state, f"{trace.id}[:{n}]")
+             for n in range(1, len(trace.wire) + 1)]
+    replies = adapter.request_many(items)
+    for n, reply in enumerate(replies, start=1):
+        if classify(trace.events[:n], reply, trace.state).kind == "divergence":
+            return n - 1
+    return None
+
+
+_ASPECT_PREFIXES = {
+    "messages.metadata": ("MET-", "ACT-SNAP-KEEP-METADATA"),
+    "messages.subagentRunId": ("ACT-ATTR-", "SUB-"),
+    "state": ("SNP-", "STA-"),
+    "runInput": ("ACT-STRIP-RUNINPUT", "RIN-", "SCH-RUN-INPUT"),
+}
+
+
+def _situation(state: ConsumerState, event: Event, warnings: Sequence, fatal) -> str:
+    """The branch of the draft consumer's step (a key of :data:`model.consumer.BRANCHES`) that
+    ``event`` takes from ``state``, as far as the event type, the held messages and the draft's
+    warnings and fatal at that step tell."""
+    codes = {w.code for w in warnings}
+    if isinstance(event, Malformed):
+        return "malformed.fatal"
+    if isinstance(event, Unrecognised):
+        return "unrecognised.drop"
+    if fatal is not None and fatal.code in ("STREAM_NOT_STARTED",):
+        return "lifecycle.not-started"
+    if fatal is not None and fatal.code == "EVENT_AFTER_RUN_CLOSED":
+        return "lifecycle.after-close"
+    if fatal is not None and fatal.code == "RUN_ALREADY_ACTIVE":
+        return "lifecycle.one-active"
+    if fatal is not None and fatal.code == "RUN_FINISHED_WITH_OPEN":
+        return "lifecycle.open-at-finish"
+    if isinstance(event, ActivitySnapshot):
+        i = find_message(state.messages, event.message_id)
+        if i < 0:
+            return "snapshot.seen-not-held" if event.message_id in state.held_ever else \
+                "snapshot.create"
+        if not state.messages[i].is_activity:
+            return "snapshot.not-activity"
+        if event.replacing:
+            return "snapshot.replace"
+        return "snapshot.owner-disagrees" if "ACTIVITY_OWNER_MISMATCH" in codes or fatal else \
+            "snapshot.replace-false"
+    if isinstance(event, ActivityDelta):
+        i = find_message(state.messages, event.message_id)
+        if i < 0:
+            return "delta.missing"
+        if not state.messages[i].is_activity:
+            return "delta.not-activity"
+        if (fatal is not None and fatal.code == "ACTIVITY_OWNER_MISMATCH") or \
+                "ACTIVITY_OWNER_MISMATCH" in codes:
+            return "delta.owner-mismatch"
+        if "UNKNOWN_PATCH_OP_DROPPED" in codes or (fatal and fatal.code == "UNKNOWN_PATCH_OP"):
+            return "delta.unknown-op"
+        if "ACTIVITY_PATCH_FAILED" in codes or (fatal and fatal.code == "ACTIVITY_PATCH_FAILED"):
+            return "delta.patch-failed"
+        return "delta.apply"
+    if isinstance(event, MessagesSnapshot):
+        return "messages-snapshot.reconcile"
+    if isinstance(event, StateSnapshot):
+        return "state.snapshot"
+    if isinstance(event, StateDelta):
+        return "state.delta"
+    if isinstance(event, RunError):
+        return "lifecycle.run-error"
+    if isinstance(event, (RunStarted, RunFinished)):
+        return "lifecycle.run-boundary"
+    if isinstance(event, (SubagentStarted, SubagentFinished, SubagentError)):
+        return "subagent.track"
+    if "TEXT_TARGET_IS_ACTIVITY" in codes:
+        return "text.target-activity"
+    if codes & {"TEXT_TARGET_MISSING", "TEXT_MESSAGE_ID_REUSED", "TOOL_CALL_TARGET_MISSING"}:
+        return "text.target-missing"
+    if fatal is not None and fatal.code == "TEXT_OWNER_MISMATCH":
+        return "text.owner-mismatch"
+    return "passthrough.accept"
+
+
+def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[str],
+                       state: Any = None) -> tuple[str, list[str], list[str]]:
+    """The draft branch at event ``index`` and the clauses a divergence there breaks.
+
+    The clauses are those the branch implements (:data:`model.consumer.BRANCHES`), narrowed to the
+    differing aspects where that leaves any (metadata: MET-*; attribution: ACT-ATTR-*, SUB-*;
+    agent state: SNP-*, STA-*; run input: the stripping rules), plus the clauses the draft's own
+    warnings and fatal at that event cite; when the peer fails the run where the draft does not,
+    also the duty to accept every described event (EVX-ACCEPT-FAMILIES). The *related* clauses
+    are those the draft's warnings cite at earlier events: a peer that fails later often parted
+    from the draft at an event the draft tolerated (a skipped text event, say).
+
+    Returns:
+        ``(branch name, clause ids, related clause ids)``.
+    """
+    from model.verdict import evaluate
+    start = initial_state(state)
+    states = trace_states(events[:index + 1], DRAFT, start)
+    before = states[index - 1] if index > 0 else start
+    verdict = evaluate(events[:index + 1], DRAFT, start)
+    warnings = [w for at, w in verdict.warnings if at == index]
+    fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == index else None
+    branch = _situation(before, events[index], warnings, fatal)
+    clauses = list(BRANCHES.get(branch, ()))
+    prefixes = tuple(p for a in aspects for p in _ASPECT_PREFIXES.get(a, ()))
+    if prefixes and all(a in _ASPECT_PREFIXES for a in aspects):
+        narrowed = [c for c in clauses if c.startswith(prefixes)]
+        extra = [p for p in prefixes if not p.endswith("-") and p not in narrowed]
+        clauses = narrowed + extra if narrowed or extra else clauses
+    if "runInput" in aspects:
+        clauses += [c for c in ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY") if c not in clauses]
+    if "fatal" in aspects and fatal is None and "EVX-ACCEPT-FAMILIES" not in clauses:
+        clauses.append("EVX-ACCEPT-FAMILIES")
+    cited = [w.clause for w in warnings] + ([fatal.clause] if fatal else [])
+    for c in cited:
+        if c not in clauses:
+            clauses.append(c)
+    related: list[str] = []
+    for at, w in verdict.warnings:
+        if at < index and w.clause not in clauses and w.clause not in related:
+            related.append(w.clause)
+    return branch, clauses, related
+
+
+def _signature(trace: PeerTrace, index: int, branch: str, aspects: Sequence[str]) -> tuple:
+    """What makes two divergences the same for a search: the event type and draft branch where
+    the peer parts from every reading, and which parts of the verdict differ (messages, fatal,
+    run input, state, warnings; not which message members)."""
+    parts = sorted({a.split(".")[0] for a in aspects})
+    return trace.events[index].type_name, branch, tuple(parts)
+
+
+def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
+                      holds: Optional[Callable[[tuple[dict, ...]], bool]] = None
+                      ) -> tuple[dict, ...]:
+    """Shrink a divergent trace by re-running the peer on smaller candidates: delta debugging to
+    a 1-minimal trace (:func:`counterexamples.shrink.ddmin`), then optional members dropped
+    (:func:`~counterexamples.shrink.simplify_members`), then canonical names
+    (:func:`~counterexamples.shrink.canonical_names`), each step kept only while the peer still
+    diverges. Answers are memoised by candidate.
+
+    Returns:
+        The shrunk wire events (the input itself when it does not diverge).
+    """
+    from counterexamples.shrink import canonical_names, ddmin, simplify_members
+    cache: dict[str, bool] = {}
+
+    def diverges(wire: tuple[dict, ...]) -> bool:
+        if not wire:
+            return False
+        key = json.dumps(list(wire), sort_keys=True)
+        if key not in cache:
+            try:
+                events = parse_events(wire)
+            except TraceFormatError:
+                cache[key] = False
+                return False
+            reply = adapter.request(wire, trace.state, f"{trace.id}~shrink")
+            cache[key] = classify(events, reply, trace.state).kind == "divergence"
+        return cache[key]
+
+    test = holds or diverges
+    if not test(trace.wire):
+        return trace.wire
+    wire = ddmin(trace.wire, test)
+    events = parse_events(wire)
+
+    def typed(evs: tuple[Event, ...]) -> bool:
+        return test(tuple(e.to_wire() for e in evs))
+
+    simplified = simplify_members(events, typed)
+    if simplified != events:
+        wire = tuple(e.to_wire() for e in simplified)
+        events = simplified
+    renamed = tuple(e.to_wire() for e in canonical_names(events))
+    if renamed != wire and test(renamed):
+        wire = renamed
+    return wire
+
+
+def _brief(verdict: dict) -> str:
+    """A verdict (model or peer) in a few words."""
+    parts = []
+    for m in verdict.get("messages", []):
+        bits = [f"{m.get('id')} ({m.get('role')})"]
+        if m.get("role") == "activity":
+            bits.append(f"type {m.get('activityType')} content "
+                        f"{json.dumps(m.get('content'), sort_keys=True)}")
+        if "metadata" in m:
+            bits.append(f"metadata {json.dumps(m['metadata'], sort_keys=True)}")
+        if "subagentRunId" in m:
+            bits.append(f"owner {m['subagentRunId']}")
+        parts.append(" ".join(bits))
+    text = "messages: " + ("; ".join(parts) if parts else "none")
+    fatal = verdict.get("fatal")
+    if fatal:
+        where = f" at event {fatal['atEvent']}" if isinstance(fatal, dict) and \
+            "atEvent" in fatal else ""
+        code = f" {fatal['code']}" if isinstance(fatal, dict) and fatal.get("code") else ""
+        text += f"; the run fails{where}{code}"
+    else:
+        text += "; no failure"
+    if verdict.get("runInput") is not None:
+        text += f"; next run input {[m.get('id') for m in verdict['runInput']]}"
+    return text
+
+
+def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence[dict],
+                       source: str) -> dict:
+    """The finding for a (shrunk) divergent trace, as a JSON object.
+
+    Members: ``id`` (``PEER-<adapter>-<hash>``, a hash of the adapter name and the trace), ``kind``
+    (``"peer-divergence"``), ``adapter``, ``peer`` (what the adapter calls itself), ``source``
+    (the trace it was shrunk from), ``clauses``, ``branch`` and ``divergesAt`` / ``event`` (the
+    first event after which the peer agrees with no reading), ``aspects`` (where it differs from
+    draft), ``compared`` (the parts of a verdict compared), ``conformant`` (no producer clause
+    broken) and ``producerViolations``, ``explanation``, ``length``, ``events``, ``initialState``
+    (when given), ``peerVerdict`` (the peer's answer: messages, warnings, fatal, runInput, state,
+    log) and ``verdicts`` (every verdict class of the model: readings, includesDraft, verdict).
+    """
+    events = parse_events(wire)
+    small = PeerTrace(trace.id, tuple(wire), events, trace.state, trace.source)
+    reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
+    classification = classify(events, reply, small.state)
+    index = first_divergence(adapter, small)
+    if index is None:
+        index = len(events) - 1
+    prefix = PeerTrace(trace.id, small.wire[:index + 1], events[:index + 1], small.state)
+    prefix_reply = adapter.request(prefix.wire, prefix.state, f"{trace.id}~at")
+    prefix_class = classify(prefix.events, prefix_reply, prefix.state)
+    aspects = prefix_class.aspects or classification.aspects
+    nearest = prefix_class.nearest or classification.nearest
+    branch, clauses, related = divergence_clauses(events, index, aspects, small.state)
+    digest = hashlib.sha256(f"peer\n{adapter.spec.name}\n{dump_jsonl(events)}\n"
+                            f"{json.dumps(small.state, sort_keys=True)}".encode()).hexdigest()[:8]
+    fid = f"PEER-{adapter.spec.name}-{digest}"
+    response = reply.response or {}
+    classes: dict[str, dict] = {}
+    for assignment, verdict in classification.leaves:
+        key = verdict_key(verdict)
+        entry = classes.setdefault(key, {"readings": [], "includesDraft": False,
+                                         "verdict": verdict.to_json()})
+        entry["readings"].append(describe_assignment(assignment))
+        draft = DRAFT.as_dict()
+        if all(draft[k] == v for k, v in assignment.items()):
+            entry["includesDraft"] = True
+    verdicts = sorted(classes.values(), key=lambda c: not c["includesDraft"])
+    violations = check_trace(events)
+    wire_event = small.wire[index]
+    at_text = " ".join(str(wire_event.get(k)) for k in ("type", "messageId") if k in wire_event)
+    draft_json = verdicts[0]["verdict"]
+    explanation = "\n".join([
+        f"On this {len(events)}-event trace the peer ({reply.response.get('peer') if reply.ok else adapter.spec.label}) "
+        f"ends in a verdict that no reading of the model gives.",
+        f"It first parts from every reading at event {index} ({at_text}), in the step the draft "
+        f"consumer takes as '{branch}'; there it differs from the nearest reading ({nearest}) "
+        f"in: {', '.join(aspects) or '-'}.",
+        f"- model (draft): {_brief(draft_json)}",
+        f"- peer: {_brief(response)}",
+        ("The trace is conformant: the producer breaks no clause." if not violations else
+         "The producer breaks " + ", ".join(sorted({v.clause for _, v in violations})) +
+         ", so this is the consumer's reaction to a producer violation."),
+    ])
+    finding = {
+        "id": fid, "kind": "peer-divergence", "adapter": adapter.spec.label,
+        "peer": response.get("peer", adapter.spec.label), "source": source,
+        "clauses": clauses, "relatedClauses": related, "branch": branch, "divergesAt": index,
+        "event": at_text, "nearest": nearest, "aspects": aspects, "compared": observed_of(response).names() if response else [],
+        "conformant": not violations,
+        "producerViolations": [{"atEvent": i, "clause": v.clause, "kind": v.kind}
+                               for i, v in violations],
+        "explanation": explanation, "length": len(events), "events": list(small.wire),
+    }
+    if small.state is not None:
+        finding["initialState"] = small.state
+    finding["peerVerdict"] = {k: response.get(k) for k in
+                              ("messages", "warnings", "fatal", "runInput", "state", "log")
+                              if k in response}
+    finding["verdicts"] = verdicts
+    return finding
+
+
+# --- the two jobs -------------------------------------------------------------------------------
+
+@dataclass
+class TraceResult:
+    """One trace's outcome: the trace, the reply and its classification, and the id of the
+    divergence finding it led to (if any)."""
+
+    trace: PeerTrace
+    reply: Reply
+    classification: Classification
+    finding: Optional[str] = None
+
+    def to_json(self) -> dict:
+        c = self.classification
+        out: dict = {"id": self.trace.id, "class": c.kind}
+        if c.kind in ("draft", "reading"):
+            out["readings"] = c.readings
+        if c.kind == "error":
+            out["error"] = c.error
+        elif c.kind == "divergence":
+            out["nearest"] = c.nearest
+            out["differsFromNearest"] = c.aspects
+        else:
+            out["differsFromDraft"] = c.aspects
+        if self.finding:
+            out["finding"] = self.finding
+        return out
+
+
+@dataclass
+class PeerReport:
+    """What a check or search found.
+
+    Attributes:
+        adapter: the adapter as given; peer: what it calls itself (first answer's ``peer``).
+        results: one :class:`TraceResult` per trace, in order.
+        knobs: :func:`knob_table` over the results.
+        findings: divergence findings (JSON objects, :func:`divergence_finding`), by id.
+        compared: the parts of a verdict compared (from the first answer).
+        stopped_by: for a search: ``"traces"`` (all generated traces were run) or ``"budget"``.
+        generated: for a search: ``{"stateful": n, "bfs": n}`` traces generated.
+        seconds: wall time (reports on screen only; never in files).
+        starts: how many times the adapter process was started.
+    """
+
+    adapter: str
+    peer: str = ""
+    results: list[TraceResult] = field(default_factory=list)
+    knobs: list[KnobBehaviour] = field(default_factory=list)
+    findings: dict[str, dict] = field(default_factory=dict)
+    compared: list[str] = field(default_factory=list)
+    stopped_by: str = "traces"
+    generated: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    starts: int = 0
+
+    def counts(self) -> dict:
+        """``{"traces", "draft", "reading", "divergence", "error"}``."""
+        out = {"traces": len(self.results), "draft": 0, "reading": 0, "divergence": 0,
+               "error": 0}
+        for r in self.results:
+            out[r.classification.kind] += 1
+        return out
+
+    def to_json(self) -> dict:
+        """The report as JSON (no timings: the same seed gives the same text)."""
+        return {
+            "tool": "activity-check", "adapter": self.adapter, "peer": self.peer,
+            "compared": self.compared, "counts": self.counts(),
+            **({"generated": self.generated, "stoppedBy": self.stopped_by}
+               if self.generated else {}),
+            "traces": [r.to_json() for r in self.results],
+            "knobs": [{"knob": k.knob, "status": k.status, "behavesAs": k.behaves_as,
+                       "options": k.options, "evidence": k.evidence} for k in self.knobs],
+            "divergences": [{"id": f["id"], "source": f["source"], "clauses": f["clauses"],
+                             "relatedClauses": f["relatedClauses"],
+                             "divergesAt": f["divergesAt"], "event": f["event"],
+                             "branch": f["branch"], "nearest": f["nearest"],
+                             "aspects": f["aspects"],
+                             "conformant": f["conformant"], "length": f["length"]}
+                            for f in self.findings.values()],
+        }
+
+
+def _run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[TraceResult]:
+    replies = adapter.request_many([(t.wire, t.state, t.id) for t in traces])
+    return [TraceResult(t, r, classify(t.events, r, t.state)) for t, r in zip(traces, replies)]
+
+
+def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
+            deadline: Optional[float], max_findings: int) -> None:
+    """Knob table, then shrink divergences into findings (shortest first, one per first-divergence
+    signature, at most ``max_findings``, until ``deadline``)."""
+    report.knobs = knob_table(report.results)
+    first_ok = next((r.reply.response for r in report.results if r.reply.ok), None)
+    if first_ok is not None:
+        report.compared = observed_of(first_ok).names()
+    divergent = sorted((r for r in report.results if r.classification.kind == "divergence"),
+                       key=lambda r: (len(r.trace.wire), dump_jsonl(r.trace.events), r.trace.id))
+    signatures: dict[tuple, str] = {}
+    for r in divergent:
+        if len(report.findings) >= max_findings or (deadline and time.monotonic() > deadline):
+            break
+        if not shrink:
+            continue
+        index = first_divergence(adapter, r.trace)
+        if index is None:
+            continue
+        prefix_events = r.trace.events[:index + 1]
+        prefix_reply = adapter.request(r.trace.wire[:index + 1], r.trace.state, r.trace.id)
+        aspects = classify(prefix_events, prefix_reply, r.trace.state).aspects
+        branch, _, _ = divergence_clauses(r.trace.events, index, aspects, r.trace.state)
+        signature = _signature(r.trace, index, branch, aspects)
+        if signature in signatures:
+            r.finding = signatures[signature]
+            continue
+        wire = shrink_divergence(adapter, r.trace)
+        finding = divergence_finding(adapter, r.trace, wire, r.trace.id)
+        shrunk = (finding["events"][finding["divergesAt"]].get("type"), finding["branch"],
+                  tuple(sorted({a.split(".")[0] for a in finding["aspects"]})))
+        if shrunk in signatures:  # shrank onto a divergence already found
+            r.finding = signatures[signature] = signatures[shrunk]
+            continue
+        report.findings.setdefault(finding["id"], finding)
+        r.finding = finding["id"]
+        signatures[signature] = signatures[shrunk] = finding["id"]
+    report.peer = adapter.peer_name or ""
+    report.starts = adapter.starts
+
+
+def check_peer(adapter: AdapterProcess, traces: Sequence[PeerTrace], shrink: bool = True,
+               batch: int = 64, max_findings: int = 50) -> PeerReport:
+    """Run ``traces`` through the adapter (in batches of ``batch``), classify each, build the knob
+    table, and shrink the divergences into findings (see :class:`PeerReport`)."""
+    started = time.monotonic()
+    report = PeerReport(adapter.spec.label)
+    for i in range(0, len(traces), batch):
+        report.results.extend(_run_batch(adapter, traces[i:i + batch]))
+    _finish(report, adapter, shrink, None, max_findings)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
+                     max_events: int = 8) -> tuple[list[PeerTrace], dict]:
+    """The traces ``peer search`` feeds a peer, deterministic for a seed.
+
+    * corpus: the committed corpus (:func:`corpus_traces`), which holds a witness for every
+      knob the ambiguity search splits;
+    * stateful: ``stateful`` traces from the Hypothesis producer strategies
+      (:func:`properties.strategies.adversarial_traces`: half conformant, half mixed with
+      labelled non-conformant events), seeded;
+    * bfs: the shortest trace to every state the breadth-first search
+      (:func:`properties.explore.explore`, adversarial moves included) reaches within
+      ``bfs_depth`` events over its small vocabulary.
+
+    Duplicates are dropped (first kept). Returns ``(traces, {"corpus": n, "stateful": n,
+    "bfs": n})``.
+    """
+    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+    from properties.explore import explore, trace_to
+    from properties.strategies import adversarial_traces
+
+    out: list[PeerTrace] = corpus_traces()
+    seen: set[str] = {dump_jsonl(t.events) for t in out if t.state is None}
+    counts = {"corpus": len(out), "stateful": 0, "bfs": 0}
+
+    def add(events: Sequence[Event], kind: str) -> None:
+        if not events:
+            return
+        text = dump_jsonl(events)
+        if text in seen:
+            return
+        seen.add(text)
+        counts[kind] += 1
+        out.append(PeerTrace(f"{kind}-{counts[kind]}", tuple(e.to_wire() for e in events),
+                             tuple(events), None, kind))
+
+    for rate, share in ((0.0, stateful // 2), (0.25, stateful - stateful // 2)):
+        if share <= 0:
+            continue
+        drawn: list = []
+
+        @hseed(seed)
+        @settings(max_examples=share, database=None, deadline=None, derandomize=False,
+                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+        @given(adversarial_traces(max_events=max_events, adversarial_rate=rate))
+        def draw(pair):
+            drawn.append(pair[0])
+
+        draw()
+        for events in drawn:
+            add(events, "stateful")
+    if bfs_depth > 0:
+        report = explore(depth=bfs_depth, properties=(), check_readings=False, adversarial=True)
+        for node in range(1, len(report.nodes)):
+            add(trace_to(report, node), "bfs")
+    return out, counts
+
+
+def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] = 60.0,
+                stateful: int = 200, bfs_depth: int = 3, batch: int = 64, max_findings: int = 12,
+                progress: Optional[Callable[[int, int], None]] = None) -> PeerReport:
+    """Generate traces (:func:`generated_traces`), feed them to the peer in batches of ``batch``
+    until done or ``budget`` seconds have passed, classify, and shrink the divergences (one
+    finding per first-divergence signature, at most ``max_findings``; shrinking also stops at the
+    budget). ``progress(done, total)`` is called after each batch."""
+    started = time.monotonic()
+    deadline = started + budget if budget is not None else None
+    traces, counts = generated_traces(seed, stateful, bfs_depth)
+    report = PeerReport(adapter.spec.label, generated=counts)
+    for i in range(0, len(traces), batch):
+        if deadline and time.monotonic() > deadline:
+            report.stopped_by = "budget"
+            break
+        report.results.extend(_run_batch(adapter, traces[i:i + batch]))
+        if progress:
+            progress(len(report.results), len(traces))
+    _finish(report, adapter, True, deadline, max_findings)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def write_findings(findings: Iterable[dict], directory: str) -> list[tuple[str, str]]:
+    """Write each finding as ``<id>.json`` (:func:`counterexamples.export.to_json`) and
+    ``<id>.jsonl`` (:func:`counterexamples.export.to_jsonl`, the trace as AG-UI JSON lines) into
+    ``directory`` (created if missing). Returns the pairs of paths, in order."""
+    from counterexamples.export import to_json, to_jsonl
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for f in findings:
+        base = os.path.join(directory, f["id"])
+        with open(base + ".json", "w", encoding="utf-8") as fh:
+            fh.write(to_json(f))
+        with open(base + ".jsonl", "w", encoding="utf-8") as fh:
+            fh.write(to_jsonl(f))
+        paths.append((base + ".json", base + ".jsonl"))
+    return paths
+
+
+__all__.append("write_findings")
