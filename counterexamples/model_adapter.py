@@ -13,8 +13,9 @@ object) is answered ``{"id", "error": text}`` and the adapter goes on with the n
 follows; :mod:`counterexamples.peers` is the checking side.
 
 Options (test hooks, to exercise the checker's error handling with a real process):
-``--crash-on ID`` exits with status 3 on the request with that id, ``--hang-on ID`` stops answering
-on that request (sleeps), ``--garbage-on ID`` answers that request with a line that is not JSON.
+``--crash-on ID`` exits with status 3 on the request with that id (or an id ending in ``:ID``),
+``--hang-on ID`` stops answering on that request (sleeps), ``--garbage-on ID`` answers that request
+with a line that is not JSON.
 """
 from __future__ import annotations
 
@@ -60,6 +61,13 @@ def answer(request: object, reading: Reading = DRAFT) -> dict:
             "state": verdict["state"]}
 
 
+def _names(rid: object, target: Optional[str]) -> bool:
+    """True when request id ``rid`` is ``target`` or ends in ``:target`` (the checker's ids are
+    ``<n>:<trace id>``)."""
+    return target is not None and isinstance(rid, str) and (rid == target
+                                                            or rid.endswith(":" + target))
+
+
 def serve(reading: Reading, stdin: TextIO, stdout: TextIO, crash_on: Optional[str] = None,
           hang_on: Optional[str] = None, garbage_on: Optional[str] = None) -> int:
     """Answer every line of ``stdin`` on ``stdout`` until end of input; returns the exit status
@@ -73,13 +81,13 @@ def serve(reading: Reading, stdin: TextIO, stdout: TextIO, crash_on: Optional[st
             response = {"id": None, "error": f"request is not JSON: {exc.msg}"}
         else:
             rid = request.get("id") if isinstance(request, dict) else None
-            if crash_on is not None and rid == crash_on:
+            if _names(rid, crash_on):
                 sys.stderr.write(f"model_adapter: crashing on request {rid!r} as asked\n")
                 sys.stderr.flush()
                 return 3
-            if hang_on is not None and rid == hang_on:
+            if _names(rid, hang_on):
                 time.sleep(3600)
-            if garbage_on is not None and rid == garbage_on:
+            if _names(rid, garbage_on):
                 stdout.write("this is not JSON\n")
                 stdout.flush()
                 continue

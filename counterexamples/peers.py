@@ -1227,8 +1227,8 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
             return
         seen.add(text)
         counts[kind] += 1
-        out.append(PeerTrace(f"{kind}-{counts[kind]}", tuple(e.to_wire() for e in events),
-                             tuple(events), None, kind))
+        out.append(PeerTrace.of(f"{kind}-{counts[kind]}", [_wire_for(e) for e in events], None,
+                                kind))
 
     for rate, share in ((0.0, stateful // 2), (0.25, stateful - stateful // 2)):
         if share <= 0:
@@ -1250,6 +1250,19 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
         for node in range(1, len(report.nodes)):
             add(trace_to(report, node), "bfs")
     return out, counts
+
+
+def _wire_for(event: Event) -> dict:
+    """The wire form of a generated event, with the undescribed top-level members its
+    ``notices`` record put back (their values are lost when the event is built; ``true`` stands
+    in), so that the peer is sent what the producer meant to send. The trace is parsed back from
+    this wire form, so peer and model always see the same events."""
+    wire = event.to_wire()
+    for path in event.notices:
+        name = path[2:] if path.startswith("$.") else ""
+        if name and not any(c in name for c in ".[]") and name not in wire:
+            wire[name] = True
+    return wire
 
 
 def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] = 60.0,
