@@ -226,7 +226,7 @@ def _print_report(con, report, summary: dict, args) -> None:
     con.print(knobs)
     if summary["divergences"]:
         div = Table(title="divergences (shrunk; the peer agrees with no reading)")
-        for col in ("finding", "from", "at event", "draft branch", "clauses", "differs from "
+        for col in ("finding", "from", "at event", "model branch", "clauses", "differs from "
                     "nearest reading", "files"):
             div.add_column(col, overflow="fold")
         for d in summary["divergences"]:

@@ -53,9 +53,10 @@ __all__ = [
     "PeerError", "AdapterSpec", "resolve_adapter", "BUILTIN_ADAPTERS", "PEERS_DIR",
     "node_peer_ready", "Reply", "AdapterProcess", "PeerTrace", "load_traces", "corpus_traces",
     "Observed", "observed_of", "view_of", "Classification", "classify", "TraceResult",
-    "knob_table", "KnobBehaviour", "first_divergence", "divergence_clauses", "shrink_divergence",
+    "knob_table", "KnobBehaviour", "first_divergence", "Divergence", "locate_divergence",
+    "divergence_clauses", "shrink_divergence",
     "divergence_finding", "PeerReport", "check_peer", "search_peer", "generated_traces",
-    "DEFAULT_TIMEOUT",
+    "DEFAULT_TIMEOUT", "PROBES", "probe_traces", "write_findings",
 ]
 
 DEFAULT_TIMEOUT = 10.0
@@ -634,7 +635,8 @@ class Classification:
         aspects: the parts where the peer differs from draft (see :func:`_aspects`); for a
             divergence, from the nearest reading (``nearest``).
         nearest: for ``"divergence"``: the leaf assignment whose verdict the peer's differs from
-            in the fewest parts, as text (draft's when tied).
+            in the fewest parts, as text (draft's when tied); ``nearest_assignment``: the same as
+            ``{knob id: option}``.
         error: for ``"error"``: what went wrong.
         leaves: every ``(assignment, verdict)`` of the model on the trace.
     """
@@ -644,13 +646,20 @@ class Classification:
     matches: list[dict] = field(default_factory=list)
     aspects: list[str] = field(default_factory=list)
     nearest: str = ""
+    nearest_assignment: dict = field(default_factory=dict)
     error: str = ""
     leaves: list = field(default_factory=list)
 
 
-def classify(events: Sequence[Event], reply: Reply, state: Any = None) -> Classification:
+def classify(events: Sequence[Event], reply: Reply, state: Any = None,
+             context: Optional[Sequence[dict]] = None) -> Classification:
     """Classify one answer against every reading of the model on ``events`` (from a consumer
     holding agent state ``state``).
+
+    Args:
+        context: for a divergence, look for the nearest reading among the leaves consistent with
+            one of these assignments first (the readings the peer agreed with on a shorter
+            prefix), then among all.
 
     Returns:
         A :class:`Classification`; kind ``"error"`` when ``reply`` is not ``"ok"``.
@@ -668,14 +677,23 @@ def classify(events: Sequence[Event], reply: Reply, state: Any = None) -> Classi
     matches = [a for (a, _), view in zip(leaves, views) if view == peer]
     aspects = _aspects(views[0], peer)
     if not matches:
-        # The nearest reading: the leaf the peer differs from in the fewest parts (draft first).
-        best = min(range(len(leaves)), key=lambda i: (len(_aspects(views[i], peer)), i))
+        # The nearest reading: the leaf the peer differs from in the fewest parts (draft first),
+        # preferring leaves consistent with the context.
+        pool = [i for i, (a, _) in enumerate(leaves)
+                if context and any(_consistent(a, c) for c in context)] or range(len(leaves))
+        best = min(pool, key=lambda i: (len(_aspects(views[i], peer)), i))
         return Classification("divergence", aspects=_aspects(views[best], peer),
-                              nearest=describe_assignment(leaves[best][0]), leaves=leaves)
+                              nearest=describe_assignment(leaves[best][0]),
+                              nearest_assignment=dict(leaves[best][0]), leaves=leaves)
     draft = DRAFT.as_dict()
     kind = "draft" if any(all(draft[k] == v for k, v in a.items()) for a in matches) else "reading"
     return Classification(kind, [describe_assignment(a) for a in matches], matches, aspects,
                           leaves=leaves)
+
+
+def _consistent(a: dict, b: dict) -> bool:
+    """True when two partial assignments agree on every knob both fix."""
+    return all(b[k] == v for k, v in a.items() if k in b)
 
 
 def _aspects(model: dict, peer: dict) -> list[str]:
@@ -767,16 +785,62 @@ def knob_table(results: Sequence["TraceResult"]) -> list[KnobBehaviour]:
 
 # --- divergences: where, which clauses, shrinking -----------------------------------------------
 
-def first_divergence(adapter: AdapterProcess, trace: PeerTrace) -> Optional[int]:
-    """The index of the event after which the peer first agrees with no reading: the peer is run on
-    every prefix (one batch). None when no prefix diverges (or the peer fails on all)."""
+def first_divergence(adapter: AdapterProcess, trace: PeerTrace
+                     ) -> Optional[tuple[int, Classification]]:
+    """Where the peer first agrees with no reading: the peer is run on every prefix (one batch).
+    The nearest reading there is sought first among those the peer agreed with one event before.
+
+    Returns:
+        ``(index of the last event of the first divergent prefix, that prefix's
+        Classification)``, or None when no prefix diverges (or the peer fails on all).
+    """
     items = [(trace.wire[:n], trace.state, f"{trace.id}[:{n}]")
              for n in range(1, len(trace.wire) + 1)]
     replies = adapter.request_many(items)
+    context: list[dict] = []
     for n, reply in enumerate(replies, start=1):
-        if classify(trace.events[:n], reply, trace.state).kind == "divergence":
-            return n - 1
+        c = classify(trace.events[:n], reply, trace.state, context)
+        if c.kind == "divergence":
+            return n - 1, c
+        context = c.matches
     return None
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where and how a peer parts from every reading on a trace.
+
+    Attributes:
+        index: the event after which it first agrees with no reading.
+        nearest: the nearest reading there (as text); aspects: where it differs from it.
+        branch: the nearest reading's step branch at that event; clauses: the clauses the
+            divergence breaks; related: clauses the draft's warnings cite before it (see
+            :func:`divergence_clauses`).
+    """
+
+    index: int
+    nearest: str
+    aspects: tuple[str, ...]
+    branch: str
+    clauses: tuple[str, ...]
+    related: tuple[str, ...]
+
+    @property
+    def signature(self) -> tuple:
+        """See :func:`_signature`."""
+        return _signature(self.branch, self.aspects)
+
+
+def locate_divergence(adapter: AdapterProcess, trace: PeerTrace) -> Optional[Divergence]:
+    """The :class:`Divergence` of ``trace`` (:func:`first_divergence`, then
+    :func:`divergence_clauses`), or None when the peer diverges on no prefix."""
+    found = first_divergence(adapter, trace)
+    if found is None:
+        return None
+    index, c = found
+    branch, clauses, related = divergence_clauses(trace.events, index, c.aspects, trace.state,
+                                                  c.nearest_assignment)
+    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related))
 
 
 _ASPECT_PREFIXES = {
@@ -851,35 +915,45 @@ def _situation(state: ConsumerState, event: Event, warnings: Sequence, fatal) ->
 
 
 def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[str],
-                       state: Any = None) -> tuple[str, list[str], list[str]]:
-    """The draft branch at event ``index`` and the clauses a divergence there breaks.
+                       state: Any = None, assignment: Optional[dict] = None
+                       ) -> tuple[str, list[str], list[str]]:
+    """The consumer's step branch at event ``index`` and the clauses a divergence there breaks.
+
+    The consumer is the model under the nearest reading (``assignment``, a partial assignment
+    completed with draft; default draft itself), so that a peer already following another
+    reading before the divergence is judged where that reading's consumer stands.
 
     The clauses are those the branch implements (:data:`model.consumer.BRANCHES`), narrowed to the
     differing aspects where that leaves any (metadata: MET-*; attribution: ACT-ATTR-*, SUB-*;
-    agent state: SNP-*, STA-*; run input: the stripping rules), plus the clauses the draft's own
-    warnings and fatal at that event cite; when the peer fails the run where the draft does not,
-    also the duty to accept every described event (EVX-ACCEPT-FAMILIES). The *related* clauses
-    are those the draft's warnings cite at earlier events: a peer that fails later often parted
-    from the draft at an event the draft tolerated (a skipped text event, say).
+    agent state: SNP-*, STA-*), plus the clauses the model's own warnings and fatal at that event
+    cite; the stripping rules when only the run input differs; and, when the peer fails the run
+    where the model does not, the duty to accept every described event (EVX-ACCEPT-FAMILIES).
+    The *related* clauses are those the model's warnings cite at earlier events: a peer that
+    fails later often parted from the model at an event the model tolerated (a skipped text
+    event, say).
 
     Returns:
         ``(branch name, clause ids, related clause ids)``.
     """
+    from model.readings import PartialReading
     from model.verdict import evaluate
+    reading = PartialReading(assignment or {}).complete()
     start = initial_state(state)
-    states = trace_states(events[:index + 1], DRAFT, start)
+    states = trace_states(events[:index + 1], reading, start)
     before = states[index - 1] if index > 0 else start
-    verdict = evaluate(events[:index + 1], DRAFT, start)
+    verdict = evaluate(events[:index + 1], reading, start)
     warnings = [w for at, w in verdict.warnings if at == index]
     fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == index else None
     branch = _situation(before, events[index], warnings, fatal)
     clauses = list(BRANCHES.get(branch, ()))
     prefixes = tuple(p for a in aspects for p in _ASPECT_PREFIXES.get(a, ()))
-    if prefixes and all(a in _ASPECT_PREFIXES for a in aspects):
+    if prefixes and all(a in _ASPECT_PREFIXES for a in aspects) and \
+            not ("runInput" in aspects and len(aspects) == 1):
         narrowed = [c for c in clauses if c.startswith(prefixes)]
         extra = [p for p in prefixes if not p.endswith("-") and p not in narrowed]
         clauses = narrowed + extra if narrowed or extra else clauses
-    if "runInput" in aspects:
+    if "runInput" in aspects and not any(a.startswith("messages") for a in aspects):
+        # the run input differs while the messages agree: the stripping rule itself
         clauses += [c for c in ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY") if c not in clauses]
     if "fatal" in aspects and fatal is None and "EVX-ACCEPT-FAMILIES" not in clauses:
         clauses.append("EVX-ACCEPT-FAMILIES")
@@ -894,12 +968,11 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
     return branch, clauses, related
 
 
-def _signature(trace: PeerTrace, index: int, branch: str, aspects: Sequence[str]) -> tuple:
-    """What makes two divergences the same for a search: the event type and draft branch where
-    the peer parts from every reading, and which parts of the verdict differ (messages, fatal,
-    run input, state, warnings; not which message members)."""
-    parts = sorted({a.split(".")[0] for a in aspects})
-    return trace.events[index].type_name, branch, tuple(parts)
+def _signature(branch: str, aspects: Sequence[str]) -> tuple:
+    """What makes two divergences the same for a search: the model's branch of the step where the
+    peer parts from every reading (which says what kind of event met what), and which parts of the
+    verdict differ (messages, fatal, run input, state, warnings; not which message members)."""
+    return branch, tuple(sorted({a.split(".")[0] for a in aspects}))
 
 
 def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
@@ -907,17 +980,25 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
                       ) -> tuple[dict, ...]:
     """Shrink a divergent trace by re-running the peer on smaller candidates: delta debugging to
     a 1-minimal trace (:func:`counterexamples.shrink.ddmin`), then optional members dropped
-    (:func:`~counterexamples.shrink.simplify_members`), then canonical names
-    (:func:`~counterexamples.shrink.canonical_names`), each step kept only while the peer still
-    diverges. Answers are memoised by candidate.
+    (:func:`~counterexamples.shrink.simplify_members`) and payloads made plain (an empty patch,
+    ``{}`` content), then canonical names (:func:`~counterexamples.shrink.canonical_names`). A
+    candidate is kept only while the peer still diverges *the same way*: same
+    :attr:`Divergence.signature` (the model's branch and differing parts where it first parts from every
+    reading), so that shrinking does not slide onto another divergence. Candidates are memoised.
+
+    Args:
+        holds: another predicate over wire events to preserve instead (optional).
 
     Returns:
         The shrunk wire events (the input itself when it does not diverge).
     """
     from counterexamples.shrink import canonical_names, ddmin, simplify_members
     cache: dict[str, bool] = {}
+    original = locate_divergence(adapter, trace) if holds is None else None
+    if holds is None and original is None:
+        return trace.wire
 
-    def diverges(wire: tuple[dict, ...]) -> bool:
+    def same_divergence(wire: tuple[dict, ...]) -> bool:
         if not wire:
             return False
         key = json.dumps(list(wire), sort_keys=True)
@@ -927,11 +1008,12 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
             except TraceFormatError:
                 cache[key] = False
                 return False
-            reply = adapter.request(wire, trace.state, f"{trace.id}~shrink")
-            cache[key] = classify(events, reply, trace.state).kind == "divergence"
+            candidate = PeerTrace(f"{trace.id}~shrink", tuple(wire), events, trace.state)
+            found = locate_divergence(adapter, candidate)
+            cache[key] = found is not None and found.signature == original.signature
         return cache[key]
 
-    test = holds or diverges
+    test = holds or same_divergence
     if not test(trace.wire):
         return trace.wire
     wire = ddmin(trace.wire, test)
@@ -940,7 +1022,7 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     def typed(evs: tuple[Event, ...]) -> bool:
         return test(tuple(e.to_wire() for e in evs))
 
-    simplified = simplify_members(events, typed)
+    simplified = _simplify_payloads(simplify_members(events, typed), typed)
     if simplified != events:
         wire = tuple(e.to_wire() for e in simplified)
         events = simplified
@@ -948,6 +1030,26 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     if renamed != wire and test(renamed):
         wire = renamed
     return wire
+
+
+def _simplify_payloads(events: tuple[Event, ...], holds: Callable[[tuple[Event, ...]], bool]
+                       ) -> tuple[Event, ...]:
+    """Try the plainest payload for each activity event, left to right, keeping each change only
+    while ``holds`` stays true: an empty patch for ACTIVITY_DELTA, ``{}`` content for
+    ACTIVITY_SNAPSHOT."""
+    from dataclasses import replace
+    current = tuple(events)
+    for i, event in enumerate(current):
+        if isinstance(event, ActivityDelta) and event.patch:
+            candidate = replace(event, patch=())
+        elif isinstance(event, ActivitySnapshot) and event.content != "{}":
+            candidate = replace(event, content="{}")
+        else:
+            continue
+        trial = current[:i] + (candidate,) + current[i + 1:]
+        if holds(trial):
+            current = trial
+    return current
 
 
 def _brief(verdict: dict) -> str:
@@ -994,15 +1096,15 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     small = PeerTrace(trace.id, tuple(wire), events, trace.state, trace.source)
     reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
     classification = classify(events, reply, small.state)
-    index = first_divergence(adapter, small)
-    if index is None:
+    where = locate_divergence(adapter, small)
+    if where is None:  # the peer no longer diverges (a flaky peer): describe the whole trace
         index = len(events) - 1
-    prefix = PeerTrace(trace.id, small.wire[:index + 1], events[:index + 1], small.state)
-    prefix_reply = adapter.request(prefix.wire, prefix.state, f"{trace.id}~at")
-    prefix_class = classify(prefix.events, prefix_reply, prefix.state)
-    aspects = prefix_class.aspects or classification.aspects
-    nearest = prefix_class.nearest or classification.nearest
-    branch, clauses, related = divergence_clauses(events, index, aspects, small.state)
+        aspects, nearest = classification.aspects, classification.nearest
+        branch, clauses, related = divergence_clauses(events, index, aspects, small.state,
+                                                      classification.nearest_assignment)
+    else:
+        index, aspects, nearest = where.index, list(where.aspects), where.nearest
+        branch, clauses, related = where.branch, list(where.clauses), list(where.related)
     digest = hashlib.sha256(f"peer\n{adapter.spec.name}\n{dump_jsonl(events)}\n"
                             f"{json.dumps(small.state, sort_keys=True)}".encode()).hexdigest()[:8]
     fid = f"PEER-{adapter.spec.name}-{digest}"
@@ -1024,9 +1126,9 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     explanation = "\n".join([
         f"On this {len(events)}-event trace the peer ({reply.response.get('peer') if reply.ok else adapter.spec.label}) "
         f"ends in a verdict that no reading of the model gives.",
-        f"It first parts from every reading at event {index} ({at_text}), in the step the draft "
-        f"consumer takes as '{branch}'; there it differs from the nearest reading ({nearest}) "
-        f"in: {', '.join(aspects) or '-'}.",
+        f"It first parts from every reading at event {index} ({at_text}), in the step the "
+        f"model consumer under the nearest reading ({nearest}) takes as '{branch}'; there it "
+        f"differs from that reading in: {', '.join(aspects) or '-'}.",
         f"- model (draft): {_brief(draft_json)}",
         f"- peer: {_brief(response)}",
         ("The trace is conformant: the producer breaks no clause." if not violations else
@@ -1143,8 +1245,9 @@ def _run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[Tra
 
 def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
             deadline: Optional[float], max_findings: int) -> None:
-    """Knob table, then shrink divergences into findings (shortest first, one per first-divergence
-    signature, at most ``max_findings``, until ``deadline``)."""
+    """Knob table, then shrink divergences into findings (shortest first, one per signature
+    (:func:`_signature`, before and after shrinking), at most ``max_findings``, until
+    ``deadline``)."""
     report.knobs = knob_table(report.results)
     first_ok = next((r.reply.response for r in report.results if r.reply.ok), None)
     if first_ok is not None:
@@ -1157,21 +1260,16 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
             break
         if not shrink:
             continue
-        index = first_divergence(adapter, r.trace)
-        if index is None:
+        where = locate_divergence(adapter, r.trace)
+        if where is None:
             continue
-        prefix_events = r.trace.events[:index + 1]
-        prefix_reply = adapter.request(r.trace.wire[:index + 1], r.trace.state, r.trace.id)
-        aspects = classify(prefix_events, prefix_reply, r.trace.state).aspects
-        branch, _, _ = divergence_clauses(r.trace.events, index, aspects, r.trace.state)
-        signature = _signature(r.trace, index, branch, aspects)
+        signature = where.signature
         if signature in signatures:
             r.finding = signatures[signature]
             continue
         wire = shrink_divergence(adapter, r.trace)
         finding = divergence_finding(adapter, r.trace, wire, r.trace.id)
-        shrunk = (finding["events"][finding["divergesAt"]].get("type"), finding["branch"],
-                  tuple(sorted({a.split(".")[0] for a in finding["aspects"]})))
+        shrunk = _signature(finding["branch"], finding["aspects"])
         if shrunk in signatures:  # shrank onto a divergence already found
             r.finding = signatures[signature] = signatures[shrunk]
             continue
@@ -1195,12 +1293,65 @@ def check_peer(adapter: AdapterProcess, traces: Sequence[PeerTrace], shrink: boo
     return report
 
 
+def _probe_events() -> dict[str, tuple[str, list[dict]]]:
+    run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+    text = [{"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "msg-1"}]
+
+    def snap(mid: str, content: Optional[dict] = None, **more) -> dict:
+        return {"type": "ACTIVITY_SNAPSHOT", "messageId": mid, "activityType": "PLAN",
+                "content": {"n": 0} if content is None else content, **more}
+
+    def delta(mid: str, patch: Optional[list] = None, **more) -> dict:
+        return {"type": "ACTIVITY_DELTA", "messageId": mid, "activityType": "PLAN",
+                "patch": [{"op": "replace", "path": "/n", "value": 1}] if patch is None else patch,
+                **more}
+
+    dropped = {"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "act-2", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]}
+    return {
+        "probe-Q3": ("replace:false attributed to another subagent than the owner",
+                     [run, snap("act-1", subagentRunId="sub-1"),
+                      snap("act-1", replace=False, subagentRunId="sub-2", metadata={"k": 1})]),
+        "probe-Q4": ("a delta tagged with another subagent than the opener",
+                     [run, snap("act-1", subagentRunId="sub-1"), delta("act-1",
+                                                                      subagentRunId="sub-2")]),
+        "probe-Q4-opener": ("a delta tagged with the first owner after a replacing snapshot "
+                            "re-minted the owner to the parent",
+                            [run, snap("act-1", subagentRunId="sub-1"), snap("act-1"),
+                             delta("act-1", subagentRunId="sub-1")]),
+        "probe-Q7": ("a delta whose result is an array",
+                     [run, snap("act-1"), delta("act-1", [{"op": "replace", "path": "",
+                                                           "value": [1]}])]),
+        "probe-Q9-replace": ("ACTIVITY_SNAPSHOT (replace absent) on a text message's id",
+                             [run, *text, snap("msg-1")]),
+        "probe-Q9-replace-false": ("ACTIVITY_SNAPSHOT with replace:false on a text message's id",
+                                   [run, *text, snap("msg-1", replace=False)]),
+        "probe-Q10": ("a snapshot for an activity a MESSAGES_SNAPSHOT dropped",
+                      [run, snap("act-1"), dropped, snap("act-1", {"n": 5})]),
+        "probe-Q21-metadata": ("metadata sent as null", [run, snap("act-1", metadata=None)]),
+        "probe-Q21-owner": ("subagentRunId sent as null",
+                            [run, snap("act-1", subagentRunId=None)]),
+    }
+
+
+PROBES: dict[str, str] = {k: v[0] for k, v in _probe_events().items()}
+"""Hand-written probe traces (id -> what it does): one or two per knob whose options the
+generators rarely separate (a reaction to a producer violation, or a case that needs a context).
+:func:`probe_traces` gives them; ``peer search`` feeds them with the generated traces."""
+
+
+def probe_traces() -> list[PeerTrace]:
+    """The :data:`PROBES` as traces (source ``probe``)."""
+    return [PeerTrace.of(k, wire, None, "probe") for k, (_, wire) in _probe_events().items()]
+
+
 def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
                      max_events: int = 8) -> tuple[list[PeerTrace], dict]:
     """The traces ``peer search`` feeds a peer, deterministic for a seed.
 
     * corpus: the committed corpus (:func:`corpus_traces`), which holds a witness for every
-      knob the ambiguity search splits;
+      knob the ambiguity search splits, and the hand-written :data:`PROBES`;
     * stateful: ``stateful`` traces from the Hypothesis producer strategies
       (:func:`properties.strategies.adversarial_traces`: half conformant, half mixed with
       labelled non-conformant events), seeded;
@@ -1208,16 +1359,18 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
       (:func:`properties.explore.explore`, adversarial moves included) reaches within
       ``bfs_depth`` events over its small vocabulary.
 
-    Duplicates are dropped (first kept). Returns ``(traces, {"corpus": n, "stateful": n,
-    "bfs": n})``.
+    Duplicates are dropped (first kept). Returns ``(traces, {"corpus": n, "probe": n,
+    "stateful": n, "bfs": n})``.
     """
     from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
     from properties.explore import explore, trace_to
     from properties.strategies import adversarial_traces
 
     out: list[PeerTrace] = corpus_traces()
+    probes = probe_traces()
+    counts = {"corpus": len(out), "probe": len(probes), "stateful": 0, "bfs": 0}
+    out += probes
     seen: set[str] = {dump_jsonl(t.events) for t in out if t.state is None}
-    counts = {"corpus": len(out), "stateful": 0, "bfs": 0}
 
     def add(events: Sequence[Event], kind: str) -> None:
         if not events:
@@ -1304,5 +1457,3 @@ def write_findings(findings: Iterable[dict], directory: str) -> list[tuple[str, 
         paths.append((base + ".json", base + ".jsonl"))
     return paths
 
-
-__all__.append("write_findings")
