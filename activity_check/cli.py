@@ -233,7 +233,7 @@ def cmd_run(args) -> int:
 
     from counterexamples.field_cases import check_all
     from counterexamples.findings import ambiguity_finding, write_finding, write_property_finding
-    from model.producer import DEFAULT_VOCABULARY
+    from model.producer import DEFAULT_VOCABULARY, check_trace
     from model.readings import DRAFT, reading_count
     from properties.ambiguity import merge_witnesses, search_ambiguities
     from properties.machines import consumer_machine, run_machine, search_with_machine
@@ -276,10 +276,11 @@ def cmd_run(args) -> int:
             checks[name] = result
             progress.advance(machine_task)
         bfs_task = progress.add_task(f"breadth-first search to depth {args.bfs_depth}", total=1)
-        bfs = explore(depth=args.bfs_depth, properties=(), check_readings=True) \
+        bfs = explore(depth=args.bfs_depth, reading=None, properties=()) \
             if args.bfs_depth > 0 else None
-        if bfs is not None:
-            merge_witnesses(report, {k: trace for k, (trace, _) in bfs.splits.items()})
+        if bfs is not None:  # findings are conformant under the draft's producer obligations
+            merge_witnesses(report, {k: trace for k, (trace, _) in bfs.splits.items()
+                                     if not check_trace(trace)})
         progress.advance(bfs_task)
         shrink_task = progress.add_task("shrinking findings", total=len(report.witnesses))
         findings = []
@@ -420,10 +421,12 @@ def cmd_explore(args) -> int:
         raise UsageError("--max-states must be at least 1")
     if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
         raise UsageError("--timeout must be a positive number of seconds")
-    try:
-        reading = parse_reading(args.reading)
-    except ReadingError as exc:
-        raise UsageError(f"--reading: {exc}") from None
+    reading = None
+    if args.reading != "all":
+        try:
+            reading = parse_reading(args.reading)
+        except ReadingError as exc:
+            raise UsageError(f"--reading: {exc}") from None
     vocabulary = EXPLORE_VOCABULARY
     if args.vocabulary:
         vocabulary = _read_vocabulary(args.vocabulary)
@@ -462,7 +465,9 @@ def cmd_explore(args) -> int:
     out = {
         "depth": report.depth, "requestedDepth": args.depth, "complete": report.complete,
         "stoppedBy": report.stopped_by, "states": report.states, "edges": report.edges,
-        "reading": reading.name or "draft", "adversarial": args.adversarial,
+        "reading": "all" if reading is None else (reading.name or "draft"),
+        "readingClasses": report.classes if reading is None else None,
+        "adversarial": args.adversarial,
         "splits": {k: {"length": len(trace), "pair": [describe_assignment(a) for a in pair],
                        "trace": [e.to_wire() for e in trace]}
                    for k, (trace, pair) in report.splits.items()},
@@ -479,7 +484,10 @@ def cmd_explore(args) -> int:
              "timeout": f"--timeout {args.timeout}"}[report.stopped_by]
     con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
               f"{report.depth} in {report.seconds:.1f} s ({report.states_per_second:,.0f} "
-              f"states/s); stopped by {bound}"
+              f"states/s)"
+              + (f" under every reading at once ({report.classes:,} classes of readings)"
+                 if reading is None else f" under reading {out['reading']}")
+              + f"; stopped by {bound}"
               + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
     table = Table(title=f"open questions that split a step ({len(report.splits)}), shortest first found")
     for col in ("knob", "events", "readings", "trace"):
@@ -733,12 +741,15 @@ def build_parser() -> argparse.ArgumentParser:
     cl.set_defaults(func=cmd_clauses)
 
     ex = sub.add_parser("explore", help="exhaustive breadth-first exploration to a depth")
-    ex.add_argument("--depth", type=int, default=5, help="longest trace explored (default 5)")
+    ex.add_argument("--depth", type=int, default=4, help="longest trace explored (default 4)")
     ex.add_argument("--vocabulary", help="JSON file with the producer vocabulary "
                     "(default: the small exploration vocabulary)")
     ex.add_argument("--max-states", type=int, help="stop after this many distinct states")
     ex.add_argument("--timeout", type=float, help="stop after this many seconds")
-    ex.add_argument("--reading", default="draft", help="the consumer's reading (default draft)")
+    ex.add_argument("--reading", default="all",
+                    help="all (default): every reading in one sweep, one consumer state per "
+                         "class of readings not yet diverged; or one reading (draft, a preset, "
+                         "or KNOB=OPTION,...)")
     ex.add_argument("--adversarial", action="store_true",
                     help="also take the producer's non-conformant moves")
     ex.add_argument("--graph", help="write the state graph (.graphml or .dot)")

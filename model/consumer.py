@@ -13,7 +13,7 @@ can say which sentence of the draft is at stake.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from model.events import (
@@ -88,6 +88,16 @@ class ConsumerState:
     state: JsonText = EMPTY_OBJECT
     subagents: frozenset[str] = frozenset()
     halted: bool = False
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # Computed once: exhaustive search hashes every state many times (visited map, caches).
+        h = self._hash
+        if not h:
+            h = hash((self.messages, self.held_ever, self.run, self.open_texts, self.open_tools,
+                      self.state, self.subagents, self.halted)) or 1
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def but(self, messages=None, held_ever=None, run=None, open_texts=None, open_tools=None,
             state=None, subagents=None, halted=None) -> "ConsumerState":
@@ -351,7 +361,7 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
                                   open_texts=state.open_texts - {ev.message_id}))
     if ev.replacing:
         # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
-        new = replace(held, content=ev.content, activity_type=ev.activity_type,
+        new = held.but(content=ev.content, activity_type=ev.activity_type,
                       owner=ev.subagent_run_id, metadata=merge_metadata(held.metadata, ev.metadata))
         if i != len(msgs) - 1 and reading.q11 == "move":
             return StepResult(state.but(messages=msgs[:i] + msgs[i + 1:] + (new,)))
@@ -381,7 +391,7 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
     if ev.metadata is not None:
         merged = merge_metadata(held.metadata, ev.metadata)
         if merged != held.metadata and reading.q1 == "merge":
-            return StepResult(state.but(messages=_put(msgs, i, replace(held, metadata=merged))),
+            return StepResult(state.but(messages=_put(msgs, i, held.but(metadata=merged))),
                               warnings)
     return StepResult(state, warnings)
 
@@ -451,15 +461,15 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
         warnings += (_w("delta.patch-failed", "ACTIVITY_PATCH_FAILED", ev.message_id, failure),)
         new = held
         if ev.activity_type != held.activity_type and reading.q5 == "retype":
-            new = replace(new, activity_type=ev.activity_type)
+            new = new.but(activity_type=ev.activity_type)
         if ev.metadata is not None:
             merged = merge_metadata(held.metadata, ev.metadata)
             if merged != held.metadata and reading.q6 == "merge":
-                new = replace(new, metadata=merged)
+                new = new.but(metadata=merged)
         if new is held:
             return StepResult(state, warnings)
         return StepResult(state.but(messages=_put(msgs, i, new)), warnings)
-    new = replace(held, content=result_content, activity_type=ev.activity_type,
+    new = held.but(content=result_content, activity_type=ev.activity_type,
                   metadata=merge_metadata(held.metadata, ev.metadata))
     return StepResult(state.but(messages=_put(msgs, i, new)), warnings)
 
@@ -481,7 +491,7 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
                     merged = merge_metadata(held.metadata, snap.metadata)
                     if merged != snap.metadata and reading.q6_ms == "merge":
                         meta = merged
-                snap = replace(snap, metadata=meta)
+                snap = snap.but(metadata=meta)
             kept.append(snap)  # replaced in place (STA-MS-IN-PLACE)
             continue
         if held.role in ("activity", "reasoning"):
@@ -559,11 +569,11 @@ def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
     fatal = _text_owner_check(held, ev.subagent_run_id)
     if fatal is not None:
         return _halt(state, (), fatal)
-    new = replace(held, metadata=merge_metadata(held.metadata, ev.metadata))
+    new = held.but(metadata=merge_metadata(held.metadata, ev.metadata))
     open_texts = state.open_texts
     if isinstance(ev, TextMessageContent):
         text = (thaw(held.content) if held.content is not None else "") or ""
-        new = replace(new, content=freeze(text + ev.delta))
+        new = new.but(content=freeze(text + ev.delta))
     else:
         open_texts = open_texts - {ev.message_id}
     return StepResult(state.but(messages=_put(state.messages, i, new), open_texts=open_texts))
@@ -587,7 +597,7 @@ def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) ->
         held = state.messages[i]
         other = thaw(held.other)
         other["toolCalls"] = other.get("toolCalls", []) + [call]
-        msgs = _put(state.messages, i, replace(held, other=freeze(other)))
+        msgs = _put(state.messages, i, held.but(other=freeze(other)))
     return StepResult(state.but(messages=msgs, held_ever=state.held_ever | {parent},
                               open_tools=state.open_tools + ((ev.tool_call_id, parent),)))
 
@@ -607,7 +617,7 @@ def _tool_update(state: ConsumerState, tool_call_id: str, delta: Optional[str],
                 call["function"]["arguments"] += delta
             if metadata is not None:
                 call["metadata"] = thaw(merge_metadata(freeze(call.get("metadata", {})), metadata))
-    msgs = _put(state.messages, i, replace(held, other=freeze(other)))
+    msgs = _put(state.messages, i, held.but(other=freeze(other)))
     tools = tuple(t for t in state.open_tools if t[0] != tool_call_id) if close else \
         state.open_tools
     return StepResult(state.but(messages=msgs, open_tools=tools))

@@ -106,6 +106,17 @@ class Message:
     first_owner: Optional[str] = None
     other: JsonText = "{}"
 
+    def but(self, **changes) -> "Message":
+        """A copy with the given fields changed: ``dataclasses.replace``, without its
+        per-call field introspection (the consumer step and searches call it constantly).
+
+        Raises:
+            TypeError: for a name that is not a field."""
+        values = [changes.pop(name, getattr(self, name)) for name in _MESSAGE_FIELDS]
+        if changes:
+            raise TypeError(f"Message has no field(s) {', '.join(sorted(changes))}")
+        return Message(*values)
+
     @property
     def is_activity(self) -> bool:
         """True for role ``activity`` (ACT-ROLE)."""
@@ -144,6 +155,10 @@ class Message:
 
 
 # --- events -------------------------------------------------------------------------------------
+
+
+_MESSAGE_FIELDS = ("id", "role", "content", "activity_type", "metadata", "owner", "first_owner",
+                   "other")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:

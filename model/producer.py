@@ -17,7 +17,7 @@ reading's option.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional, Sequence
 
 from model.events import (
@@ -190,6 +190,16 @@ class Belief:
     finished: frozenset[str] = frozenset()
     text_owners: tuple[tuple[str, Optional[str]], ...] = ()
     tags_used: frozenset[str] = frozenset()
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # Computed once: exhaustive search hashes every belief many times.
+        h = self._hash
+        if not h:
+            h = hash((self.run, self.runs, self.activities, self.texts, self.open_texts,
+                      self.subagents, self.finished, self.text_owners, self.tags_used)) or 1
+            object.__setattr__(self, "_hash", h)
+        return h
 
     def text_owner(self, message_id: str) -> Optional[str]:
         """The owner a text message was opened under (None: the parent)."""

@@ -74,6 +74,8 @@ class Verdict:
         }
 
 
+_DRAFT_VALUES = DRAFT.as_dict()
+
 def verdict_key(verdict: Verdict) -> str:
     """Canonical text of a verdict without free-text details: equal keys, equal verdicts."""
     return json.dumps(verdict.to_json(detail=False), sort_keys=True, separators=(",", ":"))
@@ -126,7 +128,7 @@ class VerdictClass:
 
     @property
     def contains_draft(self) -> bool:
-        return any(all(DRAFT.as_dict()[k] == v for k, v in a.items()) for a in self.assignments)
+        return any(all(_DRAFT_VALUES[k] == v for k, v in a.items()) for a in self.assignments)
 
 
 def reading_leaves(events: Sequence[Event], start: Optional[ConsumerState] = None,
@@ -199,7 +201,7 @@ def context_of(pair: tuple[dict, dict], knob: str) -> dict:
     """The knobs a split pair fixes besides ``knob`` that depart from ``draft``: the context in
     which ``knob`` decides (empty when it decides with every other knob at its draft option)."""
     a, b = pair
-    draft = DRAFT.as_dict()
+    draft = _DRAFT_VALUES
     merged = {**a, **b}  # the pair agrees on the knobs both fix, so the union is consistent
     return {k: v for k, v in merged.items() if k != knob and draft[k] != v}
 

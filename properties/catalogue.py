@@ -498,6 +498,9 @@ def _agree_after_replace(t: Transition) -> Optional[str]:
         return None
     if held_before is None and ev.message_id in t.before.held_ever and t.reading.q10 == "seen":
         return None
+    if held_before is None and not ev.replacing and \
+            t.belief_before.activity(ev.message_id) is not None:
+        return None  # declined by the producer, on an activity the consumer no longer holds
     belief = t.belief_after.activity(ev.message_id)
     m = _held(t.after, ev.message_id)
     if belief is None or m is None:
@@ -564,7 +567,7 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 
 
 def _rename_state(state: ConsumerState, f) -> ConsumerState:
-    return state.but(messages=tuple(replace(m, id=f(m.id)) for m in state.messages),
+    return state.but(messages=tuple(m.but(id=f(m.id)) for m in state.messages),
                      held_ever=frozenset(f(i) for i in state.held_ever),
                      open_texts=frozenset(f(i) for i in state.open_texts),
                      open_tools=tuple((c, f(m)) for c, m in state.open_tools))

@@ -29,14 +29,14 @@ import networkx as nx
 from model.consumer import ConsumerState, initial_state, step as reference_step
 from model.events import Event
 from model.producer import (Belief, Vocabulary, adversarial_moves, advance, moves, violations)
-from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
+from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading,
                             RecordingReading)
-from model.verdict import Verdict, knob_splits
+from model.verdict import Verdict, context_of, knob_splits
 from properties.catalogue import PROPERTIES, Property, Transition, check_transition
 from properties.zoo import REFERENCE, Consumer
 
-__all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "explore", "step_splits", "state_graph",
-           "trace_to"]
+__all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_splits",
+           "shortest_distinguishing", "state_graph", "trace_to"]
 
 EXPLORE_VOCABULARY = Vocabulary(
     activity_ids=("act-1", "act-2"),
@@ -87,6 +87,7 @@ class ExploreReport:
     nodes: list = field(default_factory=list)
     parents: list = field(default_factory=list)
     edges_seen: list = field(default_factory=list)
+    classes: int = 1
 
     @property
     def states_per_second(self) -> float:
@@ -139,100 +140,176 @@ def trace_to(report: ExploreReport, node: int) -> tuple[Event, ...]:
     return _path(report.parents, node)
 
 
-def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading: Reading = DRAFT,
-            consumer: Consumer = REFERENCE, properties: Sequence[Property] = PROPERTIES,
-            adversarial: bool = False, check_readings: bool = True,
-            max_states: Optional[int] = None, timeout: Optional[float] = None,
+def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
+            reading: Optional[Reading] = DRAFT, consumer: Consumer = REFERENCE,
+            properties: Sequence[Property] = PROPERTIES, adversarial: bool = False,
+            check_readings: bool = True, max_states: Optional[int] = None,
+            timeout: Optional[float] = None,
             progress: Optional[Callable[[int, int, int, float], None]] = None,
             stop_when_found: bool = False, keep_edges: bool = False) -> ExploreReport:
     """Breadth-first search to ``depth`` events.
 
+    Two modes:
+
+    * ``reading=None``: *every reading in one sweep*. A node is (belief, consumer state,
+      conformant, class), where the class is a partial assignment of knobs standing for every
+      reading consistent with it; all of those readings have given the same result on every
+      step so far. A step that consults a knob the class leaves open is forked
+      (:class:`~model.readings.PartialReading`); options that give equal results stay in one
+      class, options that differ become sibling classes, and every knob whose options differ
+      there is recorded as a split, in whatever context the class fixes. Producer conformance
+      is forked the same way on the knobs the producer's own obligations read (Q2 and
+      Q4-opener), so a move conformant under only some readings is taken in those readings'
+      class. Properties are checked on every class's transition, under the class's
+      representative reading (the class's options, ``draft`` for the knobs it leaves free).
+      Reference consumer only.
+    * ``reading=R`` (default ``draft``): one consumer state per node, the one of reading R; a
+      knob is recorded as a split where it decides in R's context (:func:`step_splits`).
+
     Args:
         depth: the longest trace explored (events).
         vocabulary: the producer's finite world (see :data:`EXPLORE_VOCABULARY`).
-        reading: the reading the consumer runs under (the context for readings checks).
-        consumer: the consumer under test (default the reference model).
-        properties: checked on every edge.
+        reading: the consumer's reading, or None for every reading at once.
+        consumer: the consumer under test (default the reference model; any other consumer
+            needs a reading).
+        properties: checked on every edge (:class:`properties.catalogue.Transition`).
         adversarial: also take the producer's non-conformant moves (then properties that judge
-            only conformant traces see the cumulative conformance flag).
-        check_readings: also look for knobs that split each step (reference step only).
-        max_states, timeout: further bounds; the report says which one stopped it.
-        progress: called as ``progress(depth, states, edges, seconds)`` after each level.
+            only conformant traces see the cumulative conformance flag; splits are recorded on
+            conformant traces only).
+        check_readings: with a reading, also look for knobs that split each step (reference
+            step only); with ``reading=None`` splits are always recorded.
+        max_states, timeout (seconds): further bounds; the report says which one stopped it.
+        progress: called as ``progress(depth, states, edges, seconds)`` during and after each
+            level.
         stop_when_found: stop at the end of the first level with a property violation.
         keep_edges: record every examined edge for :func:`state_graph` (off by default: the
             search itself needs only the parent map).
 
     Returns:
-        An :class:`ExploreReport`. Deterministic: moves are enumerated in a fixed order.
+        An :class:`ExploreReport`. Deterministic: moves and forks are taken in a fixed order.
+
+    Raises:
+        ValueError: ``reading=None`` with a consumer other than the reference model.
+
+    Clauses: every clause of the property catalogue (P00..P40) and of the knobs (Q-ids).
     """
+    all_readings = reading is None
+    if all_readings and consumer is not REFERENCE:
+        raise ValueError("exploring every reading at once needs the reference consumer")
     started = time.monotonic()
     report = ExploreReport()
-    start = (Belief(), initial_state(), True)
+    root_class = () if all_readings else _FULL
+    start = (Belief(), initial_state(), frozenset(PRODUCER_READINGS) if all_readings else True,
+             root_class)
     visited: dict = {start: 0}
     nodes: list = [start]
     parents: list = [(0, None)]
     frontier = [0]
     step_fn = consumer.step
+    run_input_fn = consumer.run_input
     level = 0
+    found_knobs: set = set()
+    split_cost: dict = {}
+    check_splits = check_readings and not all_readings and step_fn is reference_step
+    stopped = None
+    trees: dict = {}  # all readings: (state, event) -> the step's decision tree over the knobs
+    checked: dict = {}  # all readings: a transition (without its reading) -> property outcomes
 
-    def restep(s, e):
-        r = step_fn(s, e, reading)
-        return r.state, r.warnings, r.fatal
+    def restep_for(r):
+        def restep(s, e):
+            res = step_fn(s, e, r)
+            return res.state, res.warnings, res.fatal
+        return restep
 
     while frontier and level < depth:
         next_frontier = []
         for node in frontier:
-            belief, state, conformant = nodes[node]
-            options = moves(belief, vocabulary, reading)
-            if adversarial:
-                seen = set(options)
-                options = list(options) + [e for e, _ in adversarial_moves(belief, vocabulary,
-                                                                            reading)
-                                           if e not in seen and not seen.add(e)]
-            for event in options:
+            belief, state, producers, cls = nodes[node]
+            base = reading if not all_readings else _representative(cls)
+            for event, producers_after in _node_moves(belief, vocabulary, base, producers,
+                                                      adversarial, all_readings):
+                ok = bool(producers_after)
                 report.edges += 1
-                recorder = RecordingReading(reading) if check_readings else reading
-                try:
-                    result = step_fn(state, event, recorder)
-                    run_input = tuple(consumer.run_input(result.state))
-                except Exception as exc:  # noqa: BLE001 - the finding is the escape itself
-                    _record(report.violations, "P00-no-exception", node, event,
-                            f"{type(exc).__name__}: {exc}", parents)
-                    continue
-                ok = conformant and not violations(belief, event, reading)
+                if all_readings:
+                    try:
+                        leaves = _fork(state, event, cls, trees)
+                    except Exception as exc:  # noqa: BLE001 - the escape is the finding
+                        _record(report.violations, "P00-no-exception", node, event,
+                                f"{type(exc).__name__}: {exc}", parents)
+                        continue
+                    if len(leaves) > 1 and ok and not state.halted:
+                        _record_splits(report, split_cost, leaves, node, event, parents,
+                                       (level, _DRAFT_PRODUCER not in producers_after))
+                else:
+                    recorder = RecordingReading(reading) if check_splits else reading
+                    try:
+                        result = step_fn(state, event, recorder)
+                    except Exception as exc:  # noqa: BLE001 - the escape is the finding
+                        _record(report.violations, "P00-no-exception", node, event,
+                                f"{type(exc).__name__}: {exc}", parents)
+                        continue
+                    leaves = ((cls, result),)
+                    if check_splits and ok and not state.halted and recorder.consulted:
+                        consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
+                        if not consulted <= found_knobs:
+                            for knob, pair in step_splits(state, event, reading).items():
+                                if knob not in report.splits:
+                                    found_knobs.add(knob)
+                                    report.splits[knob] = (_path(parents, node) + (event,),
+                                                           pair)
                 belief_after = advance(belief, event)
-                t = Transition(level, state, event, result.state, result.warnings, result.fatal,
-                               reading, run_input, belief, belief_after, ok, restep)
-                found = check_transition(t, properties)
-                if found is not None:
-                    _record(report.violations, found[0].id, node, event, found[1], parents)
-                if check_readings and ok and not state.halted and recorder.consulted:
-                    for knob, pair in step_splits(state, event, reading).items():
-                        if knob not in report.splits:
-                            report.splits[knob] = (_path(parents, node) + (event,), pair)
-                key = (belief_after, result.state, ok)
-                known = visited.get(key)
-                if keep_edges:
-                    report.edges_seen.append((node, len(nodes) if known is None else known,
-                                              event))
-                if known is not None:
-                    continue
-                visited[key] = len(nodes)
-                nodes.append(key)
-                parents.append((node, event))
-                if not result.state.halted:
-                    next_frontier.append(len(nodes) - 1)
-                if max_states is not None and len(nodes) >= max_states:
-                    report.stopped_by = "max-states"
+                for leaf_class, result in leaves:
+                    r = base if not all_readings else _representative(leaf_class)
+                    if properties:
+                        try:
+                            run_input = tuple(run_input_fn(result.state))
+                        except Exception as exc:  # noqa: BLE001
+                            _record(report.violations, "P00-no-exception", node, event,
+                                    f"{type(exc).__name__}: {exc}", parents)
+                            continue
+                        if all_readings:
+                            found = _check_cached(checked, (belief, state, event, result.state,
+                                                            result.warnings, result.fatal, ok),
+                                                  lambda rr: Transition(
+                                                      level, state, event, result.state,
+                                                      result.warnings, result.fatal, rr,
+                                                      run_input, belief, belief_after, ok,
+                                                      restep_for(rr)), r, properties)
+                        else:
+                            found = check_transition(Transition(
+                                level, state, event, result.state, result.warnings,
+                                result.fatal, r, run_input, belief, belief_after, ok,
+                                restep_for(r)), properties)
+                        if found is not None:
+                            _record(report.violations, found[0].id, node, event, found[1],
+                                    parents)
+                    key = (belief_after, result.state, producers_after, leaf_class)
+                    known = visited.get(key)
+                    if keep_edges:
+                        report.edges_seen.append((node, len(nodes) if known is None
+                                                  else known, event))
+                    if known is not None:
+                        continue
+                    visited[key] = len(nodes)
+                    nodes.append(key)
+                    parents.append((node, event))
+                    if not result.state.halted:
+                        next_frontier.append(len(nodes) - 1)
+                    if max_states is not None and len(nodes) >= max_states:
+                        stopped = "max-states"
+                    elif timeout is not None and time.monotonic() - started > timeout:
+                        stopped = "timeout"
+                    elif progress is not None and len(nodes) % 2000 == 0:
+                        progress(level, len(nodes), report.edges,
+                                 time.monotonic() - started)
+                    if stopped:
+                        break
+                if stopped:
                     break
-                if timeout is not None and time.monotonic() - started > timeout:
-                    report.stopped_by = "timeout"
-                    break
-                if progress is not None and len(nodes) % 2000 == 0:
-                    progress(level, len(nodes), report.edges, time.monotonic() - started)
-            if report.stopped_by != "depth":
+            if stopped:
                 break
-        if report.stopped_by != "depth":
+        if stopped:
+            report.stopped_by = stopped
             break
         level += 1
         frontier = next_frontier
@@ -245,7 +322,214 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY, reading
     report.complete = report.stopped_by == "depth" and (level == depth or not frontier)
     report.seconds = time.monotonic() - started
     report.nodes, report.parents = nodes, parents
+    report.classes = len({n[3] for n in nodes})
     return report
+
+
+_KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
+_KNOB_ORDER = {k.id: i for i, k in enumerate(KNOBS)}
+_FULL = ("*",)
+"""The class of a single-reading exploration: the reading itself (never forked)."""
+
+PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
+"""The knobs the producer's obligations read (:func:`model.producer.violations`): what a
+conformant producer may send depends on them, so the all-readings sweep forks moves on them."""
+
+_REPRESENTATIVES: dict = {}
+
+
+def _representative(cls: tuple) -> Reading:
+    """The reading standing for a class: its options, ``draft`` for the knobs it leaves free."""
+    r = _REPRESENTATIVES.get(cls)
+    if r is None:
+        r = _REPRESENTATIVES[cls] = PartialReading(dict(cls)).complete()
+    return r
+
+
+def _class_of(cls: tuple, ext: tuple) -> tuple:
+    """A class (sorted ``(knob id, option)`` pairs) extended by ``ext``."""
+    if not ext:
+        return cls
+    return tuple(sorted(cls + ext, key=lambda kv: _KNOB_ORDER[kv[0]]))
+
+
+def _producer_combinations() -> tuple[tuple, ...]:
+    """Every assignment of the producer knobs, as sorted ``(knob id, option)`` pairs."""
+    combos = [()]
+    for knob_id in PRODUCER_KNOBS:
+        combos = [c + ((knob_id, o),) for c in combos for o in KNOB_BY_ID[knob_id].option_names]
+    return tuple(combos)
+
+
+PRODUCER_READINGS: tuple[tuple, ...] = _producer_combinations()
+"""The producer's possible readings as far as its obligations go (one per combination of
+:data:`PRODUCER_KNOBS` options)."""
+
+_DRAFT_PRODUCER = tuple((k, DRAFT.as_dict()[k]) for k in PRODUCER_KNOBS)
+
+
+def _node_moves(belief: Belief, vocabulary: Vocabulary, base: Reading, producers,
+                adversarial: bool, all_readings: bool):
+    """``(event, producers after)`` for each move from a node, in a fixed order.
+
+    With one reading, ``producers`` is a bool (conformant so far) and the moves are the
+    conformant ones under the reading, then, if ``adversarial``, the non-conformant ones
+    (``False`` after). With every reading, ``producers`` is the frozenset of producer readings
+    (:data:`PRODUCER_READINGS`) under which the trace so far is conformant; a move is taken
+    when it is conformant under at least one of them, and the set after is the ones it is
+    conformant under. With ``adversarial`` the non-conformant moves follow (empty set after).
+    """
+    if not all_readings:
+        out = [(e, producers) for e in moves(belief, vocabulary, base)]
+        if adversarial:
+            seen = {e for e, _ in out}
+            out.extend((e, False) for e, _ in adversarial_moves(belief, vocabulary, base)
+                       if e not in seen and not seen.add(e))
+        return out
+    order: dict = {}
+    for combo in (producers or PRODUCER_READINGS):
+        for e in moves(belief, vocabulary, _representative(combo)):
+            order.setdefault(e, []).append(combo)
+    out = [(e, frozenset(c) if producers else producers) for e, c in order.items()]
+    if adversarial:
+        seen = set(order)
+        out.extend((e, frozenset()) for e, _ in adversarial_moves(belief, vocabulary, DRAFT)
+                   if e not in seen and not seen.add(e))
+    return out
+
+
+def _fork(state: ConsumerState, event: Event, cls: tuple, trees: dict
+          ) -> list[tuple[tuple, object]]:
+    """Step ``state`` under every reading of class ``cls`` at once.
+
+    Returns ``[(class, StepResult)]``: one entry when every reading of the class gives the same
+    result (the class unchanged), else one per leaf of the fork over the knobs the step
+    consults, each leaf's class extending ``cls``. ``trees`` memoises, per (state, event), the
+    step's whole decision tree over the knobs (a step's result depends on nothing else), so
+    that classes meeting in one state share the work."""
+    tree = trees.get((state, event))
+    if tree is None:
+        tree = []
+        work = [{}]
+        while work:
+            assignment = work.pop()
+            try:
+                r = reference_step(state, event, PartialReading(assignment))
+            except KnobUnset as unset:
+                knob = KNOB_BY_ID[unset.knob_id]
+                work.extend({**assignment, knob.id: option}
+                            for option in reversed(knob.option_names))
+                continue
+            tree.append((tuple(assignment.items()), r, _result_key(r)))
+        trees[(state, event)] = tree
+    if len(tree) == 1:
+        return [(cls, tree[0][1])]
+    fixed = dict(cls)
+    leaves = [(a, r, k) for a, r, k in tree if all(fixed.get(x, v) == v for x, v in a)]
+    if len({k for _, _, k in leaves}) == 1:
+        return [(cls, leaves[0][1])]
+    return [(_class_of(cls, tuple((x, v) for x, v in a if x not in fixed)), r)
+            for a, r, _ in leaves]
+
+
+def _check_cached(cache: dict, key: tuple, transition: Callable, reading: Reading,
+                  properties: Sequence[Property]):
+    """:func:`~properties.catalogue.check_transition`, memoised across readings.
+
+    A check reads the reading only through its knobs, so its outcome under ``reading`` is the
+    outcome under any reading that agrees on the knobs it consulted (recorded with a
+    :class:`~model.readings.RecordingReading`). ``cache`` maps a transition without its reading
+    (``key``) to ``[(consulted (attribute, option) pairs, outcome)]``. Reference consumer
+    only: its step, too, reads the reading only through knobs."""
+    entries = cache.get(key)
+    if entries is None:
+        entries = cache[key] = []
+    for consulted, outcome in entries:
+        if all(getattr(reading, attr) == value for attr, value in consulted):
+            return outcome
+    recorder = RecordingReading(reading)
+    outcome = check_transition(transition(recorder), properties)
+    entries.append((tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted)),
+                    outcome))
+    return outcome
+
+
+def _result_key(r):
+    return (r.state, r.warnings, r.fatal)
+
+
+def _record_splits(report: ExploreReport, cost: dict, leaves: list, node: int, event: Event,
+                   parents: list, rank: tuple) -> None:
+    """Record the knobs that split at a fork: per knob, the shortest trace; among equally short
+    ones, one conformant under the draft's producer obligations before one conformant only
+    under another producer reading, then the pair whose context departs least from ``draft``
+    (first found on ties). ``rank`` is (level, not conformant under draft)."""
+    verdict_leaves = [(dict(c), Verdict(r.state, tuple((0, w) for w in r.warnings),
+                                        (0, r.fatal) if r.fatal else None, 1))
+                      for c, r in leaves]
+    for knob, pair in knob_splits(verdict_leaves, key=_step_key).items():
+        c = rank + (len(context_of(pair, knob)),)
+        if knob not in cost or c < cost[knob]:
+            cost[knob] = c
+            report.splits[knob] = (_path(parents, node) + (event,), pair)
+
+
+def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 6,
+                            vocabulary: Vocabulary = EXPLORE_VOCABULARY,
+                            max_states: Optional[int] = None) -> Optional[tuple[Event, ...]]:
+    """The shortest conformant trace on which two readings give different verdicts, by BFS.
+
+    A node is (belief, state under ``reading_a``, state under ``reading_b``); moves are the ones
+    conformant under both readings (the producer's obligations read Q2 and Q4-opener). The
+    search stops at the first step whose results differ in what a verdict shows (messages,
+    agent state, run status, warnings, fatal): that trace is a shortest distinguishing one.
+
+    Args:
+        reading_a, reading_b: complete readings.
+        depth: the longest trace tried (events).
+        vocabulary: the producer's finite world.
+        max_states: stop (returning None) past this many distinct nodes.
+
+    Returns:
+        The trace, or None when the readings agree on every conformant trace up to ``depth``
+        over the vocabulary.
+
+    Clauses: IDX-CONFORMANCE (the readings difference of property P32).
+    """
+    start = (Belief(), initial_state(), initial_state())
+    visited = {start: 0}
+    parents: list = [(0, None)]
+    frontier = [start]
+    level = 0
+    while frontier and level < depth:
+        next_frontier = []
+        for node_key in frontier:
+            node = visited[node_key]
+            belief, sa, sb = node_key
+            other = set(moves(belief, vocabulary, reading_b))
+            for event in moves(belief, vocabulary, reading_a):
+                if event not in other:
+                    continue
+                ra = reference_step(sa, event, reading_a)
+                rb = reference_step(sb, event, reading_b)
+                va = Verdict(ra.state, tuple((0, w) for w in ra.warnings),
+                             (0, ra.fatal) if ra.fatal else None, 1)
+                vb = Verdict(rb.state, tuple((0, w) for w in rb.warnings),
+                             (0, rb.fatal) if rb.fatal else None, 1)
+                if _step_key(va) != _step_key(vb):
+                    return _path(parents, node) + (event,)
+                key = (advance(belief, event), ra.state, rb.state)
+                if key in visited:
+                    continue
+                visited[key] = len(parents)
+                parents.append((node, event))
+                if not (ra.state.halted or rb.state.halted):
+                    next_frontier.append(key)
+                if max_states is not None and len(visited) >= max_states:
+                    return None
+        frontier = next_frontier
+        level += 1
+    return None
 
 
 def _path(parents: list, node: int) -> tuple[Event, ...]:
@@ -275,7 +559,8 @@ def state_graph(report: ExploreReport, max_nodes: Optional[int] = None) -> nx.Di
     graph = nx.DiGraph()
     limit = len(report.nodes) if max_nodes is None else min(max_nodes, len(report.nodes))
     for node in range(limit):
-        belief, state, conformant = report.nodes[node]
+        belief, state, producers, cls = report.nodes[node]
+        conformant = bool(producers)
         held = " ".join(f"{m.id}:{m.role}" for m in state.messages)
         status = "rejected" if state.halted else state.run
         graph.add_node(node, messages=held, run=state.run, halted=state.halted,

@@ -577,7 +577,8 @@ def test_run_again_into_same_directory_replaces_output(tmp_path, capsys):
     assert cli(capsys, *RUN_SMALL, "--out", out_dir)[0] == 0
     first = listed_files(out_dir)
     (out_dir / "notes.txt").write_text("mine", encoding="utf-8")
-    code, _, err = cli(capsys, "run", "--examples", "10", "--seed", "5", "--out", out_dir)
+    code, _, err = cli(capsys, "run", "--examples", "10", "--seed", "5", "--bfs-depth", "0",
+                       "--out", out_dir)
     assert code == 0, err
     second = listed_files(out_dir)
     assert first != second, "pick seeds whose findings differ"
