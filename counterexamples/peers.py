@@ -46,7 +46,7 @@ from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Mes
 from model.json_values import freeze
 from model.producer import check_trace
 from model.readings import DRAFT, KNOBS, describe_assignment
-from model.verdict import Verdict, reading_leaves, trace_states, verdict_key
+from model.verdict import reading_leaves, trace_states, verdict_key
 from model.wire import TraceFormatError, dump_jsonl, parse_events, parse_trace_text
 
 __all__ = [
@@ -1192,7 +1192,8 @@ class PeerReport:
         results: one :class:`TraceResult` per trace, in order.
         knobs: :func:`knob_table` over the results.
         findings: divergence findings (JSON objects, :func:`divergence_finding`), by id.
-        compared: the parts of a verdict compared (from the first answer).
+        compared: the parts of a verdict compared (any answer that reports a part makes it
+            compared; each answer is compared on the parts it reports).
         stopped_by: for a search: ``"traces"`` (all generated traces were run) or ``"budget"``.
         generated: for a search: ``{"stateful": n, "bfs": n}`` traces generated.
         seconds: wall time (reports on screen only; never in files).
@@ -1240,7 +1241,7 @@ class PeerReport:
 
 def _run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[TraceResult]:
     replies = adapter.request_many([(t.wire, t.state, t.id) for t in traces])
-    return [TraceResult(t, r, classify(t.events, r, t.state)) for t, r in zip(traces, replies)]
+    return [TraceResult(t, r, classify(t.events, r, t.state)) for t, r in zip(traces, replies, strict=True)]
 
 
 def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
@@ -1249,9 +1250,10 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     (:func:`_signature`, before and after shrinking), at most ``max_findings``, until
     ``deadline``)."""
     report.knobs = knob_table(report.results)
-    first_ok = next((r.reply.response for r in report.results if r.reply.ok), None)
-    if first_ok is not None:
-        report.compared = observed_of(first_ok).names()
+    seen = [observed_of(r.reply.response) for r in report.results if r.reply.ok]
+    if seen:
+        report.compared = Observed(*(any(getattr(o, f) for o in seen) for f in
+                                     ("fatal_at", "warnings", "run_input", "state"))).names()
     divergent = sorted((r for r in report.results if r.classification.kind == "divergence"),
                        key=lambda r: (len(r.trace.wire), dump_jsonl(r.trace.events), r.trace.id))
     signatures: dict[tuple, str] = {}

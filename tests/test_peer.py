@@ -1,0 +1,578 @@
+"""Tests for peers (issue 6): the adapter protocol client, classification against the readings,
+the knob table, shrinking of divergences, the ``peer`` commands, the pytest plugin, and the
+``@ag-ui/client`` 1.0.0 adapter in both modes.
+
+The reference model behind the protocol (``counterexamples.model_adapter``) must agree with
+``draft`` on every trace, and with the reading it is started under otherwise. Broken adapters
+(crash, hang, garbage, refusal, a malformed answer, a program that exits at once) must cost one
+trace each, never the run. The Node tests assert the classes observed for every corpus trace and
+the divergences found; they skip, with the reason, only where Node or the installed packages are
+missing (``make test`` installs them with ``npm ci`` when npm exists).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from activity_check.cli import main
+from counterexamples.peers import (
+    AdapterProcess, AdapterSpec, PeerError, PeerTrace, check_peer, classify, corpus_traces,
+    generated_traces, knob_table, load_traces, locate_divergence, node_peer_ready, probe_traces,
+    resolve_adapter, search_peer, shrink_divergence,
+)
+
+PY = sys.executable
+MODEL = f"{PY} -m counterexamples.model_adapter"
+NODE_REASON = node_peer_ready()
+needs_node = pytest.mark.skipif(NODE_REASON is not None,
+                                reason=f"@ag-ui/client adapter unavailable: {NODE_REASON}")
+
+RUN = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+END = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+
+
+def snap(mid="act-1", content=None, **more):
+    return {"type": "ACTIVITY_SNAPSHOT", "messageId": mid, "activityType": "PLAN",
+            "content": {"n": 0} if content is None else content, **more}
+
+
+def delta(mid="act-1", patch=None, **more):
+    return {"type": "ACTIVITY_DELTA", "messageId": mid, "activityType": "PLAN",
+            "patch": [{"op": "replace", "path": "/n", "value": 1}] if patch is None else patch,
+            **more}
+
+
+def classes(report) -> dict:
+    return {r.trace.id: r.classification.kind for r in report.results}
+
+
+def knobs(report) -> dict:
+    """``{knob: option}`` for determined knobs, ``{knob: (status, options)}`` otherwise, leaving
+    out knobs without evidence."""
+    out = {}
+    for k in report.knobs:
+        if k.status == "determined":
+            out[k.knob] = k.behaves_as
+        elif k.status != "no-evidence":
+            out[k.knob] = (k.status, tuple(k.options))
+    return out
+
+
+def check(spec: str, traces=None, **kw):
+    with AdapterProcess(resolve_adapter(spec), **kw) as adapter:
+        return check_peer(adapter, corpus_traces() if traces is None else traces)
+
+
+CORPUS_IDS = [t.id for t in corpus_traces()]
+
+
+# --- the reference model as a peer --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def model_report():
+    return check("model")
+
+
+def test_model_adapter_agrees_with_draft_on_the_whole_corpus(model_report):
+    assert len(CORPUS_IDS) == 32
+    assert classes(model_report) == {i: "draft" for i in CORPUS_IDS}
+    assert model_report.findings == {}
+    assert model_report.compared == ["messages", "fatal (with atEvent)",
+                                     "warnings (code, messageId, atEvent)", "runInput", "state"]
+    assert model_report.peer == "activity-check model (draft)"
+    assert model_report.starts == 1
+    assert knobs(model_report) == {
+        "Q1": "merge", "Q5": "skip", "Q6": "skip", "Q6-ms": "replace", "Q7": "apply",
+        "Q8": "self-revoking", "Q10": "seen", "Q11": "in-place", "Q13": "tolerate",
+        "Q20": "drop-op", "X1": "drop"}
+
+
+def test_model_adapter_under_another_reading_is_classified_as_that_reading():
+    report = check("model:Q1=ignore,Q7=fatal")
+    got = classes(report)
+    assert got["AMB-Q1-35e98b20"] == "reading"
+    assert got["FC-08"] == "reading"
+    assert {k for k, v in got.items() if v != "draft"} == {"AMB-Q1-35e98b20", "FC-08"}
+    by_id = {r.trace.id: r.classification for r in report.results}
+    assert "Q1=ignore,Q2=continues" in by_id["AMB-Q1-35e98b20"].readings
+    # fatal is compared by where it falls, not by its code: Q7=skip with Q13=fatal fails the
+    # run at the same event
+    assert by_id["FC-08"].readings == ["Q7=skip,Q13=fatal", "Q7=fatal"]
+    assert by_id["FC-08"].aspects == ["messages.content", "fatal"]
+    behaviour = knobs(report)
+    assert behaviour["Q1"] == "ignore"
+    assert behaviour["Q7"] == ("undetermined", ("skip", "fatal"))  # see FC-08 above
+    assert report.findings == {}
+
+
+def test_model_adapter_agrees_with_draft_on_generated_traces_and_probes():
+    traces, counts = generated_traces(seed=3, stateful=40, bfs_depth=2)
+    assert counts["corpus"] == 32 and counts["probe"] == len(probe_traces()) == 9
+    assert counts["stateful"] > 20 and counts["bfs"] > 20
+    report = check("model", traces)
+    assert set(classes(report).values()) == {"draft"}
+    assert knobs(report)["Q9"] == "skip" and knobs(report)["Q21"] == "fatal"
+
+
+def test_classify_compares_only_what_the_answer_reports():
+    events = PeerTrace.of("t", [RUN, snap(), delta(patch=[{"op": "remove", "path": "/x"}])])
+    from counterexamples.peers import Reply
+    answer = {"messages": [{"id": "act-1", "role": "activity", "activityType": "PLAN",
+                            "content": {"n": 0}}], "fatal": None, "warnings": None,
+              "runInput": None}
+    c = classify(events.events, Reply("ok", answer))
+    assert c.kind == "draft"  # the patch-failure warning is not compared: warnings null
+    wrong = dict(answer, warnings=[])
+    c = classify(events.events, Reply("ok", wrong))
+    assert c.kind == "divergence" and c.aspects == ["warnings"]
+    fatal = dict(answer, fatal={"atEvent": 2})
+    c = classify(events.events, Reply("ok", fatal))
+    assert c.kind == "reading" and c.readings == ["Q13=fatal"]
+    moved = dict(answer, fatal={"atEvent": 1})
+    assert classify(events.events, Reply("ok", moved)).kind == "divergence"
+    assert classify(events.events, Reply("ok", dict(answer, fatal=True))).kind == "reading"
+
+
+# --- broken adapters ----------------------------------------------------------------------------
+
+FIVE = [t for t in corpus_traces() if t.id in ("FC-08", "FC-09", "FC-10", "FC-11", "FC-14")]
+
+
+@pytest.mark.parametrize("hook, victim, kind, words", [
+    ("--crash-on", "FC-09", "crash", "exit status 3"),
+    ("--hang-on", "FC-09", "timeout", "no answer within 1 s"),
+    ("--garbage-on", "FC-09", "garbage", "answer is not JSON"),
+])
+def test_a_broken_adapter_costs_one_trace_and_the_run_goes_on(hook, victim, kind, words):
+    spec = AdapterSpec("broken", (PY, "-m", "counterexamples.model_adapter", hook, victim),
+                       "broken")
+    with AdapterProcess(spec, timeout=1.0) as adapter:
+        report = check_peer(adapter, FIVE)
+        starts = adapter.starts
+    got = classes(report)
+    assert got == {"FC-08": "draft", "FC-09": "error", "FC-10": "draft", "FC-11": "draft",
+                   "FC-14": "draft"}
+    error = next(r.classification.error for r in report.results if r.trace.id == victim)
+    assert error.startswith(kind + ": ") and words in error
+    assert starts == 2  # restarted once, after the failure
+
+
+def test_adapter_refusal_and_malformed_answers_are_errors_without_restart(tmp_path):
+    script = tmp_path / "odd.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    r = json.loads(line)\n"
+        "    n = len(r['events'])\n"
+        "    if n == 3:\n"
+        "        out = {'id': r['id'], 'error': 'cannot do three'}\n"
+        "    elif n == 4:\n"
+        "        out = {'id': r['id'], 'messages': 'none', 'fatal': None}\n"
+        "    else:\n"
+        "        out = {'id': r['id'], 'messages': [], 'fatal': None, 'warnings': None}\n"
+        "    print(json.dumps(out), flush=True)\n")
+    traces = [PeerTrace.of("three", [RUN, snap(), END]),
+              PeerTrace.of("four", [RUN, snap(), delta(), END]),
+              PeerTrace.of("one", [RUN])]
+    with AdapterProcess(AdapterSpec("odd", (PY, str(script)), "odd")) as adapter:
+        report = check_peer(adapter, traces, shrink=False)
+        assert adapter.starts == 1
+    errors = {r.trace.id: r.classification.error for r in report.results}
+    assert errors["three"] == "refused: the adapter could not process the trace: cannot do three"
+    assert errors["four"] == "bad-response: answer needs 'messages', an array of message objects"
+    assert classes(report)["one"] == "draft"  # no messages, no fatal: what any reading gives
+
+
+def test_an_adapter_that_keeps_dying_is_given_up_after_five_failures():
+    spec = AdapterSpec("dead", (PY, "-c", "import sys; sys.exit(7)"), "dead")
+    with AdapterProcess(spec, timeout=2.0) as adapter:
+        report = check_peer(adapter, corpus_traces()[:8], shrink=False)
+    kinds = [r.classification.error.split(":")[0] for r in report.results]
+    assert kinds == ["crash"] * 5 + ["skipped"] * 3
+    assert "exit status 7" in report.results[0].classification.error
+
+
+def test_resolve_adapter_refuses_what_cannot_start(tmp_path):
+    with pytest.raises(PeerError, match="command not found"):
+        resolve_adapter("no-such-program-xyz --flag")
+    with pytest.raises(PeerError, match="unknown knob"):
+        resolve_adapter("model:Q99=x")
+    with pytest.raises(PeerError, match="reducer or pipeline"):
+        resolve_adapter("ag-ui-client:fast")
+    with pytest.raises(PeerError, match="empty command"):
+        resolve_adapter("  ")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    with pytest.raises(PeerError, match="not executable"):
+        resolve_adapter(str(plain))
+    spec = resolve_adapter("model:strict")
+    assert spec.name == "model-strict" and spec.argv[-1] == "strict"
+
+
+# --- traces from files --------------------------------------------------------------------------
+
+def test_load_traces_reads_traces_case_sets_and_directories(tmp_path):
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(e) for e in [RUN, snap(), END]) + "\n")
+    (tmp_path / "b.json").write_text(json.dumps({"id": "named", "events": [RUN, snap()],
+                                                 "initialState": {"x": 1}}))
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "c1", "events": [RUN]}) + "\n"
+                     + json.dumps({"events": [RUN, END]}) + "\n")
+    got = load_traces([str(tmp_path)])
+    assert [(t.id, len(t.wire), t.state) for t in got] == [
+        ("a.jsonl", 3, None), ("named", 2, {"x": 1}), ("c1", 1, None), ("cases.jsonl:2", 2, None)]
+    from model.wire import TraceFormatError
+    (tmp_path / "bad.jsonl").write_text('{"type": "RUN_STARTED"\n')
+    with pytest.raises(TraceFormatError, match="bad.jsonl:2:1: not valid JSON"):
+        load_traces([str(tmp_path / "bad.jsonl")])
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def test_cli_peer_check_json_and_out(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", "model:Q7=fatal", "--json", "--out",
+                 str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["command"] == "peer check" and report["counts"] == {
+        "traces": 32, "draft": 31, "reading": 1, "divergence": 0, "error": 0}
+    assert [t for t in report["traces"] if t["class"] != "draft"] == [
+        {"id": "FC-08", "class": "reading", "readings": ["Q7=skip,Q13=fatal", "Q7=fatal"],
+         "differsFromDraft": ["messages.content", "fatal"]}]
+    saved = json.loads((out / "peer-summary.json").read_text())
+    assert saved["counts"] == report["counts"] and saved["files"] == []
+    # an earlier peer output may be overwritten; a foreign directory may not
+    assert main(["peer", "check", "--adapter", "model", "--out", str(out)]) == 0
+    capsys.readouterr()
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert main(["peer", "check", "--adapter", "model", "--out", str(foreign)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds no earlier 'activity-check peer' output" in err
+    assert (foreign / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["peer", "check", "--adapter", "nope-not-a-program"], "command not found"),
+    (["peer", "check", "--adapter", "model", "missing.jsonl"], "missing.jsonl"),
+    (["peer", "search", "--adapter", "model", "--budget", "0"], "--budget must be a positive"),
+    (["peer", "check", "--adapter", "model", "--timeout", "-1"], "--timeout must be a positive"),
+    (["peer", "check"], "the following arguments are required: --adapter"),
+    (["peer", "check", "--adapter", "ag-ui-client:fast"], "reducer or pipeline"),
+])
+def test_cli_peer_bad_input_is_one_line_exit_2(argv, words, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("activity-check: error:") and err.count("\n") == 1
+    assert words in err
+
+
+def test_cli_peer_check_of_given_trace_files(tmp_path, capsys):
+    trace = tmp_path / "mine.jsonl"
+    trace.write_text("\n".join(json.dumps(e) for e in [RUN, snap(), delta(), END]) + "\n")
+    assert main(["peer", "check", "--adapter", "model", str(trace)]) == 0
+    text = capsys.readouterr().out
+    assert "mine.jsonl" in text and "1 traces: 1 agree with draft" in text
+
+
+def test_cli_peer_search_is_deterministic(tmp_path, capsys):
+    argv = ["peer", "search", "--adapter", "model:Q13=fatal", "--examples", "20",
+            "--bfs-depth", "2", "--budget", "inf", "--json", "--seed", "5"]
+    assert main(argv + ["--out", str(tmp_path / "a")]) == 0
+    first = capsys.readouterr().out
+    assert main(argv + ["--out", str(tmp_path / "b")]) == 0
+    assert capsys.readouterr().out == first
+    report = json.loads(first)
+    assert report["seed"] == 5 and report["counts"]["divergence"] == 0
+    assert report["counts"]["reading"] > 0
+    q13 = next(k for k in report["knobs"] if k["knob"] == "Q13")
+    assert q13["behavesAs"] == "fatal"
+    assert (tmp_path / "a" / "peer-summary.json").read_bytes() == \
+        (tmp_path / "b" / "peer-summary.json").read_bytes()
+
+
+# --- shrinking and findings ---------------------------------------------------------------------
+
+def test_a_divergence_is_shrunk_by_rerunning_the_peer_and_exported(tmp_path, capsys):
+    """A peer that treats ``replace: false`` like a replacing snapshot (a zoo mistake no reading
+    makes) diverges; the finding keeps the two events that show it."""
+    script = tmp_path / "overwrite.py"
+    script.write_text(
+        "import json, sys\n"
+        "from counterexamples.model_adapter import answer\n"
+        "for line in sys.stdin:\n"
+        "    r = json.loads(line)\n"
+        "    events = [dict(e) for e in r['events']]\n"
+        "    for e in events:\n"
+        "        if e.get('type') == 'ACTIVITY_SNAPSHOT' and e.get('replace') is False:\n"
+        "            e.pop('replace')\n"
+        "    out = answer({'id': r['id'], 'events': events})\n"
+        "    print(json.dumps(out), flush=True)\n")
+    padded = [RUN, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "user"},
+              {"type": "TEXT_MESSAGE_END", "messageId": "m"}, snap("x", {"k": 1}),
+              snap("x", {"k": 2}, replace=False, metadata={"a": 1}), delta("x", [], ), END]
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", "--out", str(out), "--json",
+                 str(_write(tmp_path / "padded.jsonl", padded))]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"]["divergence"] == 1
+    (div,) = report["divergences"]
+    assert div["branch"] == "snapshot.replace-false" and div["divergesAt"] == 2
+    assert div["clauses"] == ["ACT-SNAP-REPLACE-FALSE", "ACT-ATTR-KEEP", "SNP-SPENT",
+                              "ACT-SNAP-NO-MERGE"]
+    assert div["aspects"] == ["messages.content"] and div["length"] == 3
+    finding = json.loads((out / div["files"][0]).read_text())
+    assert finding["kind"] == "peer-divergence" and finding["source"] == "padded.jsonl"
+    # text message, delta, run end and metadata dropped; the first content made plain; renamed
+    assert finding["events"] == [
+        RUN, {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
+              "content": {}},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
+         "content": {"k": 2}, "replace": False}]
+    assert finding["peerVerdict"]["messages"][0]["content"] == {"k": 2}
+    assert finding["verdicts"][0]["includesDraft"]
+    assert finding["verdicts"][0]["verdict"]["messages"][0]["content"] == {}
+    lines = (out / div["files"][1]).read_text().splitlines()
+    assert [json.loads(x) for x in lines] == finding["events"]
+
+
+def _write(path: Path, events) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+# --- @ag-ui/client 1.0.0 ------------------------------------------------------------------------
+
+# Observed on the committed corpus (32 traces); every other trace agrees with draft.
+REDUCER_CORPUS = {
+    "AMB-Q10-bdaf70c0": "reading", "AMB-Q20-5458e832": "reading", "AMB-Q4-59927b21": "reading",
+    "AMB-Q4-opener-d9dd081e": "reading", "AMB-Q6-c79e84ae": "reading", "FC-22": "divergence"}
+PIPELINE_CORPUS = {"AMB-Q10-bdaf70c0": "reading", "AMB-Q6-c79e84ae": "reading"}
+
+
+@pytest.fixture(scope="module")
+def reducer_report():
+    return check("ag-ui-client:reducer")
+
+
+@pytest.fixture(scope="module")
+def pipeline_report():
+    return check("ag-ui-client:pipeline")
+
+
+@needs_node
+def test_ag_ui_client_reducer_on_the_corpus(reducer_report):
+    assert classes(reducer_report) == {i: REDUCER_CORPUS.get(i, "draft") for i in CORPUS_IDS}
+    by_id = {r.trace.id: r.classification for r in reducer_report.results}
+    assert by_id["AMB-Q20-5458e832"].readings == ["Q13=tolerate,Q20=skip-patch"]
+    assert by_id["AMB-Q6-c79e84ae"].readings == ["Q6=merge,Q13=tolerate"]
+    assert by_id["FC-22"].aspects == ["messages.extra", "fatal"]
+    assert reducer_report.compared == ["messages", "fatal (yes/no)", "runInput", "state"]
+    assert reducer_report.peer == "@ag-ui/client@1.0.0+@ag-ui/core@1.0.0 (reducer)"
+    assert knobs(reducer_report) == {
+        "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
+        "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate", "Q20": "skip-patch",
+        "X1": "drop"}
+    # FC-22 (content null) shrinks to the malformed snapshot alone: the reducer validates nothing
+    (finding,) = reducer_report.findings.values()
+    assert finding["source"] == "FC-22" and finding["branch"] == "malformed.fatal"
+    assert finding["events"] == [{"type": "ACTIVITY_SNAPSHOT", "messageId": "activity-0001",
+                                  "activityType": "thinking", "content": None}]
+    assert "PRC-MALFORMED-FATAL" in finding["clauses"]
+
+
+@needs_node
+def test_ag_ui_client_pipeline_on_the_corpus(pipeline_report):
+    assert classes(pipeline_report) == {i: PIPELINE_CORPUS.get(i, "draft") for i in CORPUS_IDS}
+    by_id = {r.trace.id: r.classification for r in pipeline_report.results}
+    assert by_id["AMB-Q6-c79e84ae"].readings == ["Q6=merge,Q13=tolerate"]
+    assert by_id["AMB-Q10-bdaf70c0"].readings == [
+        "Q8=self-revoking,Q10=held", "Q8=keep,Q11=move", "Q8=by-type,Q10=held"]
+    assert pipeline_report.compared == ["messages", "fatal (with atEvent)", "runInput", "state"]
+    assert pipeline_report.findings == {}
+    assert knobs(pipeline_report) == {
+        "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
+        "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate", "Q20": "drop-op",
+        "X1": "drop"}
+
+
+@needs_node
+@pytest.mark.parametrize("mode, expected", [
+    ("reducer", {"probe-Q3": "draft", "probe-Q4": "reading", "probe-Q4-opener": "reading",
+                 "probe-Q7": "draft", "probe-Q9-replace": "reading",
+                 "probe-Q9-replace-false": "draft", "probe-Q10": "reading",
+                 "probe-Q21-metadata": "divergence", "probe-Q21-owner": "reading"}),
+    ("pipeline", {"probe-Q3": "draft", "probe-Q4": "draft", "probe-Q4-opener": "draft",
+                  "probe-Q7": "draft", "probe-Q9-replace": "reading",
+                  "probe-Q9-replace-false": "draft", "probe-Q10": "reading",
+                  "probe-Q21-metadata": "draft", "probe-Q21-owner": "draft"}),
+])
+def test_ag_ui_client_on_the_probes(mode, expected):
+    report = check(f"ag-ui-client:{mode}", probe_traces())
+    assert classes(report) == expected
+    behaviour = knobs(report)
+    assert behaviour["Q3"] == ("undetermined", ("keep", "warn"))  # warnings are not observable
+    assert behaviour["Q9"] == ("inconsistent", ())  # replaces on absent replace, not on false
+    assert behaviour["Q7"] == "apply" and behaviour["Q1"] == "merge"
+    if mode == "reducer":
+        assert behaviour["Q4"] == "accept" and behaviour["Q21"] == "shim"
+        (finding,) = report.findings.values()
+        assert finding["source"] == "probe-Q21-metadata" and finding["nearest"] == "Q21=shim"
+        assert finding["aspects"] == ["messages.metadata"]
+        assert finding["peerVerdict"]["messages"][0]["metadata"] == {}  # null merged as {}
+        assert finding["clauses"] == ["MET-NOT-NULL", "ACT-SNAP-KEEP-METADATA",
+                                      "EVM-ABSENT-NOT-NULL"]
+    else:
+        assert behaviour["Q4"] == "fatal" and behaviour["Q4-opener"] == "current"
+        assert behaviour["Q21"] == "fatal" and report.findings == {}
+
+
+# The divergences `peer search` finds in the pipeline (seed 0, defaults), already shrunk.
+PIPELINE_DIVERGENCES = {
+    "subagent.track": ([RUN, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}], 1,
+                       ["SUB-ACCEPT-UNANNOUNCED", "SUB-INTERLEAVE", "EVX-ACCEPT-FAMILIES"]),
+    "text.target-missing": ([RUN, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1",
+                                   "role": "assistant"},
+                             {"type": "TEXT_MESSAGE_START", "messageId": "msg-1",
+                              "role": "assistant"}], 2,
+                            ["TXT-TARGET-MISSING", "EVX-ACCEPT-FAMILIES"]),
+    "text.target-activity": ([RUN, snap("act-1", {}),
+                              {"type": "TEXT_MESSAGE_START", "messageId": "act-1",
+                               "role": "assistant"},
+                              {"type": "TEXT_MESSAGE_START", "messageId": "act-1",
+                               "role": "assistant"}], 3,
+                             ["TXT-TARGET-ACTIVITY", "EVX-ACCEPT-FAMILIES"]),
+    "lifecycle.run-boundary": ([RUN, snap("act-1", {}),
+                                {"type": "TEXT_MESSAGE_START", "messageId": "act-1",
+                                 "role": "assistant"}, END], 3,
+                               ["LIF-RUN-SCOPED", "LIF-RESTATE-SNAPSHOT", "EVX-ACCEPT-FAMILIES"]),
+    "delta.missing": ([RUN, snap("act-1", {}),
+                       {"type": "MESSAGES_SNAPSHOT", "messages": [
+                           {"id": "act-2", "role": "activity", "activityType": "PLAN",
+                            "content": {"n": 0}}]},
+                       delta("act-1", [], subagentRunId="sub-1")], 3,
+                      ["ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN", "ACT-DELTA-MISSING-NOFAIL",
+                       "ACT-TOLERATED", "EVX-ACCEPT-FAMILIES"]),
+    "passthrough.accept": ([RUN, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1",
+                                  "role": "assistant"},
+                            {"type": "MESSAGES_SNAPSHOT", "messages": [
+                                {"id": "act-1", "role": "activity", "activityType": "PLAN",
+                                 "content": {"n": 0}}]},
+                            {"type": "TEXT_MESSAGE_START", "messageId": "msg-1",
+                             "role": "assistant"}], 3,
+                           ["EVX-ACCEPT-FAMILIES", "EVM-SUPPORT-PATTERNS", "EVM-NO-RAWEVENT",
+                            "EVM-ARRIVAL-ORDER"]),
+}
+
+
+@needs_node
+def test_ag_ui_client_pipeline_divergences_are_located_with_their_clauses():
+    traces = [PeerTrace.of(k, w) for k, (w, _, _) in PIPELINE_DIVERGENCES.items()]
+    with AdapterProcess(resolve_adapter("ag-ui-client:pipeline")) as adapter:
+        for trace in traces:
+            reply = adapter.request(trace.wire, None, trace.id)
+            assert classify(trace.events, reply).kind == "divergence", trace.id
+            assert reply.response["fatal"]["atEvent"] == PIPELINE_DIVERGENCES[trace.id][1]
+            where = locate_divergence(adapter, trace)
+            assert where.branch == trace.id
+            assert where.index == PIPELINE_DIVERGENCES[trace.id][1]
+            assert list(where.clauses) == PIPELINE_DIVERGENCES[trace.id][2]
+            # already minimal: shrinking keeps every event
+            assert len(shrink_divergence(adapter, trace)) == len(trace.wire)
+    # and the reducer alone accepts all six
+    report = check("ag-ui-client:reducer", traces)
+    assert set(classes(report).values()) == {"draft"}
+
+
+@needs_node
+def test_ag_ui_client_pipeline_search_finds_the_divergences_the_corpus_does_not_hold():
+    with AdapterProcess(resolve_adapter("ag-ui-client:pipeline")) as adapter:
+        report = search_peer(adapter, seed=0, budget=None, stateful=40, bfs_depth=3)
+    assert report.counts()["error"] == 0
+    branches = sorted(f["branch"] for f in report.findings.values())
+    assert branches == ["subagent.track", "text.target-missing"]
+    for f in report.findings.values():
+        expected = PIPELINE_DIVERGENCES[f["branch"]]
+        assert f["events"] == _canonical(expected[0])
+    assert knobs(report)["Q4"] == "fatal"
+
+
+def _canonical(events):
+    """The canonical names shrinking gives (TYPE-A for the first activity type)."""
+    return [dict(e, activityType="TYPE-A") if "activityType" in e else e for e in events]
+
+
+# --- the pytest plugin --------------------------------------------------------------------------
+
+def _pytest(*args, cwd):
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([PY, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           "-q", "--pyargs", "counterexamples.peer_suite", *args],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def test_pytest_plugin_runs_the_corpus_against_a_named_adapter(tmp_path):
+    ran = _pytest("--activity-peer", "model", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "32 passed" in ran.stdout
+    skipped = _pytest(cwd=tmp_path)
+    assert skipped.returncode == 0 and "32 skipped" in skipped.stdout
+    strict = _pytest("--activity-peer", "model:Q7=fatal", "--activity-peer-accept", "draft",
+                     cwd=tmp_path)
+    assert strict.returncode == 1
+    assert "1 failed, 31 passed" in strict.stdout
+    assert "FC-08: the peer agrees only with other readings than draft" in strict.stdout
+    assert '{"op":"replace","path":"","value":[]}' in strict.stdout
+
+
+def test_pytest_plugin_in_a_project_of_its_own(tmp_path):
+    (tmp_path / "test_mine.py").write_text(
+        "def test_corpus(activity_trace, activity_peer):\n"
+        "    activity_peer.check(activity_trace)\n")
+    trace = _write(tmp_path / "one.jsonl", [RUN, snap(), END])
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    ran = subprocess.run([PY, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
+                          "test_mine.py", "--activity-peer", MODEL, "--activity-peer-traces",
+                          str(trace)], capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "1 passed" in ran.stdout
+
+
+@needs_node
+def test_pytest_plugin_reports_the_reducer_divergence(tmp_path):
+    ran = _pytest("--activity-peer", "ag-ui-client:reducer", cwd=tmp_path)
+    assert ran.returncode == 1
+    assert "1 failed, 31 passed" in ran.stdout
+    assert "FC-22: the peer agrees with no reading of the draft" in ran.stdout
+    assert '"content":null' in ran.stdout
+
+
+def test_knob_table_statuses():
+    from counterexamples.peers import Classification, Reply, TraceResult
+    t = PeerTrace.of("t", [RUN])
+
+    def result(name, matches, kind="reading"):
+        return TraceResult(PeerTrace(name, t.wire, t.events), Reply("ok", {}),
+                           Classification(kind, matches=matches))
+
+    table = {k.knob: k for k in knob_table([
+        result("a", [{"Q1": "merge"}]),
+        result("b", [{"Q1": "merge"}, {"Q1": "ignore"}]),  # both options fit: no evidence
+        result("c", [{"Q7": "apply"}, {"Q7": "skip"}]),
+        result("g", [{"Q5": "skip"}, {"Q5": "skip", "Q6": "merge"}]),
+        result("d", [{"Q9": "skip"}]), result("e", [{"Q9": "replace"}]),
+        result("f", [{"Q13": "fatal"}], kind="divergence"),  # says nothing
+    ])}
+    assert (table["Q1"].status, table["Q1"].behaves_as, list(table["Q1"].evidence)) == \
+        ("determined", "merge", ["a"])
+    assert (table["Q5"].status, table["Q5"].options) == ("determined", ["skip"])
+    assert (table["Q7"].status, table["Q7"].options) == ("undetermined", ["apply", "skip"])
+    assert (table["Q9"].status, table["Q9"].options) == ("inconsistent", [])
+    assert table["Q13"].status == "no-evidence"
