@@ -1,22 +1,30 @@
 """Exhaustive bounded exploration: breadth-first search over (producer belief, consumer state).
 
 Every trace the producer can send over a finite vocabulary, up to a depth, is explored once per
-distinct state: a node is a (belief, consumer state) pair, deduplicated in a visited map, with a
-parent map to rebuild the shortest trace to any node. On every edge the search checks
+distinct state, with a parent map to rebuild the shortest trace to any node. Two modes:
 
-* every property of the catalogue (:class:`properties.catalogue.Transition`), and
-* every open question: the step is also run under a :class:`~model.readings.PartialReading` that
-  forks on each knob the step consults; a knob whose options leave different (state, warnings,
-  fatal) behind *splits* there. Since a consumer's future depends only on its state, options that
-  leave equal results are equal for ever, so one consumer state per node (the one of the reading
-  under exploration, ``draft`` by default) is exact for every knob that decides in that reading's
-  context; other contexts are explored by choosing another base reading.
+* **every reading in one sweep** (``reading=None``, the default of ``activity-check explore``):
+  a node also carries a *class* of readings, a partial assignment of knobs standing for every
+  reading consistent with it, all of which have given the same result on every step so far. A
+  step that consults a knob the class leaves open is forked over its options
+  (:class:`~model.readings.PartialReading`); options that give equal results stay one class,
+  options that differ become sibling classes, and the knob is recorded as a *split* there, in
+  whatever context the class fixes. Producer conformance is forked the same way on the knobs
+  the producer's obligations read (:data:`PRODUCER_KNOBS`): a trace is conformant when some
+  producer reading allows it, since producer and consumer may read the draft differently.
+* **one reading** (``reading=R``): one consumer state per node, R's; a knob is recorded where
+  it decides in R's context (:func:`step_splits`).
 
-Because the search is breadth-first, the first witness recorded for a finding is a shortest one.
+On every transition every property of the catalogue is checked
+(:class:`properties.catalogue.Transition`). Because the search is breadth-first, the first
+witness recorded for a finding is a shortest one. :func:`shortest_distinguishing` is the same
+search for one pair of readings.
 
 The hot loop keeps plain hashable tuples (``visited``: key -> node id; ``parents``: node id ->
-(parent id, event)); :func:`state_graph` builds a networkx graph from them on demand, for export
-(GraphML, DOT) and graph queries.
+(parent id, event)) and memoises what recurs across classes (each (state, event)'s decision
+tree over the knobs, property outcomes keyed by the knobs they consulted, moves, beliefs, run
+input); :func:`state_graph` builds a networkx graph from them on demand, for export (GraphML,
+DOT) and graph queries.
 """
 from __future__ import annotations
 
@@ -214,6 +222,9 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     stopped = None
     trees: dict = {}  # all readings: (state, event) -> the step's decision tree over the knobs
     checked: dict = {}  # all readings: a transition (without its reading) -> property outcomes
+    move_memo: dict = {}  # (belief, conformance) -> moves; beliefs recur across classes
+    advanced: dict = {}  # (belief, event) -> belief after
+    inputs: dict = {}  # consumer state -> run input
 
     def restep_for(r):
         def restep(s, e):
@@ -226,8 +237,12 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         for node in frontier:
             belief, state, producers, cls = nodes[node]
             base = reading if not all_readings else _representative(cls)
-            for event, producers_after in _node_moves(belief, vocabulary, base, producers,
-                                                      adversarial, all_readings):
+            move_key = (belief, producers)
+            node_moves = move_memo.get(move_key)
+            if node_moves is None:
+                node_moves = move_memo[move_key] = _node_moves(
+                    belief, vocabulary, base, producers, adversarial, all_readings)
+            for event, producers_after in node_moves:
                 ok = bool(producers_after)
                 report.edges += 1
                 if all_readings:
@@ -239,7 +254,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
                         continue
                     if len(leaves) > 1 and ok and not state.halted:
                         _record_splits(report, split_cost, leaves, node, event, parents,
-                                       (level, _DRAFT_PRODUCER not in producers_after))
+                                       (level, _DRAFT_PRODUCER not in producers_after),
+                                       dict(cls))
                 else:
                     recorder = RecordingReading(reading) if check_splits else reading
                     try:
@@ -257,12 +273,17 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
                                     found_knobs.add(knob)
                                     report.splits[knob] = (_path(parents, node) + (event,),
                                                            pair)
-                belief_after = advance(belief, event)
+                belief_after = advanced.get((belief, event))
+                if belief_after is None:
+                    belief_after = advanced[(belief, event)] = advance(belief, event)
                 for leaf_class, result in leaves:
                     r = base if not all_readings else _representative(leaf_class)
                     if properties:
                         try:
-                            run_input = tuple(run_input_fn(result.state))
+                            run_input = inputs.get(result.state)
+                            if run_input is None:
+                                run_input = inputs[result.state] = tuple(
+                                    run_input_fn(result.state))
                         except Exception as exc:  # noqa: BLE001
                             _record(report.violations, "P00-no-exception", node, event,
                                     f"{type(exc).__name__}: {exc}", parents)
@@ -459,11 +480,15 @@ def _result_key(r):
 
 
 def _record_splits(report: ExploreReport, cost: dict, leaves: list, node: int, event: Event,
-                   parents: list, rank: tuple) -> None:
+                   parents: list, rank: tuple, parent: dict) -> None:
     """Record the knobs that split at a fork: per knob, the shortest trace; among equally short
     ones, one conformant under the draft's producer obligations before one conformant only
     under another producer reading, then the pair whose context departs least from ``draft``
-    (first found on ties). ``rank`` is (level, not conformant under draft)."""
+    (first found on ties). ``rank`` is (level, not conformant under draft); ``parent`` the
+    class stepped from, as a dict (its knobs cannot split here)."""
+    if all(k in cost and (cost[k][:2] < rank or (cost[k][2] == 0 and cost[k][:2] <= rank))
+           for c, _ in leaves for k, _ in c if k not in parent):
+        return  # every knob that could split here already has a witness at least as good
     verdict_leaves = [(dict(c), Verdict(r.state, tuple((0, w) for w in r.warnings),
                                         (0, r.fatal) if r.fatal else None, 1))
                       for c, r in leaves]
@@ -476,19 +501,24 @@ def _record_splits(report: ExploreReport, cost: dict, leaves: list, node: int, e
 
 def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 6,
                             vocabulary: Vocabulary = EXPLORE_VOCABULARY,
-                            max_states: Optional[int] = None) -> Optional[tuple[Event, ...]]:
+                            max_states: Optional[int] = None,
+                            producer: Optional[Reading] = None) -> Optional[tuple[Event, ...]]:
     """The shortest conformant trace on which two readings give different verdicts, by BFS.
 
-    A node is (belief, state under ``reading_a``, state under ``reading_b``); moves are the ones
-    conformant under both readings (the producer's obligations read Q2 and Q4-opener). The
-    search stops at the first step whose results differ in what a verdict shows (messages,
-    agent state, run status, warnings, fatal): that trace is a shortest distinguishing one.
+    A node is (belief, state under ``reading_a``, state under ``reading_b``, the producer
+    readings the trace so far conforms to). The search stops at the first step whose results
+    differ in what a verdict shows (messages, agent state, run status, warnings, fatal): that
+    trace is a shortest distinguishing one.
 
     Args:
-        reading_a, reading_b: complete readings.
+        reading_a, reading_b: complete consumer readings.
         depth: the longest trace tried (events).
         vocabulary: the producer's finite world.
         max_states: stop (returning None) past this many distinct nodes.
+        producer: the reading whose producer obligations a trace must keep; None (default):
+            any producer reading (:data:`PRODUCER_READINGS`, as the all-readings sweep of
+            :func:`explore` does), since the producer and the two consumers may each read the
+            draft their own way.
 
     Returns:
         The trace, or None when the readings agree on every conformant trace up to ``depth``
@@ -496,7 +526,9 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
 
     Clauses: IDX-CONFORMANCE (the readings difference of property P32).
     """
-    start = (Belief(), initial_state(), initial_state())
+    producers0 = frozenset(PRODUCER_READINGS) if producer is None else \
+        frozenset({tuple((k, producer.as_dict()[k]) for k in PRODUCER_KNOBS)})
+    start = (Belief(), initial_state(), initial_state(), producers0)
     visited = {start: 0}
     parents: list = [(0, None)]
     frontier = [start]
@@ -505,20 +537,20 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
         next_frontier = []
         for node_key in frontier:
             node = visited[node_key]
-            belief, sa, sb = node_key
-            other = set(moves(belief, vocabulary, reading_b))
-            for event in moves(belief, vocabulary, reading_a):
-                if event not in other:
-                    continue
+            belief, sa, sb, producers = node_key
+            for event, producers_after in _node_moves(belief, vocabulary, DRAFT, producers,
+                                                      False, True):
                 ra = reference_step(sa, event, reading_a)
                 rb = reference_step(sb, event, reading_b)
-                va = Verdict(ra.state, tuple((0, w) for w in ra.warnings),
-                             (0, ra.fatal) if ra.fatal else None, 1)
-                vb = Verdict(rb.state, tuple((0, w) for w in rb.warnings),
-                             (0, rb.fatal) if rb.fatal else None, 1)
-                if _step_key(va) != _step_key(vb):
-                    return _path(parents, node) + (event,)
-                key = (advance(belief, event), ra.state, rb.state)
+                if (ra.state, ra.warnings, ra.fatal and (ra.fatal.code, ra.fatal.clause)) != \
+                        (rb.state, rb.warnings, rb.fatal and (rb.fatal.code, rb.fatal.clause)):
+                    va = Verdict(ra.state, tuple((0, w) for w in ra.warnings),
+                                 (0, ra.fatal) if ra.fatal else None, 1)
+                    vb = Verdict(rb.state, tuple((0, w) for w in rb.warnings),
+                                 (0, rb.fatal) if rb.fatal else None, 1)
+                    if _step_key(va) != _step_key(vb):
+                        return _path(parents, node) + (event,)
+                key = (advance(belief, event), ra.state, rb.state, producers_after)
                 if key in visited:
                     continue
                 visited[key] = len(parents)

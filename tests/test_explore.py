@@ -2,10 +2,15 @@
 import networkx as nx
 
 from activity_check.cli import main
-from properties.explore import explore, state_graph, step_splits, trace_to
+import pytest
+
+from properties.ambiguity import splits_of
+from properties.explore import (PRODUCER_READINGS, explore, shortest_distinguishing, state_graph,
+                                step_splits, trace_to)
 from properties.zoo import MUTANT_BY_NAME
 from model.readings import DRAFT
-from model.verdict import evaluate, verdict_key
+from model.producer import check_trace
+from model.verdict import evaluate, split_readings, verdict_key
 from wirekit import delta, snap, trace
 
 
@@ -68,7 +73,62 @@ def test_explore_cli(tmp_path, capsys):
     assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 0
     out = capsys.readouterr().out
     assert "stopped by the depth bound (2)" in out
-    assert nx.read_graphml(graph).number_of_nodes() == explore(depth=2).states
+    assert nx.read_graphml(graph).number_of_nodes() == explore(depth=2, reading=None).states
     assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 2  # never overwrites
     assert main(["explore", "--depth", "0"]) == 2
     assert main(["explore", "--max-states", "0"]) == 2
+
+
+# --- every reading in one sweep ---------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sweep4():
+    return explore(depth=4, reading=None, properties=())
+
+
+def test_all_readings_sweep_reaches_contexts_the_draft_sweep_cannot():
+    one = explore(depth=3)
+    every = explore(depth=3, reading=None)
+    assert (every.states, every.complete, every.violations) == (774, True, {})
+    assert every.classes > 1
+    # Q2 and Q3 decide only where another knob departs from draft (Q3 needs Q2=parent; Q2's
+    # split shows under Q3=warn), so the draft sweep cannot see them and the full sweep must
+    assert {"Q2", "Q3"} <= set(every.splits) and not {"Q2", "Q3"} & set(one.splits)
+    assert set(one.splits) <= set(every.splits)
+    assert every.splits["Q3"][1] == ({"Q2": "parent", "Q3": "keep"},
+                                     {"Q2": "parent", "Q3": "warn"})
+
+
+def test_all_readings_sweep_finds_every_corpus_question_at_depth_four(sweep4):
+    from counterexamples.corpus import load_corpus
+    corpus_knobs = {entry["knob"] for entry in load_corpus()}
+    assert corpus_knobs <= set(sweep4.splits)
+    for knob, (witness, pair) in sweep4.splits.items():
+        # the executable model, run on the witness under every reading, agrees that the knob
+        # decides it, and two complete readings differing only there give different verdicts
+        assert knob in splits_of(witness), knob
+        ra, rb = split_readings(pair, knob)
+        assert verdict_key(evaluate(witness, ra)) != verdict_key(evaluate(witness, rb)), knob
+
+
+def test_pair_bfs_agrees_with_the_sweep_on_shortest_lengths(sweep4):
+    for knob in ("Q1", "Q3", "Q4", "Q11", "Q10"):
+        witness, pair = sweep4.splits[knob]
+        ra, rb = split_readings(pair, knob)
+        shortest = shortest_distinguishing(ra, rb, depth=4)
+        assert shortest is not None and len(shortest) == len(witness), knob
+        assert verdict_key(evaluate(shortest, ra)) != verdict_key(evaluate(shortest, rb))
+
+
+def test_shortest_distinguishing_is_shortest_and_none_when_equal():
+    move = DRAFT.with_(Q11="move")
+    found = shortest_distinguishing(DRAFT, move, depth=5)
+    assert len(found) == 4 and not check_trace(found)
+    assert shortest_distinguishing(DRAFT, move, depth=3) is None  # nothing shorter exists
+    assert shortest_distinguishing(DRAFT, DRAFT, depth=4) is None
+
+
+def test_producer_readings_and_mode_guard():
+    assert len(PRODUCER_READINGS) == 4
+    with pytest.raises(ValueError):
+        explore(depth=1, reading=None, consumer=MUTANT_BY_NAME["owner-not-reminted"])
