@@ -576,3 +576,25 @@ def test_knob_table_statuses():
     assert (table["Q7"].status, table["Q7"].options) == ("undetermined", ["apply", "skip"])
     assert (table["Q9"].status, table["Q9"].options) == ("inconsistent", [])
     assert table["Q13"].status == "no-evidence"
+
+
+@needs_node
+@pytest.mark.parametrize("mode", ["reducer", "pipeline"])
+def test_recorded_peer_behaviour_matches_what_the_adapter_shows(mode):
+    """``model.readings.KNOBS[*].peers`` records what ``peer search`` observed; the corpus and the
+    probes must never contradict it (a knob they separate is determined as recorded)."""
+    from model.readings import KNOBS
+    name = f"@ag-ui/client 1.0.0 {mode}"
+    report = check(f"ag-ui-client:{mode}", corpus_traces() + probe_traces())
+    table = {k.knob: k for k in report.knobs}
+    recorded = {k.id: dict(k.peers)[name] for k in KNOBS if name in dict(k.peers)}
+    assert len(recorded) == (13 if mode == "reducer" else 14)
+    determined = 0
+    for knob, option in recorded.items():
+        seen = table[knob]
+        assert seen.status in ("determined", "no-evidence"), (knob, seen)
+        if seen.status == "determined":
+            assert seen.behaves_as == option, knob
+            determined += 1
+    assert determined == len(recorded) - 1  # Q10 is separated by the search's traces only
+    assert table["Q10"].status == "no-evidence"
