@@ -38,13 +38,13 @@ from model.consumer import ConsumerState, initial_state, step as reference_step
 from model.events import Event
 from model.producer import (Belief, Vocabulary, adversarial_moves, advance, moves, violations)
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading,
-                            RecordingReading)
+                            RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
 from properties.catalogue import PROPERTIES, Property, Transition, check_transition
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_splits",
-           "shortest_distinguishing", "state_graph", "trace_to"]
+           "shortest_distinguishing", "shortest_trace_to", "state_graph", "trace_to"]
 
 EXPLORE_VOCABULARY = Vocabulary(
     activity_ids=("act-1", "act-2"),
@@ -585,8 +585,10 @@ def state_graph(report: ExploreReport, max_nodes: Optional[int] = None) -> nx.Di
     ``run``, ``halted`` and ``conformant``; every examined edge is present (edges into states
     already visited included; parallel edges between the same two states keep the first event),
     with attributes ``event`` (short text) and ``wire`` (the event as compact JSON) and
-    ``tree`` (True on the shortest-path tree the search's parent map holds). ``max_nodes`` keeps
-    the first nodes in BFS order and the edges among them."""
+    ``tree`` (True on the shortest-path tree the search's parent map holds). Without
+    ``keep_edges`` the search kept only its parent map, and the graph is that tree. Nodes also
+    carry ``readings``: the class of readings the node stands for (all-readings sweep).
+    ``max_nodes`` keeps the first nodes in BFS order and the edges among them."""
     import json
     graph = nx.DiGraph()
     limit = len(report.nodes) if max_nodes is None else min(max_nodes, len(report.nodes))
@@ -596,11 +598,45 @@ def state_graph(report: ExploreReport, max_nodes: Optional[int] = None) -> nx.Di
         held = " ".join(f"{m.id}:{m.role}" for m in state.messages)
         status = "rejected" if state.halted else state.run
         graph.add_node(node, messages=held, run=state.run, halted=state.halted,
-                       conformant=conformant, label=f"#{node} {status}: {held or 'no messages'}")
-    for source, target, event in report.edges_seen:
+                       conformant=conformant, label=f"#{node} {status}: {held or 'no messages'}",
+                       readings="one reading" if cls == _FULL else describe_assignment(dict(cls)))
+    for source, target, event in _graph_edges(report):
         if source >= limit or target >= limit or graph.has_edge(source, target):
             continue
         graph.add_edge(source, target, tree=report.parents[target][0] == source and target != 0,
                        event=f"{event.type_name} {getattr(event, 'message_id', '') or ''}".strip(),
                        wire=json.dumps(event.to_wire(), separators=(",", ":")))
     return graph
+
+
+def _graph_edges(report: ExploreReport):
+    """Every examined edge if the search kept them, else the parent map's tree edges."""
+    if report.edges_seen:
+        return report.edges_seen
+    return [(parent, node, event) for node, (parent, event) in enumerate(report.parents) if node]
+
+
+def shortest_trace_to(report: ExploreReport, predicate: Callable[[ConsumerState], bool]
+                      ) -> Optional[tuple[Event, ...]]:
+    """A graph query: the shortest explored trace to a state of a class.
+
+    Args:
+        report: an exploration (any mode; with ``keep_edges`` the query runs on every examined
+            edge, else on the search tree, which holds a shortest path to every node).
+        predicate: the state class, as a test on the consumer state (e.g. "some activity is
+            owned by sub-1 and typed SEARCH").
+
+    Returns:
+        The events from the initial state to the nearest matching state (networkx shortest path
+        on :func:`state_graph`), or None when no explored state matches (the class is not
+        reachable within the bound).
+    """
+    graph = state_graph(report)
+    lengths = nx.single_source_shortest_path_length(graph, 0)
+    found = [(lengths[n], n) for n in graph if n in lengths and predicate(report.nodes[n][1])]
+    if not found:
+        return None
+    target = min(found)[1]
+    path = nx.shortest_path(graph, 0, target)
+    events = {(a, b): e for a, b, e in reversed(list(_graph_edges(report)))}
+    return tuple(events[(a, b)] for a, b in zip(path, path[1:]))

@@ -5,12 +5,12 @@ from activity_check.cli import main
 import pytest
 
 from properties.ambiguity import splits_of
-from properties.explore import (PRODUCER_READINGS, explore, shortest_distinguishing, state_graph,
-                                step_splits, trace_to)
+from properties.explore import (PRODUCER_READINGS, explore, shortest_distinguishing,
+                                shortest_trace_to, state_graph, step_splits, trace_to)
 from properties.zoo import MUTANT_BY_NAME
 from model.readings import DRAFT
 from model.producer import check_trace
-from model.verdict import evaluate, split_readings, verdict_key
+from model.verdict import evaluate, split_readings, trace_states, verdict_key
 from wirekit import delta, snap, trace
 
 
@@ -132,3 +132,19 @@ def test_producer_readings_and_mode_guard():
     assert len(PRODUCER_READINGS) == 4
     with pytest.raises(ValueError):
         explore(depth=1, reading=None, consumer=MUTANT_BY_NAME["owner-not-reminted"])
+
+
+def test_graph_query_shortest_trace_to_a_state_class():
+    def retyped_by_subagent(state):
+        return any(m.is_activity and m.owner == "sub-1" and m.activity_type == "SEARCH"
+                   for m in state.messages)
+    tree_only = explore(depth=3)
+    found = shortest_trace_to(tree_only, retyped_by_subagent)
+    # RUN_STARTED then one snapshot that mints sub-1 with type SEARCH
+    assert [e.type_name for e in found] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT"]
+    assert retyped_by_subagent(trace_states(found)[-1])
+    full = explore(depth=3, keep_edges=True)
+    assert len(shortest_trace_to(full, retyped_by_subagent)) == 2
+    assert shortest_trace_to(tree_only, lambda s: len(s.messages) > 3) is None  # not within 3
+    graph = state_graph(explore(depth=2, reading=None))
+    assert graph.nodes[0]["readings"] == "(any reading)"
