@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
-from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
-                          RunError, RunFinished, RunStarted, Unrecognised)
+from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
+                          MessagesSnapshot, RunError, RunFinished, RunStarted, Unrecognised)
 from model.json_values import is_json_object_text
 from model.patch import apply_patch
 from model.producer import Belief
@@ -567,7 +567,9 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 
 
 def _rename_state(state: ConsumerState, f) -> ConsumerState:
-    return state.but(messages=tuple(m.but(id=f(m.id)) for m in state.messages),
+    messages = tuple(Message(f(m.id), m.role, m.content, m.activity_type, m.metadata, m.owner,
+                             m.first_owner, m.other) for m in state.messages)
+    return state.but(messages=messages,
                      held_ever=frozenset(f(i) for i in state.held_ever),
                      open_texts=frozenset(f(i) for i in state.open_texts),
                      open_tools=tuple((c, f(m)) for c, m in state.open_tools))
