@@ -1,4 +1,5 @@
-"""``activity-check peer check|search``: a real implementation, through an adapter, against the model.
+"""``activity-check peer check|search``: a real implementation, driven through an adapter, against
+the model.
 
 * ``peer check --adapter CMD [TRACES...]``: run a corpus (default: the committed corpus, findings
   and field cases) through the adapter, classify each trace (agrees with ``draft``, with another
@@ -191,7 +192,8 @@ def _print_report(con, report, summary: dict, args) -> None:
                   "traces that do not agree with draft")
     for col in ("trace", "class", "readings / nearest reading / error", "differs in", "finding"):
         table.add_column(col, overflow="fold")
-    for r in shown[:200]:
+    limit = 200 if args.peer_action == "check" else 40
+    for r in shown[:limit]:
         if r["class"] == "error":
             detail, differs = r["error"], ""
         elif r["class"] == "divergence":
@@ -204,8 +206,8 @@ def _print_report(con, report, summary: dict, args) -> None:
         table.add_row(r["id"], r["class"], detail, differs, r.get("finding", ""))
     if shown:
         con.print(table)
-    if len(shown) > 200:
-        con.print(f"... and {len(shown) - 200} more (see --json)")
+    if len(shown) > limit:
+        con.print(f"... and {len(shown) - limit} more (see --json)")
     knobs = Table(title="which option the peer behaves as (from traces that separate the "
                         "options)")
     for col in ("knob", "question", "peer behaves as", "separating traces"):

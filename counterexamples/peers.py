@@ -56,7 +56,7 @@ __all__ = [
     "knob_table", "KnobBehaviour", "first_divergence", "Divergence", "locate_divergence",
     "divergence_clauses", "shrink_divergence",
     "divergence_finding", "PeerReport", "check_peer", "search_peer", "generated_traces",
-    "DEFAULT_TIMEOUT", "PROBES", "probe_traces", "write_findings",
+    "DEFAULT_TIMEOUT", "PROBES", "probe_traces", "write_findings", "describe_verdict",
 ]
 
 DEFAULT_TIMEOUT = 10.0
@@ -86,7 +86,8 @@ class AdapterSpec:
     """How to start an adapter.
 
     Attributes:
-        name: a short, stable name (used in finding ids): ``model-draft``, ``ag-ui-client-pipeline``,
+        name: a short, stable name (used in finding ids): ``model-draft``,
+            ``ag-ui-client-pipeline``,
             or ``peer`` for an arbitrary command.
         argv: the program and its arguments.
         label: the adapter as the user gave it (shown in reports).
@@ -983,7 +984,8 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     (:func:`~counterexamples.shrink.simplify_members`) and payloads made plain (an empty patch,
     ``{}`` content), then canonical names (:func:`~counterexamples.shrink.canonical_names`). A
     candidate is kept only while the peer still diverges *the same way*: same
-    :attr:`Divergence.signature` (the model's branch and differing parts where it first parts from every
+    :attr:`Divergence.signature` (the model's branch and differing parts where it first parts
+    from every
     reading), so that shrinking does not slide onto another divergence. Candidates are memoised.
 
     Args:
@@ -1052,8 +1054,10 @@ def _simplify_payloads(events: tuple[Event, ...], holds: Callable[[tuple[Event, 
     return current
 
 
-def _brief(verdict: dict) -> str:
-    """A verdict (model or peer) in a few words."""
+def describe_verdict(verdict: dict) -> str:
+    """A verdict in a few words: the model's (:meth:`model.verdict.Verdict.to_json`) or a peer's
+    answer (messages with type, content, metadata and owner; whether and where the run fails; the
+    ids of the next run input)."""
     parts = []
     for m in verdict.get("messages", []):
         bits = [f"{m.get('id')} ({m.get('role')})"]
@@ -1124,13 +1128,13 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     at_text = " ".join(str(wire_event.get(k)) for k in ("type", "messageId") if k in wire_event)
     draft_json = verdicts[0]["verdict"]
     explanation = "\n".join([
-        f"On this {len(events)}-event trace the peer ({reply.response.get('peer') if reply.ok else adapter.spec.label}) "
+        f"On this {len(events)}-event trace the peer ({response.get('peer', adapter.spec.label)}) "
         f"ends in a verdict that no reading of the model gives.",
         f"It first parts from every reading at event {index} ({at_text}), in the step the "
         f"model consumer under the nearest reading ({nearest}) takes as '{branch}'; there it "
         f"differs from that reading in: {', '.join(aspects) or '-'}.",
-        f"- model (draft): {_brief(draft_json)}",
-        f"- peer: {_brief(response)}",
+        f"- model (draft): {describe_verdict(draft_json)}",
+        f"- peer: {describe_verdict(response)}",
         ("The trace is conformant: the producer breaks no clause." if not violations else
          "The producer breaks " + ", ".join(sorted({v.clause for _, v in violations})) +
          ", so this is the consumer's reaction to a producer violation."),
@@ -1139,7 +1143,8 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
         "id": fid, "kind": "peer-divergence", "adapter": adapter.spec.label,
         "peer": response.get("peer", adapter.spec.label), "source": source,
         "clauses": clauses, "relatedClauses": related, "branch": branch, "divergesAt": index,
-        "event": at_text, "nearest": nearest, "aspects": aspects, "compared": observed_of(response).names() if response else [],
+        "event": at_text, "nearest": nearest, "aspects": aspects,
+        "compared": observed_of(response).names() if response else [],
         "conformant": not violations,
         "producerViolations": [{"atEvent": i, "clause": v.clause, "kind": v.kind}
                                for i, v in violations],
@@ -1241,7 +1246,8 @@ class PeerReport:
 
 def _run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[TraceResult]:
     replies = adapter.request_many([(t.wire, t.state, t.id) for t in traces])
-    return [TraceResult(t, r, classify(t.events, r, t.state)) for t, r in zip(traces, replies, strict=True)]
+    return [TraceResult(t, r, classify(t.events, r, t.state))
+            for t, r in zip(traces, replies, strict=True)]
 
 
 def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,

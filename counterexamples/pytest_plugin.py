@@ -109,7 +109,7 @@ class PeerChecker:
 
 def _explain(trace, response: dict, result, adapter_label: str) -> str:
     """The failure message: what happened, both verdicts, the trace, how to replay it."""
-    from counterexamples.peers import _brief
+    from counterexamples.peers import describe_verdict
     first = result.leaves[0][1].to_json(detail=False) if result.leaves else {}
     if result.kind == "divergence":
         head = (f"{trace.id}: the peer agrees with no reading of the draft; it differs from the "
@@ -118,8 +118,8 @@ def _explain(trace, response: dict, result, adapter_label: str) -> str:
         head = (f"{trace.id}: the peer agrees only with other readings than draft "
                 f"({'; '.join(result.readings[:4])}); it differs from draft in: "
                 f"{', '.join(result.aspects)}")
-    lines = [head, f"  model (draft): {_brief(first)}", f"  peer:          {_brief(response)}",
-             "  trace (AG-UI JSON lines):"]
+    lines = [head, f"  model (draft): {describe_verdict(first)}",
+             f"  peer:          {describe_verdict(response)}", "  trace (AG-UI JSON lines):"]
     lines += ["    " + json.dumps(e, ensure_ascii=False, separators=(",", ":"))
               for e in trace.wire]
     if trace.state is not None:
