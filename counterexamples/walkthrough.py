@@ -142,10 +142,17 @@ def trace_finding(events: Sequence[Event], knob: str,
     return ambiguity_finding(Witness(knob, events, pair), shrink=False).to_json()
 
 
-def wire_lines(events: Sequence[Event]) -> str:
-    """The trace as AG-UI JSON lines (one compact wire event a line; :func:`model.wire.dump_jsonl`)."""
+def wire_lines(events: Sequence) -> str:
+    """A trace as AG-UI JSON lines, one compact wire event a line: ``events`` are typed events
+    (:func:`model.wire.dump_jsonl`) or wire objects (dicts, as findings hold them; dumped as they
+    are, member order kept)."""
+    import json
     from model.wire import dump_jsonl
-    return dump_jsonl(tuple(events))
+    events = tuple(events)
+    if all(isinstance(e, dict) for e in events):
+        return "".join(json.dumps(e, separators=(",", ":"), ensure_ascii=False) + "\n"
+                       for e in events)
+    return dump_jsonl(events)
 
 
 def _verdict_text(v: dict) -> tuple[str, str, str]:

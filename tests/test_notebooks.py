@@ -21,7 +21,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK_DIR = os.path.join(ROOT, "notebooks")
 NOTEBOOKS = sorted(os.path.basename(p) for p in glob.glob(os.path.join(NOTEBOOK_DIR, "*.ipynb")))
 EXPECTED = ["01-replace-and-ownership.ipynb", "02-deltas-retype-patch-failure.ipynb",
-            "03-metadata.ipynb", "04-messages-snapshot-and-run-input.ipynb"]
+            "03-metadata.ipynb", "04-messages-snapshot-and-run-input.ipynb",
+            "05-peer-report.ipynb"]
 CELL_TIMEOUT = 300
 """Seconds one cell may take (the slowest cell of any notebook takes a few seconds)."""
 
@@ -127,9 +128,28 @@ def _check_04(summary: dict, text: str) -> None:
         assert summary["Q9"]["peer"] == {"reducer": None, "pipeline": None}  # no single option
 
 
+def _check_05(summary: dict, text: str) -> None:
+    assert summary["traces"] > 30  # the corpus (findings, field cases) and the probes
+    if not PEERS:
+        assert summary["counts"] == {} and "peer run skipped" in text
+        return
+    for mode in ("reducer", "pipeline"):
+        counts = summary["counts"][mode]
+        assert counts["traces"] == summary["traces"] and counts["error"] == 0
+    assert summary["contradictions"] == 0  # the recorded behaviour still holds
+    assert summary["behavesAs"]["reducer"]["Q4"] == "accept"
+    assert summary["behavesAs"]["pipeline"]["Q4"] == "fatal"
+    assert summary["modesDiffer"] == ["Q4", "Q20", "Q21"]
+    assert summary["conformantDivergences"] == []
+    assert summary["counts"]["pipeline"]["divergence"] == 0
+    assert all("MET-NOT-NULL" in c or "PRC-MALFORMED-FATAL" in c
+               for c in summary["divergenceClauses"].values())
+    assert summary["divergences"]
+
+
 CHECKS = {"01-replace-and-ownership.ipynb": _check_01, "02-deltas-retype-patch-failure.ipynb":
           _check_02, "03-metadata.ipynb": _check_03,
-          "04-messages-snapshot-and-run-input.ipynb": _check_04}
+          "04-messages-snapshot-and-run-input.ipynb": _check_04, "05-peer-report.ipynb": _check_05}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -144,39 +164,35 @@ def test_notebook_executes(name, tmp_path):
 
 # --- the helpers the notebooks are made of ------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def sweep():
-    from properties.explore import explore, state_graph
+def test_sweep_helpers():
+    """split_path, split_slice, draw_slice, split_finding and verdicts_markdown on one sweep."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from counterexamples.walkthrough import (draw_slice, split_finding, split_path, split_slice,
+                                             verdicts_markdown)
+    from properties.explore import explore, state_graph, trace_to
     report = explore(4, reading=None, properties=(), keep_edges=True)
-    return report, state_graph(report)
 
-
-def test_split_path_follows_the_witness(sweep):
-    from counterexamples.walkthrough import split_path
-    from properties.explore import trace_to
-    report, _ = sweep
     sp = split_path(report, "Q4")
     trace = report.splits["Q4"][0]
     assert len(sp.path) == len(trace)  # the start and one node per event but the last
     assert trace_to(report, sp.path[-1]) == tuple(trace[:-1])
-    classes = [a for _, a in sp.leaves]
-    assert {a.get("Q4") for a in classes if a.get("Q4-opener") == "first"} == \
+    assert {a.get("Q4") for _, a in sp.leaves if a.get("Q4-opener") == "first"} == \
         {"fatal", "skip", "accept"}
 
-
-def test_split_slice_colours_both_readings(sweep):
-    from counterexamples.walkthrough import draw_slice, split_slice
-    import matplotlib
-    matplotlib.use("Agg")
-    report, graph = sweep
-    g = split_slice(report, "Q11", graph, neighbours=1)
+    g = split_slice(report, "Q11", state_graph(report), neighbours=1)
     leaves = {n: d for n, d in g.nodes(data=True) if d["role"] == "leaf"}
     assert sorted(d["side"] for d in leaves.values()) == [0, 1]
     assert {d["text"].splitlines()[0] for d in leaves.values()} == {"Q11=in-place", "Q11=move"}
     assert sum(1 for _, d in g.nodes(data=True) if d["role"] == "path") == 4
     assert all(d["layer"] == 4 for d in leaves.values())
     fig = draw_slice(g)
-    assert fig.axes and fig.axes[0].get_title().startswith("Q11")
+    assert fig.axes[0].get_title() == "Q11: Q11=in-place  vs  Q11=move"
+
+    finding = split_finding(report, "Q13")
+    text = verdicts_markdown(finding)
+    assert len(text.splitlines()) == 2 + len(finding["verdicts"]) == 4
+    assert "FATAL ACTIVITY_PATCH_FAILED@2 (SNP-SURFACE-FAILURE)" in text
 
 
 def test_theme_traces_pick_the_knobs():
@@ -185,12 +201,3 @@ def test_theme_traces_pick_the_knobs():
     assert ids and all(i.startswith(("AMB-Q4-", "probe-Q4")) for i in ids)
     assert not any("opener" in i for i in ids)
     assert "probe-Q4-opener" in theme_traces(None, ["Q4-opener"])
-
-
-def test_verdicts_markdown_has_one_row_per_class(sweep):
-    from counterexamples.walkthrough import split_finding, verdicts_markdown
-    report, _ = sweep
-    finding = split_finding(report, "Q13")
-    text = verdicts_markdown(finding)
-    assert len(text.splitlines()) == 2 + len(finding["verdicts"]) == 4
-    assert "FATAL ACTIVITY_PATCH_FAILED@2 (SNP-SURFACE-FAILURE)" in text
