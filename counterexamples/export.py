@@ -10,7 +10,11 @@ Both kinds of finding are handled:
   assignment) that give one verdict;
 * ``"property"`` (:func:`counterexamples.findings.write_property_finding`): a trace on which a named
   consumer (the reference model, or a mutant of :data:`properties.zoo.MUTANTS`) under a reading
-  broke a property of :mod:`properties.catalogue` at event ``atEvent``.
+  broke a property of :mod:`properties.catalogue` at event ``atEvent``;
+* ``"peer-divergence"`` (:mod:`counterexamples.peers`): a trace on which a real implementation
+  behind an adapter gave a verdict no reading gives; it records the model's verdict classes as
+  an ambiguity does, plus the peer's verdict (``peerVerdict``), the ``peer``, the ``nearest``
+  reading and the event at which the peer ``divergesAt``.
 
 Every function takes the finding as the dict :func:`load_finding` returns. :func:`export` picks a
 format by name (:data:`FORMATS`); the command line is ``activity-check export FINDING --format F``.
@@ -42,7 +46,9 @@ __all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding", 
 FORMATS = ("jsonl", "json", "itf", "mermaid", "pytest")
 """Format names accepted by :func:`export` (and ``activity-check export --format``)."""
 
-KINDS = ("ambiguity", "property")
+KINDS = ("ambiguity", "property", "peer-divergence")
+_CLASSED = ("ambiguity", "peer-divergence")
+"""Kinds whose finding records the model's verdict classes (``verdicts``)."""
 
 ITF_SPEC_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 """ADR-015, the published definition of the ITF format followed by :func:`to_itf`."""
@@ -180,13 +186,17 @@ def load_finding(path: str) -> dict:
     if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
         raise ValueError(f"{name}: not a finding: 'events' must be a non-empty array of event "
                          "objects")
-    if doc["kind"] == "ambiguity":
+    if doc["kind"] == "peer-divergence" and not (
+            isinstance(doc.get("peerVerdict"), dict) and isinstance(doc.get("peer"), str)):
+        raise ValueError(f"{name}: not a finding: a peer-divergence finding needs 'peer' (a "
+                         "string) and 'peerVerdict' (an object)")
+    if doc["kind"] in _CLASSED:
         verdicts = doc.get("verdicts")
         if not isinstance(verdicts, list) or not verdicts or not all(
                 isinstance(v, dict) and isinstance(v.get("readings"), list) and v["readings"]
                 and isinstance(v.get("verdict"), dict) for v in verdicts):
-            raise ValueError(f"{name}: not a finding: an ambiguity finding needs 'verdicts', a "
-                             "non-empty array of {readings, includesDraft, verdict}")
+            raise ValueError(f"{name}: not a finding: an {doc['kind']} finding needs 'verdicts', "
+                             "a non-empty array of {readings, includesDraft, verdict}")
     else:
         for key in ("property", "consumer", "reading"):
             if not isinstance(doc.get(key), str):
@@ -246,6 +256,8 @@ def _consumer_of(finding: dict):
 def _default_reading(finding: dict) -> Reading:
     if finding["kind"] == "property":
         return _parse_spec(finding["reading"])
+    if finding["kind"] == "peer-divergence" and isinstance(finding.get("nearest"), str):
+        return _parse_spec(finding["nearest"])
     return DRAFT
 
 
@@ -389,6 +401,7 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
     :func:`model.verdict.evaluate` passes through (after a fatal the halted state repeats), under
     one reading:
 
+    * peer-divergence finding: by default the ``nearest`` reading the finding names.
     * ambiguity finding: by default the draft's class (``includesDraft``), i.e. :data:`DRAFT`.
       To export another verdict class pass its reading, e.g.
       ``to_itf(f, f["verdicts"][k]["readings"][0])`` (or :func:`reading_of_class`);
@@ -495,6 +508,10 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
             "finding": finding["id"], "kind": finding["kind"]}
     if finding["kind"] == "ambiguity":
         meta["knob"] = finding.get("knob")
+    elif finding["kind"] == "peer-divergence":
+        meta["peer"] = finding["peer"]
+        if isinstance(finding.get("divergesAt"), int):
+            meta["divergesAt"] = finding["divergesAt"]
     else:
         meta["property"] = finding["property"]
         meta["atEvent"] = finding["atEvent"]
@@ -502,7 +519,7 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
     meta["reading"] = _reading_name(chosen)
     if note:
         meta["note"] = note
-    if finding["kind"] == "ambiguity":
+    if finding["kind"] in _CLASSED:
         index = _class_index(finding, evaluate(events, chosen).to_json())
         meta["verdictClass"] = None if index is None else {
             "index": index, "readings": finding["verdicts"][index]["readings"],
@@ -632,6 +649,8 @@ def to_mermaid(finding: dict) -> str:
     one ``Producer->>Consumer:`` arrow per event with a short label (``ACTIVITY_SNAPSHOT act-1
     TYPE-A (replace:false, sub-1)``), and notes on the consumer's side:
 
+    * peer-divergence finding: as an ambiguity (the model's classes; a note also at the event
+      where the peer parts from every reading), then a last note with the peer's verdict.
     * ambiguity finding: after an event at which the verdict classes part (the event does not do
       the same thing under every class's reading), ``Note over Consumer:`` with what it did under
       each class, one class (or group of classes doing the same thing) a line, lines joined by
@@ -650,12 +669,15 @@ def to_mermaid(finding: dict) -> str:
     lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer"]
     if finding["kind"] == "ambiguity":
         title = f"{finding['id']}: {finding.get('question') or finding.get('knob', '')}"
+    elif finding["kind"] == "peer-divergence":
+        title = (f"{finding['id']}: {finding['peer']} gives a verdict no reading of the model "
+                 "gives")
     else:
         title = (f"{finding['id']}: {finding['consumer']} under {finding['reading']} breaks "
                  f"{finding['property']}")
     lines.append(f"    Note over Producer,Consumer: {_mermaid_text(title)}")
 
-    if finding["kind"] == "ambiguity":
+    if finding["kind"] in _CLASSED:
         tracks = []
         for c in finding["verdicts"]:
             label = "draft" if c.get("includesDraft") else c["readings"][0]
@@ -669,8 +691,8 @@ def to_mermaid(finding: dict) -> str:
         lines.append(f"    Producer->>Consumer: {_mermaid_text(_event_label(wire, event))}")
         changes = [_change(befores[k], steps[i]) for k, (_, steps) in enumerate(tracks)]
         befores = [steps[i].state for _, steps in tracks]
-        if finding["kind"] == "ambiguity":
-            if len(set(changes)) > 1:
+        if finding["kind"] in _CLASSED:
+            if len(set(changes)) > 1 or i == finding.get("divergesAt", -1):
                 groups: dict[str, list[str]] = {}
                 for (label, _), change in zip(tracks, changes):
                     groups.setdefault(change, []).append(label)
@@ -682,7 +704,24 @@ def to_mermaid(finding: dict) -> str:
             if i == finding["atEvent"]:
                 note += f" -- breaks {finding['property']}"
             lines.append(f"    Note over Consumer: {_mermaid_text(note)}")
+    if finding["kind"] == "peer-divergence":
+        lines.append(f"    Note over Consumer: {_mermaid_text(_peer_summary(finding))}")
     return "\n".join(lines) + "\n"
+
+
+def _peer_summary(finding: dict) -> str:
+    """One line on the peer's verdict: the messages it ended with and whether it failed."""
+    v = finding["peerVerdict"]
+    held = " ".join(f"{m.get('id')}:{m.get('role')}" for m in v.get("messages") or []
+                    if isinstance(m, dict))
+    fatal = v.get("fatal")
+    at = f" at event {fatal['atEvent']}" if isinstance(fatal, dict) and \
+        isinstance(fatal.get("atEvent"), int) else ""
+    diverges = finding.get("divergesAt")
+    where = f" (parts from every reading at event {diverges})" if isinstance(diverges, int) \
+        else ""
+    return (f"peer {finding['peer']}{where}: holds {held or 'no messages'}; "
+            + (f"failed the run{at}" if fatal else "did not fail the run"))
 
 
 # --- pytest -------------------------------------------------------------------------------------
@@ -710,7 +749,9 @@ import json
 def to_pytest(finding: dict) -> str:
     """A self-contained pytest module that replays the finding.
 
-    * ambiguity finding: one test parametrized over the verdict classes. For each class and each
+    * ambiguity or peer-divergence finding: one test parametrized over the model's verdict
+      classes (a peer divergence also embeds the peer's verdict as ``PEER_VERDICT``). For each
+      class and each
       of its ``readings`` (completed with draft for the knobs it leaves open; ``"(any
       reading)"`` is draft itself; the draft class is also checked under :data:`DRAFT`), it asserts
       that ``model.verdict.evaluate(parse_events(TRACE), parse_reading(reading))`` gives the
@@ -728,10 +769,17 @@ def to_pytest(finding: dict) -> str:
     Save it under a ``test_*.py`` name. Returns the module text.
     """
     fid = finding["id"]
-    if finding["kind"] == "ambiguity":
-        summary = (f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
-                   f"The trace has {len(finding['verdicts'])} verdict classes; each must keep "
-                   "its verdict.")
+    if finding["kind"] in _CLASSED:
+        if finding["kind"] == "ambiguity":
+            summary = (f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
+                       f"The trace has {len(finding['verdicts'])} verdict classes; each must "
+                       "keep its verdict.")
+        else:
+            summary = (f"Peer divergence: {_peer_summary(finding)}.\nNo reading of the model "
+                       f"gives that; the model's {len(finding['verdicts'])} verdict class(es) "
+                       "below are what a consumer under each reading must give, and this file "
+                       "checks that the model keeps them. The peer's own verdict is kept as "
+                       "PEER_VERDICT, for reference.")
         classes = []
         for c in finding["verdicts"]:
             v = c["verdict"]
@@ -745,6 +793,8 @@ def to_pytest(finding: dict) -> str:
                 "runInput": v["runInput"]})
         ids = [f"class{i}" + ("-draft" if c["includesDraft"] else "")
                for i, c in enumerate(classes)]
+        peer_line = "" if finding["kind"] != "peer-divergence" else \
+            f"PEER_VERDICT = {_py_json(finding['peerVerdict'])}\n"
         body = f'''
 import pytest
 
@@ -755,7 +805,7 @@ from model.wire import parse_events
 FINDING_ID = {fid!r}
 TRACE = {_py_json(finding["events"])}
 CLASSES = {_py_json(classes)}
-
+{peer_line}
 
 def _canon(value):
     return json.dumps(value, sort_keys=True, ensure_ascii=False)

@@ -54,11 +54,29 @@ def findings(tmp_path_factory) -> list[tuple[str, dict]]:
         violation = check_trace_properties(events, MUTANT_BY_NAME[name])
         assert violation is not None, name
         write_property_finding(violation, events, name, "draft", directory)
-    paths = sorted(glob.glob(os.path.join(directory, "*.json")))
+    # a peer that forgets everything: on a trace that leaves an activity, no reading agrees
+    peer = out / "forgetful_peer.py"
+    peer.write_text(FORGETFUL_PEER, encoding="utf-8")
+    trace_file = out / "one.jsonl"
+    trace_file.write_text("\n".join(json.dumps(e) for e in PROPERTY_CASES["crashes-on-empty-patch"])
+                          + "\n", encoding="utf-8")
+    peer_out = out / "peer"
+    assert main(["peer", "check", "--adapter", f"{sys.executable} {peer}", "--out",
+                 str(peer_out), str(trace_file)]) == 0
+    paths = sorted(glob.glob(os.path.join(directory, "*.json")) +
+                   glob.glob(os.path.join(peer_out, "findings", "*.json")))
     loaded = [(p, load_finding(p)) for p in paths]
     kinds = {f["kind"] for _, f in loaded}
-    assert kinds == {"ambiguity", "property"}, kinds
+    assert kinds == {"ambiguity", "property", "peer-divergence"}, kinds
     return loaded
+
+
+FORGETFUL_PEER = """import json, sys
+for line in sys.stdin:
+    request = json.loads(line)
+    print(json.dumps({"id": request["id"], "messages": [], "fatal": None, "warnings": None,
+                      "runInput": None}), flush=True)
+"""
 
 
 def _canon(value) -> str:
@@ -157,6 +175,10 @@ def test_itf_validates_and_follows_the_trace(findings):
             draft = next(i for i, c in enumerate(finding["verdicts"]) if c["includesDraft"])
             assert doc["#meta"]["verdictClass"]["index"] == draft
             _final_matches(doc, finding["verdicts"][draft]["verdict"])
+        elif finding["kind"] == "peer-divergence":  # the nearest reading's class
+            k = doc["#meta"]["verdictClass"]["index"]
+            assert finding["nearest"] in finding["verdicts"][k]["readings"]
+            _final_matches(doc, finding["verdicts"][k]["verdict"])
         else:
             assert doc["#meta"]["consumer"] == finding["consumer"]
             assert doc["#meta"]["property"] == finding["property"]
@@ -196,6 +218,8 @@ def test_mermaid_one_arrow_per_event_and_escaped(findings):
         notes = [line for line in text.splitlines() if "Note over Consumer:" in line]
         if finding["kind"] == "ambiguity":
             assert notes, finding["id"]  # the classes part somewhere
+        elif finding["kind"] == "peer-divergence":
+            assert len(notes) >= 2 and notes[-1].split(": ", 1)[1].startswith("peer ")
         else:
             assert len(notes) == len(finding["events"])
             assert finding["property"] in notes[finding["atEvent"]]
@@ -230,7 +254,7 @@ def test_generated_pytest_files_pass(findings, tmp_path):
     for path, finding in findings:
         name = "test_" + re.sub(r"[^0-9a-zA-Z]+", "_", finding["id"]).lower() + ".py"
         (tmp_path / name).write_text(to_pytest(finding), encoding="utf-8")
-        if finding["kind"] == "ambiguity":
+        if finding["kind"] in ("ambiguity", "peer-divergence"):
             expected += len(finding["verdicts"])
         else:
             expected += 2  # reference keeps the properties; the mutant still breaks its one
@@ -324,3 +348,19 @@ def test_cli_export_bad_files(findings, tmp_path, capsys):
     for bad in (summary, jsonl, str(tmp_path / "missing.json"), str(tmp_path)):
         assert main(["export", bad, "--format", "itf"]) == 2, bad
         _one_line_error(capsys.readouterr().err)
+
+
+def test_peer_divergence_exports_show_the_peer(findings):
+    peer_findings = [f for _, f in findings if f["kind"] == "peer-divergence"]
+    assert len(peer_findings) == 1
+    finding = peer_findings[0]
+    assert finding["peerVerdict"]["messages"] == []
+    mermaid = to_mermaid(finding)
+    assert mermaid.splitlines()[-1].startswith("    Note over Consumer: peer ")
+    assert "holds no messages" in mermaid
+    itf = to_itf(finding)
+    jsonschema.validate(itf, ITF_SCHEMA)
+    assert itf["#meta"]["peer"] == finding["peer"] and itf["#meta"]["verdictClass"] is not None
+    # the model's states: after the snapshot the consumer holds act-1, which the peer does not
+    assert [m["id"] for m in itf["states"][2]["messages"]] == ["act-1"]
+    assert "PEER_VERDICT = " in to_pytest(finding)
