@@ -32,7 +32,7 @@ from activity_check import __version__
 
 EXIT_USAGE = 2
 
-COMMAND_MODULES: tuple[str, ...] = ("activity_check.cmd_peer",)
+COMMAND_MODULES: tuple[str, ...] = ("activity_check.cmd_peer", "activity_check.cmd_smt")
 """Modules that add subcommands: each has ``register(subparsers)``, which adds its parsers with
 ``set_defaults(func=...)``; a command raises :class:`UsageError` for unusable input."""
 
@@ -164,17 +164,20 @@ def cmd_readings(args) -> int:
     if args.json:
         print(_dump({"knobs": [{"id": k.id, "question": k.question, "draft": k.draft,
                                 "options": [{"name": n, "meaning": d} for n, d in k.options],
-                                "clauses": list(k.clauses)} for k in KNOBS],
+                                "clauses": list(k.clauses),
+                                "peers": {peer: option for peer, option in k.peers}}
+                               for k in KNOBS],
                      "presets": {n: r.as_dict() for n, r in PRESETS.items()},
                      "readingCount": reading_count()}))
         return 0
     table = Table(title=f"knobs ({reading_count():,} readings in all)")
-    for col in ("knob", "question", "options (draft first)", "clauses"):
+    for col in ("knob", "question", "options (draft first)", "clauses", "peers observed"):
         table.add_column(col, overflow="fold")
     for k in KNOBS:
         options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}: {meaning}"
                              for i, (name, meaning) in enumerate(k.options))
-        table.add_row(k.id, k.question, options, ", ".join(k.clauses))
+        table.add_row(k.id, k.question, options, ", ".join(k.clauses),
+                      "\n".join(f"{peer}: {option}" for peer, option in k.peers) or "-")
     con = _console()
     con.print(table)
     for name, r in PRESETS.items():

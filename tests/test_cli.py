@@ -447,6 +447,7 @@ def test_readings_json(capsys):
         assert len(names) >= 2 and len(set(names)) == len(names), k["id"]
         assert k["draft"] == names[0], k["id"]
         assert all(o["meaning"] for o in k["options"]), k["id"]
+        assert all(option in names for option in k["peers"].values()), k["id"]
     assert list(doc["presets"]) == ["draft", "lenient", "strict"]
     options = {k["id"]: [o["name"] for o in k["options"]] for k in knobs}
     for name, preset in doc["presets"].items():
@@ -463,6 +464,7 @@ def test_readings_table(capsys):
     assert code == 0
     assert "preset draft: (draft)" in out
     assert "preset lenient:" in out and "preset strict:" in out
+    assert "@ag-ui/client 1.0.0 reducer: merge" in out  # Q1, as observed of the peer
 
 
 def _clauses(capsys):
