@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed (pip install -e '.[dev]')")
-nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -e '.[dev]')")
-pytest.importorskip("ipykernel", reason="ipykernel is not installed (pip install -e '.[dev]')")
-pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -e '.[dev]')")
+_MISSING = "{} is not installed (pip install -e '.[dev]')"
+nbformat = pytest.importorskip("nbformat", reason=_MISSING.format("nbformat"))
+nbclient = pytest.importorskip("nbclient", reason=_MISSING.format("nbclient"))
+pytest.importorskip("ipykernel", reason=_MISSING.format("ipykernel"))
+pytest.importorskip("matplotlib", reason=_MISSING.format("matplotlib"))
 
 from counterexamples.peers import node_peer_ready  # noqa: E402
 
