@@ -491,7 +491,9 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
                     merged = merge_metadata(held.metadata, snap.metadata)
                     if merged != snap.metadata and reading.q6_ms == "merge":
                         meta = merged
-                snap = snap.but(metadata=meta)
+                # restating does not re-open: the opener stays the creating snapshot's owner
+                # (reading Q4-opener=first; the producer monitor keeps it likewise)
+                snap = snap.but(metadata=meta, first_owner=held.first_owner)
             kept.append(snap)  # replaced in place (STA-MS-IN-PLACE)
             continue
         if held.role in ("activity", "reasoning"):

@@ -1,0 +1,189 @@
+"""``activity-check smt QUERY``: bounded Z3 model checking of the ownership-and-replace fragment.
+
+Queries (see :mod:`properties.smt`): ``reach`` (situations), ``vacuity`` (rules), ``consistency``
+(event shapes), ``distinguish`` (reading pairs), ``prove`` (properties), and ``list`` (what each
+query can be asked about). Every witness is a real AG-UI trace, replayed on the executable model
+before it is printed. Exit 0 when the query ran (unsat is an answer), 2 for unusable arguments.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+__all__ = ["register", "cmd_smt", "QUERIES"]
+
+QUERIES = ("reach", "vacuity", "consistency", "distinguish", "prove", "list")
+
+
+def register(sub) -> None:
+    """Add the ``smt`` parser to the ``activity-check`` subparsers."""
+    sm = sub.add_parser("smt", help="bounded Z3 model checking of the ownership and replace "
+                        "fragment (reach, vacuity, consistency, distinguish, prove)")
+    sm.add_argument("query", help="reach | vacuity | consistency | distinguish | prove | list")
+    sm.add_argument("--depth", type=int, default=8,
+                    help="longest trace, in events, RUN_STARTED included (default 8)")
+    sm.add_argument("--reading", default="draft",
+                    help="preset or KNOB=OPTION,... (default draft); 'any' for reach and prove "
+                         "leaves the fragment's knobs to the solver")
+    sm.add_argument("--versus", help="distinguish: the second reading (default: every other "
+                                     "option of each knob in the fragment, one at a time)")
+    sm.add_argument("--producer", default="any",
+                    help="distinguish: the producer reading conformance is judged under: any "
+                         "(default: some reading of Q2/Q4-opener), both (both consumer "
+                         "readings), or a reading")
+    sm.add_argument("--subject", action="append", default=[],
+                    help="only these situations, rules, shapes or properties (repeatable or "
+                         "comma-separated; see 'smt list')")
+    sm.add_argument("--traces", choices=("conformant", "any"),
+                    help="reach, distinguish, prove: only conformant traces, or any trace of the "
+                         "fragment (default: conformant; any for prove)")
+    sm.add_argument("--timeout", type=float, default=60.0,
+                    help="seconds per subject before answering unknown (default 60)")
+    sm.add_argument("--json", action="store_true", help="print the answers as JSON")
+    sm.set_defaults(func=cmd_smt)
+
+
+def _reading(text: str, allow_any: bool):
+    from activity_check.cli import UsageError
+    from model.readings import ReadingError, parse_reading
+    if allow_any and text.strip() == "any":
+        return None
+    try:
+        return parse_reading(text)
+    except ReadingError as exc:
+        raise UsageError(f"--reading: {exc}") from None
+
+
+def _subjects(args, known: tuple[str, ...]) -> list[str]:
+    from activity_check.cli import UsageError
+    chosen = [s.strip() for item in args.subject for s in item.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in known]
+    if unknown:
+        raise UsageError(f"unknown subject {unknown[0]!r} for {args.query}; "
+                         f"known: {', '.join(known)}")
+    return chosen or list(known)
+
+
+def cmd_smt(args) -> int:
+    """Run one query; print a table or (``--json``) ``{"query", "depth", "world", "answers":
+    [...], "seconds"}``. Raises UsageError for unusable arguments."""
+    from activity_check.cli import UsageError
+    from properties.smt import queries as q
+    from properties.smt.world import DEFAULT_WORLD
+
+    if args.query not in QUERIES:
+        raise UsageError(f"unknown query {args.query!r}; queries: {', '.join(QUERIES)}")
+    if args.query == "list":
+        return _list(args)
+    if args.depth < 1:
+        raise UsageError(f"--depth must be at least 1, got {args.depth}")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.traces and args.query in ("vacuity", "consistency"):
+        raise UsageError(f"--traces does not apply to {args.query}")
+    if args.versus and args.query != "distinguish":
+        raise UsageError("--versus applies to distinguish only")
+    if args.query == "distinguish" and args.subject:
+        raise UsageError("distinguish takes --versus, not --subject")
+    started = time.monotonic()
+    reading = _reading(args.reading, allow_any=args.query in ("reach", "prove"))
+    world, depth, timeout = DEFAULT_WORLD, args.depth, args.timeout
+    if args.query == "reach":
+        conformant = (args.traces or "conformant") == "conformant"
+        answers = [q.reachability(s, depth, reading, world, conformant, timeout)
+                   for s in _subjects(args, q.SUBJECTS["reach"])]
+    elif args.query == "vacuity":
+        answers = q.vacuity(depth, reading, world, _subjects(args, q.SUBJECTS["vacuity"]),
+                            timeout)
+    elif args.query == "consistency":
+        answers = q.consistency(depth, reading, world,
+                                _subjects(args, q.SUBJECTS["consistency"]), timeout)
+    elif args.query == "distinguish":
+        conformant = (args.traces or "conformant") == "conformant"
+        producer = args.producer.strip()
+        if producer not in ("any", "both"):
+            producer = _reading(producer, allow_any=False)
+        pairs = [(reading, _reading(args.versus, False))] if args.versus else \
+            q.knob_pairs(reading)
+        answers = [q.distinguishing(a, b, depth, world, producer, conformant, timeout)
+                   for a, b in pairs]
+    else:
+        conformant = (args.traces or "any") == "conformant"
+        answers = [q.bounded_proof(p, depth, reading, world, conformant, timeout)
+                   for p in _subjects(args, q.SUBJECTS["prove"])]
+    seconds = time.monotonic() - started
+    if args.json:
+        print(json.dumps({"query": args.query, "depth": depth, "world": world.to_json(),
+                          "answers": [a.to_json() for a in answers],
+                          "seconds": round(seconds, 3)}, indent=2, ensure_ascii=False))
+        return 0
+    _print(args.query, depth, answers, seconds)
+    return 0
+
+
+_STATUS = {
+    "reach": {"sat": "reachable", "unsat": "unreachable", "unknown": "unknown"},
+    "vacuity": {"sat": "fires", "unsat": "never fires", "unknown": "unknown"},
+    "consistency": {"sat": "admitted", "unsat": "excluded", "unknown": "unknown"},
+    "distinguish": {"sat": "differ", "unsat": "agree", "unknown": "unknown"},
+    "prove": {"sat": "VIOLATED", "unsat": "proved", "unknown": "unknown"},
+}
+
+
+def _print(query: str, depth: int, answers, seconds: float) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from activity_check.cli import _console
+    con = _console()
+    table = Table(title=f"smt {query}, traces up to {depth} events", show_lines=False)
+    for col in ("subject", "answer", "length", "seconds", "detail"):
+        table.add_column(col)
+    for a in answers:
+        detail = ""
+        if query == "vacuity":
+            any_trace = a.detail.get("anyTrace")
+            detail = f"{a.detail['actor']} {a.detail['keyword']}"
+            if any_trace and (a.status != "sat" or any_trace["length"] != a.length):
+                detail += f"; any trace: {_STATUS['vacuity'][any_trace['status']]}" + (
+                    f" ({any_trace['length']})" if any_trace["length"] else "")
+            if a.detail.get("note"):
+                detail += f"; {a.detail['note']}"
+        elif query == "distinguish" and a.status == "sat":
+            detail = ", ".join(a.detail["differences"])
+        elif a.detail.get("note"):
+            detail = a.detail["note"]
+        if a.detail.get("knobs"):
+            detail = (detail + "; " if detail else "") + "reading " + ",".join(
+                f"{k}={v}" for k, v in a.detail["knobs"].items())
+        table.add_row(escape(a.subject), _STATUS[query][a.status], str(a.length or ""),
+                      f"{a.seconds:.2f}", escape(detail))
+    con.print(table)
+    for a in answers:
+        if a.witness is None:
+            continue
+        con.print(f"[bold]{a.subject}[/bold] ({_STATUS[query][a.status]}, "
+                  f"{a.witness.length} events):")
+        for i, line in enumerate(a.witness.to_json()["events"]):
+            con.print(f"  {i}. {escape(line)}")
+    con.print(f"{len(answers)} answer(s) in {seconds:.2f} s; every witness replayed on the "
+              "executable model")
+
+
+def _list(args) -> int:
+    from properties.smt import queries as q
+    from properties.smt.encoding import FRAGMENT_KNOBS, OUTSIDE_KNOBS
+    out = {"reach": list(q.SUBJECTS["reach"]), "vacuity": list(q.SUBJECTS["vacuity"]),
+           "consistency": list(q.SUBJECTS["consistency"]), "prove": list(q.SUBJECTS["prove"]),
+           "knobs": list(FRAGMENT_KNOBS), "outsideKnobs": OUTSIDE_KNOBS}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    for key, items in out.items():
+        if isinstance(items, dict):
+            print(f"{key}:")
+            for k, why in items.items():
+                print(f"  {k}: {why}")
+        else:
+            print(f"{key}: {', '.join(items)}")
+    return 0

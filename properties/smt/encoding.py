@@ -1,0 +1,543 @@
+"""The bounded Z3 encoding of the ownership-and-replace fragment, unrolled one event at a time.
+
+An :class:`Unrolling` holds, for trace positions ``1..n`` (position 0 is the RUN_STARTED every
+trace opens with), the abstract event variables, the producer's belief after each event with the
+producer clauses each event breaks, and one or more *consumer copies*: the consumer's abstract
+state after each event with the warning and fatal outcome of each step. Each copy runs under its
+own reading; a reading is a value for each knob of :data:`FRAGMENT_KNOBS`, either fixed (a
+:class:`~model.readings.Reading`) or left to the solver (``None``: every knob a variable), so that
+"is there a reading under which ..." can be asked too. The producer's obligations read Q2 and
+Q4-opener from a reading of their own.
+
+The state and step equations mirror :func:`model.consumer.step` and
+:func:`model.producer.violations` / :func:`model.producer.advance` branch by branch for the
+fragment's events; every model is replayed on those functions in lock step
+(:mod:`properties.smt.replay`), so a difference between the two is found, not assumed away.
+
+Consumer state per id slot: held, activity (role), position key (message order is the order of the
+keys of held slots), type, owner, first owner (the opener under ``Q4-opener=first``), content
+version, seen (``held_ever``, reading Q10), open (a text message not yet ended); plus the next
+position key and whether the consumer halted on a fatal. Slots that are not held hold zeros, so a
+state is a function of the trace.
+
+Clauses (consumer): ACT-SNAP-CREATE (N3), ACT-SNAP-REPLACE (N4), ACT-SNAP-REPLACE-DEFAULT (N6),
+ACT-SNAP-REPLACE-FALSE (N7), ACT-ATTR-REMINT (N10), ACT-ATTR-KEEP (N11), ACT-ATTR-TOLERATE (N13),
+ACT-DELTA-APPLY (N14), ACT-DELTA-RETYPE (N15), ACT-DELTA-MISSING (N19..N21),
+ACT-DELTA-OBJECT-DETECT (N23), SNP-ATOMIC / SNP-NO-PARTIAL / SNP-SURFACE-FAILURE /
+SNP-KEEP-PRIOR (N35, N41..N43), SUB-REJECT-MISMATCH (N62), SUB-ACCEPT-UNTAGGED (N63),
+STA-MS-IN-PLACE / STA-MS-APPEND / STA-MS-DROP-EXCEPT / STA-MS-SELF-REVOKE / STA-MS-OWNERSHIP
+(N48..N52), TXT-TARGET-ACTIVITY. Clauses (producer): ACT-ATTR-AGREE (N12), ACT-DELTA-BASELINE (N18),
+SNP-BASELINE (N37), SUB-OWNER-AGREE (N60), ACT-DELTA-OBJECT (N22), EVM-ID-UNIQUE (N80),
+LIF-RESTATE-SNAPSHOT (N99).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import z3
+
+from model.readings import KNOB_BY_ID, Reading
+from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, I_TEXT, MS, NON_OBJECT, P_APPLY,
+                                  P_NONOBJ, R_FALSE, SNAP, TEXT, TEXT_CONTENT, World)
+
+__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "PRODUCER_KNOBS", "PRODUCER_RULES", "WARNINGS", "FATALS", "Knobs",
+           "Unrolling", "EventVars", "Step", "configure_z3"]
+
+FRAGMENT_KNOBS: tuple[str, ...] = ("Q2", "Q3", "Q4", "Q4-opener", "Q5", "Q7", "Q8", "Q9", "Q10",
+                                   "Q11", "Q13", "X1")
+"""Knobs the encoding parameterises: every knob the consumer step consults on the fragment's
+events."""
+
+OUTSIDE_KNOBS: dict[str, str] = {
+    "Q1": "metadata is outside the fragment (no event carries metadata), so a declined snapshot "
+          "never has metadata to merge",
+    "Q6": "metadata is outside the fragment, so a failed delta never has metadata to merge",
+    "Q6-ms": "metadata is outside the fragment, so a MESSAGES_SNAPSHOT never meets accumulated "
+             "metadata",
+    "Q20": "patches of the fragment use RFC 6902 operations only (unknown ops are outside)",
+    "Q21": "optional members are absent or well-formed; null members are outside the fragment",
+}
+"""Knobs the fragment leaves out, with the reason (the consumer never consults them on the
+fragment's events)."""
+
+# Warning and fatal outcomes of one step: code -> (wire code, clause the consumer cites).
+WARNINGS: dict[int, tuple[str, str]] = {
+    1: ("ACTIVITY_ID_SEEN_BEFORE", "ACT-SNAP-CREATE"),
+    2: ("ACTIVITY_TARGET_NOT_ACTIVITY", "ACT-SNAP-CREATE"),
+    3: ("ACTIVITY_OWNER_MISMATCH", "ACT-ATTR-TOLERATE"),
+    4: ("ACTIVITY_DELTA_TARGET_MISSING", "ACT-DELTA-MISSING"),
+    5: ("ACTIVITY_DELTA_TARGET_NOT_ACTIVITY", "ACT-DELTA-MISSING"),
+    6: ("ACTIVITY_OWNER_MISMATCH", "SUB-REJECT-MISMATCH"),
+    7: ("ACTIVITY_PATCH_FAILED", "SNP-SURFACE-FAILURE"),
+    8: ("TEXT_TARGET_IS_ACTIVITY", "TXT-TARGET-ACTIVITY"),
+    9: ("TEXT_MESSAGE_ID_REUSED", "TXT-TARGET-MISSING"),
+}
+W_SEEN, W_SNAP_NONACT, W_SNAP_OWNER, W_DELTA_MISSING, W_DELTA_NONACT, W_DELTA_OWNER, W_PATCH, \
+    W_TEXT_ON_ACT, W_TEXT_REUSED = range(1, 10)
+
+FATALS: dict[int, tuple[str, str]] = {
+    1: ("ACTIVITY_TARGET_NOT_ACTIVITY", "ACT-SNAP-CREATE"),
+    2: ("ACTIVITY_OWNER_MISMATCH", "ACT-ATTR-TOLERATE"),
+    3: ("ACTIVITY_OWNER_MISMATCH", "SUB-REJECT-MISMATCH"),
+    4: ("ACTIVITY_CONTENT_NOT_OBJECT", "ACT-DELTA-OBJECT-DETECT"),
+    5: ("ACTIVITY_PATCH_FAILED", "SNP-SURFACE-FAILURE"),
+}
+F_SNAP_NONACT, F_SNAP_OWNER, F_DELTA_OWNER, F_NONOBJ, F_PATCH = range(1, 6)
+
+PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
+"""The knobs the producer's obligations read (:func:`model.producer.violations`)."""
+
+PRODUCER_RULES: tuple[str, ...] = ("ACT-ATTR-AGREE", "ACT-DELTA-BASELINE", "SNP-BASELINE",
+                                   "SUB-OWNER-AGREE", "ACT-DELTA-OBJECT", "EVM-ID-UNIQUE",
+                                   "LIF-RESTATE-SNAPSHOT")
+"""The producer clauses the fragment's events can break (the monitor's labels)."""
+
+
+def configure_z3(seed: int = 0) -> None:
+    """Fix Z3's random seeds so that runs are reproducible (models are canonicalised anyway)."""
+    z3.set_param("smt.random_seed", seed)
+    z3.set_param("sat.random_seed", seed)
+
+
+class Knobs:
+    """The options of the fragment's knobs as Z3 terms.
+
+    ``Knobs(reading)`` fixes each knob to the reading's option (the terms are Python-level
+    constants, so the solver never branches on them); ``Knobs(None, prefix)`` makes each knob of
+    ``knob_ids`` an integer variable ranging over its options (index 0 is the draft option).
+    :meth:`is_` gives ``knob == option``.
+    """
+
+    def __init__(self, reading: Optional[Reading], prefix: str = "k",
+                 knob_ids: tuple[str, ...] = FRAGMENT_KNOBS):
+        self.reading = reading
+        self.knob_ids = knob_ids
+        self.vars: dict[str, z3.ArithRef] = {}
+        self.domain: list[z3.BoolRef] = []
+        if reading is None:
+            for kid in knob_ids:
+                v = z3.Int(f"{prefix}_{kid}")
+                self.vars[kid] = v
+                self.domain.append(z3.And(v >= 0, v < len(KNOB_BY_ID[kid].options)))
+
+    def is_(self, knob: str, option: str) -> z3.BoolRef:
+        """``knob == option`` (raises KeyError for an option the knob does not have)."""
+        names = KNOB_BY_ID[knob].option_names
+        index = names.index(option)
+        if self.reading is not None:
+            return z3.BoolVal(getattr(self.reading, KNOB_BY_ID[knob].attr) == option)
+        return self.vars[knob] == index
+
+    def value(self, model: z3.ModelRef) -> dict[str, str]:
+        """``{knob: option}`` of a model (the fixed reading's options when fixed)."""
+        out = {}
+        for kid in self.knob_ids:
+            knob = KNOB_BY_ID[kid]
+            if self.reading is not None:
+                out[kid] = getattr(self.reading, knob.attr)
+            else:
+                out[kid] = knob.option_names[model.eval(self.vars[kid], True).as_long()]
+        return out
+
+
+@dataclass
+class EventVars:
+    """The variables of the event at one trace position (see :class:`~properties.smt.world.
+    AbstractEvent` for their meaning); ``inc``/``mtyp``/``mown``/``mcont``/``rank`` per slot."""
+
+    kind: z3.ArithRef
+    mid: z3.ArithRef
+    typ: z3.ArithRef
+    cont: z3.ArithRef
+    rep: z3.ArithRef
+    tag: z3.ArithRef
+    pk: z3.ArithRef
+    inc: list
+    mtyp: list
+    mown: list
+    mcont: list
+    rank: list
+
+    def fields(self) -> list[tuple[str, z3.ArithRef]]:
+        """Every variable in canonical (lexicographic-minimisation) order."""
+        out = [("kind", self.kind), ("mid", self.mid), ("typ", self.typ), ("cont", self.cont),
+               ("rep", self.rep), ("tag", self.tag), ("pk", self.pk)]
+        for j in range(len(self.inc)):
+            out += [(f"inc{j}", self.inc[j]), (f"mtyp{j}", self.mtyp[j]),
+                    (f"mown{j}", self.mown[j]), (f"mcont{j}", self.mcont[j]),
+                    (f"rank{j}", self.rank[j])]
+        return out
+
+
+CONSUMER_FIELDS = ("ex", "act", "pos", "typ", "own", "fown", "cont", "seen", "open")
+BOOL_FIELDS = frozenset({"ex", "act", "seen", "open"})
+PRODUCER_FIELDS = ("pa", "ptext", "pown", "popen", "pvia", "ptyp")
+PRODUCER_BOOL = frozenset({"pa", "ptext", "pvia"})
+
+
+@dataclass
+class Step:
+    """One consumer copy's step at one position: the state before and after (``{field: [term
+    per slot]}`` plus ``"npos"`` and ``"halted"``), the ``warn`` and ``fatal`` codes (0 = none)
+    and named branch conditions (``b``) for rules and properties."""
+
+    before: dict
+    after: dict
+    warn: z3.ArithRef
+    fatal: z3.ArithRef
+    b: dict = field(default_factory=dict)
+
+
+def _sel(values: list, index: z3.ArithRef):
+    """``values[index]`` as an if-then-else chain over the slots."""
+    out = values[-1]
+    for j in range(len(values) - 2, -1, -1):
+        out = z3.If(index == j, values[j], out)
+    return out
+
+
+class Unrolling:
+    """An incrementally unrolled encoding: ``extend()`` adds one trace position.
+
+    Args:
+        world: the finite world.
+        consumers: ``{copy name: reading or None}``; ``None`` leaves that copy's knobs to the
+            solver.
+        producer: the reading whose Q2 and Q4-opener the producer's obligations use, or a list of
+            readings (an event is conformant when it breaks no obligation under any of them), or
+            None for a symbolic reading of its own, or the name of a consumer copy whose knobs
+            it shares (so that a symbolic reading is one reading for both sides).
+        timeout_ms: Z3's timeout per check (None: none).
+        shadows: ``{copy name: reading}`` of *shadow* copies: at every position a shadow copy
+            steps from the state the first consumer copy held before that position, not from
+            its own. Used for shortest distinguishing traces: at the first length where two
+            readings' steps can differ, they agreed on every earlier step (else a shorter trace
+            would differ), so the state the shadow steps from is its own.
+
+    Attributes:
+        solver: the Z3 solver (definitional constraints only; queries pass assumptions).
+        events: ``events[t]`` for ``t >= 1`` (index 0 unused: RUN_STARTED).
+        steps: ``{copy: [None, Step at 1, Step at 2, ...]}``.
+        pstates: producer belief ``pstates[t]`` after position ``t`` (``pstates[0]`` initial).
+        viol: ``viol[t]``: ``{producer clause: Bool}`` of the event at ``t``.
+        conformant: ``conformant[t]``: no event in ``1..t`` breaks a producer clause.
+    """
+
+    def __init__(self, world: World, consumers: dict, producer=None,
+                 timeout_ms: Optional[int] = None, shadows: Optional[dict] = None):
+        configure_z3()
+        self.world = world
+        self.solver = z3.SolverFor("QF_LIA")
+        if timeout_ms is not None:
+            self.solver.set("timeout", int(timeout_ms))
+        self.shadows = dict(shadows or {})
+        self.knobs = {name: Knobs(r, f"k_{name}") for name, r in
+                      list(consumers.items()) + list(self.shadows.items())}
+        if isinstance(producer, str):  # the producer reads the knobs of that consumer copy
+            self.pknobs = [self.knobs[producer]]
+        else:
+            preadings = producer if isinstance(producer, (list, tuple)) else [producer]
+            self.pknobs = [Knobs(r, f"p{i}", PRODUCER_KNOBS) for i, r in enumerate(preadings)]
+        for k in {id(k): k for k in list(self.knobs.values()) + self.pknobs}.values():
+            self.solver.add(*k.domain)
+        n = len(world.ids)
+        self.events: list = [None]
+        self.steps: dict = {name: [None] for name in self.knobs}
+        self._leader = next(iter(consumers))
+        self.cstates: dict = {name: [self._initial_consumer(n)] for name in consumers}
+        self.pstates: list = [self._initial_producer(n)]
+        self.viol: list = [None]
+        self.conformant: list = [z3.BoolVal(True)]
+        self._indicators = 0
+
+    def symbolic(self) -> list[tuple[str, z3.ArithRef]]:
+        """The knob variables left to the solver (consumer copies first, then the producer's),
+        in knob order: the first things a canonical model minimises."""
+        out, seen = [], set()
+        for owner, k in list(self.knobs.items()) + [("producer", k) for k in self.pknobs]:
+            if id(k) in seen:
+                continue
+            seen.add(id(k))
+            out.extend((f"{owner}.{kid}", v) for kid, v in k.vars.items())
+        return out
+
+    @property
+    def n(self) -> int:
+        """The number of positions unrolled (the trace length is ``n + 1``)."""
+        return len(self.events) - 1
+
+    def indicator(self, formula: z3.BoolRef) -> z3.BoolRef:
+        """A fresh Boolean ``a`` with ``a -> formula`` asserted, to pass as an assumption."""
+        self._indicators += 1
+        a = z3.Bool(f"assume_{self._indicators}")
+        self.solver.add(z3.Implies(a, formula))
+        return a
+
+    # --- initial states --------------------------------------------------------------------
+
+    @staticmethod
+    def _initial_consumer(n: int) -> dict:
+        s = {f: [z3.BoolVal(False) if f in BOOL_FIELDS else z3.IntVal(0) for _ in range(n)]
+             for f in CONSUMER_FIELDS}
+        s["npos"] = z3.IntVal(0)
+        s["halted"] = z3.BoolVal(False)
+        return s
+
+    @staticmethod
+    def _initial_producer(n: int) -> dict:
+        return {f: [z3.BoolVal(False) if f in PRODUCER_BOOL else z3.IntVal(0) for _ in range(n)]
+                for f in PRODUCER_FIELDS}
+
+    # --- unrolling -------------------------------------------------------------------------
+
+    def extend(self) -> None:
+        """Add position ``n + 1``: its event variables and domain, the producer step and every
+        consumer copy's step."""
+        t = self.n + 1
+        e = self._event_vars(t)
+        self.events.append(e)
+        before = self.pstates[-1]
+        after, viol = self._producer_step(before, e, t)
+        self.pstates.append(after)
+        self.viol.append(viol)
+        self.conformant.append(z3.And(self.conformant[-1], z3.Not(z3.Or(list(viol.values())))))
+        for name, knobs in self.knobs.items():
+            if name in self.shadows:
+                st = self._consumer_step(self.cstates[self._leader][-2], e, knobs, t, name)
+                self.steps[name].append(st)
+                continue
+            st = self._consumer_step(self.cstates[name][-1], e, knobs, t, name)
+            self.steps[name].append(st)
+            self.cstates[name].append(st.after)
+
+    def _fresh(self, value, name: str, is_bool: bool):
+        v = z3.Bool(name) if is_bool else z3.Int(name)
+        self.solver.add(v == value)
+        return v
+
+    def _event_vars(self, t: int) -> EventVars:
+        w, n = self.world, len(self.world.ids)
+        I = lambda name: z3.Int(f"e{t}_{name}")  # noqa: E731
+        e = EventVars(I("kind"), I("mid"), I("typ"), I("cont"), I("rep"), I("tag"), I("pk"),
+                      [I(f"inc{j}") for j in range(n)], [I(f"mtyp{j}") for j in range(n)],
+                      [I(f"mown{j}") for j in range(n)], [I(f"mcont{j}") for j in range(n)],
+                      [I(f"rank{j}") for j in range(n)])
+        s = self.solver
+        s.add(z3.Or([e.kind == k for k in w.kinds]))
+        s.add(e.mid >= 0, e.mid < n, e.typ >= 0, e.typ < len(w.types), e.cont >= 0,
+              e.cont < w.contents, e.rep >= 0, e.rep <= 2, e.tag >= 0, e.tag < w.owners,
+              e.pk >= 0, e.pk <= 2)
+        # unused fields are zero, so that one event has one assignment
+        s.add(z3.Implies(e.kind != SNAP, z3.And(e.cont == 0, e.rep == 0)))
+        s.add(z3.Implies(z3.And(e.kind != SNAP, e.kind != DELTA), z3.And(e.typ == 0, e.tag == 0)))
+        s.add(z3.Implies(e.kind != DELTA, e.pk == 0))
+        s.add(z3.Implies(e.kind == MS, e.mid == 0))
+        listed = [e.inc[j] != I_NONE for j in range(n)]
+        count = z3.Sum([z3.If(x, 1, 0) for x in listed])
+        for j in range(n):
+            s.add(e.inc[j] >= 0, e.inc[j] <= 2, e.mtyp[j] >= 0, e.mtyp[j] < len(w.types),
+                  e.mown[j] >= 0, e.mown[j] < w.owners, e.mcont[j] >= 0,
+                  e.mcont[j] < w.contents)
+            s.add(z3.Implies(e.kind != MS, e.inc[j] == I_NONE))
+            s.add(z3.Implies(e.inc[j] != I_ACT,
+                             z3.And(e.mtyp[j] == 0, e.mown[j] == 0, e.mcont[j] == 0)))
+            s.add(z3.If(listed[j], z3.And(e.rank[j] >= 0, e.rank[j] < count), e.rank[j] == 0))
+            for k in range(j + 1, n):
+                s.add(z3.Implies(z3.And(listed[j], listed[k]), e.rank[j] != e.rank[k]))
+        return e
+
+    # --- the producer (model.producer.violations / advance, fragment events) --------------
+
+    def _producer_step(self, p: dict, e: EventVars, t: int) -> tuple[dict, dict]:
+        n = len(self.world.ids)
+        isS, isD, isT, isM = (e.kind == SNAP), (e.kind == DELTA), (e.kind == TEXT), (e.kind == MS)
+        tpa, tptext, tpown, tpopen, tpvia = (_sel(p[f], e.mid) for f in
+                                             ("pa", "ptext", "pown", "popen", "pvia"))
+        viol_sets = []
+        for pk in self.pknobs:
+            disagree = z3.If(e.tag != 0, e.tag != tpown,
+                             z3.And(tpown != 0, pk.is_("Q2", "parent")))
+            opener = z3.If(pk.is_("Q4-opener", "current"), tpown, tpopen)
+            viol_sets.append({
+                "ACT-ATTR-AGREE": z3.And(isS, tpa, e.rep == R_FALSE, disagree),
+                "SUB-OWNER-AGREE": z3.And(isD, tpa, tpvia, e.tag != 0, e.tag != opener),
+            })
+        viol = {
+            # ids are unique across roles (EVM-ID-UNIQUE, N80): a snapshot on a text's id, a
+            # text on an activity's id
+            "EVM-ID-UNIQUE": z3.Or(z3.And(isS, z3.Not(tpa), tptext), z3.And(isT, tpa)),
+            "ACT-ATTR-AGREE": z3.Or([v["ACT-ATTR-AGREE"] for v in viol_sets]),
+            "ACT-DELTA-BASELINE": z3.And(isD, z3.Or(z3.Not(tpa), z3.Not(tpvia))),
+            "SNP-BASELINE": z3.And(isD, z3.Not(tpa)),
+            "SUB-OWNER-AGREE": z3.Or([v["SUB-OWNER-AGREE"] for v in viol_sets]),
+            "ACT-DELTA-OBJECT": z3.And(isD, tpa, tpvia, e.pk == P_NONOBJ),
+            "LIF-RESTATE-SNAPSHOT": z3.And(isT, z3.Not(tpa), tptext),
+        }
+        viol = {k: self._fresh(v, f"v{t}_{k}", True) for k, v in viol.items()}
+        after = {f: [] for f in PRODUCER_FIELDS}
+        for j in range(n):
+            here = e.mid == j
+            pa, ptext, pown, popen, pvia, ptyp = (p[f][j] for f in PRODUCER_FIELDS)
+            create = z3.And(isS, here, z3.Not(pa))
+            replace = z3.And(isS, here, pa, e.rep != R_FALSE)
+            snap = z3.And(isS, here)
+            retype = z3.And(isD, here, pa)
+            ms_act = z3.And(isM, e.inc[j] == I_ACT)
+            new = {
+                "pa": z3.Or(pa, create, ms_act),
+                "ptext": z3.Or(ptext, z3.And(isT, here)),
+                "pown": z3.If(z3.Or(create, replace), e.tag, z3.If(ms_act, e.mown[j], pown)),
+                "popen": z3.If(create, e.tag, z3.If(z3.And(ms_act, z3.Not(pa)), e.mown[j], popen)),
+                "pvia": z3.If(snap, True, z3.If(z3.And(ms_act, z3.Not(pa)), False, pvia)),
+                "ptyp": z3.If(z3.Or(create, replace, retype), e.typ,
+                              z3.If(ms_act, e.mtyp[j], ptyp)),
+            }
+            for f in PRODUCER_FIELDS:
+                after[f].append(self._fresh(new[f], f"p{t}_{f}{j}", f in PRODUCER_BOOL))
+        return after, viol
+
+    # --- the consumer (model.consumer.step, fragment events) ------------------------------
+
+    def _consumer_step(self, s: dict, e: EventVars, k: Knobs, t: int, name: str) -> Step:
+        n = len(self.world.ids)
+        live = z3.Not(s["halted"])
+        isS = z3.And(live, e.kind == SNAP)
+        isD = z3.And(live, e.kind == DELTA)
+        isT = z3.And(live, e.kind == TEXT)
+        isM = z3.And(live, e.kind == MS)
+        tex, tact, ttyp, town, tfown, tcont, tseen, tpos = (
+            _sel(s[f], e.mid) for f in ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos"))
+        b = {}
+        # ACTIVITY_SNAPSHOT
+        b["create"] = z3.And(isS, z3.Not(tex), z3.Not(z3.And(tseen, k.is_("Q10", "seen"))))
+        b["seen_skip"] = z3.And(isS, z3.Not(tex), tseen, k.is_("Q10", "seen"))
+        b["snap_nonact"] = z3.And(isS, tex, z3.Not(tact))
+        q9_replace = z3.And(b["snap_nonact"], k.is_("Q9", "replace"))
+        b["replace"] = z3.And(isS, tex, tact, e.rep != R_FALSE)
+        is_last = z3.And([z3.Or(e.mid == j, z3.Not(s["ex"][j]), s["pos"][j] < tpos)
+                          for j in range(n)])
+        b["not_last"] = z3.Not(is_last)
+        b["move"] = z3.And(b["replace"], k.is_("Q11", "move"), z3.Not(is_last))
+        b["declined"] = z3.And(isS, tex, tact, e.rep == R_FALSE)
+        b["disagree"] = z3.And(b["declined"], z3.If(e.tag != 0, e.tag != town,
+                                                    z3.And(town != 0, k.is_("Q2", "parent"))))
+        # ACTIVITY_DELTA
+        b["delta_missing"] = z3.And(isD, z3.Not(tex))
+        b["delta_nonact"] = z3.And(isD, tex, z3.Not(tact))
+        b["delta_live"] = z3.And(isD, tex, tact)
+        opener = z3.If(k.is_("Q4-opener", "current"), town, tfown)
+        b["mismatch"] = z3.And(b["delta_live"], e.tag != 0, e.tag != opener)
+        b["patch"] = z3.And(b["delta_live"], z3.Or(z3.Not(b["mismatch"]), k.is_("Q4", "accept")))
+        is_object = tcont >= 0
+        ok = z3.Or(z3.And(e.pk == P_APPLY, is_object), e.pk == P_NONOBJ)
+        b["not_applies"] = z3.And(b["patch"], z3.Not(ok))
+        b["detect"] = z3.And(b["patch"], e.pk == P_NONOBJ, is_object)
+        result = z3.If(e.pk == P_APPLY, FRESH + t, NON_OBJECT)
+        failure = z3.And(b["patch"], z3.Or(z3.Not(ok), z3.And(b["detect"], k.is_("Q7", "skip"))))
+        b["failure"] = failure
+        nonobj_fatal = z3.And(b["detect"], k.is_("Q7", "fatal"))
+        b["applied"] = z3.And(b["patch"], ok, z3.Not(z3.And(b["detect"],
+                                                             z3.Not(k.is_("Q7", "apply")))))
+        patch_fatal = z3.And(failure, k.is_("Q13", "fatal"))
+        patch_warn = z3.And(failure, k.is_("Q13", "tolerate"))
+        retype_fail = z3.And(patch_warn, k.is_("Q5", "retype"))
+        # TEXT_MESSAGE_START
+        b["text_on_act"] = z3.And(isT, tex, tact)
+        b["text_reused"] = z3.And(isT, tex, z3.Not(tact))
+        b["text_create"] = z3.And(isT, z3.Not(tex))
+        b["ms"] = isM
+
+        fatal = z3.If(z3.And(b["snap_nonact"], k.is_("Q9", "fatal")), F_SNAP_NONACT,
+                z3.If(z3.And(b["disagree"], k.is_("Q3", "fatal")), F_SNAP_OWNER,
+                z3.If(z3.And(b["mismatch"], k.is_("Q4", "fatal")), F_DELTA_OWNER,
+                z3.If(nonobj_fatal, F_NONOBJ,
+                z3.If(patch_fatal, F_PATCH, 0)))))
+        warn = z3.If(b["seen_skip"], W_SEEN,
+               z3.If(z3.And(b["snap_nonact"], k.is_("Q9", "skip")), W_SNAP_NONACT,
+               z3.If(z3.And(b["disagree"], z3.Or(k.is_("Q3", "skip"), k.is_("Q3", "warn"))),
+                     W_SNAP_OWNER,
+               z3.If(b["delta_missing"], W_DELTA_MISSING,
+               z3.If(b["delta_nonact"], W_DELTA_NONACT,
+               z3.If(z3.And(b["mismatch"], k.is_("Q4", "skip")), W_DELTA_OWNER,
+               z3.If(patch_warn, W_PATCH,
+               z3.If(b["text_on_act"], W_TEXT_ON_ACT,
+               z3.If(b["text_reused"], W_TEXT_REUSED, 0)))))))))
+
+        # MESSAGES_SNAPSHOT reconciliation (STA-MS-*)
+        any_act = z3.Or([e.inc[j] == I_ACT for j in range(n)])
+        b["ms_any_activity"] = z3.And(isM, any_act)
+        ms_new = {f: [] for f in CONSUMER_FIELDS}
+        b["ms_kept_unlisted_activity"] = []
+        b["ms_dropped_activity"] = []
+        b["ms_appended"] = []
+        b["ms_restated"] = []
+        for j in range(n):
+            listed = e.inc[j] != I_NONE
+            as_act = e.inc[j] == I_ACT
+            by_type = z3.And([z3.Or(e.inc[x] != I_ACT, e.mtyp[x] != s["typ"][j])
+                              for x in range(n)])
+            keep_act = z3.And(s["act"][j], z3.Or(z3.Not(any_act), k.is_("Q8", "keep"),
+                                                 z3.And(k.is_("Q8", "by-type"), by_type)))
+            keep_text = z3.And(z3.Not(s["act"][j]), s["open"][j], k.is_("X1", "preserve"))
+            keep = z3.And(s["ex"][j], z3.Not(listed), z3.Or(keep_act, keep_text))
+            appended = z3.And(z3.Not(s["ex"][j]), listed)
+            b["ms_kept_unlisted_activity"].append(
+                z3.And(isM, s["ex"][j], s["act"][j], z3.Not(listed), keep_act))
+            b["ms_dropped_activity"].append(
+                z3.And(isM, s["ex"][j], s["act"][j], z3.Not(listed), z3.Not(keep_act)))
+            b["ms_appended"].append(z3.And(isM, appended))
+            b["ms_restated"].append(z3.And(isM, s["ex"][j], listed))
+            held = z3.Or(listed, keep)
+            ms_new["ex"].append(held)
+            ms_new["act"].append(z3.If(listed, as_act, z3.And(keep, s["act"][j])))
+            ms_new["pos"].append(z3.If(appended, s["npos"] + e.rank[j],
+                                       z3.If(held, s["pos"][j], 0)))
+            ms_new["typ"].append(z3.If(listed, z3.If(as_act, e.mtyp[j], 0),
+                                       z3.If(keep, s["typ"][j], 0)))
+            ms_new["own"].append(z3.If(listed, z3.If(as_act, e.mown[j], 0),
+                                       z3.If(keep, s["own"][j], 0)))
+            restated_act = z3.And(as_act, s["ex"][j], s["act"][j])  # keeps its opener
+            ms_new["fown"].append(z3.If(listed, z3.If(restated_act, s["fown"][j],
+                                                      z3.If(as_act, e.mown[j], 0)),
+                                        z3.If(keep, s["fown"][j], 0)))
+            ms_new["cont"].append(z3.If(listed, z3.If(as_act, e.mcont[j], TEXT_CONTENT),
+                                        z3.If(keep, s["cont"][j], 0)))
+            ms_new["seen"].append(z3.Or(s["seen"][j], held))
+            ms_new["open"].append(z3.And(s["open"][j], held))
+
+        after = {f: [] for f in CONSUMER_FIELDS}
+        for j in range(n):
+            here = e.mid == j
+            c_create = z3.And(here, b["create"])
+            c_q9 = z3.And(here, q9_replace)
+            c_repl = z3.And(here, b["replace"])
+            c_move = z3.And(here, b["move"])
+            c_applied = z3.And(here, b["applied"])
+            c_retype = z3.And(here, retype_fail)
+            c_text = z3.And(here, b["text_create"])
+            new = {
+                "ex": z3.Or(s["ex"][j], c_create, c_text),
+                "act": z3.If(z3.Or(c_create, c_q9), True, z3.If(c_text, False, s["act"][j])),
+                "pos": z3.If(z3.Or(c_create, c_text, c_move), s["npos"], s["pos"][j]),
+                "typ": z3.If(z3.Or(c_create, c_q9, c_repl, c_applied, c_retype), e.typ,
+                             s["typ"][j]),
+                "own": z3.If(z3.Or(c_create, c_q9, c_repl), e.tag, s["own"][j]),
+                "fown": z3.If(z3.Or(c_create, c_q9), e.tag, s["fown"][j]),
+                "cont": z3.If(z3.Or(c_create, c_q9, c_repl), e.cont,
+                              z3.If(c_applied, result,
+                                    z3.If(c_text, TEXT_CONTENT, s["cont"][j]))),
+                "seen": z3.Or(s["seen"][j], c_create, c_text),
+                "open": z3.If(c_text, True, z3.If(c_q9, False, s["open"][j])),
+            }
+            for f in CONSUMER_FIELDS:
+                value = z3.If(isM, ms_new[f][j], new[f])
+                after[f].append(self._fresh(value, f"{name}{t}_{f}{j}", f in BOOL_FIELDS))
+        grow = z3.If(isM, len(self.world.ids),
+                     z3.If(z3.Or(b["create"], b["text_create"], b["move"]), 1, 0))
+        after["npos"] = self._fresh(s["npos"] + grow, f"{name}{t}_npos", False)
+        warn_v = self._fresh(warn, f"{name}{t}_warn", False)
+        fatal_v = self._fresh(fatal, f"{name}{t}_fatal", False)
+        after["halted"] = self._fresh(z3.Or(s["halted"], fatal_v != 0), f"{name}{t}_halted",
+                                      True)
+        return Step(s, after, warn_v, fatal_v, b)

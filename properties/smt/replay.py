@@ -1,0 +1,338 @@
+"""Cross-validation: decode Z3 models into real traces and replay them on the executable model.
+
+* :func:`decode` reads the abstract events of a model; :func:`~properties.smt.world.realise_trace`
+  turns them into real events.
+* :func:`lockstep` replays the trace on :func:`model.consumer.step` (every consumer copy, under its
+  reading) and :func:`model.producer.violations` / :func:`model.producer.advance`, and compares,
+  after every event, the abstract view of the concrete state with the state Z3 computed, the
+  warning and fatal outcome, and the producer clauses broken. Any difference raises
+  :class:`CrossCheckError`: the encoding and the executable model disagree, and one is wrong.
+* :func:`enumerate_shortest` is the executable counterpart of a query: a breadth-first search of
+  the *same* abstract event alphabet, realised and stepped on the executable model, returning a
+  shortest trace on which a Python predicate holds. Tests use it to confirm Z3's shortest lengths
+  and its unsat answers at small depth.
+
+The Python predicates see one :class:`StepView` per event: the event, each consumer copy's
+transition (a :class:`properties.catalogue.Transition`, so catalogue checks apply unchanged), the
+producer's belief around it, the clauses it breaks, and whether the trace is conformant.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import z3
+
+from model.consumer import initial_state, run_input, step
+from model.events import Event
+from model.producer import Belief, advance, violations
+from model.readings import DRAFT, Reading
+from properties.catalogue import Transition
+from properties.smt.encoding import CONSUMER_FIELDS, FATALS, PRODUCER_RULES, WARNINGS, Unrolling
+from properties.smt.world import (DELTA, I_ACT, I_NONE, I_TEXT, MS, SNAP, TEXT, AbstractEvent,
+                                  MsEntry, World, abstract_state, realise, realise_trace)
+
+__all__ = ["CrossCheckError", "StepView", "decode", "model_reading", "lockstep", "views_of",
+           "alphabet", "Goal", "enumerate_shortest"]
+
+
+class CrossCheckError(AssertionError):
+    """Z3's model and the executable model disagree on a trace (a bug in one of them).
+
+    Attributes:
+        trace: the realised trace; position: the event index; detail: what differs.
+    """
+
+    def __init__(self, detail: str, trace: Sequence[Event] = (), position: int = -1):
+        super().__init__(f"at event {position}: {detail}")
+        self.detail, self.trace, self.position = detail, tuple(trace), position
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One event of a trace as the Python predicates see it.
+
+    Attributes:
+        index: the event's position in the trace (RUN_STARTED is 0).
+        event: the real event; abstract: the abstract event it realises.
+        copies: ``{copy name: Transition}`` (the consumer step under that copy's reading).
+        belief_before, belief_after: the producer's belief around the event.
+        broken: producer clauses the event breaks (under any producer reading).
+        conformant_before: no earlier event broke a producer clause; conformant: nor this one.
+    """
+
+    index: int
+    event: Event
+    abstract: AbstractEvent
+    copies: dict
+    belief_before: Belief
+    belief_after: Belief
+    broken: frozenset
+    conformant_before: bool
+    conformant: bool
+
+    @property
+    def a(self) -> Transition:
+        """The transition of copy ``"a"`` (the one most queries ask about)."""
+        return self.copies["a"]
+
+
+def _int(model: z3.ModelRef, term) -> int:
+    return model.eval(term, model_completion=True).as_long()
+
+
+def _bool(model: z3.ModelRef, term) -> bool:
+    return z3.is_true(model.eval(term, model_completion=True))
+
+
+def decode(u: Unrolling, model: z3.ModelRef, n: Optional[int] = None) -> tuple[AbstractEvent, ...]:
+    """The abstract events at positions ``1..n`` (default: all unrolled) of a model."""
+    n = u.n if n is None else n
+    out = []
+    for t in range(1, n + 1):
+        e = u.events[t]
+        kind = _int(model, e.kind)
+        ms = ()
+        if kind == MS:
+            ms = tuple(MsEntry(_int(model, e.inc[j]), _int(model, e.mtyp[j]),
+                               _int(model, e.mown[j]), _int(model, e.mcont[j]),
+                               _int(model, e.rank[j])) for j in range(len(u.world.ids)))
+        out.append(AbstractEvent(kind, _int(model, e.mid), _int(model, e.typ),
+                                 _int(model, e.cont), _int(model, e.rep), _int(model, e.tag),
+                                 _int(model, e.pk), ms))
+    return tuple(out)
+
+
+def model_reading(u: Unrolling, model: z3.ModelRef, copy: str) -> Reading:
+    """The complete reading a copy ran under in a model: its fixed reading, or the model's
+    options for the fragment's knobs with ``draft`` elsewhere."""
+    knobs = u.knobs[copy]
+    if knobs.reading is not None:
+        return knobs.reading
+    return DRAFT.with_(**knobs.value(model))
+
+
+def _producer_readings(u: Unrolling, model: z3.ModelRef) -> list[Reading]:
+    return [k.reading if k.reading is not None else DRAFT.with_(**k.value(model))
+            for k in u.pknobs]
+
+
+def views_of(world: World, events: tuple[AbstractEvent, ...], readings: dict,
+             producer: Sequence[Reading]) -> list[StepView]:
+    """Replay realised ``events`` on the executable model: one :class:`StepView` per fragment
+    event (the RUN_STARTED at index 0 is stepped but not viewed)."""
+    trace = realise_trace(world, events)
+    states = {name: step(initial_state(), trace[0], r).state for name, r in readings.items()}
+    belief = advance(Belief(), trace[0])
+    conformant = True
+    views = []
+    for t in range(1, len(trace)):
+        ev = trace[t]
+        broken = frozenset(v.clause for r in producer for v in violations(belief, ev, r))
+        after_belief = advance(belief, ev)
+        ok = conformant and not broken
+        copies = {}
+        for name, r in readings.items():
+            res = step(states[name], ev, r)
+            copies[name] = Transition(t, states[name], ev, res.state, res.warnings, res.fatal, r,
+                                      tuple(run_input(res.state)), belief, after_belief, ok,
+                                      _restep(r))
+            states[name] = res.state
+        views.append(StepView(t, ev, events[t - 1], copies, belief, after_belief, broken,
+                              conformant, ok))
+        belief, conformant = after_belief, ok
+    return views
+
+
+def _restep(reading: Reading):
+    def restep(s, e):
+        r = step(s, e, reading)
+        return r.state, r.warnings, r.fatal
+    return restep
+
+
+_WARN_CODE = {v: k for k, v in WARNINGS.items()}
+_FATAL_CODE = {v: k for k, v in FATALS.items()}
+
+
+def lockstep(u: Unrolling, model: z3.ModelRef, n: Optional[int] = None) -> list[StepView]:
+    """Replay a model's trace (positions ``1..n``) on the executable model and compare it with
+    what Z3 computed, event by event.
+
+    Returns:
+        The :class:`StepView` list of the replay.
+
+    Raises:
+        CrossCheckError: on the first difference in a consumer copy's abstract state (held,
+            role, type, owner, first owner, content version, seen, open, message order,
+            halted), its warning or fatal outcome, or the producer clauses broken.
+    """
+    n = u.n if n is None else n
+    world = u.world
+    events = decode(u, model, n)
+    readings = {name: model_reading(u, model, name) for name in u.knobs}
+    views = views_of(world, events, readings, _producer_readings(u, model))
+    trace = realise_trace(world, events)
+    for t, view in enumerate(views, start=1):
+        for name, tr in view.copies.items():
+            st = u.steps[name][t]
+            concrete = abstract_state(world, tr.after)
+            for j in range(len(world.ids)):
+                z = tuple(_bool(model, st.after[f][j]) if f in ("ex", "act", "seen", "open")
+                          else _int(model, st.after[f][j]) for f in CONSUMER_FIELDS)
+                z = z[:2] + z[3:]  # drop the position key: compared as an order below
+                if z != concrete.slots[j]:
+                    raise CrossCheckError(
+                        f"copy {name}: slot {world.ids[j]}: Z3 (held, activity, type, owner, "
+                        f"first owner, content, seen, open) = {z}, executable model = "
+                        f"{concrete.slots[j]}", trace, t)
+            held = [j for j in range(len(world.ids)) if _bool(model, st.after["ex"][j])]
+            order = tuple(sorted(held, key=lambda j: _int(model, st.after["pos"][j])))
+            if order != concrete.order:
+                raise CrossCheckError(f"copy {name}: message order Z3 {order}, executable model "
+                                      f"{concrete.order}", trace, t)
+            if _bool(model, st.after["halted"]) != concrete.halted:
+                raise CrossCheckError(f"copy {name}: halted differs", trace, t)
+            warns = [_WARN_CODE.get((w.code, w.clause), -1) for w in tr.warnings]
+            zw = _int(model, st.warn)
+            if warns != ([zw] if zw else []):
+                raise CrossCheckError(f"copy {name}: warnings Z3 {WARNINGS.get(zw)}, executable "
+                                      f"model {[(w.code, w.clause) for w in tr.warnings]}", trace, t)
+            fatal = _FATAL_CODE.get((tr.fatal.code, tr.fatal.clause), -1) if tr.fatal else 0
+            if fatal != _int(model, st.fatal):
+                raise CrossCheckError(f"copy {name}: fatal Z3 {FATALS.get(_int(model, st.fatal))}, "
+                                      f"executable model {tr.fatal}", trace, t)
+        zb = frozenset(c for c in PRODUCER_RULES if _bool(model, u.viol[t][c]))
+        if zb != view.broken:
+            raise CrossCheckError(f"producer: Z3 says the event breaks {sorted(zb)}, the monitor "
+                                  f"says {sorted(view.broken)}", trace, t)
+    return views
+
+
+# --- executable enumeration over the same alphabet ----------------------------------------------
+
+def alphabet(world: World) -> list[AbstractEvent]:
+    """Every abstract event of the world, in the encoding's canonical order (fields
+    lexicographic, as the canonical models minimise them)."""
+    n, owners, types = len(world.ids), range(world.owners), range(len(world.types))
+    out: list[AbstractEvent] = []
+    for j in range(n):
+        for typ in types:
+            for cont in range(world.contents):
+                for rep in range(3):
+                    for tag in owners:
+                        out.append(AbstractEvent(SNAP, j, typ, cont, rep, tag))
+    for j in range(n):
+        for typ in types:
+            for tag in owners:
+                for pk in range(3):
+                    out.append(AbstractEvent(DELTA, j, typ, 0, 0, tag, pk))
+    if world.text:
+        out.extend(AbstractEvent(TEXT, j) for j in range(n))
+    if world.messages_snapshot:
+        choices = [MsEntry(I_NONE), MsEntry(I_TEXT)] + [
+            MsEntry(I_ACT, typ, own, cont) for typ in types for own in owners
+            for cont in range(world.contents)]
+        for combo in itertools.product(choices, repeat=n):
+            listed = [j for j, e in enumerate(combo) if e.inc != I_NONE]
+            for perm in itertools.permutations(range(len(listed))):
+                ranks = dict(zip(listed, perm))
+                out.append(AbstractEvent(MS, ms=tuple(
+                    MsEntry(e.inc, e.typ, e.own, e.cont, ranks.get(j, 0))
+                    for j, e in enumerate(combo))))
+    return out
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One question for :func:`enumerate_shortest`: ``holds(view, aux)`` on the last event, with
+    ``track(aux, view) -> aux`` when it needs history, judged on traces of ``mode``:
+    ``"conformant"`` (every event, the last included, breaks nothing), ``"prefix"`` (every event
+    before the last breaks nothing) or ``"any"``."""
+
+    holds: Callable[[StepView, object], bool]
+    track: Optional[Callable[[object, StepView], object]] = None
+    mode: str = "conformant"
+
+
+def enumerate_shortest(world: World, depth: int, readings: dict, producer: Sequence[Reading],
+                       goals: dict, max_nodes: int = 2_000_000) -> dict:
+    """Breadth-first search over the abstract alphabet, stepped on the executable model: for each
+    goal, a shortest trace on which it holds at the last event.
+
+    Args:
+        world: the world (keep it small: the alphabet grows fast).
+        depth: the longest trace (events, RUN_STARTED included).
+        readings: ``{copy name: Reading}``.
+        producer: readings whose obligations judge conformance (an event conforms when it breaks
+            no obligation under any of them).
+        goals: ``{name: Goal}``; all are answered by one search.
+        max_nodes: refuse to go on past this many distinct nodes (raises RuntimeError).
+
+    Returns:
+        ``{name: shortest trace (abstract events after RUN_STARTED) or None}``.
+
+    Nodes are (consumer states, belief, conformant so far, tracked values); non-conformant nodes
+    are expanded only when some goal asks about any trace.
+    """
+    letters = alphabet(world)
+    names = tuple(readings)
+    goal_items = list(goals.items())
+    tracked = [(i, g.track) for i, (_, g) in enumerate(goal_items) if g.track is not None]
+    need_any = any(g.mode == "any" for g in goals.values())
+    found: dict = {name: None for name in goals}
+    open_goals = set(goals)
+    start_trace = realise_trace(world, ())
+    start_states = tuple(step(initial_state(), start_trace[0], r).state for r in readings.values())
+    start = (start_states, advance(Belief(), start_trace[0]), True,
+             tuple(None for _ in tracked))
+    frontier: list = [(start, ())]
+    seen = {start}
+    realised: dict = {}
+    restep = {name: _restep(r) for name, r in readings.items()}
+    for t in range(1, depth):
+        if not open_goals:
+            break
+        next_frontier = []
+        for (states, belief, ok, auxes), path in frontier:
+            for letter in letters:
+                ev = realised.get((letter, t))
+                if ev is None:
+                    ev = realised[(letter, t)] = realise(world, letter, t)
+                broken = frozenset(v.clause for r in producer for v in violations(belief, ev, r))
+                ok_after = ok and not broken
+                if not ok_after and not need_any and not any(
+                        g.mode == "prefix" and ok for g in goals.values()):
+                    continue
+                after_belief = advance(belief, ev)
+                copies, new_states = {}, []
+                for name, st in zip(names, states):
+                    r = readings[name]
+                    res = step(st, ev, r)
+                    # run input is left empty here: no goal of the fragment reads it
+                    copies[name] = Transition(t, st, ev, res.state, res.warnings, res.fatal, r,
+                                              (), belief, after_belief, ok_after, restep[name])
+                    new_states.append(res.state)
+                view = StepView(t, ev, letter, copies, belief, after_belief, broken, ok, ok_after)
+                aux_of = {i: auxes[k] for k, (i, _) in enumerate(tracked)}
+                for i, (gname, g) in enumerate(goal_items):
+                    if gname not in open_goals:
+                        continue
+                    if (g.mode == "conformant" and not ok_after) or (g.mode == "prefix" and not ok):
+                        continue
+                    if g.holds(view, aux_of.get(i)):
+                        found[gname] = path + (letter,)
+                        open_goals.discard(gname)
+                if not ok_after and not need_any:
+                    continue
+                key = (tuple(new_states), after_belief, ok_after,
+                       tuple(track(auxes[k], view) for k, (_, track) in enumerate(tracked)))
+                if key in seen:
+                    continue
+                seen.add(key)
+                if len(seen) > max_nodes:
+                    raise RuntimeError(f"enumeration exceeded {max_nodes} nodes")
+                next_frontier.append((key, path + (letter,)))
+        frontier = next_frontier
+    return found

@@ -1,0 +1,326 @@
+"""Z3 bounded model checking of the ownership-and-replace fragment (issue 5).
+
+The heart is cross-validation: every witness Z3 returns is replayed in lock step on the
+executable model inside the queries (a difference raises CrossCheckError); here, in addition,
+Z3's answers (sat with the shortest length, or unsat) are compared with an exhaustive
+enumeration of the same abstract alphabet on the executable model, and the shortest
+distinguishing lengths with the breadth-first search of properties.explore.
+"""
+import json
+import random
+
+import pytest
+import z3
+
+from activity_check.cli import main
+from model.producer import check_trace
+from model.readings import DRAFT, KNOBS, PRESETS, Reading, parse_reading
+from model.verdict import evaluate
+from properties.explore import shortest_distinguishing
+from properties.smt import queries as q
+from properties.smt.checks import PROOF_PROPERTIES, RULES, SHAPES, SITUATIONS
+from properties.smt.encoding import Unrolling
+from properties.smt.replay import (CrossCheckError, Goal, alphabet, enumerate_shortest,
+                                   lockstep)
+from properties.smt.world import (DEFAULT_WORLD, SMALL_WORLD, AbstractEvent, MsEntry,
+                                  realise_trace)
+from wirekit import delta, snap, trace
+
+
+def _fix(u: Unrolling, t: int, ev: AbstractEvent):
+    e = u.events[t]
+    cons = [e.kind == ev.kind, e.mid == ev.mid, e.typ == ev.typ, e.cont == ev.cont,
+            e.rep == ev.rep, e.tag == ev.tag, e.pk == ev.pk]
+    for j, m in enumerate(ev.ms):
+        cons += [e.inc[j] == m.inc, e.mtyp[j] == m.typ, e.mown[j] == m.own,
+                 e.mcont[j] == m.cont, e.rank[j] == m.rank]
+    return u.indicator(z3.And(cons))
+
+
+# --- the encoding agrees with the executable model, event by event ------------------------------
+
+def test_encoding_agrees_with_the_executable_model_on_random_traces():
+    """Random traces under random pairs of readings: after every event, each consumer copy's
+    abstract state, warning and fatal, and the producer clauses broken, are the executable
+    model's (lockstep raises CrossCheckError otherwise)."""
+    rng = random.Random(5)
+    letters = alphabet(DEFAULT_WORLD)
+    non_ms = [x for x in letters if x.kind != 3]
+    ms = [x for x in letters if x.kind == 3]
+    for _ in range(20):
+        ra, rb = (Reading(**{k.attr: rng.choice(k.option_names) for k in KNOBS})
+                  for _ in range(2))
+        u = Unrolling(DEFAULT_WORLD, {"a": ra, "b": rb}, [ra])
+        fixes = []
+        for t in range(1, rng.randint(2, 8)):
+            u.extend()
+            fixes.append(_fix(u, t, rng.choice(ms if rng.random() < 0.2 else non_ms)))
+        assert u.solver.check(*fixes) == z3.sat
+        views = lockstep(u, u.solver.model())
+        assert len(views) == u.n
+
+
+def test_lockstep_catches_a_disagreement():
+    """The cross-check is not vacuous: when the executable model runs under another reading than
+    the one Z3 encoded (Q11=move against in-place), the replay stops at the event that shows it."""
+    u = Unrolling(DEFAULT_WORLD, {"a": DRAFT}, [DRAFT])
+    for _ in range(3):
+        u.extend()
+    fixes = [_fix(u, 1, AbstractEvent(0, 0)), _fix(u, 2, AbstractEvent(0, 1)),
+             _fix(u, 3, AbstractEvent(0, 0))]     # snapshots id-1, id-2, id-1 again
+    assert u.solver.check(*fixes) == z3.sat
+    model = u.solver.model()
+    assert len(lockstep(u, model)) == 3
+    u.knobs["a"].reading = DRAFT.with_(Q11="move")
+    with pytest.raises(CrossCheckError, match="message order") as caught:
+        lockstep(u, model)
+    assert caught.value.position == 3
+
+
+# --- the queries, against the exhaustive enumeration of the same alphabet -----------------------
+
+def _goals(world_checks, mode_of):
+    return {f"{kind}:{c.id}": Goal(c.holds, c.track, mode_of(c)) for kind, checks in world_checks
+            for c in checks}
+
+
+def _z3_answers(depth: int, reading: Reading) -> dict:
+    w = SMALL_WORLD
+    out = {}
+    for c in SITUATIONS:
+        out[f"sit:{c.id}"] = q.reachability(c.id, depth, reading, w).length
+    for a in q.consistency(depth, reading, w):
+        out[f"shape:{a.subject}"] = a.length
+    for a in q.vacuity(depth, reading, w):
+        out[f"rule:{a.subject}"] = a.length
+        if a.detail["actor"] == "consumer":
+            out[f"any:{a.subject}"] = a.detail["anyTrace"]["length"]
+    for c in PROOF_PROPERTIES:
+        out[f"prop:{c.id}"] = q.bounded_proof(c.id, depth, reading, w).length
+    return out
+
+
+def _enumerated(depth: int, reading: Reading) -> dict:
+    conformant = _goals([("sit", SITUATIONS), ("shape", SHAPES), ("rule", RULES)],
+                        lambda c: "prefix" if c.actor == "producer" else "conformant")
+    found = enumerate_shortest(SMALL_WORLD, depth, {"a": reading}, [reading], conformant)
+    anything = {f"any:{c.id}": Goal(c.holds, c.track, "any") for c in RULES
+                if c.actor == "consumer"}
+    anything.update({f"prop:{c.id}": Goal(c.holds, c.track, "any") for c in PROOF_PROPERTIES})
+    found.update(enumerate_shortest(SMALL_WORLD, min(depth, 3), {"a": reading}, [reading],
+                                    anything))
+    return {k: (len(v) + 1 if v is not None else None) for k, v in found.items()}
+
+
+@pytest.mark.parametrize("reading", ["draft", "strict"])
+def test_every_query_agrees_with_exhaustive_enumeration(reading):
+    """Reachability, vacuity (conformant and any trace), consistency and bounded proof: Z3's
+    shortest length (or unsat) equals the executable model's, by breadth-first enumeration of the
+    same abstract alphabet (depth 4 on conformant traces, 3 on any trace)."""
+    r = parse_reading(reading)
+    expected = _enumerated(4, r)
+    got = _z3_answers(4, r)
+    any_keys = {k for k in expected if k.startswith(("any:", "prop:"))}
+    for k in any_keys:  # enumerated to depth 3 only: Z3 at depth 4 may find a 4-event one
+        if expected[k] is None and got[k] == 4:
+            got[k] = None
+    assert {k: got[k] for k in expected} == expected
+    # the comparison has content on both sides
+    assert sum(v is not None for v in expected.values()) > 30
+    assert sum(v is None for v in expected.values()) > 10
+
+
+# --- reachability: real answers -----------------------------------------------------------------
+
+def test_reachability_answers_under_the_draft():
+    a = q.reachability("owner-changed-by-replace-false", depth=7)
+    assert (a.status, a.searched) == ("unsat", 7)
+    a = q.reachability("retyped-after-declined", depth=6)
+    assert a.status == "sat" and a.length == 4
+    assert a.witness.to_json()["events"][1:] == [
+        "ACTIVITY_SNAPSHOT id-1 PLAN {n:0}",
+        "ACTIVITY_SNAPSHOT id-1 PLAN {n:0} replace:false",
+        "ACTIVITY_DELTA id-1 SEARCH patch applies"]
+    assert q.reachability("content-not-object", depth=7).status == "unsat"
+    # a producer that breaks N22 leaves a non-object under Q7=apply (not detected)
+    a = q.reachability("content-not-object", depth=6, conformant=False)
+    assert a.length == 3 and "non-object" in a.witness.to_json()["events"][2]
+    assert q.reachability("content-not-object", 6, parse_reading("Q7=skip"),
+                          conformant=False).status == "unsat"
+    # a delta for an activity a self-revoking MESSAGES_SNAPSHOT dropped is conformant
+    a = q.reachability("delta-skipped", depth=6)
+    assert a.length == 4
+    assert evaluate(a.witness.trace).warnings[0][1].code == "ACTIVITY_DELTA_TARGET_MISSING"
+
+
+def test_reachability_with_the_reading_left_to_the_solver():
+    a = q.reachability("activity-moved", depth=5, reading=None)
+    assert a.status == "sat" and a.detail["knobs"]["Q11"] == "move"
+    # canonical: every other knob at its draft option
+    assert {k: v for k, v in a.detail["knobs"].items() if k != "Q11"} == {
+        k: DRAFT.as_dict()[k] for k in a.detail["knobs"] if k != "Q11"}
+    assert q.reachability("activity-moved", depth=5).status == "unsat"
+
+
+def test_q4_opener_first_and_a_restating_messages_snapshot():
+    """Regression (found by Z3): the consumer reset an activity's first opener when a
+    MESSAGES_SNAPSHOT restated it, while the producer monitor keeps it; under Q4-opener=first a
+    conformant producer's delta tagged by the creating subagent then failed the run."""
+    events = trace(snap(subagentRunId="sub-1"),
+                   {"type": "MESSAGES_SNAPSHOT", "messages": [
+                       {"id": "act-1", "role": "activity", "activityType": "PLAN",
+                        "content": {"n": 0}}]},
+                   delta(patch=[{"op": "replace", "path": "/n", "value": 1}],
+                         subagentRunId="sub-1"))
+    first = parse_reading("Q4-opener=first")
+    assert check_trace(events, first) == []
+    verdict = evaluate(events, first)
+    assert verdict.fatal is None
+    assert verdict.state.messages[0].content == '{"n":1}'
+    # what remains: the consumer *dropped* the activity (self-revoking snapshot) and meets it
+    # again, while the producer still believes its first opener
+    a = q.reachability("owner-mismatch-fatal", depth=6, reading=first)
+    assert a.length == 5
+    assert a.witness.to_json()["events"][2:4] == ["MESSAGES_SNAPSHOT [id-3:PLAN {n:0}]",
+                                                   "MESSAGES_SNAPSHOT [id-1:PLAN {n:0}]"]
+    assert q.reachability("owner-mismatch-fatal", depth=6).status == "unsat"
+
+
+# --- vacuity, consistency, bounded proof --------------------------------------------------------
+
+def test_vacuity_reports_the_rules_that_never_fire():
+    by = {a.subject: a for a in q.vacuity(depth=5)}
+    never = sorted(k for k, a in by.items() if a.status == "unsat")
+    assert never == ["ACT-ATTR-TOLERATE", "ACT-DELTA-OBJECT-DETECT", "ACT-DELTA-REPEAT-TYPE",
+                     "SUB-REJECT-MISMATCH"]
+    # consumer rules that fire only after a producer violation are error handling, not vacuous
+    for rule in ("ACT-ATTR-TOLERATE", "ACT-DELTA-OBJECT-DETECT", "SUB-REJECT-MISMATCH"):
+        assert by[rule].detail["anyTrace"]["length"] == 3
+    assert by["ACT-DELTA-REPEAT-TYPE"].detail["actor"] == "producer"
+    assert by["ACT-DELTA-MISSING-NOFAIL"].length == 4
+    assert by["SNP-ADOPT-NEXT"].length == 4
+    # under Q4-opener=first the mismatch rule decides on a conformant trace: the consumer
+    # dropped the activity and meets it again, the producer still believes its first opener
+    first = q.vacuity(6, parse_reading("Q4-opener=first"), rules=["SUB-REJECT-MISMATCH"])[0]
+    assert (first.status, first.length) == ("sat", 5)
+
+
+def test_consistency_admits_every_shape_but_the_forbidden_ones():
+    by = {a.subject: a for a in q.consistency(depth=5)}
+    excluded = sorted(k for k, a in by.items() if a.status == "unsat")
+    assert excluded == ["delta-non-object", "delta-on-activity-known-from-messages-snapshot",
+                        "delta-tagged-by-first-opener-after-remint"]
+    first = q.consistency(5, parse_reading("Q4-opener=first"),
+                          shapes=["delta-tagged-by-first-opener-after-remint"])[0]
+    assert first.length == 4
+    parent = q.consistency(5, parse_reading("Q2=parent"), shapes=[
+        "snapshot-replace-false-untagged-on-subagent-activity"])[0]
+    assert parent.status == "unsat"
+    assert by["snapshot-replace-false-untagged-on-subagent-activity"].length == 3
+
+
+def test_bounded_proofs_and_a_counterexample():
+    for prop in ("P10-replace-false-owner-stands", "P02-content-object", "P38-delta-keeps-owner"):
+        a = q.bounded_proof(prop, depth=7)
+        assert a.status == "unsat" and a.detail["proved"] and a.seconds >= 0
+    # every reading at once
+    assert q.bounded_proof("P07-replace-remints", depth=6, reading=None).status == "unsat"
+    # P02 fails once the producer may break N22 (the catalogue's check confirms the replay)
+    assert q.bounded_proof("P02-content-object", 5, conformant=True).status == "unsat"
+    a = q.bounded_proof("P39-fatal-justified", depth=5, reading=None)
+    assert a.status == "unsat"
+
+
+# --- distinguishing, against the breadth-first search -------------------------------------------
+
+@pytest.mark.parametrize("knob,option,length", [
+    ("Q4", "skip", 4), ("Q4-opener", "first", 4), ("Q5", "retype", 3), ("Q8", "keep", 3),
+    ("Q10", "held", 4), ("Q13", "fatal", 3), ("X1", "preserve", 3), ("Q2", "parent", None)])
+def test_shortest_distinguishing_length_equals_bfs(knob, option, length):
+    other = DRAFT.with_(**{knob: option})
+    z = q.distinguishing(DRAFT, other, depth=5)
+    bfs = shortest_distinguishing(DRAFT, other, depth=5 if length else 4)
+    assert z.length == length
+    assert (len(bfs) if bfs else None) == length
+    if length:
+        assert z.detail["differences"]
+
+
+def test_distinguishing_where_the_z3_world_is_larger_than_the_bfs_vocabulary():
+    """Q11 and Q9: Z3's MESSAGES_SNAPSHOT may introduce two activities at once and state any id
+    as an assistant message; the BFS vocabulary does neither, so its witnesses are longer or
+    absent. The exhaustive enumeration of Z3's own alphabet agrees with Z3."""
+    q11 = q.distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=5)
+    assert q11.length == 3 and q11.detail["differences"] == ["position"]
+    assert len(shortest_distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=4)) == 4
+    q9 = q.distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=4)
+    assert q9.length == 3
+    assert shortest_distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=3) is None
+    def differs(view, aux):
+        return q._concrete_differences(view) != set()
+
+    producers = [DRAFT.with_(Q2=a, **{"Q4-opener": b}) for a in ("continues", "parent")
+                 for b in ("current", "first")]
+    for knob, option in (("Q11", "move"), ("Q9", "fatal")):
+        other = DRAFT.with_(**{knob: option})
+        small = q.distinguishing(DRAFT, other, depth=4, world=SMALL_WORLD)
+        # producer "any": the shortest over every producer reading
+        lengths = [enumerate_shortest(SMALL_WORLD, 4, {"a": DRAFT, "b": other}, [p],
+                                      {"d": Goal(differs)})["d"] for p in producers]
+        assert small.length == min(len(x) + 1 for x in lengths if x is not None) == 3
+
+
+def test_distinguishing_producer_modes():
+    first = DRAFT.with_(**{"Q4-opener": "first"})
+    # some producer reading (Q4-opener=current) allows the tagged delta after a re-mint
+    assert q.distinguishing(DRAFT, first, 5).detail["producerReading"] == {
+        "Q2": "continues", "Q4-opener": "current"}
+    # conformant under both readings: since the consumer fix, only a drop and a restatement
+    # tell them apart (the producer's belief keeps the activity the consumer dropped)
+    assert q.distinguishing(DRAFT, first, 5, producer="both").status == "unsat"
+    both = q.distinguishing(DRAFT, first, 6, producer="both")
+    assert both.length == 6 and both.detail["differences"] == ["content", "fatal"]
+    # any trace: a re-mint and a delta tagged by the new owner
+    assert q.distinguishing(DRAFT, first, 5, conformant=False).length == 4
+
+
+def test_answers_are_deterministic():
+    a = q.distinguishing(DRAFT, DRAFT.with_(Q10="held"), depth=5).to_json(timing=False)
+    b = q.distinguishing(DRAFT, DRAFT.with_(Q10="held"), depth=5).to_json(timing=False)
+    assert json.dumps(a) == json.dumps(b)
+    assert a["witness"]["wire"][2] == {"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "id-3", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]}
+
+
+def test_witness_is_a_replayable_wire_trace():
+    a = q.reachability("snapshot-on-non-activity", depth=4)
+    assert [e.type_name for e in a.witness.trace] == ["RUN_STARTED", "MESSAGES_SNAPSHOT",
+                                                      "ACTIVITY_SNAPSHOT"]
+    assert evaluate(a.witness.trace).warnings[0][1].code == "ACTIVITY_TARGET_NOT_ACTIVITY"
+    assert evaluate(a.witness.trace, PRESETS["strict"]).fatal is not None
+    ms = AbstractEvent(3, ms=(MsEntry(), MsEntry(2, rank=0)))
+    assert realise_trace(SMALL_WORLD, (ms,))[1].messages[0].role == "assistant"
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def test_cli_json_is_stable_and_errors_are_one_line(capsys):
+    args = ["smt", "distinguish", "--versus", "Q5=retype", "--depth", "4", "--json"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(args) == 0
+    second = json.loads(capsys.readouterr().out)
+    for doc in (first, second):
+        doc.pop("seconds")
+        for a in doc["answers"]:
+            a.pop("seconds")
+    assert first == second and first["answers"][0]["length"] == 3
+    assert main(["smt", "prove", "--subject", "P10-replace-false-owner-stands",
+                 "--depth", "4"]) == 0
+    assert "proved" in capsys.readouterr().out
+    for bad in (["smt", "nope"], ["smt", "reach", "--depth", "0"],
+                ["smt", "reach", "--reading", "Q7=maybe"], ["smt", "reach", "--subject", "x"],
+                ["smt", "vacuity", "--traces", "any"], ["smt", "distinguish", "--reading", "any"]):
+        assert main(bad) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err
