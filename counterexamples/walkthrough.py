@@ -36,7 +36,7 @@ __all__ = ["table", "knobs_markdown", "clauses_markdown", "theme_clauses", "spli
            "split_finding", "trace_finding", "verdicts_markdown", "steps_markdown",
            "mermaid_markdown", "wire_lines", "split_path", "SplitPath", "split_slice",
            "draw_slice", "SIDE_COLOURS", "theme_traces", "peer_reports", "peer_traces_markdown",
-           "peer_markdown"]
+           "peer_markdown", "compare_engines", "engines_markdown"]
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -214,6 +214,62 @@ def mermaid_markdown(finding: dict) -> str:
     return "```mermaid\n" + to_mermaid(finding) + "```"
 
 
+# --- the engines side by side ------------------------------------------------------------------
+
+def compare_engines(report: ExploreReport, knob_ids: Sequence[str],
+                    worlds: Optional[Mapping[str, object]] = None) -> dict:
+    """For each knob of ``knob_ids`` the sweep splits: the two complete readings of its recorded
+    pair (:func:`model.verdict.split_readings`), the sweep's length, the length the pair search
+    finds (:func:`properties.explore.shortest_distinguishing`, bounded by the sweep's length, so
+    it finds nothing longer), and, per world of ``worlds`` (``{name: properties.smt.world.World}``),
+    the answer of the Z3 encoding (:func:`properties.smt.queries.distinguishing`, same bound; it
+    replays its witness on the executable model and raises ``CrossCheckError`` on any
+    difference). Knobs outside the Z3 fragment get no Z3 answer.
+
+    Returns:
+        ``{knob: {"readings": (a, b), "sweep": int, "pairSearch": int or None,
+        "z3": {world name: Answer}}}`` in ``knob_ids`` order."""
+    from model.verdict import split_readings
+    from properties.explore import shortest_distinguishing
+    out = {}
+    for kid in knob_ids:
+        if kid not in report.splits:
+            continue
+        trace, pair = report.splits[kid]
+        a, b = split_readings(pair, kid)
+        n = len(trace)
+        found = shortest_distinguishing(a, b, depth=n)
+        answers = {}
+        if worlds:
+            from properties.smt.encoding import FRAGMENT_KNOBS
+            from properties.smt.queries import distinguishing
+            if kid in FRAGMENT_KNOBS:
+                answers = {name: distinguishing(a, b, depth=n, world=w)
+                           for name, w in worlds.items()}
+        out[kid] = {"readings": (a, b), "sweep": n,
+                    "pairSearch": len(found) if found is not None else None, "z3": answers}
+    return out
+
+
+def engines_markdown(engines: Mapping[str, dict]) -> str:
+    """:func:`compare_engines` as a table: knob, the pair of readings, the sweep's length, the
+    pair search's, and per world Z3's status and length."""
+    worlds = list(dict.fromkeys(w for e in engines.values() for w in e["z3"]))
+    rows = []
+    for kid, e in engines.items():
+        a, b = e["readings"]
+        row = [kid, f"{a.name or 'draft'}  vs  {b.name or 'draft'}", e["sweep"],
+               e["pairSearch"] if e["pairSearch"] is not None else "none"]
+        for w in worlds:
+            ans = e["z3"].get(w)
+            row.append("outside the fragment" if ans is None else
+                       f"{ans.length} (sat)" if ans.status == "sat" else
+                       f"{ans.status} up to {ans.depth}")
+        rows.append(row)
+    return table(["knob", "readings", "sweep", "pair search"] + [f"Z3, {w}" for w in worlds],
+                 rows)
+
+
 # --- the state graph around a split -------------------------------------------------------------
 
 SIDE_COLOURS = ("#1f77b4", "#d62728", "#7f7f7f")
@@ -270,7 +326,8 @@ def split_path(report: ExploreReport, knob: str) -> SplitPath:
 
 
 def _side(assignment: dict, pair: tuple[dict, dict]) -> int:
-    """0 or 1 when ``assignment`` agrees with that side of the pair on every knob both fix, else 2."""
+    """0 or 1 when ``assignment`` agrees with that side of the pair on every knob both fix,
+    else 2."""
     for i, side in enumerate(pair):
         if all(side.get(k, v) == v for k, v in assignment.items()) and \
                 all(assignment.get(k, v) == v for k, v in side.items()):
