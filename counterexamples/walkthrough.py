@@ -418,8 +418,8 @@ def split_slice(report: ExploreReport, knob: str, graph: Optional[nx.DiGraph] = 
 
 
 def _positions(g: nx.DiGraph) -> dict:
-    """Deterministic layered positions: x by layer; path nodes on y=0, leaves fanned above and
-    around it, side nodes stacked below everything else in their layer."""
+    """Deterministic layered positions: x by layer; path nodes on y=0, leaves stacked above it,
+    side nodes stacked below it."""
     pos, leaves = {}, []
     for node, data in sorted(g.nodes(data=True)):
         if data["role"] == "path":
@@ -427,7 +427,7 @@ def _positions(g: nx.DiGraph) -> dict:
         elif data["role"] == "leaf":
             leaves.append(node)
     for i, node in enumerate(leaves):
-        pos[node] = (g.nodes[node]["layer"] * _LAYER, 1.8 * (i - (len(leaves) - 1) / 2) + 0.9)
+        pos[node] = (g.nodes[node]["layer"] * _LAYER, 1.2 + 1.6 * i)
     floor = min([0.0] + [pos[n][1] for n in leaves]) - 0.4
     below: dict = {}
     for node, data in sorted(g.nodes(data=True)):
@@ -437,7 +437,7 @@ def _positions(g: nx.DiGraph) -> dict:
     return pos
 
 
-_LAYER = 4.0
+_LAYER = 4.5
 """Horizontal distance between layers of the drawing."""
 
 
@@ -455,7 +455,7 @@ def draw_slice(g: nx.DiGraph, ax=None, title: Optional[str] = None):
     import matplotlib.pyplot as plt
     layers = max(d["layer"] for _, d in g.nodes(data=True))
     if ax is None:
-        fig, ax = plt.subplots(figsize=(3.6 * (layers + 1), 6.5))
+        fig, ax = plt.subplots(figsize=(3.8 * (layers + 1), 6.5))
     else:
         fig = ax.figure
     pos = _positions(g)
