@@ -13,8 +13,12 @@ Nothing here searches or judges on its own; it arranges what the engines give:
 * :func:`split_slice` and :func:`draw_slice`: a slice of the explored state graph
   (:func:`properties.explore.state_graph`) around a split (the shortest path to it, the states
   each class of readings reaches, and a few neighbouring states), drawn with matplotlib;
-* :func:`peer_reports` and :func:`peer_markdown`: a live run of the ``@ag-ui/client`` adapter
-  (:mod:`counterexamples.peers`) on chosen traces, with the option of each knob it behaves as.
+* :func:`compare_engines` and :func:`engines_markdown`: for each recorded pair of readings, the
+  lengths the sweep, the pair search (:func:`properties.explore.shortest_distinguishing`) and the
+  Z3 encoding (:func:`properties.smt.queries.distinguishing`) find;
+* :func:`theme_traces`, :func:`peer_reports`, :func:`peer_traces_markdown` and
+  :func:`peer_markdown`: a live run of the ``@ag-ui/client`` adapter (:mod:`counterexamples.peers`)
+  on a theme's witnesses, corpus findings and probes, with the option of each knob it behaves as.
 
 All outputs are deterministic for a given model (no timings, fixed orders).
 """
