@@ -208,6 +208,8 @@ class Unrolling:
             readings (an event is conformant when it breaks no obligation under any of them), or
             None for a symbolic reading of its own, or the name of a consumer copy whose knobs
             it shares (so that a symbolic reading is one reading for both sides).
+        symmetry: break the symmetry between ids, types and content literals (see
+            :meth:`_break_symmetry`); off only to test that it changes no answer.
         timeout_ms: Z3's timeout per check (None: none).
         shadows: ``{copy name: reading}`` of *shadow* copies: at every position a shadow copy
             steps from the state the first consumer copy held before that position, not from
@@ -225,12 +227,15 @@ class Unrolling:
     """
 
     def __init__(self, world: World, consumers: dict, producer=None,
-                 timeout_ms: Optional[int] = None, shadows: Optional[dict] = None):
+                 timeout_ms: Optional[int] = None, shadows: Optional[dict] = None,
+                 symmetry: bool = True):
         configure_z3()
         self.world = world
         self.solver = z3.SolverFor("QF_LIA")
         if timeout_ms is not None:
             self.solver.set("timeout", int(timeout_ms))
+        self.symmetry = symmetry
+        self._mentioned: dict = {}
         self.shadows = dict(shadows or {})
         self.knobs = {name: Knobs(r, f"k_{name}") for name, r in
                       list(consumers.items()) + list(self.shadows.items())}
@@ -345,7 +350,31 @@ class Unrolling:
             s.add(z3.If(listed[j], z3.And(e.rank[j] >= 0, e.rank[j] < count), e.rank[j] == 0))
             for k in range(j + 1, n):
                 s.add(z3.Implies(z3.And(listed[j], listed[k]), e.rank[j] != e.rank[k]))
+        if self.symmetry:
+            self._break_symmetry(e, t)
         return e
+
+    def _break_symmetry(self, e: EventVars, t: int) -> None:
+        """Ids, activity types and content literals are interchangeable (no check and no step
+        treats one differently from another), so every trace has a renaming in which each is
+        first mentioned in index order: value ``v > 0`` may be mentioned only once ``v - 1`` has
+        been, at this event or before. Shortest lengths and sat/unsat answers are unchanged."""
+        w, n = self.world, len(self.world.ids)
+        ids = [z3.Or(z3.And(e.kind != MS, e.mid == j), z3.And(e.kind == MS, e.inc[j] != I_NONE))
+               for j in range(n)]
+        types = [z3.Or(z3.And(z3.Or(e.kind == SNAP, e.kind == DELTA), e.typ == v),
+                       z3.Or([z3.And(e.inc[j] == I_ACT, e.mtyp[j] == v) for j in range(n)]))
+                 for v in range(len(w.types))]
+        conts = [z3.Or(z3.And(e.kind == SNAP, e.cont == v),
+                       z3.Or([z3.And(e.inc[j] == I_ACT, e.mcont[j] == v) for j in range(n)]))
+                 for v in range(w.contents)]
+        for name, mentions in (("id", ids), ("type", types), ("content", conts)):
+            prior = self._mentioned.setdefault(name, [z3.BoolVal(False)] * len(mentions))
+            now = [self._fresh(z3.Or(prior[v], mentions[v]), f"sym{t}_{name}{v}", True)
+                   for v in range(len(mentions))]
+            for v in range(1, len(mentions)):
+                self.solver.add(z3.Implies(mentions[v], now[v - 1]))
+            self._mentioned[name] = now
 
     # --- the producer (model.producer.violations / advance, fragment events) --------------
 

@@ -196,12 +196,14 @@ def _search(u: Unrolling, depth: int, goal: Callable[[int], z3.BoolRef],
     for n in range(1, depth):
         while u.n < n:
             u.extend()
-        a = u.indicator(z3.And(base(n), goal(n)))
+        here = z3.And(base(n), goal(n))
+        a = u.indicator(here)
         r = _check(u, [a], deadline)
         if r == z3.sat:
             return "sat", n, n, _canonical(u, [a], n, deadline)
-        if r != z3.sat and r != z3.unsat:
+        if r != z3.unsat:
             return "unknown", n, None, None
+        u.solver.add(z3.Not(here))  # proved: a valid lemma for the longer lengths
     return "unsat", depth, None, None
 
 
