@@ -20,8 +20,8 @@ from properties.explore import shortest_distinguishing
 from properties.smt import queries as q
 from properties.smt.checks import PROOF_PROPERTIES, RULES, SHAPES, SITUATIONS
 from properties.smt.encoding import Unrolling
-from properties.smt.replay import (CrossCheckError, Goal, alphabet, enumerate_shortest,
-                                   lockstep)
+from properties.smt.replay import (CrossCheckError, Goal, StepView, alphabet,
+                                   enumerate_shortest, lockstep)
 from properties.smt.world import (DEFAULT_WORLD, SMALL_WORLD, AbstractEvent, MsEntry,
                                   realise_trace)
 from wirekit import delta, snap, trace
@@ -250,25 +250,46 @@ def test_shortest_distinguishing_length_equals_bfs(knob, option, length):
 def test_distinguishing_where_the_z3_world_is_larger_than_the_bfs_vocabulary():
     """Q11 and Q9: Z3's MESSAGES_SNAPSHOT may introduce two activities at once and state any id
     as an assistant message; the BFS vocabulary does neither, so its witnesses are longer or
-    absent. The exhaustive enumeration of Z3's own alphabet agrees with Z3."""
+    absent. (The exhaustive enumeration of Z3's own alphabet agrees with Z3: see the next
+    test.)"""
     q11 = q.distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=5)
     assert q11.length == 3 and q11.detail["differences"] == ["position"]
     assert len(shortest_distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=4)) == 4
     q9 = q.distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=4)
     assert q9.length == 3
     assert shortest_distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=3) is None
-    def differs(view, aux):
-        return q._concrete_differences(view) != set()
 
-    producers = [DRAFT.with_(Q2=a, **{"Q4-opener": b}) for a in ("continues", "parent")
-                 for b in ("current", "first")]
-    for knob, option in (("Q11", "move"), ("Q9", "fatal")):
-        other = DRAFT.with_(**{knob: option})
-        small = q.distinguishing(DRAFT, other, depth=4, world=SMALL_WORLD)
-        # producer "any": the shortest over every producer reading
-        lengths = [enumerate_shortest(SMALL_WORLD, 4, {"a": DRAFT, "b": other}, [p],
-                                      {"d": Goal(differs)})["d"] for p in producers]
-        assert small.length == min(len(x) + 1 for x in lengths if x is not None) == 3
+
+def test_every_knob_pair_agrees_with_exhaustive_enumeration():
+    """Distinguishing, for every knob of the fragment and each of its other options: Z3's
+    shortest length (or none) equals the executable model's over the same alphabet, every
+    reading stepped side by side and conformance judged under some producer reading (depth 3
+    here; depth 4 agrees too, but takes minutes to enumerate)."""
+    pairs = q.knob_pairs()
+    readings = {"draft": DRAFT}
+    readings.update({f"r{i}": b for i, (_, b) in enumerate(pairs)})
+
+    def goal(name):
+        def holds(view, aux):
+            pair = StepView(view.index, view.event, view.abstract,
+                            {"a": view.copies["draft"], "b": view.copies[name]},
+                            view.belief_before, view.belief_after, view.broken,
+                            view.conformant_before, view.conformant)
+            return bool(q._concrete_differences(pair))
+        return Goal(holds)
+
+    found = enumerate_shortest(SMALL_WORLD, 3, readings, None,
+                               {f"r{i}": goal(f"r{i}") for i in range(len(pairs))})
+    expected = {f"r{i}": (len(v) + 1 if v else None) for i, v in
+                enumerate(found[f"r{i}"] for i in range(len(pairs)))}
+    got = {f"r{i}": q.distinguishing(a, b, 3, SMALL_WORLD).length
+           for i, (a, b) in enumerate(pairs)}
+    assert got == expected
+    knob_of = {f"r{i}": next(iter(b.differences())) for i, (_, b) in enumerate(pairs)}
+    assert {knob_of[k] for k, v in expected.items() if v == 3} == {
+        "Q5", "Q8", "Q9", "Q11", "Q13", "X1"}
+    assert {knob_of[k] for k, v in expected.items() if v is None} == {
+        "Q2", "Q3", "Q4", "Q4-opener", "Q7", "Q10"}
 
 
 def test_distinguishing_producer_modes():

@@ -62,8 +62,7 @@ class At:
         slots for which ``among(j)`` holds, when given)."""
         B, A = self.B, self.A
         pick = among or (lambda j: z3.BoolVal(True))
-        same = [z3.Implies(pick(j), B["ex"][j] == A["ex"][j]) for j in self.slots] if among is None \
-            else []
+        same = [] if among is not None else [B["ex"][j] == A["ex"][j] for j in self.slots]
         pairs = [z3.Implies(z3.And(pick(j), pick(x), B["ex"][j], B["ex"][x], A["ex"][j],
                                    A["ex"][x]),
                             (B["pos"][j] < B["pos"][x]) == (A["pos"][j] < A["pos"][x]))

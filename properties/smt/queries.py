@@ -77,6 +77,7 @@ class Witness:
         return realise_trace(self.world, self.events)
 
     def to_json(self) -> dict:
+        """``{"length", "events": [one line per event], "wire": [wire JSON objects]}``."""
         return {"length": self.length,
                 "events": ["RUN_STARTED"] + [e.describe(self.world) for e in self.events],
                 "wire": wire_trace(self.world, self.events)}
@@ -113,9 +114,12 @@ class Answer:
 
     @property
     def length(self) -> Optional[int]:
+        """The witness's length in events (RUN_STARTED included), None without one."""
         return self.witness.length if self.witness else None
 
     def to_json(self, timing: bool = True) -> dict:
+        """The answer as JSON (camelCase keys, ``detail`` members merged in); ``seconds`` only
+        with ``timing`` (everything else is equal for equal inputs)."""
         out = {"query": self.query, "subject": self.subject, "status": self.status,
                "depth": self.depth, "searched": self.searched, "reading": self.reading,
                "clauses": list(self.clauses), "length": self.length,

@@ -197,8 +197,9 @@ def lockstep(u: Unrolling, model: z3.ModelRef, n: Optional[int] = None) -> list[
             warns = [_WARN_CODE.get((w.code, w.clause), -1) for w in tr.warnings]
             zw = _int(model, st.warn)
             if warns != ([zw] if zw else []):
+                got = [(w.code, w.clause) for w in tr.warnings]
                 raise CrossCheckError(f"copy {name}: warnings Z3 {WARNINGS.get(zw)}, executable "
-                                      f"model {[(w.code, w.clause) for w in tr.warnings]}", trace, t)
+                                      f"model {got}", trace, t)
             fatal = _FATAL_CODE.get((tr.fatal.code, tr.fatal.clause), -1) if tr.fatal else 0
             if fatal != _int(model, st.fatal):
                 raise CrossCheckError(f"copy {name}: fatal Z3 {FATALS.get(_int(model, st.fatal))}, "
@@ -256,8 +257,9 @@ class Goal:
     mode: str = "conformant"
 
 
-def enumerate_shortest(world: World, depth: int, readings: dict, producer: Sequence[Reading],
-                       goals: dict, max_nodes: int = 2_000_000) -> dict:
+def enumerate_shortest(world: World, depth: int, readings: dict,
+                       producer: Optional[Sequence[Reading]], goals: dict,
+                       max_nodes: int = 2_000_000) -> dict:
     """Breadth-first search over the abstract alphabet, stepped on the executable model: for each
     goal, a shortest trace on which it holds at the last event.
 
@@ -265,17 +267,25 @@ def enumerate_shortest(world: World, depth: int, readings: dict, producer: Seque
         world: the world (keep it small: the alphabet grows fast).
         depth: the longest trace (events, RUN_STARTED included).
         readings: ``{copy name: Reading}``.
-        producer: readings whose obligations judge conformance (an event conforms when it breaks
-            no obligation under any of them).
+        producer: readings whose obligations judge conformance: an event conforms when it breaks
+            no obligation under any of them; or None: the trace conforms when some one producer
+            reading of Q2 and Q4-opener allows every event of it (what
+            :func:`~properties.smt.queries.distinguishing` asks by default).
         goals: ``{name: Goal}``; all are answered by one search.
         max_nodes: refuse to go on past this many distinct nodes (raises RuntimeError).
 
     Returns:
         ``{name: shortest trace (abstract events after RUN_STARTED) or None}``.
 
-    Nodes are (consumer states, belief, conformant so far, tracked values); non-conformant nodes
-    are expanded only when some goal asks about any trace.
+    Nodes are (consumer states, belief, producer readings still conformant, tracked values);
+    non-conformant nodes are expanded only when some goal asks about any trace.
     """
+    if producer is None:
+        producers = [DRAFT.with_(Q2=a, **{"Q4-opener": b}) for a in ("continues", "parent")
+                     for b in ("current", "first")]
+        together = False
+    else:
+        producers, together = list(producer), True
     letters = alphabet(world)
     names = tuple(readings)
     goal_items = list(goals.items())
@@ -285,7 +295,8 @@ def enumerate_shortest(world: World, depth: int, readings: dict, producer: Seque
     open_goals = set(goals)
     start_trace = realise_trace(world, ())
     start_states = tuple(step(initial_state(), start_trace[0], r).state for r in readings.values())
-    start = (start_states, advance(Belief(), start_trace[0]), True,
+    all_producers = frozenset(range(len(producers)))
+    start = (start_states, advance(Belief(), start_trace[0]), all_producers,
              tuple(None for _ in tracked))
     frontier: list = [(start, ())]
     seen = {start}
@@ -295,13 +306,20 @@ def enumerate_shortest(world: World, depth: int, readings: dict, producer: Seque
         if not open_goals:
             break
         next_frontier = []
-        for (states, belief, ok, auxes), path in frontier:
+        for (states, belief, alive, auxes), path in frontier:
+            ok = bool(alive)
             for letter in letters:
                 ev = realised.get((letter, t))
                 if ev is None:
                     ev = realised[(letter, t)] = realise(world, letter, t)
-                broken = frozenset(v.clause for r in producer for v in violations(belief, ev, r))
-                ok_after = ok and not broken
+                per = {i: frozenset(v.clause for v in violations(belief, ev, producers[i]))
+                       for i in alive}
+                broken = frozenset().union(*per.values()) if per else frozenset()
+                if together:
+                    alive_after = alive if alive and not broken else frozenset()
+                else:
+                    alive_after = frozenset(i for i in alive if not per[i])
+                ok_after = bool(alive_after)
                 if not ok_after and not need_any and not any(
                         g.mode == "prefix" and ok for g in goals.values()):
                     continue
@@ -326,7 +344,7 @@ def enumerate_shortest(world: World, depth: int, readings: dict, producer: Seque
                         open_goals.discard(gname)
                 if not ok_after and not need_any:
                     continue
-                key = (tuple(new_states), after_belief, ok_after,
+                key = (tuple(new_states), after_belief, alive_after,
                        tuple(track(auxes[k], view) for k, (_, track) in enumerate(tracked)))
                 if key in seen:
                     continue

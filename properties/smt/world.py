@@ -92,12 +92,15 @@ class World:
             ((MS,) if self.messages_snapshot else ())
 
     def owner_name(self, owner: int) -> Optional[str]:
+        """The ``subagentRunId`` of owner index ``owner`` (None for 0, the parent)."""
         return None if owner == 0 else self.subagents[owner - 1]
 
     def owner_index(self, name: Optional[str]) -> int:
+        """The owner index of a ``subagentRunId`` (0 for None). Raises ValueError if unknown."""
         return 0 if name is None else 1 + self.subagents.index(name)
 
     def to_json(self) -> dict:
+        """The world as JSON (``ids``, ``subagents``, ``types``, ``contents``, flags)."""
         return {"ids": list(self.ids), "subagents": list(self.subagents),
                 "types": list(self.types), "contents": self.contents,
                 "messagesSnapshot": self.messages_snapshot, "text": self.text}
