@@ -23,7 +23,7 @@ import json
 import math
 import os
 import sys
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -191,9 +191,24 @@ def cmd_readings(args) -> int:
 SUMMARY = "summary.json"
 
 
-def _prepare_out(out_dir: str) -> None:
-    """Make sure ``out_dir`` is ours to write: new, empty, or a previous run's output (whose
-    finding files listed in its summary are removed, nothing else)."""
+def prepare_out(out_dir: str, summary_name: str, owner: str,
+                files_of: Callable[[dict], Optional[list]]) -> None:
+    """Make sure ``out_dir`` is ours to write: new, empty, or an earlier output of ours, whose
+    finding files (and only those, inside ``DIR/findings``) are removed; anything else is
+    refused, so nothing the user keeps there is lost.
+
+    Args:
+        out_dir: the directory the user named with ``--out``.
+        summary_name: the summary file an earlier output left there (``summary.json``).
+        owner: what wrote it, for the refusal (``"activity-check"``, ``"'activity-check
+            peer'"``).
+        files_of: the earlier summary -> the finding files it lists (paths relative to
+            ``out_dir``), None when the summary is not one of this command's; raises
+            ValueError when it is, but not in the form the command writes.
+
+    Raises:
+        UsageError: naming the directory and why it is refused.
+    """
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise UsageError(f"--out {out_dir}: exists and is not a directory")
     if not os.path.isdir(out_dir) or not os.listdir(out_dir):
@@ -203,32 +218,45 @@ def _prepare_out(out_dir: str) -> None:
             raise UsageError(f"--out {out_dir}: cannot create the directory: "
                              f"{exc.strerror}") from None
         return
-    summary = os.path.join(out_dir, SUMMARY)
     refusal = UsageError(f"--out {out_dir}: directory is not empty and holds no earlier "
-                         "activity-check output; choose another directory")
+                         f"{owner} output; choose another directory")
     try:
-        with open(summary, encoding="utf-8") as fh:
+        with open(os.path.join(out_dir, summary_name), encoding="utf-8") as fh:
             previous = json.load(fh)
     except (OSError, ValueError):
         raise refusal from None
     if not isinstance(previous, dict) or previous.get("tool") != "activity-check":
         raise refusal
+    shapeless = UsageError(f"--out {out_dir}: {summary_name} there is not in the form "
+                           "activity-check writes; choose another directory or remove it")
+    try:
+        files = files_of(previous)
+    except ValueError:
+        raise shapeless from None
+    if files is None:
+        raise refusal
+    if not all(isinstance(path, str) for path in files):
+        raise shapeless
     findings_dir = os.path.realpath(os.path.join(out_dir, "findings"))
+    for path in files:
+        full = os.path.realpath(os.path.join(out_dir, path))
+        if os.path.dirname(full) == findings_dir and full.endswith((".json", ".jsonl")) \
+                and os.path.isfile(full):
+            os.remove(full)
+
+
+def _run_files(previous: dict) -> list:
+    """The finding files an earlier ``run`` summary lists (ValueError: not in run's form)."""
     listed = previous.get("findings", [])
-    shapeless = UsageError(f"--out {out_dir}: {SUMMARY} there is not in the form activity-check "
-                           "writes; choose another directory or remove it")
     if not isinstance(listed, list) or not all(
             isinstance(f, dict) and isinstance(f.get("files", []), list) for f in listed):
-        raise shapeless
-    for finding in listed:
-        for path in finding.get("files", []):
-            if not isinstance(path, str):
-                raise shapeless
-            full = os.path.realpath(os.path.join(out_dir, path))
-            # Only our own finding files, inside DIR/findings, are ever removed.
-            if os.path.dirname(full) == findings_dir and full.endswith((".json", ".jsonl")) \
-                    and os.path.isfile(full):
-                os.remove(full)
+        raise ValueError("not a run summary")
+    return [path for f in listed for path in f.get("files", [])]
+
+
+def _prepare_out(out_dir: str) -> None:
+    """``run``'s output directory (see :func:`prepare_out`)."""
+    prepare_out(out_dir, SUMMARY, "activity-check", _run_files)
 
 
 def cmd_run(args) -> int:

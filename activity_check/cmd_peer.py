@@ -14,7 +14,6 @@ is in :mod:`counterexamples.peers`; this module only wires it to the command lin
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 
@@ -67,37 +66,19 @@ def register(sub) -> None:
     common(search)
 
 
+def _peer_files(previous: dict):
+    """The finding files an earlier ``peer`` summary lists; None when it is not a peer one."""
+    if previous.get("command") not in ("peer check", "peer search"):
+        return None
+    files = previous.get("files", [])
+    return files if isinstance(files, list) else []
+
+
 def _prepare_out(out_dir: str) -> None:
     """``out_dir`` must be new, empty, or an earlier ``peer`` output (whose listed finding files are
-    removed, nothing else); anything else is refused."""
-    from activity_check.cli import UsageError
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise UsageError(f"--out {out_dir}: exists and is not a directory")
-    if not os.path.isdir(out_dir) or not os.listdir(out_dir):
-        try:
-            os.makedirs(out_dir, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"--out {out_dir}: cannot create the directory: "
-                             f"{exc.strerror}") from None
-        return
-    refusal = UsageError(f"--out {out_dir}: directory is not empty and holds no earlier "
-                         "'activity-check peer' output; choose another directory")
-    try:
-        with open(os.path.join(out_dir, PEER_SUMMARY), encoding="utf-8") as fh:
-            previous = json.load(fh)
-    except (OSError, ValueError):
-        raise refusal from None
-    if not isinstance(previous, dict) or previous.get("tool") != "activity-check" or \
-            previous.get("command") not in ("peer check", "peer search"):
-        raise refusal
-    findings_dir = os.path.realpath(os.path.join(out_dir, "findings"))
-    for path in previous.get("files", []) if isinstance(previous.get("files"), list) else []:
-        if not isinstance(path, str):
-            continue
-        full = os.path.realpath(os.path.join(out_dir, path))
-        if os.path.dirname(full) == findings_dir and full.endswith((".json", ".jsonl")) \
-                and os.path.isfile(full):
-            os.remove(full)
+    removed, nothing else); anything else is refused (:func:`activity_check.cli.prepare_out`)."""
+    from activity_check.cli import prepare_out
+    prepare_out(out_dir, PEER_SUMMARY, "'activity-check peer'", _peer_files)
 
 
 def cmd_peer(args) -> int:

@@ -47,7 +47,7 @@ from model.json_values import freeze
 from model.producer import check_trace
 from model.readings import DRAFT, KNOBS, describe_assignment
 from model.verdict import reading_leaves, trace_states, verdict_key
-from model.wire import TraceFormatError, dump_jsonl, parse_events, parse_trace_text
+from model.wire import TraceFormatError, dump_jsonl, parse_events, parse_trace_text, read_text
 
 __all__ = [
     "PeerError", "AdapterSpec", "resolve_adapter", "BUILTIN_ADAPTERS", "PEERS_DIR",
@@ -502,16 +502,7 @@ def load_traces(paths: Sequence[str]) -> list[PeerTrace]:
             files.append(path)
     out: list[PeerTrace] = []
     for path in files:
-        try:
-            with open(path, encoding="utf-8-sig") as fh:
-                text = fh.read()
-        except IsADirectoryError:
-            raise TraceFormatError("cannot read the file: it is a directory", file=path) from None
-        except OSError as exc:
-            raise TraceFormatError(f"cannot read the file: {exc.strerror}", file=path) from None
-        except UnicodeDecodeError as exc:
-            raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                   file=path) from None
+        text = read_text(path)
         cases = _case_lines(text)
         base = os.path.basename(path)
         if cases is not None:

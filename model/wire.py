@@ -40,7 +40,7 @@ from model.json_values import freeze
 
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
-    "load_trace", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
+    "load_trace", "read_text", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
 
@@ -658,15 +658,16 @@ def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) ->
     return ParsedTrace(tuple(events), tuple(lines), file, meta)
 
 
-def load_trace(path: str) -> ParsedTrace:
-    """Read a trace file (see :func:`parse_trace_text`).
+def read_text(path: str) -> str:
+    """The text of a trace file (UTF-8, a leading byte-order mark dropped).
 
     Raises:
-        TraceFormatError: unreadable file, undecodable bytes, or any format problem.
+        TraceFormatError: naming the file: a directory, unreadable, or not UTF-8 (with the byte
+            offset).
     """
     try:
         with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
+            return fh.read()
     except IsADirectoryError:
         raise TraceFormatError("cannot read the file: it is a directory", file=path) from None
     except OSError as exc:
@@ -674,7 +675,15 @@ def load_trace(path: str) -> ParsedTrace:
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                                file=path) from None
-    return parse_trace_text(text, path)
+
+
+def load_trace(path: str) -> ParsedTrace:
+    """Read a trace file (see :func:`parse_trace_text`).
+
+    Raises:
+        TraceFormatError: unreadable file, undecodable bytes, or any format problem.
+    """
+    return parse_trace_text(read_text(path), path)
 
 
 def event_to_json(event: Event) -> str:

@@ -43,7 +43,8 @@ from model.verdict import Verdict, context_of, knob_splits
 from properties.catalogue import PROPERTIES, Property, Transition, check_transition
 from properties.zoo import REFERENCE, Consumer
 
-__all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_splits",
+__all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
+           "step_splits",
            "shortest_distinguishing", "shortest_trace_to", "state_graph", "trace_to"]
 
 EXPLORE_VOCABULARY = Vocabulary(
@@ -110,18 +111,9 @@ def step_splits(state: ConsumerState, event: Event, base: Reading = DRAFT,
     b)}`` for pairs differing only in that knob whose results (messages, state, warnings, fatal)
     differ (see :func:`model.verdict.knob_splits`), keeping only pairs that agree with ``base``
     on every other knob they fix."""
-    leaves = []
-    work = [{}]
-    while work:
-        assignment = work.pop()
-        try:
-            result = step_fn(state, event, PartialReading(assignment))
-        except KnobUnset as unset:
-            knob = KNOB_BY_ID[unset.knob_id]
-            work.extend({**assignment, knob.id: option} for option in reversed(knob.option_names))
-            continue
-        leaves.append((assignment, Verdict(result.state, tuple((0, w) for w in result.warnings),
-                                           (0, result.fatal) if result.fatal else None, 1)))
+    leaves = [(assignment, Verdict(result.state, tuple((0, w) for w in result.warnings),
+                                   (0, result.fatal) if result.fatal else None, 1))
+              for assignment, result in step_leaves(state, event, step_fn)]
     if len(leaves) < 2:
         return {}
     splits = knob_splits(leaves, key=_step_key)
@@ -130,6 +122,28 @@ def step_splits(state: ConsumerState, event: Event, base: Reading = DRAFT,
     values = base.as_dict()
     return {k: (a, b) for k, (a, b) in splits.items()
             if all(values[x] == v for x, v in {**a, **b}.items() if x != k)}
+
+
+def step_leaves(state: ConsumerState, event: Event, step_fn: Callable = reference_step
+                ) -> list[tuple[dict, object]]:
+    """One step under every reading at once: the step's decision tree over the knobs.
+
+    Runs ``step_fn`` under :class:`~model.readings.PartialReading` assignments, forking on each
+    knob a run consults, and returns ``[(assignment, StepResult)]``: each assignment (``{knob id:
+    option}``, the knobs consulted on that path) stands for every reading consistent with it,
+    and those readings all give that result. Deterministic order (options in knob order)."""
+    leaves = []
+    work: list[dict] = [{}]
+    while work:
+        assignment = work.pop()
+        try:
+            result = step_fn(state, event, PartialReading(assignment))
+        except KnobUnset as unset:
+            knob = KNOB_BY_ID[unset.knob_id]
+            work.extend({**assignment, knob.id: option} for option in reversed(knob.option_names))
+            continue
+        leaves.append((assignment, result))
+    return leaves
 
 
 def _step_key(v: Verdict):
@@ -430,19 +444,8 @@ def _fork(state: ConsumerState, event: Event, cls: tuple, trees: dict
     that classes meeting in one state share the work."""
     tree = trees.get((state, event))
     if tree is None:
-        tree = []
-        work = [{}]
-        while work:
-            assignment = work.pop()
-            try:
-                r = reference_step(state, event, PartialReading(assignment))
-            except KnobUnset as unset:
-                knob = KNOB_BY_ID[unset.knob_id]
-                work.extend({**assignment, knob.id: option}
-                            for option in reversed(knob.option_names))
-                continue
-            tree.append((tuple(assignment.items()), r, _result_key(r)))
-        trees[(state, event)] = tree
+        tree = trees[(state, event)] = [(tuple(a.items()), r, _result_key(r))
+                                        for a, r in step_leaves(state, event)]
     if len(tree) == 1:
         return [(cls, tree[0][1])]
     fixed = dict(cls)
