@@ -151,33 +151,31 @@ def _canonical(u: Unrolling, assumptions: list, n: int, deadline: float) -> z3.M
     search. Past the deadline the current model is kept (still a valid witness)."""
     fixed = list(assumptions)
     model = u.solver.model()
-    for _, var in u.symbolic():  # the readings first: as near draft (option 0) as possible
+
+    def least(var) -> int:
+        """Fix ``var`` to the least value some model allows, given what is fixed so far."""
+        nonlocal model
         current = model.eval(var, model_completion=True).as_long()
         for value in range(current):
             probe = u.indicator(var == value)
             if _check(u, fixed + [probe], deadline) == z3.sat:
-                model, current = u.solver.model(), value
+                model = u.solver.model()
                 fixed.append(probe)
-                break
-        else:
-            fixed.append(u.indicator(var == current))
+                return value
+        fixed.append(u.indicator(var == current))
+        return current
+
+    for _, var in u.symbolic():  # the readings first: as near draft (option 0) as possible
+        least(var)
     for t in range(1, n + 1):
         e = u.events[t]
         kind = None
         for name, var in e.fields():
             if kind is not None and kind != MS and name[:3] in ("inc", "mty", "mow", "mco", "ran"):
                 continue  # forced to zero outside MESSAGES_SNAPSHOT
-            current = model.eval(var, model_completion=True).as_long()
-            for value in range(current):
-                probe = u.indicator(var == value)
-                if _check(u, fixed + [probe], deadline) == z3.sat:
-                    model, current = u.solver.model(), value
-                    fixed.append(probe)
-                    break
-            else:
-                fixed.append(u.indicator(var == current))
+            value = least(var)
             if name == "kind":
-                kind = current
+                kind = value
     if _check(u, fixed, deadline) == z3.sat:
         model = u.solver.model()
     return model
