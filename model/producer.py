@@ -179,6 +179,12 @@ class Belief:
             ``text_owners`` the owner each was opened under.
         tags_used: subagent run ids attributed in this run (for SUB-STARTED-FIRST).
         subagents: active invocations; ``finished`` invocations finished in this run.
+        others: ids a MESSAGES_SNAPSHOT stated as non-activity messages (restated history, run
+            input) that are not texts the producer opened; with ``texts``, the ids the producer
+            uses in a non-activity role (EVM-ID-UNIQUE, N80; the thread keeps them across runs).
+        dropped: ids of activities a self-revoking MESSAGES_SNAPSHOT left out (STA-MS-SELF-REVOKE)
+            and not created again since: no longer held, but still ids of the activity role
+            (EVM-ID-UNIQUE).
     """
 
     run: str = "idle"
@@ -190,6 +196,8 @@ class Belief:
     finished: frozenset[str] = frozenset()
     text_owners: tuple[tuple[str, Optional[str]], ...] = ()
     tags_used: frozenset[str] = frozenset()
+    others: frozenset[str] = frozenset()
+    dropped: frozenset[str] = frozenset()
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
@@ -197,7 +205,8 @@ class Belief:
         h = self._hash
         if not h:
             h = hash((self.run, self.runs, self.activities, self.texts, self.open_texts,
-                      self.subagents, self.finished, self.text_owners, self.tags_used)) or 1
+                      self.subagents, self.finished, self.text_owners, self.tags_used, self.others,
+                      self.dropped)) or 1
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -211,7 +220,19 @@ class Belief:
                 return a
         return None
 
+    def non_activity(self, message_id: str) -> bool:
+        """Whether the producer uses ``message_id`` for a non-activity message: a text it opened
+        or a message a MESSAGES_SNAPSHOT stated with another role (EVM-ID-UNIQUE)."""
+        return message_id in self.texts or message_id in self.others
+
+    def activity_role(self, message_id: str) -> bool:
+        """Whether ``message_id`` is an activity's id: held, or dropped by a self-revoking
+        MESSAGES_SNAPSHOT (EVM-ID-UNIQUE: the id keeps its role in the thread)."""
+        return message_id in self.dropped or self.activity(message_id) is not None
+
     def with_activity(self, message_id: str, belief: ActivityBelief) -> "Belief":
+        if message_id in self.dropped:  # created again (Q10: "does not hold")
+            self = replace(self, dropped=self.dropped - {message_id})
         items = [(m, a) for m, a in self.activities if m != message_id]
         if len(items) == len(self.activities):
             return replace(self, activities=self.activities + ((message_id, belief),))
@@ -269,6 +290,16 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     SNP-BASELINE), ACT-DELTA-OBJECT, ACT-ATTR-AGREE (with Q2), SUB-OWNER-AGREE (with Q4-opener),
     EVM-ID-UNIQUE, EVM-ABSENT-NOT-NULL / SUB-ABSENT-PARENT / MET-NOT-NULL, the schema shapes,
     PRC-NO-PRIVATE-TYPES, SUB-STARTED-ACTIVE, SUB-NO-REUSE-FINISHED.
+
+    EVM-ID-UNIQUE (N80) covers every role the producer gave an id: an ACTIVITY_SNAPSHOT or
+    ACTIVITY_DELTA on an id it uses for a non-activity message (a text it opened, or a message a
+    MESSAGES_SNAPSHOT stated with another role, e.g. restated history), a text event on an
+    activity's id (held, or dropped by a self-revoking MESSAGES_SNAPSHOT), and a
+    MESSAGES_SNAPSHOT that states an activity's id with another role or a non-activity id as an
+    activity. After a self-revoking MESSAGES_SNAPSHOT dropped an activity (STA-MS-SELF-REVOKE),
+    the producer holds nothing for its id: a delta on it has no baseline (ACT-DELTA-BASELINE,
+    SNP-BASELINE), and any ACTIVITY_SNAPSHOT on it, ``replace: false`` included, creates the
+    activity again (whether the consumer creates it is Q10's reading, not the producer's duty).
     """
     kind = type(event)
     if (kind is ActivitySnapshot or kind is ActivityDelta) and belief.run == "active" and \
@@ -307,12 +338,12 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     if tag is not None and tag in belief.finished and not isinstance(event, SubagentStarted):
         out.append(_v("tag-after-finished", tag))
     if isinstance(event, TextMessageStart):
-        if belief.activity(event.message_id) is not None:
+        if belief.activity_role(event.message_id):
             out.append(_v("id-reused-across-roles", event.message_id))
-        elif event.message_id in belief.texts:
+        elif belief.non_activity(event.message_id):  # streamed, or stated by a snapshot
             out.append(_v("history-restreamed", event.message_id))
     elif isinstance(event, (TextMessageContent, TextMessageEnd)):
-        if belief.activity(event.message_id) is not None:
+        if belief.activity_role(event.message_id):
             out.append(_v("id-reused-across-roles", event.message_id))
         elif tag is not None and event.message_id in belief.texts and \
                 tag != belief.text_owner(event.message_id):
@@ -322,6 +353,14 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         ids = [m.id for m in event.messages]
         if len(ids) != len(set(ids)):
             out.append(_v("id-reused-across-roles", "one id twice in MESSAGES_SNAPSHOT"))
+        else:
+            for m in event.messages:
+                if m.is_activity and belief.non_activity(m.id):
+                    out.append(_v("id-reused-across-roles", f"{m.id}: stated as an activity"))
+                    break
+                if not m.is_activity and belief.activity_role(m.id):
+                    out.append(_v("id-reused-across-roles", f"{m.id}: stated as {m.role}"))
+                    break
     elif isinstance(event, SubagentStarted):
         if event.subagent_run_id in belief.subagents:
             out.append(_v("subagent-started-twice", event.subagent_run_id))
@@ -342,8 +381,8 @@ def _activity_violations(belief: Belief, event, reading: Reading
         out.append(_v("tag-after-finished", tag))
     held = belief.activity(event.message_id)
     if type(event) is ActivitySnapshot:
-        if held is None:
-            if event.message_id in belief.texts:
+        if held is None:  # a new id, an id dropped by STA-MS-SELF-REVOKE, or another role's
+            if belief.non_activity(event.message_id):
                 out.append(_v("id-reused-across-roles", event.message_id))
         elif event.replace is False:
             disagrees = tag != held.owner if tag is not None else \
@@ -352,7 +391,9 @@ def _activity_violations(belief: Belief, event, reading: Reading
                 out.append(_v("replace-false-owner-disagrees",
                               f"{tag or 'parent'} vs owner {held.owner or 'parent'}"))
         return tuple(out)
-    if held is None:  # no snapshot (N18) and no baseline at all (N37)
+    if held is None:  # no snapshot (N18) and no baseline at all (N37), e.g. a dropped activity
+        if belief.non_activity(event.message_id):
+            out.append(_v("id-reused-across-roles", event.message_id))
         out.append(_v("delta-without-baseline", event.message_id))
         out.append(_v("delta-on-unknown-id", event.message_id))
         return tuple(out)
@@ -371,7 +412,15 @@ def _activity_violations(belief: Belief, event, reading: Reading
 
 
 def advance(belief: Belief, event: Event) -> Belief:
-    """The belief after the producer sent ``event`` (its intent, whatever the consumer did)."""
+    """The belief after the producer sent ``event`` (its intent, whatever the consumer did).
+
+    A MESSAGES_SNAPSHOT that carries an activity states the complete activity set
+    (STA-MS-SELF-REVOKE): held activities it does not list leave the belief (their ids move to
+    ``dropped``); one with no activity leaves them held (STA-MS-DROP-EXCEPT). A listed activity
+    already held keeps its opener and baseline flag (Q4-opener, Q8-iv); one not held is known
+    from the snapshot only (no ACT-DELTA-BASELINE baseline, opener its owner). Ids it states with
+    another role join ``others`` (EVM-ID-UNIQUE).
+    """
     tag = getattr(event, "subagent_run_id", None)
     if tag is not None and not isinstance(event, (SubagentStarted, SubagentFinished)) and \
             tag not in belief.tags_used:
@@ -405,6 +454,17 @@ def advance(belief: Belief, event: Event) -> Belief:
             held, content=content, activity_type=event.activity_type))
     if isinstance(event, MessagesSnapshot):
         out = belief
+        listed = {m.id for m in event.messages if m.is_activity}
+        if listed:  # self-revoking: the activities it leaves out are gone
+            gone = frozenset(mid for mid, _ in belief.activities if mid not in listed)
+            if gone:
+                out = replace(out, activities=tuple((mid, a) for mid, a in out.activities
+                                                    if mid not in gone),
+                              dropped=out.dropped | gone)
+        stated = frozenset(m.id for m in event.messages
+                           if not m.is_activity and m.id not in belief.texts) - out.others
+        if stated:
+            out = replace(out, others=out.others | stated)
         for m in event.messages:
             if m.is_activity:
                 prior = out.activity(m.id)

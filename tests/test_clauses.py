@@ -79,7 +79,11 @@ def test_every_adversarial_kind_is_reachable():
          {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-2"},
          {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-2"},
          {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-3"},
+         # lists act-1 too: a MESSAGES_SNAPSHOT carrying an activity drops the ones it leaves
+         # out (STA-MS-SELF-REVOKE), and act-1 must stay held
          {"type": "MESSAGES_SNAPSHOT", "messages": [
+             {"id": "act-1", "role": "activity", "activityType": "PLAN", "content": {"n": 1},
+              "subagentRunId": "sub-1"},
              {"id": "act-2", "role": "activity", "activityType": "PLAN", "content": {}}]}],
         [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
          {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}],

@@ -16,7 +16,7 @@ from wirekit import delta, snap, trace
 
 def test_depth_three_counts_and_shortest_splits():
     r = explore(depth=3)
-    assert (r.states, r.depth, r.complete, r.stopped_by) == (341, 3, True, "depth")
+    assert (r.states, r.depth, r.complete, r.stopped_by) == (336, 3, True, "depth")
     assert r.violations == {}
     # each question found at depth <= 3 has a 3-event witness (RUN_STARTED + two events)
     assert {k: len(t) for k, (t, _) in r.splits.items()} == {
@@ -89,7 +89,7 @@ def sweep4():
 def test_all_readings_sweep_reaches_contexts_the_draft_sweep_cannot():
     one = explore(depth=3)
     every = explore(depth=3, reading=None)
-    assert (every.states, every.complete, every.violations) == (774, True, {})
+    assert (every.states, every.complete, every.violations) == (767, True, {})
     assert every.classes > 1
     # Q2 and Q3 decide only where another knob departs from draft (Q3 needs Q2=parent; Q2's
     # split shows under Q3=warn), so the draft sweep cannot see them and the full sweep must

@@ -229,6 +229,87 @@ def test_activity_snapshot_on_text_id_violates_id_unique():
     assert clauses(b, {"type": "TEXT_MESSAGE_START", "messageId": "act-1"}) == ["EVM-ID-UNIQUE"]
 
 
+def _ms(*messages) -> dict:
+    return {"type": "MESSAGES_SNAPSHOT", "messages": list(messages)}
+
+
+ASSISTANT_X = {"id": "x", "role": "assistant", "content": "hi"}
+
+
+def _act(mid="act-1", **extra) -> dict:
+    return {"id": mid, "role": "activity", "activityType": "PLAN", "content": {"n": 0}, **extra}
+
+
+def test_ids_a_messages_snapshot_states_keep_their_role():
+    """EVM-ID-UNIQUE (N80) across roles the producer gave by MESSAGES_SNAPSHOT: the Q9 trace
+    RUN_STARTED, MESSAGES_SNAPSHOT [assistant x], ACTIVITY_SNAPSHOT x is not conformant."""
+    b = belief_after(RS, _ms(ASSISTANT_X))
+    assert b.others == {"x"} and b.activities == ()
+    assert kinds(b, snap("x")) == ["id-reused-across-roles"]
+    assert kinds(b, snap("x", replace=False)) == ["id-reused-across-roles"]
+    assert kinds(b, delta("x")) == ["id-reused-across-roles", "delta-without-baseline",
+                                    "delta-on-unknown-id"]
+    assert kinds(b, {"type": "TEXT_MESSAGE_START", "messageId": "x"}) == ["history-restreamed"]
+    assert kinds(b, _ms(ASSISTANT_X)) == []              # restating it is fine
+    assert kinds(b, _ms(_act("x"))) == ["id-reused-across-roles"]
+    assert kinds(b, snap("act-1")) == []
+    # the run input's history (a user message) stays in the thread across runs
+    b = belief_after(RS, _ms({"id": "user-1", "role": "user", "content": "hello"}), RF,
+                     {**RS, "runId": "r2"})
+    assert clauses(b, snap("user-1")) == ["EVM-ID-UNIQUE"]
+    # a text the producer opened is in texts, not in others
+    b = belief_after(RS, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1"},
+                     {"type": "TEXT_MESSAGE_END", "messageId": "msg-1"},
+                     _ms({"id": "msg-1", "role": "assistant", "content": "hi"}))
+    assert b.others == frozenset() and b.texts == ("msg-1",)
+    # an activity's id stated with another role
+    b = belief_after(RS, snap("act-1"))
+    assert kinds(b, _ms({"id": "act-1", "role": "assistant", "content": "hi"})) == [
+        "id-reused-across-roles"]
+    assert kinds(b, _ms(_act(), _act())) == ["id-reused-across-roles"]  # one id twice
+    assert check_trace(parse_events([RS, _ms(ASSISTANT_X), snap("x")])) == [
+        (2, ProducerViolation("id-reused-across-roles", "EVM-ID-UNIQUE", "x"))]
+
+
+def test_self_revoking_messages_snapshot_drops_unlisted_activities():
+    """STA-MS-SELF-REVOKE: a MESSAGES_SNAPSHOT carrying an activity states the complete set, so
+    the belief forgets the ones it leaves out; STA-MS-DROP-EXCEPT: one with none keeps them."""
+    b = belief_after(RS, snap("act-1", subagentRunId="sub-1"), snap("act-2"))
+    kept = advance(b, parse_event(_ms(ASSISTANT_X)))
+    assert [m for m, _ in kept.activities] == ["act-1", "act-2"] and kept.dropped == frozenset()
+    after = advance(b, parse_event(_ms(_act("act-2"))))
+    assert [m for m, _ in after.activities] == ["act-2"] and after.dropped == {"act-1"}
+    assert after.activity("act-2") == b.activity("act-2")   # listed: opener and baseline kept
+    # a delta on the dropped id has no baseline; a replace:false snapshot creates it again
+    assert kinds(after, delta(subagentRunId="sub-1")) == ["delta-without-baseline",
+                                                         "delta-on-unknown-id"]
+    assert kinds(after, snap(replace=False, subagentRunId="sub-2")) == []
+    again = advance(after, parse_event(snap(replace=False, subagentRunId="sub-2")))
+    assert again.activity("act-1") == ActivityBelief(freeze({"n": 0}), "PLAN", "sub-2", "sub-2")
+    assert again.dropped == frozenset()
+    # the dropped id keeps the activity role
+    assert kinds(after, {"type": "TEXT_MESSAGE_START", "messageId": "act-1"}) == [
+        "id-reused-across-roles"]
+    assert kinds(after, _ms(_act("act-2"), {"id": "act-1", "role": "user", "content": "u"})) == [
+        "id-reused-across-roles"]
+    # restated by a later snapshot: known from it only, opener its owner
+    restated = advance(after, parse_event(_ms(_act("act-1"), _act("act-2"))))
+    assert restated.activity("act-1") == ActivityBelief(freeze({"n": 0}), "PLAN", None, None,
+                                                        False)
+    assert restated.dropped == frozenset()
+
+
+def test_delta_by_original_opener_after_drop_and_restatement_is_not_conformant():
+    """The Z3 trace under Q4-opener=first: a subagent's activity is dropped by a self-revoking
+    MESSAGES_SNAPSHOT and restated by the next; the subagent's delta then has no baseline
+    (ACT-DELTA-BASELINE), so the trace the consumer fails is not a conformant one."""
+    wire = [RS, snap("act-1", subagentRunId="sub-1"), _ms(_act("act-2")), _ms(_act("act-1")),
+            delta(subagentRunId="sub-1", patch=[{"op": "replace", "path": "/n", "value": 1}])]
+    for reading in (DRAFT, DRAFT.with_(**{"Q4-opener": "first"})):
+        assert [(i, v.clause) for i, v in check_trace(parse_events(wire), reading)] == [
+            (4, "ACT-DELTA-BASELINE")]
+
+
 def test_null_subagent_run_id_violates_absent_parent():
     event = parse_event(snap(subagentRunId="sub-1") | {"subagentRunId": None})
     assert violations(belief_after(RS), event) == (

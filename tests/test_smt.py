@@ -148,10 +148,16 @@ def test_reachability_answers_under_the_draft():
     assert a.length == 3 and "non-object" in a.witness.to_json()["events"][2]
     assert q.reachability("content-not-object", 6, parse_reading("Q7=skip"),
                           conformant=False).status == "unsat"
-    # a delta for an activity a self-revoking MESSAGES_SNAPSHOT dropped is conformant
+    # a conformant delta is skipped only when the consumer ignored a snapshot that created the
+    # activity again (Q10=seen) after a self-revoking MESSAGES_SNAPSHOT dropped it: a delta on
+    # the dropped id itself has no baseline (the producer's belief forgets it too)
     a = q.reachability("delta-skipped", depth=6)
-    assert a.length == 4
-    assert evaluate(a.witness.trace).warnings[0][1].code == "ACTIVITY_DELTA_TARGET_MISSING"
+    assert a.length == 5
+    assert a.witness.to_json()["events"][1:] == [
+        "ACTIVITY_SNAPSHOT id-1 PLAN {n:0}", "MESSAGES_SNAPSHOT [id-2:PLAN {n:0}]",
+        "ACTIVITY_SNAPSHOT id-1 PLAN {n:0}", "ACTIVITY_DELTA id-1 PLAN patch applies"]
+    assert [w.code for _, w in evaluate(a.witness.trace).warnings] == [
+        "ACTIVITY_ID_SEEN_BEFORE", "ACTIVITY_DELTA_TARGET_MISSING"]
 
 
 def test_reachability_with_the_reading_left_to_the_solver():
@@ -178,12 +184,30 @@ def test_q4_opener_first_and_a_restating_messages_snapshot():
     verdict = evaluate(events, first)
     assert verdict.fatal is None
     assert verdict.state.messages[0].content == '{"n":1}'
-    # what remains: the consumer *dropped* the activity (self-revoking snapshot) and meets it
-    # again, while the producer still believes its first opener
+    # Regression (found by Z3): the producer's belief kept an activity a self-revoking
+    # MESSAGES_SNAPSHOT dropped (STA-MS-SELF-REVOKE), with its old opener; a later snapshot
+    # restated it and the creator's delta was "conformant" but failed the run. The belief now
+    # forgets it, so that delta has no baseline and the 5-event trace is not conformant.
+    dropped = trace(snap(), {"type": "MESSAGES_SNAPSHOT", "messages": [
+                        {"id": "act-2", "role": "activity", "activityType": "PLAN",
+                         "content": {"n": 0}}]},
+                    {"type": "MESSAGES_SNAPSHOT", "messages": [
+                        {"id": "act-1", "role": "activity", "activityType": "PLAN",
+                         "content": {"n": 0}, "subagentRunId": "sub-1"}]},
+                    delta(patch=[{"op": "replace", "path": "/n", "value": 1}],
+                          subagentRunId="sub-1"))
+    assert [(i, v.clause) for i, v in check_trace(dropped, first)] == [(4, "ACT-DELTA-BASELINE")]
+    # what remains needs Q10=seen: the consumer ignores the snapshot that creates the dropped
+    # activity again (so the MESSAGES_SNAPSHOT after it creates it with another first opener),
+    # while the producer believes it created it; six events, and none up to 8 under Q10=held
     a = q.reachability("owner-mismatch-fatal", depth=6, reading=first)
-    assert a.length == 5
-    assert a.witness.to_json()["events"][2:4] == ["MESSAGES_SNAPSHOT [id-2:PLAN {n:0}]",
-                                                   "MESSAGES_SNAPSHOT [id-1:PLAN {n:0}]"]
+    assert a.length == 6
+    assert a.witness.to_json()["events"][2:] == [
+        "MESSAGES_SNAPSHOT [id-2:PLAN {n:0}]", "ACTIVITY_SNAPSHOT id-1 PLAN {n:0} by sub-1",
+        "MESSAGES_SNAPSHOT [id-1:PLAN {n:0}]", "ACTIVITY_DELTA id-1 PLAN patch applies by sub-1"]
+    assert evaluate(a.witness.trace, first).warnings[0][1].code == "ACTIVITY_ID_SEEN_BEFORE"
+    assert q.reachability("owner-mismatch-fatal", depth=8,
+                          reading=parse_reading("Q4-opener=first,Q10=held")).status == "unsat"
     assert q.reachability("owner-mismatch-fatal", depth=6).status == "unsat"
 
 
@@ -198,12 +222,14 @@ def test_vacuity_reports_the_rules_that_never_fire():
     for rule in ("ACT-ATTR-TOLERATE", "ACT-DELTA-OBJECT-DETECT", "SUB-REJECT-MISMATCH"):
         assert by[rule].detail["anyTrace"]["length"] == 3
     assert by["ACT-DELTA-REPEAT-TYPE"].detail["actor"] == "producer"
-    assert by["ACT-DELTA-MISSING-NOFAIL"].length == 4
+    # a conformant delta on a missing activity: the consumer ignored the snapshot that created
+    # a dropped activity again (Q10=seen); a delta on the dropped id itself is not conformant
+    assert by["ACT-DELTA-MISSING-NOFAIL"].length == 5
     assert by["SNP-ADOPT-NEXT"].length == 4
     # under Q4-opener=first the mismatch rule decides on a conformant trace: the consumer
-    # dropped the activity and meets it again, the producer still believes its first opener
+    # ignored a re-creating snapshot (Q10=seen), the producer believes its opener
     first = q.vacuity(6, parse_reading("Q4-opener=first"), rules=["SUB-REJECT-MISMATCH"])[0]
-    assert (first.status, first.length) == ("sat", 5)
+    assert (first.status, first.length) == ("sat", 6)
 
 
 def test_consistency_admits_every_shape_but_the_forbidden_ones():
@@ -248,16 +274,24 @@ def test_shortest_distinguishing_length_equals_bfs(knob, option, length):
 
 
 def test_distinguishing_where_the_z3_world_is_larger_than_the_bfs_vocabulary():
-    """Q11 and Q9: Z3's MESSAGES_SNAPSHOT may introduce two activities at once and state any id
-    as an assistant message; the BFS vocabulary does neither, so its witnesses are longer or
-    absent. (The exhaustive enumeration of Z3's own alphabet agrees with Z3: see the next
-    test.)"""
+    """Q11: Z3's MESSAGES_SNAPSHOT may introduce two activities at once; the BFS vocabulary
+    cannot, so its witness is longer. Q9: Z3's MESSAGES_SNAPSHOT may state any id as an
+    assistant message, but an activity snapshot on it breaks EVM-ID-UNIQUE (N80), so neither
+    finds a conformant witness; on any trace Z3's is three events. (The exhaustive enumeration
+    of Z3's own alphabet agrees with Z3: see the next test.)"""
     q11 = q.distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=5)
     assert q11.length == 3 and q11.detail["differences"] == ["position"]
     assert len(shortest_distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=4)) == 4
-    q9 = q.distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=4)
-    assert q9.length == 3
-    assert shortest_distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=3) is None
+    q9 = q.distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=6)
+    assert (q9.status, q9.searched) == ("unsat", 6)
+    assert shortest_distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=5) is None
+    q9 = q.distinguishing(DRAFT, DRAFT.with_(Q9="fatal"), depth=4, conformant=False)
+    assert q9.witness.to_json()["events"] == ["RUN_STARTED", "TEXT_MESSAGE_START id-1",
+                                               "ACTIVITY_SNAPSHOT id-1 PLAN {n:0}"]
+    # the Q9 trace through a MESSAGES_SNAPSHOT is not conformant (the former monitor gap)
+    ms = trace({"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"id": "x", "role": "assistant", "content": "hi"}]}, snap("x"))
+    assert [(i, v.clause) for i, v in check_trace(ms)] == [(2, "EVM-ID-UNIQUE")]
 
 
 def test_every_knob_pair_agrees_with_exhaustive_enumeration():
@@ -287,9 +321,9 @@ def test_every_knob_pair_agrees_with_exhaustive_enumeration():
     assert got == expected
     knob_of = {f"r{i}": next(iter(b.differences())) for i, (_, b) in enumerate(pairs)}
     assert {knob_of[k] for k, v in expected.items() if v == 3} == {
-        "Q5", "Q8", "Q9", "Q11", "Q13", "X1"}
+        "Q5", "Q8", "Q11", "Q13", "X1"}
     assert {knob_of[k] for k, v in expected.items() if v is None} == {
-        "Q2", "Q3", "Q4", "Q4-opener", "Q7", "Q10"}
+        "Q2", "Q3", "Q4", "Q4-opener", "Q7", "Q9", "Q10"}
 
 
 def test_distinguishing_producer_modes():
@@ -297,11 +331,11 @@ def test_distinguishing_producer_modes():
     # some producer reading (Q4-opener=current) allows the tagged delta after a re-mint
     assert q.distinguishing(DRAFT, first, 5).detail["producerReading"] == {
         "Q2": "continues", "Q4-opener": "current"}
-    # conformant under both readings: since the consumer fix, only a drop and a restatement
-    # tell them apart (the producer's belief keeps the activity the consumer dropped)
-    assert q.distinguishing(DRAFT, first, 5, producer="both").status == "unsat"
-    both = q.distinguishing(DRAFT, first, 6, producer="both")
-    assert both.length == 6 and both.detail["differences"] == ["content", "fatal"]
+    # conformant under both readings: only a drop, a re-creating snapshot the consumer ignores
+    # (Q10=seen), a restatement and a re-mint by the creator tell them apart
+    assert q.distinguishing(DRAFT, first, 6, producer="both").status == "unsat"
+    both = q.distinguishing(DRAFT, first, 7, producer="both")
+    assert both.length == 7 and both.detail["differences"] == ["content", "fatal"]
     # any trace: a re-mint and a delta tagged by the new owner
     assert q.distinguishing(DRAFT, first, 5, conformant=False).length == 4
 
@@ -315,8 +349,10 @@ def test_answers_are_deterministic():
 
 
 def test_witness_is_a_replayable_wire_trace():
-    a = q.reachability("snapshot-on-non-activity", depth=4)
-    assert [e.type_name for e in a.witness.trace] == ["RUN_STARTED", "MESSAGES_SNAPSHOT",
+    # only a producer that reuses an id across roles (EVM-ID-UNIQUE) gets there
+    assert q.reachability("snapshot-on-non-activity", depth=5).status == "unsat"
+    a = q.reachability("snapshot-on-non-activity", depth=4, conformant=False)
+    assert [e.type_name for e in a.witness.trace] == ["RUN_STARTED", "TEXT_MESSAGE_START",
                                                       "ACTIVITY_SNAPSHOT"]
     assert evaluate(a.witness.trace).warnings[0][1].code == "ACTIVITY_TARGET_NOT_ACTIVITY"
     assert evaluate(a.witness.trace, PRESETS["strict"]).fatal is not None

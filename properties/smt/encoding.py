@@ -38,7 +38,7 @@ from typing import Optional
 import z3
 
 from model.readings import KNOB_BY_ID, Reading
-from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, MS, NON_OBJECT, P_APPLY,
+from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, I_TEXT, MS, NON_OBJECT, P_APPLY,
                                   P_NONOBJ, R_FALSE, SNAP, TEXT, TEXT_CONTENT, World)
 
 __all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "PRODUCER_KNOBS", "PRODUCER_RULES", "WARNINGS",
@@ -173,8 +173,11 @@ class EventVars:
 
 CONSUMER_FIELDS = ("ex", "act", "pos", "typ", "own", "fown", "cont", "seen", "open")
 BOOL_FIELDS = frozenset({"ex", "act", "seen", "open"})
-PRODUCER_FIELDS = ("pa", "ptext", "pown", "popen", "pvia", "ptyp")
-PRODUCER_BOOL = frozenset({"pa", "ptext", "pvia"})
+PRODUCER_FIELDS = ("pa", "ptext", "pown", "popen", "pvia", "ptyp", "pused")
+PRODUCER_BOOL = frozenset({"pa", "ptext", "pvia", "pused"})
+"""Producer belief per id slot: held activity, non-activity id (a text it opened or a message a
+MESSAGES_SNAPSHOT stated with another role: ``Belief.texts`` and ``Belief.others``), owner,
+opener, baseline flag, type, and activity role ever (held or ``Belief.dropped``)."""
 
 
 @dataclass
@@ -380,10 +383,18 @@ class Unrolling:
     # --- the producer (model.producer.violations / advance, fragment events) --------------
 
     def _producer_step(self, p: dict, e: EventVars, t: int) -> tuple[dict, dict]:
+        """The belief after ``e`` and the producer clauses it breaks. A MESSAGES_SNAPSHOT listing
+        an activity drops the held ones it leaves out (STA-MS-SELF-REVOKE; ``pused`` keeps their
+        role for EVM-ID-UNIQUE); one listing none keeps them (STA-MS-DROP-EXCEPT); ids it states
+        with another role become non-activity ids (``ptext``, EVM-ID-UNIQUE, N80)."""
         n = len(self.world.ids)
         isS, isD, isT, isM = (e.kind == SNAP), (e.kind == DELTA), (e.kind == TEXT), (e.kind == MS)
-        tpa, tptext, tpown, tpopen, tpvia = (_sel(p[f], e.mid) for f in
-                                             ("pa", "ptext", "pown", "popen", "pvia"))
+        tpa, tptext, tpown, tpopen, tpvia, tpused = (
+            _sel(p[f], e.mid) for f in ("pa", "ptext", "pown", "popen", "pvia", "pused"))
+        # a MESSAGES_SNAPSHOT stating an activity's id with another role, or a non-activity id
+        # as an activity
+        ms_reuse = z3.Or([z3.Or(z3.And(e.inc[j] == I_ACT, p["ptext"][j]),
+                                z3.And(e.inc[j] == I_TEXT, p["pused"][j])) for j in range(n)])
         viol_sets = []
         for pk in self.pknobs:
             disagree = z3.If(e.tag != 0, e.tag != tpown,
@@ -394,29 +405,35 @@ class Unrolling:
                 "SUB-OWNER-AGREE": z3.And(isD, tpa, tpvia, e.tag != 0, e.tag != opener),
             })
         viol = {
-            # ids are unique across roles (EVM-ID-UNIQUE, N80): a snapshot on a text's id, a
-            # text on an activity's id
-            "EVM-ID-UNIQUE": z3.Or(z3.And(isS, z3.Not(tpa), tptext), z3.And(isT, tpa)),
+            # ids are unique across roles (EVM-ID-UNIQUE, N80): a snapshot or delta on a
+            # non-activity id, a text on an activity's id (held or dropped), a MESSAGES_SNAPSHOT
+            # changing an id's role
+            "EVM-ID-UNIQUE": z3.Or(z3.And(z3.Or(isS, isD), z3.Not(tpa), tptext),
+                                   z3.And(isT, tpused), z3.And(isM, ms_reuse)),
             "ACT-ATTR-AGREE": z3.Or([v["ACT-ATTR-AGREE"] for v in viol_sets]),
             "ACT-DELTA-BASELINE": z3.And(isD, z3.Or(z3.Not(tpa), z3.Not(tpvia))),
             "SNP-BASELINE": z3.And(isD, z3.Not(tpa)),
             "SUB-OWNER-AGREE": z3.Or([v["SUB-OWNER-AGREE"] for v in viol_sets]),
             "ACT-DELTA-OBJECT": z3.And(isD, tpa, tpvia, e.pk == P_NONOBJ),
-            "LIF-RESTATE-SNAPSHOT": z3.And(isT, z3.Not(tpa), tptext),
+            "LIF-RESTATE-SNAPSHOT": z3.And(isT, z3.Not(tpused), tptext),
         }
         viol = {k: self._fresh(v, f"v{t}_{k}", True) for k, v in viol.items()}
         after = {f: [] for f in PRODUCER_FIELDS}
+        # a MESSAGES_SNAPSHOT carrying an activity states the complete set (STA-MS-SELF-REVOKE)
+        revokes = z3.And(isM, z3.Or([e.inc[j] == I_ACT for j in range(n)]))
         for j in range(n):
             here = e.mid == j
-            pa, ptext, pown, popen, pvia, ptyp = (p[f][j] for f in PRODUCER_FIELDS)
+            pa, ptext, pown, popen, pvia, ptyp, _ = (p[f][j] for f in PRODUCER_FIELDS)
             create = z3.And(isS, here, z3.Not(pa))
             replace = z3.And(isS, here, pa, e.rep != R_FALSE)
             snap = z3.And(isS, here)
             retype = z3.And(isD, here, pa)
             ms_act = z3.And(isM, e.inc[j] == I_ACT)
+            pa_after = z3.If(revokes, ms_act, z3.Or(pa, create))
             new = {
-                "pa": z3.Or(pa, create, ms_act),
-                "ptext": z3.Or(ptext, z3.And(isT, here)),
+                "pa": pa_after,
+                "ptext": z3.Or(ptext, z3.And(isT, here), z3.And(isM, e.inc[j] == I_TEXT)),
+                "pused": z3.Or(p["pused"][j], pa_after),
                 "pown": z3.If(z3.Or(create, replace), e.tag, z3.If(ms_act, e.mown[j], pown)),
                 "popen": z3.If(create, e.tag, z3.If(z3.And(ms_act, z3.Not(pa)), e.mown[j], popen)),
                 "pvia": z3.If(snap, True, z3.If(z3.And(ms_act, z3.Not(pa)), False, pvia)),
