@@ -411,6 +411,9 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
 def cmd_corpus(args) -> int:
     from counterexamples.corpus import check_corpus, load_corpus, write_corpus
     if args.action == "check":
+        if args.source:
+            raise UsageError(f"corpus check takes no directory (got {args.source!r}); it "
+                             "replays the committed corpus")
         try:
             changes = check_corpus()
             count = len(load_corpus())
@@ -423,16 +426,30 @@ def cmd_corpus(args) -> int:
                 print(change)
             print(f"{count} corpus entries replayed; {len(changes)} change(s)")
         return 1 if changes else 0
-    source = os.path.join(args.source, "findings")
-    if not args.source or not os.path.isdir(source):
-        raise UsageError(f"corpus update: {args.source!r} holds no findings/ directory "
-                         "(give the --out directory of a run)")
+    if not args.source:
+        raise UsageError("corpus update: give the --out directory of a run "
+                         "(activity-check corpus update DIR)")
+    from counterexamples.export import load_finding
+    summary_path = os.path.join(args.source, SUMMARY)
+    try:
+        with open(summary_path, encoding="utf-8") as fh:
+            summary = json.load(fh)
+        listed = [f for f in summary["findings"] if f.get("kind") == "ambiguity"]
+        paths = [os.path.join(args.source, f["files"][0]) for f in listed]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+        raise UsageError(f"corpus update: {summary_path} is not the summary of an "
+                         "'activity-check run' (give the --out directory of a run)") from None
     findings = []
-    for name in sorted(os.listdir(source)):
-        if name.startswith("AMB-") and name.endswith(".json"):
-            with open(os.path.join(source, name), encoding="utf-8") as fh:
-                findings.append(json.load(fh))
-    written = write_corpus(findings)
+    for path in paths:
+        try:
+            findings.append(load_finding(path))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"corpus update: {path}: {getattr(exc, 'strerror', None) or exc}"
+                             " (the corpus is unchanged)") from None
+    try:
+        written = write_corpus(findings)
+    except ValueError as exc:
+        raise UsageError(f"corpus update: {exc}") from None
     print(f"corpus now holds {len(written)} entries")
     return 0
 

@@ -100,21 +100,43 @@ def check_corpus(directory: Optional[str] = None) -> list[CorpusChange]:
 
 def write_corpus(finding_jsons: Iterable[dict], directory: Optional[str] = None) -> list[str]:
     """Replace the corpus's entries with those of ``finding_jsons`` (kind ambiguity); returns the
-    paths written. Only ``*.json`` entry files in the corpus directory are removed."""
+    paths written.
+
+    Every entry is built before anything is touched, and the new files are written beside the
+    old ones before the old ``*.json`` entry files are removed, so a bad finding leaves the
+    corpus as it was.
+
+    Raises:
+        ValueError: no finding given, or a finding that is not an ambiguity finding with an
+            id, events and verdicts (naming it); the corpus is then unchanged.
+    """
+    entries = []
+    for finding in finding_jsons:
+        if not isinstance(finding, dict) or finding.get("kind") != "ambiguity":
+            raise ValueError(f"{finding.get('id', '?') if isinstance(finding, dict) else '?'}: "
+                             "not an ambiguity finding")
+        try:
+            entries.append(entry_of(finding))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{finding.get('id', '?')}: not a finding as 'run' writes it "
+                             f"({type(exc).__name__}: {exc})") from None
+    if not entries:
+        raise ValueError("no ambiguity finding to write; the corpus is left as it was")
     directory = directory or corpus_dir()
     os.makedirs(directory, exist_ok=True)
-    for name in os.listdir(directory):
-        if name.endswith(".json"):
-            os.remove(os.path.join(directory, name))
-    written = []
-    for finding in finding_jsons:
-        entry = entry_of(finding)
+    old = [n for n in os.listdir(directory) if n.endswith(".json")]
+    staged = []
+    for entry in entries:
         path = os.path.join(directory, f"{entry['id']}.json")
-        with open(path, "w", encoding="utf-8") as fh:
+        with open(path + ".new", "w", encoding="utf-8") as fh:
             json.dump(entry, fh, indent=1, ensure_ascii=False, sort_keys=True)
             fh.write("\n")
-        written.append(path)
-    return written
+        staged.append(path)
+    for name in old:
+        os.remove(os.path.join(directory, name))
+    for path in staged:
+        os.replace(path + ".new", path)
+    return staged
 
 
 def diff_ids(found: Iterable[str], directory: Optional[str] = None) -> dict:

@@ -422,7 +422,9 @@ def _node_moves(belief: Belief, vocabulary: Vocabulary, base: Reading, producers
                        if e not in seen and not seen.add(e))
         return out
     order: dict = {}
-    for combo in (producers or PRODUCER_READINGS):
+    for combo in PRODUCER_READINGS:  # in this fixed order: never a set's hash order
+        if producers and combo not in producers:
+            continue
         for e in moves(belief, vocabulary, _representative(combo)):
             order.setdefault(e, []).append(combo)
     out = [(e, frozenset(c) if producers else producers) for e, c in order.items()]

@@ -24,11 +24,12 @@ def test_a_changed_verdict_is_reported():
     assert any("new class" in c.what for c in check_entry(entry))
 
 
-def test_default_run_matches_the_corpus(tmp_path, capsys):
+def test_default_run_matches_the_corpus(tmp_path, capsys, monkeypatch):
     """The default run (seed 0) finds exactly the committed findings: a model change that moves
     a finding shows as new and vanished ids here."""
     out = tmp_path / "out"
-    assert main(["run", "--out", str(out), "--json"]) == 0
+    # no time budget: the witnesses must not depend on how fast this machine is
+    assert main(["run", "--out", str(out), "--budget", "inf", "--json"]) == 0
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["corpus"] == {"new": [], "vanished": [], "kept": len(load_corpus())}
     ids = [f["id"] for f in summary["findings"] if f["kind"] == "ambiguity"]
@@ -39,3 +40,43 @@ def test_default_run_matches_the_corpus(tmp_path, capsys):
     assert len(checked) >= 10
     assert [(f["knob"], f["length"]) for f in checked] == \
         [(f["knob"], f["bfsShortest"]) for f in checked]
+    # and `corpus update` from this run rewrites a corpus to exactly these findings
+    from counterexamples import corpus as corpus_module
+    target = tmp_path / "corpus"
+    target.mkdir()
+    (target / "stale.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setattr(corpus_module, "corpus_dir", lambda: str(target))
+    assert main(["corpus", "update", str(out)]) == 0
+    assert sorted(p.name[:-5] for p in target.iterdir()) == sorted(ids)
+    assert check_corpus(str(target)) == []
+
+
+def test_corpus_update_refuses_what_is_not_a_run_and_leaves_the_corpus(tmp_path, capsys,
+                                                                       monkeypatch):
+    import shutil
+    from counterexamples import corpus as corpus_module
+    copy_dir = tmp_path / "corpus"
+    shutil.copytree(corpus_module.corpus_dir(), copy_dir)
+    monkeypatch.setattr(corpus_module, "corpus_dir", lambda: str(copy_dir))
+    before = sorted(p.name for p in copy_dir.iterdir())
+    # a directory with findings but no run summary (e.g. a peer output)
+    (tmp_path / "peer" / "findings").mkdir(parents=True)
+    (tmp_path / "peer" / "findings" / "PEER-x.json").write_text("{}", encoding="utf-8")
+    assert main(["corpus", "update", str(tmp_path / "peer")]) == 2
+    # a run whose summary lists a finding file that is not a finding
+    run = tmp_path / "run"
+    (run / "findings").mkdir(parents=True)
+    (run / "findings" / "AMB-Q99-deadbeef.json").write_text('{"mine": 1}', encoding="utf-8")
+    (run / "summary.json").write_text(json.dumps({"tool": "activity-check", "findings": [
+        {"kind": "ambiguity", "id": "AMB-Q99-deadbeef",
+         "files": ["findings/AMB-Q99-deadbeef.json"]}]}), encoding="utf-8")
+    assert main(["corpus", "update", str(run)]) == 2
+    # a run with no ambiguity finding at all
+    (run / "summary.json").write_text(json.dumps({"tool": "activity-check", "findings": []}),
+                                      encoding="utf-8")
+    assert main(["corpus", "update", str(run)]) == 2
+    assert main(["corpus", "update"]) == 2
+    assert main(["corpus", "check", "extra"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("activity-check: error:") == 5
+    assert sorted(p.name for p in copy_dir.iterdir()) == before  # nothing lost
