@@ -176,4 +176,31 @@ def _apply(target: JsonText, ops: Sequence[PatchOp]) -> PatchOutcome:
             detail = str(exc) or type(exc).__name__
             return PatchOutcome(False, None, index, f"op {index} ({op.op}) at {op.path!r}: "
                                 f"{detail}")
+    if _depth(document) > MAX_RESULT_DEPTH:
+        return PatchOutcome(False, None, len(ops) - 1,
+                            f"the result would nest deeper than {MAX_RESULT_DEPTH} levels, the "
+                            "most the wire boundary accepts")
     return PatchOutcome(True, freeze(document))
+
+
+MAX_RESULT_DEPTH = 128
+"""The deepest document a patch may leave (the nesting limit of :mod:`model.wire`): a patch whose
+result would nest deeper does not apply (SNP-KEEP-PRIOR), so that no sequence of patches can
+build a value the model could not hold or write back."""
+
+
+def _depth(value) -> int:
+    """How deep a JSON value nests (a scalar is 0), without recursion."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+        else:
+            deepest = max(deepest, level)
+            continue
+        deepest = max(deepest, level + 1)
+    return deepest

@@ -207,3 +207,23 @@ def test_apply_patch_does_not_share_state_between_calls():
     patch = ops({"op": "add", "path": "/a/-", "value": 2})
     assert apply_patch(doc, patch).result == apply_patch(doc, patch).result == freeze({"a": [1, 2]})
     assert thaw(doc) == {"a": [1]}
+
+
+
+def test_a_patch_that_would_nest_too_deep_does_not_apply():
+    from model.json_values import freeze
+    from model.patch import MAX_RESULT_DEPTH, apply_patch
+    from model.wire import parse_event
+
+    def replace_x(levels):
+        value = 0
+        for _ in range(levels):
+            value = {"x": value}
+        return parse_event({"type": "ACTIVITY_DELTA", "messageId": "a", "activityType": "P",
+                            "patch": [{"op": "replace", "path": "/x", "value": value}]}).patch
+
+    fits = apply_patch(freeze({"x": 0}), replace_x(MAX_RESULT_DEPTH - 1))  # 128 levels
+    assert fits.ok
+    too_deep = apply_patch(freeze({"x": 0}), replace_x(MAX_RESULT_DEPTH))  # 129 levels
+    assert (too_deep.ok, too_deep.failed_index) == (False, 0)
+    assert "deeper than 128" in too_deep.reason
