@@ -55,6 +55,11 @@ def _dump(obj) -> str:
 # --- replay -------------------------------------------------------------------------------------
 
 def cmd_replay(args) -> int:
+    """``replay FILE``: the verdict of one trace (from the file's ``initialState``, when it is an
+    object form carrying one) under a reading, and with ``--all-readings`` every verdict class.
+    Returns 0, or 2 for an unusable file or reading, or a trace that breaks at the wire
+    boundary (the first malformed event, with file:line)."""
+    from model.consumer import initial_state
     from model.events import Malformed
     from model.readings import ReadingError, describe_assignment, parse_reading
     from model.verdict import evaluate, partition
@@ -68,14 +73,17 @@ def cmd_replay(args) -> int:
         trace = load_trace(args.file)
     except TraceFormatError as exc:
         raise UsageError(str(exc)) from None
-    verdict = evaluate(trace.events, reading)
+    # A field case (an object with "events") may give the agent state the run input carried.
+    start = initial_state(trace.meta["initialState"]) \
+        if isinstance(trace.meta, dict) and trace.meta.get("initialState") is not None else None
+    verdict = evaluate(trace.events, reading, start)
     out = verdict.to_json()
     out["reading"] = reading.name or "draft"
     if args.all_readings:
         out["readingClasses"] = [
             {"readings": [describe_assignment(a) for a in c.assignments],
              "includesDraft": c.contains_draft, "verdict": c.verdict.to_json()}
-            for c in partition(trace.events)]
+            for c in partition(trace.events, start)]
     if args.json:
         print(_dump(out))
     else:

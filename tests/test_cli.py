@@ -741,3 +741,15 @@ def test_run_budget_nan(tmp_path, capsys):
                        "--out", tmp_path / "o")
     assert code == 2
     assert_one_error_line(err, "--budget")
+
+
+def test_replay_starts_from_a_field_case_initial_state(tmp_path, capsys):
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps({"events": [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "STATE_DELTA", "delta": [{"op": "replace", "path": "/a", "value": 2}]}],
+        "initialState": {"a": 1}}), encoding="utf-8")
+    code, out, _ = cli(capsys, "replay", str(case), "--json", "--all-readings")
+    doc = json.loads(out)
+    assert code == 0 and doc["state"] == {"a": 2} and doc["warnings"] == []
+    assert doc["readingClasses"][0]["verdict"]["state"] == {"a": 2}
