@@ -464,7 +464,15 @@ def cmd_corpus(args) -> int:
 
 # --- explore ------------------------------------------------------------------------------------
 
+DEFAULT_MAX_STATES = 500_000
+"""``explore``'s default state bound: a deep search grows by megabytes a second, so an
+unbounded one is asked for explicitly (``--max-states 0``)."""
+
 def cmd_explore(args) -> int:
+    """``explore``: the breadth-first search to a depth (:func:`properties.explore.explore`),
+    every reading in one sweep unless ``--reading`` names one. Prints (or ``--json``) what bound
+    stopped it, the shortest split per knob and the properties violated; 0, or 2 for unusable
+    options or vocabulary."""
     from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
     from model.readings import ReadingError, parse_reading
@@ -473,8 +481,10 @@ def cmd_explore(args) -> int:
 
     if args.depth < 1:
         raise UsageError("--depth must be at least 1")
-    if args.max_states is not None and args.max_states < 1:
-        raise UsageError("--max-states must be at least 1")
+    if args.max_states is not None and args.max_states < 0:
+        raise UsageError("--max-states must be 0 (no limit) or more")
+    if args.max_states == 0:
+        args.max_states = None
     if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
         raise UsageError("--timeout must be a positive number of seconds")
     reading = None
@@ -537,7 +547,8 @@ def cmd_explore(args) -> int:
     con = _console()
     bound = {"depth": f"the depth bound ({args.depth})",
              "max-states": f"--max-states {args.max_states}",
-             "timeout": f"--timeout {args.timeout}"}[report.stopped_by]
+             "timeout": f"--timeout {args.timeout}",
+             "interrupted": "an interrupt (Ctrl-C)"}[report.stopped_by]
     con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
               f"{report.depth} in {report.seconds:.1f} s ({report.states_per_second:,.0f} "
               f"states/s)"
@@ -800,7 +811,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--depth", type=int, default=4, help="longest trace explored (default 4)")
     ex.add_argument("--vocabulary", help="JSON file with the producer vocabulary "
                     "(default: the small exploration vocabulary)")
-    ex.add_argument("--max-states", type=int, help="stop after this many distinct states")
+    ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
+                    help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
+                         "about 1 GB; 0: no limit)")
     ex.add_argument("--timeout", type=float, help="stop after this many seconds")
     ex.add_argument("--reading", default="all",
                     help="all (default): every reading in one sweep, one consumer state per "

@@ -76,7 +76,8 @@ class ExploreReport:
         states: distinct nodes discovered; edges: transitions examined.
         depth: the deepest level fully expanded; complete: every node up to ``depth`` expanded
             and the bound was the depth (not states or time).
-        stopped_by: ``"depth"``, ``"max-states"`` or ``"timeout"``.
+        stopped_by: ``"depth"``, ``"max-states"``, ``"timeout"`` or ``"interrupted"`` (Ctrl-C:
+            the report holds what was explored until then).
         splits: ``{knob id: (trace, (assignment a, assignment b))}``, shortest first found.
         violations: ``{property id: (trace, witness text)}``, shortest first found.
         seconds: wall time (never written to a deterministic output).
@@ -246,113 +247,116 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             return res.state, res.warnings, res.fatal
         return restep
 
-    while frontier and level < depth:
-        next_frontier = []
-        for node in frontier:
-            belief, state, producers, cls = nodes[node]
-            base = reading if not all_readings else _representative(cls)
-            move_key = (belief, producers)
-            node_moves = move_memo.get(move_key)
-            if node_moves is None:
-                node_moves = move_memo[move_key] = _node_moves(
-                    belief, vocabulary, base, producers, adversarial, all_readings)
-            for event, producers_after in node_moves:
-                ok = bool(producers_after)
-                report.edges += 1
-                if all_readings:
-                    try:
-                        leaves = _fork(state, event, cls, trees)
-                    except Exception as exc:  # noqa: BLE001 - the escape is the finding
-                        _record(report.violations, "P00-no-exception", node, event,
-                                f"{type(exc).__name__}: {exc}", parents)
-                        continue
-                    if len(leaves) > 1 and ok and not state.halted:
-                        _record_splits(report, split_cost, leaves, node, event, parents,
-                                       (level, _DRAFT_PRODUCER not in producers_after),
-                                       dict(cls))
-                else:
-                    recorder = RecordingReading(reading) if check_splits else reading
-                    try:
-                        result = step_fn(state, event, recorder)
-                    except Exception as exc:  # noqa: BLE001 - the escape is the finding
-                        _record(report.violations, "P00-no-exception", node, event,
-                                f"{type(exc).__name__}: {exc}", parents)
-                        continue
-                    leaves = ((cls, result),)
-                    if check_splits and ok and not state.halted and recorder.consulted:
-                        consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
-                        if not consulted <= found_knobs:
-                            for knob, pair in step_splits(state, event, reading).items():
-                                if knob not in report.splits:
-                                    found_knobs.add(knob)
-                                    report.splits[knob] = (_path(parents, node) + (event,),
-                                                           pair)
-                belief_after = advanced.get((belief, event))
-                if belief_after is None:
-                    belief_after = advanced[(belief, event)] = advance(belief, event)
-                for leaf_class, result in leaves:
-                    r = base if not all_readings else _representative(leaf_class)
-                    if properties:
+    try:
+        while frontier and level < depth:
+            next_frontier = []
+            for node in frontier:
+                belief, state, producers, cls = nodes[node]
+                base = reading if not all_readings else _representative(cls)
+                move_key = (belief, producers)
+                node_moves = move_memo.get(move_key)
+                if node_moves is None:
+                    node_moves = move_memo[move_key] = _node_moves(
+                        belief, vocabulary, base, producers, adversarial, all_readings)
+                for event, producers_after in node_moves:
+                    ok = bool(producers_after)
+                    report.edges += 1
+                    if all_readings:
                         try:
-                            run_input = inputs.get(result.state)
-                            if run_input is None:
-                                run_input = inputs[result.state] = tuple(
-                                    run_input_fn(result.state))
-                        except Exception as exc:  # noqa: BLE001
+                            leaves = _fork(state, event, cls, trees)
+                        except Exception as exc:  # noqa: BLE001 - the escape is the finding
                             _record(report.violations, "P00-no-exception", node, event,
                                     f"{type(exc).__name__}: {exc}", parents)
                             continue
-                        if all_readings:
-                            found = _check_cached(checked, (belief, state, event, result.state,
-                                                            result.warnings, result.fatal, ok),
-                                                  lambda rr: Transition(
-                                                      level, state, event, result.state,
-                                                      result.warnings, result.fatal, rr,
-                                                      run_input, belief, belief_after, ok,
-                                                      restep_for(rr)), r, properties)
-                        else:
-                            found = check_transition(Transition(
-                                level, state, event, result.state, result.warnings,
-                                result.fatal, r, run_input, belief, belief_after, ok,
-                                restep_for(r)), properties)
-                        if found is not None:
-                            _record(report.violations, found[0].id, node, event, found[1],
-                                    parents)
-                    key = (belief_after, result.state, producers_after, leaf_class)
-                    known = visited.get(key)
-                    if keep_edges:
-                        report.edges_seen.append((node, len(nodes) if known is None
-                                                  else known, event))
-                    if known is not None:
-                        continue
-                    visited[key] = len(nodes)
-                    nodes.append(key)
-                    parents.append((node, event))
-                    if not result.state.halted:
-                        next_frontier.append(len(nodes) - 1)
-                    if max_states is not None and len(nodes) >= max_states:
-                        stopped = "max-states"
-                    elif timeout is not None and time.monotonic() - started > timeout:
-                        stopped = "timeout"
-                    elif progress is not None and len(nodes) % 2000 == 0:
-                        progress(level, len(nodes), report.edges,
-                                 time.monotonic() - started)
+                        if len(leaves) > 1 and ok and not state.halted:
+                            _record_splits(report, split_cost, leaves, node, event, parents,
+                                           (level, _DRAFT_PRODUCER not in producers_after),
+                                           dict(cls))
+                    else:
+                        recorder = RecordingReading(reading) if check_splits else reading
+                        try:
+                            result = step_fn(state, event, recorder)
+                        except Exception as exc:  # noqa: BLE001 - the escape is the finding
+                            _record(report.violations, "P00-no-exception", node, event,
+                                    f"{type(exc).__name__}: {exc}", parents)
+                            continue
+                        leaves = ((cls, result),)
+                        if check_splits and ok and not state.halted and recorder.consulted:
+                            consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
+                            if not consulted <= found_knobs:
+                                for knob, pair in step_splits(state, event, reading).items():
+                                    if knob not in report.splits:
+                                        found_knobs.add(knob)
+                                        report.splits[knob] = (_path(parents, node) + (event,),
+                                                               pair)
+                    belief_after = advanced.get((belief, event))
+                    if belief_after is None:
+                        belief_after = advanced[(belief, event)] = advance(belief, event)
+                    for leaf_class, result in leaves:
+                        r = base if not all_readings else _representative(leaf_class)
+                        if properties:
+                            try:
+                                run_input = inputs.get(result.state)
+                                if run_input is None:
+                                    run_input = inputs[result.state] = tuple(
+                                        run_input_fn(result.state))
+                            except Exception as exc:  # noqa: BLE001
+                                _record(report.violations, "P00-no-exception", node, event,
+                                        f"{type(exc).__name__}: {exc}", parents)
+                                continue
+                            if all_readings:
+                                found = _check_cached(checked, (belief, state, event, result.state,
+                                                                result.warnings, result.fatal, ok),
+                                                      lambda rr: Transition(
+                                                          level, state, event, result.state,
+                                                          result.warnings, result.fatal, rr,
+                                                          run_input, belief, belief_after, ok,
+                                                          restep_for(rr)), r, properties)
+                            else:
+                                found = check_transition(Transition(
+                                    level, state, event, result.state, result.warnings,
+                                    result.fatal, r, run_input, belief, belief_after, ok,
+                                    restep_for(r)), properties)
+                            if found is not None:
+                                _record(report.violations, found[0].id, node, event, found[1],
+                                        parents)
+                        key = (belief_after, result.state, producers_after, leaf_class)
+                        known = visited.get(key)
+                        if keep_edges:
+                            report.edges_seen.append((node, len(nodes) if known is None
+                                                      else known, event))
+                        if known is not None:
+                            continue
+                        visited[key] = len(nodes)
+                        nodes.append(key)
+                        parents.append((node, event))
+                        if not result.state.halted:
+                            next_frontier.append(len(nodes) - 1)
+                        if max_states is not None and len(nodes) >= max_states:
+                            stopped = "max-states"
+                        elif timeout is not None and time.monotonic() - started > timeout:
+                            stopped = "timeout"
+                        elif progress is not None and len(nodes) % 2000 == 0:
+                            progress(level, len(nodes), report.edges,
+                                     time.monotonic() - started)
+                        if stopped:
+                            break
                     if stopped:
                         break
                 if stopped:
                     break
             if stopped:
+                report.stopped_by = stopped
                 break
-        if stopped:
-            report.stopped_by = stopped
-            break
-        level += 1
-        frontier = next_frontier
-        report.depth = level
-        if progress is not None:
-            progress(level, len(nodes), report.edges, time.monotonic() - started)
-        if stop_when_found and report.violations:
-            break
+            level += 1
+            frontier = next_frontier
+            report.depth = level
+            if progress is not None:
+                progress(level, len(nodes), report.edges, time.monotonic() - started)
+            if stop_when_found and report.violations:
+                break
+    except KeyboardInterrupt:  # stopped by the user: report how far it got
+        report.stopped_by = "interrupted"
     report.states = len(nodes)
     report.complete = report.stopped_by == "depth" and (level == depth or not frontier)
     report.seconds = time.monotonic() - started

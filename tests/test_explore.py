@@ -76,7 +76,7 @@ def test_explore_cli(tmp_path, capsys):
     assert nx.read_graphml(graph).number_of_nodes() == explore(depth=2, reading=None).states
     assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 2  # never overwrites
     assert main(["explore", "--depth", "0"]) == 2
-    assert main(["explore", "--max-states", "0"]) == 2
+    assert main(["explore", "--max-states", "-1"]) == 2
 
 
 # --- every reading in one sweep ---------------------------------------------------------------
@@ -148,3 +148,34 @@ def test_graph_query_shortest_trace_to_a_state_class():
     assert shortest_trace_to(tree_only, lambda s: len(s.messages) > 3) is None  # not within 3
     graph = state_graph(explore(depth=2, reading=None))
     assert graph.nodes[0]["readings"] == "(any reading)"
+
+
+def test_an_interrupt_stops_the_search_with_a_report(monkeypatch):
+    import properties.explore as explore_module
+    calls = []
+    real_advance = explore_module.advance
+
+    def interrupting_advance(belief, event):
+        calls.append(event)
+        if len(calls) == 30:
+            raise KeyboardInterrupt
+        return real_advance(belief, event)
+    monkeypatch.setattr(explore_module, "advance", interrupting_advance)
+    r = explore_module.explore(depth=4, reading=None)
+    assert r.stopped_by == "interrupted" and not r.complete
+    assert 1 < r.states < 30 and len(r.parents) == r.states  # what it had, consistent
+
+
+def test_the_graph_does_not_depend_on_the_hash_seed(tmp_path):
+    import subprocess
+    import sys
+    outs = []
+    for seed in ("1", "2"):
+        path = tmp_path / f"g{seed}.dot"
+        proc = subprocess.run([sys.executable, "-m", "activity_check.cli", "explore", "--depth",
+                               "3", "--graph", str(path)], capture_output=True, text=True,
+                              env={**__import__("os").environ, "PYTHONHASHSEED": seed},
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(path.read_text(encoding="utf-8"))
+    assert outs[0] == outs[1]
