@@ -881,6 +881,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # e.g. the output device is full: one line, no traceback
+        where = f" {exc.filename}" if exc.filename else ""
+        try:
+            print(f"activity-check: error: cannot write{where}: {exc.strerror or exc}",
+                  file=sys.stderr)
+        except OSError:
+            pass
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -753,3 +753,20 @@ def test_replay_starts_from_a_field_case_initial_state(tmp_path, capsys):
     doc = json.loads(out)
     assert code == 0 and doc["state"] == {"a": 2} and doc["warnings"] == []
     assert doc["readingClasses"][0]["verdict"]["state"] == {"a": 2}
+
+
+def test_a_full_output_device_is_one_line_not_a_traceback(tmp_path):
+    import os
+    import subprocess
+    import sys
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this machine")
+    trace_file = tmp_path / "t.jsonl"
+    trace_file.write_text('{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}\n',
+                          encoding="utf-8")
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "activity_check.cli", "replay",
+                               str(trace_file)], stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=60)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "No space left" in proc.stderr
