@@ -141,6 +141,8 @@ def _print_verdict(out: dict, file: str) -> None:
 # --- clauses, readings --------------------------------------------------------------------------
 
 def cmd_clauses(args) -> int:
+    """``clauses``: the clause registry with what covers each clause (step branches, knobs,
+    adversarial moves, properties); 0."""
     from model.clauses import coverage
     from properties.catalogue import coverage_table
     rows = coverage({"property": coverage_table()})
@@ -168,6 +170,8 @@ def cmd_clauses(args) -> int:
 
 
 def cmd_readings(args) -> int:
+    """``readings``: the knobs (open questions), their options, clauses and observed peer
+    behaviour, and the named readings; 0."""
     from model.readings import KNOBS, PRESETS, reading_count
     if args.json:
         print(_dump({"knobs": [{"id": k.id, "question": k.question, "draft": k.draft,
@@ -268,6 +272,11 @@ def _prepare_out(out_dir: str) -> None:
 
 
 def cmd_run(args) -> int:
+    """``run``, the main job: search (Hypothesis, the all-readings machine, the all-readings
+    BFS), shrink and export each finding, check the reference consumer under the conformant and
+    adversarial machines, replay the field cases, compare with the corpus, and write
+    ``DIR/summary.json`` and ``DIR/findings``; 0, or 2 for unusable options, vocabulary or
+    output directory."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from counterexamples.field_cases import check_all
@@ -417,6 +426,9 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
 # --- corpus -------------------------------------------------------------------------------------
 
 def cmd_corpus(args) -> int:
+    """``corpus check`` (replay the committed corpus: 0 when nothing changed, 1 when a verdict
+    did) and ``corpus update DIR`` (rewrite it from a run's output: 0, or 2 when DIR is not a
+    usable run; the corpus is then unchanged)."""
     from counterexamples.corpus import check_corpus, load_corpus, write_corpus
     if args.action == "check":
         if args.source:
@@ -776,6 +788,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, those of :data:`COMMAND_MODULES` included."""
     p = _Parser(prog="activity-check", description="Model checker for the AG-UI Activity draft.")
     p.add_argument("--version", action="version", version=f"activity-check {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -49,6 +49,8 @@ def measure(depth: int = 4) -> dict:
 
 
 def main(argv=None) -> int:
+    """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
+    returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depth", type=int, default=4,
                         help="depth of every configuration (default 4, the default bound)")

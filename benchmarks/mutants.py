@@ -102,6 +102,8 @@ def measure(examples: int = 500, seed: int = 0, only=None, bfs: bool = True,
 
 
 def main(argv=None) -> int:
+    """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
+    returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)

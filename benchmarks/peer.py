@@ -59,6 +59,8 @@ def measure(adapter: str, traces: list, batch: int = 64) -> dict:
 
 
 def main(argv=None) -> int:
+    """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
+    returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=200,
                         help="traces per adapter (default 200)")

@@ -92,6 +92,8 @@ def measure(n_events: int = 20000, repeat: int = 5) -> dict:
 
 
 def main(argv=None) -> int:
+    """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
+    returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)

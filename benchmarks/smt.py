@@ -106,6 +106,8 @@ def measure(depths=(4, 8, 12), probe=(16, 20, 24), timeout: float = 60.0,
 
 
 def main(argv=None) -> int:
+    """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
+    returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--depths", default="4,8,12")
     parser.add_argument("--probe", default="16,20,24")
