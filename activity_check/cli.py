@@ -727,9 +727,13 @@ def _spec_coverage(args, spec_text) -> int:
         table.add_row(s.page, str(s.line), s.section, s.keyword,
                       ", ".join(report.clauses_of(s)) or "[bold red]none[/bold red]", s.text)
     con.print(table)
-    con.print(f"{len(report.sentences)} sentences, {len(report.normative)} normative; "
-              f"{len(report.normative) - len(report.unmatched)} of those match a clause "
-              f"({report.matched_share:.0%})")
+    if not report.normative:
+        con.print(f"{len(report.sentences)} sentences and no normative one: is "
+                  f"{', '.join(args.files)} a spec page?")
+    else:
+        con.print(f"{len(report.sentences)} sentences, {len(report.normative)} normative; "
+                  f"{len(report.normative) - len(report.unmatched)} of those match a clause "
+                  f"({report.matched_share:.0%})")
     con.print("sentences with no entry: " + (", ".join(f"{s.page}:{s.line} {s.keyword}"
                                                        for s in report.unmatched) or "none"))
     con.print("entries whose sentence is gone: " + (", ".join(report.gone) or "none"))
@@ -746,6 +750,9 @@ def _spec_coverage(args, spec_text) -> int:
 def _spec_diff(args, spec_text) -> int:
     from properties.catalogue import coverage_table
     old, new = args.files
+    if os.path.basename(old) != os.path.basename(new):
+        print(f"activity-check: warning: {old} and {new} have different file names; the diff "
+              "assumes they are two versions of one page", file=sys.stderr)
     report = spec_text.diff(old, new, coverage_table())
     if args.json:
         print(_dump(report.to_json()))

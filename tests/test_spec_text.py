@@ -434,3 +434,15 @@ def test_sentence_is_frozen(sample):
     assert isinstance(s, Sentence)
     with pytest.raises(AttributeError):
         s.text = "x"  # type: ignore[misc]
+
+
+def test_cli_says_when_a_file_is_no_spec_page_or_pages_differ(tmp_path, capsys):
+    from activity_check.cli import main
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nSome plain words here. Nothing required.\n", encoding="utf-8")
+    assert main(["spec", "coverage", str(notes)]) == 0
+    assert "no normative one: is" in capsys.readouterr().out
+    other = tmp_path / "other.md"
+    other.write_text("# Other\n\nA producer MUST do it.\n", encoding="utf-8")
+    assert main(["spec", "diff", str(notes), str(other)]) == 0
+    assert "different file names" in capsys.readouterr().err
