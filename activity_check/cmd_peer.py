@@ -6,7 +6,10 @@ the model.
   reading, with none), tabulate which option of each knob the peer behaves as, shrink every
   divergence by re-running the peer and export it (finding JSON and AG-UI JSON lines).
 * ``peer search --adapter CMD [--budget S] [--seed N]``: the same over generated traces (the
-  corpus, Hypothesis stateful traces and every state of a breadth-first search), fed in batches.
+  corpus and probes first, then Hypothesis stateful traces and every state of a breadth-first
+  search), fed in batches, all within the budget.
+
+``--fail-on divergence|error|any`` makes either exit 1 when the condition holds (for CI).
 
 ``--adapter`` is any command line speaking the adapter protocol (README, "Adapter protocol"), or a
 shortcut: ``model[:READING]``, ``ag-ui-client:reducer``, ``ag-ui-client:pipeline``. All the work
@@ -43,6 +46,10 @@ def register(sub) -> None:
                        help="write peer-summary.json and findings/<id>.json|.jsonl here (a new "
                             "or empty directory, or an earlier peer output)")
         p.add_argument("--json", action="store_true", help="print the report as JSON")
+        p.add_argument("--fail-on", choices=("divergence", "error", "any"), default=None,
+                       help="exit 1 when a trace diverges (divergence), a trace got no usable "
+                            "answer (error), or either (any); default: exit 0 whenever the "
+                            "command ran (divergences and errors are data, in the report)")
         p.set_defaults(func=cmd_peer)
 
     check = actions.add_parser("check", help="run a corpus through the adapter and classify "
@@ -56,8 +63,12 @@ def register(sub) -> None:
     search = actions.add_parser("search", help="feed generated traces to the adapter to find "
                                                "divergences the corpus does not hold")
     search.add_argument("--budget", type=float, default=60.0,
-                        help="stop feeding and shrinking after this many seconds (default 60; "
-                             "inf: no limit)")
+                        help="seconds for the whole command (default 60; inf: no limit). The "
+                             "corpus and probes are checked first; generating, feeding and "
+                             "shrinking share the rest, and a divergence not shrunk in time is "
+                             "exported unshrunk. A time budget makes the result depend on "
+                             "speed (it may cut at another point); with --budget inf the same "
+                             "seed gives byte-identical output")
     search.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
     search.add_argument("--examples", type=int, default=400,
                         help="stateful traces to generate (default 400)")
@@ -83,7 +94,10 @@ def _prepare_out(out_dir: str) -> None:
 
 def cmd_peer(args) -> int:
     """Run ``peer check`` or ``peer search`` (see the module docstring); 0 when the command ran
-    (divergences are data), 2 (UsageError) for an unusable adapter, trace or option."""
+    (divergences are data), 1 when ``--fail-on`` names a condition that holds, 2 (UsageError)
+    for an unusable adapter, trace or option."""
+    import time
+    began = time.monotonic()
     from activity_check.cli import UsageError, _console, _dump
     from counterexamples.peers import (AdapterProcess, PeerError, check_peer, corpus_traces,
                                        load_traces, resolve_adapter, search_peer, write_findings)
@@ -119,7 +133,7 @@ def cmd_peer(args) -> int:
             if traces is not None:
                 report = check_peer(adapter, traces, shrink=not args.no_shrink)
             else:
-                report = _search(args, adapter, search_peer)
+                report = _search(args, adapter, search_peer, began)
     except PeerError as exc:
         raise UsageError(str(exc)) from None
     summary = report.to_json()
@@ -141,10 +155,13 @@ def cmd_peer(args) -> int:
         print(_dump(summary))
     else:
         _print_report(_console(), report, summary, args)
-    return 0
+    counts = summary["counts"]
+    failed = {"divergence": counts["divergence"] > 0, "error": counts["error"] > 0,
+              "any": counts["divergence"] > 0 or counts["error"] > 0}
+    return 1 if args.fail_on and failed[args.fail_on] else 0
 
 
-def _search(args, adapter, search_peer):
+def _search(args, adapter, search_peer, began: float):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
         TimeElapsedColumn
     from activity_check.cli import _console
@@ -154,6 +171,7 @@ def _search(args, adapter, search_peer):
         task = progress.add_task("feeding traces to the peer", total=None)
         return search_peer(adapter, seed=args.seed, budget=budget, stateful=args.examples,
                            bfs_depth=args.bfs_depth,
+                           deadline=None if budget is None else began + budget,
                            progress=lambda done, total: progress.update(task, completed=done,
                                                                         total=total))
 
@@ -163,10 +181,16 @@ def _print_report(con, report, summary: dict, args) -> None:
     counts = summary["counts"]
     con.print(f"[bold]peer {args.peer_action}[/bold] adapter [bold]{report.adapter}[/bold]"
               + (f" ({report.peer})" if report.peer else ""))
-    con.print("compared: " + (", ".join(report.compared) or "nothing (no usable answer)"))
+    budget_cut = report.generated and report.stopped_by == "budget"
+    con.print("compared: " + (", ".join(report.compared) or (
+        "nothing (the budget ran out before any answer)" if budget_cut and not report.results
+        else "nothing (no usable answer)")))
     if report.generated:
-        con.print("traces: " + ", ".join(f"{n} {k}" for k, n in report.generated.items())
-                  + (" (stopped by the budget)" if report.stopped_by == "budget" else ""))
+        con.print("traces generated: " + ", ".join(f"{n} {k}" for k, n in
+                                                   report.generated.items())
+                  + f"; checked: {len(report.results)}"
+                  + ("; stopped by the budget (--budget inf for a complete, reproducible run)"
+                     if budget_cut else ""))
     rows = summary["traces"]
     shown = rows if args.peer_action == "check" else [r for r in rows if r["class"] != "draft"]
     table = Table(title="traces" if args.peer_action == "check" else
@@ -208,12 +232,13 @@ def _print_report(con, report, summary: dict, args) -> None:
                       if ev else "-")
     con.print(knobs)
     if summary["divergences"]:
-        div = Table(title="divergences (shrunk; the peer agrees with no reading)")
+        div = Table(title="divergences (the peer agrees with no reading)")
         for col in ("finding", "from", "at event", "model branch", "clauses", "differs from "
                     "nearest reading", "files"):
             div.add_column(col, overflow="fold")
         for d in summary["divergences"]:
-            div.add_row(d["id"], d["source"], f"{d['divergesAt']} {d['event']}", d["branch"],
+            div.add_row(d["id"] + ("" if d["shrunk"] else " (not shrunk)"), d["source"],
+                        f"{d['divergesAt']} {d['event']}", d["branch"],
                         ", ".join(d["clauses"]) + (f" (related: {', '.join(d['relatedClauses'])})"
                                                   if d["relatedClauses"] else ""),
                         f"{d['nearest']}: {', '.join(d['aspects'])}",

@@ -55,13 +55,17 @@ __all__ = [
     "Observed", "observed_of", "view_of", "Classification", "classify", "TraceResult",
     "knob_table", "KnobBehaviour", "first_divergence", "Divergence", "locate_divergence",
     "divergence_clauses", "shrink_divergence",
-    "divergence_finding", "PeerReport", "check_peer", "search_peer", "generated_traces",
+    "divergence_finding", "unshrunk_finding", "PeerReport", "check_peer", "search_peer", "generated_traces", "generation_parts",
     "DEFAULT_TIMEOUT", "PROBES", "probe_traces", "write_findings", "describe_verdict",
 ]
 
 DEFAULT_TIMEOUT = 10.0
 """Seconds an adapter may take to answer one request (after the previous answer) before it is
 declared hung, killed and restarted."""
+
+BUDGET_NOTE = "not run: the budget ran out"
+"""The error of a request not sent, or not answered, before the deadline (Reply kind
+``"skipped"``; a search leaves such traces out of its results)."""
 
 START_GRACE = 10.0
 """Extra seconds allowed for the first answer after an adapter (re)starts (process start-up)."""
@@ -240,8 +244,14 @@ class AdapterProcess:
         self.requests = 0
         self.failures_in_a_row = 0
         self.peer_name: Optional[str] = None
+        self.deadline: Optional[float] = None
+        self.budget_hit = False
         self._counter = 0
         self._fresh = False
+
+    def _left(self) -> float:
+        """Seconds left before :attr:`deadline` (``inf`` without one)."""
+        return float("inf") if self.deadline is None else self.deadline - time.monotonic()
 
     # lifecycle
 
@@ -266,23 +276,29 @@ class AdapterProcess:
         threading.Thread(target=_pump_lines, args=(proc.stdout, lines), daemon=True).start()
         threading.Thread(target=_pump_tail, args=(proc.stderr, tail), daemon=True).start()
 
-    def _stop(self) -> Optional[int]:
-        """Kill the process group and reap it; the exit status (None if it was never started)."""
+    def _stop(self, term_first: bool = False) -> Optional[int]:
+        """Kill the adapter's whole process group (its children too, even when the adapter itself
+        has already exited) and reap it; the exit status (None if it was never started).
+        ``term_first``: send SIGTERM and allow a short grace before SIGKILL."""
         proc, self.proc = self.proc, None
         if proc is None:
             return None
-        if proc.poll() is None:
+        if term_first:
+            _signal_group(proc.pid, signal.SIGTERM)
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+                proc.wait(timeout=0.3)
+            except subprocess.TimeoutExpired:
                 pass
+            time.sleep(0.05)
+        _signal_group(proc.pid, signal.SIGKILL)
         try:
             return proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
             return None
 
     def close(self) -> None:
-        """End of input for the adapter; wait up to 2 s for it to exit, then kill it."""
+        """End of input for the adapter; wait up to 2 s for it to exit (less when the deadline is
+        nearer), then terminate its whole process group (processes it left behind included)."""
         proc = self.proc
         if proc is None:
             return
@@ -291,10 +307,10 @@ class AdapterProcess:
         except OSError:
             pass
         try:
-            proc.wait(timeout=2)
+            proc.wait(timeout=max(0.2, min(2.0, self._left())))
         except subprocess.TimeoutExpired:
             pass
-        self._stop()
+        self._stop(term_first=True)
 
     def __enter__(self) -> "AdapterProcess":
         return self
@@ -315,6 +331,10 @@ class AdapterProcess:
         replies: list[Reply] = []
         pending = list(items)
         while pending:
+            if self._left() <= 0:
+                self.budget_hit = True
+                replies.extend(Reply("skipped", error=BUDGET_NOTE) for _ in pending)
+                break
             if self.failures_in_a_row >= MAX_CONSECUTIVE_FAILURES:
                 note = (f"not run: the adapter failed {self.failures_in_a_row} requests in a "
                         "row and was given up")
@@ -361,11 +381,16 @@ class AdapterProcess:
             return False
 
     def _await(self, rid: str) -> tuple[Reply, bool]:
-        """Wait for the answer to ``rid``; ``(reply, restart needed)``."""
+        """Wait for the answer to ``rid``, never past :attr:`deadline`; ``(reply, restart
+        needed)``."""
         limit = self.timeout + (self.start_grace if self._fresh else 0.0)
+        left = self._left()
         try:
-            line = self.lines.get(timeout=limit)
+            line = self.lines.get(timeout=max(0.0, min(limit, left)))
         except queue.Empty:
+            if left < limit:
+                self.budget_hit = True
+                return Reply("skipped", error=BUDGET_NOTE), True
             return Reply("timeout", error=f"no answer within {limit:g} s; the adapter was "
                                           "stopped and restarted",
                          stderr=tuple(self.stderr_tail)), True
@@ -404,6 +429,13 @@ class AdapterProcess:
         if self.peer_name is None and isinstance(response.get("peer"), str):
             self.peer_name = response["peer"]
         return Reply("ok", response=response), False
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _pump_lines(stream, lines: "queue.Queue") -> None:
@@ -1079,6 +1111,7 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     """The finding for a (shrunk) divergent trace, as a JSON object.
 
     Members: ``id`` (``PEER-<adapter>-<hash>``, a hash of the adapter name and the trace), ``kind``
+    (and ``shrunk``: true here; :func:`unshrunk_finding` gives false),
     (``"peer-divergence"``), ``adapter``, ``peer`` (what the adapter calls itself), ``source``
     (the trace it was shrunk from), ``clauses``, ``branch`` and ``divergesAt`` / ``event`` (the
     first event after which the peer agrees with no reading), ``aspects`` (where it differs from
@@ -1092,6 +1125,23 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
     classification = classify(events, reply, small.state)
     where = locate_divergence(adapter, small)
+    return _finding(adapter, small, reply, classification, where, source, True)
+
+
+def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
+                     locate: bool = True) -> dict:
+    """The finding for a divergent trace as it was run (not shrunk; ``"shrunk": false``), from
+    the answer already received. ``locate``: re-run the peer on the prefixes to find where it
+    first diverges (else the divergence is placed at the last event)."""
+    where = locate_divergence(adapter, result.trace) if locate else None
+    return _finding(adapter, result.trace, result.reply, result.classification, where,
+                    result.trace.id, False)
+
+
+def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
+             classification: Classification, where: Optional[Divergence], source: str,
+             shrunk: bool) -> dict:
+    events = small.events
     if where is None:  # the peer no longer diverges (a flaky peer): describe the whole trace
         index = len(events) - 1
         aspects, nearest = classification.aspects, classification.nearest
@@ -1139,7 +1189,8 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
         "conformant": not violations,
         "producerViolations": [{"atEvent": i, "clause": v.clause, "kind": v.kind}
                                for i, v in violations],
-        "explanation": explanation, "length": len(events), "events": list(small.wire),
+        "explanation": explanation, "length": len(events), "shrunk": shrunk,
+        "events": list(small.wire),
     }
     if small.state is not None:
         finding["initialState"] = small.state
@@ -1190,7 +1241,8 @@ class PeerReport:
         findings: divergence findings (JSON objects, :func:`divergence_finding`), by id.
         compared: the parts of a verdict compared (any answer that reports a part makes it
             compared; each answer is compared on the parts it reports).
-        stopped_by: for a search: ``"traces"`` (all generated traces were run) or ``"budget"``.
+        stopped_by: for a search: ``"traces"`` (all generated traces were run and every
+            divergence shrunk) or ``"budget"`` (the budget cut generation, feeding or shrinking).
         generated: for a search: ``{"stateful": n, "bfs": n}`` traces generated.
         seconds: wall time (reports on screen only; never in files).
         starts: how many times the adapter process was started.
@@ -1220,8 +1272,8 @@ class PeerReport:
         return {
             "tool": "activity-check", "adapter": self.adapter, "peer": self.peer,
             "compared": self.compared, "counts": self.counts(),
-            **({"generated": self.generated, "stoppedBy": self.stopped_by}
-               if self.generated else {}),
+            **({"generated": self.generated, "checked": len(self.results),
+                "stoppedBy": self.stopped_by} if self.generated else {}),
             "traces": [r.to_json() for r in self.results],
             "knobs": [{"knob": k.knob, "status": k.status, "behavesAs": k.behaves_as,
                        "options": k.options, "evidence": k.evidence} for k in self.knobs],
@@ -1230,7 +1282,8 @@ class PeerReport:
                              "divergesAt": f["divergesAt"], "event": f["event"],
                              "branch": f["branch"], "nearest": f["nearest"],
                              "aspects": f["aspects"],
-                             "conformant": f["conformant"], "length": f["length"]}
+                             "conformant": f["conformant"], "length": f["length"],
+                             "shrunk": f["shrunk"]}
                             for f in self.findings.values()],
         }
 
@@ -1245,7 +1298,9 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
             deadline: Optional[float], max_findings: int) -> None:
     """Knob table, then shrink divergences into findings (shortest first, one per signature
     (:func:`_signature`, before and after shrinking), at most ``max_findings``, until
-    ``deadline``)."""
+    ``deadline``). Every divergence left without a finding (``shrink`` off, the deadline passed,
+    ``max_findings`` reached) is exported as it was run (:func:`unshrunk_finding`); past the
+    deadline without re-running the peer."""
     report.knobs = knob_table(report.results)
     seen = [observed_of(r.reply.response) for r in report.results if r.reply.ok]
     if seen:
@@ -1254,20 +1309,45 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     divergent = sorted((r for r in report.results if r.classification.kind == "divergence"),
                        key=lambda r: (len(r.trace.wire), dump_jsonl(r.trace.events), r.trace.id))
     signatures: dict[tuple, str] = {}
+    unshrunk: dict[tuple, str] = {}
+    shrunk_count = 0
+
+    def export_unshrunk(r: TraceResult, locate: bool) -> None:
+        # without shrinking (--no-shrink) every divergent trace is exported; a budget or
+        # max_findings cut exports one (the shortest) per signature, the others point to it
+        finding = unshrunk_finding(adapter, r, locate)
+        key = _signature(finding["branch"], finding["aspects"])
+        if shrink and key in unshrunk:
+            r.finding = unshrunk[key]
+            return
+        report.findings.setdefault(finding["id"], finding)
+        r.finding = unshrunk[key] = finding["id"]
+
     for r in divergent:
-        if len(report.findings) >= max_findings or (deadline and time.monotonic() > deadline):
-            break
-        if not shrink:
+        out_of_time = deadline is not None and time.monotonic() > deadline
+        if out_of_time:
+            report.stopped_by = "budget"
+        if not shrink or out_of_time or shrunk_count >= max_findings:
+            export_unshrunk(r, locate=not out_of_time)
             continue
         where = locate_divergence(adapter, r.trace)
         if where is None:
+            if adapter.budget_hit:  # the deadline came while locating it
+                report.stopped_by = "budget"
+                export_unshrunk(r, locate=False)
             continue
         signature = where.signature
         if signature in signatures:
             r.finding = signatures[signature]
             continue
         wire = shrink_divergence(adapter, r.trace)
+        if adapter.budget_hit and deadline is not None and time.monotonic() > deadline:
+            # the deadline came while shrinking: the candidates after it were not run
+            report.stopped_by = "budget"
+            export_unshrunk(r, locate=False)
+            continue
         finding = divergence_finding(adapter, r.trace, wire, r.trace.id)
+        shrunk_count += 1
         shrunk = _signature(finding["branch"], finding["aspects"])
         if shrunk in signatures:  # shrank onto a divergence already found
             r.finding = signatures[signature] = signatures[shrunk]
@@ -1345,8 +1425,13 @@ def probe_traces() -> list[PeerTrace]:
     return [PeerTrace.of(k, wire, None, "probe") for k, (_, wire) in _probe_events().items()]
 
 
+class _OutOfTime(Exception):
+    """Raised inside the Hypothesis test to stop generating at the deadline."""
+
+
 def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
-                     max_events: int = 8) -> tuple[list[PeerTrace], dict]:
+                     max_events: int = 8, deadline: Optional[float] = None
+                     ) -> tuple[list[PeerTrace], dict]:
     """The traces ``peer search`` feeds a peer, deterministic for a seed.
 
     * corpus: the committed corpus (:func:`corpus_traces`), which holds a witness for every
@@ -1359,9 +1444,22 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
       ``bfs_depth`` events over its small vocabulary.
 
     Duplicates are dropped (first kept). Returns ``(traces, {"corpus": n, "probe": n,
-    "stateful": n, "bfs": n})``.
+    "stateful": n, "bfs": n})``; with a ``deadline`` (:func:`time.monotonic`), generation stops
+    there and the counts also hold ``"stopped": True`` when it did.
     """
-    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+    out: list[PeerTrace] = []
+    counts: dict = {}
+    for part, counts in generation_parts(seed, stateful, bfs_depth, max_events, deadline):
+        out += part
+    return out, counts
+
+
+def generation_parts(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
+                     max_events: int = 8, deadline: Optional[float] = None):
+    """:func:`generated_traces` part by part: yields ``(new traces, counts so far)`` after the
+    corpus and probes, after the stateful traces and after the breadth-first ones, so that a
+    search can feed each part before generating the next (and stop between parts)."""
+    from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hseed, settings
     from properties.explore import explore, trace_to
     from properties.strategies import adversarial_traces
 
@@ -1370,6 +1468,8 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
     counts = {"corpus": len(out), "probe": len(probes), "stateful": 0, "bfs": 0}
     out += probes
     seen: set[str] = {dump_jsonl(t.events) for t in out if t.state is None}
+    yield out, dict(counts)
+    out = []
 
     def add(events: Sequence[Event], kind: str) -> None:
         if not events:
@@ -1382,26 +1482,43 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
         out.append(PeerTrace.of(f"{kind}-{counts[kind]}", [_wire_for(e) for e in events], None,
                                 kind))
 
+    def late() -> bool:
+        return deadline is not None and time.monotonic() > deadline
+
     for rate, share in ((0.0, stateful // 2), (0.25, stateful - stateful // 2)):
-        if share <= 0:
+        if share <= 0 or late():
             continue
         drawn: list = []
 
         @hseed(seed)
         @settings(max_examples=share, database=None, deadline=None, derandomize=False,
-                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+                  phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+                  verbosity=Verbosity.quiet)
         @given(adversarial_traces(max_events=max_events, adversarial_rate=rate))
         def draw(pair):
+            if late():
+                raise _OutOfTime
             drawn.append(pair[0])
 
-        draw()
+        try:
+            draw()
+        except _OutOfTime:
+            pass
         for events in drawn:
             add(events, "stateful")
-    if bfs_depth > 0:
+    if late():
+        counts["stopped"] = True
+    yield out, dict(counts)
+    out = []
+    if bfs_depth > 0 and not late():
         report = explore(depth=bfs_depth, properties=(), check_readings=False, adversarial=True)
         for node in range(1, len(report.nodes)):
+            if late():
+                break
             add(trace_to(report, node), "bfs")
-    return out, counts
+    if late():
+        counts["stopped"] = True
+    yield out, dict(counts)
 
 
 def _wire_for(event: Event) -> dict:
@@ -1417,25 +1534,76 @@ def _wire_for(event: Event) -> dict:
     return wire
 
 
+CORPUS_SLACK = 3.0
+"""Seconds past the budget the corpus and probes of a search may still take (they are always
+checked first; only an adapter that cannot answer them is cut, at the budget plus this)."""
+
+
+FEED_SHARE = 0.5
+"""The share of the budget left after the corpus and probes that generating and feeding traces
+may use; shrinking has the rest (and whatever feeding did not use)."""
+
+
 def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] = 60.0,
                 stateful: int = 200, bfs_depth: int = 3, batch: int = 64, max_findings: int = 12,
-                progress: Optional[Callable[[int, int], None]] = None) -> PeerReport:
-    """Generate traces (:func:`generated_traces`), feed them to the peer in batches of ``batch``
-    until done or ``budget`` seconds have passed, classify, and shrink the divergences (one
-    finding per first-divergence signature, at most ``max_findings``; shrinking also stops at the
-    budget). ``progress(done, total)`` is called after each batch."""
+                progress: Optional[Callable[[int, int], None]] = None,
+                deadline: Optional[float] = None) -> PeerReport:
+    """Check the committed corpus and the :data:`PROBES` first (whatever the budget), then
+    generate traces (:func:`generated_traces`) and feed them to the peer in batches of ``batch``,
+    classify, and shrink the divergences (one finding per first-divergence signature, at most
+    ``max_findings``); generation and feeding get at most :data:`FEED_SHARE` of what is left of
+    the budget, shrinking the rest.
+
+    Args:
+        budget: seconds for the whole search (None: no limit); ``deadline`` (a
+            :func:`time.monotonic` time) instead, when the caller's clock started earlier. With a
+            budget the adapter never waits past the deadline (the corpus and probes: past it plus
+            :data:`CORPUS_SLACK`), and a divergence not shrunk in time is exported unshrunk.
+            Without one the report depends only on ``seed`` and the peer.
+        progress: called as ``progress(done, total)`` after each batch.
+    """
     started = time.monotonic()
-    deadline = started + budget if budget is not None else None
-    traces, counts = generated_traces(seed, stateful, bfs_depth)
-    report = PeerReport(adapter.spec.label, generated=counts)
-    for i in range(0, len(traces), batch):
-        if deadline and time.monotonic() > deadline:
+    if deadline is None and budget is not None:
+        deadline = started + budget
+    report = PeerReport(adapter.spec.label)
+    base = corpus_traces() + probe_traces()
+    adapter.deadline = deadline + CORPUS_SLACK if deadline is not None else None
+    for i in range(0, len(base), batch):
+        report.results.extend(_run_batch(adapter, base[i:i + batch]))
+        if progress:
+            progress(len(report.results), len(base))
+    adapter.deadline = deadline
+    # generating and feeding get at most half of what is left; shrinking the rest
+    feed_until = None if deadline is None else \
+        time.monotonic() + max(0.0, deadline - time.monotonic()) * FEED_SHARE
+    parts = generation_parts(seed, stateful, bfs_depth, deadline=feed_until)
+    _, counts = next(parts)
+    total = len(base)
+
+    def late() -> bool:
+        return feed_until is not None and time.monotonic() > feed_until
+
+    for fresh, counts in parts:
+        total += len(fresh)
+        for i in range(0, len(fresh), batch):
+            if late():
+                break
+            report.results.extend(_run_batch(adapter, fresh[i:i + batch]))
+            if progress:
+                progress(len(report.results), total)
+        if late():
             report.stopped_by = "budget"
             break
-        report.results.extend(_run_batch(adapter, traces[i:i + batch]))
-        if progress:
-            progress(len(report.results), len(traces))
+    if counts.pop("stopped", False):
+        report.stopped_by = "budget"
+    report.generated = counts
+    if adapter.budget_hit:
+        report.stopped_by = "budget"
+    # a trace the deadline cut was not checked: it is left out, not counted as an error
+    report.results = [r for r in report.results if r.reply.error != BUDGET_NOTE]
     _finish(report, adapter, True, deadline, max_findings)
+    if adapter.budget_hit:
+        report.stopped_by = "budget"
     report.seconds = time.monotonic() - started
     return report
 
