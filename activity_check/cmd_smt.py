@@ -43,20 +43,28 @@ def register(sub) -> None:
     sm.set_defaults(func=cmd_smt)
 
 
-def _reading(text: str, allow_any: bool):
+def _reading(text: str, allow_any: bool, option: str = "--reading"):
+    """Parse the reading ``option`` gives; refuse one the encoding cannot answer for (a knob
+    outside the fragment departs from draft), naming ``option``."""
     from activity_check.cli import UsageError
-    from model.readings import ReadingError, parse_reading
+    from model.readings import parse_reading
+    from properties.smt.queries import require_fragment
     if allow_any and text.strip() == "any":
         return None
     try:
-        return parse_reading(text)
-    except ReadingError as exc:
-        raise UsageError(f"--reading: {exc}") from None
+        reading = parse_reading(text)
+        require_fragment(reading)
+    except ValueError as exc:  # ReadingError is a ValueError
+        raise UsageError(f"{option}: {exc}") from None
+    return reading
 
 
 def _subjects(args, known: tuple[str, ...]) -> list[str]:
     from activity_check.cli import UsageError
-    chosen = [s.strip() for item in args.subject for s in item.split(",") if s.strip()]
+    chosen = [s.strip() for item in args.subject for s in item.split(",")]
+    if "" in chosen:
+        raise UsageError(f"--subject: empty subject for {args.query}; subjects: "
+                         f"{', '.join(known)}")
     unknown = [s for s in chosen if s not in known]
     if unknown:
         raise UsageError(f"unknown subject {unknown[0]!r} for {args.query}; "
@@ -102,9 +110,15 @@ def cmd_smt(args) -> int:
         conformant = (args.traces or "conformant") == "conformant"
         producer = args.producer.strip()
         if producer not in ("any", "both"):
-            producer = _reading(producer, allow_any=False)
-        pairs = [(reading, _reading(args.versus, False))] if args.versus else \
-            q.knob_pairs(reading)
+            producer = _reading(producer, allow_any=False, option="--producer")
+        if args.versus:
+            versus = _reading(args.versus, allow_any=False, option="--versus")
+            if versus == reading:
+                raise UsageError(f"--versus: the two readings are the same "
+                                 f"({q.reading_label(reading)})")
+            pairs = [(reading, versus)]
+        else:
+            pairs = q.knob_pairs(reading)
         answers = [q.distinguishing(a, b, depth, world, producer, conformant, timeout)
                    for a, b in pairs]
     else:

@@ -112,7 +112,7 @@ def _enumerated(depth: int, reading: Reading) -> dict:
     return {k: (len(v) + 1 if v is not None else None) for k, v in found.items()}
 
 
-@pytest.mark.parametrize("reading", ["draft", "strict"])
+@pytest.mark.parametrize("reading", ["draft", "strict,Q20=drop-op"])
 def test_every_query_agrees_with_exhaustive_enumeration(reading):
     """Reachability, vacuity (conformant and any trace), consistency and bounded proof: Z3's
     shortest length (or unsat) equals the executable model's, by breadth-first enumeration of the
@@ -340,6 +340,30 @@ def test_distinguishing_producer_modes():
     assert q.distinguishing(DRAFT, first, 5, conformant=False).length == 4
 
 
+@pytest.mark.parametrize("knob, option, why", [("Q1", "ignore", "no event carries metadata"),
+                                                ("Q20", "fatal", "unknown ops are outside"),
+                                                ("Q21", "shim", "null members")])
+def test_readings_outside_the_fragment_are_refused(knob, option, why):
+    """The encoding never consults Q1, Q6, Q6-ms, Q20, Q21: an answer under a reading that sets
+    one would be draft's answer (Q1 splits a 3-event trace the fragment cannot express, so
+    distinguish would say "agree"). Every query refuses such a reading, naming the knob and the
+    encoding's reason, instead of answering."""
+    off = DRAFT.with_(**{knob: option})
+    expected = rf"^{knob} is outside the Z3 fragment \({knob}={option}; .*{why}.*explore"
+    calls = [lambda: q.distinguishing(DRAFT, off, 5), lambda: q.distinguishing(off, DRAFT, 5),
+             lambda: q.distinguishing(off, off.with_(Q5="retype"), 5),
+             lambda: q.distinguishing(DRAFT, DRAFT.with_(Q5="retype"), 5, producer=off),
+             lambda: q.reachability("any-fatal", 3, off), lambda: q.vacuity(3, off),
+             lambda: q.consistency(3, off), lambda: q.bounded_proof("P02-content-object", 3, off)]
+    for call in calls:
+        with pytest.raises(ValueError, match=expected):
+            call()
+    with pytest.raises(ValueError, match=r"^the two readings are the same \(draft\)$"):
+        q.distinguishing(DRAFT, DRAFT, 5)
+    # None (the knobs left to the solver) ranges over the fragment's knobs only, and is accepted
+    assert q.reachability("any-fatal", 2, None).status == "unsat"
+
+
 def test_answers_are_deterministic():
     a = q.distinguishing(DRAFT, DRAFT.with_(Q10="held"), depth=5).to_json(timing=False)
     b = q.distinguishing(DRAFT, DRAFT.with_(Q10="held"), depth=5).to_json(timing=False)
@@ -382,3 +406,34 @@ def test_cli_json_is_stable_and_errors_are_one_line(capsys):
         assert main(bad) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["distinguish", "--versus", "Q1=ignore", "--depth", "5"],
+     ("--versus: Q1 is outside the Z3 fragment (Q1=ignore; metadata is outside the fragment "
+      "(no event carries metadata)")),
+    (["distinguish", "--versus", "Q20=fatal", "--depth", "5"],
+     "--versus: Q20 is outside the Z3 fragment (Q20=fatal; "),
+    (["distinguish", "--reading", "Q6=merge"], "--reading: Q6 is outside the Z3 fragment"),
+    (["distinguish", "--producer", "Q6-ms=merge"], "--producer: Q6-ms is outside the Z3 fragment"),
+    (["reach", "--reading", "Q1=ignore"], "--reading: Q1 is outside the Z3 fragment"),
+    (["prove", "--reading", "strict"], "--reading: Q20 is outside the Z3 fragment"),
+    (["vacuity", "--reading", "lenient"], "--reading: Q21 is outside the Z3 fragment"),
+    (["distinguish", "--versus", "draft"], "--versus: the two readings are the same (draft)"),
+    (["distinguish", "--reading", "Q7=skip", "--versus", "Q7=skip"],
+     "--versus: the two readings are the same (Q7=skip)"),
+    (["distinguish", "--producer", "nope"], "--producer: unknown reading 'nope'"),
+    (["distinguish", "--versus", "nope"], "--versus: unknown reading 'nope'"),
+    (["reach", "--subject", ""],
+     "--subject: empty subject for reach; subjects: owner-changed-by-replace-false, "),
+    (["prove", "--subject", "P02-content-object,"],
+     "--subject: empty subject for prove; subjects: P02-content-object, "),
+])
+def test_cli_refuses_what_it_cannot_answer(capsys, args, message):
+    """Exit 2 with one line naming the option at fault, before any solving: a reading outside
+    the fragment (the answer would be wrong, not "agree"), the same reading twice, an empty
+    subject (it used to mean every subject)."""
+    assert main(["smt"] + args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"activity-check: error: {message}")

@@ -37,13 +37,13 @@ import z3
 from model.readings import DRAFT, KNOB_BY_ID, Reading
 from properties.smt.checks import (PROOF_BY_ID, PROOF_PROPERTIES, RULE_BY_ID, RULES, SHAPE_BY_ID,
                                    SHAPES, SITUATION_BY_ID, SITUATIONS, At, Check)
-from properties.smt.encoding import FRAGMENT_KNOBS, Unrolling
+from properties.smt.encoding import FRAGMENT_KNOBS, OUTSIDE_KNOBS, Unrolling
 from properties.smt.replay import CrossCheckError, StepView, decode, lockstep
 from properties.smt.world import DEFAULT_WORLD, MS, AbstractEvent, World, realise_trace, wire_trace
 
 __all__ = ["Answer", "Witness", "reachability", "vacuity", "consistency", "distinguishing",
-           "bounded_proof", "knob_pairs", "DIFFERENCE_KINDS", "reading_label",
-           "DEFAULT_TIMEOUT"]
+           "bounded_proof", "knob_pairs", "require_fragment", "DIFFERENCE_KINDS",
+           "reading_label", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one query (one subject) may take before it answers ``unknown``."""
@@ -133,6 +133,27 @@ class Answer:
 def reading_label(reading: Optional[Reading]) -> str:
     """``draft``, a preset name, ``Q11=move,...`` or ``any`` (symbolic)."""
     return "any" if reading is None else (reading.name or "draft")
+
+
+def require_fragment(reading: Optional[Reading]) -> None:
+    """Refuse a reading that departs from draft in a knob outside the fragment.
+
+    The encoding never consults those knobs (:data:`~properties.smt.encoding.OUTSIDE_KNOBS`), so
+    an answer under such a reading would silently be the answer under draft's option for them:
+    wrong whenever the knob matters (it does, on traces outside the fragment). Every query calls
+    this for each reading it is given; None (the knobs left to the solver) passes.
+
+    Raises:
+        ValueError: naming the first such knob, the encoding's reason, and what to use instead.
+    """
+    if reading is None:
+        return
+    for kid, option in reading.differences().items():
+        if kid in OUTSIDE_KNOBS:
+            raise ValueError(
+                f"{kid} is outside the Z3 fragment ({kid}={option}; {OUTSIDE_KNOBS[kid]}); "
+                f"use `activity-check explore` for it, or leave it at "
+                f"{kid}={KNOB_BY_ID[kid].draft}")
 
 
 # --- the search driver --------------------------------------------------------------------------
@@ -279,11 +300,13 @@ def reachability(situation: str, depth: int = 8, reading: Optional[Reading] = DR
         An :class:`Answer` (subject = the situation id).
 
     Raises:
-        KeyError: unknown situation; ValueError: depth < 1;
+        KeyError: unknown situation; ValueError: depth < 1, or the reading departs from draft
+        in a knob outside the fragment (:func:`require_fragment`);
         CrossCheckError: the executable model disagrees with Z3's witness.
     """
     check = SITUATION_BY_ID[situation]
     _validate_depth(depth)
+    require_fragment(reading)
     u = Unrolling(world, {"a": reading}, "a")
     status, searched, witness, model, secs = _run_check(
         u, check, depth, "conformant" if conformant else "any", timeout, "situation")
@@ -311,9 +334,11 @@ def vacuity(depth: int = 8, reading: Reading = DRAFT, world: World = DEFAULT_WOR
         One :class:`Answer` per rule (``status`` unsat = never fires on conformant traces).
 
     Raises:
-        KeyError: an unknown rule id; ValueError: depth < 1; CrossCheckError.
+        KeyError: an unknown rule id; ValueError: depth < 1 or a reading outside the fragment
+            (:func:`require_fragment`); CrossCheckError.
     """
     _validate_depth(depth)
+    require_fragment(reading)
     chosen = [RULE_BY_ID[r] for r in rules] if rules else list(RULES)
     u = Unrolling(world, {"a": reading}, "a")
     out = []
@@ -346,9 +371,11 @@ def consistency(depth: int = 8, reading: Reading = DRAFT, world: World = DEFAULT
         One :class:`Answer` per shape (unsat: the obligations exclude the shape up to depth).
 
     Raises:
-        KeyError: an unknown shape id; ValueError: depth < 1; CrossCheckError.
+        KeyError: an unknown shape id; ValueError: depth < 1 or a reading outside the fragment
+            (:func:`require_fragment`); CrossCheckError.
     """
     _validate_depth(depth)
+    require_fragment(reading)
     chosen = [SHAPE_BY_ID[s] for s in shapes] if shapes else list(SHAPES)
     u = Unrolling(world, {"a": reading}, "a")
     out = []
@@ -435,10 +462,18 @@ def distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 8,
         executable model), and ``detail["outcomes"]`` the two readings' last steps.
 
     Raises:
-        ValueError: depth < 1; CrossCheckError: the executable model disagrees (also when the
-            replayed readings agree on the trace, or differ earlier or in other ways).
+        ValueError: depth < 1, the two readings are the same, or a reading departs from draft
+            in a knob outside the fragment (:func:`require_fragment`); CrossCheckError: the
+            executable model disagrees (also when the replayed readings agree on the trace, or
+            differ earlier or in other ways).
     """
     _validate_depth(depth)
+    require_fragment(reading_a)
+    require_fragment(reading_b)
+    if reading_a == reading_b:
+        raise ValueError(f"the two readings are the same ({reading_label(reading_a)})")
+    if isinstance(producer, Reading):
+        require_fragment(producer)
     started = time.monotonic()
     deadline = started + timeout
     if producer == "both":
@@ -523,10 +558,12 @@ def bounded_proof(property_id: str, depth: int = 8, reading: Optional[Reading] =
         conformant: only conformant traces (default: any trace of the fragment).
 
     Raises:
-        KeyError: unknown property; ValueError: depth < 1; CrossCheckError.
+        KeyError: unknown property; ValueError: depth < 1 or a reading outside the fragment
+            (:func:`require_fragment`); CrossCheckError.
     """
     check = PROOF_BY_ID[property_id]
     _validate_depth(depth)
+    require_fragment(reading)
     u = Unrolling(world, {"a": reading}, "a")
     status, searched, witness, model, secs = _run_check(
         u, check, depth, "conformant" if conformant else "any", timeout, "a violation of")
