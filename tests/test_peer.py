@@ -598,3 +598,171 @@ def test_recorded_peer_behaviour_matches_what_the_adapter_shows(mode):
             determined += 1
     assert determined == len(recorded) - 1  # Q10 is separated by the search's traces only
     assert table["Q10"].status == "no-evidence"
+
+
+# --- budgets, unshrunk exports, process groups, --fail-on (review of issue 6) -------------------
+
+OVERWRITE = (
+    "import json, sys\n"
+    "from counterexamples.model_adapter import answer\n"
+    "for line in sys.stdin:\n"
+    "    r = json.loads(line)\n"
+    "    events = [dict(e) for e in r['events']]\n"
+    "    for e in events:\n"
+    "        if e.get('type') == 'ACTIVITY_SNAPSHOT' and e.get('replace') is False:\n"
+    "            e.pop('replace')\n"
+    "    out = answer({'id': r['id'], 'events': events})\n"
+    "    print(json.dumps(out), flush=True)\n")
+"""A peer that treats ``replace: false`` like a replacing snapshot: it diverges on probe-Q3."""
+
+
+def _overwrite(tmp_path: Path) -> str:
+    script = tmp_path / "overwrite.py"
+    script.write_text(OVERWRITE)
+    return f"{PY} {script}"
+
+
+def test_search_checks_corpus_and_probes_first_and_exports_unshrunk_when_the_budget_ends(
+        tmp_path, monkeypatch):
+    """With the budget already spent, the corpus and probes are still checked, nothing is
+    generated, and the divergence (probe-Q3) is exported unshrunk; the report says the budget
+    stopped it."""
+    import time
+    import counterexamples.peers as peers
+    monkeypatch.setattr(peers, "CORPUS_SLACK", 60.0)  # a loaded test machine is slow
+    with AdapterProcess(resolve_adapter(_overwrite(tmp_path))) as adapter:
+        report = search_peer(adapter, seed=0, stateful=20, bfs_depth=2,
+                             deadline=time.monotonic())
+    ids = [r.trace.id for r in report.results]
+    assert ids == [t.id for t in corpus_traces() + probe_traces()]
+    assert report.stopped_by == "budget"
+    summary = report.to_json()
+    assert summary["stoppedBy"] == "budget" and summary["checked"] == len(ids)
+    assert summary["generated"]["stateful"] == 0 and summary["generated"]["bfs"] == 0
+    divergent = [r for r in report.results if r.classification.kind == "divergence"]
+    assert divergent and all(r.finding in report.findings for r in divergent)
+    assert [d["shrunk"] for d in summary["divergences"]] == [False] * len(summary["divergences"])
+    q3 = next(r for r in report.results if r.trace.id == "probe-Q3")
+    finding = report.findings[q3.finding]
+    assert finding["shrunk"] is False and finding["events"] == list(q3.trace.wire)
+
+
+def test_cli_search_budget_report_says_the_budget_stopped_it(tmp_path, capsys):
+    argv = ["peer", "search", "--adapter", _overwrite(tmp_path), "--budget", "0.01",
+            "--examples", "400", "--bfs-depth", "4"]
+    assert main(argv + ["--json", "--out", str(tmp_path / "out")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["stoppedBy"] == "budget"
+    assert report["checked"] == report["counts"]["traces"] >= 41
+    assert report["counts"]["divergence"] >= 1 and report["divergences"]
+    assert all(d["files"] for d in report["divergences"])
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "stopped by the budget" in text and "checked: " in text
+    assert "no usable answer" not in text
+
+
+@needs_node
+def test_reducer_search_with_a_short_budget_still_exports_the_fc22_divergence(tmp_path, capsys):
+    assert main(["peer", "search", "--adapter", "ag-ui-client:reducer", "--budget", "8",
+                 "--json", "--out", str(tmp_path / "out")]) == 0
+    report = json.loads(capsys.readouterr().out)
+    fc22 = next(t for t in report["traces"] if t["id"] == "FC-22")
+    assert fc22["class"] == "divergence" and fc22["finding"]
+    assert fc22["finding"] in {d["id"] for d in report["divergences"]}
+    assert report["checked"] >= 41
+
+
+def test_check_no_shrink_exports_every_divergence_unshrunk(tmp_path, capsys):
+    a = [RUN, snap("x", {"k": 1}), snap("x", {"k": 2}, replace=False), END]
+    b = [RUN, snap("y", {"k": 1}), snap("y", {"k": 3}, replace=False, metadata={"m": 1})]
+    files = [str(_write(tmp_path / "a.jsonl", a)), str(_write(tmp_path / "b.jsonl", b))]
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", _overwrite(tmp_path), "--no-shrink", "--json",
+                 "--out", str(out), *files]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"]["divergence"] == 2
+    assert len(report["divergences"]) == 2
+    assert all(not d["shrunk"] for d in report["divergences"])
+    by_source = {d["source"]: d for d in report["divergences"]}
+    for name, events in (("a.jsonl", a), ("b.jsonl", b)):
+        finding = json.loads((out / by_source[name]["files"][0]).read_text())
+        assert finding["events"] == events and finding["shrunk"] is False
+        assert finding["divergesAt"] == 2
+
+
+def test_a_hung_adapter_cannot_outlast_the_budget(tmp_path, capsys):
+    import time
+    script = tmp_path / "hang.py"
+    script.write_text("import sys, time\nsys.stdin.readline()\ntime.sleep(1000)\n")
+    began = time.monotonic()
+    assert main(["peer", "search", "--adapter", f"{PY} {script}", "--budget", "2",
+                 "--timeout", "30", "--json"]) == 0
+    took = time.monotonic() - began
+    report = json.loads(capsys.readouterr().out)
+    assert report["stoppedBy"] == "budget" and report["counts"]["traces"] == 0
+    assert took < 2 + 5, took  # the corpus slack (3 s) and closing
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_close_ends_processes_the_adapter_left_behind(tmp_path):
+    import time
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "spawner.py"
+    script.write_text(
+        "import json, subprocess, sys\n"
+        "from counterexamples.model_adapter import answer\n"
+        f"child = subprocess.Popen(['sleep', '1000'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "for line in sys.stdin:\n"
+        "    print(json.dumps(answer(json.loads(line))), flush=True)\n")
+    report = check(f"{PY} {script}", [PeerTrace.of("t", [RUN, snap(), END])])
+    assert classes(report) == {"t": "draft"}
+    pid = int(pidfile.read_text())
+    for _ in range(40):
+        if not _alive(pid):
+            break
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def test_fail_on_gates_the_exit_code(tmp_path, capsys):
+    trace = str(_write(tmp_path / "a.jsonl", [RUN, snap("x"), snap("x", {"n": 2},
+                                                                    replace=False)]))
+    peer = _overwrite(tmp_path)
+    base = ["peer", "check", "--adapter", peer, "--no-shrink", trace]
+    assert main(base) == 0
+    assert main(base + ["--fail-on", "divergence"]) == 1
+    assert main(base + ["--fail-on", "any"]) == 1
+    assert main(base + ["--fail-on", "error"]) == 0
+    assert main(["peer", "check", "--adapter", "model", trace, "--fail-on", "any"]) == 0
+    capsys.readouterr()
+    assert main(base + ["--fail-on", "bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("activity-check: error:") and err.count("\n") == 1
+
+
+def test_search_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
+    """Without a time budget the output depends only on the seed and the peer."""
+    argv = [PY, "-c", "import sys; from activity_check.cli import main; sys.exit(main())",
+            "peer", "search", "--adapter", _overwrite(tmp_path), "--examples", "20",
+            "--bfs-depth", "2", "--budget", "inf", "--json", "--seed", "3"]
+    outs = []
+    for hash_seed, out in (("1", "a"), ("987", "b")):
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        done = subprocess.run(argv + ["--out", str(tmp_path / out)], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        outs.append(done.stdout)
+    assert outs[0] == outs[1] and json.loads(outs[0])["divergences"]
+    for path in sorted((tmp_path / "a").rglob("*")):
+        if path.is_file():
+            assert path.read_bytes() == (tmp_path / "b" / path.relative_to(tmp_path / "a")
+                                         ).read_bytes()
