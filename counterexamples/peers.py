@@ -1599,8 +1599,10 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
     report.generated = counts
     if adapter.budget_hit:
         report.stopped_by = "budget"
-    # a trace the deadline cut was not checked: it is left out, not counted as an error
-    report.results = [r for r in report.results if r.reply.error != BUDGET_NOTE]
+    # a generated trace the deadline cut was not checked: it is left out, not counted as an
+    # error; the corpus and probes always count (an adapter too slow for them has errors)
+    report.results = report.results[:len(base)] + [
+        r for r in report.results[len(base):] if r.reply.error != BUDGET_NOTE]
     _finish(report, adapter, True, deadline, max_findings)
     if adapter.budget_hit:
         report.stopped_by = "budget"

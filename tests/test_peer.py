@@ -700,7 +700,9 @@ def test_a_hung_adapter_cannot_outlast_the_budget(tmp_path, capsys):
                  "--timeout", "30", "--json"]) == 0
     took = time.monotonic() - began
     report = json.loads(capsys.readouterr().out)
-    assert report["stoppedBy"] == "budget" and report["counts"]["traces"] == 0
+    # the corpus and probes it could not answer are errors (so --fail-on error catches it)
+    assert report["stoppedBy"] == "budget" and report["counts"]["traces"] == 41
+    assert report["counts"]["error"] == 41
     assert took < 2 + 5, took  # the corpus slack (3 s) and closing
 
 
