@@ -303,17 +303,7 @@ def test_a_divergence_is_shrunk_by_rerunning_the_peer_and_exported(tmp_path, cap
     """A peer that treats ``replace: false`` like a replacing snapshot (a zoo mistake no reading
     makes) diverges; the finding keeps the two events that show it."""
     script = tmp_path / "overwrite.py"
-    script.write_text(
-        "import json, sys\n"
-        "from counterexamples.model_adapter import answer\n"
-        "for line in sys.stdin:\n"
-        "    r = json.loads(line)\n"
-        "    events = [dict(e) for e in r['events']]\n"
-        "    for e in events:\n"
-        "        if e.get('type') == 'ACTIVITY_SNAPSHOT' and e.get('replace') is False:\n"
-        "            e.pop('replace')\n"
-        "    out = answer({'id': r['id'], 'events': events})\n"
-        "    print(json.dumps(out), flush=True)\n")
+    script.write_text(OVERWRITE)
     padded = [RUN, {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "user"},
               {"type": "TEXT_MESSAGE_END", "messageId": "m"}, snap("x", {"k": 1}),
               snap("x", {"k": 2}, replace=False, metadata={"a": 1}), delta("x", [], ), END]
