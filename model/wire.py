@@ -19,8 +19,9 @@ Event types whose full schema is not among the reference pages (RUN_*, TEXT_*, T
 SUBAGENT_*) are checked on the members the model uses; their other members are ignored without a
 warning rather than stripped, so that real traces do not drown in spurious notices.
 
-File-level problems (not JSON, not a list of objects) raise :class:`TraceFormatError`, which names
-the file, line, column and event index.
+File-level problems (not JSON, not a list of objects, a document that is not a trace: no element
+with a ``type``, or a case nested where an event belongs) raise :class:`TraceFormatError`, which
+names the file, line, column, event index and, where one member is at fault, its JSON path.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ from model.json_values import freeze
 
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
-    "load_trace", "read_text", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
+    "load_trace", "read_text", "loads_json", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
 
@@ -476,8 +477,16 @@ class ParsedTrace:
         return self.lines[index] if 0 <= index < len(self.lines) else None
 
 
-def _loads(text: str) -> Any:
-    """json.loads that rejects NaN and Infinity with a positioned JSONDecodeError."""
+def loads_json(text: str) -> Any:
+    """Decode JSON text strictly, as every file the tool reads is decoded.
+
+    Beyond :func:`json.loads` it refuses ``NaN`` and ``Infinity`` (not JSON), numbers out of range
+    or too long to read, a member name that appears twice in one object (named with the JSON
+    path of that object, e.g. ``$.patches``), and nesting deeper than :data:`MAX_DEPTH`.
+
+    Raises:
+        json.JSONDecodeError: with the reason and a position (``lineno``, ``colno``).
+    """
     def reject(name: str):
         raise _NotJson(name, f"{name} is not a JSON value")
 
@@ -487,29 +496,68 @@ def _loads(text: str) -> Any:
             raise _NotJson(token, f"the number {token[:20]} is out of range")
         return value
 
+    seen_repeat = []
+
     def pairs(items: list) -> dict:
-        obj = {}
+        obj: dict = {}
+        repeated = None
         for key, value in items:
-            if key in obj:
-                raise _NotJson(f'"{key}"', f"duplicate member {json.dumps(key)} in one object")
+            if key in obj and repeated is None:
+                repeated = key
             obj[key] = value
-        return obj
+        if repeated is None:
+            return obj
+        marked = _Repeated(obj)
+        marked.repeated = repeated
+        seen_repeat.append(marked)
+        return marked
 
     try:
         value = json.loads(text, parse_constant=reject, parse_float=number,
                            object_pairs_hook=pairs)
+        if seen_repeat:
+            _check_repeated(value)
         _check_depth(value, text)
         return value
     except json.JSONDecodeError:
         raise
     except _NotJson as exc:
-        raise json.JSONDecodeError(exc.reason, text, max(text.find(exc.token), 0)) from None
+        raise json.JSONDecodeError(exc.reason, text, exc.locate(text)) from None
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply to read", text, 0) from None
     except ValueError as exc:  # an integer with more digits than Python reads
         long_number = re.search(r"\d{4000,}", text)
         raise json.JSONDecodeError(f"a number is too long to read ({str(exc).split(':')[0]})",
                                    text, long_number.start() if long_number else 0) from None
+
+
+class _Repeated(dict):
+    """Internal: a decoded object in which the member name ``repeated`` appeared more than once
+    (reported after decoding, when the object's path is known)."""
+
+    repeated: str
+
+
+def _check_repeated(value: Any) -> None:
+    """Raise :class:`_NotJson` for the first object, in document order, that repeats a member."""
+    stack = [(value, "$")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Repeated):
+            key = json.dumps(node.repeated, ensure_ascii=False)
+            raise _NotJson(key, f"duplicate member {key} in {path}", member=True)
+        if isinstance(node, dict):
+            stack.extend((child, _member_path(path, name))
+                         for name, child in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
+
+
+def _member_path(path: str, name: str) -> str:
+    """``path.name``, or ``path["name"]`` when the name is not a plain identifier."""
+    if name.isidentifier() or re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name):
+        return f"{path}.{name}"
+    return f"{path}[{json.dumps(name, ensure_ascii=False)}]"
 
 
 MAX_DEPTH = 128
@@ -529,9 +577,20 @@ def _check_depth(value: Any, text: str) -> None:
 
 
 class _NotJson(ValueError):
-    def __init__(self, token: str, reason: str):
+    """Internal: a decoded value JSON does not allow; ``token`` is searched for in the text to
+    give the position (a repeated ``member`` name: its second occurrence as a member name)."""
+
+    def __init__(self, token: str, reason: str, member: bool = False):
         super().__init__(reason)
-        self.token, self.reason = token, reason
+        self.token, self.reason, self.member = token, reason, member
+
+    def locate(self, text: str) -> int:
+        """Offset of the offending token in ``text`` (0 when it cannot be found)."""
+        if self.member:
+            names = [m.start() for m in re.finditer(re.escape(self.token) + r"\s*:", text)]
+            if len(names) > 1:
+                return names[1]
+        return max(text.find(self.token), 0)
 
 
 def _position(text: str, pos: int) -> tuple[int, int]:
@@ -597,8 +656,9 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
 
     Raises:
         TraceFormatError: empty input, invalid JSON (with line and column), a top level that is
-            not an array/object, an ``events`` member that is not an array, or an element that is
-            not a JSON object (with its event index and line).
+            not an array/object, an ``events`` member that is not an array, an element that is
+            not a JSON object, an element that wraps ``events`` itself, or no element with a
+            ``type`` (not a trace; these with the event index, line and ``$.type``).
     """
     stripped = text.lstrip()
     if not stripped:
@@ -608,7 +668,7 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
     meta: dict = {}
     if stripped[0] in "[{":
         try:
-            doc = _loads(text)
+            doc = loads_json(text)
         except json.JSONDecodeError as exc:
             if stripped[0] == "{" and exc.msg == "Extra data":
                 doc = None  # JSON lines whose first line is an object
@@ -634,7 +694,7 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
         if not raw.strip():
             continue
         try:
-            objs.append(_loads(raw))
+            objs.append(loads_json(raw))
         except (json.JSONDecodeError, ValueError) as exc:
             if isinstance(exc, json.JSONDecodeError):
                 raise TraceFormatError(f"not valid JSON: {exc.msg}", file=file, line=lineno,
@@ -645,16 +705,41 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
     return _finish(objs, lines, file, meta)
 
 
+_TRACE_FORMS = 'a JSON array of events, JSON lines, or an object with an "events" array'
+"""The forms a trace file may take (said in the errors for a file that is none of them)."""
+
+
 def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) -> ParsedTrace:
+    """Parse the decoded elements of a trace, refusing a document that is not a trace.
+
+    An element without a ``type`` is an event the consumer finds malformed
+    (PRC-MALFORMED-FATAL), but only inside a trace: when no element has a ``type`` the document is
+    something else (a configuration, a summary, a wrapper under another name), and an element
+    that itself wraps ``events`` is a case or finding nested where an event belongs.
+    """
     if not objs:
         raise TraceFormatError("the trace holds no events", file=file)
     events = []
     for i, obj in enumerate(objs):
+        line = lines[i] if i < len(lines) else None
+        if isinstance(obj, dict) and "type" not in obj and "events" in obj:
+            raise TraceFormatError(
+                '$.type: required member is missing, and the object holds "events": it is a '
+                "case or finding, not an event (replay takes one case a file; a file of cases, "
+                "one a line, is a case set, which peer check reads)",
+                file=file, line=line, event_index=i)
         try:
             events.append(parse_event(obj))
         except TypeError as exc:
-            raise TraceFormatError(str(exc), file=file, line=lines[i] if i < len(lines) else None,
-                                   event_index=i) from None
+            raise TraceFormatError(str(exc), file=file, line=line, event_index=i) from None
+    if not any("type" in obj for obj in objs):
+        first = objs[0]
+        names = ", ".join(json.dumps(k, ensure_ascii=False)[:40] for k in list(first)[:4])
+        members = f"members {names}{', ...' if len(first) > 4 else ''}" if first else "no members"
+        raise TraceFormatError(
+            f"$.type: required member is missing ({members}), and no event of the file has a "
+            f"type, so it is not a trace: expected {_TRACE_FORMS}",
+            file=file, line=lines[0] if lines else None, event_index=0)
     return ParsedTrace(tuple(events), tuple(lines), file, meta)
 
 

@@ -22,7 +22,7 @@ from model.events import (
 from model.json_values import freeze
 from model.wire import (
     JSON_POINTER, KNOWN_PASSTHROUGH, ParsedTrace, TraceFormatError, dump_jsonl, event_to_json,
-    load_trace, parse_event, parse_events, parse_trace_text,
+    load_trace, loads_json, parse_event, parse_events, parse_trace_text,
 )
 
 
@@ -1029,6 +1029,87 @@ def test_trace_top_level_scalar_is_an_error(text):
         parse_trace_text(text)
     assert info.value.event_index == 0
     assert info.value.line == 1
+
+
+# A document that is not a trace is refused, not read as one malformed event (regression: a lone
+# {"foo": []} was replayed as a trace of one event missing its type).
+
+NOT_A_TRACE = ("$.type: required member is missing", "no event of the file has a type",
+               "not a trace")
+
+
+def test_trace_object_without_type_is_not_a_trace():
+    with pytest.raises(TraceFormatError) as info:
+        parse_trace_text('\n{"foo": []}\n', "foo.json")
+    err = info.value
+    assert (err.file, err.line, err.event_index) == ("foo.json", 2, 0)
+    assert err.reason.startswith('$.type: required member is missing (members "foo")')
+    assert str(err).startswith("foo.json:2: event 0: $.type: required member is missing")
+    assert 'or an object with an "events" array' in str(err)
+
+
+@pytest.mark.parametrize("text, line, members", [
+    ("{}", 1, "(no members)"),
+    ('{"name": "case", "trace": [' + json.dumps(RS) + "]}", 1, '(members "name", "trace")'),
+    ('[\n  {"a": 1},\n  {"b": 2}\n]', 2, '(members "a")'),
+    ('{"a": 1}\n{"b": 2}\n', 1, '(members "a")'),
+    ('{"id": "c",\n "events": [\n  {"messageId": "m"}\n]}', 3, '(members "messageId")'),
+    ('{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}', 1, '(members "a", "b", "c", "d", ...)'),
+])
+def test_trace_with_no_typed_event_is_not_a_trace(text, line, members):
+    with pytest.raises(TraceFormatError) as info:
+        parse_trace_text(text, "x.json")
+    err = info.value
+    assert (err.file, err.line, err.event_index) == ("x.json", line, 0)
+    assert members in err.reason
+    assert all(piece in err.reason for piece in NOT_A_TRACE), err.reason
+
+
+def test_trace_event_without_type_among_events_is_malformed_not_refused():
+    pt = parse_trace_text(json.dumps(RS) + '\n{"foo": []}\n')
+    assert [type(e) for e in pt.events] == [RunStarted, Malformed]
+    assert pt.events[1].path == "$.type" and pt.events[1].name == "?"
+    assert pt.lines == (1, 2)
+
+
+@pytest.mark.parametrize("text, line, index", [
+    # a case set (one field case a line), read where one trace is expected
+    ('{"id": "c1", "events": [' + json.dumps(RS) + ']}\n'
+     '{"id": "c2", "events": [' + json.dumps(RF) + ']}\n', 1, 0),
+    # a case nested where an event belongs
+    ("[\n" + json.dumps(RS) + ',\n{"id": "c", "events": []}\n]', 3, 1),
+    ('{"events": [' + json.dumps(RS) + ',\n {"events": [' + json.dumps(RF) + "]}]}", 2, 1),
+])
+def test_trace_case_where_an_event_belongs_is_an_error(text, line, index):
+    with pytest.raises(TraceFormatError) as info:
+        parse_trace_text(text, "cases.jsonl")
+    err = info.value
+    assert (err.file, err.line, err.event_index) == ("cases.jsonl", line, index)
+    assert err.reason.startswith('$.type: required member is missing, and the object holds '
+                                 '"events": it is a case or finding, not an event')
+    assert "case set" in err.reason
+
+
+def test_trace_duplicate_member_names_the_event_path_and_position():
+    text = json.dumps(RS) + '\n{"type": "RUN_ERROR", "message": "a",\n "message": "b"}'
+    with pytest.raises(TraceFormatError) as info:
+        parse_trace_text("[" + text.replace("\n{", ",\n{", 1) + "]", "d.json")
+    err = info.value
+    assert (err.line, err.column) == (3, 2)  # the second "message"
+    assert err.reason == 'not valid JSON: duplicate member "message" in $[1]'
+
+
+def test_loads_json_duplicate_member_path_and_strictness():
+    with pytest.raises(json.JSONDecodeError) as info:
+        loads_json('{"patches": {"set-n": [],\n  "set-n": []}}')
+    assert info.value.msg == 'duplicate member "set-n" in $.patches'
+    assert (info.value.lineno, info.value.colno) == (2, 3)
+    with pytest.raises(json.JSONDecodeError) as info:
+        loads_json('{"a b": [{"k": 1, "k": 2}]}')
+    assert info.value.msg == 'duplicate member "k" in $["a b"][0]'
+    with pytest.raises(json.JSONDecodeError, match="NaN is not a JSON value"):
+        loads_json("[NaN]")
+    assert loads_json('{"a": [1, {"b": null}]}') == {"a": [1, {"b": None}]}
 
 
 def test_trace_error_is_a_value_error():
