@@ -620,15 +620,27 @@ def _write_dot(graph, path: str) -> None:
 
 
 def _read_vocabulary(path: str):
+    """The producer vocabulary in the JSON file ``path`` (see :func:`model.producer.load_vocabulary`).
+
+    Raises:
+        UsageError: one line naming ``--vocabulary``, the file and what is wrong: unreadable, not
+            UTF-8, not strict JSON (with line and column; a member named twice, with the JSON
+            path of its object), or a value the producer cannot use (with the member and index).
+    """
     from model.producer import load_vocabulary
+    from model.wire import TraceFormatError, loads_json, read_text
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            return load_vocabulary(json.load(fh))
-    except OSError as exc:
-        raise UsageError(f"--vocabulary {path}: {exc.strerror}") from None
+        text = read_text(path)
+    except TraceFormatError as exc:
+        raise UsageError(f"--vocabulary {exc}") from None
+    try:
+        doc = loads_json(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"--vocabulary {path}:{exc.lineno}:{exc.colno}: "
                          f"not valid JSON: {exc.msg}") from None
+    try:
+        return load_vocabulary(doc)
     except ValueError as exc:
         raise UsageError(f"--vocabulary {path}: {exc}") from None
 

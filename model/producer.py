@@ -93,8 +93,14 @@ def load_vocabulary(doc: dict) -> Vocabulary:
     null, the parent), contents are objects, metadata objects or null, replace flags booleans or
     null, patches arrays of operations that pass the wire's structural checks (SNP-MALFORMED-OP).
 
+    And every value must be a distinct choice, or the search means nothing: ids, types, owners and
+    patch names are not empty, no array holds the same value twice (nor two patches the same
+    operations), and a message id is an activity id or a text id, never both, nor the id of the
+    history message the producer restates (EVM-ID-UNIQUE: ids are unique across roles).
+
     Raises:
-        ValueError: naming the member and the offending value.
+        ValueError: naming the member, the index within it and the offending value, e.g.
+            ``activityIds[1]: "a" repeats activityIds[0]``.
     """
     if not isinstance(doc, dict):
         raise ValueError("a vocabulary is a JSON object")
@@ -107,13 +113,20 @@ def load_vocabulary(doc: dict) -> Vocabulary:
     if unknown:
         raise ValueError(f"unknown member(s) {', '.join(unknown)}; members: {', '.join(sorted(known))}")
 
-    def items(name, default, check, what):
+    def items(name, default, check, what, nonempty_text=False):
         value = doc.get(name, default)
         if not isinstance(value, (list, tuple)) or not value:
             raise ValueError(f"{name}: expected a non-empty array")
+        seen: dict[str, int] = {}
         for i, item in enumerate(value):
             if not check(item):
                 raise ValueError(f"{name}[{i}]: expected {what}, got {json.dumps(item)[:40]}")
+            if nonempty_text and item == "":
+                raise ValueError(f"{name}[{i}]: expected {what}, got the empty string")
+            key = freeze(item)
+            if key in seen:
+                raise ValueError(f"{name}[{i}]: {_shown(item)} repeats {name}[{seen[key]}]")
+            seen[key] = i
         return tuple(value)
 
     d = DEFAULT_VOCABULARY
@@ -122,21 +135,42 @@ def load_vocabulary(doc: dict) -> Vocabulary:
     if "patches" in doc:
         if not isinstance(doc["patches"], dict) or not doc["patches"]:
             raise ValueError("patches: expected a non-empty object of named patches")
+        seen_ops: dict[str, str] = {}
         for name, ops in doc["patches"].items():
+            if name == "":
+                raise ValueError('patches[""]: expected a patch name, got the empty string')
             probe = parse_event({"type": "ACTIVITY_DELTA", "messageId": "m", "activityType": "t",
                                  "patch": ops})
             if isinstance(probe, Malformed):
                 raise ValueError(f"patches.{name}: {probe.path.replace('$.patch', '')}: "
                                  f"{probe.reason}")
+            key = freeze(ops)
+            if key in seen_ops:
+                raise ValueError(f"patches.{name}: the same operations as patches.{seen_ops[key]}")
+            seen_ops[key] = name
         patches = tuple((k, tuple(v)) for k, v in doc["patches"].items())
     max_runs = doc.get("maxRuns", d.max_runs)
     if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
         raise ValueError("maxRuns: expected a whole number of at least 1")
+    activity_ids = items("activityIds", d.activity_ids, is_str, "a non-empty string", True)
+    text_ids = items("textIds", d.text_ids, is_str, "a non-empty string", True)
+    for i, tid in enumerate(text_ids):
+        if tid in activity_ids:
+            raise ValueError(f"textIds[{i}]: {_shown(tid)} is also activityIds"
+                             f"[{activity_ids.index(tid)}]; a message id is unique across roles "
+                             "(EVM-ID-UNIQUE)")
+    for name, ids in (("activityIds", activity_ids), ("textIds", text_ids)):
+        if _HISTORY.id in ids:
+            raise ValueError(f"{name}[{ids.index(_HISTORY.id)}]: {_shown(_HISTORY.id)} is the id "
+                             "of the history message the producer restates; a message id is "
+                             "unique across roles (EVM-ID-UNIQUE)")
     return Vocabulary(
-        activity_ids=items("activityIds", d.activity_ids, is_str, "a string"),
-        text_ids=items("textIds", d.text_ids, is_str, "a string"),
-        owners=items("owners", d.owners, lambda v: v is None or is_str(v), "a string or null"),
-        activity_types=items("activityTypes", d.activity_types, is_str, "a string"),
+        activity_ids=activity_ids,
+        text_ids=text_ids,
+        owners=items("owners", d.owners, lambda v: v is None or is_str(v),
+                     "a non-empty string or null", True),
+        activity_types=items("activityTypes", d.activity_types, is_str, "a non-empty string",
+                             True),
         contents=items("contents", d.contents, lambda v: isinstance(v, dict), "an object"),
         patches=patches,
         metadata=items("metadata", d.metadata, lambda v: v is None or isinstance(v, dict),
@@ -145,6 +179,12 @@ def load_vocabulary(doc: dict) -> Vocabulary:
                             lambda v: v is None or isinstance(v, bool), "true, false or null"),
         max_runs=max_runs,
     )
+
+
+def _shown(value) -> str:
+    """A vocabulary value as it reads in an error: its JSON, cut to 40 characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass(frozen=True)

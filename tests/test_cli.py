@@ -658,6 +658,132 @@ def test_run_bad_vocabulary(tmp_path, capsys, text, needle):
     assert_one_error_line(err, "--vocabulary", "voc.json", needle)
 
 
+# --- input validation: a document that is not a trace; a vocabulary that is not a choice ---------
+
+FIELD_CASES = Path(__file__).resolve().parents[1] / "counterexamples" / "corpus" / "field-cases.jsonl"
+
+
+def test_replay_object_that_is_not_an_event_is_refused(tmp_path, capsys):
+    """Regression: {"foo": []} was replayed as a trace of one event missing its type."""
+    f = tmp_path / "foo.json"
+    f.write_text('{"foo": []}\n', encoding="utf-8")
+    code, out, err = cli(capsys, "replay", f)
+    assert code == 2
+    assert out == ""
+    assert_one_error_line(err, f"{f}:1: event 0: $.type: required member is missing",
+                          '(members "foo")', "not a trace")
+
+
+def test_replay_case_set_is_refused_naming_the_first_case(tmp_path, capsys):
+    lines = FIELD_CASES.read_text(encoding="utf-8").splitlines()[:3]
+    f = tmp_path / "cases.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = cli(capsys, "replay", f, "--all-readings", "--json")
+    assert code == 2
+    assert out == ""
+    assert_one_error_line(err, f"{f}:1: event 0: $.type: required member is missing",
+                          'holds "events"', "case set")
+
+
+def test_replay_one_field_case_object_still_reads(tmp_path, capsys):
+    case = json.loads(FIELD_CASES.read_text(encoding="utf-8").splitlines()[0])
+    f = tmp_path / "case.json"
+    f.write_text(json.dumps(case, indent=1), encoding="utf-8")
+    code, out, err = cli(capsys, "replay", f, "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["run"] == "finished"
+
+
+def test_replay_wrapper_of_typeless_objects_names_event_and_line(tmp_path, capsys):
+    f = tmp_path / "w.json"
+    f.write_text('{"id": "x",\n "events": [\n  {"kind": "RUN_STARTED"}\n]}', encoding="utf-8")
+    code, out, err = cli(capsys, "replay", f)
+    assert code == 2
+    assert_one_error_line(err, f"{f}:3: event 0: $.type: required member is missing",
+                          '(members "kind")')
+
+
+BAD_VOCABULARIES = [
+    ('{"activityIds": ["a", "a"]}', 'activityIds[1]: "a" repeats activityIds[0]'),
+    ('{"activityIds": ["a", ""]}', "activityIds[1]: expected a non-empty string, got the empty "
+                                   "string"),
+    ('{"textIds": ["m", "m"]}', 'textIds[1]: "m" repeats textIds[0]'),
+    ('{"textIds": [""]}', "textIds[0]: expected a non-empty string, got the empty string"),
+    ('{"activityIds": ["a", "b"], "textIds": ["m", "b"]}',
+     'textIds[1]: "b" is also activityIds[1]; a message id is unique across roles (EVM-ID-UNIQUE)'),
+    ('{"textIds": ["user-1"]}', 'textIds[0]: "user-1" is the id of the history message the '
+                                'producer restates; a message id is unique across roles '
+                                '(EVM-ID-UNIQUE)'),
+    ('{"owners": [null, "s", null]}', "owners[2]: null repeats owners[0]"),
+    ('{"owners": ["s", "s"]}', 'owners[1]: "s" repeats owners[0]'),
+    ('{"owners": [null, ""]}', "owners[1]: expected a non-empty string or null, got the empty "
+                               "string"),
+    ('{"activityTypes": ["PLAN", "PLAN"]}', 'activityTypes[1]: "PLAN" repeats activityTypes[0]'),
+    ('{"activityTypes": [""]}', "activityTypes[0]: expected a non-empty string, got the empty "
+                                "string"),
+    ('{"contents": [{"n": 1}, {"n": 1.0}]}', 'contents[1]: {"n": 1.0} repeats contents[0]'),
+    ('{"metadata": [null, null]}', "metadata[1]: null repeats metadata[0]"),
+    ('{"replaceFlags": [true, false, true]}', "replaceFlags[2]: true repeats replaceFlags[0]"),
+    ('{"patches": {"a": [], "b": []}}', "patches.b: the same operations as patches.a"),
+    ('{"patches": {"": []}}', 'patches[""]: expected a patch name, got the empty string'),
+]
+
+
+@pytest.mark.parametrize("text, message", BAD_VOCABULARIES)
+def test_explore_refuses_repeated_or_empty_vocabulary_entries(tmp_path, capsys, text, message):
+    voc = tmp_path / "voc.json"
+    voc.write_text(text, encoding="utf-8")
+    code, out, err = cli(capsys, "explore", "--depth", "1", "--vocabulary", voc)
+    assert code == 2
+    assert out == ""
+    assert assert_one_error_line(err) == f"{ERROR_PREFIX} --vocabulary {voc}: {message}"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"patches": {"set-n": [],\n  "set-n": [{"op": "remove", "path": "/n"}]}}',
+     ':2:3: not valid JSON: duplicate member "set-n" in $.patches'),
+    ('{"activityIds": ["a"],\n "activityIds": ["b"]}',
+     ':2:2: not valid JSON: duplicate member "activityIds" in $'),
+    ('{"contents": [{"n": NaN}]}', ":1:21: not valid JSON: NaN is not a JSON value"),
+])
+def test_run_refuses_duplicate_members_in_the_vocabulary_file(tmp_path, capsys, text, message):
+    voc = tmp_path / "voc.json"
+    voc.write_text(text, encoding="utf-8")
+    out_dir = tmp_path / "o"
+    code, out, err = cli(capsys, "run", "--examples", "3", "--out", out_dir, "--vocabulary", voc)
+    assert code == 2
+    assert out == ""
+    line = assert_one_error_line(err)
+    assert line == f"{ERROR_PREFIX} --vocabulary {voc}{message}"
+    assert not out_dir.exists()
+
+
+def test_vocabulary_error_subprocess_has_no_traceback(tmp_path):
+    (tmp_path / "voc.json").write_text('{"activityIds": ["a", "b", "a"]}', encoding="utf-8")
+    r = proc("explore", "--vocabulary", "voc.json", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr == (f"{ERROR_PREFIX} --vocabulary voc.json: activityIds[2]: \"a\" repeats "
+                        "activityIds[0]\n")
+
+
+def test_default_vocabularies_round_trip_through_a_file(tmp_path, capsys):
+    from activity_check.cli import _read_vocabulary
+    from model.producer import DEFAULT_VOCABULARY
+    from properties.explore import EXPLORE_VOCABULARY
+
+    for name, vocab in (("run", DEFAULT_VOCABULARY), ("explore", EXPLORE_VOCABULARY)):
+        voc = tmp_path / f"{name}.json"
+        voc.write_text(json.dumps(vocab.to_json(), indent=2), encoding="utf-8")
+        assert _read_vocabulary(str(voc)) == vocab
+    # the explore vocabulary given as a file explores exactly as the built-in default
+    code, given, err = cli(capsys, "explore", "--depth", "2", "--json", "--vocabulary",
+                           tmp_path / "explore.json")
+    assert code == 0 and err.strip() == ""  # only the progress display's blank line
+    code, default, _ = cli(capsys, "explore", "--depth", "2", "--json")
+    assert code == 0 and json.loads(given) == json.loads(default)
+
+
 def test_run_unknown_flag_subprocess(tmp_path):
     r = proc("run", "--examples", "3", "--out", "o", "--frobnicate", cwd=tmp_path)
     assert r.returncode == 2
