@@ -18,7 +18,7 @@ from model.readings import DRAFT, KNOB_BY_ID, describe_assignment
 from model.verdict import Verdict, context_of, evaluate, partition, split_readings
 from model.wire import dump_jsonl
 from properties.ambiguity import Witness, splits_knob, splits_of
-from counterexamples.shrink import canonical_names, ddmin, simplify_members
+from counterexamples.shrink import canonical_names, minimise
 
 __all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference",
            "write_property_finding"]
@@ -189,21 +189,37 @@ def _summarise(v: Verdict) -> str:
 
 
 def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
-    """Shrink a witness (1-minimal by ddmin, then optional members dropped where they do not
-    matter; conformance kept), rename canonically, and build the finding.
+    """Shrink a witness, rename canonically, re-verify it, and build the finding.
+
+    Shrinking is :func:`counterexamples.shrink.minimise`: delta debugging to a 1-minimal trace
+    and the member simplifications (optional members, payloads, patch operations, content and
+    metadata members, owners, activity types) repeated to a fixpoint, each change kept only
+    while the knob still splits the trace, the trace stays conformant and the split's context
+    departs from draft in no more knobs than the witness's. Names are then made canonical
+    (:func:`counterexamples.shrink.canonical_names`). Shrinking never lengthens a trace, so a
+    witness of the breadth-first search keeps its shortest length.
 
     The clauses are the knob's own plus every clause cited by a warning or fatal that differs
     between the verdict classes.
+
+    Raises:
+        ValueError: when the witness's knob does not split its trace (an engine bug).
+        AssertionError: when the shrunk trace is no longer a conformant witness (a shrinking
+            bug; checked on every finding, so a bad trace is never exported).
     """
     events = witness.events
     if shrink:
         context = len(context_of(witness.pair, witness.knob))
         holds = lambda t: splits_knob(t, witness.knob, max_context=context)  # noqa: E731
-        events = simplify_members(ddmin(events, holds), holds)
+        events = minimise(events, holds)
         renamed = canonical_names(events)
         if holds(renamed):
             events = renamed
-    pair = splits_of(events)[witness.knob]
+        if not holds(events):
+            raise AssertionError(f"shrinking lost the {witness.knob} split")
+    pair = splits_of(events).get(witness.knob)
+    if pair is None:
+        raise ValueError(f"{witness.knob} does not split the witness trace")
     classes = [(c.assignments, c.verdict) for c in partition(events)]
     clauses = list(KNOB_BY_ID[witness.knob].clauses)
     cited = set()

@@ -1004,8 +1004,9 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
                       ) -> tuple[dict, ...]:
     """Shrink a divergent trace by re-running the peer on smaller candidates: delta debugging to
     a 1-minimal trace (:func:`counterexamples.shrink.ddmin`), then optional members dropped
-    (:func:`~counterexamples.shrink.simplify_members`) and payloads made plain (an empty patch,
-    ``{}`` content), then canonical names (:func:`~counterexamples.shrink.canonical_names`). A
+    (:func:`~counterexamples.shrink.simplify_members`) and payloads made plain
+    (:func:`~counterexamples.shrink.simplify_payloads`: an empty patch, ``{}`` content), then
+    canonical names (:func:`~counterexamples.shrink.canonical_names`). A
     candidate is kept only while the peer still diverges *the same way*: same
     :attr:`Divergence.signature` (the model's branch and differing parts where it first parts
     from every
@@ -1017,7 +1018,7 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     Returns:
         The shrunk wire events (the input itself when it does not diverge).
     """
-    from counterexamples.shrink import canonical_names, ddmin, simplify_members
+    from counterexamples.shrink import canonical_names, ddmin, simplify_members, simplify_payloads
     cache: dict[str, bool] = {}
     original = locate_divergence(adapter, trace) if holds is None else None
     if holds is None and original is None:
@@ -1047,7 +1048,7 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     def typed(evs: tuple[Event, ...]) -> bool:
         return test(tuple(e.to_wire() for e in evs))
 
-    simplified = _simplify_payloads(simplify_members(events, typed), typed)
+    simplified = simplify_payloads(simplify_members(events, typed), typed)
     if simplified != events:
         wire = tuple(e.to_wire() for e in simplified)
         events = simplified
@@ -1055,26 +1056,6 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     if renamed != wire and test(renamed):
         wire = renamed
     return wire
-
-
-def _simplify_payloads(events: tuple[Event, ...], holds: Callable[[tuple[Event, ...]], bool]
-                       ) -> tuple[Event, ...]:
-    """Try the plainest payload for each activity event, left to right, keeping each change only
-    while ``holds`` stays true: an empty patch for ACTIVITY_DELTA, ``{}`` content for
-    ACTIVITY_SNAPSHOT."""
-    from dataclasses import replace
-    current = tuple(events)
-    for i, event in enumerate(current):
-        if isinstance(event, ActivityDelta) and event.patch:
-            candidate = replace(event, patch=())
-        elif isinstance(event, ActivitySnapshot) and event.content != "{}":
-            candidate = replace(event, content="{}")
-        else:
-            continue
-        trial = current[:i] + (candidate,) + current[i + 1:]
-        if holds(trial):
-            current = trial
-    return current
 
 
 def describe_verdict(verdict: dict) -> str:

@@ -4,8 +4,11 @@ Hypothesis generates conformant traces from the producer model (seeded, no examp
 the same seed gives the same traces). Each trace is run under every reading at once
 (:func:`model.verdict.reading_leaves`); every knob that splits the trace (two readings differing
 only in that knob give different verdicts) is an *ambiguity* of the draft, and the trace is its
-witness. The engine keeps, per knob, the shortest witness seen (ties broken by the wire text, so
-the choice does not depend on generation order beyond the seed).
+witness. The engine keeps, per knob, the best witness seen: one from the exhaustive breadth-first
+search first (:func:`merge_witnesses` with ``exhaustive=True``: it does not depend on the seed or
+the budget, and is a shortest one), then one whose split needs the fewest knobs away from draft,
+then the shortest, then the first by canonical wire text; never by the order a seeded search
+happened to find them in.
 
 Shrinking and export are the ``counterexamples`` package's business; this module only finds.
 """
@@ -36,11 +39,14 @@ class Witness:
         events: the trace.
         pair: two assignments ``({knob id: option}, {...})`` that differ only in ``knob`` and give
             different verdicts on ``events``.
+        exhaustive: True when the exhaustive breadth-first search found it (the same whatever
+            the seed or budget); such a witness is kept over any other for its knob.
     """
 
     knob: str
     events: tuple[Event, ...]
     pair: tuple[dict, dict]
+    exhaustive: bool = False
 
 
 @dataclass
@@ -48,7 +54,8 @@ class SearchReport:
     """What a search did.
 
     Attributes:
-        witnesses: ``{knob id: Witness}``, shortest first found per knob.
+        witnesses: ``{knob id: Witness}``, the best per knob (see :func:`_rank`), in knob
+            order.
         examples: traces generated and checked.
         events: events stepped (under all readings) in total.
         stopped_by: ``"examples"`` (ran the requested number), ``"budget"`` (time ran out) or
@@ -88,24 +95,39 @@ class _BudgetExhausted(Exception):
 
 
 def _rank(w: Witness) -> tuple:
-    """Better witnesses first: a split in draft context, then shorter, then by wire text."""
-    return (len(context_of(w.pair, w.knob)), len(w.events), dump_jsonl(w.events))
+    """Better witnesses first: one the exhaustive search found (seed-independent), then a split
+    in draft context, then shorter, then by canonical wire text (a total order: the kept witness
+    does not depend on the order candidates are offered in)."""
+    return (not w.exhaustive, len(context_of(w.pair, w.knob)), len(w.events),
+            dump_jsonl(w.events))
 
 
 def _better(new: Witness, old: Optional[Witness]) -> bool:
     return old is None or _rank(new) < _rank(old)
 
 
-def merge_witnesses(report: SearchReport, traces: dict) -> list[str]:
-    """Offer further witness traces (``{knob: trace}``, e.g. from the all-readings state machine)
-    to ``report``; each replaces the report's witness for its knob when it ranks better. Returns
-    the knobs that changed, in knob order."""
+def merge_witnesses(report: SearchReport, traces: dict, exhaustive: bool = False) -> list[str]:
+    """Offer further witness traces to ``report``; each replaces the report's witness for its
+    knob when it ranks better (:func:`_rank`).
+
+    Args:
+        report: the search report whose ``witnesses`` are updated in place (and re-sorted in
+            knob order).
+        traces: ``{knob id: trace}``, e.g. from the all-readings state machine; a trace the knob
+            does not split is ignored.
+        exhaustive: True for the traces of the exhaustive breadth-first search
+            (:func:`properties.explore.explore`): they are kept over any seeded search's, so the
+            findings of a run do not depend on its seed or budget for the knobs the BFS reaches.
+
+    Returns:
+        The knobs whose witness changed, in knob order.
+    """
     changed = []
     for knob, trace in traces.items():
         pair = splits_of(trace).get(knob)
         if pair is None:
             continue
-        candidate = Witness(knob, tuple(trace), pair)
+        candidate = Witness(knob, tuple(trace), pair, exhaustive)
         if _better(candidate, report.witnesses.get(knob)):
             report.witnesses[knob] = candidate
             changed.append(knob)

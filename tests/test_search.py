@@ -75,3 +75,86 @@ def test_every_finding_states_a_true_split_in_its_context():
             a, b = (p[knob] for p in finding.pair)
             assert verdict_key(evaluate(finding.events, DRAFT.with_(**{knob: a}))) != \
                 verdict_key(evaluate(finding.events, DRAFT.with_(**{knob: b})))
+
+
+def _finding_of(knob, text):
+    from properties.ambiguity import Witness, splits_of
+    events = parse_trace_text(text).events
+    assert check_trace(events) == []
+    return ambiguity_finding(Witness(knob, events, splits_of(events)[knob]))
+
+
+def test_canonical_minimisation_drops_an_owner_pair_the_split_does_not_need():
+    """Q1 (metadata of a declined replace:false): the witness tags both snapshots with the same
+    subagent; neither tag can go alone (the attribution would disagree), both can together."""
+    finding = _finding_of("Q1", (
+        '{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n'
+        '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"PLAN","content":{"n":0},'
+        '"subagentRunId":"s"}\n'
+        '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"PLAN","content":{"n":0},'
+        '"replace":false,"metadata":{"k":1,"j":2},"subagentRunId":"s"}\n'))
+    assert [e.to_wire() for e in finding.events] == [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
+         "content": {}},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
+         "content": {}, "replace": False, "metadata": {"k": 1}}]   # one member kept, never {}
+    assert splits_knob(finding.events, "Q1", max_context=0)
+
+
+def test_canonical_minimisation_drops_an_unneeded_retype_and_unknown_op():
+    """Q4 (a delta tagged against its opener): the witness's delta also retypes and carries an
+    unrecognised op; neither matters to Q4, so both go, and the result is the BFS's own shortest
+    witness, whatever trace it was found from."""
+    head = ('{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n'
+            '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"PLAN","content":{"n":0}}\n'
+            '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"PLAN","content":{"n":0},'
+            '"subagentRunId":"s"}\n')
+    noisy = _finding_of("Q4", head + (
+        '{"type":"ACTIVITY_DELTA","messageId":"a","activityType":"SEARCH","patch":['
+        '{"op":"increment","path":"/n"},{"op":"replace","path":"/n","value":2}],'
+        '"subagentRunId":"s"}\n'))
+    plain = _finding_of("Q4", head + (
+        '{"type":"ACTIVITY_DELTA","messageId":"a","activityType":"PLAN","patch":['
+        '{"op":"replace","path":"/n","value":2}],"subagentRunId":"s"}\n'))
+    assert noisy.id == plain.id and noisy.events == plain.events
+    delta = noisy.events[-1].to_wire()
+    assert delta == {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "TYPE-A",
+                     "patch": [], "subagentRunId": "sub-1"}
+    assert noisy.context == {"Q4-opener": "first"}
+
+
+def test_minimise_reaches_a_fixpoint():
+    from counterexamples.shrink import minimise
+    report = search_ambiguities(seed=3, examples=80)
+    for knob, witness in report.witnesses.items():
+        holds = lambda t, k=knob: splits_knob(t, k)  # noqa: E731
+        once = minimise(witness.events, holds)
+        assert holds(once) and is_one_minimal(once, holds)
+        assert minimise(once, holds) == once
+        assert len(once) <= len(witness.events)
+
+
+def test_an_exhaustive_witness_is_kept_over_any_seeded_one():
+    from properties.ambiguity import SearchReport, merge_witnesses
+    seeded = parse_trace_text(
+        '{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n'
+        '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"A","content":{}}\n'
+        '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"A","content":{},'
+        '"replace":false,"metadata":{"k":1}}\n').events
+    bfs = parse_trace_text(
+        '{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n'
+        '{"type":"ACTIVITY_SNAPSHOT","messageId":"act-1","activityType":"PLAN","content":{"n":0}}\n'
+        '{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}\n'
+        '{"type":"ACTIVITY_SNAPSHOT","messageId":"act-1","activityType":"PLAN","content":{"n":0},'
+        '"replace":false,"metadata":{"k":1}}\n').events
+    report = SearchReport()
+    assert merge_witnesses(report, {"Q1": seeded}) == ["Q1"]
+    # longer, and later by wire text, but exhaustive: it wins, whatever the order offered
+    assert merge_witnesses(report, {"Q1": bfs}, exhaustive=True) == ["Q1"]
+    assert merge_witnesses(report, {"Q1": seeded}) == []
+    assert report.witnesses["Q1"].events == bfs and report.witnesses["Q1"].exhaustive
+    other = SearchReport()
+    merge_witnesses(other, {"Q1": bfs}, exhaustive=True)
+    merge_witnesses(other, {"Q1": seeded})
+    assert other.witnesses == report.witnesses
