@@ -17,7 +17,7 @@ from model.events import Event
 from model.readings import DRAFT, KNOB_BY_ID, describe_assignment
 from model.verdict import Verdict, context_of, evaluate, partition, split_readings
 from model.wire import dump_jsonl
-from properties.ambiguity import Witness, splits_knob, splits_of
+from properties.ambiguity import Witness, option_classes, splits_knob, splits_of
 from counterexamples.shrink import canonical_names, minimise
 
 __all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference",
@@ -194,8 +194,10 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
     Shrinking is :func:`counterexamples.shrink.minimise`: delta debugging to a 1-minimal trace
     and the member simplifications (optional members, payloads, patch operations, content and
     metadata members, owners, activity types) repeated to a fixpoint, each change kept only
-    while the knob still splits the trace, the trace stays conformant and the split's context
-    departs from draft in no more knobs than the witness's. Names are then made canonical
+    while the knob still splits the trace, the trace stays conformant, the split's context
+    departs from draft in no more knobs than the witness's, and the knob's options, in the
+    witness's context, give as many different verdicts as on the witness, both whole and as a
+    peer that reports no warnings sees them (:func:`properties.ambiguity.option_classes`). Names are then made canonical
     (:func:`counterexamples.shrink.canonical_names`). Shrinking never lengthens a trace, so a
     witness of the breadth-first search keeps its shortest length.
 
@@ -210,7 +212,17 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
     events = witness.events
     if shrink:
         context = len(context_of(witness.pair, witness.knob))
-        holds = lambda t: splits_knob(t, witness.knob, max_context=context)  # noqa: E731
+        # shrinking never merges options the witness tells apart (by the whole verdict, or by
+        # what a peer that reports no warnings sees), so it never weakens the witness
+        base = split_readings(witness.pair, witness.knob)[0]
+        full, visible = option_classes(events, witness.knob, base)
+
+        def holds(trace) -> bool:
+            if not splits_knob(trace, witness.knob, max_context=context):
+                return False
+            f, v = option_classes(trace, witness.knob, base)
+            return f >= full and v >= visible
+
         events = minimise(events, holds)
         renamed = canonical_names(events)
         if holds(renamed):

@@ -1389,6 +1389,12 @@ def _probe_events() -> dict[str, tuple[str, list[dict]]]:
                                    [run, *text, snap("msg-1", replace=False)]),
         "probe-Q10": ("a snapshot for an activity a MESSAGES_SNAPSHOT dropped",
                       [run, snap("act-1"), dropped, snap("act-1", {"n": 5})]),
+        "probe-Q20": ("an unrecognised op before an applying one: dropping the op applies the "
+                      "rest, skipping the patch applies nothing (the corpus's shortest Q20 "
+                      "witness tells these two apart by a warning only)",
+                      [run, snap("act-1"), delta("act-1", [{"op": "increment", "path": "/n"},
+                                                           {"op": "replace", "path": "/n",
+                                                            "value": 1}])]),
         "probe-Q21-metadata": ("metadata sent as null", [run, snap("act-1", metadata=None)]),
         "probe-Q21-owner": ("subagentRunId sent as null",
                             [run, snap("act-1", subagentRunId=None)]),

@@ -3,8 +3,8 @@
 :func:`ddmin` is Zeller and Hildebrandt's minimising delta debugging over the events of a trace:
 it removes ever smaller chunks while the predicate still holds, and ends with a trace from which
 no single event can be removed (1-minimal). :func:`minimise` alternates it with the member
-simplifications (:func:`simplify_members`, :func:`simplify_payloads`, :func:`simplify_patches`,
-:func:`unify_names`) until none of them changes anything, so that what is left is needed: every
+simplifications (:func:`simplify_members`, :func:`unify_names`, :func:`simplify_patches`,
+:func:`simplify_payloads`) until none of them changes anything, so that what is left is needed: every
 event, optional member, patch operation, content member, owner and activity type.
 :func:`canonical_names` then renames message ids, owners and activity types in order of first
 use, so that equal findings print alike.
@@ -280,9 +280,11 @@ def unify_names(events: Sequence[Event], holds: Holds) -> tuple[Event, ...]:
 
 def minimise(events: Sequence[Event], holds: Holds) -> tuple[Event, ...]:
     """The canonical minimisation of a witness: :func:`ddmin`, :func:`simplify_members`,
-    :func:`simplify_payloads`, :func:`simplify_patches` and :func:`unify_names` in turn, repeated
-    until a whole round changes nothing (a fixpoint: each accepted change removes an event, a
-    member, an operation or a name, or moves a name to one used earlier, so the loop ends).
+    :func:`unify_names`, :func:`simplify_patches` and :func:`simplify_payloads` in turn,
+    repeated until a whole round changes nothing (a fixpoint: each accepted change removes an
+    event, a member, an operation or a name, or moves a name to one used earlier, so the loop
+    ends). Names go before payloads: where either an unneeded retype or a patch operation could
+    carry the split, the retype is dropped and the operation kept.
 
     Args:
         events: a trace on which ``holds`` is true.
@@ -299,7 +301,7 @@ def minimise(events: Sequence[Event], holds: Holds) -> tuple[Event, ...]:
     while True:
         before = current
         current = ddmin(current, holds)
-        for step in (simplify_members, simplify_payloads, simplify_patches, unify_names):
+        for step in (simplify_members, unify_names, simplify_patches, simplify_payloads):
             current = step(current, holds)
         if current == before:
             return current

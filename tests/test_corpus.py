@@ -80,3 +80,25 @@ def test_corpus_update_refuses_what_is_not_a_run_and_leaves_the_corpus(tmp_path,
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.count("activity-check: error:") == 5
     assert sorted(p.name for p in copy_dir.iterdir()) == before  # nothing lost
+
+
+def test_finding_ids_do_not_depend_on_seed_or_budget(tmp_path, capsys):
+    """Two runs with another seed and another number of examples report the same finding for
+    every question both find (the breadth-first search's witness is kept over the seeded
+    searches', then shrunk canonically), and those are the committed corpus's ids: a reviewer's
+    `--seed 7` shows no spurious new or vanished findings."""
+    summaries = []
+    for seed, examples in (("0", "40"), ("7", "120")):
+        out = tmp_path / f"seed{seed}"
+        assert main(["run", "--seed", seed, "--examples", examples, "--budget", "inf",
+                     "--out", str(out), "--json"]) == 0
+        summaries.append(json.loads((out / "summary.json").read_text(encoding="utf-8")))
+    capsys.readouterr()
+    by_knob = [{f["knob"]: f["id"] for f in s["findings"] if f["kind"] == "ambiguity"}
+               for s in summaries]
+    both = by_knob[0].keys() & by_knob[1].keys()
+    reached = {f["knob"] for s in summaries for f in s["findings"] if f.get("bfsShortest")}
+    assert len(reached) >= 10 and reached <= both
+    assert {k: by_knob[0][k] for k in both} == {k: by_knob[1][k] for k in both}
+    for s in summaries:
+        assert s["corpus"]["new"] == [] and s["corpus"]["vanished"] == []

@@ -104,8 +104,8 @@ def test_canonical_minimisation_drops_an_owner_pair_the_split_does_not_need():
 
 def test_canonical_minimisation_drops_an_unneeded_retype_and_unknown_op():
     """Q4 (a delta tagged against its opener): the witness's delta also retypes and carries an
-    unrecognised op; neither matters to Q4, so both go, and the result is the BFS's own shortest
-    witness, whatever trace it was found from."""
+    unrecognised op; neither matters to Q4, so both go, and the result is the one the plain
+    witness shrinks to, whatever trace it was found from."""
     head = ('{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n'
             '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"PLAN","content":{"n":0}}\n'
             '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"PLAN","content":{"n":0},'
@@ -118,10 +118,16 @@ def test_canonical_minimisation_drops_an_unneeded_retype_and_unknown_op():
         '{"type":"ACTIVITY_DELTA","messageId":"a","activityType":"PLAN","patch":['
         '{"op":"replace","path":"/n","value":2}],"subagentRunId":"s"}\n'))
     assert noisy.id == plain.id and noisy.events == plain.events
-    delta = noisy.events[-1].to_wire()
-    assert delta == {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "TYPE-A",
-                     "patch": [], "subagentRunId": "sub-1"}
+    # the applying operation stays: without it accept and skip would differ only in a warning
+    assert [e.to_wire() for e in noisy.events[1:]] == [
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
+         "content": {}},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
+         "content": {"n": 0}, "subagentRunId": "sub-1"},
+        {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "TYPE-A",
+         "patch": [{"op": "replace", "path": "/n", "value": 2}], "subagentRunId": "sub-1"}]
     assert noisy.context == {"Q4-opener": "first"}
+    assert len({json.dumps(c[1].to_json()["messages"]) for c in noisy.classes}) == 2
 
 
 def test_minimise_reaches_a_fixpoint():
@@ -158,3 +164,18 @@ def test_an_exhaustive_witness_is_kept_over_any_seeded_one():
     merge_witnesses(other, {"Q1": bfs}, exhaustive=True)
     merge_witnesses(other, {"Q1": seeded})
     assert other.witnesses == report.witnesses
+
+
+def test_shrinking_never_merges_options_the_witness_tells_apart():
+    """Every option of the knob keeps its own verdict on the shrunk witness, as seen with and
+    without warnings (a peer that reports none must still see what the witness showed)."""
+    from model.verdict import context_of, split_readings
+    from properties.ambiguity import option_classes
+    report = search_ambiguities(seed=0, examples=300)
+    for knob, witness in report.witnesses.items():
+        base = split_readings(witness.pair, knob)[0]
+        before = option_classes(witness.events, knob, base)
+        finding = ambiguity_finding(witness)
+        after = option_classes(finding.events, knob, base)
+        assert after[0] >= before[0] and after[1] >= before[1], knob
+        assert len(context_of(finding.pair, knob)) <= len(context_of(witness.pair, knob))
