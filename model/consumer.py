@@ -14,6 +14,7 @@ can say which sentence of the draft is at stake.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional, Union
 
 from model.events import (
@@ -94,10 +95,21 @@ class ConsumerState:
         # Computed once: exhaustive search hashes every state many times (visited map, caches).
         h = self._hash
         if not h:
-            h = hash((self.messages, self.held_ever, self.run, self.open_texts, self.open_tools,
-                      self.state, self.subagents, self.halted)) or 1
+            h = hash(self._fields()) or 1
             object.__setattr__(self, "_hash", h)
         return h
+
+    def __eq__(self, other) -> bool:
+        # Unequal hashes settle most comparisons (dict and cache hits compare states often).
+        if self is other:
+            return True
+        if other.__class__ is not ConsumerState:
+            return NotImplemented
+        return hash(self) == hash(other) and self._fields() == other._fields()
+
+    def _fields(self) -> tuple:
+        return (self.messages, self.held_ever, self.run, self.open_texts, self.open_tools,
+                self.state, self.subagents, self.halted)
 
     def but(self, messages=None, held_ever=None, run=None, open_texts=None, open_tools=None,
             state=None, subagents=None, halted=None) -> "ConsumerState":
@@ -151,11 +163,13 @@ def find_message(messages: tuple[Message, ...], message_id: str) -> int:
     return -1
 
 
+@lru_cache(maxsize=1 << 14)
 def merge_metadata(held: Optional[JsonText], incoming: Optional[JsonText]) -> Optional[JsonText]:
     """Key-by-key, last-write-wins, non-recursive merge of two metadata objects
     (MET-MERGE, MET-NO-RECURSE; a ``null`` under a key is data, EVM-KEEP-NULL-IN-OPEN).
 
-    Returns ``held`` unchanged when the event carries no metadata."""
+    Returns ``held`` unchanged when the event carries no metadata. Memoised (both arguments
+    are canonical texts; the result is a string)."""
     if incoming is None:
         return held
     if held is None or held == EMPTY_OBJECT:

@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from typing import Iterator, Mapping
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading"]
+
+
+@lru_cache(maxsize=None)
+def _attr_of(knob_id: str) -> str:
+    return knob_id.lower().replace("-", "_")
+
+
+@lru_cache(maxsize=None)
+def _names_of(options: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    return tuple(name for name, _ in options)
 
 
 @dataclass(frozen=True)
@@ -42,11 +53,11 @@ class Knob:
 
     @property
     def attr(self) -> str:
-        return self.id.lower().replace("-", "_")
+        return _attr_of(self.id)
 
     @property
     def option_names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.options)
+        return _names_of(self.options)
 
     @property
     def draft(self) -> str:
@@ -164,6 +175,7 @@ KNOBS: tuple[Knob, ...] = (
 """Every knob, in the order the CLI lists them."""
 
 KNOB_BY_ID: dict[str, Knob] = {k.id: k for k in KNOBS}
+_ATTR_OF_ID: dict[str, str] = {k.id: k.attr for k in KNOBS}
 _KNOB_BY_ATTR: dict[str, Knob] = {k.attr: k for k in KNOBS}
 
 
@@ -312,7 +324,7 @@ class PartialReading:
 
     def __init__(self, assignment: Mapping[str, str]):
         self.assignment = dict(assignment)
-        self._values = {KNOB_BY_ID[k].attr: v for k, v in assignment.items()}
+        self._values = {_ATTR_OF_ID[k]: v for k, v in self.assignment.items()}
 
     def __getattr__(self, attr: str) -> str:
         try:

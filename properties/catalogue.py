@@ -15,11 +15,14 @@ Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligatio
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
-                          MessagesSnapshot, RunError, RunFinished, RunStarted, Unrecognised)
+                          MessagesSnapshot, Passthrough, RunError, RunFinished, RunStarted,
+                          TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs,
+                          ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised)
 from model.json_values import is_json_object_text
 from model.patch import apply_patch
 from model.producer import Belief
@@ -69,7 +72,19 @@ class Property:
     ``check(transition) -> None | witness text``, and ``severity``: ``"must"`` when the clauses
     make it a duty, ``"should"`` when the draft only recommends it (a consumer that departs from a
     SHOULD is still conformant, IDX-CONFORMANCE; use :data:`MUST_PROPERTIES` to judge conformance
-    alone)."""
+    alone).
+
+    Two declarations let the search engines skip work without changing any outcome (a test
+    checks both against every transition of an adversarial exploration):
+
+    * ``events``: the event classes on which the check can fire (``None``: any event; ``()``:
+      none, for the properties the engines check themselves). On any other event the check
+      returns None, so :func:`check_transition` does not call it.
+    * ``reads_belief``: the check reads the producer's belief (``belief_before``,
+      ``belief_after``); when False its outcome depends only on the consumer's step (states,
+      event, what was surfaced, reading, run input) and the conformance flag, so an engine may
+      share it across producer beliefs.
+    """
 
     id: str
     statement: str
@@ -77,6 +92,12 @@ class Property:
     kind: str
     check: Check
     severity: str = "must"
+    events: Optional[tuple[type, ...]] = None
+    reads_belief: bool = False
+
+    def applies_to(self, event_type: type) -> bool:
+        """Whether the check can fire on an event of class ``event_type`` (see ``events``)."""
+        return self.events is None or issubclass(event_type, self.events)
 
 
 class PropertyViolation(AssertionError):
@@ -244,12 +265,20 @@ def _delta_missing_warned(t: Transition) -> Optional[str]:
     return None if _codes(t) & wanted else "a skipped delta surfaced no warning"
 
 
+def _opener(reading: Reading, held: Message) -> Optional[str]:
+    """Who opened a held activity, for a tagged delta to agree with: its owner, or under
+    Q4-opener=first the owner it was first opened under. Consults the knob only where the two
+    differ (so that cached checks stay shared across the readings it cannot tell apart)."""
+    if held.owner == held.first_owner:
+        return held.owner
+    return held.owner if reading.q4_opener == "current" else held.first_owner
+
+
 def _owner_ok(t: Transition, ev: ActivityDelta, held) -> bool:
     tag = ev.subagent_run_id
     if tag is None:
         return True
-    opener = held.owner if t.reading.q4_opener == "current" else held.first_owner
-    return tag == opener or t.reading.q4 == "accept"
+    return tag == _opener(t.reading, held) or t.reading.q4 == "accept"
 
 
 def _reference_patch(ev: ActivityDelta, held):
@@ -353,7 +382,7 @@ def _mismatch_rejected(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or ev.subagent_run_id is None:
         return None
-    opener = held.owner if t.reading.q4_opener == "current" else held.first_owner
+    opener = _opener(t.reading, held)
     if ev.subagent_run_id == opener or t.reading.q4 == "accept":
         return None
     m = _held(t.after, ev.message_id)
@@ -479,7 +508,8 @@ def _ms_activity_survives(t: Transition) -> Optional[str]:
 
 def _ms_self_revoking(t: Transition) -> Optional[str]:
     ev = _ms(t)
-    if ev is None or t.reading.q8 != "self-revoking" or not any(m.is_activity for m in ev.messages):
+    if ev is None or not any(m.is_activity for m in ev.messages) or \
+            t.reading.q8 != "self-revoking":
         return None
     incoming = {m.id for m in ev.messages}
     kept = [m.id for m in t.after.messages if m.is_activity and m.id not in incoming]
@@ -515,9 +545,8 @@ def _agree_after_replace(t: Transition) -> Optional[str]:
 
 def _unknown_op(t: Transition):
     ev = t.event
-    if not isinstance(ev, ActivityDelta) or not _live(t) or t.reading.q20 != "drop-op":
-        return None
-    if all(op.recognised for op in ev.patch):
+    if not isinstance(ev, ActivityDelta) or not _live(t) or \
+            all(op.recognised for op in ev.patch) or t.reading.q20 != "drop-op":
         return None
     held = _held(t.before, ev.message_id)
     if held is None or not held.is_activity or not _owner_ok(t, ev, held):
@@ -566,7 +595,16 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
     return None
 
 
-def _rename_state(state: ConsumerState, f) -> ConsumerState:
+def _opaque(message_id: str) -> str:
+    """The renaming P37 applies: injective, and sharing no id with any vocabulary."""
+    return "op4que:" + message_id[::-1]
+
+
+@lru_cache(maxsize=1 << 16)
+def _renamed_state(state: ConsumerState) -> ConsumerState:
+    """``state`` with every message id renamed by :func:`_opaque` (memoised: the exhaustive
+    search checks P37 on the same states many times)."""
+    f = _opaque
     messages = tuple(Message(f(m.id), m.role, m.content, m.activity_type, m.metadata, m.owner,
                              m.first_owner, m.other) for m in state.messages)
     return state.but(messages=messages,
@@ -575,14 +613,17 @@ def _rename_state(state: ConsumerState, f) -> ConsumerState:
                      open_tools=tuple((c, f(m)) for c, m in state.open_tools))
 
 
+@lru_cache(maxsize=1 << 12)
+def _renamed_event(event: Event) -> Event:
+    return replace(event, message_id=_opaque(event.message_id))
+
+
 def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
         return None
-    f = lambda i: "op4que:" + i[::-1]  # noqa: E731 - any injective renaming will do
-    state, _, fatal = t.restep(_rename_state(t.before, f),
-                               replace(t.event, message_id=f(t.event.message_id)))
-    if (state, fatal is None) != (_rename_state(t.after, f), t.fatal is None):
+    state, _, fatal = t.restep(_renamed_state(t.before), _renamed_event(t.event))
+    if (state, fatal is None) != (_renamed_state(t.after), t.fatal is None):
         return "renaming the message ids changed what the step did"
     return None
 
@@ -628,13 +669,13 @@ def _fatal_justified_inner(t: Transition, ev: Event) -> Optional[str]:
     if isinstance(ev, ActivitySnapshot) and held is not None:
         if not held.is_activity and r.q9 == "fatal":
             return None
-        if held.is_activity and ev.replace is False and r.q3 == "fatal" and (
+        if held.is_activity and ev.replace is False and (
                 (tag is not None and tag != held.owner) or
-                (tag is None and held.owner is not None and r.q2 == "parent")):
+                (tag is None and held.owner is not None and r.q2 == "parent")) and \
+                r.q3 == "fatal":
             return None
     if isinstance(ev, ActivityDelta) and held is not None and held.is_activity:
-        opener = held.owner if r.q4_opener == "current" else held.first_owner
-        if tag is not None and tag != opener and r.q4 == "fatal":
+        if tag is not None and tag != _opener(r, held) and r.q4 == "fatal":
             return None
         unknown = any(not op.recognised for op in ev.patch)
         if unknown and r.q20 == "fatal":
@@ -687,10 +728,20 @@ def _engine_checked(t: Transition) -> Optional[str]:
     return None  # the engines turn an exception escaping the step into this property's failure
 
 
+_SNAPSHOT = (ActivitySnapshot,)
+_DELTA = (ActivityDelta,)
+_ACTIVITY = (ActivitySnapshot, ActivityDelta)
+_MS = (MessagesSnapshot,)
+_TEXT_OR_TOOL = (TextMessageStart, TextMessageContent, TextMessageEnd, ToolCallStart, ToolCallArgs,
+                 ToolCallEnd, ToolCallResult, Passthrough, Unrecognised)
+"""Event classes for :attr:`Property.events` (text and tool checks go by wire type name, which a
+passthrough chunk or an undescribed type may share)."""
+
+
 PROPERTIES: tuple[Property, ...] = (
     Property("P00-no-exception", "The step never raises on protocol input: every outcome is a "
              "value.", ("PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES", "ACT-TOLERATED"), "step",
-             _engine_checked),
+             _engine_checked, events=()),
     Property("P01-unique-ids", "No two held messages share an id.",
              ("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"), "invariant", _unique_ids),
     Property("P02-content-object", "With a conformant producer, activity content is always an "
@@ -704,59 +755,59 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P05-snapshot-creates", "A snapshot for an id never held creates the activity at the "
              "end with the snapshot's own values.",
              ("ACT-SNAP-CREATE", "ACT-TYPE-OPEN", "ACT-SNAP-REPLACE-FALSE", "EVM-ARRIVAL-ORDER",
-              "SUB-ACCEPT-UNANNOUNCED"), "step", _create),
+              "SUB-ACCEPT-UNANNOUNCED"), "step", _create, events=_SNAPSHOT),
     Property("P06-replace-replaces", "A replacing snapshot sets content and type to its own.",
              ("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "SNP-REPLACE", "SNP-ADOPT-NEXT",
-              "ACT-SNAP-NO-MERGE"), "step", _replace_replaces),
+              "ACT-SNAP-NO-MERGE"), "step", _replace_replaces, events=_SNAPSHOT),
     Property("P07-replace-remints", "A replacing snapshot makes its attribution the owner, "
-             "absent included.", ("ACT-ATTR-REMINT",), "step", _replace_remints),
+             "absent included.", ("ACT-ATTR-REMINT",), "step", _replace_remints, events=_SNAPSHOT),
     Property("P08-replace-keeps-metadata", "A replacing snapshot merges its metadata into what "
              "accumulated; it never resets it.", ("ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET"),
-             "step", _replace_keeps_metadata),
+             "step", _replace_keeps_metadata, events=_SNAPSHOT),
     Property("P09-replace-false-leaves", "replace:false on an existing activity leaves content and "
              "type.", ("ACT-SNAP-REPLACE-FALSE", "ACT-SNAP-NO-MERGE", "SNP-SPENT"), "step",
-             _replace_false_leaves),
+             _replace_false_leaves, events=_SNAPSHOT),
     Property("P10-replace-false-owner-stands", "replace:false never changes the owner.",
-             ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner),
+             ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner, events=_SNAPSHOT),
     Property("P11-snapshot-keeps-position", "A snapshot never moves an existing message (unless "
              "the reading moves replaced activities).", ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"),
-             "step", _position_kept),
+             "step", _position_kept, events=_SNAPSHOT),
     Property("P12-delta-missing-tolerated", "A delta on a missing or non-activity id changes "
              "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
-                                                  "ACT-TOLERATED"), "step", _delta_missing),
+                                                  "ACT-TOLERATED"), "step", _delta_missing, events=_DELTA),
     Property("P13-delta-missing-warned", "A skipped delta surfaces a warning.",
-             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned, "should"),
+             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned, "should", events=_DELTA),
     Property("P14-delta-applies", "A delta whose patch applies sets content to the RFC 6902 "
              "result and type to its own.", ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE",
                                              "SNP-CURRENT-VALUE", "SCH-JSON-PATCH",
                                              "SNP-OPEN-OPS", "PRC-KEEP-OPEN",
                                              "EVM-SUPPORT-PATTERNS"), "step",
-             _delta_applies),
+             _delta_applies, events=_DELTA),
     Property("P15-patch-atomic", "A patch that does not apply leaves content exactly as it was.",
              ("SNP-ATOMIC", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR", "SNP-TEST-FAIL"), "step",
-             _patch_atomic),
+             _patch_atomic, events=_DELTA),
     Property("P16-patch-failure-surfaced", "A patch that does not apply is surfaced as a warning "
              "(or fails the run).", ("SNP-SURFACE-FAILURE", "ACT-DELTA-PATCHFAIL"), "step",
-             _patch_failure_surfaced),
+             _patch_failure_surfaced, events=_DELTA),
     Property("P17-tolerated-not-fatal", "Under Q13=tolerate a patch that does not apply never "
-             "fails the run.", ("ACT-TOLERATED", "SNP-KEEP-PRIOR"), "step", _tolerated_not_fatal),
+             "fails the run.", ("ACT-TOLERATED", "SNP-KEEP-PRIOR"), "step", _tolerated_not_fatal, events=_DELTA),
     Property("P18-metadata-merged", "Activity metadata merges key by key, last write wins, "
              "never recursively.", ("MET-MERGE", "MET-NO-RECURSE", "MET-ACTIVITY-TARGET",
                                     "EVM-KEEP-NULL-IN-OPEN", "MET-KEEP-UNKNOWN"), "step",
-             _metadata_merged),
+             _metadata_merged, events=_ACTIVITY),
     Property("P19-untagged-accepted", "An untagged delta is never an ownership mismatch.",
              ("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES", "SUB-INTERLEAVE"), "step",
-             _untagged_accepted),
+             _untagged_accepted, events=_DELTA),
     Property("P20-mismatch-rejected", "A delta whose tag disagrees with the opener never changes "
              "the activity (unless the reading accepts it).", ("SUB-REJECT-MISMATCH",
                                                                "SUB-OWNER-AGREE"), "step",
-             _mismatch_rejected),
+             _mismatch_rejected, events=_DELTA),
     Property("P21-malformed-fatal", "A malformed known value fails the run.",
              ("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
-              "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"), "step", _malformed_fatal),
+              "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"), "step", _malformed_fatal, events=(Malformed,)),
     Property("P22-unknown-not-fatal", "An unrecognised event type never fails the run or "
              "changes the messages.", ("PRC-UNKNOWN-NOT-FATAL", "PRC-DROP-STRIP",
-                                       "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal),
+                                       "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal, events=(Unrecognised,)),
     Property("P23-stripped-warned", "Every stripped member is surfaced.",
              ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned, "should"),
     Property("P24-lifecycle-enforced", "An event before RUN_STARTED or after the run closed, "
@@ -766,37 +817,37 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P25-run-error-keeps", "RUN_ERROR marks the run failed, abandons open invocations "
              "and keeps the activity delivered before it.",
              ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED", "LIF-RUN-ERROR-SURFACE",
-              "SUB-RUN-ERROR-ABANDON"), "step", _run_error_keeps),
+              "SUB-RUN-ERROR-ABANDON"), "step", _run_error_keeps, events=(RunError,)),
     Property("P26-ms-in-place", "MESSAGES_SNAPSHOT never reorders messages the consumer holds.",
-             ("STA-MS-IN-PLACE",), "step", _ms_in_place),
+             ("STA-MS-IN-PLACE",), "step", _ms_in_place, events=_MS),
     Property("P27-ms-restated", "Every message in MESSAGES_SNAPSHOT is held as the snapshot "
              "states it, owner included.", ("STA-MS-COMPLETE", "STA-MS-OWNERSHIP", "ACT-MSGSNAP"),
-             "step", _ms_restated),
+             "step", _ms_restated, events=_MS),
     Property("P28-ms-appends", "Messages met first in MESSAGES_SNAPSHOT are appended in snapshot "
-             "order.", ("STA-MS-APPEND",), "step", _ms_appends),
+             "order.", ("STA-MS-APPEND",), "step", _ms_appends, events=_MS),
     Property("P29-ms-activity-survives", "A MESSAGES_SNAPSHOT carrying no activity drops no held "
-             "activity.", ("STA-MS-DROP-EXCEPT",), "step", _ms_activity_survives),
+             "activity.", ("STA-MS-DROP-EXCEPT",), "step", _ms_activity_survives, events=_MS),
     Property("P30-ms-self-revoking", "A MESSAGES_SNAPSHOT carrying activity declares the complete "
              "activity set (under Q8=self-revoking).", ("STA-MS-SELF-REVOKE",), "step",
-             _ms_self_revoking),
+             _ms_self_revoking, events=_MS),
     Property("P31-agree-after-snapshot", "After a conformant snapshot that creates or replaces, "
              "consumer and producer agree on content, type and owner.",
              ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
-             _agree_after_replace),
+             _agree_after_replace, events=_SNAPSHOT, reads_belief=True),
     Property("P33-unknown-op-not-fatal", "Under Q20=drop-op an unrecognised op never fails the "
              "run by itself.", ("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"), "step",
-             _unknown_op_not_fatal),
+             _unknown_op_not_fatal, events=_DELTA),
     Property("P34-unknown-op-surfaced", "Under Q20=drop-op a dropped op is surfaced.",
-             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced, "should"),
+             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced, "should", events=_DELTA),
     Property("P35-text-leaves-activity", "Text and tool-call events never change an activity "
              "message.", ("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
-             "step", _text_leaves_activity),
+             "step", _text_leaves_activity, events=_TEXT_OR_TOOL),
     Property("P36-raw-event-ignored", "The step does the same without rawEvent.",
              ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored),
     Property("P37-ids-opaque", "Renaming message ids renames the result and changes nothing "
-             "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque),
+             "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque, events=_ACTIVITY),
     Property("P38-delta-keeps-owner", "A delta never changes who owns the activity.",
-             ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner),
+             ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner, events=_DELTA),
     Property("P39-fatal-justified", "The consumer fails the run only where the draft (under the "
              "reading) makes the input fatal.", ("ACT-TOLERATED", "PRC-UNKNOWN-NOT-FATAL",
                                                   "EVX-ACCEPT-FAMILIES", "SUB-ACCEPT-UNANNOUNCED",
@@ -808,7 +859,7 @@ PROPERTIES: tuple[Property, ...] = (
               "MET-NO-TARGET"), "step", _untouched_activity_persists),
     Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
              "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
-             _ambiguity_marker),
+             _ambiguity_marker, events=()),
 )
 """Every property, in id order."""
 
@@ -820,8 +871,12 @@ MUST_PROPERTIES: tuple[Property, ...] = tuple(p for p in PROPERTIES if p.severit
 
 def check_transition(t: Transition, properties: Sequence[Property] = PROPERTIES
                      ) -> Optional[tuple[Property, str]]:
-    """The first property ``t`` violates, with its witness text; None when all hold."""
+    """The first property ``t`` violates, with its witness text; None when all hold. A property
+    whose ``events`` exclude the event's class is not called (it could not fire)."""
+    event_type = type(t.event)
     for prop in properties:
+        if prop.events is not None and not issubclass(event_type, prop.events):
+            continue
         witness = prop.check(t)
         if witness is not None:
             return prop, witness

@@ -219,150 +219,369 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     all_readings = reading is None
     if all_readings and consumer is not REFERENCE:
         raise ValueError("exploring every reading at once needs the reference consumer")
-    started = time.monotonic()
+    bounds = _Bounds(time.monotonic(), max_states, timeout, progress)
     report = ExploreReport()
-    root_class = () if all_readings else _FULL
-    start = (Belief(), initial_state(), frozenset(PRODUCER_READINGS) if all_readings else True,
-             root_class)
-    visited: dict = {start: 0}
-    nodes: list = [start]
+    search = _sweep if all_readings else _single
+    try:
+        search(report, bounds, depth, vocabulary, reading, consumer, tuple(properties),
+               adversarial, check_readings, stop_when_found, keep_edges)
+    except _Stop as stop:
+        report.stopped_by = stop.reason
+    except KeyboardInterrupt:  # stopped by the user: report how far it got
+        report.stopped_by = "interrupted"
+    report.states = len(report.nodes)
+    report.complete = report.stopped_by == "depth" and (report.depth == depth or bounds.drained)
+    report.seconds = time.monotonic() - bounds.started
+    report.classes = len({n[3] for n in report.nodes})
+    return report
+
+
+class _Stop(Exception):
+    """A bound other than the depth stopped the search; ``reason`` names it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class _Bounds:
+    """The search's bounds besides depth, checked at every new node (``added``), and the
+    progress callback."""
+
+    started: float
+    max_states: Optional[int]
+    timeout: Optional[float]
+    progress: Optional[Callable[[int, int, int, float], None]]
+    drained: bool = False
+
+    def added(self, report: ExploreReport, nodes: int, level: int) -> None:
+        """Called with the node count after each new node; raises :class:`_Stop` past a bound."""
+        if self.max_states is not None and nodes >= self.max_states:
+            raise _Stop("max-states")
+        if self.timeout is not None and time.monotonic() - self.started > self.timeout:
+            raise _Stop("timeout")
+        if self.progress is not None and nodes % 2000 == 0:
+            self.progress(level, nodes, report.edges, time.monotonic() - self.started)
+
+    def level_done(self, report: ExploreReport, nodes: int, level: int) -> None:
+        report.depth = level
+        if self.progress is not None:
+            self.progress(level, nodes, report.edges, time.monotonic() - self.started)
+
+
+class _Interned:
+    """Values numbered in order of first appearance: ``number(v)`` gives v's int, ``values[i]``
+    the value. The sweep keys its maps by these ints, so that a hot-loop lookup hashes a tuple
+    of small ints rather than beliefs, states and events."""
+
+    def __init__(self, first=()):
+        self.values: list = []
+        self.ids: dict = {}
+        for value in first:
+            self.number(value)
+
+    def number(self, value) -> int:
+        i = self.ids.get(value)
+        if i is None:
+            i = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return i
+
+
+def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocabulary, reading,
+           consumer, properties: tuple, adversarial: bool, check_readings: bool,
+           stop_when_found: bool, keep_edges: bool) -> None:
+    """Every reading in one sweep (see :func:`explore`). A node is ``(belief, state, producer
+    readings, class)`` as interned ints; per (state, event) the step's decision tree is computed
+    once, per (state, event, class) the fork, and property outcomes are shared across beliefs
+    (consumer-side properties) and across classes (by the knobs a check consulted)."""
+    beliefs = _Interned([Belief()])
+    states = _Interned([initial_state()])
+    events = _Interned()
+    producer_sets = _Interned([frozenset(PRODUCER_READINGS)])
+    classes = _Interned([()])
+    shapes = _Interned()  # decision-tree shapes: (leaf assignments, leaf result groups)
+    representatives = [_representative(())]
+    nodes: list = [(0, 0, 0, 0)]
+    visited: dict = {nodes[0]: 0}
     parents: list = [(0, None)]
-    frontier = [0]
-    step_fn = consumer.step
-    run_input_fn = consumer.run_input
-    level = 0
-    found_knobs: set = set()
-    split_cost: dict = {}
-    check_splits = check_readings and not all_readings and step_fn is reference_step
-    stopped = None
-    trees: dict = {}  # all readings: (state, event) -> the step's decision tree over the knobs
-    checked: dict = {}  # all readings: a transition (without its reading) -> property outcomes
-    move_memo: dict = {}  # (belief, conformance) -> moves; beliefs recur across classes
+    report.parents = parents
+    step_side = tuple(p for p in properties if not p.reads_belief)
+    belief_side = tuple(p for p in properties if p.reads_belief)
+    draft_conformant: list = []  # per producer set: the draft's producer reading is in it
+    move_memo: dict = {}  # (belief, producers) -> [(event, producers after, ok, belief after)]
     advanced: dict = {}  # (belief, event) -> belief after
-    inputs: dict = {}  # consumer state -> run input
+    trees: dict = {}  # (state, event) -> ([(assignment, result, result state, halted)], shape)
+    forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
+    dispatch: dict = {}  # event -> (consumer-side, belief-reading properties) for its type
+    # Property outcomes. Consumer-side properties: per (state, event, leaf, conformant), with
+    # the knobs each computation consulted (shared by every class that agrees on them), and per
+    # class on top; belief-reading properties: the same per producer belief too.
+    checked_step: dict = {}  # (state, event, leaf, ok) -> [(consulted knobs, outcome)]
+    checked_belief: dict = {}  # (belief, state, event, leaf, ok) -> [(consulted, outcome)]
+    outcome_step: dict = {}  # (state, event, leaf, ok, class) -> outcome
+    outcome_belief: dict = {}  # (belief, state, event, leaf, ok, class) -> outcome
+    inputs: dict = {}  # result state -> run input
+    split_cost: dict = {}
+    frontier = [0]
+    level = 0
+
+    def moves_of(b: int, p: int) -> list:
+        found = move_memo.get((b, p))
+        if found is None:
+            belief = beliefs.values[b]
+            found = move_memo[(b, p)] = []
+            for event, after in _node_moves(belief, vocabulary, DRAFT, producer_sets.values[p],
+                                            adversarial, True):
+                e = events.number(event)
+                if e not in dispatch:
+                    kind = type(event)
+                    dispatch[e] = (tuple(q for q in step_side if q.applies_to(kind)),
+                                   tuple(q for q in belief_side if q.applies_to(kind)))
+                pa = producer_sets.number(after)
+                if pa == len(draft_conformant):
+                    draft_conformant.append(_DRAFT_PRODUCER in after)
+                ba = advanced.get((b, e))
+                if ba is None:
+                    ba = advanced[(b, e)] = beliefs.number(advance(belief, event))
+                found.append((e, pa, bool(after), ba))
+        return found
+
+    def tree_of(s: int, e: int):
+        tree = trees.get((s, e))
+        if tree is None:
+            try:
+                leaves = [(tuple(a.items()), r, states.number(r.state), r.state.halted)
+                          for a, r in step_leaves(states.values[s], events.values[e])]
+            except Exception as exc:  # noqa: BLE001 - the escape is the finding
+                tree = trees[(s, e)] = exc
+                return tree
+            outcomes = [(rs, r.warnings, r.fatal) for _, r, rs, _ in leaves]
+            shape = shapes.number((tuple(a for a, _, _, _ in leaves),
+                                   tuple(outcomes.index(o) for o in outcomes)))
+            tree = trees[(s, e)] = (leaves, shape)
+        return tree
+
+    def fork_of(shape: int, c: int) -> tuple:
+        found = forks.get((shape, c))
+        if found is None:
+            assignments, groups = shapes.values[shape]
+            cls = classes.values[c]
+            selected = [(classes.number(leaf_class), leaf)
+                        for leaf_class, leaf in _select(assignments, groups, cls)]
+            fixed = dict(cls)
+            candidates = tuple(dict.fromkeys(k for lc, _ in selected
+                                             for k, _ in classes.values[lc] if k not in fixed))
+            found = forks[(shape, c)] = (selected, candidates)
+            while len(representatives) < len(classes.values):
+                representatives.append(_representative(classes.values[len(representatives)]))
+        return found
 
     def restep_for(r):
-        def restep(s, e):
-            res = step_fn(s, e, r)
+        def restep(st, ev):
+            res = reference_step(st, ev, r)
             return res.state, res.warnings, res.fatal
         return restep
+
+    def check(props: tuple, cache: dict, key: tuple, lc: int, node: int, state, e: int, result,
+              rs: int, b: int, ba: int, ok: bool):
+        """The first of ``props`` the leaf transition violates, as ``(property, witness)``;
+        ``()`` when all hold; :data:`_BROKEN` when the run input raised."""
+        event = events.values[e]
+        run_input = inputs.get(rs)
+        if run_input is None:
+            try:
+                run_input = inputs[rs] = tuple(REFERENCE.run_input(result.state))
+            except Exception as exc:  # noqa: BLE001
+                _record(report.violations, "P00-no-exception", node, event,
+                        f"{type(exc).__name__}: {exc}", parents)
+                return _BROKEN
+        belief, belief_after, at = beliefs.values[b], beliefs.values[ba], level
+
+        def transition(rr):
+            return Transition(at, state, event, result.state, result.warnings, result.fatal, rr,
+                              run_input, belief, belief_after, ok, restep_for(rr))
+
+        return _check_cached(cache, key, transition, representatives[lc], props) or ()
 
     try:
         while frontier and level < depth:
             next_frontier = []
             for node in frontier:
-                belief, state, producers, cls = nodes[node]
-                base = reading if not all_readings else _representative(cls)
-                move_key = (belief, producers)
-                node_moves = move_memo.get(move_key)
-                if node_moves is None:
-                    node_moves = move_memo[move_key] = _node_moves(
-                        belief, vocabulary, base, producers, adversarial, all_readings)
-                for event, producers_after in node_moves:
-                    ok = bool(producers_after)
+                b, s, p, c = nodes[node]
+                state = states.values[s]
+                for e, pa, ok, ba in moves_of(b, p):
                     report.edges += 1
-                    if all_readings:
-                        try:
-                            leaves = _fork(state, event, cls, trees)
-                        except Exception as exc:  # noqa: BLE001 - the escape is the finding
-                            _record(report.violations, "P00-no-exception", node, event,
-                                    f"{type(exc).__name__}: {exc}", parents)
-                            continue
-                        if len(leaves) > 1 and ok and not state.halted:
-                            _record_splits(report, split_cost, leaves, node, event, parents,
-                                           (level, _DRAFT_PRODUCER not in producers_after),
-                                           dict(cls))
+                    tree = tree_of(s, e)
+                    if isinstance(tree, Exception):
+                        _record(report.violations, "P00-no-exception", node, events.values[e],
+                                f"{type(tree).__name__}: {tree}", parents)
+                        continue
+                    tree, shape = tree
+                    if len(tree) == 1:
+                        leaves = ((c, 0),)
                     else:
-                        recorder = RecordingReading(reading) if check_splits else reading
-                        try:
-                            result = step_fn(state, event, recorder)
-                        except Exception as exc:  # noqa: BLE001 - the escape is the finding
-                            _record(report.violations, "P00-no-exception", node, event,
-                                    f"{type(exc).__name__}: {exc}", parents)
-                            continue
-                        leaves = ((cls, result),)
-                        if check_splits and ok and not state.halted and recorder.consulted:
-                            consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
-                            if not consulted <= found_knobs:
-                                for knob, pair in step_splits(state, event, reading).items():
-                                    if knob not in report.splits:
-                                        found_knobs.add(knob)
-                                        report.splits[knob] = (_path(parents, node) + (event,),
-                                                               pair)
-                    belief_after = advanced.get((belief, event))
-                    if belief_after is None:
-                        belief_after = advanced[(belief, event)] = advance(belief, event)
-                    for leaf_class, result in leaves:
-                        r = base if not all_readings else _representative(leaf_class)
-                        if properties:
-                            try:
-                                run_input = inputs.get(result.state)
-                                if run_input is None:
-                                    run_input = inputs[result.state] = tuple(
-                                        run_input_fn(result.state))
-                            except Exception as exc:  # noqa: BLE001
-                                _record(report.violations, "P00-no-exception", node, event,
-                                        f"{type(exc).__name__}: {exc}", parents)
+                        leaves, candidates = fork_of(shape, c)
+                        if len(leaves) > 1 and ok and not state.halted and \
+                                _may_improve(split_cost, candidates,
+                                             (level, not draft_conformant[pa])):
+                            _record_splits(report, split_cost, [(classes.values[lc], tree[leaf][1])
+                                                                for lc, leaf in leaves],
+                                           node, events.values[e], parents,
+                                           (level, not draft_conformant[pa]))
+                    step_props, belief_props = dispatch[e] if properties else ((), ())
+                    for lc, leaf in leaves:
+                        _, result, rs, halted = tree[leaf]
+                        if step_props:  # outcome per (state, event, leaf, conformant, class)
+                            exact = (s, e, leaf, ok, lc)
+                            found = outcome_step.get(exact)
+                            if found is None:
+                                found = outcome_step[exact] = check(
+                                    step_props, checked_step, exact[:4], lc, node, state, e,
+                                    result, rs, b, ba, ok)
+                            if found is _BROKEN:
                                 continue
-                            if all_readings:
-                                found = _check_cached(checked, (belief, state, event, result.state,
-                                                                result.warnings, result.fatal, ok),
-                                                      lambda rr: Transition(
-                                                          level, state, event, result.state,
-                                                          result.warnings, result.fatal, rr,
-                                                          run_input, belief, belief_after, ok,
-                                                          restep_for(rr)), r, properties)
-                            else:
-                                found = check_transition(Transition(
-                                    level, state, event, result.state, result.warnings,
-                                    result.fatal, r, run_input, belief, belief_after, ok,
-                                    restep_for(r)), properties)
-                            if found is not None:
-                                _record(report.violations, found[0].id, node, event, found[1],
-                                        parents)
-                        key = (belief_after, result.state, producers_after, leaf_class)
+                            if found:
+                                _record(report.violations, found[0].id, node, events.values[e],
+                                        found[1], parents)
+                        if belief_props:  # the same, and per producer belief
+                            exact = (b, s, e, leaf, ok, lc)
+                            found = outcome_belief.get(exact)
+                            if found is None:
+                                found = outcome_belief[exact] = check(
+                                    belief_props, checked_belief, exact[:5], lc, node, state, e,
+                                    result, rs, b, ba, ok)
+                            if found is _BROKEN:
+                                continue
+                            if found:
+                                _record(report.violations, found[0].id, node, events.values[e],
+                                        found[1], parents)
+                        key = (ba, rs, pa, lc)
                         known = visited.get(key)
                         if keep_edges:
-                            report.edges_seen.append((node, len(nodes) if known is None
-                                                      else known, event))
+                            report.edges_seen.append((node, len(nodes) if known is None else known,
+                                                      events.values[e]))
                         if known is not None:
                             continue
                         visited[key] = len(nodes)
                         nodes.append(key)
-                        parents.append((node, event))
-                        if not result.state.halted:
+                        parents.append((node, events.values[e]))
+                        if not halted:
                             next_frontier.append(len(nodes) - 1)
-                        if max_states is not None and len(nodes) >= max_states:
-                            stopped = "max-states"
-                        elif timeout is not None and time.monotonic() - started > timeout:
-                            stopped = "timeout"
-                        elif progress is not None and len(nodes) % 2000 == 0:
-                            progress(level, len(nodes), report.edges,
-                                     time.monotonic() - started)
-                        if stopped:
-                            break
-                    if stopped:
-                        break
-                if stopped:
-                    break
-            if stopped:
-                report.stopped_by = stopped
-                break
+                        bounds.added(report, len(nodes), level)
             level += 1
             frontier = next_frontier
-            report.depth = level
-            if progress is not None:
-                progress(level, len(nodes), report.edges, time.monotonic() - started)
+            bounds.level_done(report, len(nodes), level)
             if stop_when_found and report.violations:
                 break
-    except KeyboardInterrupt:  # stopped by the user: report how far it got
-        report.stopped_by = "interrupted"
-    report.states = len(nodes)
-    report.complete = report.stopped_by == "depth" and (level == depth or not frontier)
-    report.seconds = time.monotonic() - started
+
+        bounds.drained = not frontier
+    finally:  # also when a bound or Ctrl-C stops it: the report holds what was explored
+        report.nodes = [(beliefs.values[b], states.values[s], producer_sets.values[p],
+                         classes.values[c]) for b, s, p, c in nodes]
+
+
+_BROKEN = ("run input raised",)
+"""A sweep check outcome: computing the run input raised (recorded as P00; the leaf is not
+explored)."""
+
+
+def _select(assignments: tuple, groups: tuple, cls: tuple) -> list[tuple[tuple, int]]:
+    """The leaves of a step's decision tree that class ``cls`` reaches, as ``[(class, leaf
+    index)]``. ``assignments`` are the leaves' assignments (tuples of ``(knob id, option)``) and
+    ``groups`` number the leaves by result (leaves with equal results share a number). One
+    entry, with ``cls`` unchanged, when every reading of the class gives the same result; else
+    one per reachable leaf, its class extending ``cls`` by the leaf's assignment."""
+    fixed = dict(cls)
+    reached = [i for i, a in enumerate(assignments) if all(fixed.get(x, v) == v for x, v in a)]
+    if len({groups[i] for i in reached}) == 1:
+        return [(cls, reached[0])]
+    return [(_class_of(cls, tuple((x, v) for x, v in assignments[i] if x not in fixed)), i)
+            for i in reached]
+
+
+def _single(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocabulary,
+            reading: Reading, consumer, properties: tuple, adversarial: bool,
+            check_readings: bool, stop_when_found: bool, keep_edges: bool) -> None:
+    """One reading (see :func:`explore`): a node is ``(belief, state, conformant so far,
+    _FULL)``; every property is checked on every edge."""
+    start = (Belief(), initial_state(), True, _FULL)
+    visited: dict = {start: 0}
+    nodes: list = [start]
+    parents: list = [(0, None)]
     report.nodes, report.parents = nodes, parents
-    report.classes = len({n[3] for n in nodes})
-    return report
+    step_fn = consumer.step
+    run_input_fn = consumer.run_input
+    check_splits = check_readings and step_fn is reference_step
+    found_knobs: set = set()
+    move_memo: dict = {}
+    advanced: dict = {}
+    frontier = [0]
+    level = 0
+
+    def restep(s, e):
+        res = step_fn(s, e, reading)
+        return res.state, res.warnings, res.fatal
+
+    while frontier and level < depth:
+        next_frontier = []
+        for node in frontier:
+            belief, state, conformant, _ = nodes[node]
+            node_moves = move_memo.get((belief, conformant))
+            if node_moves is None:
+                node_moves = move_memo[(belief, conformant)] = _node_moves(
+                    belief, vocabulary, reading, conformant, adversarial, False)
+            for event, ok in node_moves:
+                report.edges += 1
+                recorder = RecordingReading(reading) if check_splits else reading
+                try:
+                    result = step_fn(state, event, recorder)
+                except Exception as exc:  # noqa: BLE001 - the escape is the finding
+                    _record(report.violations, "P00-no-exception", node, event,
+                            f"{type(exc).__name__}: {exc}", parents)
+                    continue
+                if check_splits and ok and not state.halted and recorder.consulted:
+                    consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
+                    if not consulted <= found_knobs:
+                        for knob, pair in step_splits(state, event, reading).items():
+                            if knob not in report.splits:
+                                found_knobs.add(knob)
+                                report.splits[knob] = (_path(parents, node) + (event,), pair)
+                belief_after = advanced.get((belief, event))
+                if belief_after is None:
+                    belief_after = advanced[(belief, event)] = advance(belief, event)
+                if properties:
+                    try:
+                        run_input = tuple(run_input_fn(result.state))
+                    except Exception as exc:  # noqa: BLE001
+                        _record(report.violations, "P00-no-exception", node, event,
+                                f"{type(exc).__name__}: {exc}", parents)
+                        continue
+                    found = check_transition(Transition(
+                        level, state, event, result.state, result.warnings, result.fatal,
+                        reading, run_input, belief, belief_after, ok, restep), properties)
+                    if found is not None:
+                        _record(report.violations, found[0].id, node, event, found[1], parents)
+                key = (belief_after, result.state, ok, _FULL)
+                known = visited.get(key)
+                if keep_edges:
+                    report.edges_seen.append((node, len(nodes) if known is None else known,
+                                              event))
+                if known is not None:
+                    continue
+                visited[key] = len(nodes)
+                nodes.append(key)
+                parents.append((node, event))
+                if not result.state.halted:
+                    next_frontier.append(len(nodes) - 1)
+                bounds.added(report, len(nodes), level)
+        level += 1
+        frontier = next_frontier
+        bounds.level_done(report, len(nodes), level)
+        if stop_when_found and report.violations:
+            break
+    bounds.drained = not frontier
 
 
 _KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
@@ -439,29 +658,6 @@ def _node_moves(belief: Belief, vocabulary: Vocabulary, base: Reading, producers
     return out
 
 
-def _fork(state: ConsumerState, event: Event, cls: tuple, trees: dict
-          ) -> list[tuple[tuple, object]]:
-    """Step ``state`` under every reading of class ``cls`` at once.
-
-    Returns ``[(class, StepResult)]``: one entry when every reading of the class gives the same
-    result (the class unchanged), else one per leaf of the fork over the knobs the step
-    consults, each leaf's class extending ``cls``. ``trees`` memoises, per (state, event), the
-    step's whole decision tree over the knobs (a step's result depends on nothing else), so
-    that classes meeting in one state share the work."""
-    tree = trees.get((state, event))
-    if tree is None:
-        tree = trees[(state, event)] = [(tuple(a.items()), r, _result_key(r))
-                                        for a, r in step_leaves(state, event)]
-    if len(tree) == 1:
-        return [(cls, tree[0][1])]
-    fixed = dict(cls)
-    leaves = [(a, r, k) for a, r, k in tree if all(fixed.get(x, v) == v for x, v in a)]
-    if len({k for _, _, k in leaves}) == 1:
-        return [(cls, leaves[0][1])]
-    return [(_class_of(cls, tuple((x, v) for x, v in a if x not in fixed)), r)
-            for a, r, _ in leaves]
-
-
 def _check_cached(cache: dict, key: tuple, transition: Callable, reading: Reading,
                   properties: Sequence[Property]):
     """:func:`~properties.catalogue.check_transition`, memoised across readings.
@@ -484,20 +680,21 @@ def _check_cached(cache: dict, key: tuple, transition: Callable, reading: Readin
     return outcome
 
 
-def _result_key(r):
-    return (r.state, r.warnings, r.fatal)
+def _may_improve(cost: dict, candidates: tuple, rank: tuple) -> bool:
+    """Whether a fork whose leaves fix ``candidates`` (knobs the parent class left open) at
+    ``rank`` could give some knob a better split witness than ``cost`` holds (see
+    :func:`_record_splits`)."""
+    return not all(k in cost and (cost[k][:2] < rank or (cost[k][2] == 0 and cost[k][:2] <= rank))
+                   for k in candidates)
 
 
 def _record_splits(report: ExploreReport, cost: dict, leaves: list, node: int, event: Event,
-                   parents: list, rank: tuple, parent: dict) -> None:
+                   parents: list, rank: tuple) -> None:
     """Record the knobs that split at a fork: per knob, the shortest trace; among equally short
     ones, one conformant under the draft's producer obligations before one conformant only
     under another producer reading, then the pair whose context departs least from ``draft``
-    (first found on ties). ``rank`` is (level, not conformant under draft); ``parent`` the
-    class stepped from, as a dict (its knobs cannot split here)."""
-    if all(k in cost and (cost[k][:2] < rank or (cost[k][2] == 0 and cost[k][:2] <= rank))
-           for c, _ in leaves for k, _ in c if k not in parent):
-        return  # every knob that could split here already has a witness at least as good
+    (first found on ties). ``rank`` is (level, not conformant under draft). Callers skip forks
+    where :func:`_may_improve` says no knob can improve."""
     verdict_leaves = [(dict(c), Verdict(r.state, tuple((0, w) for w in r.warnings),
                                         (0, r.fatal) if r.fatal else None, 1))
                       for c, r in leaves]

@@ -361,3 +361,79 @@ def test_snapshot_repeating_an_id_is_flagged_and_not_judged():
     assert check_trace_properties(events, REFERENCE, DRAFT, PROPERTIES) is None
     minimal = trace(snap(), ms(ASSISTANT_ACT_1, activity("act-1")))
     assert check_trace_properties(minimal, REFERENCE, DRAFT, PROPERTIES) is None
+
+
+# --- the engines' shortcuts: Property.events and Property.reads_belief ------------------------
+
+def _transitions_of_adversarial_explorations():
+    """Every transition (with a restep) that single-reading adversarial explorations check:
+    conformant and non-conformant input, under the draft and under each preset, for the
+    reference consumer and for the mutants that break a step property."""
+    import properties.explore as explore_module
+    from model.readings import PRESETS
+    seen = []
+    real = explore_module.check_transition
+
+    def spy(t, props):
+        seen.append(t)
+        return real(t, props)
+
+    explore_module.check_transition = spy
+    try:
+        for reading in (DRAFT, *PRESETS.values()):
+            explore_module.explore(depth=3, reading=reading, adversarial=True,
+                                   check_readings=False)
+        for name in ("ids-matched-by-prefix", "raw-event-used", "text-into-activity",
+                     "ms-reorders", "mismatch-applied", "after-close-accepted",
+                     "partial-patch-kept", "malformed-ignored"):
+            explore_module.explore(depth=3, reading=DRAFT, adversarial=True,
+                                   consumer=MUTANT_BY_NAME[name], check_readings=False)
+    finally:
+        explore_module.check_transition = real
+    return seen
+
+
+def test_declared_event_classes_and_belief_independence_hold_on_every_explored_transition():
+    """``events``: a property never fires on an event class it does not declare (so
+    ``check_transition`` may skip it); ``reads_belief=False``: the outcome does not change
+    when the producer beliefs are replaced (so the sweep may share it across beliefs). Both are
+    checked by calling the check itself, on thousands of transitions of every event class the
+    adversarial producer sends."""
+    from dataclasses import replace
+    from model.producer import Belief
+    transitions = _transitions_of_adversarial_explorations()
+    classes = {type(t.event) for t in transitions}
+    assert len(transitions) > 5000 and len(classes) >= 10
+    skipped = 0
+    for t in transitions:
+        blank = replace(t, belief_before=Belief(), belief_after=Belief())
+        for prop in PROPERTIES:
+            if not prop.applies_to(type(t.event)):
+                skipped += 1
+                assert prop.check(t) is None, (prop.id, t.event)
+            elif not prop.reads_belief:
+                assert prop.check(blank) == prop.check(t), (prop.id, t.event)
+    assert skipped > 50000  # the declarations do exclude work
+    assert {p.id for p in PROPERTIES if p.reads_belief} == {"P31-agree-after-snapshot"}
+
+
+def test_check_transition_skips_exactly_the_undeclared_classes():
+    calls = []
+    from dataclasses import replace
+    from properties.catalogue import Property, check_transition
+    from model.events import ActivityDelta, ActivitySnapshot, RunStarted
+    spy = Property("X", "spy", (), "step", lambda t: calls.append(type(t.event).__name__),
+                   events=(ActivitySnapshot,))
+    anywhere = Property("Y", "spy", (), "step", lambda t: calls.append("any"))
+    never = Property("Z", "engine", (), "step", lambda t: calls.append("never"), events=())
+    from model.consumer import step as reference_step
+    state = initial_state()
+    for event in (RunStarted(thread_id="t", run_id="r"),
+                  ActivitySnapshot(message_id="a", activity_type="PLAN", content="{}"),
+                  ActivityDelta(message_id="a", activity_type="PLAN", patch=())):
+        r = reference_step(state, event, DRAFT)
+        from properties.catalogue import Transition
+        check_transition(Transition(0, state, event, r.state, r.warnings, r.fatal, DRAFT),
+                         (spy, anywhere, never))
+        state = r.state
+    assert calls == ["any", "ActivitySnapshot", "any", "any"]
