@@ -750,7 +750,10 @@ def to_pytest(finding: dict) -> str:
     """A self-contained pytest module that replays the finding.
 
     * ambiguity or peer-divergence finding: one test parametrized over the model's verdict
-      classes (a peer divergence also embeds the peer's verdict as ``PEER_VERDICT``). For each
+      classes (a peer divergence also embeds the peer's verdict as ``PEER_VERDICT``, and adds
+      ``test_peer_agrees_with_some_reading``, which replays the trace on the consumer that
+      pytest's ``--activity-peer`` option names through the plugin's ``activity_peer`` fixture,
+      skipped without the option, and fails while that consumer still diverges). For each
       class and each
       of its ``readings`` (completed with draft for the knobs it leaves open; ``"(any
       reading)"`` is draft itself; the draft class is also checked under :data:`DRAFT`), it asserts
@@ -832,6 +835,19 @@ def test_verdict_class(cls):
                                                    "atEvent": got["fatal"]["atEvent"]}}
         assert _canon(fatal) == _canon(cls["fatal"]), where
         assert _canon(got["runInput"]) == _canon(cls["runInput"]), where
+'''
+        if finding["kind"] == "peer-divergence":
+            body += f'''
+
+INITIAL_STATE = {_py_json(finding.get("initialState"))}
+
+
+def test_peer_agrees_with_some_reading(activity_peer):
+    """The trace on the consumer that --activity-peer names (skipped without it): fails while
+    that consumer still gives a verdict no reading of the draft gives, passes once it agrees
+    with some reading. Needs activity-check's pytest plugin (installed with it)."""
+    from counterexamples.peers import PeerTrace
+    activity_peer.check(PeerTrace.of(FINDING_ID, TRACE, INITIAL_STATE))
 '''
     else:
         consumer, _ = _consumer_of(finding)

@@ -364,3 +364,28 @@ def test_peer_divergence_exports_show_the_peer(findings):
     # the model's states: after the snapshot the consumer holds act-1, which the peer does not
     assert [m["id"] for m in itf["states"][2]["messages"]] == ["act-1"]
     assert "PEER_VERDICT = " in to_pytest(finding)
+
+
+def test_generated_pytest_replays_a_peer_divergence_on_the_peer(findings, tmp_path):
+    """The peer test of a generated file: skipped without --activity-peer, fails on the peer that
+    diverged (the forgetful one), passes on a consumer that agrees with a reading (the model)."""
+    _, finding = next((p, f) for p, f in findings if f["kind"] == "peer-divergence")
+    (tmp_path / "test_peer_finding.py").write_text(to_pytest(finding), encoding="utf-8")
+    peer = tmp_path / "forgetful_peer.py"
+    peer.write_text(FORGETFUL_PEER, encoding="utf-8")
+    classes = len(finding["verdicts"])
+
+    def run(*options):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               "test_peer_finding.py", *options], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+
+    alone = run()
+    assert alone.returncode == 0 and f"{classes} passed, 1 skipped" in alone.stdout, \
+        alone.stdout[-1500:]
+    forgetful = run("--activity-peer", f"{sys.executable} {peer}")
+    assert forgetful.returncode == 1 and f"1 failed, {classes} passed" in forgetful.stdout, \
+        forgetful.stdout[-1500:]
+    assert "the peer agrees with no reading of the draft" in forgetful.stdout
+    model = run("--activity-peer", "model")
+    assert model.returncode == 0 and f"{classes + 1} passed" in model.stdout, model.stdout[-1500:]
