@@ -282,7 +282,8 @@ def minimise(events: Sequence[Event], holds: Holds) -> tuple[Event, ...]:
     """The canonical minimisation of a witness: :func:`ddmin`, :func:`simplify_members`,
     :func:`unify_names`, :func:`simplify_patches` and :func:`simplify_payloads` in turn,
     repeated until a whole round changes nothing (a fixpoint: each accepted change removes an
-    event, a member, an operation or a name, or moves a name to one used earlier, so the loop
+    event, a member, an operation or a name, or moves a name to one used earlier; should moving
+    names ever lead back to a trace an earlier round left, that ends it too, so the loop always
     ends). Names go before payloads: where either an unneeded retype or a patch operation could
     carry the split, the retype is dropped and the operation kept.
 
@@ -298,13 +299,14 @@ def minimise(events: Sequence[Event], holds: Holds) -> tuple[Event, ...]:
         ValueError: when ``holds(events)`` is false to begin with.
     """
     current = tuple(events)
+    seen = {current}
     while True:
-        before = current
         current = ddmin(current, holds)
         for step in (simplify_members, unify_names, simplify_patches, simplify_payloads):
             current = step(current, holds)
-        if current == before:
+        if current in seen:
             return current
+        seen.add(current)
 
 
 def is_one_minimal(items: Sequence[T], holds: Callable[[tuple[T, ...]], bool]) -> bool:
