@@ -15,7 +15,7 @@ Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligatio
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Callable, Optional, Sequence
 
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
@@ -61,6 +61,20 @@ class Transition:
     belief_after: Belief = field(default_factory=Belief)
     conformant: bool = True
     restep: Optional[Callable[[ConsumerState, Event], tuple]] = field(default=None, compare=False)
+
+    @cached_property
+    def target_before(self) -> Optional[Message]:
+        """The message the event names by ``message_id``, as held before the step (None when
+        not held, or when the event names no message). Computed once per transition: most
+        checks start from it."""
+        mid = getattr(self.event, "message_id", None)
+        return None if mid is None else self.before.message(mid)
+
+    @cached_property
+    def target_after(self) -> Optional[Message]:
+        """The same message as held after the step (None when not held)."""
+        mid = getattr(self.event, "message_id", None)
+        return None if mid is None else self.after.message(mid)
 
 
 Check = Callable[[Transition], Optional[str]]
@@ -162,7 +176,7 @@ def _snap(t: Transition):
     """(event, held-before) for a live ACTIVITY_SNAPSHOT that did not fail the run."""
     if not isinstance(t.event, ActivitySnapshot) or not _live(t) or t.fatal is not None:
         return None, None
-    return t.event, _held(t.before, t.event.message_id)
+    return t.event, t.target_before
 
 
 def _create(t: Transition) -> Optional[str]:
@@ -182,7 +196,7 @@ def _replace_replaces(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or not ev.replacing:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is None or (m.content, m.activity_type) != (ev.content, ev.activity_type):
         return f"replacing snapshot left {m.to_wire() if m else 'nothing'}"
     return None
@@ -192,7 +206,7 @@ def _replace_remints(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or not ev.replacing:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is not None and m.owner != ev.subagent_run_id:
         return f"owner {m.owner!r} after a replacing snapshot attributed to {ev.subagent_run_id!r}"
     return None
@@ -202,7 +216,7 @@ def _replace_keeps_metadata(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or not ev.replacing:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     expected = merge_metadata(held.metadata, ev.metadata)
     if m is not None and m.metadata != expected:
         return f"metadata {m.metadata} after replace, expected {expected}"
@@ -213,7 +227,7 @@ def _replace_false_leaves(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or ev.replacing:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is None or (m.content, m.activity_type) != (held.content, held.activity_type):
         return f"replace:false changed the activity to {m.to_wire() if m else 'nothing'}"
     return None
@@ -223,7 +237,7 @@ def _replace_false_owner(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or ev.replacing:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is not None and m.owner != held.owner:
         return f"replace:false changed the owner from {held.owner!r} to {m.owner!r}"
     return None
@@ -243,7 +257,7 @@ def _position_kept(t: Transition) -> Optional[str]:
 def _delta(t: Transition):
     if not isinstance(t.event, ActivityDelta) or not _live(t):
         return None, None
-    return t.event, _held(t.before, t.event.message_id)
+    return t.event, t.target_before
 
 
 def _delta_missing(t: Transition) -> Optional[str]:
@@ -297,7 +311,7 @@ def _delta_applies(t: Transition) -> Optional[str]:
     outcome = _reference_patch(ev, held)
     if outcome is None or not outcome.ok or not is_json_object_text(outcome.result):
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is None or (m.content, m.activity_type) != (outcome.result, ev.activity_type):
         return (f"patch that applies gave {m.to_wire() if m else 'nothing'}, expected content "
                 f"{outcome.result} type {ev.activity_type}")
@@ -311,7 +325,7 @@ def _patch_atomic(t: Transition) -> Optional[str]:
     outcome = _reference_patch(ev, held)
     if outcome is None or outcome.ok:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is not None and m.content != held.content:
         return f"failed patch ({outcome.reason}) changed content {held.content} -> {m.content}"
     return None
@@ -349,7 +363,7 @@ def _metadata_merged(t: Transition) -> Optional[str]:
     if not isinstance(ev, (ActivitySnapshot, ActivityDelta)) or ev.metadata is None or \
             t.fatal is not None or not _live(t):
         return None
-    held = _held(t.before, ev.message_id)
+    held = t.target_before
     if held is None or not held.is_activity:
         return None
     if isinstance(ev, ActivityDelta):
@@ -361,7 +375,7 @@ def _metadata_merged(t: Transition) -> Optional[str]:
     elif ev.replacing or t.reading.q1 != "merge" or any(
             w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings):
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     expected = merge_metadata(held.metadata, ev.metadata)
     if m is None or m.metadata != expected:
         return f"metadata {m.metadata if m else None}, expected key-by-key merge {expected}"
@@ -385,7 +399,7 @@ def _mismatch_rejected(t: Transition) -> Optional[str]:
     opener = _opener(t.reading, held)
     if ev.subagent_run_id == opener or t.reading.q4 == "accept":
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if t.fatal is None and (m is None or m.content != held.content or
                             m.activity_type != held.activity_type):
         return f"a delta attributed to {ev.subagent_run_id} changed {opener or 'parent'}'s activity"
@@ -523,7 +537,7 @@ def _agree_after_replace(t: Transition) -> Optional[str]:
     if not isinstance(ev, ActivitySnapshot) or not t.conformant or t.fatal is not None or \
             not _live(t):
         return None
-    held_before = _held(t.before, ev.message_id)
+    held_before = t.target_before
     if held_before is not None and not (held_before.is_activity and ev.replacing):
         return None
     if held_before is None and ev.message_id in t.before.held_ever and t.reading.q10 == "seen":
@@ -532,7 +546,7 @@ def _agree_after_replace(t: Transition) -> Optional[str]:
             t.belief_before.activity(ev.message_id) is not None:
         return None  # declined by the producer, on an activity the consumer no longer holds
     belief = t.belief_after.activity(ev.message_id)
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if belief is None or m is None:
         return f"{ev.message_id}: producer believes {belief}, consumer holds {m}"
     if (m.content, m.activity_type, m.owner) != (belief.content, belief.activity_type,
@@ -548,7 +562,7 @@ def _unknown_op(t: Transition):
     if not isinstance(ev, ActivityDelta) or not _live(t) or \
             all(op.recognised for op in ev.patch) or t.reading.q20 != "drop-op":
         return None
-    held = _held(t.before, ev.message_id)
+    held = t.target_before
     if held is None or not held.is_activity or not _owner_ok(t, ev, held):
         return None
     return ev
@@ -558,7 +572,7 @@ def _unknown_op_not_fatal(t: Transition) -> Optional[str]:
     ev = _unknown_op(t)
     if ev is None or t.fatal is None:
         return None
-    held = _held(t.before, ev.message_id)
+    held = t.target_before
     rest = apply_patch(held.content, tuple(op for op in ev.patch if op.recognised))
     if rest.ok and (is_json_object_text(rest.result) or t.reading.q7 != "fatal") or \
             (not rest.ok and t.reading.q13 == "tolerate"):
@@ -632,7 +646,7 @@ def _delta_keeps_owner(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or t.fatal is not None:
         return None
-    m = _held(t.after, ev.message_id)
+    m = t.target_after
     if m is not None and m.owner != held.owner:
         return f"a delta changed the owner from {held.owner!r} to {m.owner!r}"
     return None
@@ -700,7 +714,8 @@ def _fatal_justified_inner(t: Transition, ev: Event) -> Optional[str]:
 def _untouched_activity_persists(t: Transition) -> Optional[str]:
     """Activity messages persist (they have no open or close): an event that does not address an
     activity leaves it exactly as it was, in the same relative order."""
-    if t.before.halted or isinstance(t.event, MessagesSnapshot):
+    if t.before.halted or isinstance(t.event, MessagesSnapshot) or \
+            t.after.messages is t.before.messages:
         return None
     target = getattr(t.event, "message_id", None)
     if isinstance(t.event, Malformed) and t.event.shim is not None:
