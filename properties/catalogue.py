@@ -15,7 +15,7 @@ Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligatio
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
@@ -32,9 +32,9 @@ __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPE
            "check_transition", "coverage_table", "PropertyViolation"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Transition:
-    """One step of a consumer, as a property sees it.
+    """One step of a consumer, as a property sees it (immutable).
 
     Attributes:
         index: the event's index in the trace.
@@ -43,7 +43,8 @@ class Transition:
         warnings, fatal: what the step surfaced.
         reading: the reading the consumer runs under.
         run_input: the consumer's next run input after the step (wire messages).
-        belief_before, belief_after: the producer's belief around the event.
+        belief_before, belief_after: the producer's belief around the event (default: the
+            belief before any event).
         conformant: True when no event so far (this one included) broke a producer clause.
         restep: the consumer under test as ``restep(state, event) -> (state, warnings, fatal)``,
             for relational properties that compare the step with the step on a variant input.
@@ -62,19 +63,38 @@ class Transition:
     conformant: bool = True
     restep: Optional[Callable[[ConsumerState, Event], tuple]] = field(default=None, compare=False)
 
-    @cached_property
+    def __init__(self, index: int, before: ConsumerState, event: Event, after: ConsumerState,
+                 warnings: tuple, fatal: Optional[Fatal], reading: Reading, run_input: tuple = (),
+                 belief_before: Optional[Belief] = None, belief_after: Optional[Belief] = None,
+                 conformant: bool = True, restep=None):
+        # The exhaustive search builds one per checked transition: filling the instance dict at
+        # once is several times cheaper than a frozen dataclass's attribute-by-attribute init.
+        self.__dict__.update(
+            index=index, before=before, event=event, after=after, warnings=warnings,
+            fatal=fatal, reading=reading, run_input=run_input,
+            belief_before=Belief() if belief_before is None else belief_before,
+            belief_after=Belief() if belief_after is None else belief_after,
+            conformant=conformant, restep=restep)
+
+    @property
     def target_before(self) -> Optional[Message]:
         """The message the event names by ``message_id``, as held before the step (None when
         not held, or when the event names no message). Computed once per transition: most
         checks start from it."""
-        mid = getattr(self.event, "message_id", None)
-        return None if mid is None else self.before.message(mid)
+        d = self.__dict__
+        if "_target_before" not in d:
+            mid = getattr(self.event, "message_id", None)
+            d["_target_before"] = None if mid is None else self.before.message(mid)
+        return d["_target_before"]
 
-    @cached_property
+    @property
     def target_after(self) -> Optional[Message]:
         """The same message as held after the step (None when not held)."""
-        mid = getattr(self.event, "message_id", None)
-        return None if mid is None else self.after.message(mid)
+        d = self.__dict__
+        if "_target_after" not in d:
+            mid = getattr(self.event, "message_id", None)
+            d["_target_after"] = None if mid is None else self.after.message(mid)
+        return d["_target_after"]
 
 
 Check = Callable[[Transition], Optional[str]]
