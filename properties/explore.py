@@ -56,7 +56,8 @@ EXPLORE_VOCABULARY = Vocabulary(
     patches=(
         ("set-n", ({"op": "replace", "path": "/n", "value": 2},)),
         ("remove-missing", ({"op": "remove", "path": "/missing"},)),
-        ("unknown-op", ({"op": "increment", "path": "/n"},)),
+        ("unknown-op", ({"op": "increment", "path": "/n"},
+                        {"op": "replace", "path": "/n", "value": 2})),
         ("root-array", ({"op": "replace", "path": "", "value": []},)),
     ),
     metadata=(None, {"k": 1}),
@@ -64,8 +65,11 @@ EXPLORE_VOCABULARY = Vocabulary(
     max_runs=1,
 )
 """The default finite world of the exhaustive search: two activity ids, the parent and one
-subagent, two types, one content, four patches (applies, fails, unrecognised op, root to a
-non-object), one metadata key, replace absent or false, one run."""
+subagent, two types, one content, four patches (applies, fails, an unrecognised op before one
+that applies, root to a non-object), one metadata key, replace absent or false, one run. The
+unrecognised op comes with an op that applies so that the readings of Q20 differ in the content
+a consumer holds, not only in a warning: a peer that reports no warnings still shows which
+reading it follows."""
 
 
 @dataclass

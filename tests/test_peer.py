@@ -341,7 +341,8 @@ def _write(path: Path, events) -> Path:
 
 # Observed on the committed corpus (32 traces); every other trace agrees with draft.
 REDUCER_CORPUS = {
-    "AMB-Q10-58574c21": "reading", "AMB-Q6-e3c490f1": "reading", "FC-22": "divergence"}
+    "AMB-Q10-58574c21": "reading", "AMB-Q6-e3c490f1": "reading", "AMB-Q20-4802e7ac": "reading",
+    "FC-22": "divergence"}
 PIPELINE_CORPUS = {"AMB-Q10-58574c21": "reading", "AMB-Q6-e3c490f1": "reading"}
 
 
@@ -366,9 +367,7 @@ def test_ag_ui_client_reducer_on_the_corpus(reducer_report):
     assert knobs(reducer_report) == {
         "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
         "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate",
-        # the corpus's Q20 witness tells drop-op from skip-patch by a warning only (probe-Q20
-        # separates them)
-        "Q20": ("undetermined", ("drop-op", "skip-patch")), "X1": "drop"}
+        "Q20": "skip-patch", "X1": "drop"}
     # FC-22 (content null) shrinks to the malformed snapshot alone: the reducer validates nothing
     (finding,) = reducer_report.findings.values()
     assert finding["source"] == "FC-22" and finding["branch"] == "malformed.fatal"
@@ -389,7 +388,7 @@ def test_ag_ui_client_pipeline_on_the_corpus(pipeline_report):
     assert knobs(pipeline_report) == {
         "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
         "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate",
-        "Q20": ("undetermined", ("drop-op", "skip-patch")), "X1": "drop"}
+        "Q20": "drop-op", "X1": "drop"}
 
 
 @needs_node
