@@ -320,12 +320,10 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
     dispatch: dict = {}  # event -> (consumer-side, belief-reading properties) for its type
     # Property outcomes. Consumer-side properties: per (state, event, leaf, conformant), with
-    # the knobs each computation consulted (shared by every class that agrees on them), and per
-    # class on top; belief-reading properties: the same per producer belief too.
+    # the knobs each computation consulted (shared by every class that agrees on them);
+    # belief-reading properties: the same per producer belief too.
     checked_step: dict = {}  # (state, event, leaf, ok) -> [(consulted knobs, outcome)]
     checked_belief: dict = {}  # (belief, state, event, leaf, ok) -> [(consulted, outcome)]
-    outcome_step: dict = {}  # (state, event, leaf, ok, class) -> outcome
-    outcome_belief: dict = {}  # (belief, state, event, leaf, ok, class) -> outcome
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
     frontier = [0]
@@ -437,25 +435,23 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
                     step_props, belief_props = dispatch[e] if properties else ((), ())
                     for lc, leaf in leaves:
                         _, result, rs, halted = tree[leaf]
-                        if step_props:  # outcome per (state, event, leaf, conformant, class)
-                            exact = (s, e, leaf, ok, lc)
-                            found = outcome_step.get(exact)
-                            if found is None:
-                                found = outcome_step[exact] = check(
-                                    step_props, checked_step, exact[:4], lc, node, state, e,
-                                    result, rs, b, ba, ok)
+                        if step_props:  # shared by every belief and every agreeing class
+                            key = (s, e, leaf, ok)
+                            found = _known(checked_step.get(key), representatives[lc])
+                            if found is _MISS:
+                                found = check(step_props, checked_step, key, lc, node, state, e,
+                                              result, rs, b, ba, ok)
                             if found is _BROKEN:
                                 continue
                             if found:
                                 _record(report.violations, found[0].id, node, events.values[e],
                                         found[1], parents)
-                        if belief_props:  # the same, and per producer belief
-                            exact = (b, s, e, leaf, ok, lc)
-                            found = outcome_belief.get(exact)
-                            if found is None:
-                                found = outcome_belief[exact] = check(
-                                    belief_props, checked_belief, exact[:5], lc, node, state, e,
-                                    result, rs, b, ba, ok)
+                        if belief_props:  # the same, per producer belief
+                            key = (b, s, e, leaf, ok)
+                            found = _known(checked_belief.get(key), representatives[lc])
+                            if found is _MISS:
+                                found = check(belief_props, checked_belief, key, lc, node, state,
+                                              e, result, rs, b, ba, ok)
                             if found is _BROKEN:
                                 continue
                             if found:
@@ -662,21 +658,42 @@ def _node_moves(belief: Belief, vocabulary: Vocabulary, base: Reading, producers
     return out
 
 
+_MISS = object()
+"""No cached outcome applies (see :func:`_known`)."""
+
+
+def _known(entries: Optional[list], reading: Reading):
+    """The cached check outcome that applies under ``reading``, or :data:`_MISS`.
+
+    A check reads the reading only through its knobs, so its outcome under ``reading`` is the
+    outcome under any reading that agrees on the knobs it consulted. ``entries`` are
+    ``[(consulted (attribute, option) pairs, outcome)]`` for one transition without its reading
+    (see :func:`_check_cached`)."""
+    if entries:
+        for consulted, outcome in entries:
+            for attr, value in consulted:
+                if getattr(reading, attr) != value:
+                    break
+            else:
+                return outcome
+    return _MISS
+
+
 def _check_cached(cache: dict, key: tuple, transition: Callable, reading: Reading,
                   properties: Sequence[Property]):
     """:func:`~properties.catalogue.check_transition`, memoised across readings.
 
-    A check reads the reading only through its knobs, so its outcome under ``reading`` is the
-    outcome under any reading that agrees on the knobs it consulted (recorded with a
-    :class:`~model.readings.RecordingReading`). ``cache`` maps a transition without its reading
-    (``key``) to ``[(consulted (attribute, option) pairs, outcome)]``. Reference consumer
-    only: its step, too, reads the reading only through knobs."""
+    ``cache`` maps a transition without its reading (``key``) to ``[(consulted (attribute,
+    option) pairs, outcome)]``: the knobs a computation consulted are recorded with a
+    :class:`~model.readings.RecordingReading`, and the outcome is reused under every reading
+    that agrees on them (:func:`_known`). Reference consumer only: its step, too, reads the
+    reading only through knobs."""
     entries = cache.get(key)
     if entries is None:
         entries = cache[key] = []
-    for consulted, outcome in entries:
-        if all(getattr(reading, attr) == value for attr, value in consulted):
-            return outcome
+    outcome = _known(entries, reading)
+    if outcome is not _MISS:
+        return outcome
     recorder = RecordingReading(reading)
     outcome = check_transition(transition(recorder), properties)
     entries.append((tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted)),
