@@ -179,3 +179,24 @@ def test_the_graph_does_not_depend_on_the_hash_seed(tmp_path):
         assert proc.returncode == 0, proc.stderr
         outs.append(path.read_text(encoding="utf-8"))
     assert outs[0] == outs[1]
+
+
+def test_searches_leave_no_garbage_cycles_and_restore_the_collector():
+    """The searches pause the cyclic garbage collector (a large share of a deep sweep's time
+    otherwise); that is sound only if what they allocate is acyclic, freed by reference counts."""
+    import gc
+    from model.readings import parse_reading
+    gc.collect()
+    assert gc.isenabled()
+    report = explore(depth=3, reading=None)
+    explore(depth=3, adversarial=True)
+    shortest_distinguishing(DRAFT, parse_reading("Q1=ignore"), depth=3)
+    assert gc.isenabled()
+    del report
+    assert gc.collect() == 0
+    gc.disable()
+    try:
+        explore(depth=2, reading=None)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
