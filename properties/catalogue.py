@@ -114,10 +114,11 @@ class Property:
     * ``events``: the event classes on which the check can fire (``None``: any event; ``()``:
       none, for the properties the engines check themselves). On any other event the check
       returns None, so :func:`check_transition` does not call it.
-    * ``reads_belief``: the check reads the producer's belief (``belief_before``,
-      ``belief_after``); when False its outcome depends only on the consumer's step (states,
-      event, what was surfaced, reading, run input) and the conformance flag, so an engine may
-      share it across producer beliefs.
+    * ``belief_view``: None when the check never reads the producer's belief; its outcome then
+      depends only on the consumer's step (states, event, what was surfaced, reading, run input)
+      and the conformance flag, so an engine may share it across producer beliefs. Otherwise
+      ``belief_view(belief, event)`` (hashable) is all the check reads of ``belief_before`` and
+      of ``belief_after``, and an engine may share its outcome across beliefs whose views agree.
     """
 
     id: str
@@ -127,7 +128,12 @@ class Property:
     check: Check
     severity: str = "must"
     events: Optional[tuple[type, ...]] = None
-    reads_belief: bool = False
+    belief_view: Optional[Callable[[Belief, Event], object]] = None
+
+    @property
+    def reads_belief(self) -> bool:
+        """Whether the check reads the producer's belief at all (see ``belief_view``)."""
+        return self.belief_view is not None
 
     def applies_to(self, event_type: type) -> bool:
         """Whether the check can fire on an event of class ``event_type`` (see ``events``)."""
@@ -552,6 +558,12 @@ def _ms_self_revoking(t: Transition) -> Optional[str]:
 
 # --- relation: producer belief vs consumer state -------------------------------------------------
 
+def _target_belief(belief: Belief, event: Event):
+    """What the producer believes of the activity the event names (None when nothing): all P31
+    reads of a belief."""
+    return belief.activity(event.message_id)
+
+
 def _agree_after_replace(t: Transition) -> Optional[str]:
     ev = t.event
     if not isinstance(ev, ActivitySnapshot) or not t.conformant or t.fatal is not None or \
@@ -868,7 +880,7 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P31-agree-after-snapshot", "After a conformant snapshot that creates or replaces, "
              "consumer and producer agree on content, type and owner.",
              ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
-             _agree_after_replace, events=_SNAPSHOT, reads_belief=True),
+             _agree_after_replace, events=_SNAPSHOT, belief_view=_target_belief),
     Property("P33-unknown-op-not-fatal", "Under Q20=drop-op an unrecognised op never fails the "
              "run by itself.", ("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"), "step",
              _unknown_op_not_fatal, events=_DELTA),

@@ -332,19 +332,18 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
     visited: dict = {nodes[0]: 0}
     parents: list = [(0, None)]
     report.parents = parents
-    step_side = tuple(p for p in properties if not p.reads_belief)
-    belief_side = tuple(p for p in properties if p.reads_belief)
     draft_conformant: list = []  # per producer set: the draft's producer reading is in it
     move_memo: dict = {}  # (belief, producers) -> [(event, producers after, ok, belief after)]
     advanced: dict = {}  # (belief, event) -> belief after
     trees: dict = {}  # (state, event) -> ([(assignment, result, result state, halted)], shape)
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
-    dispatch: dict = {}  # event -> (consumer-side, belief-reading properties) for its type
-    # Property outcomes. Consumer-side properties: per (state, event, leaf, conformant), with
-    # the knobs each computation consulted (shared by every class that agrees on them);
-    # belief-reading properties: the same per producer belief too.
-    checked_step: dict = {}  # (state, event, leaf, ok) -> [(consulted knobs, outcome)]
-    checked_belief: dict = {}  # (belief, state, event, leaf, ok) -> [(consulted, outcome)]
+    dispatch: dict = {}  # event -> (properties for its type, those of them reading beliefs)
+    # Property outcomes, per (what they read of the beliefs, state, event, leaf, conformant),
+    # with the knobs each computation consulted: shared by every belief whose views agree (all
+    # beliefs, for an event no belief-reading property applies to) and every agreeing class.
+    checked: dict = {}  # (belief views, state, event, leaf, ok) -> [(consulted knobs, outcome)]
+    views: dict = {}  # (belief, belief after, event) -> interned belief views
+    view_ids = _Interned()
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
     frontier = [0]
@@ -360,8 +359,8 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
                 e = events.number(event)
                 if e not in dispatch:
                     kind = type(event)
-                    dispatch[e] = (tuple(q for q in step_side if q.applies_to(kind)),
-                                   tuple(q for q in belief_side if q.applies_to(kind)))
+                    applicable = tuple(q for q in properties if q.applies_to(kind))
+                    dispatch[e] = (applicable, tuple(q for q in applicable if q.reads_belief))
                 pa = producer_sets.number(after)
                 if pa == len(draft_conformant):
                     draft_conformant.append(_DRAFT_PRODUCER in after)
@@ -401,14 +400,25 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
                 representatives.append(_representative(classes.values[len(representatives)]))
         return found
 
+    def view_of(b: int, ba: int, e: int, props: tuple) -> int:
+        """What ``props`` read of the beliefs around the event (their ``belief_view``s), as an
+        interned int: outcomes are shared across beliefs whose views agree."""
+        found = views.get((b, ba, e))
+        if found is None:
+            event, before, after = events.values[e], beliefs.values[b], beliefs.values[ba]
+            read = tuple(dict.fromkeys(p.belief_view for p in props))
+            found = views[(b, ba, e)] = view_ids.number(
+                tuple((view(before, event), view(after, event)) for view in read))
+        return found
+
     def restep_for(r):
         def restep(st, ev):
             res = reference_step(st, ev, r)
             return res.state, res.warnings, res.fatal
         return restep
 
-    def check(props: tuple, cache: dict, key: tuple, lc: int, node: int, state, e: int, result,
-              rs: int, b: int, ba: int, ok: bool):
+    def check(props: tuple, key: tuple, lc: int, node: int, state, e: int, result, rs: int,
+              b: int, ba: int, ok: bool):
         """The first of ``props`` the leaf transition violates, as ``(property, witness)``;
         ``()`` when all hold; :data:`_BROKEN` when the run input raised."""
         event = events.values[e]
@@ -426,7 +436,7 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
             return Transition(at, state, event, result.state, result.warnings, result.fatal, rr,
                               run_input, belief, belief_after, ok, restep_for(rr))
 
-        return _check_cached(cache, key, transition, representatives[lc], props) or ()
+        return _check_cached(checked, key, transition, representatives[lc], props) or ()
 
     try:
         while frontier and level < depth:
@@ -453,26 +463,16 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
                                                                 for lc, leaf in leaves],
                                            node, events.values[e], parents,
                                            (level, not draft_conformant[pa]))
-                    step_props, belief_props = dispatch[e] if properties else ((), ())
+                    props, readers = dispatch[e] if properties else ((), ())
                     for lc, leaf in leaves:
                         _, result, rs, halted = tree[leaf]
-                        if step_props:  # shared by every belief and every agreeing class
-                            key = (s, e, leaf, ok)
-                            found = _known(checked_step.get(key), representatives[lc])
+                        if props:
+                            key = (view_of(b, ba, e, readers) if readers else None, s, e, leaf,
+                                   ok)
+                            found = _known(checked.get(key), representatives[lc])
                             if found is _MISS:
-                                found = check(step_props, checked_step, key, lc, node, state, e,
-                                              result, rs, b, ba, ok)
-                            if found is _BROKEN:
-                                continue
-                            if found:
-                                _record(report.violations, found[0].id, node, events.values[e],
-                                        found[1], parents)
-                        if belief_props:  # the same, per producer belief
-                            key = (b, s, e, leaf, ok)
-                            found = _known(checked_belief.get(key), representatives[lc])
-                            if found is _MISS:
-                                found = check(belief_props, checked_belief, key, lc, node, state,
-                                              e, result, rs, b, ba, ok)
+                                found = check(props, key, lc, node, state, e, result, rs, b, ba,
+                                              ok)
                             if found is _BROKEN:
                                 continue
                             if found:

@@ -363,7 +363,7 @@ def test_snapshot_repeating_an_id_is_flagged_and_not_judged():
     assert check_trace_properties(minimal, REFERENCE, DRAFT, PROPERTIES) is None
 
 
-# --- the engines' shortcuts: Property.events and Property.reads_belief ------------------------
+# --- the engines' shortcuts: Property.events and Property.belief_view -------------------------
 
 def _transitions_of_adversarial_explorations():
     """Every transition (with a restep) that single-reading adversarial explorations check:
@@ -395,25 +395,41 @@ def _transitions_of_adversarial_explorations():
 
 def test_declared_event_classes_and_belief_independence_hold_on_every_explored_transition():
     """``events``: a property never fires on an event class it does not declare (so
-    ``check_transition`` may skip it); ``reads_belief=False``: the outcome does not change
-    when the producer beliefs are replaced (so the sweep may share it across beliefs). Both are
-    checked by calling the check itself, on thousands of transitions of every event class the
-    adversarial producer sends."""
+    ``check_transition`` may skip it); ``belief_view``: the outcome does not change when the
+    producer beliefs are replaced by others with the same view (by empty beliefs, for a property
+    that reads none), so the sweep may share it across such beliefs. Both are checked by calling
+    the check itself, on thousands of transitions of every event class the adversarial producer
+    sends."""
     from dataclasses import replace
     from model.producer import Belief
     transitions = _transitions_of_adversarial_explorations()
     classes = {type(t.event) for t in transitions}
     assert len(transitions) > 5000 and len(classes) >= 10
-    skipped = 0
+    skipped = stand_ins = 0
+
+    def stand_in(belief, event):
+        """A belief holding only the event's target activity: same target view, nothing else."""
+        mid = getattr(event, "message_id", None)
+        target = None if mid is None else belief.activity(mid)
+        return Belief(activities=((mid, target),)) if target is not None else Belief()
+
     for t in transitions:
         blank = replace(t, belief_before=Belief(), belief_after=Belief())
+        narrowed = replace(t, belief_before=stand_in(t.belief_before, t.event),
+                           belief_after=stand_in(t.belief_after, t.event))
         for prop in PROPERTIES:
             if not prop.applies_to(type(t.event)):
                 skipped += 1
                 assert prop.check(t) is None, (prop.id, t.event)
             elif not prop.reads_belief:
                 assert prop.check(blank) == prop.check(t), (prop.id, t.event)
+            else:
+                assert prop.belief_view(narrowed.belief_before, t.event) == \
+                    prop.belief_view(t.belief_before, t.event)
+                assert prop.check(narrowed) == prop.check(t), (prop.id, t.event)
+                stand_ins += narrowed.belief_before != t.belief_before
     assert skipped > 50000  # the declarations do exclude work
+    assert stand_ins > 1000  # the stand-ins do differ from the beliefs they replace
     assert {p.id for p in PROPERTIES if p.reads_belief} == {"P31-agree-after-snapshot"}
 
 
