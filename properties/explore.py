@@ -225,20 +225,20 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     all_readings = reading is None
     if all_readings and consumer is not REFERENCE:
         raise ValueError("exploring every reading at once needs the reference consumer")
-    bounds = _Bounds(time.monotonic(), max_states, timeout, progress)
     report = ExploreReport()
+    bfs = _Search(report, time.monotonic(), max_states, timeout, progress, keep_edges)
     search = _sweep if all_readings else _single
     try:
         with _cyclic_gc_paused():
-            search(report, bounds, depth, vocabulary, reading, consumer, tuple(properties),
-                   adversarial, check_readings, stop_when_found, keep_edges)
+            search(report, bfs, depth, vocabulary, reading, consumer, tuple(properties),
+                   adversarial, check_readings, stop_when_found)
     except _Stop as stop:
         report.stopped_by = stop.reason
     except KeyboardInterrupt:  # stopped by the user: report how far it got
         report.stopped_by = "interrupted"
     report.states = len(report.nodes)
-    report.complete = report.stopped_by == "depth" and (report.depth == depth or bounds.drained)
-    report.seconds = time.monotonic() - bounds.started
+    report.complete = report.stopped_by == "depth" and (report.depth == depth or bfs.drained)
+    report.seconds = time.monotonic() - bfs.started
     report.classes = len({n[3] for n in report.nodes})
     return report
 
@@ -269,30 +269,62 @@ class _Stop(Exception):
         self.reason = reason
 
 
-@dataclass
-class _Bounds:
-    """The search's bounds besides depth, checked at every new node (``added``), and the
-    progress callback."""
+class _Search:
+    """The breadth-first bookkeeping both modes share: the visited map (node key -> node id),
+    the node list, the parent map (node id -> (parent id, event)), the next level's frontier,
+    and the bounds besides depth (checked at every new node) with the progress callback."""
 
-    started: float
-    max_states: Optional[int]
-    timeout: Optional[float]
-    progress: Optional[Callable[[int, int, int, float], None]]
-    drained: bool = False
+    def __init__(self, report: ExploreReport, started: float, max_states: Optional[int],
+                 timeout: Optional[float], progress, keep_edges: bool):
+        self.report, self.started = report, started
+        self.max_states, self.timeout, self.progress = max_states, timeout, progress
+        self.keep_edges = keep_edges
+        self.visited: dict = {}
+        self.nodes: list = []
+        self.parents: list = []
+        self.next_frontier: list = []
+        self.drained = False
+        report.parents = self.parents
 
-    def added(self, report: ExploreReport, nodes: int, level: int) -> None:
-        """Called with the node count after each new node; raises :class:`_Stop` past a bound."""
-        if self.max_states is not None and nodes >= self.max_states:
+    def start(self, key) -> list:
+        """Add the initial node; returns the first frontier."""
+        self.visited[key] = 0
+        self.nodes.append(key)
+        self.parents.append((0, None))
+        return [0]
+
+    def reach(self, key, node: int, event: Event, halted: bool, level: int) -> None:
+        """An edge from ``node`` to the node ``key``: a node not seen before is added (and, unless
+        ``halted``, joins the next frontier). Raises :class:`_Stop` past a bound."""
+        known = self.visited.get(key)
+        if self.keep_edges:
+            self.report.edges_seen.append((node, len(self.nodes) if known is None else known,
+                                           event))
+        if known is not None:
+            return
+        added = self.visited[key] = len(self.nodes)
+        self.nodes.append(key)
+        self.parents.append((node, event))
+        if not halted:
+            self.next_frontier.append(added)
+        count = added + 1
+        if self.max_states is not None and count >= self.max_states:
             raise _Stop("max-states")
         if self.timeout is not None and time.monotonic() - self.started > self.timeout:
             raise _Stop("timeout")
-        if self.progress is not None and nodes % 2000 == 0:
-            self.progress(level, nodes, report.edges, time.monotonic() - self.started)
+        if self.progress is not None and count % 2000 == 0:
+            self.progress(level, count, self.report.edges, time.monotonic() - self.started)
 
-    def level_done(self, report: ExploreReport, nodes: int, level: int) -> None:
-        report.depth = level
+    def next_level(self, level: int) -> list:
+        """Close a level (``level`` is the depth now fully expanded); returns the next
+        frontier."""
+        frontier, self.next_frontier = self.next_frontier, []
+        self.report.depth = level
+        self.drained = not frontier
         if self.progress is not None:
-            self.progress(level, nodes, report.edges, time.monotonic() - self.started)
+            self.progress(level, len(self.nodes), self.report.edges,
+                          time.monotonic() - self.started)
+        return frontier
 
 
 class _Interned:
@@ -314,12 +346,12 @@ class _Interned:
         return i
 
 
-def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocabulary, reading,
+def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabulary, reading,
            consumer, properties: tuple, adversarial: bool, check_readings: bool,
-           stop_when_found: bool, keep_edges: bool) -> None:
+           stop_when_found: bool) -> None:
     """Every reading in one sweep (see :func:`explore`). A node is ``(belief, state, producer
     readings, class)`` as interned ints; per (state, event) the step's decision tree is computed
-    once, per (state, event, class) the fork, and property outcomes are shared across beliefs
+    once, per (tree shape, class) the fork, and property outcomes are shared across beliefs
     (consumer-side properties) and across classes (by the knobs a check consulted)."""
     beliefs = _Interned([Belief()])
     states = _Interned([initial_state()])
@@ -328,10 +360,7 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
     classes = _Interned([()])
     shapes = _Interned()  # decision-tree shapes: (leaf assignments, leaf result groups)
     representatives = [_representative(())]
-    nodes: list = [(0, 0, 0, 0)]
-    visited: dict = {nodes[0]: 0}
-    parents: list = [(0, None)]
-    report.parents = parents
+    nodes, parents = bfs.nodes, bfs.parents
     draft_conformant: list = []  # per producer set: the draft's producer reading is in it
     move_memo: dict = {}  # (belief, producers) -> [(event, producers after, ok, belief after)]
     advanced: dict = {}  # (belief, event) -> belief after
@@ -346,7 +375,7 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
     view_ids = _Interned()
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
-    frontier = [0]
+    frontier = bfs.start((0, 0, 0, 0))
     level = 0
 
     def moves_of(b: int, p: int) -> list:
@@ -440,7 +469,6 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
 
     try:
         while frontier and level < depth:
-            next_frontier = []
             for node in frontier:
                 b, s, p, c = nodes[node]
                 state = states.values[s]
@@ -478,26 +506,11 @@ def _sweep(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocab
                             if found:
                                 _record(report.violations, found[0].id, node, events.values[e],
                                         found[1], parents)
-                        key = (ba, rs, pa, lc)
-                        known = visited.get(key)
-                        if keep_edges:
-                            report.edges_seen.append((node, len(nodes) if known is None else known,
-                                                      events.values[e]))
-                        if known is not None:
-                            continue
-                        visited[key] = len(nodes)
-                        nodes.append(key)
-                        parents.append((node, events.values[e]))
-                        if not halted:
-                            next_frontier.append(len(nodes) - 1)
-                        bounds.added(report, len(nodes), level)
+                        bfs.reach((ba, rs, pa, lc), node, events.values[e], halted, level)
             level += 1
-            frontier = next_frontier
-            bounds.level_done(report, len(nodes), level)
+            frontier = bfs.next_level(level)
             if stop_when_found and report.violations:
                 break
-
-        bounds.drained = not frontier
     finally:  # also when a bound or Ctrl-C stops it: the report holds what was explored
         report.nodes = [(beliefs.values[b], states.values[s], producer_sets.values[p],
                          classes.values[c]) for b, s, p, c in nodes]
@@ -522,23 +535,20 @@ def _select(assignments: tuple, groups: tuple, cls: tuple) -> list[tuple[tuple, 
             for i in reached]
 
 
-def _single(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Vocabulary,
+def _single(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabulary,
             reading: Reading, consumer, properties: tuple, adversarial: bool,
-            check_readings: bool, stop_when_found: bool, keep_edges: bool) -> None:
+            check_readings: bool, stop_when_found: bool) -> None:
     """One reading (see :func:`explore`): a node is ``(belief, state, conformant so far,
     _FULL)``; every property is checked on every edge."""
-    start = (Belief(), initial_state(), True, _FULL)
-    visited: dict = {start: 0}
-    nodes: list = [start]
-    parents: list = [(0, None)]
-    report.nodes, report.parents = nodes, parents
+    nodes, parents = bfs.nodes, bfs.parents
+    report.nodes = nodes
     step_fn = consumer.step
     run_input_fn = consumer.run_input
     check_splits = check_readings and step_fn is reference_step
     found_knobs: set = set()
     move_memo: dict = {}
     advanced: dict = {}
-    frontier = [0]
+    frontier = bfs.start((Belief(), initial_state(), True, _FULL))
     level = 0
 
     def restep(s, e):
@@ -546,7 +556,6 @@ def _single(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Voca
         return res.state, res.warnings, res.fatal
 
     while frontier and level < depth:
-        next_frontier = []
         for node in frontier:
             belief, state, conformant, _ = nodes[node]
             node_moves = move_memo.get((belief, conformant))
@@ -584,25 +593,12 @@ def _single(report: ExploreReport, bounds: _Bounds, depth: int, vocabulary: Voca
                         reading, run_input, belief, belief_after, ok, restep), properties)
                     if found is not None:
                         _record(report.violations, found[0].id, node, event, found[1], parents)
-                key = (belief_after, result.state, ok, _FULL)
-                known = visited.get(key)
-                if keep_edges:
-                    report.edges_seen.append((node, len(nodes) if known is None else known,
-                                              event))
-                if known is not None:
-                    continue
-                visited[key] = len(nodes)
-                nodes.append(key)
-                parents.append((node, event))
-                if not result.state.halted:
-                    next_frontier.append(len(nodes) - 1)
-                bounds.added(report, len(nodes), level)
+                bfs.reach((belief_after, result.state, ok, _FULL), node, event,
+                          result.state.halted, level)
         level += 1
-        frontier = next_frontier
-        bounds.level_done(report, len(nodes), level)
+        frontier = bfs.next_level(level)
         if stop_when_found and report.violations:
             break
-    bounds.drained = not frontier
 
 
 _KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
