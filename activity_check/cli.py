@@ -41,11 +41,21 @@ class UsageError(Exception):
     """A problem with the user's input or arguments: printed as one line, exit 2."""
 
 
+class _Console(Console):
+    """rich's console, except that a reader closing the pipe (``| head``) ends the command the
+    way plain output does (:func:`main` turns it into a quiet exit 0) rather than with rich's
+    exit status 1, which this tool keeps for internal errors."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def _console(stderr: bool = False) -> Console:
     """A rich console; when the output is not a terminal, wide enough that ids do not wrap."""
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else 160
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
 def _dump(obj) -> str:
@@ -409,7 +419,9 @@ def _print_run(summary: dict, findings, report, out_dir: str) -> None:
     corpus = summary["corpus"]
     con.print(f"against the committed corpus: {corpus['kept']} findings kept, "
               f"{len(corpus['new'])} new ({', '.join(corpus['new']) or 'none'}), "
-              f"{len(corpus['vanished'])} vanished ({', '.join(corpus['vanished']) or 'none'})")
+              f"{len(corpus['vanished'])} vanished ({', '.join(corpus['vanished']) or 'none'})"
+              + (f"; the same question with another witness: {', '.join(corpus['rewitnessed'])}"
+                 if corpus.get("rewitnessed") else ""))
     cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
     for col in ("case", "basis", "result", "detail"):
         cases.add_column(col, overflow="fold")
@@ -508,11 +520,11 @@ def cmd_explore(args) -> int:
             raise UsageError(f"--reading: {exc}") from None
     vocabulary = EXPLORE_VOCABULARY
     if args.vocabulary:
-        vocabulary = _read_vocabulary(args.vocabulary)
+        vocabulary = _read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY)
     if args.graph and os.path.exists(args.graph):
         raise UsageError(f"--graph {args.graph}: exists; choose a new file name")
     if args.graph and not args.graph.endswith((".graphml", ".dot", ".gv")):
-        raise UsageError("--graph: the file name must end in .graphml or .dot")
+        raise UsageError("--graph: the file name must end in .graphml, .dot or .gv")
     if args.graph:
         parent = os.path.dirname(os.path.abspath(args.graph))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
@@ -554,9 +566,11 @@ def cmd_explore(args) -> int:
                            "trace": [e.to_wire() for e in trace]}
                        for k, (trace, text) in report.violations.items()},
     }
+    # Ctrl-C: the report of what was explored, then the interrupt's status, as other commands
+    status = 130 if report.stopped_by == "interrupted" else 0
     if args.json:
         print(_dump(out))
-        return 0
+        return status
     con = _console()
     bound = {"depth": f"the depth bound ({args.depth})",
              "max-states": f"--max-states {args.max_states}",
@@ -565,7 +579,8 @@ def cmd_explore(args) -> int:
     con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
               f"{report.depth} in {report.seconds:.1f} s ({report.states_per_second:,.0f} "
               f"states/s)"
-              + (f" under every reading at once ({report.classes:,} classes of readings)"
+              + (f" under every reading at once ({report.classes:,} "
+                 f"class{'es' if report.classes != 1 else ''} of readings)"
                  if reading is None else f" under reading {out['reading']}")
               + f"; stopped by {bound}"
               + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
@@ -584,7 +599,7 @@ def cmd_explore(args) -> int:
         con.print(f"no property violated on any explored transition ({report.edges:,} checked)")
     if args.graph:
         con.print(f"wrote the state graph to {args.graph}")
-    return 0
+    return status
 
 
 def _short(event: dict) -> str:
@@ -620,8 +635,9 @@ def _write_dot(graph, path: str) -> None:
         fh.write("\n".join(lines) + "\n")
 
 
-def _read_vocabulary(path: str):
-    """The producer vocabulary in the JSON file ``path`` (see :func:`model.producer.load_vocabulary`).
+def _read_vocabulary(path: str, base=None):
+    """The producer vocabulary in the JSON file ``path`` (see :func:`model.producer.load_vocabulary`);
+    members the file leaves out take ``base``'s (default: the search's default vocabulary).
 
     Raises:
         UsageError: one line naming ``--vocabulary``, the file and what is wrong: unreadable, not
@@ -641,7 +657,7 @@ def _read_vocabulary(path: str):
         raise UsageError(f"--vocabulary {path}:{exc.lineno}:{exc.colno}: "
                          f"not valid JSON: {exc.msg}") from None
     try:
-        return load_vocabulary(doc)
+        return load_vocabulary(doc, base)
     except ValueError as exc:
         raise UsageError(f"--vocabulary {path}: {exc}") from None
 
@@ -912,7 +928,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("activity-check: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader stopped reading (``| head``): not an error of ours
+        try:  # nothing more can reach it; keep the interpreter's last flush from failing too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
         return 0
     except OSError as exc:  # e.g. the output device is full: one line, no traceback
         where = f" {exc.filename}" if exc.filename else ""

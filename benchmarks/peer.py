@@ -55,7 +55,8 @@ def measure(adapter: str, traces: list, batch: int = 64) -> dict:
     return {"adapter": adapter, "traces": len(traces), "seconds": round(seconds, 3),
             "tracesPerSecond": round(len(traces) / seconds, 1),
             "firstBatchSeconds": round(first or 0.0, 3), "classes": counts, "starts": starts,
-            "meetsTarget": len(traces) >= TARGET_TRACES and seconds <= TARGET_SECONDS}
+            # None: too few traces to judge the target (--traces below it)
+            "meetsTarget": None if len(traces) < TARGET_TRACES else seconds <= TARGET_SECONDS}
 
 
 def main(argv=None) -> int:
@@ -89,8 +90,10 @@ def main(argv=None) -> int:
     if reason:
         print(f"@ag-ui/client not measured: {reason}")
     for r in results:
-        mark = "" if r["adapter"] == "model" else ("  [target met]" if r["meetsTarget"] else
-                                                   "  [target MISSED]")
+        mark = "" if r["adapter"] == "model" else \
+            f"  [target not judged: fewer than {TARGET_TRACES} traces]" \
+            if r["meetsTarget"] is None else \
+            ("  [target met]" if r["meetsTarget"] else "  [target MISSED]")
         print(f"  {r['adapter']:24} {r['traces']:5d} traces in {r['seconds']:7.3f} s "
               f"({r['tracesPerSecond']:8.1f}/s; first batch {r['firstBatchSeconds']:.3f} s) "
               f"classes {r['classes']}{mark}")

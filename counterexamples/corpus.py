@@ -140,8 +140,13 @@ def write_corpus(finding_jsons: Iterable[dict], directory: Optional[str] = None)
 
 
 def diff_ids(found: Iterable[str], directory: Optional[str] = None) -> dict:
-    """``{"new": [...], "vanished": [...], "kept": n}``: finding ids of a run against the corpus."""
+    """``{"new": [...], "vanished": [...], "kept": n, "rewitnessed": [...]}``: finding ids of a
+    run against the corpus. ``rewitnessed`` names the findings (an id without its hash, e.g.
+    ``AMB-Q1``) that are both new and vanished: the same question, found with another witness
+    trace (another vocabulary, depth or seed can give one)."""
     found = set(found)
     known = {e["id"] for e in load_corpus(directory)}
-    return {"new": sorted(found - known), "vanished": sorted(known - found),
-            "kept": len(found & known)}
+    new, vanished = sorted(found - known), sorted(known - found)
+    stem = lambda fid: fid.rsplit("-", 1)[0]  # noqa: E731 - the id without its trace hash
+    return {"new": new, "vanished": vanished, "kept": len(found & known),
+            "rewitnessed": sorted({stem(i) for i in new} & {stem(i) for i in vanished})}

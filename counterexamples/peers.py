@@ -47,7 +47,8 @@ from model.json_values import freeze
 from model.producer import check_trace
 from model.readings import DRAFT, KNOBS, describe_assignment
 from model.verdict import reading_leaves, trace_states, verdict_key
-from model.wire import TraceFormatError, dump_jsonl, parse_events, parse_trace_text, read_text
+from model.wire import (TraceFormatError, dump_jsonl, loads_json, parse_events, parse_trace_text,
+                        read_text)
 
 __all__ = [
     "PeerError", "AdapterSpec", "resolve_adapter", "BUILTIN_ADAPTERS", "PEERS_DIR",
@@ -175,7 +176,19 @@ def resolve_adapter(spec: str) -> AdapterSpec:
             raise PeerError(f"--adapter: {program}: not executable")
     elif shutil.which(program) is None:
         raise PeerError(f"--adapter: {program}: command not found")
-    return AdapterSpec("peer", argv, text)
+    return AdapterSpec(_command_name(argv), argv, text)
+
+
+def _command_name(argv: Sequence[str]) -> str:
+    """A short name for a custom adapter command, for finding ids (``PEER-<name>-<hash>``): the
+    module after ``-m``, else the last argument naming an existing file (the script an
+    interpreter runs), else the program, without directory and extension; ``peer`` when nothing
+    usable is left."""
+    if "-m" in argv[1:-1]:
+        return _slug(argv[argv.index("-m") + 1].rsplit(".", 1)[-1])
+    files = [a for a in argv[1:] if not a.startswith("-") and os.path.isfile(a)]
+    chosen = os.path.basename(files[-1] if files else argv[0])
+    return _slug(os.path.splitext(chosen)[0])
 
 
 def _slug(text: str) -> str:
@@ -519,7 +532,7 @@ def corpus_traces() -> list[PeerTrace]:
 
 def load_traces(paths: Sequence[str]) -> list[PeerTrace]:
     """Traces from files and directories (a directory: its ``*.json`` and ``*.jsonl`` files, in
-    name order). A file is a trace as ``activity-check replay`` reads it (its ``id`` member names
+    name order; of a finding's ``X.json`` and ``X.jsonl`` only the first). A file is a trace as ``activity-check replay`` reads it (its ``id`` member names
     it, else its file name), or a case set: JSON lines each holding an object with ``events``.
 
     Raises:
@@ -528,8 +541,10 @@ def load_traces(paths: Sequence[str]) -> list[PeerTrace]:
     files: list[str] = []
     for path in paths:
         if os.path.isdir(path):
-            files.extend(os.path.join(path, n) for n in sorted(os.listdir(path))
-                         if n.endswith((".json", ".jsonl")))
+            names = sorted(os.listdir(path))
+            # a finding written as X.json (with its id) and X.jsonl (its trace) counts once
+            files.extend(os.path.join(path, n) for n in names if n.endswith(".json") or (
+                n.endswith(".jsonl") and n[:-1] not in names))
         else:
             files.append(path)
     out: list[PeerTrace] = []
@@ -561,8 +576,8 @@ def _case_lines(text: str) -> Optional[list[tuple[int, dict]]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
+            obj = loads_json(line)  # the strict reader: a line it refuses is read as a trace,
+        except json.JSONDecodeError:  # whose reader then names the file, line and reason
             return None
         if not isinstance(obj, dict) or "type" in obj or not isinstance(obj.get("events"), list):
             return None

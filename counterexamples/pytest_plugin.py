@@ -136,8 +136,8 @@ def activity_peer(request):
     from counterexamples.peers import DEFAULT_TIMEOUT, AdapterProcess, PeerError, resolve_adapter
     command: Optional[str] = request.config.getoption("activity_peer")
     if not command:
-        pytest.skip("no adapter named: pass --activity-peer CMD to run activity-check's corpus "
-                    "against your consumer")
+        pytest.skip("no adapter named: pass --activity-peer CMD to check your consumer on "
+                    "activity-check's traces")
     try:
         spec = resolve_adapter(command)
     except PeerError as exc:

@@ -85,9 +85,10 @@ class Vocabulary:
 DEFAULT_VOCABULARY = Vocabulary()
 
 
-def load_vocabulary(doc: dict) -> Vocabulary:
+def load_vocabulary(doc: dict, base: Optional[Vocabulary] = None) -> Vocabulary:
     """Build a vocabulary from its JSON form (see :meth:`Vocabulary.to_json`); members left out
-    take the default.
+    take ``base``'s (default :data:`DEFAULT_VOCABULARY`, the search's; the exhaustive search
+    passes its own smaller one).
 
     Every value must make well-formed events: ids, types and owners are strings (an owner may be
     null, the parent), contents are objects, metadata objects or null, replace flags booleans or
@@ -129,7 +130,7 @@ def load_vocabulary(doc: dict) -> Vocabulary:
             seen[key] = i
         return tuple(value)
 
-    d = DEFAULT_VOCABULARY
+    d = DEFAULT_VOCABULARY if base is None else base
     is_str = lambda v: isinstance(v, str)  # noqa: E731
     patches = d.patches
     if "patches" in doc:
@@ -142,7 +143,8 @@ def load_vocabulary(doc: dict) -> Vocabulary:
             probe = parse_event({"type": "ACTIVITY_DELTA", "messageId": "m", "activityType": "t",
                                  "patch": ops})
             if isinstance(probe, Malformed):
-                raise ValueError(f"patches.{name}: {probe.path.replace('$.patch', '')}: "
+                # $.patch[0].op -> patches.NAME[0].op; $.patch itself -> patches.NAME
+                raise ValueError(f"patches.{name}{probe.path.replace('$.patch', '', 1)}: "
                                  f"{probe.reason}")
             key = freeze(ops)
             if key in seen_ops:

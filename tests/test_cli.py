@@ -726,7 +726,32 @@ BAD_VOCABULARIES = [
     ('{"replaceFlags": [true, false, true]}', "replaceFlags[2]: true repeats replaceFlags[0]"),
     ('{"patches": {"a": [], "b": []}}', "patches.b: the same operations as patches.a"),
     ('{"patches": {"": []}}', 'patches[""]: expected a patch name, got the empty string'),
+    ('{"patches": {"x": {"op": "add", "path": "/a", "value": 1}}}',
+     "patches.x: expected a JSON Patch array, got an object"),
+    ('{"patches": {"x": [{"op": "add", "path": "a", "value": 1}]}}',
+     'patches.x[0].path: "a" is not a JSON Pointer (RFC 6901)'),
 ]
+
+
+def test_explore_vocabulary_file_fills_the_rest_from_the_exploration_vocabulary(tmp_path,
+                                                                                 capsys):
+    """A partial vocabulary narrows explore's own small world (it used to widen it with the
+    run's larger defaults)."""
+    import json as _json
+    from properties.explore import EXPLORE_VOCABULARY
+    voc = tmp_path / "voc.json"
+    voc.write_text('{"activityIds": ["act-1"]}', encoding="utf-8")
+    code, out, _ = cli(capsys, "explore", "--depth", "3", "--json", "--vocabulary", voc)
+    assert code == 0
+    narrowed = _json.loads(out)
+    code, out, _ = cli(capsys, "explore", "--depth", "3", "--json")
+    full = _json.loads(out)
+    assert narrowed["states"] < full["states"]
+    whole = tmp_path / "whole.json"
+    whole.write_text(_json.dumps({**EXPLORE_VOCABULARY.to_json(), "activityIds": ["act-1"]}),
+                     encoding="utf-8")
+    code, out, _ = cli(capsys, "explore", "--depth", "3", "--json", "--vocabulary", whole)
+    assert _json.loads(out) == narrowed
 
 
 @pytest.mark.parametrize("text, message", BAD_VOCABULARIES)

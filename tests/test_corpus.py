@@ -31,9 +31,15 @@ def test_default_run_matches_the_corpus(tmp_path, capsys, monkeypatch):
     # no time budget: the witnesses must not depend on how fast this machine is
     assert main(["run", "--out", str(out), "--budget", "inf", "--json"]) == 0
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    assert summary["corpus"] == {"new": [], "vanished": [], "kept": len(load_corpus())}
+    assert summary["corpus"] == {"new": [], "vanished": [], "kept": len(load_corpus()),
+                                 "rewitnessed": []}
     ids = [f["id"] for f in summary["findings"] if f["kind"] == "ambiguity"]
     assert diff_ids(ids)["new"] == []
+    # a question found with another witness is named as such, beside the new and vanished ids
+    other = [i for i in ids if not i.startswith("AMB-Q1-")] + ["AMB-Q1-00000000"]
+    moved = diff_ids(other)
+    assert moved["new"] == ["AMB-Q1-00000000"] and len(moved["vanished"]) == 1
+    assert moved["vanished"][0].startswith("AMB-Q1-") and moved["rewitnessed"] == ["AMB-Q1"]
     # Issue 4: checked against BFS. Every finding the breadth-first search reaches within its
     # bound has exactly the BFS shortest length.
     checked = [f for f in summary["findings"] if f.get("bfsShortest")]

@@ -200,3 +200,20 @@ def test_searches_leave_no_garbage_cycles_and_restore_the_collector():
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(monkeypatch, capsys):
+    import json
+    import properties.explore as explore_module
+    calls = []
+    real_advance = explore_module.advance
+
+    def interrupting_advance(belief, event):
+        calls.append(event)
+        if len(calls) == 30:
+            raise KeyboardInterrupt
+        return real_advance(belief, event)
+    monkeypatch.setattr(explore_module, "advance", interrupting_advance)
+    assert main(["explore", "--depth", "4", "--json"]) == 130
+    out = json.loads(capsys.readouterr().out)
+    assert out["stoppedBy"] == "interrupted" and out["complete"] is False and out["states"] > 1

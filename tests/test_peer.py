@@ -232,6 +232,35 @@ def test_load_traces_reads_traces_case_sets_and_directories(tmp_path):
         load_traces([str(tmp_path / "bad.jsonl")])
 
 
+def test_load_traces_reads_a_one_line_case_as_strictly_as_replay(tmp_path):
+    """Regression: a one-line {"events": [...]} file was decoded leniently, so a repeated member
+    passed and deep nesting raised RecursionError (a traceback from `peer check`)."""
+    from model.wire import TraceFormatError
+    repeated = tmp_path / "dup.json"
+    repeated.write_text('{"events": [' + json.dumps(RUN) + ', {"type": "ACTIVITY_SNAPSHOT", '
+                        '"messageId": "a", "activityType": "P", "content": {"k": 1, "k": 2}}]}\n')
+    with pytest.raises(TraceFormatError, match=r'dup.json:1:\d+: not valid JSON: duplicate member '
+                                               r'"k" in \$\.events\[1\]\.content'):
+        load_traces([str(repeated)])
+    for levels, reason in ((300, "nested more than 128 levels deep"),
+                           (100_000, "nested too deeply to read")):
+        deep = tmp_path / f"deep{levels}.jsonl"
+        deep.write_text('{"events": [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", '
+                        '"x": ' + "[" * levels + "]" * levels + "}]}\n")
+        with pytest.raises(TraceFormatError, match=f"deep{levels}.jsonl:1:1: not valid JSON: "
+                                                   f"{reason}"):
+            load_traces([str(deep)])
+
+
+def test_load_traces_counts_a_written_finding_once(tmp_path):
+    """A run writes each finding as X.json (with its id) and X.jsonl (its trace): a directory of
+    them is one trace per finding."""
+    (tmp_path / "F-1.json").write_text(json.dumps({"id": "F-1", "events": [RUN, snap()]}))
+    (tmp_path / "F-1.jsonl").write_text("\n".join(json.dumps(e) for e in [RUN, snap()]) + "\n")
+    (tmp_path / "G.jsonl").write_text(json.dumps(RUN) + "\n")
+    assert [t.id for t in load_traces([str(tmp_path)])] == ["F-1", "G.jsonl"]
+
+
 # --- the command line ---------------------------------------------------------------------------
 
 def test_cli_peer_check_json_and_out(tmp_path, capsys):
