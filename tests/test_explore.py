@@ -150,7 +150,9 @@ def test_graph_query_shortest_trace_to_a_state_class():
     assert graph.nodes[0]["readings"] == "(any reading)"
 
 
-def test_an_interrupt_stops_the_search_with_a_report(monkeypatch):
+@pytest.fixture
+def ctrl_c_after_30_beliefs(monkeypatch):
+    """Ctrl-C arrives while the search computes its 30th producer belief."""
     import properties.explore as explore_module
     calls = []
     real_advance = explore_module.advance
@@ -161,6 +163,10 @@ def test_an_interrupt_stops_the_search_with_a_report(monkeypatch):
             raise KeyboardInterrupt
         return real_advance(belief, event)
     monkeypatch.setattr(explore_module, "advance", interrupting_advance)
+
+
+def test_an_interrupt_stops_the_search_with_a_report(ctrl_c_after_30_beliefs):
+    import properties.explore as explore_module
     r = explore_module.explore(depth=4, reading=None)
     assert r.stopped_by == "interrupted" and not r.complete
     assert 1 < r.states < 30 and len(r.parents) == r.states  # what it had, consistent
@@ -202,18 +208,9 @@ def test_searches_leave_no_garbage_cycles_and_restore_the_collector():
         gc.enable()
 
 
-def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(monkeypatch, capsys):
+def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(ctrl_c_after_30_beliefs,
+                                                                         capsys):
     import json
-    import properties.explore as explore_module
-    calls = []
-    real_advance = explore_module.advance
-
-    def interrupting_advance(belief, event):
-        calls.append(event)
-        if len(calls) == 30:
-            raise KeyboardInterrupt
-        return real_advance(belief, event)
-    monkeypatch.setattr(explore_module, "advance", interrupting_advance)
     assert main(["explore", "--depth", "4", "--json"]) == 130
     out = json.loads(capsys.readouterr().out)
     assert out["stoppedBy"] == "interrupted" and out["complete"] is False and out["states"] > 1
