@@ -21,10 +21,14 @@ witness recorded for a finding is a shortest one. :func:`shortest_distinguishing
 search for one pair of readings.
 
 The hot loop keeps plain hashable tuples (``visited``: key -> node id; ``parents``: node id ->
-(parent id, event)) and memoises what recurs across classes (each (state, event)'s decision
-tree over the knobs, property outcomes keyed by the knobs they consulted, moves, beliefs, run
-input); :func:`state_graph` builds a networkx graph from them on demand, for export (GraphML,
-DOT) and graph queries.
+(parent id, event)); the all-readings sweep numbers beliefs, states, events and classes once
+and keys everything by those ints. It memoises what recurs across classes and beliefs: each
+(state, event)'s decision tree over the knobs, each (tree shape, class)'s fork, moves, beliefs,
+run input, and property outcomes, keyed by the transition, what the properties read of the
+producer's beliefs (:attr:`~properties.catalogue.Property.belief_view`) and the knobs a check
+consulted; only the properties whose ``events`` include the event's class are run. The cyclic
+garbage collector is paused while a search runs. :func:`state_graph` builds a networkx graph
+on demand, for export (GraphML, DOT) and graph queries.
 """
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ import networkx as nx
 
 from model.consumer import ConsumerState, initial_state, step as reference_step
 from model.events import Event
-from model.producer import (Belief, Vocabulary, adversarial_moves, advance, moves, violations)
+from model.producer import Belief, Vocabulary, adversarial_moves, advance, moves
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
