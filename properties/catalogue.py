@@ -922,7 +922,7 @@ def check_transition(t: Transition, properties: Sequence[Property] = PROPERTIES
     whose ``events`` exclude the event's class is not called (it could not fire)."""
     event_type = type(t.event)
     for prop in properties:
-        if prop.events is not None and not issubclass(event_type, prop.events):
+        if not prop.applies_to(event_type):
             continue
         witness = prop.check(t)
         if witness is not None:
