@@ -356,7 +356,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     """Every reading in one sweep (see :func:`explore`). A node is ``(belief, state, producer
     readings, class)`` as interned ints; per (state, event) the step's decision tree is computed
     once, per (tree shape, class) the fork, and property outcomes are shared across beliefs
-    (consumer-side properties) and across classes (by the knobs a check consulted)."""
+    whose views agree (:attr:`~properties.catalogue.Property.belief_view`) and across classes
+    (by the knobs a check consulted)."""
     beliefs = _Interned([Belief()])
     states = _Interned([initial_state()])
     events = _Interned()
@@ -452,8 +453,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
 
     def check(props: tuple, key: tuple, lc: int, node: int, state, e: int, result, rs: int,
               b: int, ba: int, ok: bool):
-        """The first of ``props`` the leaf transition violates, as ``(property, witness)``;
-        ``()`` when all hold; :data:`_BROKEN` when the run input raised."""
+        """Compute (no cached outcome applies) the first of ``props`` the leaf transition
+        violates, as ``(property, witness)``; ``()`` when all hold; :data:`_BROKEN` when the run
+        input raised."""
         event = events.values[e]
         run_input = inputs.get(rs)
         if run_input is None:
@@ -469,7 +471,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             return Transition(at, state, event, result.state, result.warnings, result.fatal, rr,
                               run_input, belief, belief_after, ok, restep_for(rr))
 
-        return _check_cached(checked, key, transition, representatives[lc], props) or ()
+        return _compute(checked, key, transition, representatives[lc], props) or ()
 
     try:
         while frontier and level < depth:
@@ -488,13 +490,12 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         leaves = ((c, 0),)
                     else:
                         leaves, candidates = fork_of(shape, c)
+                        rank = (level, not draft_conformant[pa])
                         if len(leaves) > 1 and ok and not state.halted and \
-                                _may_improve(split_cost, candidates,
-                                             (level, not draft_conformant[pa])):
+                                _may_improve(split_cost, candidates, rank):
                             _record_splits(report, split_cost, [(classes.values[lc], tree[leaf][1])
                                                                 for lc, leaf in leaves],
-                                           node, events.values[e], parents,
-                                           (level, not draft_conformant[pa]))
+                                           node, events.values[e], parents, rank)
                     props, readers = dispatch[e] if properties else ((), ())
                     for lc, leaf in leaves:
                         _, result, rs, halted = tree[leaf]
@@ -689,7 +690,7 @@ def _known(entries: Optional[list], reading: Reading):
     A check reads the reading only through its knobs, so its outcome under ``reading`` is the
     outcome under any reading that agrees on the knobs it consulted. ``entries`` are
     ``[(consulted (attribute, option) pairs, outcome)]`` for one transition without its reading
-    (see :func:`_check_cached`)."""
+    (see :func:`_compute`)."""
     if entries:
         for consulted, outcome in entries:
             for attr, value in consulted:
@@ -700,25 +701,19 @@ def _known(entries: Optional[list], reading: Reading):
     return _MISS
 
 
-def _check_cached(cache: dict, key: tuple, transition: Callable, reading: Reading,
-                  properties: Sequence[Property]):
-    """:func:`~properties.catalogue.check_transition`, memoised across readings.
+def _compute(cache: dict, key: tuple, transition: Callable, reading: Reading,
+             properties: Sequence[Property]):
+    """:func:`~properties.catalogue.check_transition` under ``reading``, where :func:`_known`
+    found no cached outcome; the outcome is cached for every reading that agrees on the knobs
+    the computation consulted (recorded with a :class:`~model.readings.RecordingReading`).
 
     ``cache`` maps a transition without its reading (``key``) to ``[(consulted (attribute,
-    option) pairs, outcome)]``: the knobs a computation consulted are recorded with a
-    :class:`~model.readings.RecordingReading`, and the outcome is reused under every reading
-    that agrees on them (:func:`_known`). Reference consumer only: its step, too, reads the
-    reading only through knobs."""
-    entries = cache.get(key)
-    if entries is None:
-        entries = cache[key] = []
-    outcome = _known(entries, reading)
-    if outcome is not _MISS:
-        return outcome
+    option) pairs, outcome)]``. Reference consumer only: its step, too, reads the reading only
+    through knobs."""
     recorder = RecordingReading(reading)
     outcome = check_transition(transition(recorder), properties)
-    entries.append((tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted)),
-                    outcome))
+    cache.setdefault(key, []).append(
+        (tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted)), outcome))
     return outcome
 
 

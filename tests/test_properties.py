@@ -434,21 +434,19 @@ def test_declared_event_classes_and_belief_independence_hold_on_every_explored_t
 
 
 def test_check_transition_skips_exactly_the_undeclared_classes():
-    calls = []
-    from dataclasses import replace
-    from properties.catalogue import Property, check_transition
+    from model.consumer import step as reference_step
     from model.events import ActivityDelta, ActivitySnapshot, RunStarted
+    from properties.catalogue import Property, Transition, check_transition
+    calls = []
     spy = Property("X", "spy", (), "step", lambda t: calls.append(type(t.event).__name__),
                    events=(ActivitySnapshot,))
     anywhere = Property("Y", "spy", (), "step", lambda t: calls.append("any"))
     never = Property("Z", "engine", (), "step", lambda t: calls.append("never"), events=())
-    from model.consumer import step as reference_step
     state = initial_state()
     for event in (RunStarted(thread_id="t", run_id="r"),
                   ActivitySnapshot(message_id="a", activity_type="PLAN", content="{}"),
                   ActivityDelta(message_id="a", activity_type="PLAN", patch=())):
         r = reference_step(state, event, DRAFT)
-        from properties.catalogue import Transition
         check_transition(Transition(0, state, event, r.state, r.warnings, r.fatal, DRAFT),
                          (spy, anywhere, never))
         state = r.state
