@@ -22,6 +22,7 @@ from model.events import (
     SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
+from model.frozen import fast_init
 from model.json_values import EMPTY_OBJECT, JsonText, freeze, is_json_object_text, thaw
 from model.patch import apply_patch
 from model.readings import PartialReading, Reading
@@ -32,7 +33,8 @@ __all__ = ["ConsumerState", "Warning", "Fatal", "StepResult", "step", "run_input
 AnyReading = Union[Reading, PartialReading]
 
 
-@dataclass(frozen=True, slots=True)
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class Warning:  # noqa: A001 - the field's own word for it
     """A surfaced, non-fatal problem.
 
@@ -49,7 +51,8 @@ class Warning:  # noqa: A001 - the field's own word for it
     detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class Fatal:
     """The run fails here.
 
@@ -66,7 +69,8 @@ class Fatal:
     message_id: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class ConsumerState:
     """What a consumer holds; immutable and hashable.
 
@@ -100,12 +104,17 @@ class ConsumerState:
         return h
 
     def __eq__(self, other) -> bool:
-        # Unequal hashes settle most comparisons (dict and cache hits compare states often).
+        # Unequal cached hashes settle a comparison at once; a hash not yet computed is not
+        # computed here (a dict lookup has compared hashes already, and a direct comparison of
+        # a fresh state would pay for the whole hash before comparing the fields anyway).
         if self is other:
             return True
         if other.__class__ is not ConsumerState:
             return NotImplemented
-        return hash(self) == hash(other) and self._fields() == other._fields()
+        mine, theirs = self._hash, other._hash
+        if mine and theirs and mine != theirs:
+            return False
+        return self._fields() == other._fields()
 
     def _fields(self) -> tuple:
         return (self.messages, self.held_ever, self.run, self.open_texts, self.open_tools,
@@ -146,7 +155,8 @@ def initial_state(state_value: object = None, messages: tuple[Message, ...] = ()
                          state=freeze({} if state_value is None else state_value))
 
 
-@dataclass(frozen=True, slots=True)
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class StepResult:
     """``state``: the next state; ``warnings``: surfaced in order; ``fatal``: None or the failure."""
 
@@ -265,7 +275,7 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     if state.halted:
         return StepResult(state)
     notices = tuple(_w("member.strip", "UNKNOWN_MEMBER_STRIPPED", _mid(event), path)
-                    for path in event.notices)
+                    for path in event.notices) if event.notices else ()
 
     if isinstance(event, Malformed):
         if event.shim is not None and reading.q21 == "shim":

@@ -24,9 +24,10 @@ from it (PRC-DROP-STRIP); the consumer step turns each into a warning at that ev
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace as dc_replace
+from dataclasses import dataclass, field, fields, replace as dc_replace
 from typing import Any, ClassVar, Optional
 
+from model.frozen import fast_init
 from model.json_values import JsonText, freeze, thaw
 
 __all__ = [
@@ -78,7 +79,12 @@ Patch = tuple[PatchOp, ...]
 """A JSON Patch document (RFC 6902 section 3): operations in order."""
 
 
-@dataclass(frozen=True, slots=True)
+_SAME = object()
+"""Default of :meth:`Message.but`'s parameters: keep the field (None is a value a field can take)."""
+
+
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class Message:
     """One message as a consumer holds it (SCH-MESSAGE-UNION, N105/N106).
 
@@ -105,17 +111,33 @@ class Message:
     owner: Optional[str] = None
     first_owner: Optional[str] = None
     other: JsonText = "{}"
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
-    def but(self, **changes) -> "Message":
+    def __hash__(self) -> int:
+        # Computed once: a new consumer state hashes all its messages, most of them shared,
+        # unchanged, with the state it came from.
+        h = self._hash
+        if not h:
+            h = hash((self.id, self.role, self.content, self.activity_type, self.metadata,
+                      self.owner, self.first_owner, self.other)) or 1
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def but(self, *, id=_SAME, role=_SAME, content=_SAME, activity_type=_SAME,  # noqa: A002
+            metadata=_SAME, owner=_SAME, first_owner=_SAME, other=_SAME) -> "Message":
         """A copy with the given fields changed: ``dataclasses.replace``, without its
         per-call field introspection (the consumer step and searches call it constantly).
 
         Raises:
             TypeError: for a name that is not a field."""
-        values = [changes.pop(name, getattr(self, name)) for name in _MESSAGE_FIELDS]
-        if changes:
-            raise TypeError(f"Message has no field(s) {', '.join(sorted(changes))}")
-        return Message(*values)
+        return Message(self.id if id is _SAME else id,
+                       self.role if role is _SAME else role,
+                       self.content if content is _SAME else content,
+                       self.activity_type if activity_type is _SAME else activity_type,
+                       self.metadata if metadata is _SAME else metadata,
+                       self.owner if owner is _SAME else owner,
+                       self.first_owner if first_owner is _SAME else first_owner,
+                       self.other if other is _SAME else other)
 
     @property
     def is_activity(self) -> bool:
@@ -157,8 +179,6 @@ class Message:
 # --- events -------------------------------------------------------------------------------------
 
 
-_MESSAGE_FIELDS = ("id", "role", "content", "activity_type", "metadata", "owner", "first_owner",
-                   "other")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:

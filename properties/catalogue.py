@@ -29,7 +29,8 @@ from model.producer import Belief
 from model.readings import Reading
 
 __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
-           "check_transition", "coverage_table", "PropertyViolation"]
+           "check_transition", "applicable", "first_violation", "coverage_table",
+           "PropertyViolation"]
 
 
 @dataclass(frozen=True, init=False)
@@ -48,6 +49,9 @@ class Transition:
         conformant: True when no event so far (this one included) broke a producer clause.
         restep: the consumer under test as ``restep(state, event) -> (state, warnings, fatal)``,
             for relational properties that compare the step with the step on a variant input.
+        renaming: the injective message-id renaming P37 applies (``str -> str``); None (the
+            default) renames every id to a fresh opaque one. An engine may pass a permutation of
+            its own ids instead, so that the renamed step is one it computes anyway.
     """
 
     index: int
@@ -62,11 +66,12 @@ class Transition:
     belief_after: Belief = field(default_factory=Belief)
     conformant: bool = True
     restep: Optional[Callable[[ConsumerState, Event], tuple]] = field(default=None, compare=False)
+    renaming: Optional[Callable[[str], str]] = field(default=None, compare=False)
 
     def __init__(self, index: int, before: ConsumerState, event: Event, after: ConsumerState,
                  warnings: tuple, fatal: Optional[Fatal], reading: Reading, run_input: tuple = (),
                  belief_before: Optional[Belief] = None, belief_after: Optional[Belief] = None,
-                 conformant: bool = True, restep=None):
+                 conformant: bool = True, restep=None, renaming=None):
         # The exhaustive search builds one per checked transition: filling the instance dict at
         # once is several times cheaper than a frozen dataclass's attribute-by-attribute init.
         self.__dict__.update(
@@ -74,7 +79,7 @@ class Transition:
             fatal=fatal, reading=reading, run_input=run_input,
             belief_before=Belief() if belief_before is None else belief_before,
             belief_after=Belief() if belief_after is None else belief_after,
-            conformant=conformant, restep=restep)
+            conformant=conformant, restep=restep, renaming=renaming)
 
     @property
     def target_before(self) -> Optional[Message]:
@@ -108,8 +113,8 @@ class Property:
     SHOULD is still conformant, IDX-CONFORMANCE; use :data:`MUST_PROPERTIES` to judge conformance
     alone).
 
-    Two declarations let the search engines skip work without changing any outcome (a test
-    checks both against every transition of an adversarial exploration):
+    Three declarations let the search engines skip work without changing any outcome (a test
+    checks each against every transition of adversarial explorations):
 
     * ``events``: the event classes on which the check can fire (``None``: any event; ``()``:
       none, for the properties the engines check themselves). On any other event the check
@@ -119,6 +124,12 @@ class Property:
       and the conformance flag, so an engine may share it across producer beliefs. Otherwise
       ``belief_view(belief, event)`` (hashable) is all the check reads of ``belief_before`` and
       of ``belief_after``, and an engine may share its outcome across beliefs whose views agree.
+    * ``scope``: how much of the consumer's transition the check reads besides the reading
+      (and, through ``belief_view``, the beliefs), so that an engine may share its outcome
+      across transitions that agree on that much. ``"transition"`` (the default): any of it.
+      ``"target"``: only :func:`target_view`, what the step did to the message the event
+      names. ``"after"``: only the state after the step, the run input and the conformance
+      flag (and never the belief).
     """
 
     id: str
@@ -129,6 +140,7 @@ class Property:
     severity: str = "must"
     events: Optional[tuple[type, ...]] = None
     belief_view: Optional[Callable[[Belief, Event], object]] = None
+    scope: str = "transition"
 
     @property
     def reads_belief(self) -> bool:
@@ -146,6 +158,41 @@ class PropertyViolation(AssertionError):
     def __init__(self, prop: Property, witness: str, index: int):
         super().__init__(f"{prop.id} ({', '.join(prop.clauses)}) at event {index}: {witness}")
         self.property, self.witness, self.index = prop, witness, index
+
+
+SCOPES = ("transition", "target", "after")
+"""The values of :attr:`Property.scope`, widest first."""
+
+
+def target_view(t: Transition) -> tuple:
+    """What a ``"target"``-scoped check reads of ``t`` (besides the reading and the producer's
+    belief), as a hashable tuple: the event; the run status, halt flag and whether anything
+    (text, tool call, invocation) was open before the step; the message the event names (its
+    ``message_id``, or a malformed event's shim's) as held before and after, its position
+    counted from the end of the list before and after, and whether its id was ever held; whether
+    the message list is unchanged; the warnings, the fatal and the conformance flag. Two
+    transitions with equal views give a target-scoped check the same outcome (the catalogue's
+    test checks every such property on adversarial explorations)."""
+    ev, before, after = t.event, t.before, t.after
+    mid = getattr(ev, "message_id", None)
+    if mid is None and isinstance(ev, Malformed) and ev.shim is not None:
+        mid = getattr(ev.shim, "message_id", None)
+    target = None
+    if mid is not None:
+        target = (_located(before.messages, mid), _located(after.messages, mid),
+                  mid in before.held_ever)
+    return (ev, before.run, before.halted,
+            bool(before.open_texts or before.open_tools or before.subagents), target,
+            before.messages == after.messages, t.warnings, t.fatal, t.conformant)
+
+
+def _located(messages: tuple[Message, ...], message_id: str) -> Optional[tuple[Message, int]]:
+    """(message, position from the end: -1 for the last) of the message with this id, or None."""
+    n = len(messages)
+    for i, m in enumerate(messages):
+        if m.id == message_id:
+            return m, i - n
+    return None
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -210,7 +257,7 @@ def _create(t: Transition) -> Optional[str]:
     if ev is None or held is not None or ev.message_id in t.before.held_ever:
         return None
     if not t.after.messages or t.after.messages[-1].id != ev.message_id:
-        return f"{ev.message_id} not created at the end (ids {_ids(t.after)})"
+        return f"{ev.message_id} not created at the end of the message list"
     m = t.after.messages[-1]
     if (m.role, m.content, m.activity_type, m.owner, m.metadata) != (
             "activity", ev.content, ev.activity_type, ev.subagent_run_id, ev.metadata):
@@ -271,11 +318,11 @@ def _replace_false_owner(t: Transition) -> Optional[str]:
 
 def _position_kept(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
-    if ev is None or held is None or (ev.replacing and t.reading.q11 == "move"):
+    if ev is None or held is None or t.after.messages is t.before.messages or \
+            (ev.replacing and t.reading.q11 == "move"):
         return None
-    if _ids(t.before) != _ids(t.after):
-        return f"order {_ids(t.before)} became {_ids(t.after)}"
-    return None
+    before, after = _ids(t.before), _ids(t.after)
+    return f"order {before} became {after}" if before != after else None
 
 
 # --- delta obligations --------------------------------------------------------------------------
@@ -642,15 +689,14 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 
 
 def _opaque(message_id: str) -> str:
-    """The renaming P37 applies: injective, and sharing no id with any vocabulary."""
+    """The renaming P37 applies by default: injective, and sharing no id with any vocabulary."""
     return "op4que:" + message_id[::-1]
 
 
 @lru_cache(maxsize=1 << 16)
-def _renamed_state(state: ConsumerState) -> ConsumerState:
-    """``state`` with every message id renamed by :func:`_opaque` (memoised: the exhaustive
-    search checks P37 on the same states many times)."""
-    f = _opaque
+def _renamed_state(state: ConsumerState, f: Callable[[str], str] = _opaque) -> ConsumerState:
+    """``state`` with every message id renamed by ``f`` (memoised: the exhaustive search checks
+    P37 on the same states many times)."""
     messages = tuple(Message(f(m.id), m.role, m.content, m.activity_type, m.metadata, m.owner,
                              m.first_owner, m.other) for m in state.messages)
     return state.but(messages=messages,
@@ -660,16 +706,17 @@ def _renamed_state(state: ConsumerState) -> ConsumerState:
 
 
 @lru_cache(maxsize=1 << 12)
-def _renamed_event(event: Event) -> Event:
-    return replace(event, message_id=_opaque(event.message_id))
+def _renamed_event(event: Event, f: Callable[[str], str] = _opaque) -> Event:
+    return replace(event, message_id=f(event.message_id))
 
 
 def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
         return None
-    state, _, fatal = t.restep(_renamed_state(t.before), _renamed_event(t.event))
-    if (state, fatal is None) != (_renamed_state(t.after), t.fatal is None):
+    f = t.renaming or _opaque
+    state, _, fatal = t.restep(_renamed_state(t.before, f), _renamed_event(t.event, f))
+    if (state, fatal is None) != (_renamed_state(t.after, f), t.fatal is None):
         return "renaming the message ids changed what the step did"
     return None
 
@@ -757,11 +804,13 @@ def _untouched_activity_persists(t: Transition) -> Optional[str]:
     before = [m for m in t.before.messages if m.is_activity and m.id != target]
     after = {m.id: m for m in t.after.messages if m.is_activity}
     for m in before:
-        if after.get(m.id) != m:
+        kept = after.get(m.id)
+        if kept is not m and kept != m:
             return f"activity {m.id} changed or vanished on {t.event.type_name}: " \
-                f"{after[m.id].to_wire() if m.id in after else 'gone'}"
+                f"{kept.to_wire() if kept is not None else 'gone'}"
     order_before = [m.id for m in before]
-    order_after = [m.id for m in t.after.messages if m.id in set(order_before)]
+    untouched = set(order_before)
+    order_after = [m.id for m in t.after.messages if m.id in untouched]
     if order_before != order_after:
         return f"activity order {order_before} became {order_after} on {t.event.type_name}"
     return None
@@ -790,77 +839,87 @@ PROPERTIES: tuple[Property, ...] = (
              "value.", ("PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES", "ACT-TOLERATED"), "step",
              _engine_checked, events=()),
     Property("P01-unique-ids", "No two held messages share an id.",
-             ("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"), "invariant", _unique_ids),
+             ("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"), "invariant", _unique_ids,
+             scope="after"),
     Property("P02-content-object", "With a conformant producer, activity content is always an "
              "object.", ("SCH-ACTIVITY-MESSAGE", "ACT-DELTA-OBJECT", "ACT-ROLE"), "invariant",
-             _content_object),
+             _content_object, scope="after"),
     Property("P03-no-activity-in-run-input", "Run input never carries an activity message.",
              ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY", "SCH-RUN-INPUT-MESSAGES"), "invariant",
-             _no_activity_in_run_input),
+             _no_activity_in_run_input, scope="after"),
     Property("P04-run-input-keeps-others", "Run input is every non-activity message, in order.",
-             ("ACT-STRIP-RUNINPUT", "RIN-COMPLETE-HISTORY"), "invariant", _run_input_keeps_others),
+             ("ACT-STRIP-RUNINPUT", "RIN-COMPLETE-HISTORY"), "invariant", _run_input_keeps_others,
+             scope="after"),
     Property("P05-snapshot-creates", "A snapshot for an id never held creates the activity at the "
              "end with the snapshot's own values.",
              ("ACT-SNAP-CREATE", "ACT-TYPE-OPEN", "ACT-SNAP-REPLACE-FALSE", "EVM-ARRIVAL-ORDER",
-              "SUB-ACCEPT-UNANNOUNCED"), "step", _create, events=_SNAPSHOT),
+              "SUB-ACCEPT-UNANNOUNCED"), "step", _create, events=_SNAPSHOT, scope="target"),
     Property("P06-replace-replaces", "A replacing snapshot sets content and type to its own.",
              ("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "SNP-REPLACE", "SNP-ADOPT-NEXT",
-              "ACT-SNAP-NO-MERGE"), "step", _replace_replaces, events=_SNAPSHOT),
+              "ACT-SNAP-NO-MERGE"), "step", _replace_replaces, events=_SNAPSHOT, scope="target"),
     Property("P07-replace-remints", "A replacing snapshot makes its attribution the owner, "
-             "absent included.", ("ACT-ATTR-REMINT",), "step", _replace_remints, events=_SNAPSHOT),
+             "absent included.", ("ACT-ATTR-REMINT",), "step", _replace_remints, events=_SNAPSHOT,
+             scope="target"),
     Property("P08-replace-keeps-metadata", "A replacing snapshot merges its metadata into what "
              "accumulated; it never resets it.", ("ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET"),
-             "step", _replace_keeps_metadata, events=_SNAPSHOT),
+             "step", _replace_keeps_metadata, events=_SNAPSHOT, scope="target"),
     Property("P09-replace-false-leaves", "replace:false on an existing activity leaves content and "
              "type.", ("ACT-SNAP-REPLACE-FALSE", "ACT-SNAP-NO-MERGE", "SNP-SPENT"), "step",
-             _replace_false_leaves, events=_SNAPSHOT),
+             _replace_false_leaves, events=_SNAPSHOT, scope="target"),
     Property("P10-replace-false-owner-stands", "replace:false never changes the owner.",
-             ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner, events=_SNAPSHOT),
+             ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner, events=_SNAPSHOT,
+             scope="target"),
     Property("P11-snapshot-keeps-position", "A snapshot never moves an existing message (unless "
              "the reading moves replaced activities).", ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"),
              "step", _position_kept, events=_SNAPSHOT),
     Property("P12-delta-missing-tolerated", "A delta on a missing or non-activity id changes "
              "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
-                                                  "ACT-TOLERATED"), "step", _delta_missing, events=_DELTA),
+                                                  "ACT-TOLERATED"), "step", _delta_missing,
+             events=_DELTA, scope="target"),
     Property("P13-delta-missing-warned", "A skipped delta surfaces a warning.",
-             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned, "should", events=_DELTA),
+             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned, "should", events=_DELTA,
+             scope="target"),
     Property("P14-delta-applies", "A delta whose patch applies sets content to the RFC 6902 "
              "result and type to its own.", ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE",
                                              "SNP-CURRENT-VALUE", "SCH-JSON-PATCH",
                                              "SNP-OPEN-OPS", "PRC-KEEP-OPEN",
                                              "EVM-SUPPORT-PATTERNS"), "step",
-             _delta_applies, events=_DELTA),
+             _delta_applies, events=_DELTA, scope="target"),
     Property("P15-patch-atomic", "A patch that does not apply leaves content exactly as it was.",
              ("SNP-ATOMIC", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR", "SNP-TEST-FAIL"), "step",
-             _patch_atomic, events=_DELTA),
+             _patch_atomic, events=_DELTA, scope="target"),
     Property("P16-patch-failure-surfaced", "A patch that does not apply is surfaced as a warning "
              "(or fails the run).", ("SNP-SURFACE-FAILURE", "ACT-DELTA-PATCHFAIL"), "step",
-             _patch_failure_surfaced, events=_DELTA),
+             _patch_failure_surfaced, events=_DELTA, scope="target"),
     Property("P17-tolerated-not-fatal", "Under Q13=tolerate a patch that does not apply never "
-             "fails the run.", ("ACT-TOLERATED", "SNP-KEEP-PRIOR"), "step", _tolerated_not_fatal, events=_DELTA),
+             "fails the run.", ("ACT-TOLERATED", "SNP-KEEP-PRIOR"), "step", _tolerated_not_fatal,
+             events=_DELTA, scope="target"),
     Property("P18-metadata-merged", "Activity metadata merges key by key, last write wins, "
              "never recursively.", ("MET-MERGE", "MET-NO-RECURSE", "MET-ACTIVITY-TARGET",
                                     "EVM-KEEP-NULL-IN-OPEN", "MET-KEEP-UNKNOWN"), "step",
-             _metadata_merged, events=_ACTIVITY),
+             _metadata_merged, events=_ACTIVITY, scope="target"),
     Property("P19-untagged-accepted", "An untagged delta is never an ownership mismatch.",
              ("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES", "SUB-INTERLEAVE"), "step",
-             _untagged_accepted, events=_DELTA),
+             _untagged_accepted, events=_DELTA, scope="target"),
     Property("P20-mismatch-rejected", "A delta whose tag disagrees with the opener never changes "
              "the activity (unless the reading accepts it).", ("SUB-REJECT-MISMATCH",
                                                                "SUB-OWNER-AGREE"), "step",
-             _mismatch_rejected, events=_DELTA),
+             _mismatch_rejected, events=_DELTA, scope="target"),
     Property("P21-malformed-fatal", "A malformed known value fails the run.",
              ("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
-              "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"), "step", _malformed_fatal, events=(Malformed,)),
+              "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"), "step", _malformed_fatal, events=(Malformed,),
+             scope="target"),
     Property("P22-unknown-not-fatal", "An unrecognised event type never fails the run or "
              "changes the messages.", ("PRC-UNKNOWN-NOT-FATAL", "PRC-DROP-STRIP",
-                                       "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal, events=(Unrecognised,)),
+                                       "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal,
+             events=(Unrecognised,), scope="target"),
     Property("P23-stripped-warned", "Every stripped member is surfaced.",
-             ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned, "should"),
+             ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned, "should",
+             scope="target"),
     Property("P24-lifecycle-enforced", "An event before RUN_STARTED or after the run closed, "
              "or RUN_FINISHED with anything still open, fails the stream.",
              ("LIF-AFTER-CLOSE", "LIF-STREAM-START", "LIF-CLOSE-BEFORE-FINISH"), "step",
-             _after_close_rejected),
+             _after_close_rejected, scope="target"),
     Property("P25-run-error-keeps", "RUN_ERROR marks the run failed, abandons open invocations "
              "and keeps the activity delivered before it.",
              ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED", "LIF-RUN-ERROR-SURFACE",
@@ -880,26 +939,28 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P31-agree-after-snapshot", "After a conformant snapshot that creates or replaces, "
              "consumer and producer agree on content, type and owner.",
              ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
-             _agree_after_replace, events=_SNAPSHOT, belief_view=_target_belief),
+             _agree_after_replace, events=_SNAPSHOT, belief_view=_target_belief, scope="target"),
     Property("P33-unknown-op-not-fatal", "Under Q20=drop-op an unrecognised op never fails the "
              "run by itself.", ("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"), "step",
-             _unknown_op_not_fatal, events=_DELTA),
+             _unknown_op_not_fatal, events=_DELTA, scope="target"),
     Property("P34-unknown-op-surfaced", "Under Q20=drop-op a dropped op is surfaced.",
-             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced, "should", events=_DELTA),
+             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced, "should",
+             events=_DELTA, scope="target"),
     Property("P35-text-leaves-activity", "Text and tool-call events never change an activity "
              "message.", ("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
-             "step", _text_leaves_activity, events=_TEXT_OR_TOOL),
+             "step", _text_leaves_activity, events=_TEXT_OR_TOOL, scope="target"),
     Property("P36-raw-event-ignored", "The step does the same without rawEvent.",
              ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored),
     Property("P37-ids-opaque", "Renaming message ids renames the result and changes nothing "
              "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque, events=_ACTIVITY),
     Property("P38-delta-keeps-owner", "A delta never changes who owns the activity.",
-             ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner, events=_DELTA),
+             ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner, events=_DELTA,
+             scope="target"),
     Property("P39-fatal-justified", "The consumer fails the run only where the draft (under the "
              "reading) makes the input fatal.", ("ACT-TOLERATED", "PRC-UNKNOWN-NOT-FATAL",
                                                   "EVX-ACCEPT-FAMILIES", "SUB-ACCEPT-UNANNOUNCED",
                                                   "ACT-DELTA-MISSING-NOFAIL"), "step",
-             _fatal_justified),
+             _fatal_justified, scope="target"),
     Property("P40-activity-persists", "An event that does not address an activity leaves it "
              "exactly as it was, in place (run boundaries and subagent ends included).",
              ("LIF-RUN-SCOPED", "LIF-FAILED-KEEPS", "SUB-INTERLEAVE", "ACT-PER-MESSAGE",
@@ -920,10 +981,33 @@ def check_transition(t: Transition, properties: Sequence[Property] = PROPERTIES
                      ) -> Optional[tuple[Property, str]]:
     """The first property ``t`` violates, with its witness text; None when all hold. A property
     whose ``events`` exclude the event's class is not called (it could not fire)."""
-    event_type = type(t.event)
+    return first_violation(t, applicable(properties, type(t.event)))
+
+
+def applicable(properties: Sequence[Property], event_type: type) -> tuple[Property, ...]:
+    """The properties that can fire on an event of class ``event_type`` (see
+    :meth:`Property.applies_to`), in order; memoised per (properties, class)."""
+    key = (id(properties), event_type)
+    hit = _APPLICABLE.get(key)
+    if hit is not None and hit[0] is properties:
+        return hit[1]
+    found = tuple(p for p in properties if p.applies_to(event_type))
+    if len(_APPLICABLE) >= 4096:
+        _APPLICABLE.clear()
+    _APPLICABLE[key] = (properties, found)
+    return found
+
+
+_APPLICABLE: dict = {}
+"""Memo of :func:`applicable` by (identity of the property sequence, event class); an entry
+holds the sequence itself, so a reused identity never returns another sequence's answer."""
+
+
+def first_violation(t: Transition, properties: Sequence[Property]
+                    ) -> Optional[tuple[Property, str]]:
+    """The first of ``properties`` that ``t`` violates, with its witness text, calling every
+    check given (callers pass :func:`applicable` ones); None when all hold."""
     for prop in properties:
-        if not prop.applies_to(event_type):
-            continue
         witness = prop.check(t)
         if witness is not None:
             return prop, witness

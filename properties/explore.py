@@ -35,7 +35,8 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from functools import lru_cache
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 import networkx as nx
@@ -46,7 +47,8 @@ from model.producer import Belief, Vocabulary, adversarial_moves, advance, moves
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
-from properties.catalogue import PROPERTIES, Property, Transition, check_transition
+from properties.catalogue import (PROPERTIES, Property, Transition, applicable, check_transition,
+                                  first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
@@ -139,22 +141,46 @@ def step_leaves(state: ConsumerState, event: Event, step_fn: Callable = referenc
                 ) -> list[tuple[dict, object]]:
     """One step under every reading at once: the step's decision tree over the knobs.
 
-    Runs ``step_fn`` under :class:`~model.readings.PartialReading` assignments, forking on each
-    knob a run consults, and returns ``[(assignment, StepResult)]``: each assignment (``{knob id:
-    option}``, the knobs consulted on that path) stands for every reading consistent with it,
-    and those readings all give that result. Deterministic order (options in knob order)."""
-    leaves = []
-    work: list[dict] = [{}]
-    while work:
-        assignment = work.pop()
-        try:
-            result = step_fn(state, event, PartialReading(assignment))
-        except KnobUnset as unset:
-            knob = KNOB_BY_ID[unset.knob_id]
-            work.extend({**assignment, knob.id: option} for option in reversed(knob.option_names))
-            continue
-        leaves.append((assignment, result))
+    Returns ``[(assignment, StepResult)]``: each assignment (``{knob id: option}``, the knobs
+    consulted on that path, in the order consulted) stands for every reading consistent with
+    it, and those readings all give that result. Deterministic order: depth first, options in
+    knob order (the order of forking at each knob a run consults,
+    :class:`~model.readings.PartialReading`).
+
+    Each run of ``step_fn`` takes the first option of every knob its path has not fixed and
+    records the knobs it consults (:class:`~model.readings.RecordingReading`), so that every run
+    ends in a leaf; then each other option of each knob it consulted beyond the fixed ones is
+    tried, the last consulted first. The step must read the reading only through its knobs."""
+    leaves: list = []
+
+    def expand(fixed: tuple) -> None:
+        recorder = RecordingReading(_first_options(fixed))
+        result = step_fn(state, event, recorder)
+        reading = recorder.base
+        path = tuple((_KNOB_OF_ATTR[a], getattr(reading, a))
+                     for a in dict.fromkeys(recorder.consulted) if a in _KNOB_OF_ATTR)
+        leaves.append((dict(path), result))
+        for j in range(len(path) - 1, len(fixed) - 1, -1):
+            knob_id = path[j][0]
+            for option in KNOB_BY_ID[knob_id].option_names[1:]:
+                expand(path[:j] + ((knob_id, option),))
+
+    expand(())
     return leaves
+
+
+def _first_options(fixed: tuple) -> Reading:
+    """The complete reading that takes ``fixed`` (``((knob id, option), ...)``) and each other
+    knob's first option (memoised)."""
+    found = _FIRST_OPTIONS.get(fixed)
+    if found is None:
+        options = {k.attr: k.option_names[0] for k in KNOBS}
+        options.update((KNOB_BY_ID[k].attr, v) for k, v in fixed)
+        found = _FIRST_OPTIONS[fixed] = replace(DRAFT, **options)
+    return found
+
+
+_FIRST_OPTIONS: dict = {}
 
 
 def _step_key(v: Verdict):
@@ -369,17 +395,34 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     draft_conformant: list = []  # per producer set: the draft's producer reading is in it
     move_memo: dict = {}  # (belief, producers) -> [(event, producers after, ok, belief after)]
     advanced: dict = {}  # (belief, event) -> belief after
-    trees: dict = {}  # (state, event) -> ([(assignment, result, result state, halted)], shape)
+    # (state, event) -> ([(assignment, result, result state, halted, outcome, knobs)], shape),
+    # where leaves with equal outcomes (result state, warnings, fatal) share the outcome number
+    # and knobs are the assignment's (reading attribute, option) pairs.
+    trees: dict = {}
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
-    dispatch: dict = {}  # event -> (properties for its type, those of them reading beliefs)
-    # Property outcomes, per (what they read of the beliefs, state, event, leaf, conformant),
-    # with the knobs each computation consulted: shared by every belief whose views agree (all
-    # beliefs, for an event no belief-reading property applies to) and every agreeing class.
-    checked: dict = {}  # (belief views, state, event, leaf, ok) -> [(consulted knobs, outcome)]
+    # event -> (properties for its type, those of them reading beliefs, those of each scope:
+    # "after", "target", "transition")
+    dispatch: dict = {}
+    # Property outcomes, per (what they read of the beliefs, state, event, step outcome,
+    # conformant), with the knobs each computation consulted: shared by every belief whose
+    # views agree (all beliefs, for an event no belief-reading property applies to), every
+    # leaf with the same step outcome and every agreeing class.
+    checked: dict = {}  # (belief views, state, event, outcome, ok) -> [(consulted, result)]
+    # The same for the properties of narrower scope (Property.scope), shared across every
+    # transition that agrees on what they read: the state after (with the conformance flag),
+    # or the target view (with the belief views).
+    after_checked: dict = {}  # (result state, ok) -> [(consulted, result)]
+    target_checked: dict = {}  # (belief views, target view) -> [(consulted, result)]
+    order = {p.id: i for i, p in enumerate(properties)}
     views: dict = {}  # (belief, belief after, event) -> interned belief views
     view_ids = _Interned()
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
+    renaming = _id_permutation(vocabulary)
+    visited, keep_edges = bfs.visited, bfs.keep_edges
+    # (id(state), id(event)) -> (state, event, state number, event number), for the restep; an
+    # entry holds both objects, so their ids cannot pass to other objects while it stands.
+    restep_inputs: dict = {}
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
 
@@ -392,9 +435,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                                             adversarial, True):
                 e = events.number(event)
                 if e not in dispatch:
-                    kind = type(event)
-                    applicable = tuple(q for q in properties if q.applies_to(kind))
-                    dispatch[e] = (applicable, tuple(q for q in applicable if q.reads_belief))
+                    fires = applicable(properties, type(event))
+                    dispatch[e] = (fires, tuple(q for q in fires if q.reads_belief),
+                                   tuple(tuple(q for q in fires if q.scope == scope)
+                                         for scope in ("after", "target", "transition")))
                 pa = producer_sets.number(after)
                 if pa == len(draft_conformant):
                     draft_conformant.append(_DRAFT_PRODUCER in after)
@@ -414,9 +458,11 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 tree = trees[(s, e)] = exc
                 return tree
             outcomes = [(rs, r.warnings, r.fatal) for _, r, rs, _ in leaves]
-            shape = shapes.number((tuple(a for a, _, _, _ in leaves),
-                                   tuple(outcomes.index(o) for o in outcomes)))
-            tree = trees[(s, e)] = (leaves, shape)
+            groups = tuple(outcomes.index(o) for o in outcomes)
+            shape = shapes.number((tuple(a for a, _, _, _ in leaves), groups))
+            tree = trees[(s, e)] = (
+                [leaf + (g, tuple((_ATTR_OF_KNOB[k], v) for k, v in leaf[0]))
+                 for leaf, g in zip(leaves, groups)], shape)
         return tree
 
     def fork_of(shape: int, c: int) -> tuple:
@@ -445,17 +491,42 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 tuple((view(before, event), view(after, event)) for view in read))
         return found
 
-    def restep_for(r):
+    def restep_for(recorder: RecordingReading):
+        """The reference step under ``recorder``'s reading, read off the step's decision tree
+        (computed once per (state, event), shared with the search): the leaf the reading
+        reaches, with that leaf's knobs recorded as consulted, as the step would consult them."""
+        base = recorder.base
+
         def restep(st, ev):
-            res = reference_step(st, ev, r)
-            return res.state, res.warnings, res.fatal
+            # The renamed inputs P37 passes come from its memo tables, the same objects each
+            # time: find their numbers by identity before hashing and comparing them whole.
+            hit = restep_inputs.get((id(st), id(ev)))
+            if hit is not None and hit[0] is st and hit[1] is ev:
+                tree = tree_of(hit[2], hit[3])
+            else:
+                numbers = states.number(st), events.number(ev)
+                restep_inputs[(id(st), id(ev))] = (st, ev) + numbers
+                tree = tree_of(*numbers)
+            if isinstance(tree, Exception):
+                raise tree
+            for _, result, _, _, _, knobs in tree[0]:
+                for attr, option in knobs:
+                    if getattr(base, attr) != option:
+                        break
+                else:
+                    recorder.consulted.extend(attr for attr, _ in knobs)
+                    return result.state, result.warnings, result.fatal
+            raise AssertionError("no leaf of the step's decision tree takes the reading")
         return restep
 
-    def check(props: tuple, key: tuple, lc: int, node: int, state, e: int, result, rs: int,
-              b: int, ba: int, ok: bool):
-        """Compute (no cached outcome applies) the first of ``props`` the leaf transition
-        violates, as ``(property, witness)``; ``()`` when all hold; :data:`_BROKEN` when the run
-        input raised."""
+    def check(key: tuple, lc: int, node: int, state, e: int, result, rs: int, b: int, ba: int,
+              ok: bool):
+        """Compute (no cached outcome applies to the transition ``key``) the first property the
+        leaf transition violates, as ``(property, witness)``; ``()`` when all hold;
+        :data:`_BROKEN` when the run input raised. The properties of scope ``"after"`` and
+        ``"target"`` come from their shared tables (:func:`_shared`), the others are checked
+        afresh (:func:`_fresh`); the outcome is cached under ``key`` with the knobs any part
+        consulted."""
         event = events.values[e]
         run_input = inputs.get(rs)
         if run_input is None:
@@ -465,13 +536,28 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 _record(report.violations, "P00-no-exception", node, event,
                         f"{type(exc).__name__}: {exc}", parents)
                 return _BROKEN
-        belief, belief_after, at = beliefs.values[b], beliefs.values[ba], level
-
-        def transition(rr):
-            return Transition(at, state, event, result.state, result.warnings, result.fatal, rr,
-                              run_input, belief, belief_after, ok, restep_for(rr))
-
-        return _compute(checked, key, transition, representatives[lc], props) or ()
+        recorder = RecordingReading(representatives[lc])
+        t = Transition(level, state, event, result.state, result.warnings, result.fatal,
+                       recorder, run_input, beliefs.values[b], beliefs.values[ba], ok,
+                       restep_for(recorder), renaming)
+        after_props, target_props, other_props = dispatch[e][2]
+        parts = []
+        if after_props:
+            parts.append(_shared(after_checked, (rs, ok), t, recorder, after_props))
+        if target_props:
+            parts.append(_shared(target_checked, (key[0], target_view(t)), t, recorder,
+                                 target_props))
+        if other_props:
+            parts.append(_fresh(t, recorder, other_props))
+        # The first violation in catalogue order, valid under every reading that agrees on the
+        # knobs any part consulted.
+        violated = [o for _, o in parts if o is not None]
+        outcome = min(violated, key=lambda o: order[o[0].id]) if violated else None
+        consulted = [pair for knobs, _ in parts for pair in knobs]
+        checked.setdefault(key, []).append(
+            (tuple(dict.fromkeys(consulted)) if len(consulted) > 1 else tuple(consulted),
+             outcome))
+        return outcome or ()
 
     try:
         while frontier and level < depth:
@@ -496,22 +582,23 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                             _record_splits(report, split_cost, [(classes.values[lc], tree[leaf][1])
                                                                 for lc, leaf in leaves],
                                            node, events.values[e], parents, rank)
-                    props, readers = dispatch[e] if properties else ((), ())
+                    props, readers, _ = dispatch[e] if properties else ((), (), ())
                     for lc, leaf in leaves:
-                        _, result, rs, halted = tree[leaf]
+                        _, result, rs, halted, outcome, _ = tree[leaf]
                         if props:
-                            key = (view_of(b, ba, e, readers) if readers else None, s, e, leaf,
-                                   ok)
-                            found = _known(checked.get(key), representatives[lc])
-                            if found is _MISS:
-                                found = check(props, key, lc, node, state, e, result, rs, b, ba,
-                                              ok)
+                            key = (view_of(b, ba, e, readers) if readers else None, s, e,
+                                   outcome, ok)
+                            entry = _known(checked.get(key), representatives[lc])
+                            found = entry[1] if entry is not None else check(
+                                key, lc, node, state, e, result, rs, b, ba, ok)
                             if found is _BROKEN:
                                 continue
                             if found:
                                 _record(report.violations, found[0].id, node, events.values[e],
                                         found[1], parents)
-                        bfs.reach((ba, rs, pa, lc), node, events.values[e], halted, level)
+                        reached = (ba, rs, pa, lc)
+                        if keep_edges or reached not in visited:  # else reach() would do nothing
+                            bfs.reach(reached, node, events.values[e], halted, level)
             level += 1
             frontier = bfs.next_level(level)
             if stop_when_found and report.violations:
@@ -607,6 +694,39 @@ def _single(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabul
 
 
 _KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
+_ATTR_OF_KNOB = {k.id: k.attr for k in KNOBS}
+
+
+def _id_permutation(vocabulary: Vocabulary) -> Optional["_Renaming"]:
+    """The renaming the all-readings sweep gives P37: each of the vocabulary's id lists
+    (activity ids, text ids) reversed, an injective renaming of the ids the search can hold, so
+    that the renamed step is one the search computes anyway (EVM-OPAQUE-ID asks invariance under
+    any renaming). None (the catalogue's fresh opaque ids) when no list has two ids to swap."""
+    return _reversing(tuple(vocabulary.activity_ids), tuple(vocabulary.text_ids))
+
+
+@lru_cache(maxsize=64)
+def _reversing(*id_lists: tuple) -> Optional["_Renaming"]:
+    """The renaming reversing each list (see :func:`_id_permutation`); memoised, so that the
+    same lists give one object, which P37's memo tables key by."""
+    pairs = tuple((a, b) for ids in id_lists for a, b in zip(ids, reversed(ids)) if a != b)
+    return _Renaming(pairs) if pairs else None
+
+
+@dataclass(frozen=True, eq=False)
+class _Renaming:
+    """A message-id renaming given by ``pairs`` (``(id, renamed id)``; other ids unchanged).
+    Compared and hashed by identity (P37's memo tables key by it on every check)."""
+
+    pairs: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "_map", dict(self.pairs))
+
+    def __call__(self, message_id: str) -> str:
+        return self._map.get(message_id, message_id)
+
+
 _KNOB_ORDER = {k.id: i for i, k in enumerate(KNOBS)}
 _FULL = ("*",)
 """The class of a single-reading exploration: the reading itself (never forked)."""
@@ -680,41 +800,50 @@ def _node_moves(belief: Belief, vocabulary: Vocabulary, base: Reading, producers
     return out
 
 
-_MISS = object()
-"""No cached outcome applies (see :func:`_known`)."""
-
-
-def _known(entries: Optional[list], reading: Reading):
-    """The cached check outcome that applies under ``reading``, or :data:`_MISS`.
+def _known(entries: Optional[list], reading: Reading) -> Optional[tuple]:
+    """The cached ``(consulted, outcome)`` entry that applies under ``reading``, or None.
 
     A check reads the reading only through its knobs, so its outcome under ``reading`` is the
     outcome under any reading that agrees on the knobs it consulted. ``entries`` are
-    ``[(consulted (attribute, option) pairs, outcome)]`` for one transition without its reading
-    (see :func:`_compute`)."""
+    ``[(consulted (attribute, option) pairs, outcome)]`` for one transition, or one view of
+    transitions, without its reading (see :func:`_fresh`)."""
     if entries:
-        for consulted, outcome in entries:
-            for attr, value in consulted:
+        for entry in entries:
+            for attr, value in entry[0]:
                 if getattr(reading, attr) != value:
                     break
             else:
-                return outcome
-    return _MISS
+                return entry
+    return None
 
 
-def _compute(cache: dict, key: tuple, transition: Callable, reading: Reading,
-             properties: Sequence[Property]):
-    """:func:`~properties.catalogue.check_transition` under ``reading``, where :func:`_known`
-    found no cached outcome; the outcome is cached for every reading that agrees on the knobs
-    the computation consulted (recorded with a :class:`~model.readings.RecordingReading`).
+def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Property]) -> tuple:
+    """``(consulted, outcome)``: :func:`~properties.catalogue.first_violation` of
+    ``properties`` (the ones that apply to the event) on ``t``, whose reading is ``recorder``,
+    and the knobs they consulted, as (attribute, option) pairs: the outcome holds under every
+    reading that agrees on those. Reference consumer only: its step, too, reads the reading
+    only through knobs."""
+    start = len(recorder.consulted)
+    outcome = first_violation(t, properties)
+    reading = recorder.base
+    return tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted[start:])), \
+        outcome
 
-    ``cache`` maps a transition without its reading (``key``) to ``[(consulted (attribute,
-    option) pairs, outcome)]``. Reference consumer only: its step, too, reads the reading only
-    through knobs."""
-    recorder = RecordingReading(reading)
-    outcome = check_transition(transition(recorder), properties)
-    cache.setdefault(key, []).append(
-        (tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted)), outcome))
-    return outcome
+
+def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
+            properties: Sequence[Property]) -> tuple:
+    """``(consulted, outcome)`` for ``properties`` on ``t``: the entry ``cache[key]`` holds for
+    ``t``'s reading (see :func:`_known`), or else computed by :func:`_fresh` and added there.
+    ``key`` must stand for everything the properties read of ``t`` besides its reading."""
+    entries = cache.get(key)
+    entry = _known(entries, recorder.base)
+    if entry is None:
+        entry = _fresh(t, recorder, properties)
+        if entries is None:
+            cache[key] = [entry]
+        else:
+            entries.append(entry)
+    return entry
 
 
 def _may_improve(cost: dict, candidates: tuple, rank: tuple) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -365,6 +366,7 @@ def test_snapshot_repeating_an_id_is_flagged_and_not_judged():
 
 # --- the engines' shortcuts: Property.events and Property.belief_view -------------------------
 
+@lru_cache(maxsize=1)
 def _transitions_of_adversarial_explorations():
     """Every transition (with a restep) that single-reading adversarial explorations check:
     conformant and non-conformant input, under the draft and under each preset, for the
@@ -431,6 +433,45 @@ def test_declared_event_classes_and_belief_independence_hold_on_every_explored_t
     assert skipped > 50000  # the declarations do exclude work
     assert stand_ins > 1000  # the stand-ins do differ from the beliefs they replace
     assert {p.id for p in PROPERTIES if p.reads_belief} == {"P31-agree-after-snapshot"}
+
+
+def test_declared_scopes_hold_on_every_explored_transition():
+    """``scope``: a ``"target"`` check gives the same outcome (witness text included) on every
+    transition with the same :func:`target_view`, reading and belief view; an ``"after"`` check
+    on every transition with the same state after, run input, conformance flag and reading. So
+    an engine may share those outcomes across such transitions. Checked by calling the checks
+    on the transitions of adversarial explorations (reference consumer and mutants), where many
+    transitions agree on a view and differ elsewhere."""
+    from collections import Counter
+    from properties.catalogue import SCOPES, target_view
+    assert {p.scope for p in PROPERTIES} == set(SCOPES)
+    outcomes: dict = {}
+    shared: Counter = Counter()
+    differ_elsewhere: Counter = Counter()
+    for t in _transitions_of_adversarial_explorations():
+        view = target_view(t)
+        for prop in PROPERTIES:
+            if prop.scope == "transition" or not prop.applies_to(type(t.event)):
+                continue
+            if prop.scope == "target":
+                beliefs = (prop.belief_view(t.belief_before, t.event),
+                           prop.belief_view(t.belief_after, t.event)) if prop.reads_belief \
+                    else None
+                key = (prop.id, view, beliefs, t.reading)
+            else:
+                assert not prop.reads_belief, prop.id
+                key = (prop.id, t.after, repr(t.run_input), t.conformant, t.reading)
+            got = prop.check(t)
+            if key not in outcomes:
+                outcomes[key] = (got, t)
+                continue
+            first, seen = outcomes[key]
+            assert got == first, (prop.id, t.event, seen.before, t.before, t.after)
+            shared[prop.scope] += 1
+            differ_elsewhere[prop.scope] += (seen.before, seen.after) != (t.before, t.after)
+    # The scopes are exercised: many transitions share a view, most of them differing elsewhere.
+    assert shared["target"] > 20000 and differ_elsewhere["target"] > 10000
+    assert shared["after"] > 10000 and differ_elsewhere["after"] > 5000
 
 
 def test_check_transition_skips_exactly_the_undeclared_classes():
