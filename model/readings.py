@@ -342,7 +342,11 @@ class PartialReading:
 
 class RecordingReading:
     """A complete reading that records which knobs a step consults (``consulted``: attribute
-    names, in order). Lets a search skip the all-readings fork for steps that consult none."""
+    names, in order). Lets a search skip the all-readings fork for steps that consult none.
+
+    Each knob is a property of the class (a plain attribute read, several times cheaper than a
+    ``__getattr__`` fallback: the searches read knobs through recorders millions of times);
+    any other attribute passes to ``base`` and is recorded too."""
 
     __slots__ = ("base", "consulted")
 
@@ -354,6 +358,17 @@ class RecordingReading:
         value = getattr(self.base, attr)
         self.consulted.append(attr)
         return value
+
+
+def _recorded(attr: str) -> property:
+    def read(self: RecordingReading) -> str:
+        self.consulted.append(attr)
+        return getattr(self.base, attr)
+    return property(read, doc=f"The knob ``{attr}`` of ``base``, recorded as consulted.")
+
+
+for _knob in KNOBS:
+    setattr(RecordingReading, _knob.attr, _recorded(_knob.attr))
 
 
 def describe_assignment(assignment: Mapping[str, str]) -> str:

@@ -30,7 +30,7 @@ from model.readings import Reading
 
 __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
            "check_transition", "applicable", "first_violation", "coverage_table",
-           "PropertyViolation"]
+           "PropertyViolation", "SCOPES", "target_view"]
 
 
 @dataclass(frozen=True, init=False)
@@ -801,7 +801,14 @@ def _untouched_activity_persists(t: Transition) -> Optional[str]:
         target = getattr(t.event.shim, "message_id", None)
     if not isinstance(t.event, (ActivitySnapshot, ActivityDelta, Malformed)):
         target = None  # text and tool events aimed at an activity may not change it either
-    before = [m for m in t.before.messages if m.is_activity and m.id != target]
+    held, now = t.before.messages, t.after.messages
+    if len(held) == len(now):  # the common case first: at most the target replaced in place
+        for m, n in zip(held, now):
+            if m is not n and (m.id != target or n.id != target):
+                break
+        else:
+            return None
+    before = [m for m in held if m.is_activity and m.id != target]
     after = {m.id: m for m in t.after.messages if m.is_activity}
     for m in before:
         kept = after.get(m.id)

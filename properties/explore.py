@@ -7,7 +7,7 @@ distinct state, with a parent map to rebuild the shortest trace to any node. Two
   a node also carries a *class* of readings, a partial assignment of knobs standing for every
   reading consistent with it, all of which have given the same result on every step so far. A
   step that consults a knob the class leaves open is forked over its options
-  (:class:`~model.readings.PartialReading`); options that give equal results stay one class,
+  (:func:`step_leaves`); options that give equal results stay one class,
   options that differ become sibling classes, and the knob is recorded as a *split* there, in
   whatever context the class fixes. Producer conformance is forked the same way on the knobs
   the producer's obligations read (:data:`PRODUCER_KNOBS`): a trace is conformant when some
@@ -26,8 +26,11 @@ and keys everything by those ints. It memoises what recurs across classes and be
 (state, event)'s decision tree over the knobs, each (tree shape, class)'s fork, moves, beliefs,
 run input, and property outcomes, keyed by the transition, what the properties read of the
 producer's beliefs (:attr:`~properties.catalogue.Property.belief_view`) and the knobs a check
-consulted; only the properties whose ``events`` include the event's class are run. The cyclic
-garbage collector is paused while a search runs. :func:`state_graph` builds a networkx graph
+consulted; only the properties whose ``events`` include the event's class are run, and those of
+a narrower :attr:`~properties.catalogue.Property.scope` share their outcomes across every
+transition that agrees on what they read (the target view, or the state after). P37's re-step
+reads the search's own decision trees, under a renaming that permutes the vocabulary's ids
+(:func:`_id_permutation`). The cyclic garbage collector is paused while a search runs. :func:`state_graph` builds a networkx graph
 on demand, for export (GraphML, DOT) and graph queries.
 """
 from __future__ import annotations
@@ -35,8 +38,8 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
-from functools import lru_cache
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 import networkx as nx
@@ -44,7 +47,7 @@ import networkx as nx
 from model.consumer import ConsumerState, initial_state, step as reference_step
 from model.events import Event
 from model.producer import Belief, Vocabulary, adversarial_moves, advance, moves
-from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading,
+from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, check_transition,
@@ -412,7 +415,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # transition that agrees on what they read: the state after (with the conformance flag),
     # or the target view (with the belief views).
     after_checked: dict = {}  # (result state, ok) -> [(consulted, result)]
-    target_checked: dict = {}  # (belief views, target view) -> [(consulted, result)]
+    target_checked: dict = {}  # (belief views, event, rest of the target view) -> [...]
     order = {p.id: i for i, p in enumerate(properties)}
     views: dict = {}  # (belief, belief after, event) -> interned belief views
     view_ids = _Interned()
@@ -545,7 +548,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         if after_props:
             parts.append(_shared(after_checked, (rs, ok), t, recorder, after_props))
         if target_props:
-            parts.append(_shared(target_checked, (key[0], target_view(t)), t, recorder,
+            # the event by its number: the view's other members as they are
+            parts.append(_shared(target_checked, (key[0], e) + target_view(t)[1:], t, recorder,
                                  target_props))
         if other_props:
             parts.append(_fresh(t, recorder, other_props))
@@ -823,11 +827,13 @@ def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Prope
     and the knobs they consulted, as (attribute, option) pairs: the outcome holds under every
     reading that agrees on those. Reference consumer only: its step, too, reads the reading
     only through knobs."""
-    start = len(recorder.consulted)
+    consulted = recorder.consulted
+    start = len(consulted)
     outcome = first_violation(t, properties)
+    if len(consulted) == start:
+        return (), outcome
     reading = recorder.base
-    return tuple(dict.fromkeys((a, getattr(reading, a)) for a in recorder.consulted[start:])), \
-        outcome
+    return tuple(dict.fromkeys((a, getattr(reading, a)) for a in consulted[start:])), outcome
 
 
 def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
