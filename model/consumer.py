@@ -120,20 +120,6 @@ class ConsumerState:
         return (self.messages, self.held_ever, self.run, self.open_texts, self.open_tools,
                 self.state, self.subagents, self.halted)
 
-    def but(self, messages=None, held_ever=None, run=None, open_texts=None, open_tools=None,
-            state=None, subagents=None, halted=None) -> "ConsumerState":
-        """A copy with the given fields changed (``dataclasses.replace``, but fast enough for
-        the step's hot path)."""
-        return ConsumerState(
-            self.messages if messages is None else messages,
-            self.held_ever if held_ever is None else held_ever,
-            self.run if run is None else run,
-            self.open_texts if open_texts is None else open_texts,
-            self.open_tools if open_tools is None else open_tools,
-            self.state if state is None else state,
-            self.subagents if subagents is None else subagents,
-            self.halted if halted is None else halted)
-
     def message(self, message_id: str) -> Optional[Message]:
         """The held message with this id, or None."""
         for m in self.messages:

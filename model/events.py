@@ -79,10 +79,6 @@ Patch = tuple[PatchOp, ...]
 """A JSON Patch document (RFC 6902 section 3): operations in order."""
 
 
-_SAME = object()
-"""Default of :meth:`Message.but`'s parameters: keep the field (None is a value a field can take)."""
-
-
 @fast_init
 @dataclass(frozen=True, slots=True, init=False)
 class Message:
@@ -122,22 +118,6 @@ class Message:
                       self.owner, self.first_owner, self.other)) or 1
             object.__setattr__(self, "_hash", h)
         return h
-
-    def but(self, *, id=_SAME, role=_SAME, content=_SAME, activity_type=_SAME,  # noqa: A002
-            metadata=_SAME, owner=_SAME, first_owner=_SAME, other=_SAME) -> "Message":
-        """A copy with the given fields changed: ``dataclasses.replace``, without its
-        per-call field introspection (the consumer step and searches call it constantly).
-
-        Raises:
-            TypeError: for a name that is not a field."""
-        return Message(self.id if id is _SAME else id,
-                       self.role if role is _SAME else role,
-                       self.content if content is _SAME else content,
-                       self.activity_type if activity_type is _SAME else activity_type,
-                       self.metadata if metadata is _SAME else metadata,
-                       self.owner if owner is _SAME else owner,
-                       self.first_owner if first_owner is _SAME else first_owner,
-                       self.other if other is _SAME else other)
 
     @property
     def is_activity(self) -> bool:

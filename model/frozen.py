@@ -4,8 +4,9 @@ A frozen dataclass's generated ``__init__`` stores each field through ``object._
 global lookup and a call per field; the exhaustive search builds millions of messages, states and
 step results, and that became a visible share of a step. :func:`fast_init` gives a class an
 ``__init__`` with the same signature that stores through the slots' own descriptors instead,
-about twice as fast. Everything else (frozenness, equality, hashing, ``dataclasses.replace``) is
-the dataclass's own.
+about twice as fast, and a ``but(**changes)`` copy method (``dataclasses.replace`` without its
+per-call introspection). Everything else (frozenness, equality, hashing, ``dataclasses.replace``)
+is the dataclass's own.
 """
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ __all__ = ["fast_init"]
 def fast_init(cls: type) -> type:
     """Class decorator, applied above ``@dataclass(frozen=True, slots=True, init=False)``: give
     ``cls`` a positional-or-keyword ``__init__`` over its ``init`` fields, in declaration order,
-    with their defaults; fields declared ``init=False`` are set to their defaults.
+    with their defaults (fields declared ``init=False`` are set to their defaults), and a method
+    ``but(*, field=...)`` returning a copy with the named ``init`` fields changed (an unknown
+    name raises TypeError, as any unexpected keyword does).
 
     Returns ``cls``. Raises TypeError when a field has a ``default_factory`` (every default must
     be one immutable value) or the class has no slots."""
     if "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__}: fast_init needs a slotted dataclass")
-    namespace: dict = {}
-    params, body = [], []
+    namespace: dict = {"_cls": cls, "_same": _SAME}
+    params, body, names = [], [], []
     for f in fields(cls):
         if f.default_factory is not MISSING:
             raise TypeError(f"{cls.__name__}.{f.name}: fast_init takes plain defaults only")
@@ -32,14 +35,24 @@ def fast_init(cls: type) -> type:
         if f.default is not MISSING:
             namespace[f"_default_{f.name}"] = f.default
         if f.init:
+            names.append(f.name)
             params.append(f.name if f.default is MISSING else f"{f.name}=_default_{f.name}")
             body.append(f"    _set_{f.name}(self, {f.name})")
         else:
             body.append(f"    _set_{f.name}(self, _default_{f.name})")
-    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    source = (f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n\n"
+              f"def but(self, *, {', '.join(f'{n}=_same' for n in names)}):\n"
+              f"    return _cls(" +
+              ", ".join(f"self.{n} if {n} is _same else {n}" for n in names) + ")\n")
     exec(source, namespace)  # noqa: S102 - generated from the class's own field list
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__doc__ = f"Build a {cls.__name__} (fields in declaration order)."
-    cls.__init__ = init
+    for name, doc in (("__init__", f"Build a {cls.__name__} (fields in declaration order)."),
+                      ("but", f"A copy of this {cls.__name__} with the named fields changed.")):
+        method = namespace[name]
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+        method.__doc__ = doc
+        setattr(cls, name, method)
     return cls
+
+
+_SAME = object()
+"""The default of ``but``'s parameters: keep the field (None is a value a field can take)."""

@@ -423,9 +423,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     split_cost: dict = {}
     renaming = _id_permutation(vocabulary)
     visited, keep_edges = bfs.visited, bfs.keep_edges
-    # (id(state), id(event)) -> (state, event, state number, event number), for the restep; an
-    # entry holds both objects, so their ids cannot pass to other objects while it stands.
-    restep_inputs: dict = {}
+    # id(value) -> (value, its number), for the restep's states and events; an entry holds the
+    # value, so its id cannot pass to another object while the entry stands.
+    numbered_by_id: dict = {}
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
 
@@ -503,13 +503,14 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         def restep(st, ev):
             # The renamed inputs P37 passes come from its memo tables, the same objects each
             # time: find their numbers by identity before hashing and comparing them whole.
-            hit = restep_inputs.get((id(st), id(ev)))
-            if hit is not None and hit[0] is st and hit[1] is ev:
-                tree = tree_of(hit[2], hit[3])
-            else:
-                numbers = states.number(st), events.number(ev)
-                restep_inputs[(id(st), id(ev))] = (st, ev) + numbers
-                tree = tree_of(*numbers)
+            hit = numbered_by_id.get(id(st))
+            if hit is None or hit[0] is not st:
+                hit = numbered_by_id[id(st)] = (st, states.number(st))
+            s_number = hit[1]
+            hit = numbered_by_id.get(id(ev))
+            if hit is None or hit[0] is not ev:
+                hit = numbered_by_id[id(ev)] = (ev, events.number(ev))
+            tree = tree_of(s_number, hit[1])
             if isinstance(tree, Exception):
                 raise tree
             for _, result, _, _, _, knobs in tree[0]:
