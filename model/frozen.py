@@ -18,9 +18,11 @@ __all__ = ["fast_init"]
 def fast_init(cls: type) -> type:
     """Class decorator, applied above ``@dataclass(frozen=True, slots=True, init=False)``: give
     ``cls`` a positional-or-keyword ``__init__`` over its ``init`` fields, in declaration order,
-    with their defaults (fields declared ``init=False`` are set to their defaults), and a method
+    with their defaults (fields declared ``init=False`` are set to their defaults), a method
     ``but(*, field=...)`` returning a copy with the named ``init`` fields changed (an unknown
-    name raises TypeError, as any unexpected keyword does).
+    name raises TypeError, as any unexpected keyword does), and a ``__reduce__`` that pickles
+    and copies by the ``init`` fields alone (so a cached hash is never carried to another
+    process, whose string hashes differ).
 
     Returns ``cls``. Raises TypeError when a field has a ``default_factory`` (every default must
     be one immutable value) or the class has no slots."""
@@ -43,10 +45,14 @@ def fast_init(cls: type) -> type:
     source = (f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n\n"
               f"def but(self, *, {', '.join(f'{n}=_same' for n in names)}):\n"
               f"    return _cls(" +
-              ", ".join(f"self.{n} if {n} is _same else {n}" for n in names) + ")\n")
+              ", ".join(f"self.{n} if {n} is _same else {n}" for n in names) + ")\n\n"
+              f"def __reduce__(self):\n"
+              f"    return _cls, ({''.join(f'self.{n}, ' for n in names)})\n")
     exec(source, namespace)  # noqa: S102 - generated from the class's own field list
     for name, doc in (("__init__", f"Build a {cls.__name__} (fields in declaration order)."),
-                      ("but", f"A copy of this {cls.__name__} with the named fields changed.")):
+                      ("but", f"A copy of this {cls.__name__} with the named fields changed."),
+                      ("__reduce__", "Pickle and copy by the init fields alone (a cached hash "
+                                     "is computed again, under the new process's hash seed).")):
         method = namespace[name]
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         method.__doc__ = doc

@@ -921,3 +921,29 @@ def test_q21_shim_repairs_every_null_optional_member():
     assert v["fatal"] is None
     assert v["messages"] == [act(content={"n": 2})]
     assert codes(v) == [("NULL_MEMBER_SHIMMED", 2), ("NULL_MEMBER_SHIMMED", 2)]
+
+
+def test_value_classes_copy_pickle_and_change_by_their_fields_alone():
+    """model.frozen: ``but`` changes only the named fields (an unknown name is a TypeError);
+    pickling and copying go by the fields, so a cached hash is never carried along (another
+    process hashes strings differently)."""
+    import copy
+    import pickle
+    from dataclasses import replace
+    from model.events import Message
+    message = Message("a-1", "activity", '{"n":0}', "PLAN", None, "sub-1", "sub-1")
+    state = ConsumerState((message,), frozenset({"a-1"}), "active")
+    hash(message), hash(state)
+    assert message._hash != 0 and state._hash != 0
+    changed = message.but(content='{"n":1}', owner=None)
+    assert (changed.content, changed.owner, changed.first_owner, changed.activity_type) == \
+        ('{"n":1}', None, "sub-1", "PLAN")
+    assert state.but(run="finished").messages is state.messages
+    assert replace(state, halted=True) == state.but(halted=True)
+    with pytest.raises(TypeError):
+        message.but(colour="red")
+    for value in (message, state):
+        loaded = pickle.loads(pickle.dumps(value))
+        assert loaded == value and loaded._hash == 0 and hash(loaded) == hash(value)
+        assert copy.deepcopy(value) == value and copy.copy(value) == value
+    assert "_hash" not in repr(state)
