@@ -666,8 +666,9 @@ def _read_vocabulary(path: str, base=None):
 
 def cmd_export(args) -> int:
     """``export FINDING --format F [--out FILE] [--reading SPEC]``: a finding JSON file as JSON
-    lines, a JSON array, an ITF trace, a Mermaid sequence diagram or a pytest regression file
-    (see :mod:`counterexamples.export`); stdout unless ``--out``, which never overwrites."""
+    lines, the finding JSON itself, an ITF trace, a Mermaid sequence diagram or a pytest
+    regression file (see :mod:`counterexamples.export`); stdout unless ``--out``, which never
+    overwrites."""
     from counterexamples.export import export, load_finding
 
     try:
@@ -900,8 +901,8 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("finding", help="a finding JSON file (DIR/findings/<id>.json)")
     xp.add_argument("--format", required=True,
                     choices=("jsonl", "json", "itf", "mermaid", "pytest"),
-                    help="jsonl, json (the trace), itf (Apalache/Quint trace), mermaid "
-                         "(sequence diagram) or pytest (regression test file)")
+                    help="jsonl (the trace), json (the finding itself), itf (Apalache/Quint "
+                         "trace), mermaid (sequence diagram) or pytest (regression test file)")
     xp.add_argument("--out", help="write to this file (refused if it exists; default stdout)")
     xp.add_argument("--reading", help="itf only: the reading whose states are exported "
                     "(default: the draft's verdict class; a property finding's own reading)")

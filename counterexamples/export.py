@@ -29,7 +29,6 @@ https://apalache-mc.org/docs/adr/015adr-trace.html); see :func:`to_itf`.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -157,7 +156,7 @@ def load_finding(path: str) -> dict:
             what is missing or wrong (e.g. ``"x.jsonl: not a finding: not valid JSON (line 2,
             column 1: Extra data)"``, ``"t.json: not a finding: missing 'id', 'kind'"``).
     """
-    name = os.path.basename(path) or path
+    name = path  # as the user typed it, like every other error message
     try:
         with open(path, encoding="utf-8-sig") as fh:
             text = fh.read()

@@ -355,6 +355,8 @@ class RecordingReading:
         self.consulted: list[str] = []
 
     def __getattr__(self, attr: str) -> str:
+        if attr in RecordingReading.__slots__:  # not set yet (copy and pickle build it bare)
+            raise AttributeError(attr)
         value = getattr(self.base, attr)
         self.consulted.append(attr)
         return value
@@ -362,8 +364,9 @@ class RecordingReading:
 
 def _recorded(attr: str) -> property:
     def read(self: RecordingReading) -> str:
+        value = getattr(self.base, attr)  # first: a knob the base cannot give is not consulted
         self.consulted.append(attr)
-        return getattr(self.base, attr)
+        return value
     return property(read, doc=f"The knob ``{attr}`` of ``base``, recorded as consulted.")
 
 

@@ -49,9 +49,6 @@ class Transition:
         conformant: True when no event so far (this one included) broke a producer clause.
         restep: the consumer under test as ``restep(state, event) -> (state, warnings, fatal)``,
             for relational properties that compare the step with the step on a variant input.
-        renaming: the injective message-id renaming P37 applies (``str -> str``); None (the
-            default) renames every id to a fresh opaque one. An engine may pass a permutation of
-            its own ids instead, so that the renamed step is one it computes anyway.
     """
 
     index: int
@@ -66,12 +63,11 @@ class Transition:
     belief_after: Belief = field(default_factory=Belief)
     conformant: bool = True
     restep: Optional[Callable[[ConsumerState, Event], tuple]] = field(default=None, compare=False)
-    renaming: Optional[Callable[[str], str]] = field(default=None, compare=False)
 
     def __init__(self, index: int, before: ConsumerState, event: Event, after: ConsumerState,
                  warnings: tuple, fatal: Optional[Fatal], reading: Reading, run_input: tuple = (),
                  belief_before: Optional[Belief] = None, belief_after: Optional[Belief] = None,
-                 conformant: bool = True, restep=None, renaming=None):
+                 conformant: bool = True, restep=None):
         # The exhaustive search builds one per checked transition: filling the instance dict at
         # once is several times cheaper than a frozen dataclass's attribute-by-attribute init.
         self.__dict__.update(
@@ -79,7 +75,7 @@ class Transition:
             fatal=fatal, reading=reading, run_input=run_input,
             belief_before=Belief() if belief_before is None else belief_before,
             belief_after=Belief() if belief_after is None else belief_after,
-            conformant=conformant, restep=restep, renaming=renaming)
+            conformant=conformant, restep=restep)
 
     @property
     def target_before(self) -> Optional[Message]:
@@ -689,14 +685,16 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 
 
 def _opaque(message_id: str) -> str:
-    """The renaming P37 applies by default: injective, and sharing no id with any vocabulary."""
+    """The renaming P37 applies: injective, and sharing no id with any vocabulary."""
     return "op4que:" + message_id[::-1]
 
 
 @lru_cache(maxsize=1 << 16)
-def _renamed_state(state: ConsumerState, f: Callable[[str], str] = _opaque) -> ConsumerState:
-    """``state`` with every message id renamed by ``f`` (memoised: the exhaustive search checks
-    P37 on the same states many times)."""
+def _renamed_state(state: ConsumerState) -> ConsumerState:
+    """``state`` with every message id renamed by :func:`_opaque` (memoised: the exhaustive
+    search checks P37 on the same states many times, and its re-step knows a renamed state by
+    identity)."""
+    f = _opaque
     messages = tuple(Message(f(m.id), m.role, m.content, m.activity_type, m.metadata, m.owner,
                              m.first_owner, m.other) for m in state.messages)
     return state.but(messages=messages,
@@ -706,17 +704,16 @@ def _renamed_state(state: ConsumerState, f: Callable[[str], str] = _opaque) -> C
 
 
 @lru_cache(maxsize=1 << 12)
-def _renamed_event(event: Event, f: Callable[[str], str] = _opaque) -> Event:
-    return replace(event, message_id=f(event.message_id))
+def _renamed_event(event: Event) -> Event:
+    return replace(event, message_id=_opaque(event.message_id))
 
 
 def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
         return None
-    f = t.renaming or _opaque
-    state, _, fatal = t.restep(_renamed_state(t.before, f), _renamed_event(t.event, f))
-    if (state, fatal is None) != (_renamed_state(t.after, f), t.fatal is None):
+    state, _, fatal = t.restep(_renamed_state(t.before), _renamed_event(t.event))
+    if (state, fatal is None) != (_renamed_state(t.after), t.fatal is None):
         return "renaming the message ids changed what the step did"
     return None
 

@@ -29,9 +29,10 @@ producer's beliefs (:attr:`~properties.catalogue.Property.belief_view`) and the 
 consulted; only the properties whose ``events`` include the event's class are run, and those of
 a narrower :attr:`~properties.catalogue.Property.scope` share their outcomes across every
 transition that agrees on what they read (the target view, or the state after). P37's re-step
-reads the search's own decision trees, under a renaming that permutes the vocabulary's ids
-(:func:`_id_permutation`). The cyclic garbage collector is paused while a search runs. :func:`state_graph` builds a networkx graph
-on demand, for export (GraphML, DOT) and graph queries.
+reads decision trees too, computed once per renamed (state, event) and shared by every leaf and
+class that checks it. The cyclic garbage collector is paused while a search runs.
+:func:`state_graph` builds a networkx graph on demand, for export (GraphML, DOT) and graph
+queries.
 """
 from __future__ import annotations
 
@@ -39,7 +40,6 @@ import gc
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 import networkx as nx
@@ -421,7 +421,6 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     view_ids = _Interned()
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
-    renaming = _id_permutation(vocabulary)
     visited, keep_edges = bfs.visited, bfs.keep_edges
     # id(value) -> (value, its number), for the restep's states and events; an entry holds the
     # value, so its id cannot pass to another object while the entry stands.
@@ -543,7 +542,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         recorder = RecordingReading(representatives[lc])
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs.values[b], beliefs.values[ba], ok,
-                       restep_for(recorder), renaming)
+                       restep_for(recorder))
         after_props, target_props, other_props = dispatch[e][2]
         parts = []
         if after_props:
@@ -700,36 +699,6 @@ def _single(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabul
 
 _KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
 _ATTR_OF_KNOB = {k.id: k.attr for k in KNOBS}
-
-
-def _id_permutation(vocabulary: Vocabulary) -> Optional["_Renaming"]:
-    """The renaming the all-readings sweep gives P37: each of the vocabulary's id lists
-    (activity ids, text ids) reversed, an injective renaming of the ids the search can hold, so
-    that the renamed step is one the search computes anyway (EVM-OPAQUE-ID asks invariance under
-    any renaming). None (the catalogue's fresh opaque ids) when no list has two ids to swap."""
-    return _reversing(tuple(vocabulary.activity_ids), tuple(vocabulary.text_ids))
-
-
-@lru_cache(maxsize=64)
-def _reversing(*id_lists: tuple) -> Optional["_Renaming"]:
-    """The renaming reversing each list (see :func:`_id_permutation`); memoised, so that the
-    same lists give one object, which P37's memo tables key by."""
-    pairs = tuple((a, b) for ids in id_lists for a, b in zip(ids, reversed(ids)) if a != b)
-    return _Renaming(pairs) if pairs else None
-
-
-@dataclass(frozen=True, eq=False)
-class _Renaming:
-    """A message-id renaming given by ``pairs`` (``(id, renamed id)``; other ids unchanged).
-    Compared and hashed by identity (P37's memo tables key by it on every check)."""
-
-    pairs: tuple
-
-    def __post_init__(self):
-        object.__setattr__(self, "_map", dict(self.pairs))
-
-    def __call__(self, message_id: str) -> str:
-        return self._map.get(message_id, message_id)
 
 
 _KNOB_ORDER = {k.id: i for i, k in enumerate(KNOBS)}

@@ -294,7 +294,7 @@ def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
     file.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError) as info:
         load_finding(str(file))
-    assert str(info.value).startswith("bad.json: not a finding: ")
+    assert str(info.value).startswith(f"{file}: not a finding: ")
     assert message in str(info.value)
 
 
