@@ -495,8 +495,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
 
     def restep_for(recorder: RecordingReading):
         """The reference step under ``recorder``'s reading, read off the step's decision tree
-        (computed once per (state, event), shared with the search): the leaf the reading
-        reaches, with that leaf's knobs recorded as consulted, as the step would consult them."""
+        (computed once per (state, event), then shared by every leaf and class that re-steps it
+        and by the search itself): the leaf the reading reaches, with that leaf's knobs
+        recorded as consulted, as the step would consult them."""
         base = recorder.base
 
         def restep(st, ev):
