@@ -282,3 +282,29 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
     # the first violation in catalogue order is the one recorded)
     assert fired == {"X0", "X1", "X2", "A0"}
     assert len(shared) > 10000
+
+
+def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
+    """P37 in the all-readings sweep renames every id (as every engine does), so a step that
+    treats one id's spelling specially is caught whatever the vocabulary: a list's only id
+    included (a permutation of the vocabulary's own ids would leave it as it is)."""
+    import dataclasses
+    import properties.explore as explore_module
+    from model.consumer import StepResult, step as reference_step
+    from model.events import ActivitySnapshot
+    from properties.catalogue import PROPERTY_BY_ID
+
+    def special_cases_act_1(state, event, reading):
+        r = reference_step(state, event, reading)
+        if isinstance(event, ActivitySnapshot) and event.message_id == "act-1" and \
+                r.fatal is None:
+            held = tuple(m.but(activity_type="ODD") if m.id == "act-1" else m
+                         for m in r.state.messages)
+            return StepResult(r.state.but(messages=held), r.warnings, r.fatal)
+        return r
+    monkeypatch.setattr(explore_module.step_leaves, "__defaults__", (special_cases_act_1,))
+    p37 = (PROPERTY_BY_ID["P37-ids-opaque"],)
+    for ids in (("act-1",), ("act-0", "act-1", "act-2")):
+        vocabulary = dataclasses.replace(explore_module.EXPLORE_VOCABULARY, activity_ids=ids)
+        report = explore(depth=2, vocabulary=vocabulary, reading=None, properties=p37)
+        assert list(report.violations) == ["P37-ids-opaque"], ids
