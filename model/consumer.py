@@ -95,14 +95,6 @@ class ConsumerState:
     halted: bool = False
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
-    def __hash__(self) -> int:
-        # Computed once: exhaustive search hashes every state many times (visited map, caches).
-        h = self._hash
-        if not h:
-            h = hash(self._fields()) or 1
-            object.__setattr__(self, "_hash", h)
-        return h
-
     def __eq__(self, other) -> bool:
         # Unequal cached hashes settle a comparison at once; a hash not yet computed is not
         # computed here (a dict lookup has compared hashes already, and a direct comparison of

@@ -107,17 +107,9 @@ class Message:
     owner: Optional[str] = None
     first_owner: Optional[str] = None
     other: JsonText = "{}"
+    # the hash, computed once (fast_init): a new consumer state hashes all its messages, most
+    # of them shared, unchanged, with the state it came from
     _hash: int = field(default=0, init=False, repr=False, compare=False)
-
-    def __hash__(self) -> int:
-        # Computed once: a new consumer state hashes all its messages, most of them shared,
-        # unchanged, with the state it came from.
-        h = self._hash
-        if not h:
-            h = hash((self.id, self.role, self.content, self.activity_type, self.metadata,
-                      self.owner, self.first_owner, self.other)) or 1
-            object.__setattr__(self, "_hash", h)
-        return h
 
     @property
     def is_activity(self) -> bool:
@@ -157,8 +149,6 @@ class Message:
 
 
 # --- events -------------------------------------------------------------------------------------
-
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:

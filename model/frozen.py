@@ -22,7 +22,9 @@ def fast_init(cls: type) -> type:
     ``but(*, field=...)`` returning a copy with the named ``init`` fields changed (an unknown
     name raises TypeError, as any unexpected keyword does), and a ``__reduce__`` that pickles
     and copies by the ``init`` fields alone (so a cached hash is never carried to another
-    process, whose string hashes differ).
+    process, whose string hashes differ). A class with a field ``_hash`` (``init=False``,
+    ``compare=False``, default 0) also gets a ``__hash__`` that computes the hash of its
+    compared fields once and keeps it there.
 
     Returns ``cls``. Raises TypeError when a field has a ``default_factory`` (every default must
     be one immutable value) or the class has no slots."""
@@ -48,11 +50,22 @@ def fast_init(cls: type) -> type:
               ", ".join(f"self.{n} if {n} is _same else {n}" for n in names) + ")\n\n"
               f"def __reduce__(self):\n"
               f"    return _cls, ({''.join(f'self.{n}, ' for n in names)})\n")
+    methods = [("__init__", f"Build a {cls.__name__} (fields in declaration order)."),
+               ("but", f"A copy of this {cls.__name__} with the named fields changed."),
+               ("__reduce__", "Pickle and copy by the init fields alone (a cached hash is "
+                              "computed again, under the new process's hash seed).")]
+    if "_hash" in cls.__dataclass_fields__:
+        compared = [f.name for f in fields(cls) if f.compare]
+        source += (f"\ndef __hash__(self):\n"
+                   f"    h = self._hash\n"
+                   f"    if not h:\n"
+                   f"        h = hash(({''.join(f'self.{n}, ' for n in compared)})) or 1\n"
+                   f"        _set__hash(self, h)\n"
+                   f"    return h\n")
+        methods.append(("__hash__", "The hash of the compared fields, computed once (the "
+                                    "searches hash the same values many times)."))
     exec(source, namespace)  # noqa: S102 - generated from the class's own field list
-    for name, doc in (("__init__", f"Build a {cls.__name__} (fields in declaration order)."),
-                      ("but", f"A copy of this {cls.__name__} with the named fields changed."),
-                      ("__reduce__", "Pickle and copy by the init fields alone (a cached hash "
-                                     "is computed again, under the new process's hash seed).")):
+    for name, doc in methods:
         method = namespace[name]
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         method.__doc__ = doc
