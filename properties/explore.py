@@ -155,21 +155,25 @@ def step_leaves(state: ConsumerState, event: Event, step_fn: Callable = referenc
     ends in a leaf; then each other option of each knob it consulted beyond the fixed ones is
     tried, the last consulted first. The step must read the reading only through its knobs."""
     leaves: list = []
-
-    def expand(fixed: tuple) -> None:
-        recorder = RecordingReading(_first_options(fixed))
-        result = step_fn(state, event, recorder)
-        reading = recorder.base
-        path = tuple((_KNOB_OF_ATTR[a], getattr(reading, a))
-                     for a in dict.fromkeys(recorder.consulted) if a in _KNOB_OF_ATTR)
-        leaves.append((dict(path), result))
-        for j in range(len(path) - 1, len(fixed) - 1, -1):
-            knob_id = path[j][0]
-            for option in KNOB_BY_ID[knob_id].option_names[1:]:
-                expand(path[:j] + ((knob_id, option),))
-
-    expand(())
+    _expand(state, event, step_fn, (), leaves)
     return leaves
+
+
+def _expand(state: ConsumerState, event: Event, step_fn: Callable, fixed: tuple,
+            leaves: list) -> None:
+    """:func:`step_leaves` below the path ``fixed``: a module function rather than a closure
+    that calls itself, which would be a reference cycle holding every leaf until the cyclic
+    collector (paused during a search) found it."""
+    recorder = RecordingReading(_first_options(fixed))
+    result = step_fn(state, event, recorder)
+    reading = recorder.base
+    path = tuple((_KNOB_OF_ATTR[a], getattr(reading, a))
+                 for a in dict.fromkeys(recorder.consulted) if a in _KNOB_OF_ATTR)
+    leaves.append((dict(path), result))
+    for j in range(len(path) - 1, len(fixed) - 1, -1):
+        knob_id = path[j][0]
+        for option in KNOB_BY_ID[knob_id].option_names[1:]:
+            _expand(state, event, step_fn, path[:j] + ((knob_id, option),), leaves)
 
 
 def _first_options(fixed: tuple) -> Reading:

@@ -189,23 +189,26 @@ def test_the_graph_does_not_depend_on_the_hash_seed(tmp_path):
 
 def test_searches_leave_no_garbage_cycles_and_restore_the_collector():
     """The searches pause the cyclic garbage collector (a large share of a deep sweep's time
-    otherwise); that is sound only if what they allocate is acyclic, freed by reference counts."""
+    otherwise); that is sound only if what they allocate is acyclic, freed by reference counts.
+    The collector stays off from before the searches to the count, so that no automatic
+    collection in between can free a cycle before it is counted."""
     import gc
     from model.readings import parse_reading
     gc.collect()
     assert gc.isenabled()
-    report = explore(depth=3, reading=None)
-    explore(depth=3, adversarial=True)
-    shortest_distinguishing(DRAFT, parse_reading("Q1=ignore"), depth=3)
-    assert gc.isenabled()
-    del report
-    assert gc.collect() == 0
     gc.disable()
     try:
-        explore(depth=2, reading=None)
+        report = explore(depth=3, reading=None)
+        explore(depth=3, adversarial=True)
+        explore(depth=3, reading=None, adversarial=True, properties=())
+        shortest_distinguishing(DRAFT, parse_reading("Q1=ignore"), depth=3)
         assert not gc.isenabled()  # left as the caller had it
+        del report
+        assert gc.collect() == 0
     finally:
         gc.enable()
+    explore(depth=2, reading=None)
+    assert gc.isenabled()
 
 
 def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(ctrl_c_after_30_beliefs,
