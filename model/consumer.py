@@ -10,6 +10,12 @@ running one trace under all readings forks no more than it must.
 Each branch of the step has a name; :data:`BRANCHES` maps those names to the clause ids they
 implement, and each warning and fatal carries the branch's clause, so that coverage and findings
 can say which sentence of the draft is at stake.
+
+An activity event concerns the one message it names (ACT-PER-MESSAGE), and the step says so in
+its structure: it reads the event's :class:`Focus` (that message, whether it is last, whether its
+id was ever held), :func:`decide` chooses a :class:`Decision` from the focus, the event and the
+reading alone, and :func:`settle` applies it to the whole state. A search may therefore decide
+once per (focus, event) and settle on every state with that focus.
 """
 from __future__ import annotations
 
@@ -28,7 +34,8 @@ from model.patch import apply_patch
 from model.readings import PartialReading, Reading
 
 __all__ = ["ConsumerState", "Warning", "Fatal", "StepResult", "step", "run_input",
-           "initial_state", "BRANCHES", "merge_metadata", "find_message"]
+           "initial_state", "BRANCHES", "merge_metadata", "find_message", "Focus", "Decision",
+           "focus", "decide", "settle", "KEEP", "CREATE", "PUT", "MOVE", "BECOME", "HALT"]
 
 AnyReading = Union[Reading, PartialReading]
 
@@ -252,8 +259,10 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     """
     if state.halted:
         return StepResult(state)
-    notices = tuple(_w("member.strip", "UNKNOWN_MEMBER_STRIPPED", _mid(event), path)
-                    for path in event.notices) if event.notices else ()
+    f = focus(state, event)
+    if f is not None:  # an activity event: decided on what it reads of the state
+        return settle(state, event, decide(f, event, reading))
+    notices = _notices(event) if event.notices else ()
 
     if isinstance(event, Malformed):
         if event.shim is not None and reading.q21 == "shim":
@@ -309,6 +318,12 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     return result
 
 
+def _notices(event: Event) -> tuple[Warning, ...]:
+    """A warning for each unknown member the wire layer stripped from ``event``."""
+    return tuple(_w("member.strip", "UNKNOWN_MEMBER_STRIPPED", _mid(event), path)
+                 for path in event.notices)
+
+
 def _article(role: str) -> str:
     return ("an " if role[:1] in "aeiou" else "a ") + role
 
@@ -330,44 +345,138 @@ def _put(messages: tuple[Message, ...], index: int, message: Message) -> tuple[M
     return messages[:index] + (message,) + messages[index + 1:]
 
 
+# --- activity events: decided on their focus ------------------------------------------------
+
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
+class Focus:
+    """What the step of an activity event (ACTIVITY_SNAPSHOT, ACTIVITY_DELTA) reads of the
+    state, once the run is active and nothing has halted it: the decision (:func:`decide`)
+    depends on this, the event and the reading alone, and :func:`settle` applies it to the
+    whole state (ACT-PER-MESSAGE: an activity event concerns the one message it names).
+
+    Attributes:
+        held: the held message with the event's ``message_id``, or None.
+        last: that message is the last of the list (reading Q11 moves a replaced activity
+            there only when it is not).
+        seen: the id was ever held (reading Q10).
+    """
+
+    held: Optional[Message]
+    last: bool
+    seen: bool
+
+
+KEEP, CREATE, PUT, MOVE, BECOME, HALT = "keep", "create", "put", "move", "become", "halt"
+"""The changes a :class:`Decision` makes (see :func:`settle`)."""
+
+
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
+class Decision:
+    """What an activity event does, decided on its :class:`Focus`.
+
+    Attributes:
+        change: :data:`KEEP` (the state stands), :data:`CREATE` (append ``message``, its id
+            now held), :data:`PUT` (``message`` replaces the held one in place), :data:`MOVE`
+            (``message`` replaces the held one, moved to the end), :data:`BECOME` (``message``
+            replaces a held non-activity message in place, whose text, if open, is closed) or
+            :data:`HALT` (the run fails: ``fatal``).
+        message: the message put in place, or None for KEEP and HALT.
+        warnings: surfaced in order (before them, :func:`settle` puts the event's notices).
+        fatal: the failure, for HALT; otherwise None.
+    """
+
+    change: str
+    message: Optional[Message] = None
+    warnings: tuple[Warning, ...] = ()
+    fatal: Optional[Fatal] = None
+
+
+def focus(state: ConsumerState, event: Event) -> Optional[Focus]:
+    """The :class:`Focus` of ``event`` in ``state``, when the step decides the event on its
+    focus alone: an ACTIVITY_SNAPSHOT or ACTIVITY_DELTA, the run active, the state not halted.
+    None otherwise (the step then reads the whole state)."""
+    if state.halted or state.run != "active" or type(event) not in _DECIDERS:
+        return None
+    messages = state.messages
+    i = find_message(messages, event.message_id)
+    if i < 0:
+        return Focus(None, False, event.message_id in state.held_ever)
+    return Focus(messages[i], i == len(messages) - 1, event.message_id in state.held_ever)
+
+
+def decide(f: Focus, event: Event, reading: AnyReading) -> Decision:
+    """The :class:`Decision` of an activity event on its focus ``f`` under ``reading``; the
+    reading's knobs are consulted as the step consults them (ACTIVITY_SNAPSHOT: SNP-*, ACT-*,
+    MET-*, Q1, Q2, Q3, Q9, Q10, Q11; ACTIVITY_DELTA: ACT-DELTA-*, Q4, Q4-opener, Q5, Q6, Q7,
+    Q13, Q20; every branch names its clauses in :data:`BRANCHES`).
+
+    Raises KeyError when ``event`` is not an activity event."""
+    return _DECIDERS[type(event)](f, event, reading)
+
+
+def settle(state: ConsumerState, event: Event, d: Decision) -> StepResult:
+    """Apply the decision ``d`` on ``event`` (whose :func:`focus` in ``state`` it was decided
+    on) to the whole state, with the event's notices before the decision's warnings.
+
+    Returns a :class:`StepResult`; KEEP returns ``state`` itself."""
+    warnings = _notices(event) + d.warnings if event.notices else d.warnings
+    change = d.change
+    if change == KEEP:
+        return StepResult(state, warnings)
+    if change == HALT:
+        return StepResult(state.but(halted=True), warnings, d.fatal)
+    messages, new = state.messages, d.message
+    if change == CREATE:
+        return StepResult(state.but(messages=messages + (new,),
+                                    held_ever=state.held_ever | {new.id}), warnings)
+    i = find_message(messages, new.id)
+    if change == PUT:
+        return StepResult(state.but(messages=_put(messages, i, new)), warnings)
+    if change == MOVE:
+        return StepResult(state.but(messages=messages[:i] + messages[i + 1:] + (new,)), warnings)
+    if change == BECOME:
+        return StepResult(state.but(messages=_put(messages, i, new),
+                                    open_texts=state.open_texts - {new.id}), warnings)
+    raise ValueError(f"unknown change {change!r}")
+
+
 # --- ACTIVITY_SNAPSHOT --------------------------------------------------------------------------
 
-def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyReading
-                       ) -> StepResult:
-    msgs = state.messages
-    i = find_message(msgs, ev.message_id)
-    if i < 0:
-        if ev.message_id in state.held_ever and reading.q10 == "seen":
-            return StepResult(state, (_w("snapshot.seen-not-held", "ACTIVITY_ID_SEEN_BEFORE",
-                                         ev.message_id, "the id was held before and is not "
-                                         "created again"),))
+def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Decision:
+    held = f.held
+    if held is None:
+        if f.seen and reading.q10 == "seen":
+            return Decision(KEEP, None, (_w("snapshot.seen-not-held", "ACTIVITY_ID_SEEN_BEFORE",
+                                            ev.message_id, "the id was held before and is not "
+                                            "created again"),))
         created = Message(id=ev.message_id, role="activity", content=ev.content,
                           activity_type=ev.activity_type, metadata=ev.metadata,
                           owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
-        return StepResult(state.but(messages=msgs + (created,),
-                                  held_ever=state.held_ever | {ev.message_id}))
-    held = msgs[i]
+        return Decision(CREATE, created)
     if not held.is_activity:
         choice = reading.q9
         if choice == "fatal":
-            return _halt(state, (), _f("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
-                                       f"id is held by {_article(held.role)} message", ev.message_id))
+            return Decision(HALT, None, (), _f("snapshot.not-activity",
+                                               "ACTIVITY_TARGET_NOT_ACTIVITY",
+                                               f"id is held by {_article(held.role)} message",
+                                               ev.message_id))
         if choice == "skip":
-            return StepResult(state, (_w("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
-                                         ev.message_id, f"id is held by {_article(held.role)} message; "
-                                         "snapshot skipped"),))
+            return Decision(KEEP, None, (_w("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
+                                            ev.message_id, f"id is held by {_article(held.role)} "
+                                            "message; snapshot skipped"),))
         became = Message(id=ev.message_id, role="activity", content=ev.content,
                          activity_type=ev.activity_type, metadata=ev.metadata,
                          owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
-        return StepResult(state.but(messages=_put(msgs, i, became),
-                                  open_texts=state.open_texts - {ev.message_id}))
+        return Decision(BECOME, became)
     if ev.replacing:
         # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
         new = held.but(content=ev.content, activity_type=ev.activity_type,
-                      owner=ev.subagent_run_id, metadata=merge_metadata(held.metadata, ev.metadata))
-        if i != len(msgs) - 1 and reading.q11 == "move":
-            return StepResult(state.but(messages=msgs[:i] + msgs[i + 1:] + (new,)))
-        return StepResult(state.but(messages=_put(msgs, i, new)))
+                       owner=ev.subagent_run_id, metadata=merge_metadata(held.metadata, ev.metadata))
+        if not f.last and reading.q11 == "move":
+            return Decision(MOVE, new)
+        return Decision(PUT, new)
     # replace: false on an existing activity: content, type and owner stand.
     tag = ev.subagent_run_id
     if tag is not None:
@@ -382,35 +491,32 @@ def _activity_snapshot(state: ConsumerState, ev: ActivitySnapshot, reading: AnyR
         detail = f"replace:false snapshot attributed to {tag or 'the parent'} but the owner is " \
                  f"{held.owner or 'the parent'}"
         if reaction == "fatal":
-            return _halt(state, (), _f("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
-                                       detail, ev.message_id))
+            return Decision(HALT, None, (), _f("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
+                                               detail, ev.message_id))
         if reaction == "skip":
-            return StepResult(state, (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
-                                         ev.message_id, detail + "; snapshot skipped"),))
+            return Decision(KEEP, None, (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
+                                            ev.message_id, detail + "; snapshot skipped"),))
         if reaction == "warn":
             warnings = (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH", ev.message_id,
                            detail),)
     if ev.metadata is not None:
         merged = merge_metadata(held.metadata, ev.metadata)
         if merged != held.metadata and reading.q1 == "merge":
-            return StepResult(state.but(messages=_put(msgs, i, held.but(metadata=merged))),
-                              warnings)
-    return StepResult(state, warnings)
+            return Decision(PUT, held.but(metadata=merged), warnings)
+    return Decision(KEEP, None, warnings)
 
 
 # --- ACTIVITY_DELTA -----------------------------------------------------------------------------
 
-def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading) -> StepResult:
-    msgs = state.messages
-    i = find_message(msgs, ev.message_id)
-    if i < 0:
-        return StepResult(state, (_w("delta.missing", "ACTIVITY_DELTA_TARGET_MISSING",
-                                     ev.message_id, "no message with this id; delta skipped"),))
-    held = msgs[i]
+def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
+    held = f.held
+    if held is None:
+        return Decision(KEEP, None, (_w("delta.missing", "ACTIVITY_DELTA_TARGET_MISSING",
+                                        ev.message_id, "no message with this id; delta skipped"),))
     if not held.is_activity:
-        return StepResult(state, (_w("delta.not-activity", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY",
-                                     ev.message_id, f"id is held by {_article(held.role)} message; delta "
-                                     "skipped"),))
+        return Decision(KEEP, None, (_w("delta.not-activity", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY",
+                                        ev.message_id, f"id is held by {_article(held.role)} "
+                                        "message; delta skipped"),))
     tag = ev.subagent_run_id
     if tag is not None and not (tag == held.owner and tag == held.first_owner):
         opener = held.owner if held.owner == held.first_owner or reading.q4_opener == "current" \
@@ -420,11 +526,12 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
                      f"{opener or 'the parent'}"
             reaction = reading.q4
             if reaction == "fatal":
-                return _halt(state, (), _f("delta.owner-mismatch", "ACTIVITY_OWNER_MISMATCH",
-                                           detail, ev.message_id))
+                return Decision(HALT, None, (), _f("delta.owner-mismatch",
+                                                   "ACTIVITY_OWNER_MISMATCH", detail,
+                                                   ev.message_id))
             if reaction == "skip":
-                return StepResult(state, (_w("delta.owner-mismatch", "ACTIVITY_OWNER_MISMATCH",
-                                             ev.message_id, detail + "; delta skipped"),))
+                return Decision(KEEP, None, (_w("delta.owner-mismatch", "ACTIVITY_OWNER_MISMATCH",
+                                                ev.message_id, detail + "; delta skipped"),))
     warnings: tuple[Warning, ...] = ()
     ops = ev.patch
     unknown = [op for op in ops if not op.recognised]
@@ -433,8 +540,9 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
         reaction = reading.q20
         names = ", ".join(sorted({op.op for op in unknown}))
         if reaction == "fatal":
-            return _halt(state, (), _f("delta.unknown-op", "UNKNOWN_PATCH_OP",
-                                       f"op {names} is not defined by RFC 6902", ev.message_id))
+            return Decision(HALT, None, (), _f("delta.unknown-op", "UNKNOWN_PATCH_OP",
+                                               f"op {names} is not defined by RFC 6902",
+                                               ev.message_id))
         if reaction == "drop-op":
             warnings = tuple(_w("delta.unknown-op", "UNKNOWN_PATCH_OP_DROPPED", ev.message_id,
                                 f"op {op.op!r} dropped from the patch") for op in unknown)
@@ -449,17 +557,17 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
             if not is_json_object_text(result_content) and is_json_object_text(held.content):
                 reaction = reading.q7
                 if reaction == "fatal":
-                    return _halt(state, warnings, _f("delta.non-object", "ACTIVITY_CONTENT_NOT_OBJECT",
-                                                     "the patched content is not an object",
-                                                     ev.message_id))
+                    return Decision(HALT, None, warnings,
+                                    _f("delta.non-object", "ACTIVITY_CONTENT_NOT_OBJECT",
+                                       "the patched content is not an object", ev.message_id))
                 if reaction == "skip":
                     failure = "the patched content would not be an object"
         else:
             failure = outcome.reason
     if failure is not None:
         if reading.q13 == "fatal":
-            return _halt(state, warnings, _f("delta.patch-failed", "ACTIVITY_PATCH_FAILED",
-                                             failure, ev.message_id))
+            return Decision(HALT, None, warnings, _f("delta.patch-failed", "ACTIVITY_PATCH_FAILED",
+                                                     failure, ev.message_id))
         warnings += (_w("delta.patch-failed", "ACTIVITY_PATCH_FAILED", ev.message_id, failure),)
         new = held
         if ev.activity_type != held.activity_type and reading.q5 == "retype":
@@ -469,11 +577,14 @@ def _activity_delta(state: ConsumerState, ev: ActivityDelta, reading: AnyReading
             if merged != held.metadata and reading.q6 == "merge":
                 new = new.but(metadata=merged)
         if new is held:
-            return StepResult(state, warnings)
-        return StepResult(state.but(messages=_put(msgs, i, new)), warnings)
+            return Decision(KEEP, None, warnings)
+        return Decision(PUT, new, warnings)
     new = held.but(content=result_content, activity_type=ev.activity_type,
-                  metadata=merge_metadata(held.metadata, ev.metadata))
-    return StepResult(state.but(messages=_put(msgs, i, new)), warnings)
+                   metadata=merge_metadata(held.metadata, ev.metadata))
+    return Decision(PUT, new, warnings)
+
+
+_DECIDERS = {ActivitySnapshot: _decide_snapshot, ActivityDelta: _decide_delta}
 
 
 # --- MESSAGES_SNAPSHOT --------------------------------------------------------------------------
@@ -684,8 +795,6 @@ def _subagent_ended(state: ConsumerState, ev, reading: AnyReading) -> StepResult
 
 
 _HANDLERS = {
-    ActivitySnapshot: _activity_snapshot,
-    ActivityDelta: _activity_delta,
     MessagesSnapshot: _messages_snapshot,
     TextMessageStart: _text_start,
     TextMessageContent: _text_continue,

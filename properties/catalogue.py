@@ -123,9 +123,12 @@ class Property:
     * ``scope``: how much of the consumer's transition the check reads besides the reading
       (and, through ``belief_view``, the beliefs), so that an engine may share its outcome
       across transitions that agree on that much. ``"transition"`` (the default): any of it.
-      ``"target"``: only :func:`target_view`, what the step did to the message the event
-      names. ``"after"``: only the state after the step, the run input and the conformance
-      flag (and never the belief).
+      ``"step"``: only the step itself, the state before, the event, the state after, the
+      warnings and the fatal (and the reading, directly or through ``restep``); never the
+      belief, the run input, the conformance flag or the index. ``"target"``: only
+      :func:`target_view`, what the step did to the message the event names. ``"after"``:
+      only the state after the step, the run input and the conformance flag (and never the
+      belief).
     """
 
     id: str
@@ -156,8 +159,9 @@ class PropertyViolation(AssertionError):
         self.property, self.witness, self.index = prop, witness, index
 
 
-SCOPES = ("transition", "target", "after")
-"""The values of :attr:`Property.scope`, widest first."""
+SCOPES = ("transition", "step", "target", "after")
+"""The values of :attr:`Property.scope`: ``"transition"`` reads most; ``"step"``, ``"target"``
+and ``"after"`` each read less of it, in different parts (see :attr:`Property.scope`)."""
 
 
 def target_view(t: Transition) -> tuple:
@@ -875,7 +879,7 @@ PROPERTIES: tuple[Property, ...] = (
              scope="target"),
     Property("P11-snapshot-keeps-position", "A snapshot never moves an existing message (unless "
              "the reading moves replaced activities).", ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"),
-             "step", _position_kept, events=_SNAPSHOT),
+             "step", _position_kept, events=_SNAPSHOT, scope="step"),
     Property("P12-delta-missing-tolerated", "A delta on a missing or non-activity id changes "
              "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
                                                   "ACT-TOLERATED"), "step", _delta_missing,
@@ -927,19 +931,21 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P25-run-error-keeps", "RUN_ERROR marks the run failed, abandons open invocations "
              "and keeps the activity delivered before it.",
              ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED", "LIF-RUN-ERROR-SURFACE",
-              "SUB-RUN-ERROR-ABANDON"), "step", _run_error_keeps, events=(RunError,)),
+              "SUB-RUN-ERROR-ABANDON"), "step", _run_error_keeps, events=(RunError,),
+             scope="step"),
     Property("P26-ms-in-place", "MESSAGES_SNAPSHOT never reorders messages the consumer holds.",
-             ("STA-MS-IN-PLACE",), "step", _ms_in_place, events=_MS),
+             ("STA-MS-IN-PLACE",), "step", _ms_in_place, events=_MS, scope="step"),
     Property("P27-ms-restated", "Every message in MESSAGES_SNAPSHOT is held as the snapshot "
              "states it, owner included.", ("STA-MS-COMPLETE", "STA-MS-OWNERSHIP", "ACT-MSGSNAP"),
-             "step", _ms_restated, events=_MS),
+             "step", _ms_restated, events=_MS, scope="step"),
     Property("P28-ms-appends", "Messages met first in MESSAGES_SNAPSHOT are appended in snapshot "
-             "order.", ("STA-MS-APPEND",), "step", _ms_appends, events=_MS),
+             "order.", ("STA-MS-APPEND",), "step", _ms_appends, events=_MS, scope="step"),
     Property("P29-ms-activity-survives", "A MESSAGES_SNAPSHOT carrying no activity drops no held "
-             "activity.", ("STA-MS-DROP-EXCEPT",), "step", _ms_activity_survives, events=_MS),
+             "activity.", ("STA-MS-DROP-EXCEPT",), "step", _ms_activity_survives, events=_MS,
+             scope="step"),
     Property("P30-ms-self-revoking", "A MESSAGES_SNAPSHOT carrying activity declares the complete "
              "activity set (under Q8=self-revoking).", ("STA-MS-SELF-REVOKE",), "step",
-             _ms_self_revoking, events=_MS),
+             _ms_self_revoking, events=_MS, scope="step"),
     Property("P31-agree-after-snapshot", "After a conformant snapshot that creates or replaces, "
              "consumer and producer agree on content, type and owner.",
              ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
@@ -954,9 +960,10 @@ PROPERTIES: tuple[Property, ...] = (
              "message.", ("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
              "step", _text_leaves_activity, events=_TEXT_OR_TOOL, scope="target"),
     Property("P36-raw-event-ignored", "The step does the same without rawEvent.",
-             ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored),
+             ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored, scope="step"),
     Property("P37-ids-opaque", "Renaming message ids renames the result and changes nothing "
-             "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque, events=_ACTIVITY),
+             "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque,
+             events=_ACTIVITY, scope="step"),
     Property("P38-delta-keeps-owner", "A delta never changes who owns the activity.",
              ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner, events=_DELTA,
              scope="target"),
@@ -968,7 +975,7 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P40-activity-persists", "An event that does not address an activity leaves it "
              "exactly as it was, in place (run boundaries and subagent ends included).",
              ("LIF-RUN-SCOPED", "LIF-FAILED-KEEPS", "SUB-INTERLEAVE", "ACT-PER-MESSAGE",
-              "MET-NO-TARGET"), "step", _untouched_activity_persists),
+              "MET-NO-TARGET"), "step", _untouched_activity_persists, scope="step"),
     Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
              "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
              _ambiguity_marker, events=()),

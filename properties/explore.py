@@ -28,9 +28,12 @@ run input, and property outcomes, keyed by the transition, what the properties r
 producer's beliefs (:attr:`~properties.catalogue.Property.belief_view`) and the knobs a check
 consulted; only the properties whose ``events`` include the event's class are run, and those of
 a narrower :attr:`~properties.catalogue.Property.scope` share their outcomes across every
-transition that agrees on what they read (the target view, or the state after). P37's re-step
-reads decision trees too, computed once per renamed (state, event) and shared by every leaf and
-class that checks it. The cyclic garbage collector is paused while a search runs.
+transition that agrees on what they read (the step, the target view, or the state after). An
+activity event's decision tree is computed once per (focus, event), where the focus is the
+little the model's step reads of the state (:func:`model.consumer.focus`), and settled on each
+state with that focus. The re-steps of P36 and P37 read decision trees too, computed once per
+re-stepped (state, event) and shared by every leaf and class that checks it. The cyclic garbage
+collector is paused while a search runs.
 :func:`state_graph` builds a networkx graph on demand, for export (GraphML, DOT) and graph
 queries.
 """
@@ -44,7 +47,8 @@ from typing import Callable, Optional, Sequence
 
 import networkx as nx
 
-from model.consumer import ConsumerState, initial_state, step as reference_step
+from model.consumer import (ConsumerState, decide, focus, initial_state, settle,
+                            step as reference_step)
 from model.events import Event
 from model.producer import Belief, Vocabulary, adversarial_moves, advance, moves
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
@@ -406,6 +410,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # where leaves with equal outcomes (result state, warnings, fatal) share the outcome number
     # and knobs are the assignment's (reading attribute, option) pairs.
     trees: dict = {}
+    # (focus, event) -> the decision tree of an activity event ([(assignment, Decision)]), or
+    # the exception deciding it raised: shared by every state with that focus.
+    local_trees: dict = {}
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
     # event -> (properties for its type, those of them reading beliefs, those of each scope:
     # "after", "target", "transition")
@@ -417,8 +424,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     checked: dict = {}  # (belief views, state, event, outcome, ok) -> [(consulted, result)]
     # The same for the properties of narrower scope (Property.scope), shared across every
     # transition that agrees on what they read: the state after (with the conformance flag),
-    # or the target view (with the belief views).
+    # the target view (with the belief views), or the step alone.
     after_checked: dict = {}  # (result state, ok) -> [(consulted, result)]
+    step_checked: dict = {}  # (state, event, step outcome) -> [(consulted, result)]
     target_checked: dict = {}  # (belief views, event, rest of the target view) -> [...]
     order = {p.id: i for i, p in enumerate(properties)}
     views: dict = {}  # (belief, belief after, event) -> interned belief views
@@ -426,9 +434,13 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
     visited, keep_edges = bfs.visited, bfs.keep_edges
-    # id(value) -> (value, its number), for the restep's states and events; an entry holds the
-    # value, so its id cannot pass to another object while the entry stands.
+    # id(event) -> (event, its number), for the restep's events; an entry holds the event, so
+    # its id cannot pass to another object while the entry stands.
     numbered_by_id: dict = {}
+    # (state, event) -> the decision tree the restep reads ([(knobs, StepResult)], knobs as
+    # (reading attribute, option) pairs), or the exception the step raised: for the states
+    # and events the properties re-step (P36, P37), which the search itself never steps.
+    resteps: dict = {}
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
 
@@ -444,7 +456,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                     fires = applicable(properties, type(event))
                     dispatch[e] = (fires, tuple(q for q in fires if q.reads_belief),
                                    tuple(tuple(q for q in fires if q.scope == scope)
-                                         for scope in ("after", "target", "transition")))
+                                         for scope in ("after", "target", "step",
+                                                       "transition")))
                 pa = producer_sets.number(after)
                 if pa == len(draft_conformant):
                     draft_conformant.append(_DRAFT_PRODUCER in after)
@@ -454,12 +467,30 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 found.append((e, pa, bool(after), ba))
         return found
 
+    def leaves_of(state: ConsumerState, e: int) -> list:
+        """:func:`step_leaves` of (state, event); an activity event's decision tree is computed
+        once per (focus, event) (:func:`model.consumer.focus`) and settled on each state."""
+        event = events.values[e]
+        f = focus(state, event)
+        if f is None:
+            return step_leaves(state, event)
+        found = local_trees.get((f, e))
+        if found is None:
+            try:
+                found = step_leaves(f, event, decide)
+            except Exception as exc:  # noqa: BLE001 - raised again for every state with it
+                found = exc
+            local_trees[(f, e)] = found
+        if isinstance(found, Exception):
+            raise found
+        return [(a, settle(state, event, d)) for a, d in found]
+
     def tree_of(s: int, e: int):
         tree = trees.get((s, e))
         if tree is None:
             try:
                 leaves = [(tuple(a.items()), r, states.number(r.state), r.state.halted)
-                          for a, r in step_leaves(states.values[s], events.values[e])]
+                          for a, r in leaves_of(states.values[s], e)]
             except Exception as exc:  # noqa: BLE001 - the escape is the finding
                 tree = trees[(s, e)] = exc
                 return tree
@@ -499,25 +530,30 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
 
     def restep_for(recorder: RecordingReading):
         """The reference step under ``recorder``'s reading, read off the step's decision tree
-        (computed once per (state, event), then shared by every leaf and class that re-steps it
-        and by the search itself): the leaf the reading reaches, with that leaf's knobs
-        recorded as consulted, as the step would consult them."""
+        (computed once per (state, event), then shared by every leaf and class that re-steps
+        it): the leaf the reading reaches, with that leaf's knobs recorded as consulted, as the
+        step would consult them."""
         base = recorder.base
 
         def restep(st, ev):
-            # The renamed inputs P37 passes come from its memo tables, the same objects each
-            # time: find their numbers by identity before hashing and comparing them whole.
-            hit = numbered_by_id.get(id(st))
-            if hit is None or hit[0] is not st:
-                hit = numbered_by_id[id(st)] = (st, states.number(st))
-            s_number = hit[1]
+            # The renamed events P37 passes come from its memo table, the same objects each
+            # time: find their numbers by identity before hashing and comparing them whole
+            # (states cache their hash).
             hit = numbered_by_id.get(id(ev))
             if hit is None or hit[0] is not ev:
                 hit = numbered_by_id[id(ev)] = (ev, events.number(ev))
-            tree = tree_of(s_number, hit[1])
+            key = (st, hit[1])
+            tree = resteps.get(key)
+            if tree is None:
+                try:
+                    tree = [(tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), r)
+                            for a, r in leaves_of(st, hit[1])]
+                except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
+                    tree = exc
+                resteps[key] = tree
             if isinstance(tree, Exception):
                 raise tree
-            for _, result, _, _, _, knobs in tree[0]:
+            for knobs, result in tree:
                 for attr, option in knobs:
                     if getattr(base, attr) != option:
                         break
@@ -531,10 +567,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
               ok: bool):
         """Compute (no cached outcome applies to the transition ``key``) the first property the
         leaf transition violates, as ``(property, witness)``; ``()`` when all hold;
-        :data:`_BROKEN` when the run input raised. The properties of scope ``"after"`` and
-        ``"target"`` come from their shared tables (:func:`_shared`), the others are checked
-        afresh (:func:`_fresh`); the outcome is cached under ``key`` with the knobs any part
-        consulted."""
+        :data:`_BROKEN` when the run input raised. The properties of scope ``"after"``,
+        ``"target"`` and ``"step"`` come from their shared tables (:func:`_shared`), the others
+        are checked afresh (:func:`_fresh`); the outcome is cached under ``key`` with the knobs
+        any part consulted."""
         event = events.values[e]
         run_input = inputs.get(rs)
         if run_input is None:
@@ -548,7 +584,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs.values[b], beliefs.values[ba], ok,
                        restep_for(recorder))
-        after_props, target_props, other_props = dispatch[e][2]
+        after_props, target_props, step_props, other_props = dispatch[e][2]
         parts = []
         if after_props:
             parts.append(_shared(after_checked, (rs, ok), t, recorder, after_props))
@@ -556,6 +592,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             # the event by its number: the view's other members as they are
             parts.append(_shared(target_checked, (key[0], e) + target_view(t)[1:], t, recorder,
                                  target_props))
+        if step_props:
+            # (state, event, step outcome): the step's outcome numbers its state after,
+            # warnings and fatal
+            parts.append(_shared(step_checked, key[1:4], t, recorder, step_props))
         if other_props:
             parts.append(_fresh(t, recorder, other_props))
         # The first violation in catalogue order, valid under every reading that agrees on the

@@ -244,11 +244,19 @@ def _reading_dependent_properties():
         return "two activities under Q20=skip-patch" if len(held) == 2 and \
             t.reading.q20 == "skip-patch" else None
 
-    # one table of the sweep each: target view, state after, the whole transition
+    def changed_behind_another_under_q2_parent(t):
+        first = t.before.messages[:1]
+        return "a change behind another message under Q2=parent" if first and \
+            first[0].id != getattr(t.event, "message_id", None) and \
+            t.after.messages != t.before.messages and t.reading.q2 == "parent" else None
+
+    # one table of the sweep each: target view, state after, step, the whole transition
     return (Property("T0", "synthetic", (), "step", changed_under_drop_op, scope="target"),
             Property("T1", "synthetic", (), "step", warned_under_q3_warn, scope="target"),
             Property("A0", "synthetic", (), "invariant", two_activities_under_q20_skip_patch,
                      scope="after"),
+            Property("S0", "synthetic", (), "step", changed_behind_another_under_q2_parent,
+                     scope="step"),
             Property("X0", "synthetic", (), "step", halted_under_q13_fatal))
 
 
@@ -279,7 +287,7 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
     shared = run(True)
     assert shared == run(False)
     fired = {key for key, *_ in shared}
-    assert fired == {"T0", "T1", "A0", "X0"}  # each fires, so the comparison means something
+    assert fired == {"T0", "T1", "A0", "S0", "X0"}  # each fires, so the comparison means something
     assert len(shared) > 10000
 
 
@@ -288,20 +296,19 @@ def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
     treats one id's spelling specially is caught whatever the vocabulary: a list's only id
     included (a permutation of the vocabulary's own ids would leave it as it is)."""
     import dataclasses
+    import model.consumer as consumer_module
     import properties.explore as explore_module
-    from model.consumer import StepResult, step as reference_step
     from model.events import ActivitySnapshot
     from properties.catalogue import PROPERTY_BY_ID
+    decide_snapshot = consumer_module._DECIDERS[ActivitySnapshot]
 
-    def special_cases_act_1(state, event, reading):
-        r = reference_step(state, event, reading)
-        if isinstance(event, ActivitySnapshot) and event.message_id == "act-1" and \
-                r.fatal is None:
-            held = tuple(m.but(activity_type="ODD") if m.id == "act-1" else m
-                         for m in r.state.messages)
-            return StepResult(r.state.but(messages=held), r.warnings, r.fatal)
-        return r
-    monkeypatch.setattr(explore_module.step_leaves, "__defaults__", (special_cases_act_1,))
+    def special_cases_act_1(f, event, reading):
+        # the sweep steps an activity event through its decision on the focus
+        d = decide_snapshot(f, event, reading)
+        if event.message_id == "act-1" and d.message is not None:
+            return d.but(message=d.message.but(activity_type="ODD"))
+        return d
+    monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, special_cases_act_1)
     p37 = (PROPERTY_BY_ID["P37-ids-opaque"],)
     for ids in (("act-1",), ("act-0", "act-1", "act-2")):
         vocabulary = dataclasses.replace(explore_module.EXPLORE_VOCABULARY, activity_ids=ids)
