@@ -56,6 +56,7 @@ class Warning:  # noqa: A001 - the field's own word for it
     message_id: Optional[str]
     clause: str
     detail: str = ""
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
 
 @fast_init
@@ -74,6 +75,7 @@ class Fatal:
     clause: str
     detail: str = ""
     message_id: Optional[str] = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
 
 
 @fast_init
@@ -101,23 +103,6 @@ class ConsumerState:
     subagents: frozenset[str] = frozenset()
     halted: bool = False
     _hash: int = field(default=0, init=False, repr=False, compare=False)
-
-    def __eq__(self, other) -> bool:
-        # Unequal cached hashes settle a comparison at once; a hash not yet computed is not
-        # computed here (a dict lookup has compared hashes already, and a direct comparison of
-        # a fresh state would pay for the whole hash before comparing the fields anyway).
-        if self is other:
-            return True
-        if other.__class__ is not ConsumerState:
-            return NotImplemented
-        mine, theirs = self._hash, other._hash
-        if mine and theirs and mine != theirs:
-            return False
-        return self._fields() == other._fields()
-
-    def _fields(self) -> tuple:
-        return (self.messages, self.held_ever, self.run, self.open_texts, self.open_tools,
-                self.state, self.subagents, self.halted)
 
     def message(self, message_id: str) -> Optional[Message]:
         """The held message with this id, or None."""

@@ -24,7 +24,8 @@ def fast_init(cls: type) -> type:
     and copies by the ``init`` fields alone (so a cached hash is never carried to another
     process, whose string hashes differ). A class with a field ``_hash`` (``init=False``,
     ``compare=False``, default 0) also gets a ``__hash__`` that computes the hash of its
-    compared fields once and keeps it there.
+    compared fields once and keeps it there, and an ``__eq__`` over the compared fields that
+    first tries identity and the cached hashes (replacing the dataclass's own).
 
     Returns ``cls``. Raises TypeError when a field has a ``default_factory`` (every default must
     be one immutable value) or the class has no slots."""
@@ -61,9 +62,22 @@ def fast_init(cls: type) -> type:
                    f"    if not h:\n"
                    f"        h = hash(({''.join(f'self.{n}, ' for n in compared)})) or 1\n"
                    f"        _set__hash(self, h)\n"
-                   f"    return h\n")
+                   f"    return h\n"
+                   f"\ndef __eq__(self, other):\n"
+                   f"    if self is other:\n"
+                   f"        return True\n"
+                   f"    if other.__class__ is not _cls:\n"
+                   f"        return NotImplemented\n"
+                   f"    mine, theirs = self._hash, other._hash\n"
+                   f"    if mine and theirs and mine != theirs:\n"
+                   f"        return False\n"
+                   f"    return ({''.join(f'self.{n}, ' for n in compared)}) == "
+                   f"({''.join(f'other.{n}, ' for n in compared)})\n")
         methods.append(("__hash__", "The hash of the compared fields, computed once (the "
                                     "searches hash the same values many times)."))
+        methods.append(("__eq__", "Equal when the compared fields are; unequal cached hashes "
+                                  "settle it at once (a hash not yet computed is not computed "
+                                  "here: a dict lookup has compared hashes already)."))
     exec(source, namespace)  # noqa: S102 - generated from the class's own field list
     for name, doc in methods:
         method = namespace[name]

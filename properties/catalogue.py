@@ -696,15 +696,21 @@ def _opaque(message_id: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def _renamed_state(state: ConsumerState) -> ConsumerState:
     """``state`` with every message id renamed by :func:`_opaque` (memoised: the exhaustive
-    search checks P37 on the same states many times, and its re-step knows a renamed state by
-    identity)."""
+    search checks P37 on the same states many times, and a renamed state computes its hash
+    once)."""
     f = _opaque
-    messages = tuple(Message(f(m.id), m.role, m.content, m.activity_type, m.metadata, m.owner,
-                             m.first_owner, m.other) for m in state.messages)
-    return state.but(messages=messages,
+    return state.but(messages=tuple(map(_renamed_message, state.messages)),
                      held_ever=frozenset(f(i) for i in state.held_ever),
                      open_texts=frozenset(f(i) for i in state.open_texts),
                      open_tools=tuple((c, f(m)) for c, m in state.open_tools))
+
+
+@lru_cache(maxsize=1 << 16)
+def _renamed_message(m: Message) -> Message:
+    """``m`` renamed by :func:`_opaque` (memoised: a message held by many states is renamed
+    once, and the renamed states share it, so comparing them compares it by identity)."""
+    return Message(_opaque(m.id), m.role, m.content, m.activity_type, m.metadata, m.owner,
+                   m.first_owner, m.other)
 
 
 @lru_cache(maxsize=1 << 12)

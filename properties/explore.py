@@ -410,8 +410,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # where leaves with equal outcomes (result state, warnings, fatal) share the outcome number
     # and knobs are the assignment's (reading attribute, option) pairs.
     trees: dict = {}
-    # (focus, event) -> the decision tree of an activity event ([(assignment, Decision)]), or
-    # the exception deciding it raised: shared by every state with that focus.
+    # (focus, event) -> the decision tree of an activity event ([(assignment items, knobs,
+    # Decision)]), or the exception deciding it raised: shared by every state with that focus.
     local_trees: dict = {}
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
     # event -> (properties for its type, those of them reading beliefs, those of each scope:
@@ -437,9 +437,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # id(event) -> (event, its number), for the restep's events; an entry holds the event, so
     # its id cannot pass to another object while the entry stands.
     numbered_by_id: dict = {}
-    # (state, event) -> the decision tree the restep reads ([(knobs, StepResult)], knobs as
-    # (reading attribute, option) pairs), or the exception the step raised: for the states
-    # and events the properties re-step (P36, P37), which the search itself never steps.
+    # (state, event) -> the decision tree the restep reads, (decided, [(knobs, leaf)]) with
+    # knobs as (reading attribute, option) pairs and each leaf a Decision (decided) or a
+    # StepResult, or the exception the step raised: for the states and events the properties
+    # re-step (P36, P37), which the search itself never steps.
     resteps: dict = {}
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
@@ -467,39 +468,53 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 found.append((e, pa, bool(after), ba))
         return found
 
-    def leaves_of(state: ConsumerState, e: int) -> list:
-        """:func:`step_leaves` of (state, event); an activity event's decision tree is computed
-        once per (focus, event) (:func:`model.consumer.focus`) and settled on each state."""
+    def decisions_of(state: ConsumerState, e: int):
+        """The decision tree of an activity event on its focus in ``state`` (computed once per
+        (focus, event), :func:`model.consumer.focus`), as ``[(assignment items, knobs,
+        Decision)]`` with knobs as (reading attribute, option) pairs; None when the step reads
+        more of the state than a focus. Raises what deciding raised."""
         event = events.values[e]
         f = focus(state, event)
         if f is None:
-            return step_leaves(state, event)
+            return None
         found = local_trees.get((f, e))
         if found is None:
             try:
-                found = step_leaves(f, event, decide)
+                found = [(tuple(a.items()), tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), d)
+                         for a, d in step_leaves(f, event, decide)]
             except Exception as exc:  # noqa: BLE001 - raised again for every state with it
                 found = exc
             local_trees[(f, e)] = found
         if isinstance(found, Exception):
             raise found
-        return [(a, settle(state, event, d)) for a, d in found]
+        return found
+
+    def leaves_of(state: ConsumerState, e: int) -> list:
+        """The step's decision tree on (state, event), as ``[(assignment items, knobs,
+        StepResult)]``: an activity event's decisions (:func:`decisions_of`) settled on the
+        state, any other event stepped whole (:func:`step_leaves`)."""
+        decisions = decisions_of(state, e)
+        if decisions is None:
+            return [(tuple(a.items()), tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), r)
+                    for a, r in step_leaves(state, events.values[e])]
+        event = events.values[e]
+        return [(items, knobs, settle(state, event, d)) for items, knobs, d in decisions]
 
     def tree_of(s: int, e: int):
         tree = trees.get((s, e))
         if tree is None:
             try:
-                leaves = [(tuple(a.items()), r, states.number(r.state), r.state.halted)
-                          for a, r in leaves_of(states.values[s], e)]
+                leaves = [(items, r, states.number(r.state), r.state.halted, knobs)
+                          for items, knobs, r in leaves_of(states.values[s], e)]
             except Exception as exc:  # noqa: BLE001 - the escape is the finding
                 tree = trees[(s, e)] = exc
                 return tree
-            outcomes = [(rs, r.warnings, r.fatal) for _, r, rs, _ in leaves]
+            outcomes = [(rs, r.warnings, r.fatal) for _, r, rs, _, _ in leaves]
             groups = tuple(outcomes.index(o) for o in outcomes)
-            shape = shapes.number((tuple(a for a, _, _, _ in leaves), groups))
-            tree = trees[(s, e)] = (
-                [leaf + (g, tuple((_ATTR_OF_KNOB[k], v) for k, v in leaf[0]))
-                 for leaf, g in zip(leaves, groups)], shape)
+            shape = shapes.number((tuple(leaf[0] for leaf in leaves), groups))
+            tree = trees[(s, e)] = ([(items, r, rs, halted, g, knobs)
+                                     for (items, r, rs, halted, knobs), g in zip(leaves, groups)],
+                                    shape)
         return tree
 
     def fork_of(shape: int, c: int) -> tuple:
@@ -546,19 +561,24 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             tree = resteps.get(key)
             if tree is None:
                 try:
-                    tree = [(tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), r)
-                            for a, r in leaves_of(st, hit[1])]
+                    decisions = decisions_of(st, hit[1])
+                    # an activity event's leaves are settled when a reading reaches them
+                    tree = (True, [(knobs, d) for _, knobs, d in decisions]) \
+                        if decisions is not None else \
+                        (False, [(knobs, r) for _, knobs, r in leaves_of(st, hit[1])])
                 except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
                     tree = exc
                 resteps[key] = tree
             if isinstance(tree, Exception):
                 raise tree
-            for knobs, result in tree:
+            decided, leaves = tree
+            for knobs, leaf in leaves:
                 for attr, option in knobs:
                     if getattr(base, attr) != option:
                         break
                 else:
                     recorder.consulted.extend(attr for attr, _ in knobs)
+                    result = settle(st, ev, leaf) if decided else leaf
                     return result.state, result.warnings, result.fatal
             raise AssertionError("no leaf of the step's decision tree takes the reading")
         return restep
@@ -637,7 +657,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         if props:
                             key = (view_of(b, ba, e, readers) if readers else None, s, e,
                                    outcome, ok)
-                            entry = _known(checked.get(key), representatives[lc])
+                            entries = checked.get(key)
+                            # the common case first: one outcome, valid under every reading
+                            entry = entries[0] if entries and not entries[0][0] else \
+                                _known(entries, representatives[lc])
                             found = entry[1] if entry is not None else check(
                                 key, lc, node, state, e, result, rs, b, ba, ok)
                             if found is _BROKEN:
