@@ -458,7 +458,8 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
     if ev.replacing:
         # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
         new = held.but(content=ev.content, activity_type=ev.activity_type,
-                       owner=ev.subagent_run_id, metadata=merge_metadata(held.metadata, ev.metadata))
+                       owner=ev.subagent_run_id,
+                       metadata=merge_metadata(held.metadata, ev.metadata))
         if not f.last and reading.q11 == "move":
             return Decision(MOVE, new)
         return Decision(PUT, new)
@@ -476,8 +477,8 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
         detail = f"replace:false snapshot attributed to {tag or 'the parent'} but the owner is " \
                  f"{held.owner or 'the parent'}"
         if reaction == "fatal":
-            return Decision(HALT, None, (), _f("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
-                                               detail, ev.message_id))
+            return Decision(HALT, None, (), _f("snapshot.owner-disagrees",
+                                               "ACTIVITY_OWNER_MISMATCH", detail, ev.message_id))
         if reaction == "skip":
             return Decision(KEEP, None, (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
                                             ev.message_id, detail + "; snapshot skipped"),))

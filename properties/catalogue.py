@@ -723,7 +723,7 @@ def _ids_opaque(t: Transition) -> Optional[str]:
             t.before.halted:
         return None
     state, _, fatal = t.restep(_renamed_state(t.before), _renamed_event(t.event))
-    if (state, fatal is None) != (_renamed_state(t.after), t.fatal is None):
+    if (fatal is None) != (t.fatal is None) or state != _renamed_state(t.after):
         return "renaming the message ids changed what the step did"
     return None
 

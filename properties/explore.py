@@ -437,10 +437,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # id(event) -> (event, its number), for the restep's events; an entry holds the event, so
     # its id cannot pass to another object while the entry stands.
     numbered_by_id: dict = {}
-    # (state, event) -> the decision tree the restep reads, (decided, [(knobs, leaf)]) with
-    # knobs as (reading attribute, option) pairs and each leaf a Decision (decided) or a
-    # StepResult, or the exception the step raised: for the states and events the properties
-    # re-step (P36, P37), which the search itself never steps.
+    # (state, event) -> the decision tree the restep reads, (decided, [(knobs, their
+    # attributes, leaf)]) with knobs as (reading attribute, option) pairs and each leaf a
+    # Decision (decided) or a StepResult, or the exception the step raised: for the states
+    # and events the properties re-step (P36, P37), which the search itself never steps.
     resteps: dict = {}
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
@@ -563,21 +563,23 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 try:
                     decisions = decisions_of(st, hit[1])
                     # an activity event's leaves are settled when a reading reaches them
-                    tree = (True, [(knobs, d) for _, knobs, d in decisions]) \
+                    tree = (True, [(knobs, tuple(a for a, _ in knobs), d)
+                                   for _, knobs, d in decisions]) \
                         if decisions is not None else \
-                        (False, [(knobs, r) for _, knobs, r in leaves_of(st, hit[1])])
+                        (False, [(knobs, tuple(a for a, _ in knobs), r)
+                                 for _, knobs, r in leaves_of(st, hit[1])])
                 except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
                     tree = exc
                 resteps[key] = tree
             if isinstance(tree, Exception):
                 raise tree
             decided, leaves = tree
-            for knobs, leaf in leaves:
+            for knobs, attrs, leaf in leaves:
                 for attr, option in knobs:
                     if getattr(base, attr) != option:
                         break
                 else:
-                    recorder.consulted.extend(attr for attr, _ in knobs)
+                    recorder.consulted.extend(attrs)
                     result = settle(st, ev, leaf) if decided else leaf
                     return result.state, result.warnings, result.fatal
             raise AssertionError("no leaf of the step's decision tree takes the reading")
@@ -620,12 +622,15 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             parts.append(_fresh(t, recorder, other_props))
         # The first violation in catalogue order, valid under every reading that agrees on the
         # knobs any part consulted.
-        violated = [o for _, o in parts if o is not None]
-        outcome = min(violated, key=lambda o: order[o[0].id]) if violated else None
-        consulted = [pair for knobs, _ in parts for pair in knobs]
+        outcome, consulted = None, ()
+        for knobs, found in parts:
+            if knobs:
+                consulted += knobs
+            if found is not None and (outcome is None or
+                                      order[found[0].id] < order[outcome[0].id]):
+                outcome = found
         checked.setdefault(key, []).append(
-            (tuple(dict.fromkeys(consulted)) if len(consulted) > 1 else tuple(consulted),
-             outcome))
+            (tuple(dict.fromkeys(consulted)) if len(consulted) > 1 else consulted, outcome))
         return outcome or ()
 
     try:
@@ -871,7 +876,7 @@ def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Prope
     if len(consulted) == start:
         return (), outcome
     reading = recorder.base
-    return tuple(dict.fromkeys((a, getattr(reading, a)) for a in consulted[start:])), outcome
+    return tuple([(a, getattr(reading, a)) for a in dict.fromkeys(consulted[start:])]), outcome
 
 
 def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
@@ -880,7 +885,8 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     ``t``'s reading (see :func:`_known`), or else computed by :func:`_fresh` and added there.
     ``key`` must stand for everything the properties read of ``t`` besides its reading."""
     entries = cache.get(key)
-    entry = _known(entries, recorder.base)
+    # the common case first: one outcome, valid under every reading
+    entry = entries[0] if entries and not entries[0][0] else _known(entries, recorder.base)
     if entry is None:
         entry = _fresh(t, recorder, properties)
         if entries is None:
