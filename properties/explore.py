@@ -411,7 +411,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # and knobs are the assignment's (reading attribute, option) pairs.
     trees: dict = {}
     # (focus, event) -> the decision tree of an activity event ([(assignment items, knobs,
-    # Decision)]), or the exception deciding it raised: shared by every state with that focus.
+    # their attributes, Decision)]), or the exception deciding it raised: shared by every
+    # state with that focus.
     local_trees: dict = {}
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
     # event -> (properties for its type, those of them reading beliefs, those of each scope:
@@ -437,10 +438,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # id(event) -> (event, its number), for the restep's events; an entry holds the event, so
     # its id cannot pass to another object while the entry stands.
     numbered_by_id: dict = {}
-    # (state, event) -> the decision tree the restep reads, (decided, [(knobs, their
-    # attributes, leaf)]) with knobs as (reading attribute, option) pairs and each leaf a
-    # Decision (decided) or a StepResult, or the exception the step raised: for the states
-    # and events the properties re-step (P36, P37), which the search itself never steps.
+    # (state, event) -> the decision tree the restep reads, (decided, [(assignment items,
+    # knobs, their attributes, leaf)]) with knobs as (reading attribute, option) pairs and
+    # each leaf a Decision (decided) or a StepResult, or the exception the step raised: for the
+    # states and events the properties re-step (P36, P37), which the search never steps.
     resteps: dict = {}
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
@@ -470,9 +471,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
 
     def decisions_of(state: ConsumerState, e: int):
         """The decision tree of an activity event on its focus in ``state`` (computed once per
-        (focus, event), :func:`model.consumer.focus`), as ``[(assignment items, knobs,
-        Decision)]`` with knobs as (reading attribute, option) pairs; None when the step reads
-        more of the state than a focus. Raises what deciding raised."""
+        (focus, event), :func:`model.consumer.focus`), as ``[(assignment items, knobs, their
+        attributes, Decision)]`` with knobs as (reading attribute, option) pairs; None when the
+        step reads more of the state than a focus. Raises what deciding raised."""
         event = events.values[e]
         f = focus(state, event)
         if f is None:
@@ -480,8 +481,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         found = local_trees.get((f, e))
         if found is None:
             try:
-                found = [(tuple(a.items()), tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), d)
-                         for a, d in step_leaves(f, event, decide)]
+                found = []
+                for a, d in step_leaves(f, event, decide):
+                    knobs = tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items())
+                    found.append((tuple(a.items()), knobs, tuple(x for x, _ in knobs), d))
             except Exception as exc:  # noqa: BLE001 - raised again for every state with it
                 found = exc
             local_trees[(f, e)] = found
@@ -498,7 +501,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             return [(tuple(a.items()), tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), r)
                     for a, r in step_leaves(state, events.values[e])]
         event = events.values[e]
-        return [(items, knobs, settle(state, event, d)) for items, knobs, d in decisions]
+        return [(items, knobs, settle(state, event, d)) for items, knobs, _, d in decisions]
 
     def tree_of(s: int, e: int):
         tree = trees.get((s, e))
@@ -563,18 +566,16 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 try:
                     decisions = decisions_of(st, hit[1])
                     # an activity event's leaves are settled when a reading reaches them
-                    tree = (True, [(knobs, tuple(a for a, _ in knobs), d)
-                                   for _, knobs, d in decisions]) \
-                        if decisions is not None else \
-                        (False, [(knobs, tuple(a for a, _ in knobs), r)
-                                 for _, knobs, r in leaves_of(st, hit[1])])
+                    tree = (True, decisions) if decisions is not None else \
+                        (False, [(items, knobs, tuple(a for a, _ in knobs), r)
+                                 for items, knobs, r in leaves_of(st, hit[1])])
                 except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
                     tree = exc
                 resteps[key] = tree
             if isinstance(tree, Exception):
                 raise tree
             decided, leaves = tree
-            for knobs, attrs, leaf in leaves:
+            for _, knobs, attrs, leaf in leaves:
                 for attr, option in knobs:
                     if getattr(base, attr) != option:
                         break
