@@ -1,4 +1,6 @@
 """The exhaustive breadth-first search: bounds, shortest witnesses, graph export, CLI."""
+from pathlib import Path
+
 import networkx as nx
 
 from activity_check.cli import main
@@ -314,3 +316,28 @@ def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
         vocabulary = dataclasses.replace(explore_module.EXPLORE_VOCABULARY, activity_ids=ids)
         report = explore(depth=2, vocabulary=vocabulary, reading=None, properties=p37)
         assert list(report.violations) == ["P37-ids-opaque"], ids
+
+
+def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monkeypatch):
+    """benchmarks/explore.py runs each configuration ``repeat`` times, each in a process of its
+    own, and reports the fastest with the median and every run's seconds."""
+    import importlib
+    import sys
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "explore", raising=False)
+    bench = importlib.import_module("explore")
+    try:
+        figures = bench.measure(depth=2, throughput_depth=0, repeat=2)
+        with pytest.raises(ValueError):
+            bench.measure(depth=2, throughput_depth=0, repeat=0)
+    finally:
+        sys.modules.pop("explore", None)
+    rows = figures["configurations"]
+    assert list(rows) == ["all-readings", "all-readings-bare", "draft", "draft-readings",
+                          "draft-bare"]
+    assert rows["all-readings"]["states"] == explore(depth=2, reading=None).states
+    assert rows["draft"]["states"] == explore(depth=2).states
+    for row in rows.values():
+        assert len(row["secondsEach"]) == 2
+        assert row["seconds"] == row["secondsEach"][0] <= row["secondsMedian"]
+        assert row["complete"] and row["depth"] == 2
