@@ -405,7 +405,8 @@ def settle(state: ConsumerState, event: Event, d: Decision) -> StepResult:
     """Apply the decision ``d`` on ``event`` (whose :func:`focus` in ``state`` it was decided
     on) to the whole state, with the event's notices before the decision's warnings.
 
-    Returns a :class:`StepResult`; KEEP returns ``state`` itself."""
+    Returns a :class:`StepResult`; KEEP returns ``state`` itself. Raises ValueError for a
+    change that is not one of :data:`KEEP` .. :data:`HALT`."""
     warnings = _notices(event) + d.warnings if event.notices else d.warnings
     change = d.change
     if change == KEEP:

@@ -416,7 +416,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     local_trees: dict = {}
     forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
     # event -> (properties for its type, those of them reading beliefs, those of each scope:
-    # "after", "target", "transition")
+    # "after", "target", "step", "transition")
     dispatch: dict = {}
     # Property outcomes, per (what they read of the beliefs, state, event, step outcome,
     # conformant), with the knobs each computation consulted: shared by every belief whose
@@ -663,10 +663,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         if props:
                             key = (view_of(b, ba, e, readers) if readers else None, s, e,
                                    outcome, ok)
-                            entries = checked.get(key)
-                            # the common case first: one outcome, valid under every reading
-                            entry = entries[0] if entries and not entries[0][0] else \
-                                _known(entries, representatives[lc])
+                            entry = _known(checked.get(key), representatives[lc])
                             found = entry[1] if entry is not None else check(
                                 key, lc, node, state, e, result, rs, b, ba, ok)
                             if found is _BROKEN:
@@ -886,8 +883,7 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     ``t``'s reading (see :func:`_known`), or else computed by :func:`_fresh` and added there.
     ``key`` must stand for everything the properties read of ``t`` besides its reading."""
     entries = cache.get(key)
-    # the common case first: one outcome, valid under every reading
-    entry = entries[0] if entries and not entries[0][0] else _known(entries, recorder.base)
+    entry = _known(entries, recorder.base)
     if entry is None:
         entry = _fresh(t, recorder, properties)
         if entries is None:
