@@ -128,7 +128,7 @@ class Property:
       belief, the run input, the conformance flag or the index. ``"target"``: only
       :func:`target_view`, what the step did to the message the event names. ``"after"``:
       only the state after the step, the run input and the conformance flag (and never the
-      belief).
+      belief). Any other value raises ValueError (an engine would not know where to check it).
     """
 
     id: str
@@ -140,6 +140,11 @@ class Property:
     events: Optional[tuple[type, ...]] = None
     belief_view: Optional[Callable[[Belief, Event], object]] = None
     scope: str = "transition"
+
+    def __post_init__(self):
+        if self.scope not in SCOPES:
+            raise ValueError(f"property {self.id}: scope {self.scope!r} is not one of "
+                             f"{', '.join(SCOPES)}")
 
     @property
     def reads_belief(self) -> bool:
@@ -317,9 +322,11 @@ def _replace_false_owner(t: Transition) -> Optional[str]:
 
 
 def _position_kept(t: Transition) -> Optional[str]:
-    ev, held = _snap(t)
-    if ev is None or held is None or t.after.messages is t.before.messages or \
-            (ev.replacing and t.reading.q11 == "move"):
+    ev = t.event
+    if not isinstance(ev, (ActivitySnapshot, ActivityDelta)) or not _live(t) or \
+            t.fatal is not None or t.target_before is None or \
+            t.after.messages is t.before.messages or \
+            (isinstance(ev, ActivitySnapshot) and ev.replacing and t.reading.q11 == "move"):
         return None
     before, after = _ids(t.before), _ids(t.after)
     return f"order {before} became {after}" if before != after else None
@@ -883,9 +890,10 @@ PROPERTIES: tuple[Property, ...] = (
     Property("P10-replace-false-owner-stands", "replace:false never changes the owner.",
              ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner, events=_SNAPSHOT,
              scope="target"),
-    Property("P11-snapshot-keeps-position", "A snapshot never moves an existing message (unless "
-             "the reading moves replaced activities).", ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"),
-             "step", _position_kept, events=_SNAPSHOT, scope="step"),
+    Property("P11-snapshot-keeps-position", "An activity snapshot or delta never moves an "
+             "existing message (unless the reading moves replaced activities).",
+             ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"), "step", _position_kept, events=_ACTIVITY,
+             scope="step"),
     Property("P12-delta-missing-tolerated", "A delta on a missing or non-activity id changes "
              "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
                                                   "ACT-TOLERATED"), "step", _delta_missing,

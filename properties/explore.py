@@ -486,10 +486,11 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                     knobs = tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items())
                     found.append((tuple(a.items()), knobs, tuple(x for x, _ in knobs), d))
             except Exception as exc:  # noqa: BLE001 - raised again for every state with it
-                found = exc
+                found = exc.with_traceback(None)
             local_trees[(f, e)] = found
         if isinstance(found, Exception):
-            raise found
+            # afresh each time: a traceback kept would grow by every raise and hold frames
+            raise found.with_traceback(None)
         return found
 
     def leaves_of(state: ConsumerState, e: int) -> list:
@@ -510,7 +511,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 leaves = [(items, r, states.number(r.state), r.state.halted, knobs)
                           for items, knobs, r in leaves_of(states.values[s], e)]
             except Exception as exc:  # noqa: BLE001 - the escape is the finding
-                tree = trees[(s, e)] = exc
+                # kept without its traceback, whose frames would hold the exception in a cycle
+                tree = trees[(s, e)] = exc.with_traceback(None)
                 return tree
             outcomes = [(rs, r.warnings, r.fatal) for _, r, rs, _, _ in leaves]
             groups = tuple(outcomes.index(o) for o in outcomes)
@@ -570,10 +572,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         (False, [(items, knobs, tuple(a for a, _ in knobs), r)
                                  for items, knobs, r in leaves_of(st, hit[1])])
                 except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
-                    tree = exc
+                    tree = exc.with_traceback(None)
                 resteps[key] = tree
             if isinstance(tree, Exception):
-                raise tree
+                raise tree.with_traceback(None)
             decided, leaves = tree
             for _, knobs, attrs, leaf in leaves:
                 for attr, option in knobs:

@@ -684,9 +684,9 @@ def _snap_premise(at: At, replacing: bool) -> z3.BoolRef:
 
 
 def _p11(at: At) -> z3.BoolRef:
-    moving = z3.And(at.e.rep != R_FALSE, at.k.is_("Q11", "move"))
-    return z3.And(_kind(at, SNAP), at.st.fatal == 0, at.tgt(at.B, "ex"), z3.Not(moving),
-                  z3.Not(at.order_kept()))
+    moving = z3.And(at.e.kind == SNAP, at.e.rep != R_FALSE, at.k.is_("Q11", "move"))
+    return z3.And(z3.Or(_kind(at, SNAP), _kind(at, DELTA)), at.st.fatal == 0,
+                  at.tgt(at.B, "ex"), z3.Not(moving), z3.Not(at.order_kept()))
 
 
 def _delta_live(at: At) -> z3.BoolRef:
