@@ -325,11 +325,14 @@ def _position_kept(t: Transition) -> Optional[str]:
     ev = t.event
     if not isinstance(ev, (ActivitySnapshot, ActivityDelta)) or not _live(t) or \
             t.fatal is not None or t.target_before is None or \
-            t.after.messages is t.before.messages or \
-            (isinstance(ev, ActivitySnapshot) and ev.replacing and t.reading.q11 == "move"):
+            t.after.messages is t.before.messages:
         return None
     before, after = _ids(t.before), _ids(t.after)
-    return f"order {before} became {after}" if before != after else None
+    # the knob last: read only where it changes the verdict
+    if before == after or (isinstance(ev, ActivitySnapshot) and ev.replacing and
+                           t.reading.q11 == "move"):
+        return None
+    return f"order {before} became {after}"
 
 
 # --- delta obligations --------------------------------------------------------------------------
@@ -427,10 +430,11 @@ def _tolerated_not_fatal(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or t.fatal is None:
         return None
-    if t.reading.q13 != "tolerate" or not _owner_ok(t, ev, held):
-        return None
     outcome = _reference_patch(ev, held)
-    if outcome is not None and not outcome.ok:
+    if outcome is None or outcome.ok:
+        return None
+    # the knobs last: read only where they change the verdict
+    if t.reading.q13 == "tolerate" and _owner_ok(t, ev, held):
         return f"a patch that does not apply failed the run ({t.fatal.code})"
     return None
 
@@ -452,12 +456,13 @@ def _metadata_merged(t: Transition) -> Optional[str]:
         outcome = _reference_patch(ev, held)
         if outcome is None or not outcome.ok or not is_json_object_text(outcome.result):
             return None
-    elif ev.replacing or t.reading.q1 != "merge" or any(
-            w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings):
+    elif ev.replacing or any(w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings):
         return None
     m = t.target_after
     expected = merge_metadata(held.metadata, ev.metadata)
-    if m is None or m.metadata != expected:
+    # the knob last: read only where it changes the verdict
+    if (m is None or m.metadata != expected) and \
+            (isinstance(ev, ActivityDelta) or t.reading.q1 == "merge"):
         return f"metadata {m.metadata if m else None}, expected key-by-key merge {expected}"
     return None
 
@@ -576,7 +581,7 @@ def _ms_restated(t: Transition) -> Optional[str]:
         if got is None or (got.role, got.content, got.activity_type, got.owner) != (
                 m.role, m.content, m.activity_type, m.owner):
             return f"{m.id} not taken from the snapshot: {got.to_wire() if got else 'missing'}"
-        if m.is_activity and t.reading.q6_ms == "replace" and got.metadata != m.metadata:
+        if m.is_activity and got.metadata != m.metadata and t.reading.q6_ms == "replace":
             return f"{m.id} kept metadata {got.metadata} the snapshot does not state"
     return None
 
@@ -602,12 +607,12 @@ def _ms_activity_survives(t: Transition) -> Optional[str]:
 
 def _ms_self_revoking(t: Transition) -> Optional[str]:
     ev = _ms(t)
-    if ev is None or not any(m.is_activity for m in ev.messages) or \
-            t.reading.q8 != "self-revoking":
+    if ev is None or not any(m.is_activity for m in ev.messages):
         return None
     incoming = {m.id for m in ev.messages}
     kept = [m.id for m in t.after.messages if m.is_activity and m.id not in incoming]
-    return f"snapshot carrying activity kept {kept}" if kept else None
+    return f"snapshot carrying activity kept {kept}" if kept and \
+        t.reading.q8 == "self-revoking" else None
 
 
 # --- relation: producer belief vs consumer state -------------------------------------------------

@@ -230,9 +230,11 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
       there is recorded as a split, in whatever context the class fixes. Producer conformance
       is forked the same way on the knobs the producer's own obligations read (Q2 and
       Q4-opener), so a move conformant under only some readings is taken in those readings'
-      class. Properties are checked on every class's transition, under the class's
-      representative reading (the class's options, ``draft`` for the knobs it leaves free).
-      Reference consumer only.
+      class. Properties are checked on every class's transition under every reading of the
+      class: under its representative (the class's options, ``draft`` for the knobs it leaves
+      free), and again under each other option of a knob the checks consulted that the class
+      leaves open (the step's result is the same under all of them, a property's verdict need
+      not be). Reference consumer only.
     * ``reading=R`` (default ``draft``): one consumer state per node, the one of reading R; a
       knob is recorded as a split where it decides in R's context (:func:`step_splits`).
 
@@ -402,6 +404,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     classes = _Interned([()])
     shapes = _Interned()  # decision-tree shapes: (leaf assignments, leaf result groups)
     representatives = [_representative(())]
+    class_attrs = [frozenset()]  # per class: the reading attributes of the knobs it fixes
     nodes, parents = bfs.nodes, bfs.parents
     draft_conformant: list = []  # per producer set: the draft's producer reading is in it
     move_memo: dict = {}  # (belief, producers) -> [(event, producers after, ok, belief after)]
@@ -426,6 +429,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # The same for the properties of narrower scope (Property.scope), shared across every
     # transition that agrees on what they read: the state after (with the conformance flag),
     # the target view (with the belief views), or the step alone.
+    # (transition key, class) -> the first violation under any of the class's readings, for
+    # the transitions where the checks consulted a knob the class leaves open
+    class_checked: dict = {}
     after_checked: dict = {}  # (result state, ok) -> [(consulted, result)]
     step_checked: dict = {}  # (state, event, step outcome) -> [(consulted, result)]
     target_checked: dict = {}  # (belief views, event, rest of the target view) -> [...]
@@ -534,7 +540,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                                              for k, _ in classes.values[lc] if k not in fixed))
             found = forks[(shape, c)] = (selected, candidates)
             while len(representatives) < len(classes.values):
-                representatives.append(_representative(classes.values[len(representatives)]))
+                added = classes.values[len(representatives)]
+                representatives.append(_representative(added))
+                class_attrs.append(frozenset(_ATTR_OF_KNOB[k] for k, _ in added))
         return found
 
     def view_of(b: int, ba: int, e: int, props: tuple) -> int:
@@ -588,14 +596,61 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             raise AssertionError("no leaf of the step's decision tree takes the reading")
         return restep
 
-    def check(key: tuple, lc: int, node: int, state, e: int, result, rs: int, b: int, ba: int,
-              ok: bool):
-        """Compute (no cached outcome applies to the transition ``key``) the first property the
-        leaf transition violates, as ``(property, witness)``; ``()`` when all hold;
-        :data:`_BROKEN` when the run input raised. The properties of scope ``"after"``,
-        ``"target"`` and ``"step"`` come from their shared tables (:func:`_shared`), the others
-        are checked afresh (:func:`_fresh`); the outcome is cached under ``key`` with the knobs
-        any part consulted."""
+    def class_outcome(key: tuple, lc: int, node: int, state, e: int, result, rs: int, b: int,
+                      ba: int, ok: bool):
+        """The first property (catalogue order) the leaf transition ``key`` violates under any
+        reading of class ``lc``, as ``(property, witness)``; ``()`` when all hold under every
+        one of them; :data:`_BROKEN` when the run input raised.
+
+        The checks run under the class's representative first. Where they consulted a knob
+        the class leaves open, the class's other readings may disagree, so they run again for
+        each other option of it (the readings that agree on the knobs before it in the
+        consulted list and take that option), and so on: the class's readings are partitioned
+        by the knobs the checks consult, as a step's by the knobs it consults
+        (:func:`step_leaves`). Each outcome comes from ``checked`` when an entry holds for the
+        reading, else from :func:`check`."""
+        rep = representatives[lc]
+        entry = _known(checked.get(key), rep)
+        if entry is not None:
+            fixed = class_attrs[lc]
+            if all(attr in fixed for attr, _ in entry[0]):  # it holds for the whole class
+                return entry[1] or ()
+            found = class_checked.get((key, lc))
+            if found is not None:
+                return found
+        fixed = class_attrs[lc]
+        pending = [({}, rep)]  # (options beyond the class's, their reading)
+        worst = None
+        while pending:
+            extra, reading = pending.pop()
+            entry = _known(checked.get(key), reading)
+            if entry is None:
+                entry = check(key, reading, node, state, e, result, rs, b, ba, ok)
+                if entry is _BROKEN:
+                    return _BROKEN
+            knobs, found = entry
+            if found is not None and (worst is None or order[found[0].id] < order[worst[0].id]):
+                worst = found
+            agreed = dict(extra)
+            for attr, option in knobs:
+                if attr in fixed or attr in extra:
+                    continue
+                for other in _OPTIONS_OF_ATTR[attr]:
+                    if other != option:
+                        fork = {**agreed, attr: other}
+                        pending.append((fork, _forked(rep, fork)))
+                agreed[attr] = option
+        outcome = class_checked[(key, lc)] = worst or ()
+        return outcome
+
+    def check(key: tuple, reading: Reading, node: int, state, e: int, result, rs: int, b: int,
+              ba: int, ok: bool):
+        """Compute (no cached outcome applies to the transition ``key`` under ``reading``) the
+        first property the leaf transition violates under ``reading``: the entry ``(consulted
+        (attribute, option) pairs, (property, witness) or None)`` added to ``checked[key]``,
+        valid under every reading that agrees on those pairs; :data:`_BROKEN` when the run input
+        raised. The properties of scope ``"after"``, ``"target"`` and ``"step"`` come from their
+        shared tables (:func:`_shared`), the others are checked afresh (:func:`_fresh`)."""
         event = events.values[e]
         run_input = inputs.get(rs)
         if run_input is None:
@@ -605,7 +660,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 _record(report.violations, "P00-no-exception", node, event,
                         f"{type(exc).__name__}: {exc}", parents)
                 return _BROKEN
-        recorder = RecordingReading(representatives[lc])
+        recorder = RecordingReading(reading)
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs.values[b], beliefs.values[ba], ok,
                        restep_for(recorder))
@@ -632,9 +687,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             if found is not None and (outcome is None or
                                       order[found[0].id] < order[outcome[0].id]):
                 outcome = found
-        checked.setdefault(key, []).append(
-            (tuple(dict.fromkeys(consulted)) if len(consulted) > 1 else consulted, outcome))
-        return outcome or ()
+        entry = (tuple(dict.fromkeys(consulted)) if len(consulted) > 1 else consulted, outcome)
+        checked.setdefault(key, []).append(entry)
+        return entry
 
     try:
         while frontier and level < depth:
@@ -665,9 +720,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         if props:
                             key = (view_of(b, ba, e, readers) if readers else None, s, e,
                                    outcome, ok)
-                            entry = _known(checked.get(key), representatives[lc])
-                            found = entry[1] if entry is not None else check(
-                                key, lc, node, state, e, result, rs, b, ba, ok)
+                            found = class_outcome(key, lc, node, state, e, result, rs, b, ba,
+                                                  ok)
                             if found is _BROKEN:
                                 continue
                             if found:
@@ -772,6 +826,7 @@ def _single(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabul
 
 _KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
 _ATTR_OF_KNOB = {k.id: k.attr for k in KNOBS}
+_OPTIONS_OF_ATTR = {k.attr: k.option_names for k in KNOBS}
 
 
 _KNOB_ORDER = {k.id: i for i, k in enumerate(KNOBS)}
@@ -783,6 +838,21 @@ PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
 conformant producer may send depends on them, so the all-readings sweep forks moves on them."""
 
 _REPRESENTATIVES: dict = {}
+
+
+def _forked(reading: Reading, options: dict) -> Reading:
+    """``reading`` with the knobs ``options`` names (reading attribute -> option) set so
+    (memoised: the sweep forks the same checks over the same options many times)."""
+    key = (reading, tuple(options.items()))
+    found = _FORKED.get(key)
+    if found is None:
+        if len(_FORKED) >= 4096:
+            _FORKED.clear()
+        found = _FORKED[key] = replace(reading, **options)
+    return found
+
+
+_FORKED: dict = {}
 
 
 def _representative(cls: tuple) -> Reading:

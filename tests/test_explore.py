@@ -380,3 +380,30 @@ def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
     assert [type(e).__name__ for e in trace] == ["RunStarted", "ActivitySnapshot",
                                                  "ActivitySnapshot", "ActivityDelta"]
     assert witness.startswith("order ['act-")
+
+
+def test_the_sweep_checks_properties_under_every_reading_of_a_class(monkeypatch):
+    """A class of readings shares a step's result, not a property's verdict: a snapshot that
+    ignores Q11=move when it carries rawEvent steps alike under both options of Q11 (so the
+    sweep never splits on it there), but P36's re-step without rawEvent moves the message under
+    Q11=move. The sweep checks that option too, as one-reading exploration under Q11=move
+    does, and finds it on the same shortest trace."""
+    import model.consumer as consumer_module
+    from model.events import ActivitySnapshot
+    from model.readings import parse_reading
+    from properties.catalogue import PROPERTY_BY_ID
+    decide_snapshot = consumer_module._DECIDERS[ActivitySnapshot]
+
+    def ignores_move_with_raw_event(f, event, reading):
+        d = decide_snapshot(f, event, reading)
+        if event.raw_event is not None and d.change == consumer_module.MOVE:
+            return d.but(change=consumer_module.PUT)
+        return d
+    monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, ignores_move_with_raw_event)
+    p36 = PROPERTY_BY_ID["P36-raw-event-ignored"]
+    swept = explore(depth=4, reading=None, properties=(p36,))
+    alone = explore(depth=4, reading=parse_reading("Q11=move"), properties=(p36,),
+                    check_readings=False)
+    assert list(swept.violations) == list(alone.violations) == [p36.id]
+    assert len(swept.violations[p36.id][0]) == len(alone.violations[p36.id][0]) == 4
+    assert explore(depth=4, properties=(p36,), check_readings=False).violations == {}  # draft
