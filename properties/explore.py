@@ -598,9 +598,11 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
 
     def class_outcome(key: tuple, lc: int, node: int, state, e: int, result, rs: int, b: int,
                       ba: int, ok: bool):
-        """The first property (catalogue order) the leaf transition ``key`` violates under any
-        reading of class ``lc``, as ``(property, witness)``; ``()`` when all hold under every
-        one of them; :data:`_BROKEN` when the run input raised.
+        """The properties the leaf transition ``key`` violates under the readings of class
+        ``lc``: for each reading, the first it violates (catalogue order), as a tuple of
+        ``(property, witness)`` in catalogue order, one per property (the witness of one found
+        under a forked reading says under which options); ``()`` when all hold under every one
+        of them; :data:`_BROKEN` when the run input raised.
 
         The checks run under the class's representative first. Where they consulted a knob
         the class leaves open, the class's other readings may disagree, so they run again for
@@ -610,17 +612,16 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         (:func:`step_leaves`). Each outcome comes from ``checked`` when an entry holds for the
         reading, else from :func:`check`."""
         rep = representatives[lc]
+        fixed = class_attrs[lc]
         entry = _known(checked.get(key), rep)
         if entry is not None:
-            fixed = class_attrs[lc]
             if all(attr in fixed for attr, _ in entry[0]):  # it holds for the whole class
-                return entry[1] or ()
+                return (entry[1],) if entry[1] is not None else ()
             found = class_checked.get((key, lc))
             if found is not None:
                 return found
-        fixed = class_attrs[lc]
         pending = [({}, rep)]  # (options beyond the class's, their reading)
-        worst = None
+        violated: dict = {}  # property id -> (property, witness), the first found
         while pending:
             extra, reading = pending.pop()
             entry = _known(checked.get(key), reading)
@@ -629,8 +630,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 if entry is _BROKEN:
                     return _BROKEN
             knobs, found = entry
-            if found is not None and (worst is None or order[found[0].id] < order[worst[0].id]):
-                worst = found
+            if found is not None and found[0].id not in violated:
+                violated[found[0].id] = found if not extra else (found[0], (
+                    f"{found[1]} (under "
+                    f"{describe_assignment({_KNOB_OF_ATTR[a]: o for a, o in extra.items()})})"))
             agreed = dict(extra)
             for attr, option in knobs:
                 if attr in fixed or attr in extra:
@@ -640,7 +643,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         fork = {**agreed, attr: other}
                         pending.append((fork, _forked(rep, fork)))
                 agreed[attr] = option
-        outcome = class_checked[(key, lc)] = worst or ()
+        outcome = class_checked[(key, lc)] = tuple(
+            sorted(violated.values(), key=lambda found: order[found[0].id]))
         return outcome
 
     def check(key: tuple, reading: Reading, node: int, state, e: int, result, rs: int, b: int,
@@ -724,9 +728,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                                                   ok)
                             if found is _BROKEN:
                                 continue
-                            if found:
-                                _record(report.violations, found[0].id, node, events.values[e],
-                                        found[1], parents)
+                            for prop, witness in found:
+                                _record(report.violations, prop.id, node, events.values[e],
+                                        witness, parents)
                         reached = (ba, rs, pa, lc)
                         if keep_edges or reached not in visited:  # else reach() would do nothing
                             bfs.reach(reached, node, events.values[e], halted, level)

@@ -406,4 +406,32 @@ def test_the_sweep_checks_properties_under_every_reading_of_a_class(monkeypatch)
                     check_readings=False)
     assert list(swept.violations) == list(alone.violations) == [p36.id]
     assert len(swept.violations[p36.id][0]) == len(alone.violations[p36.id][0]) == 4
+    assert swept.violations[p36.id][1].endswith("(under Q11=move)")
     assert explore(depth=4, properties=(p36,), check_readings=False).violations == {}  # draft
+
+
+def test_a_violation_under_one_reading_does_not_hide_another_under_another():
+    """On one transition, one property may fail under a class's forked reading and a later one
+    under its representative: the sweep reports both, as the two one-reading explorations
+    each report theirs."""
+    from model.events import ActivitySnapshot
+    from model.readings import parse_reading
+    from properties.catalogue import Property
+
+    def under_retype(t):
+        return "snapshot under Q5=retype" if isinstance(t.event, ActivitySnapshot) and \
+            t.reading.q5 == "retype" else None
+
+    def under_skip(t):
+        return "snapshot under Q5=skip" if isinstance(t.event, ActivitySnapshot) and \
+            t.reading.q5 == "skip" else None
+    first = Property("Y-first", "synthetic", (), "step", under_retype, scope="step")
+    second = Property("X-second", "synthetic", (), "step", under_skip, scope="step")
+    swept = explore(depth=3, reading=None, properties=(first, second))
+    assert sorted(swept.violations) == ["X-second", "Y-first"]
+    assert swept.violations["Y-first"][1] == "snapshot under Q5=retype (under Q5=retype)"
+    for reading, expected in (("draft", ["X-second"]), ("Q5=retype", ["Y-first"])):
+        alone = explore(depth=3, reading=parse_reading(reading), properties=(first, second),
+                        check_readings=False)
+        assert sorted(alone.violations) == expected
+        assert len(alone.violations[expected[0]][0]) == len(swept.violations[expected[0]][0])
