@@ -426,12 +426,12 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # views agree (all beliefs, for an event no belief-reading property applies to), every
     # leaf with the same step outcome and every agreeing class.
     checked: dict = {}  # (belief views, state, event, outcome, ok) -> [(consulted, result)]
+    # (transition key, class) -> the violations under the class's readings (the first under
+    # each), for the transitions where the checks consulted a knob the class leaves open
+    class_checked: dict = {}
     # The same for the properties of narrower scope (Property.scope), shared across every
     # transition that agrees on what they read: the state after (with the conformance flag),
     # the target view (with the belief views), or the step alone.
-    # (transition key, class) -> the first violation under any of the class's readings, for
-    # the transitions where the checks consulted a knob the class leaves open
-    class_checked: dict = {}
     after_checked: dict = {}  # (result state, ok) -> [(consulted, result)]
     step_checked: dict = {}  # (state, event, step outcome) -> [(consulted, result)]
     target_checked: dict = {}  # (belief views, event, rest of the target view) -> [...]
@@ -615,7 +615,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         fixed = class_attrs[lc]
         entry = _known(checked.get(key), rep)
         if entry is not None:
-            if all(attr in fixed for attr, _ in entry[0]):  # it holds for the whole class
+            knobs = entry[0]
+            if not knobs or all(attr in fixed for attr, _ in knobs):  # it holds class-wide
                 return (entry[1],) if entry[1] is not None else ()
             found = class_checked.get((key, lc))
             if found is not None:
