@@ -694,7 +694,8 @@ def _text_leaves_activity(t: Transition) -> Optional[str]:
 def _raw_event_ignored(t: Transition) -> Optional[str]:
     if t.restep is None or t.event.raw_event is None or t.before.halted:
         return None
-    state, warnings, fatal = t.restep(t.before, replace(t.event, raw_event=None))
+    state, warnings, fatal = t.restep(t.before, _by_identity(_STRIPPED_EVENTS, t.event,
+                                                             _without_raw_event))
     if (state, fatal is None) != (t.after, t.fatal is None):
         return "the step's outcome changed when rawEvent was removed"
     return None
@@ -705,11 +706,11 @@ def _opaque(message_id: str) -> str:
     return "op4que:" + message_id[::-1]
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 18)
 def _renamed_state(state: ConsumerState) -> ConsumerState:
     """``state`` with every message id renamed by :func:`_opaque` (memoised: the exhaustive
-    search checks P37 on the same states many times, and a renamed state computes its hash
-    once)."""
+    search checks P37 on the same states many times, the state after one step being the state
+    before the next ones, and a renamed state computes its hash once)."""
     f = _opaque
     return state.but(messages=tuple(map(_renamed_message, state.messages)),
                      held_ever=frozenset(f(i) for i in state.held_ever),
@@ -725,16 +726,44 @@ def _renamed_message(m: Message) -> Message:
                    m.first_owner, m.other)
 
 
-@lru_cache(maxsize=1 << 12)
 def _renamed_event(event: Event) -> Event:
+    """``event`` with its ``message_id`` renamed by :func:`_opaque`."""
     return replace(event, message_id=_opaque(event.message_id))
+
+
+def _without_raw_event(event: Event) -> Event:
+    """``event`` without its ``rawEvent`` (what P36 compares the step against)."""
+    return replace(event, raw_event=None)
+
+
+def _by_identity(memo: dict, event: Event, make: Callable[[Event], Event]) -> Event:
+    """``make(event)``, memoised in ``memo`` by the event's identity: the searches pass the
+    same event objects many times, and hashing an event would hash all its fields. An entry
+    holds the event itself, so its id cannot pass to another object while the entry stands;
+    the memo is emptied when it reaches 4,096 entries."""
+    hit = memo.get(id(event))
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    made = make(event)
+    if len(memo) >= 4096:
+        memo.clear()
+    memo[id(event)] = (event, made)
+    return made
+
+
+_RENAMED_EVENTS: dict = {}
+"""The memo of :func:`_renamed_event` for P37 (see :func:`_by_identity`)."""
+
+_STRIPPED_EVENTS: dict = {}
+"""The memo of :func:`_without_raw_event` for P36 (see :func:`_by_identity`)."""
 
 
 def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
         return None
-    state, _, fatal = t.restep(_renamed_state(t.before), _renamed_event(t.event))
+    state, _, fatal = t.restep(_renamed_state(t.before),
+                               _by_identity(_RENAMED_EVENTS, t.event, _renamed_event))
     if (fatal is None) != (t.fatal is None) or state != _renamed_state(t.after):
         return "renaming the message ids changed what the step did"
     return None

@@ -449,6 +449,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # each leaf a Decision (decided) or a StepResult, or the exception the step raised: for the
     # states and events the properties re-step (P36, P37), which the search never steps.
     resteps: dict = {}
+    violations = report.violations
     frontier = bfs.start((0, 0, 0, 0))
     level = 0
 
@@ -596,8 +597,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             raise AssertionError("no leaf of the step's decision tree takes the reading")
         return restep
 
-    def class_outcome(key: tuple, lc: int, node: int, state, e: int, result, rs: int, b: int,
-                      ba: int, ok: bool):
+    def class_outcome(key: tuple, lc: int, entry: Optional[tuple], node: int, state, e: int,
+                      result, rs: int, b: int, ba: int, ok: bool):
         """The properties the leaf transition ``key`` violates under the readings of class
         ``lc``: for each reading, the first it violates (catalogue order), as a tuple of
         ``(property, witness)`` in catalogue order, one per property (the witness of one found
@@ -610,17 +611,19 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         consulted list and take that option), and so on: the class's readings are partitioned
         by the knobs the checks consult, as a step's by the knobs it consults
         (:func:`step_leaves`). Each outcome comes from ``checked`` when an entry holds for the
-        reading, else from :func:`check`."""
+        reading, else from :func:`check`; ``entry`` is the one that holds for the
+        representative, or None when none does yet."""
         rep = representatives[lc]
         fixed = class_attrs[lc]
-        entry = _known(checked.get(key), rep)
-        if entry is not None:
-            knobs = entry[0]
-            if not knobs or all(attr in fixed for attr, _ in knobs):  # it holds class-wide
-                return (entry[1],) if entry[1] is not None else ()
-            found = class_checked.get((key, lc))
-            if found is not None:
-                return found
+        if entry is None:
+            entry = check(key, rep, node, state, e, result, rs, b, ba, ok)
+            if entry is _BROKEN:
+                return _BROKEN
+        if entry[2] <= fixed:  # it holds class-wide
+            return (entry[1],) if entry[1] is not None else ()
+        found = class_checked.get((key, lc))
+        if found is not None:
+            return found
         pending = [({}, rep)]  # (options beyond the class's, their reading)
         violated: dict = {}  # property id -> (property, witness), the first found
         while pending:
@@ -630,7 +633,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 entry = check(key, reading, node, state, e, result, rs, b, ba, ok)
                 if entry is _BROKEN:
                     return _BROKEN
-            knobs, found = entry
+            knobs, found, _ = entry
             if found is not None and found[0].id not in violated:
                 violated[found[0].id] = found if not extra else (found[0], (
                     f"{found[1]} (under "
@@ -652,9 +655,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
               ba: int, ok: bool):
         """Compute (no cached outcome applies to the transition ``key`` under ``reading``) the
         first property the leaf transition violates under ``reading``: the entry ``(consulted
-        (attribute, option) pairs, (property, witness) or None)`` added to ``checked[key]``,
-        valid under every reading that agrees on those pairs; :data:`_BROKEN` when the run input
-        raised. The properties of scope ``"after"``, ``"target"`` and ``"step"`` come from their
+        (attribute, option) pairs, (property, witness) or None, frozenset of the consulted
+        attributes)`` added to ``checked[key]``, valid under every reading that agrees on those
+        pairs; :data:`_BROKEN` when the run input raised. The properties of scope ``"after"``, ``"target"`` and ``"step"`` come from their
         shared tables (:func:`_shared`), the others are checked afresh (:func:`_fresh`)."""
         event = events.values[e]
         run_input = inputs.get(rs)
@@ -692,7 +695,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             if found is not None and (outcome is None or
                                       order[found[0].id] < order[outcome[0].id]):
                 outcome = found
-        entry = (tuple(dict.fromkeys(consulted)) if len(consulted) > 1 else consulted, outcome)
+        if len(consulted) > 1:
+            consulted = tuple(dict.fromkeys(consulted))
+        entry = (consulted, outcome,
+                 frozenset([attr for attr, _ in consulted]) if consulted else _NOTHING)
         checked.setdefault(key, []).append(entry)
         return entry
 
@@ -703,7 +709,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                 state = states.values[s]
                 for e, pa, ok, ba in moves_of(b, p):
                     report.edges += 1
-                    tree = tree_of(s, e)
+                    tree = trees.get((s, e))
+                    if tree is None:
+                        tree = tree_of(s, e)
                     if isinstance(tree, Exception):
                         _record(report.violations, "P00-no-exception", node, events.values[e],
                                 f"{type(tree).__name__}: {tree}", parents)
@@ -712,7 +720,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                     if len(tree) == 1:
                         leaves = ((c, 0),)
                     else:
-                        leaves, candidates = fork_of(shape, c)
+                        leaves, candidates = forks.get((shape, c)) or fork_of(shape, c)
                         rank = (level, not draft_conformant[pa])
                         if len(leaves) > 1 and ok and not state.halted and \
                                 _may_improve(split_cost, candidates, rank):
@@ -720,18 +728,27 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                                                                 for lc, leaf in leaves],
                                            node, events.values[e], parents, rank)
                     props, readers, _ = dispatch[e] if properties else ((), (), ())
+                    view = None
+                    if readers:
+                        view = views.get((b, ba, e))
+                        if view is None:
+                            view = view_of(b, ba, e, readers)
                     for lc, leaf in leaves:
                         _, result, rs, halted, outcome, _ = tree[leaf]
                         if props:
-                            key = (view_of(b, ba, e, readers) if readers else None, s, e,
-                                   outcome, ok)
-                            found = class_outcome(key, lc, node, state, e, result, rs, b, ba,
-                                                  ok)
-                            if found is _BROKEN:
-                                continue
+                            key = (view, s, e, outcome, ok)
+                            entry = _known(checked.get(key), representatives[lc])
+                            if entry is not None and entry[2] <= class_attrs[lc]:
+                                # the common case: an outcome that holds class-wide
+                                found = (entry[1],) if entry[1] is not None else ()
+                            else:
+                                found = class_outcome(key, lc, entry, node, state, e, result, rs,
+                                                      b, ba, ok)
+                                if found is _BROKEN:
+                                    continue
                             for prop, witness in found:
-                                _record(report.violations, prop.id, node, events.values[e],
-                                        witness, parents)
+                                _record(violations, prop.id, node, events.values[e], witness,
+                                        parents)
                         reached = (ba, rs, pa, lc)
                         if keep_edges or reached not in visited:  # else reach() would do nothing
                             bfs.reach(reached, node, events.values[e], halted, level)
@@ -743,6 +760,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         report.nodes = [(beliefs.values[b], states.values[s], producer_sets.values[p],
                          classes.values[c]) for b, s, p, c in nodes]
 
+
+_NOTHING: frozenset = frozenset()
+"""The consulted attributes of a sweep check entry that consulted none."""
 
 _BROKEN = ("run input raised",)
 """A sweep check outcome: computing the run input raised (recorded as P00; the leaf is not
