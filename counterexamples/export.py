@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence, Union
 from model.consumer import ConsumerState, Fatal, Warning, initial_state
 from model.events import Event, Malformed, Unrecognised
 from model.json_values import freeze
-from model.readings import DRAFT, Reading, parse_reading
+from model.readings import DRAFT, KNOB_BY_ID, Reading, parse_reading
 from model.verdict import evaluate, trace_states
 from model.wire import dump_jsonl, parse_events
 
@@ -154,7 +154,8 @@ def load_finding(path: str) -> dict:
         OSError: the file cannot be read.
         ValueError: the file is not UTF-8 JSON, or not a finding; the message names the file and
             what is missing or wrong (e.g. ``"x.jsonl: not a finding: not valid JSON (line 2,
-            column 1: Extra data)"``, ``"t.json: not a finding: missing 'id', 'kind'"``).
+            column 1: Extra data)"``, ``"t.json: not a finding: missing 'id', 'kind'"``); a
+            ``knob`` that is not a knob id of the model (:data:`~model.readings.KNOB_BY_ID`).
     """
     name = path  # as the user typed it, like every other error message
     try:
@@ -189,6 +190,10 @@ def load_finding(path: str) -> dict:
             isinstance(doc.get("peerVerdict"), dict) and isinstance(doc.get("peer"), str)):
         raise ValueError(f"{name}: not a finding: a peer-divergence finding needs 'peer' (a "
                          "string) and 'peerVerdict' (an object)")
+    knob = doc.get("knob")
+    if knob is not None and knob not in KNOB_BY_ID:
+        raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, not a knob of the "
+                         f"model (known: {', '.join(KNOB_BY_ID)})")
     if doc["kind"] in _CLASSED:
         verdicts = doc.get("verdicts")
         if not isinstance(verdicts, list) or not verdicts or not all(

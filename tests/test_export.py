@@ -288,6 +288,8 @@ def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
     ('{"id": "x", "kind": "ambiguity", "events": []}', "'events' must be a non-empty array"),
     ('{"id": "x", "kind": "ambiguity", "events": [{"type": "RUN_STARTED"}]}', "'verdicts'"),
     ('{"id": "x", "kind": "property", "events": [{"type": "RUN_STARTED"}]}', "'property'"),
+    ('{"id": "x", "kind": "ambiguity", "knob": "Q99", "events": [{"type": "RUN_STARTED"}]}',
+     "'knob' is \"Q99\", not a knob of the model (known: Q1, Q2,"),
 ])
 def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
     file = tmp_path / "bad.json"
