@@ -1,5 +1,7 @@
-"""Exhaustive exploration: distinct states, edges, depth reached and states per second for the
-default exploration vocabulary, with and without the per-edge checks.
+"""Exhaustive exploration benchmark: distinct states and edges per second, default vocabulary.
+
+Distinct states, edges, depth reached and states per second for the default exploration
+vocabulary, with and without the per-edge checks.
 
 Five configurations at the default bound (depth 4), each a breadth-first search from the empty
 consumer:

@@ -1,5 +1,7 @@
-"""The zoo benchmark: does the stateful search catch each wrong consumer, with which property,
-after how many examples and seconds, and with how long a (shrunk) witness?
+"""The zoo benchmark: how the stateful search and BFS catch each wrong consumer of the zoo.
+
+Does the stateful search catch each wrong consumer, with which property, after how many examples
+and seconds, and with how long a (shrunk) witness?
 
 Each mutant of :data:`properties.zoo.MUTANTS` is driven by the adversarial machine (conformant
 moves mixed with labelled non-conformant ones) under the reading it claims (``draft`` for all

@@ -440,6 +440,10 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     view_ids = _Interned()
     inputs: dict = {}  # result state -> run input
     split_cost: dict = {}
+    # fork candidates -> the least rank at which no split witness of theirs could improve
+    # (:func:`_may_improve`): it cannot at any rank after it either, as the search's ranks only
+    # grow and the recorded costs only fall
+    split_settled: dict = {}
     visited, keep_edges = bfs.visited, bfs.keep_edges
     # id(event) -> (event, its number), for the restep's events; an entry holds the event, so
     # its id cannot pass to another object while the entry stands.
@@ -721,12 +725,18 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         leaves = ((c, 0),)
                     else:
                         leaves, candidates = forks.get((shape, c)) or fork_of(shape, c)
-                        rank = (level, not draft_conformant[pa])
-                        if len(leaves) > 1 and ok and not state.halted and \
-                                _may_improve(split_cost, candidates, rank):
-                            _record_splits(report, split_cost, [(classes.values[lc], tree[leaf][1])
-                                                                for lc, leaf in leaves],
-                                           node, events.values[e], parents, rank)
+                        if len(leaves) > 1 and ok and not state.halted:
+                            rank = (level, not draft_conformant[pa])
+                            settled = split_settled.get(candidates)
+                            if settled is not None and settled <= rank:
+                                pass  # no split witness of these knobs can improve any more
+                            elif _may_improve(split_cost, candidates, rank):
+                                _record_splits(report, split_cost,
+                                               [(classes.values[lc], tree[leaf][1])
+                                                for lc, leaf in leaves],
+                                               node, events.values[e], parents, rank)
+                            else:
+                                split_settled[candidates] = rank
                     props, readers, _ = dispatch[e] if properties else ((), (), ())
                     view = None
                     if readers:
