@@ -1,4 +1,4 @@
-"""Exhaustive exploration benchmark: distinct states and edges per second, default vocabulary.
+"""Exhaustive exploration benchmark: distinct states and edges per second, exploration vocabulary.
 
 Distinct states, edges, depth reached and states per second for the default exploration
 vocabulary, with and without the per-edge checks.

@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence, Union
 from model.consumer import ConsumerState, Fatal, Warning, initial_state
 from model.events import Event, Malformed, Unrecognised
 from model.json_values import freeze
-from model.readings import DRAFT, KNOB_BY_ID, Reading, parse_reading
+from model.readings import DRAFT, KNOB_BY_ID, Reading, ReadingError, parse_reading
 from model.verdict import evaluate, trace_states
 from model.wire import dump_jsonl, parse_events
 
@@ -155,7 +155,8 @@ def load_finding(path: str) -> dict:
         ValueError: the file is not UTF-8 JSON, or not a finding; the message names the file and
             what is missing or wrong (e.g. ``"x.jsonl: not a finding: not valid JSON (line 2,
             column 1: Extra data)"``, ``"t.json: not a finding: missing 'id', 'kind'"``); a
-            ``knob`` that is not a knob id of the model (:data:`~model.readings.KNOB_BY_ID`).
+            ``knob`` that is not a knob id of the model (:data:`~model.readings.KNOB_BY_ID`),
+            or, in an ambiguity finding, missing or not the knob its ``pair`` differs in.
     """
     name = path  # as the user typed it, like every other error message
     try:
@@ -190,10 +191,6 @@ def load_finding(path: str) -> dict:
             isinstance(doc.get("peerVerdict"), dict) and isinstance(doc.get("peer"), str)):
         raise ValueError(f"{name}: not a finding: a peer-divergence finding needs 'peer' (a "
                          "string) and 'peerVerdict' (an object)")
-    knob = doc.get("knob")
-    if knob is not None and knob not in KNOB_BY_ID:
-        raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, not a knob of the "
-                         f"model (known: {', '.join(KNOB_BY_ID)})")
     if doc["kind"] in _CLASSED:
         verdicts = doc.get("verdicts")
         if not isinstance(verdicts, list) or not verdicts or not all(
@@ -209,7 +206,38 @@ def load_finding(path: str) -> dict:
         if not isinstance(doc.get("atEvent"), int) or isinstance(doc.get("atEvent"), bool):
             raise ValueError(f"{name}: not a finding: a property finding needs 'atEvent' (an "
                              "event index)")
+    _check_knob(name, doc)
     return doc
+
+
+def _check_knob(name: str, doc: dict) -> None:
+    """Refuse (ValueError naming the file and the field) a finding's ``knob`` that is not a knob
+    id of the model, and an ambiguity finding whose ``knob`` is missing or is not the knob its
+    ``pair`` of readings differs in (ambiguity findings, :class:`~counterexamples.findings.Finding`,
+    always record both)."""
+    knob = doc.get("knob")
+    if knob is None and doc["kind"] != "ambiguity":
+        return
+    if not isinstance(knob, str) or knob not in KNOB_BY_ID:
+        raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, not a knob of the "
+                         f"model (known: {', '.join(KNOB_BY_ID)})")
+    if doc["kind"] != "ambiguity":
+        return
+    pair = doc.get("pair")
+    attr = KNOB_BY_ID[knob].attr
+    try:
+        options = [getattr(parse_reading(side), attr) for side in pair] \
+            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair) \
+            else None
+    except ReadingError as exc:
+        raise ValueError(f"{name}: not a finding: 'pair' holds a reading that does not parse "
+                         f"({exc})") from None
+    if options is None:
+        raise ValueError(f"{name}: not a finding: an ambiguity finding needs 'pair', the two "
+                         "readings (strings) that differ in its knob")
+    if options[0] == options[1]:
+        raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, but the readings "
+                         f"of 'pair' ({pair[0]}; {pair[1]}) agree on it")
 
 
 # --- shared helpers -----------------------------------------------------------------------------

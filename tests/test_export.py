@@ -288,8 +288,6 @@ def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
     ('{"id": "x", "kind": "ambiguity", "events": []}', "'events' must be a non-empty array"),
     ('{"id": "x", "kind": "ambiguity", "events": [{"type": "RUN_STARTED"}]}', "'verdicts'"),
     ('{"id": "x", "kind": "property", "events": [{"type": "RUN_STARTED"}]}', "'property'"),
-    ('{"id": "x", "kind": "ambiguity", "knob": "Q99", "events": [{"type": "RUN_STARTED"}]}',
-     "'knob' is \"Q99\", not a knob of the model (known: Q1, Q2,"),
 ])
 def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
     file = tmp_path / "bad.json"
@@ -298,6 +296,39 @@ def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
         load_finding(str(file))
     assert str(info.value).startswith(f"{file}: not a finding: ")
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("knob, message", [
+    ("Q99", "'knob' is \"Q99\", not a knob of the model (known: Q1, Q2,"),
+    (["Q1"], "'knob' is [\"Q1\"], not a knob of the model"),
+    ({"a": 1}, "'knob' is {\"a\": 1}, not a knob of the model"),
+    (None, "'knob' is null, not a knob of the model"),
+])
+def test_load_finding_refuses_a_knob_that_is_not_one(findings, tmp_path, knob, message):
+    _, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
+    edited = dict(finding, knob=knob)
+    file = tmp_path / "edited.json"
+    file.write_text(json.dumps(edited), encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_finding(str(file))
+    assert str(info.value).startswith(f"{file}: not a finding: ")
+    assert message in str(info.value)
+
+
+def test_load_finding_refuses_a_knob_its_pair_does_not_split(findings, tmp_path):
+    """An ambiguity finding's knob is the one its two readings differ in: another knob (which
+    would export the finding under that knob's question) is refused, naming the pair."""
+    _, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
+    other = next(k for k in ("Q7", "Q1") if k != finding["knob"])
+    file = tmp_path / "edited.json"
+    file.write_text(json.dumps(dict(finding, knob=other)), encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_finding(str(file))
+    assert str(info.value) == (f"{file}: not a finding: 'knob' is \"{other}\", but the readings "
+                               f"of 'pair' ({finding['pair'][0]}; {finding['pair'][1]}) agree "
+                               "on it")
+    file.write_text(json.dumps(finding), encoding="utf-8")  # its own knob loads
+    assert load_finding(str(file))["knob"] == finding["knob"]
 
 
 # --- command line -------------------------------------------------------------------------------
