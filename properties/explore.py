@@ -661,8 +661,9 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         first property the leaf transition violates under ``reading``: the entry ``(consulted
         (attribute, option) pairs, (property, witness) or None, frozenset of the consulted
         attributes)`` added to ``checked[key]``, valid under every reading that agrees on those
-        pairs; :data:`_BROKEN` when the run input raised. The properties of scope ``"after"``, ``"target"`` and ``"step"`` come from their
-        shared tables (:func:`_shared`), the others are checked afresh (:func:`_fresh`)."""
+        pairs; :data:`_BROKEN` when the run input raised. The properties of scope ``"after"``,
+        ``"target"`` and ``"step"`` come from their shared tables (:func:`_shared`), the others
+        are checked afresh (:func:`_fresh`)."""
         event = events.values[e]
         run_input = inputs.get(rs)
         if run_input is None:
