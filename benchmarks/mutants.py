@@ -12,7 +12,8 @@ fail) and their throughput in steps per second.
 Targets (issue 3): at least 90% of the zoo caught within 500 examples each, median time to catch
 under 5 s; at least 1,000 machine steps per second on one core.
 
-Usage: python benchmarks/mutants.py [--examples N] [--seed S] [--only NAME...] [--json]
+Usage: python benchmarks/mutants.py [--examples N] [--seed S] [--only NAME...] [--no-bfs]
+       [--bfs-depth D] [--json]
 """
 from __future__ import annotations
 
@@ -107,12 +108,15 @@ def main(argv=None) -> int:
     """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
     returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--examples", type=int, default=500,
+                        help="Hypothesis examples per mutant (default 500)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the stateful search (default 0)")
     parser.add_argument("--only", nargs="*", help="mutant names to run (default: all)")
     parser.add_argument("--no-bfs", action="store_true", help="skip the exhaustive search")
-    parser.add_argument("--bfs-depth", type=int, default=4)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--bfs-depth", type=int, default=4,
+                        help="depth bound of the exhaustive search (default 4)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     figures = measure(args.examples, args.seed, args.only, not args.no_bfs, args.bfs_depth)
     if args.json:
