@@ -224,17 +224,15 @@ def _check_knob(name: str, doc: dict) -> None:
     if doc["kind"] != "ambiguity":
         return
     pair = doc.get("pair")
+    if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+        raise ValueError(f"{name}: not a finding: an ambiguity finding needs 'pair', the two "
+                         "readings (strings) that differ in its knob")
     attr = KNOB_BY_ID[knob].attr
     try:
-        options = [getattr(parse_reading(side), attr) for side in pair] \
-            if isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair) \
-            else None
+        options = [getattr(parse_reading(side), attr) for side in pair]
     except ReadingError as exc:
         raise ValueError(f"{name}: not a finding: 'pair' holds a reading that does not parse "
                          f"({exc})") from None
-    if options is None:
-        raise ValueError(f"{name}: not a finding: an ambiguity finding needs 'pair', the two "
-                         "readings (strings) that differ in its knob")
     if options[0] == options[1]:
         raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, but the readings "
                          f"of 'pair' ({pair[0]}; {pair[1]}) agree on it")

@@ -315,6 +315,22 @@ def test_load_finding_refuses_a_knob_that_is_not_one(findings, tmp_path, knob, m
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize("pair, message", [
+    (None, "an ambiguity finding needs 'pair', the two readings (strings)"),
+    (["Q1=merge"], "an ambiguity finding needs 'pair', the two readings (strings)"),
+    (["Q1=merge", "Q1=bogus"], "'pair' holds a reading that does not parse (unknown option "
+                               "'bogus' for Q1"),
+])
+def test_load_finding_refuses_a_pair_that_is_not_one(findings, tmp_path, pair, message):
+    _, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
+    file = tmp_path / "edited.json"
+    file.write_text(json.dumps(dict(finding, pair=pair)), encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_finding(str(file))
+    assert str(info.value).startswith(f"{file}: not a finding: ")
+    assert message in str(info.value)
+
+
 def test_load_finding_refuses_a_knob_its_pair_does_not_split(findings, tmp_path):
     """An ambiguity finding's knob is the one its two readings differ in: another knob (which
     would export the finding under that knob's question) is refused, naming the pair."""
