@@ -30,7 +30,7 @@ from model.readings import Reading
 
 __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
            "check_transition", "applicable", "first_violation", "coverage_table",
-           "PropertyViolation", "SCOPES", "target_view"]
+           "PropertyViolation", "SCOPES", "target_view", "by_identity"]
 
 
 @dataclass(frozen=True, init=False)
@@ -694,7 +694,7 @@ def _text_leaves_activity(t: Transition) -> Optional[str]:
 def _raw_event_ignored(t: Transition) -> Optional[str]:
     if t.restep is None or t.event.raw_event is None or t.before.halted:
         return None
-    state, warnings, fatal = t.restep(t.before, _by_identity(_STRIPPED_EVENTS, t.event,
+    state, warnings, fatal = t.restep(t.before, by_identity(_STRIPPED_EVENTS, t.event,
                                                              _without_raw_event))
     if (state, fatal is None) != (t.after, t.fatal is None):
         return "the step's outcome changed when rawEvent was removed"
@@ -736,26 +736,27 @@ def _without_raw_event(event: Event) -> Event:
     return replace(event, raw_event=None)
 
 
-def _by_identity(memo: dict, event: Event, make: Callable[[Event], Event]) -> Event:
-    """``make(event)``, memoised in ``memo`` by the event's identity: the searches pass the
-    same event objects many times, and hashing an event would hash all its fields. An entry
-    holds the event itself, so its id cannot pass to another object while the entry stands;
-    the memo is emptied when it reaches 4,096 entries."""
-    hit = memo.get(id(event))
-    if hit is not None and hit[0] is event:
+def by_identity(memo: dict, value: object, make: Callable[[object], object]) -> object:
+    """``make(value)``, memoised in ``memo`` by the value's identity, for values the searches
+    pass as the same objects many times and that cost a full hash to look up by equality
+    (events hash all their fields). ``memo`` maps ``id(value)`` to ``(value, made)``: an entry
+    holds the value itself, so its id cannot pass to another object while the entry stands. The
+    memo is emptied when it reaches 4,096 entries. Raises what ``make`` raises."""
+    hit = memo.get(id(value))
+    if hit is not None and hit[0] is value:
         return hit[1]
-    made = make(event)
+    made = make(value)
     if len(memo) >= 4096:
         memo.clear()
-    memo[id(event)] = (event, made)
+    memo[id(value)] = (value, made)
     return made
 
 
 _RENAMED_EVENTS: dict = {}
-"""The memo of :func:`_renamed_event` for P37 (see :func:`_by_identity`)."""
+"""The memo of :func:`_renamed_event` for P37 (see :func:`by_identity`)."""
 
 _STRIPPED_EVENTS: dict = {}
-"""The memo of :func:`_without_raw_event` for P36 (see :func:`_by_identity`)."""
+"""The memo of :func:`_without_raw_event` for P36 (see :func:`by_identity`)."""
 
 
 def _ids_opaque(t: Transition) -> Optional[str]:
@@ -763,7 +764,7 @@ def _ids_opaque(t: Transition) -> Optional[str]:
             t.before.halted:
         return None
     state, _, fatal = t.restep(_renamed_state(t.before),
-                               _by_identity(_RENAMED_EVENTS, t.event, _renamed_event))
+                               by_identity(_RENAMED_EVENTS, t.event, _renamed_event))
     if (fatal is None) != (t.fatal is None) or state != _renamed_state(t.after):
         return "renaming the message ids changed what the step did"
     return None

@@ -54,8 +54,8 @@ from model.producer import Belief, Vocabulary, adversarial_moves, advance, moves
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
-from properties.catalogue import (PROPERTIES, Property, Transition, applicable, check_transition,
-                                  first_violation, target_view)
+from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
+                                  check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
@@ -445,8 +445,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
     # grow and the recorded costs only fall
     split_settled: dict = {}
     visited, keep_edges = bfs.visited, bfs.keep_edges
-    # id(event) -> (event, its number), for the restep's events; an entry holds the event, so
-    # its id cannot pass to another object while the entry stands.
+    # the restep's events by identity (:func:`~properties.catalogue.by_identity`): their numbers
     numbered_by_id: dict = {}
     # (state, event) -> the decision tree the restep reads, (decided, [(assignment items,
     # knobs, their attributes, leaf)]) with knobs as (reading attribute, option) pairs and
@@ -572,18 +571,15 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             # The renamed events P37 passes come from its memo table, the same objects each
             # time: find their numbers by identity before hashing and comparing them whole
             # (states cache their hash).
-            hit = numbered_by_id.get(id(ev))
-            if hit is None or hit[0] is not ev:
-                hit = numbered_by_id[id(ev)] = (ev, events.number(ev))
-            key = (st, hit[1])
+            key = (st, by_identity(numbered_by_id, ev, events.number))
             tree = resteps.get(key)
             if tree is None:
                 try:
-                    decisions = decisions_of(st, hit[1])
+                    decisions = decisions_of(st, key[1])
                     # an activity event's leaves are settled when a reading reaches them
                     tree = (True, decisions) if decisions is not None else \
                         (False, [(items, knobs, tuple(a for a, _ in knobs), r)
-                                 for items, knobs, r in leaves_of(st, hit[1])])
+                                 for items, knobs, r in leaves_of(st, key[1])])
                 except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
                     tree = exc.with_traceback(None)
                 resteps[key] = tree

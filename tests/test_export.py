@@ -290,12 +290,17 @@ def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
     ('{"id": "x", "kind": "property", "events": [{"type": "RUN_STARTED"}]}', "'property'"),
 ])
 def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
+    assert message in _refusal(tmp_path, text)
+
+
+def _refusal(tmp_path, text: str) -> str:
+    """What load_finding says, refusing a file holding ``text``: it names the file first."""
     file = tmp_path / "bad.json"
     file.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError) as info:
         load_finding(str(file))
     assert str(info.value).startswith(f"{file}: not a finding: ")
-    assert message in str(info.value)
+    return str(info.value)[len(f"{file}: not a finding: "):]
 
 
 @pytest.mark.parametrize("knob, message", [
@@ -306,13 +311,7 @@ def test_load_finding_refuses_what_is_not_a_finding(tmp_path, text, message):
 ])
 def test_load_finding_refuses_a_knob_that_is_not_one(findings, tmp_path, knob, message):
     _, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
-    edited = dict(finding, knob=knob)
-    file = tmp_path / "edited.json"
-    file.write_text(json.dumps(edited), encoding="utf-8")
-    with pytest.raises(ValueError) as info:
-        load_finding(str(file))
-    assert str(info.value).startswith(f"{file}: not a finding: ")
-    assert message in str(info.value)
+    assert message in _refusal(tmp_path, json.dumps(dict(finding, knob=knob)))
 
 
 @pytest.mark.parametrize("pair, message", [
@@ -323,12 +322,7 @@ def test_load_finding_refuses_a_knob_that_is_not_one(findings, tmp_path, knob, m
 ])
 def test_load_finding_refuses_a_pair_that_is_not_one(findings, tmp_path, pair, message):
     _, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
-    file = tmp_path / "edited.json"
-    file.write_text(json.dumps(dict(finding, pair=pair)), encoding="utf-8")
-    with pytest.raises(ValueError) as info:
-        load_finding(str(file))
-    assert str(info.value).startswith(f"{file}: not a finding: ")
-    assert message in str(info.value)
+    assert message in _refusal(tmp_path, json.dumps(dict(finding, pair=pair)))
 
 
 def test_load_finding_refuses_a_knob_its_pair_does_not_split(findings, tmp_path):
@@ -336,13 +330,10 @@ def test_load_finding_refuses_a_knob_its_pair_does_not_split(findings, tmp_path)
     would export the finding under that knob's question) is refused, naming the pair."""
     _, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
     other = next(k for k in ("Q7", "Q1") if k != finding["knob"])
-    file = tmp_path / "edited.json"
-    file.write_text(json.dumps(dict(finding, knob=other)), encoding="utf-8")
-    with pytest.raises(ValueError) as info:
-        load_finding(str(file))
-    assert str(info.value) == (f"{file}: not a finding: 'knob' is \"{other}\", but the readings "
-                               f"of 'pair' ({finding['pair'][0]}; {finding['pair'][1]}) agree "
-                               "on it")
+    assert _refusal(tmp_path, json.dumps(dict(finding, knob=other))) == (
+        f"'knob' is \"{other}\", but the readings of 'pair' ({finding['pair'][0]}; "
+        f"{finding['pair'][1]}) agree on it")
+    file = tmp_path / "own.json"
     file.write_text(json.dumps(finding), encoding="utf-8")  # its own knob loads
     assert load_finding(str(file))["knob"] == finding["knob"]
 
