@@ -689,17 +689,21 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             parts.append(_fresh(t, recorder, other_props))
         # The first violation in catalogue order, valid under every reading that agrees on the
         # knobs any part consulted.
-        outcome, consulted = None, ()
-        for knobs, found in parts:
+        outcome, consulted, attrs, merged = None, (), _NOTHING, False
+        for knobs, found, part_attrs in parts:
             if knobs:
-                consulted += knobs
+                if consulted:  # several parts consulted knobs: merged below
+                    consulted += knobs
+                    attrs = attrs | part_attrs
+                    merged = True
+                else:
+                    consulted, attrs = knobs, part_attrs
             if found is not None and (outcome is None or
                                       order[found[0].id] < order[outcome[0].id]):
                 outcome = found
-        if len(consulted) > 1:
+        if merged:
             consulted = tuple(dict.fromkeys(consulted))
-        entry = (consulted, outcome,
-                 frozenset([attr for attr, _ in consulted]) if consulted else _NOTHING)
+        entry = (consulted, outcome, attrs)
         checked.setdefault(key, []).append(entry)
         return entry
 
@@ -950,12 +954,12 @@ def _node_moves(belief: Belief, vocabulary: Vocabulary, base: Reading, producers
 
 
 def _known(entries: Optional[list], reading: Reading) -> Optional[tuple]:
-    """The cached ``(consulted, outcome)`` entry that applies under ``reading``, or None.
+    """The cached ``(consulted, outcome, ...)`` entry that applies under ``reading``, or None.
 
     A check reads the reading only through its knobs, so its outcome under ``reading`` is the
     outcome under any reading that agrees on the knobs it consulted. ``entries`` are
-    ``[(consulted (attribute, option) pairs, outcome)]`` for one transition, or one view of
-    transitions, without its reading (see :func:`_fresh`)."""
+    ``[(consulted (attribute, option) pairs, outcome, ...)]`` for one transition, or one view
+    of transitions, without its reading (see :func:`_fresh`)."""
     if entries:
         for entry in entries:
             for attr, value in entry[0]:
@@ -967,25 +971,27 @@ def _known(entries: Optional[list], reading: Reading) -> Optional[tuple]:
 
 
 def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Property]) -> tuple:
-    """``(consulted, outcome)``: :func:`~properties.catalogue.first_violation` of
+    """``(consulted, outcome, attributes)``: :func:`~properties.catalogue.first_violation` of
     ``properties`` (the ones that apply to the event) on ``t``, whose reading is ``recorder``,
-    and the knobs they consulted, as (attribute, option) pairs: the outcome holds under every
-    reading that agrees on those. Reference consumer only: its step, too, reads the reading
-    only through knobs."""
+    the knobs they consulted, as (attribute, option) pairs, and the frozenset of those
+    attributes: the outcome holds under every reading that agrees on those. Reference consumer
+    only: its step, too, reads the reading only through knobs."""
     consulted = recorder.consulted
     start = len(consulted)
     outcome = first_violation(t, properties)
     if len(consulted) == start:
-        return (), outcome
+        return (), outcome, _NOTHING
     reading = recorder.base
-    return tuple([(a, getattr(reading, a)) for a in dict.fromkeys(consulted[start:])]), outcome
+    attrs = dict.fromkeys(consulted[start:])
+    return tuple([(a, getattr(reading, a)) for a in attrs]), outcome, frozenset(attrs)
 
 
 def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
             properties: Sequence[Property]) -> tuple:
-    """``(consulted, outcome)`` for ``properties`` on ``t``: the entry ``cache[key]`` holds for
-    ``t``'s reading (see :func:`_known`), or else computed by :func:`_fresh` and added there.
-    ``key`` must stand for everything the properties read of ``t`` besides its reading."""
+    """``(consulted, outcome, attributes)`` for ``properties`` on ``t`` (see :func:`_fresh`):
+    the entry of ``cache[key]`` that holds for ``t``'s reading (see :func:`_known`), or else
+    computed by :func:`_fresh` and added there. ``key`` must stand for everything the
+    properties read of ``t`` besides its reading."""
     entries = cache.get(key)
     entry = _known(entries, recorder.base)
     if entry is None:
