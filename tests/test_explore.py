@@ -225,6 +225,29 @@ def test_searches_leave_no_garbage_cycles_and_restore_the_collector(monkeypatch)
     assert gc.isenabled()
 
 
+def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_frozen_objects():
+    """Restoring the collector after a search moves what the search returns to the oldest
+    generation (freeze, enable, unfreeze), so the first collection after it does not walk the
+    whole report; it leaves nothing frozen, and a caller's own frozen objects stay frozen
+    (then the collector is simply enabled)."""
+    import gc
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    report = explore(depth=3, reading=None)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    oldest = gc.get_objects(generation=2)
+    assert any(o is report.nodes for o in oldest) and any(o is report.parents for o in oldest)
+    del oldest, report
+    callers = [object()]  # tracked by the collector, frozen below with everything else
+    gc.freeze()
+    try:
+        assert not any(o is callers for o in gc.get_objects())  # frozen: in no generation
+        explore(depth=3, reading=None)
+        assert gc.isenabled() and not any(o is callers for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+    assert any(o is callers for o in gc.get_objects())
+
+
 def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(ctrl_c_after_30_beliefs,
                                                                          capsys):
     import json
