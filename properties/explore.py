@@ -297,23 +297,30 @@ def _cyclic_gc_paused():
 
     What the search returns (the report's nodes and parents: a million objects at depth 5)
     would all be in the youngest generation then, and the first allocation after the restore
-    would walk every one of them (half a second at depth 5). So they are moved to the oldest
-    generation first (``gc.freeze``, ``gc.enable``, ``gc.unfreeze``), where they wait for the
-    next full collection as any long-lived objects do; unless the caller has frozen objects of
-    its own, which must stay frozen: then the collector is simply enabled.
+    would walk every one of them (half a second at depth 5). So every object the collector
+    tracks is moved to the oldest generation before it is enabled again (``gc.freeze`` then
+    ``gc.unfreeze``), where the objects wait for the next full collection, as long-lived ones
+    do. So that no garbage of the caller's waits there with them, the young generations are
+    collected when the search starts (they are small while the collector runs: well under a
+    millisecond). A caller that has frozen objects of its own keeps them frozen: the collector
+    is then simply enabled.
     """
     was_enabled = gc.isenabled()
+    if was_enabled:
+        gc.collect(1)
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count():
+            try:
+                if not gc.get_freeze_count():
+                    try:
+                        gc.freeze()
+                    finally:  # never left frozen, even by a Ctrl-C between the two
+                        gc.unfreeze()
+            finally:
                 gc.enable()
-            else:
-                gc.freeze()
-                gc.enable()
-                gc.unfreeze()
 
 
 class _Stop(Exception):

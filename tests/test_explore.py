@@ -248,6 +248,42 @@ def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_
     assert any(o is callers for o in gc.get_objects())
 
 
+def test_searches_free_the_callers_young_garbage_and_leave_nothing_frozen_when_interrupted():
+    """The search collects the young generations as it starts, so a garbage cycle of the
+    caller's is not moved to the oldest generation with the report; a Ctrl-C that lands while
+    the collector is being restored (just after ``gc.freeze``) still leaves it enabled with
+    nothing frozen."""
+    import gc
+    import sys
+    import weakref
+
+    class Node:
+        pass
+
+    def garbage_cycle():
+        a, b = Node(), Node()
+        a.b, b.a = b, a
+        return weakref.ref(a)
+
+    cycle = garbage_cycle()
+    explore(depth=2, reading=None)
+    assert cycle() is None
+
+    fired = []
+
+    def interrupt_after_freeze(frame, event, arg):
+        if event == "c_return" and arg is gc.freeze and not fired:
+            fired.append(True)
+            raise KeyboardInterrupt
+    sys.setprofile(interrupt_after_freeze)
+    try:
+        report = explore(depth=2, reading=None)
+    finally:
+        sys.setprofile(None)
+    assert fired and report.stopped_by == "interrupted"
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
 def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(ctrl_c_after_30_beliefs,
                                                                          capsys):
     import json
@@ -326,6 +362,30 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
     fired = {key for key, *_ in shared}
     assert fired == {"T0", "T1", "A0", "S0", "X0"}  # each fires, so the comparison means something
     assert len(shared) > 10000
+
+
+def test_a_decider_that_raises_only_on_renamed_ids_is_a_p37_finding_in_both_searches(
+        monkeypatch):
+    """P37 re-steps the transition with every id renamed; a step that raises only then is
+    reported as P37, with the exception, by the sweep and by the single-reading search alike
+    (neither stops on it)."""
+    import model.consumer as consumer_module
+    from model.events import ActivitySnapshot
+    from properties.catalogue import PROPERTY_BY_ID
+    decide_snapshot = consumer_module._DECIDERS[ActivitySnapshot]
+
+    def raises_on_renamed(f, event, reading):
+        if event.message_id.startswith("op4que:"):
+            raise RuntimeError("planted")
+        return decide_snapshot(f, event, reading)
+    monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, raises_on_renamed)
+    for reading in (None, DRAFT):
+        report = explore(depth=2, reading=reading,
+                         properties=(PROPERTY_BY_ID["P37-ids-opaque"],))
+        assert report.stopped_by == "depth" and list(report.violations) == ["P37-ids-opaque"]
+        trace, witness = report.violations["P37-ids-opaque"]
+        assert len(trace) == 2 and \
+            witness == "the step raised RuntimeError: planted when the message ids were renamed"
 
 
 def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
