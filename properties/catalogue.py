@@ -694,8 +694,11 @@ def _text_leaves_activity(t: Transition) -> Optional[str]:
 def _raw_event_ignored(t: Transition) -> Optional[str]:
     if t.restep is None or t.event.raw_event is None or t.before.halted:
         return None
-    state, warnings, fatal = t.restep(t.before, by_identity(_STRIPPED_EVENTS, t.event,
-                                                             _without_raw_event))
+    stripped = by_identity(_STRIPPED_EVENTS, t.event, _without_raw_event)
+    try:
+        state, warnings, fatal = t.restep(t.before, stripped)
+    except Exception as exc:  # noqa: BLE001 - the consumer's own failure on the variant input
+        return f"the step raised {type(exc).__name__}: {exc} when rawEvent was removed"
     if (state, fatal is None) != (t.after, t.fatal is None):
         return "the step's outcome changed when rawEvent was removed"
     return None
@@ -763,8 +766,12 @@ def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
         return None
-    state, _, fatal = t.restep(_renamed_state(t.before),
-                               by_identity(_RENAMED_EVENTS, t.event, _renamed_event))
+    before, event = _renamed_state(t.before), by_identity(_RENAMED_EVENTS, t.event,
+                                                           _renamed_event)
+    try:
+        state, _, fatal = t.restep(before, event)
+    except Exception as exc:  # noqa: BLE001 - the consumer's own failure on the variant input
+        return f"the step raised {type(exc).__name__}: {exc} when the message ids were renamed"
     if (fatal is None) != (t.fatal is None) or state != _renamed_state(t.after):
         return "renaming the message ids changed what the step did"
     return None

@@ -365,6 +365,39 @@ def test_snapshot_repeating_an_id_is_flagged_and_not_judged():
     assert check_trace_properties(minimal, REFERENCE, DRAFT, PROPERTIES) is None
 
 
+def test_a_consumer_that_raises_only_on_the_variant_input_violates_the_relational_property():
+    """P36 and P37 re-step a variant of the input (rawEvent removed, ids renamed). A consumer
+    that handles the event itself but raises on the variant changed what the step did: the
+    property fires and names the exception, instead of the exception stopping the engine."""
+    from model.consumer import step as reference_step
+    from properties.zoo import Consumer
+
+    def raises_on(predicate):
+        def step_fn(state, event, reading):
+            if predicate(event):
+                raise RuntimeError("planted")
+            return reference_step(state, event, reading)
+        return step_fn
+
+    renamed = Consumer("raises-on-renamed-ids", raises_on(
+        lambda e: str(getattr(e, "message_id", "")).startswith("op4que:")))
+    # the vocabulary's snapshots never lack rawEvent where this one has it, so only the
+    # stripped variant of this event lacks it
+    stripped = Consumer("raises-without-raw-event", raises_on(
+        lambda e: getattr(e, "message_id", None) == "act-9" and e.raw_event is None))
+    events = trace(snap(), snap(mid="act-9", rawEvent={"n": 7}))
+    p36, p37 = PROPERTY_BY_ID["P36-raw-event-ignored"], PROPERTY_BY_ID["P37-ids-opaque"]
+    found = check_trace_properties(events, renamed, DRAFT, (p37,))
+    assert found is not None and found.property.id == "P37-ids-opaque" and found.index == 1
+    assert "the step raised RuntimeError: planted when the message ids were renamed" in \
+        str(found)
+    found = check_trace_properties(events, stripped, DRAFT, (p36,))
+    assert found is not None and found.property.id == "P36-raw-event-ignored" and \
+        found.index == 2
+    assert "the step raised RuntimeError: planted when rawEvent was removed" in str(found)
+    assert check_trace_properties(events, REFERENCE, DRAFT, (p36, p37)) is None
+
+
 # --- the engines' shortcuts: Property.events and Property.belief_view -------------------------
 
 @lru_cache(maxsize=1)
