@@ -308,8 +308,8 @@ def _cyclic_gc_paused():
     was_enabled = gc.isenabled()
     if was_enabled:
         gc.collect(1)
-    gc.disable()
     try:
+        gc.disable()  # in the try: a Ctrl-C just after it must not leave the collector off
         yield
     finally:
         if was_enabled:

@@ -250,9 +250,9 @@ def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_
 
 def test_searches_free_the_callers_young_garbage_and_leave_nothing_frozen_when_interrupted():
     """The search collects the young generations as it starts, so a garbage cycle of the
-    caller's is not moved to the oldest generation with the report; a Ctrl-C that lands while
-    the collector is being restored (just after ``gc.freeze``) still leaves it enabled with
-    nothing frozen."""
+    caller's is not moved to the oldest generation with the report; a Ctrl-C that lands just
+    after the collector is paused, or while it is being restored (just after ``gc.freeze``),
+    still leaves it enabled with nothing frozen."""
     import gc
     import sys
     import weakref
@@ -269,19 +269,20 @@ def test_searches_free_the_callers_young_garbage_and_leave_nothing_frozen_when_i
     explore(depth=2, reading=None)
     assert cycle() is None
 
-    fired = []
+    for call in (gc.disable, gc.freeze):  # the Ctrl-C lands just after this call returns
+        fired = []
 
-    def interrupt_after_freeze(frame, event, arg):
-        if event == "c_return" and arg is gc.freeze and not fired:
-            fired.append(True)
-            raise KeyboardInterrupt
-    sys.setprofile(interrupt_after_freeze)
-    try:
-        report = explore(depth=2, reading=None)
-    finally:
-        sys.setprofile(None)
-    assert fired and report.stopped_by == "interrupted"
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+        def interrupt_after(frame, event, arg):
+            if event == "c_return" and arg is call and not fired:
+                fired.append(True)
+                raise KeyboardInterrupt
+        sys.setprofile(interrupt_after)
+        try:
+            report = explore(depth=2, reading=None)
+        finally:
+            sys.setprofile(None)
+        assert fired and report.stopped_by == "interrupted", call
+        assert gc.isenabled() and gc.get_freeze_count() == 0, call
 
 
 def test_cli_explore_after_ctrl_c_prints_what_it_explored_and_exits_130(ctrl_c_after_30_beliefs,
