@@ -696,7 +696,7 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
         return None
     stripped = by_identity(_STRIPPED_EVENTS, t.event, _without_raw_event)
     try:
-        state, warnings, fatal = t.restep(t.before, stripped)
+        state, _, fatal = t.restep(t.before, stripped)
     except Exception as exc:  # noqa: BLE001 - the consumer's own failure on the variant input
         return f"the step raised {type(exc).__name__}: {exc} when rawEvent was removed"
     if (state, fatal is None) != (t.after, t.fatal is None):

@@ -737,7 +737,7 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                     if tree is None:
                         tree = tree_of(s, e)
                     if isinstance(tree, Exception):
-                        _record(report.violations, "P00-no-exception", node, events.values[e],
+                        _record(violations, "P00-no-exception", node, events.values[e],
                                 f"{type(tree).__name__}: {tree}", parents)
                         continue
                     tree, shape = tree

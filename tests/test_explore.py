@@ -227,7 +227,7 @@ def test_searches_leave_no_garbage_cycles_and_restore_the_collector(monkeypatch)
 
 def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_frozen_objects():
     """Restoring the collector after a search moves what the search returns to the oldest
-    generation (freeze, enable, unfreeze), so the first collection after it does not walk the
+    generation (freeze, unfreeze, then enable), so the first collection after it does not walk the
     whole report; it leaves nothing frozen, and a caller's own frozen objects stay frozen
     (then the collector is simply enabled)."""
     import gc

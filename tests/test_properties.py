@@ -381,8 +381,7 @@ def test_a_consumer_that_raises_only_on_the_variant_input_violates_the_relationa
 
     renamed = Consumer("raises-on-renamed-ids", raises_on(
         lambda e: str(getattr(e, "message_id", "")).startswith("op4que:")))
-    # the vocabulary's snapshots never lack rawEvent where this one has it, so only the
-    # stripped variant of this event lacks it
+    # act-9 comes only with rawEvent in this trace: only P36's stripped variant of it lacks it
     stripped = Consumer("raises-without-raw-event", raises_on(
         lambda e: getattr(e, "message_id", None) == "act-9" and e.raw_event is None))
     events = trace(snap(), snap(mid="act-9", rawEvent={"n": 7}))
