@@ -22,7 +22,10 @@ import importlib
 import json
 import math
 import os
+import shutil
 import sys
+import tempfile
+from contextlib import contextmanager
 from typing import Callable, Optional, Sequence
 
 from rich.console import Console
@@ -669,8 +672,17 @@ def cmd_export(args) -> int:
     lines, the finding JSON itself, an ITF trace, a Mermaid sequence diagram or a pytest
     regression file (see :mod:`counterexamples.export`); stdout unless ``--out``, which never
     overwrites."""
-    from counterexamples.export import export, load_finding
+    from counterexamples.export import export, load_finding, parse_reading_spec
+    from model.readings import ReadingError
 
+    reading = None
+    if args.reading is not None:  # the option's own faults first, named as the option's
+        if args.format != "itf":
+            raise UsageError(f"--reading applies to --format itf only, not {args.format}")
+        try:
+            reading = parse_reading_spec(args.reading)
+        except ReadingError as exc:
+            raise UsageError(f"--reading: {exc}") from None
     try:
         finding = load_finding(args.finding)
     except OSError as exc:
@@ -678,7 +690,7 @@ def cmd_export(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        text = export(finding, args.format, args.reading)
+        text = export(finding, args.format, reading)
     except ValueError as exc:
         raise UsageError(f"{args.finding}: {exc}") from None
     if args.out is None:
@@ -913,14 +925,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``activity-check`` console script. Returns the exit code."""
+    """Entry point of the ``activity-check`` console script (see
+    :func:`activity_check.console_main`). Returns the exit code: 0, 1 (a write failed), 2 (a
+    usage error: one line on stderr), 130 (interrupted), or the command's own."""
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-        return args.func(args)
+        args = build_parser().parse_args(argv)
+        with _hypothesis_storage_aside():
+            return args.func(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
     except UsageError as exc:
@@ -945,10 +959,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
 
 
+@contextmanager
+def _hypothesis_storage_aside():
+    """While a command runs, point Hypothesis's storage at a temporary directory, removed
+    afterwards, unless ``HYPOTHESIS_STORAGE_DIRECTORY`` names one: Hypothesis caches what it
+    reads of the local source under ``./.hypothesis`` even with ``database=None``, and a
+    command writes only where the user says (the searches' inputs do not depend on the cache:
+    a missing entry is computed again from the source)."""
+    if os.environ.get(_HYPOTHESIS_STORAGE):
+        yield
+        return
+    # Through the environment, read when Hypothesis first needs its storage: a command that
+    # never imports Hypothesis does not pay for importing it.
+    aside = tempfile.mkdtemp(prefix="activity-check-hypothesis-")
+    os.environ[_HYPOTHESIS_STORAGE] = aside
+    try:
+        yield
+    finally:
+        del os.environ[_HYPOTHESIS_STORAGE]
+        configuration = sys.modules.get("hypothesis.configuration")
+        if configuration is not None:
+            # decided again (environment, then ./.hypothesis) if this process (a test calling
+            # main) uses Hypothesis after the command, not from the removed directory
+            configuration.set_hypothesis_home_dir(None)
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+_HYPOTHESIS_STORAGE = "HYPOTHESIS_STORAGE_DIRECTORY"
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
-def _console_main() -> None:
-    """Console-script wrapper: exit with :func:`main`'s code."""
     sys.exit(main())

@@ -256,10 +256,16 @@ def reading_of_class(verdict_class: dict) -> Reading:
     """
     if verdict_class.get("includesDraft"):
         return DRAFT
-    return _parse_spec(verdict_class["readings"][0])
+    return parse_reading_spec(verdict_class["readings"][0])
 
 
-def _parse_spec(spec: str) -> Reading:
+def parse_reading_spec(spec: str) -> Reading:
+    """The reading a finding's reading text names: a preset, ``"Q1=ignore,..."``
+    (:func:`model.readings.parse_reading`), or ``"(any reading)"`` (a property that fails
+    under every reading), which stands for draft.
+
+    Raises:
+        model.readings.ReadingError: a spec that does not parse."""
     return DRAFT if spec.strip() == ANY_READING else parse_reading(spec)
 
 
@@ -285,9 +291,9 @@ def _consumer_of(finding: dict):
 
 def _default_reading(finding: dict) -> Reading:
     if finding["kind"] == "property":
-        return _parse_spec(finding["reading"])
+        return parse_reading_spec(finding["reading"])
     if finding["kind"] == "peer-divergence" and isinstance(finding.get("nearest"), str):
-        return _parse_spec(finding["nearest"])
+        return parse_reading_spec(finding["nearest"])
     return DRAFT
 
 
@@ -498,7 +504,7 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
     elif isinstance(reading, Reading):
         chosen = reading
     else:
-        chosen = _parse_spec(reading)
+        chosen = parse_reading_spec(reading)
     steps = _timeline(events, chosen, consumer)
     run_input = getattr(consumer, "run_input", reference_run_input)
     wires = finding["events"]
@@ -714,7 +720,7 @@ def to_mermaid(finding: dict) -> str:
             tracks.append((label, _timeline(events, reading_of_class(c))))
     else:
         consumer, _ = _consumer_of(finding)
-        tracks = [(None, _timeline(events, _parse_spec(finding["reading"]), consumer))]
+        tracks = [(None, _timeline(events, parse_reading_spec(finding["reading"]), consumer))]
 
     befores = [initial_state() for _ in tracks]
     for i, (wire, event) in enumerate(zip(wires, events)):

@@ -921,3 +921,88 @@ def test_a_full_output_device_is_one_line_not_a_traceback(tmp_path):
                               timeout=60)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "No space left" in proc.stderr
+
+
+# --- writes only where told; interrupts at any time (from the third review) ----------------------
+
+def _env_without_hypothesis_storage(tmp: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    env["TMPDIR"] = str(tmp)
+    return env
+
+
+def test_run_writes_no_hypothesis_folder_in_the_working_directory_subprocess(tmp_path):
+    """Hypothesis caches what it reads of local source under ``./.hypothesis`` even without an
+    example database; ``run`` points it at a temporary directory, removed afterwards."""
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    tmp.mkdir()
+    r = proc("run", "--examples", "20", "--bfs-depth", "0", "--budget", "5",
+             "--out", tmp_path / "out", cwd=cwd, env=_env_without_hypothesis_storage(tmp))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "summary.json").is_file()
+    assert sorted(os.listdir(cwd)) == []
+    assert sorted(os.listdir(tmp)) == []  # the temporary storage is gone too
+
+
+def test_run_keeps_a_chosen_hypothesis_storage_subprocess(tmp_path):
+    """A storage directory the user names (``HYPOTHESIS_STORAGE_DIRECTORY``) is used as it is."""
+    cwd, tmp, chosen = tmp_path / "cwd", tmp_path / "tmp", tmp_path / "hypothesis-home"
+    for d in (cwd, tmp):
+        d.mkdir()
+    env = _env_without_hypothesis_storage(tmp)
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(chosen)
+    r = proc("run", "--examples", "20", "--bfs-depth", "0", "--budget", "5",
+             "--out", tmp_path / "out", cwd=cwd, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (chosen / "constants").is_dir() and os.listdir(chosen / "constants")
+    assert sorted(os.listdir(cwd)) == []
+
+
+def test_main_restores_hypothesis_storage_in_process(tmp_path, capsys, monkeypatch):
+    """In process (a test calling main), the command's temporary storage is not left behind in
+    the environment or in Hypothesis's settled home directory."""
+    import tempfile
+
+    from hypothesis.configuration import storage_directory
+
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    code, _, err = cli(capsys, "run", "--examples", "10", "--bfs-depth", "0", "--budget", "5",
+                       "--out", tmp_path / "out")
+    assert code == 0, err
+    assert "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ
+    home = str(storage_directory("x", intent_to_write=False).path)
+    assert not home.startswith(os.path.join(tempfile.gettempdir(), "activity-check-hypothesis-"))
+
+
+def test_main_interrupted_while_building_the_parser(capsys, monkeypatch):
+    """A Ctrl-C before the command starts (the parser imports the command modules) is reported
+    in one line, exit 130."""
+    import activity_check.cli as cli_module
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_module, "build_parser", interrupted)
+    code, out, err = cli(capsys, "readings")
+    assert (code, out, err) == (130, "", "activity-check: interrupted\n")
+
+
+def test_console_script_interrupted_while_loading(capsys, monkeypatch):
+    """A Ctrl-C while the command line's modules load exits 130 with one line, no traceback."""
+    import importlib.abc
+
+    import activity_check
+
+    class Interrupting(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "activity_check.cli":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "activity_check.cli")
+    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
+    with pytest.raises(SystemExit) as stop:
+        activity_check.console_main()
+    assert stop.value.code == 130
+    assert capsys.readouterr() == ("", "activity-check: interrupted\n")

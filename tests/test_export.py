@@ -340,9 +340,11 @@ def test_load_finding_refuses_a_knob_its_pair_does_not_split(findings, tmp_path)
 
 # --- command line -------------------------------------------------------------------------------
 
-def _one_line_error(err: str) -> None:
+def _one_line_error(err: str) -> str:
+    """``err`` is one activity-check error line without a traceback; returns it."""
     assert err.startswith("activity-check: error: ") and err.count("\n") == 1, err
     assert "Traceback" not in err
+    return err.rstrip("\n")
 
 
 def test_cli_export_prints_and_writes(findings, tmp_path, capsys):
@@ -369,16 +371,28 @@ def test_cli_export_reading_selects_a_class(findings, capsys):
     assert doc["#meta"]["verdictClass"]["index"] == len(finding["verdicts"]) - 1
 
 
-@pytest.mark.parametrize("argv_tail", [
-    ["--format", "svg"],
-    ["--format", "itf", "--reading", "Q1=nonsense"],
-    ["--format", "jsonl", "--reading", "draft"],
-    [],
+@pytest.mark.parametrize("argv_tail, names", [
+    (["--format", "svg"], "invalid choice: 'svg'"),
+    (["--format", "itf", "--reading", "Q1=nonsense"], "--reading: unknown option 'nonsense'"),
+    (["--format", "jsonl", "--reading", "draft"], "--reading applies to --format itf only, not jsonl"),
+    ([], "--format"),
 ])
-def test_cli_export_usage_errors(findings, capsys, argv_tail):
+def test_cli_export_usage_errors(findings, capsys, argv_tail, names):
+    """The error names what is wrong: a fault of ``--reading`` is the option's, not the finding
+    file's (from the third review)."""
     path, _ = findings[0]
     assert main(["export", path] + argv_tail) == 2
-    _one_line_error(capsys.readouterr().err)
+    line = _one_line_error(capsys.readouterr().err)
+    assert names in line, line
+    assert path not in line or not argv_tail, line
+
+
+def test_cli_export_reading_fault_named_before_the_file(tmp_path, capsys):
+    """A bad ``--reading`` is reported as the option's even when the finding file is missing."""
+    missing = str(tmp_path / "missing.json")
+    assert main(["export", missing, "--format", "itf", "--reading", "bogus"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert "--reading: unknown reading 'bogus'" in line and missing not in line, line
 
 
 def test_cli_export_bad_files(findings, tmp_path, capsys):
