@@ -423,20 +423,22 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
     monkeypatch.delitem(sys.modules, "explore", raising=False)
     bench = importlib.import_module("explore")
     try:
-        figures = bench.measure(depth=2, throughput_depth=0, repeat=2)
+        figures = bench.measure(depth=2, extra_depth=1, repeat=2)
         with pytest.raises(ValueError):
-            bench.measure(depth=2, throughput_depth=0, repeat=0)
+            bench.measure(depth=2, extra_depth=0, repeat=0)
     finally:
         sys.modules.pop("explore", None)
     rows = figures["configurations"]
     assert list(rows) == ["all-readings", "all-readings-bare", "draft", "draft-readings",
-                          "draft-bare"]
+                          "draft-bare", "all-readings@1", "all-readings-bare@1"]
+    assert rows["all-readings@1"]["states"] == explore(depth=1, reading=None).states
     assert rows["all-readings"]["states"] == explore(depth=2, reading=None).states
     assert rows["draft"]["states"] == explore(depth=2).states
-    for row in rows.values():
+    for row_name, row in rows.items():
         assert len(row["secondsEach"]) == 2
         assert row["seconds"] == min(row["secondsEach"]) <= row["secondsMedian"]
-        assert row["complete"] and row["depth"] == 2
+        assert row["complete"] and row["depth"] == (1 if "@" in row_name else 2)
+    assert (figures["depth"], figures["defaultBound"], figures["extraDepth"]) == (2, 5, 1)
 
 
 def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
