@@ -1006,3 +1006,91 @@ def test_console_script_interrupted_while_loading(capsys, monkeypatch):
         activity_check.console_main()
     assert stop.value.code == 130
     assert capsys.readouterr() == ("", "activity-check: interrupted\n")
+
+
+def test_sigterm_unwinds_like_an_interrupt_subprocess(tmp_path):
+    """A SIGTERM (``kill``, ``timeout``) unwinds the command as a Ctrl-C does, so that its
+    clean-up runs (from the second review: the temporary Hypothesis storage was left behind),
+    and exits 143 with one line."""
+    import signal
+    import time
+
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    tmp.mkdir()
+    child = subprocess.Popen([str(SCRIPT), "run", "--examples", "100000", "--budget", "inf",
+                              "--bfs-depth", "0", "--out", str(tmp_path / "out")], cwd=cwd,
+                             env=_env_without_hypothesis_storage(tmp), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not os.listdir(tmp) and time.monotonic() < deadline:  # the command is running
+            time.sleep(0.05)
+        assert os.listdir(tmp), "the command never made its temporary storage"
+        time.sleep(0.5)  # well inside the search
+        for _ in range(12):
+            # again while it runs: a signal that lands inside a callback whose exceptions
+            # Python ignores (Hypothesis's garbage-collection hook) is lost, as a Ctrl-C is
+            child.send_signal(signal.SIGTERM)
+            try:
+                _, err = child.communicate(timeout=5)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            raise AssertionError("the command kept running after twelve SIGTERMs")
+    finally:
+        child.kill()
+    assert child.returncode == 143, err
+    assert err.splitlines()[-1] == "activity-check: terminated" and "Traceback" not in err, err
+    assert "interrupted" not in err
+    assert os.listdir(tmp) == [] and os.listdir(cwd) == []
+
+
+LOST_SIGNAL_SCRIPT = """
+import gc, os, signal, sys, time
+import activity_check
+import activity_check.cli as cli
+
+def in_a_collection(phase, info):
+    if phase == "start" and not hasattr(in_a_collection, "done"):
+        in_a_collection.done = True
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass  # the handler runs here, inside the collector's callback
+
+def command(argv=None):
+    gc.callbacks.append(in_a_collection)
+    gc.collect()
+    print("still running", flush=True)
+    for _ in range(int(sys.argv[1])):
+        time.sleep(0.05)
+    return 0
+
+cli.main = command
+activity_check.console_main()
+"""
+
+
+@pytest.mark.parametrize("ticks, second_signal, code", [(10, False, 0), (1200, True, 143)])
+def test_a_signal_lost_in_a_callback_is_said_in_one_line_subprocess(ticks, second_signal, code):
+    """A SIGTERM raised inside a garbage-collection callback (where Python ignores exceptions;
+    Hypothesis installs one) is lost: one line says so, no traceback, and the command goes on
+    (exit 0 when it then finishes); the next SIGTERM stops it (exit 143)."""
+    import signal
+
+    child = subprocess.Popen([sys.executable, "-c", LOST_SIGNAL_SCRIPT, str(ticks)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "still running\n"
+        if second_signal:
+            child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == code, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0] == ("activity-check: a SIGTERM arrived inside a callback that Python does not "
+                        "let stop the program, and was lost; send it again")
+    assert lines[1:] == (["activity-check: terminated"] if second_signal else [])

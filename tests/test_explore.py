@@ -1,4 +1,5 @@
 """The exhaustive breadth-first search: bounds, shortest witnesses, graph export, CLI."""
+import json
 from pathlib import Path
 
 import networkx as nx
@@ -79,6 +80,41 @@ def test_explore_cli(tmp_path, capsys):
     assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 2  # never overwrites
     assert main(["explore", "--depth", "0"]) == 2
     assert main(["explore", "--max-states", "-1"]) == 2
+
+
+def test_explore_cli_prints_the_report_before_the_graph(tmp_path, capsys):
+    """The report comes first (the graph of the default bound takes a minute or more to write),
+    then the line that names the written graph; with --json the JSON alone on stdout."""
+    dot = tmp_path / "g.dot"
+    assert main(["explore", "--depth", "2", "--graph", str(dot)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("stopped by the depth bound (2)") < out.index(f"wrote the state graph to {dot}")
+    assert dot.read_text(encoding="utf-8").startswith("digraph states {\n")
+    graphml = tmp_path / "g.graphml"
+    assert main(["explore", "--depth", "2", "--json", "--graph", str(graphml)]) == 0
+    assert json.loads(capsys.readouterr().out)["states"] == explore(depth=2, reading=None).states
+    assert nx.read_graphml(graphml).number_of_nodes() == explore(depth=2, reading=None).states
+
+
+@pytest.mark.parametrize("fault, code", [(KeyboardInterrupt, 130),
+                                         (OSError(28, "No space left on device"), 2)])
+def test_explore_cli_leaves_no_partial_graph(tmp_path, capsys, monkeypatch, fault, code):
+    """A write of the graph that is interrupted or fails after some bytes removes its file (from
+    the second review of the new default bound: a Ctrl-C left a truncated graph that then made
+    the same command refuse to run); the report is printed before, and one line says why."""
+    def failing(graph, fh):
+        fh.write(b"<?xml partial")
+        raise fault
+    monkeypatch.setattr(nx, "write_graphml", failing)
+    path = tmp_path / "g.graphml"
+    assert main(["explore", "--depth", "2", "--graph", str(path)]) == code
+    out, err = capsys.readouterr()
+    assert "stopped by the depth bound (2)" in out and "wrote the state graph" not in out
+    assert not path.exists()
+    lines = [line for line in err.splitlines() if line]  # besides the progress displays' blanks
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert (f"the state graph was not written to {path}" if code == 130
+            else f"--graph {path}: No space left on device") in lines[0]
 
 
 # --- every reading in one sweep ---------------------------------------------------------------
