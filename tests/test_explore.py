@@ -82,6 +82,16 @@ def test_explore_cli(tmp_path, capsys):
     assert main(["explore", "--max-states", "-1"]) == 2
 
 
+def test_the_cli_and_the_api_share_the_default_bound():
+    """``activity-check explore`` and :func:`explore` explore to the same depth by default (the
+    command line keeps its own constant so as not to import the search when it starts)."""
+    import inspect
+
+    from activity_check.cli import DEFAULT_EXPLORE_DEPTH, build_parser
+    assert inspect.signature(explore).parameters["depth"].default == DEFAULT_EXPLORE_DEPTH == 5
+    assert build_parser().parse_args(["explore"]).depth == DEFAULT_EXPLORE_DEPTH
+
+
 def test_explore_cli_prints_the_report_before_the_graph(tmp_path, capsys):
     """The report comes first (the graph of the default bound takes a minute or more to write),
     then the line that names the written graph; with --json the JSON alone on stdout."""
