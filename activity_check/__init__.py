@@ -35,7 +35,10 @@ def console_main() -> None:
         # Python prints an exception raised inside such a callback with a traceback and goes
         # on: one line instead, saying that the signal was lost
         if isinstance(info.exc_value, KeyboardInterrupt):
-            what = "a SIGTERM" if isinstance(info.exc_value, Terminated) else "a Ctrl-C"
+            lost_term = isinstance(info.exc_value, Terminated)
+            if lost_term and received:
+                received.pop()  # it unwound nothing: a later Ctrl-C is still an interrupt
+            what = "a SIGTERM" if lost_term else "a Ctrl-C"
             print(f"activity-check: {what} arrived inside a callback that Python does not let "
                   "stop the program, and was lost; send it again", file=sys.stderr)
             return

@@ -609,7 +609,8 @@ def _write_graph(path: str, report, err) -> int:
     """Write the explored state graph to ``path`` (``.graphml``, else DOT), after the report is
     printed, with a progress line on ``err`` (the graph holds every examined edge: at the default
     bound a minute or more, and gigabytes). The file is created exclusively (never over another)
-    and removed if the write fails or is interrupted, so no partial graph is left.
+    and removed if the write fails or is interrupted, so no partial graph is left; after a
+    search that was interrupted it is not written at all (the user asked the command to stop).
 
     Returns 0, or 130 when interrupted (one line on stderr). Raises UsageError when the file
     cannot be written."""
@@ -617,6 +618,10 @@ def _write_graph(path: str, report, err) -> int:
 
     from properties.explore import state_graph
 
+    if report.stopped_by == "interrupted":
+        print(f"activity-check: interrupted; the state graph was not written to {path}",
+              file=sys.stderr)
+        return 130
     try:
         with Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
                       transient=True) as progress:

@@ -82,6 +82,26 @@ def test_explore_cli(tmp_path, capsys):
     assert main(["explore", "--max-states", "-1"]) == 2
 
 
+def test_explore_cli_writes_no_graph_after_an_interrupted_search(tmp_path, capsys, monkeypatch):
+    """A search stopped by Ctrl-C (or SIGTERM) prints its report and then stops: the graph,
+    a minute or more at the default bound, is not written (from the third review)."""
+    import properties.explore as explore_module
+
+    def interrupted(**kwargs):
+        report = explore(**{**kwargs, "depth": 1})
+        report.stopped_by = "interrupted"
+        return report
+    monkeypatch.setattr(explore_module, "explore", interrupted)
+    path = tmp_path / "g.graphml"
+    for json_flag in ([], ["--json"]):
+        assert main(["explore", "--depth", "3", "--graph", str(path), *json_flag]) == 130
+        out, err = capsys.readouterr()
+        assert "explored" in out or json.loads(out)["stoppedBy"] == "interrupted"
+        assert [line for line in err.splitlines() if line] == [
+            f"activity-check: interrupted; the state graph was not written to {path}"]
+        assert not path.exists()
+
+
 def test_the_cli_and_the_api_share_the_default_bound():
     """``activity-check explore`` and :func:`explore` explore to the same depth by default (the
     command line keeps its own constant so as not to import the search when it starts)."""
