@@ -618,9 +618,9 @@ def _write_graph(path: str, report, err) -> int:
 
     from properties.explore import state_graph
 
+    not_written = f"activity-check: interrupted; the state graph was not written to {path}"
     if report.stopped_by == "interrupted":
-        print(f"activity-check: interrupted; the state graph was not written to {path}",
-              file=sys.stderr)
+        print(not_written, file=sys.stderr)
         return 130
     try:
         with Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
@@ -640,8 +640,7 @@ def _write_graph(path: str, report, err) -> int:
                     os.remove(path)  # ours, created above: no partial graph is left
                     raise
     except KeyboardInterrupt:
-        print(f"activity-check: interrupted; the state graph was not written to {path}",
-              file=sys.stderr)
+        print(not_written, file=sys.stderr)
         return 130
     except FileExistsError:
         raise UsageError(f"--graph {path}: exists; choose a new file name") from None

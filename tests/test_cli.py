@@ -964,9 +964,11 @@ def test_main_restores_hypothesis_storage_in_process(tmp_path, capsys, monkeypat
     the environment or in Hypothesis's settled home directory."""
     import tempfile
 
-    from hypothesis.configuration import storage_directory
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
     monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    # undecided, as in a fresh process: the command's directory is then the one Hypothesis takes
+    set_hypothesis_home_dir(None)
     code, _, err = cli(capsys, "run", "--examples", "10", "--bfs-depth", "0", "--budget", "5",
                        "--out", tmp_path / "out")
     assert code == 0, err
