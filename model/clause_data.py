@@ -1,5 +1,39 @@
 """Clause registry data: one entry per normative statement of the AG-UI Activity draft (notes N1..N112) plus the few extra rules the model relies on. Paraphrases are our own words; the spec text is never copied."""
-from model.clauses import Clause
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Clause", "CLAUSES", "KEYWORDS", "ACTORS"]
+
+KEYWORDS = ("MUST", "MUST NOT", "REQUIRED", "SHOULD", "SHOULD NOT", "MAY", "OPTIONAL",
+            "non-keyword", "informative")
+ACTORS = ("consumer", "producer", "both", "structure")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One normative statement.
+
+    Attributes:
+        id: our stable id, e.g. ``"ACT-SNAP-CREATE"``.
+        n_ids: the notes' statement ids, e.g. ``("N3",)``; empty for rules the notes do not number.
+        keyword: one of :data:`KEYWORDS`.
+        actor: one of :data:`ACTORS`.
+        page: page key of the notes (``ACT``, ``SNP``, ``STA``...).
+        section: the section within the page.
+        summary: one-line paraphrase in our own words.
+        questions: related open-question ids (``Q1``...).
+    """
+
+    id: str
+    n_ids: tuple[str, ...]
+    keyword: str
+    actor: str
+    page: str
+    section: str
+    summary: str
+    questions: tuple[str, ...] = ()
+
 
 CLAUSES: tuple[Clause, ...] = (
     # ------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 A :class:`Clause` has a stable id of our scheme (``PAGE-TOPIC[-DETAIL]``, e.g. ``ACT-SNAP-CREATE``),
 the notes' N-ids it stands for, its BCP 14 keyword, its actor, page and section, and a one-line
-paraphrase in our own words. The entries live in :mod:`model.clause_data`.
+paraphrase in our own words. The record type and the entries live in :mod:`model.clause_data`
+(which imports nothing of the model); this module indexes and checks them.
 
 Coverage is computed, not declared: :func:`coverage` collects, for each clause, the consumer step
 branches that cite it (:data:`model.consumer.BRANCHES`), the knobs that sit on it
@@ -16,38 +17,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Mapping, Optional
 
+from model.clause_data import ACTORS, CLAUSES, KEYWORDS, Clause
+
 __all__ = ["Clause", "registry", "get", "by_n_id", "UnknownClauseError", "coverage",
            "ClauseCoverage", "KEYWORDS", "ACTORS", "is_duty", "OUT_OF_SCOPE"]
-
-KEYWORDS = ("MUST", "MUST NOT", "REQUIRED", "SHOULD", "SHOULD NOT", "MAY", "OPTIONAL",
-            "non-keyword", "informative")
-ACTORS = ("consumer", "producer", "both", "structure")
-
-
-@dataclass(frozen=True)
-class Clause:
-    """One normative statement.
-
-    Attributes:
-        id: our stable id, e.g. ``"ACT-SNAP-CREATE"``.
-        n_ids: the notes' statement ids, e.g. ``("N3",)``; empty for rules the notes do not number.
-        keyword: one of :data:`KEYWORDS`.
-        actor: one of :data:`ACTORS`.
-        page: page key of the notes (``ACT``, ``SNP``, ``STA``...).
-        section: the section within the page.
-        summary: one-line paraphrase in our own words.
-        questions: related open-question ids (``Q1``...).
-    """
-
-    id: str
-    n_ids: tuple[str, ...]
-    keyword: str
-    actor: str
-    page: str
-    section: str
-    summary: str
-    questions: tuple[str, ...] = ()
-
 
 class UnknownClauseError(KeyError):
     """A clause id that is not in the registry."""
@@ -56,7 +29,6 @@ class UnknownClauseError(KeyError):
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Clause]:
     """``{clause id: Clause}`` in registry order (N1..N112, then the extra rules)."""
-    from model.clause_data import CLAUSES
     out: dict[str, Clause] = {}
     for c in CLAUSES:
         if c.id in out:

@@ -26,10 +26,11 @@ from model.events import (
 )
 from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text
 from model.patch import apply_patch
-from model.readings import DRAFT, Reading
+from model.readings import DRAFT, KNOB_BY_ID, Reading
 from model.wire import parse_event
 
 __all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "violations",
+           "PRODUCER_KNOBS",
            "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
            "ProducerViolation", "load_vocabulary"]
 
@@ -322,6 +323,17 @@ class ProducerViolation:
 
 def _v(kind: str, detail: str = "") -> ProducerViolation:
     return ProducerViolation(kind, ADVERSARIAL_KINDS[kind], detail)
+
+
+PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
+"""The knobs the producer's obligations read (:func:`violations`: ACT-ATTR-AGREE reads Q2,
+SUB-OWNER-AGREE reads Q4-opener). What a conformant producer may send depends on them, so the
+engines fork conformance on them: the all-readings sweep, the Z3 encoding's producer readings,
+and ``lint``'s readings. Declared once here; a knob the monitor starts to read must be added."""
+_unknown = [k for k in PRODUCER_KNOBS if k not in KNOB_BY_ID]
+if _unknown:  # pragma: no cover - a declaration error, raised at import
+    raise ImportError(f"PRODUCER_KNOBS names unknown knobs: {_unknown}")
+del _unknown
 
 
 def violations(belief: Belief, event: Event, reading: Reading = DRAFT

@@ -271,6 +271,7 @@ def parse_reading(spec: str) -> Reading:
         if not part:
             raise ReadingError(f"empty item in reading {spec!r}")
         if "=" not in part:
+            part = part.lower()
             if i == 0 and part in PRESETS:
                 base = PRESETS[part]
                 continue
@@ -284,6 +285,7 @@ def parse_reading(spec: str) -> Reading:
             raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
         if knob.attr in overrides:
             raise ReadingError(f"{knob.id} is given twice")
+        value = value.lower()  # option names are lower case; knob ids are read in any case
         if value not in knob.option_names:
             raise ReadingError(f"unknown option {value!r} for {knob.id}; options: "
                                f"{', '.join(knob.option_names)}")

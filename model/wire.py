@@ -477,6 +477,9 @@ class ParsedTrace:
         return self.lines[index] if 0 <= index < len(self.lines) else None
 
 
+_NONZERO_MANTISSA = re.compile(r"^-?0*[.]?0*[1-9]")
+"""A number token whose digits before the exponent are not all zero."""
+
 def loads_json(text: str) -> Any:
     """Decode JSON text strictly, as every file the tool reads is decoded.
 
@@ -494,6 +497,10 @@ def loads_json(text: str) -> Any:
         value = float(token)
         if math.isinf(value):
             raise _NotJson(token, f"the number {token[:20]} is out of range")
+        if value == 0.0 and _NONZERO_MANTISSA.search(token):
+            # 1.5e-400 is below the smallest double: reading it as 0 would change its value
+            raise _NotJson(token, f"the number {token[:20]} is out of range (too small to "
+                                  "tell from 0)")
         return value
 
     seen_repeat = []

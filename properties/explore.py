@@ -50,7 +50,7 @@ import networkx as nx
 from model.consumer import (ConsumerState, decide, focus, initial_state, settle,
                             step as reference_step)
 from model.events import Event
-from model.producer import Belief, Vocabulary, adversarial_moves, advance, moves
+from model.producer import PRODUCER_KNOBS, Belief, Vocabulary, adversarial_moves, advance, moves
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
@@ -888,9 +888,6 @@ _KNOB_ORDER = {k.id: i for i, k in enumerate(KNOBS)}
 _FULL = ("*",)
 """The class of a single-reading exploration: the reading itself (never forked)."""
 
-PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
-"""The knobs the producer's obligations read (:func:`model.producer.violations`): what a
-conformant producer may send depends on them, so the all-readings sweep forks moves on them."""
 
 _REPRESENTATIVES: dict = {}
 

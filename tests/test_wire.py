@@ -1229,3 +1229,18 @@ def test_dump_jsonl_round_trip_with_unicode_line_separators(sep):
         snap(content={"text": f"x{sep}y"}),
     ])
     assert parse_trace_text(dump_jsonl(events)).events == events
+
+
+@pytest.mark.parametrize("token", ["1.5e-400", "-2E-999", "0.0001e-400"])
+def test_loads_json_refuses_numbers_that_underflow(token):
+    """A non-zero number below the smallest double would be read as 0 (a silent change of
+    value); it is refused like one above the largest (issue 18)."""
+    with pytest.raises(json.JSONDecodeError, match="out of range"):
+        loads_json(f'{{"n": {token}}}')
+
+
+@pytest.mark.parametrize("token, value", [("0.0", 0.0), ("0e5", 0.0), ("-0.0", 0.0),
+                                          ("0.000e-3", 0.0), ("1e-300", 1e-300),
+                                          ("4.9e-324", 5e-324)])
+def test_loads_json_keeps_zeros_and_small_numbers(token, value):
+    assert loads_json(f'[{token}]') == [value]
