@@ -22,12 +22,16 @@ import os
 
 from rich.table import Table
 
-__all__ = ["register", "cmd_peer"]
+from activity_check.cli import (UsageError, cell, cell_lines, console, dump, prepare_out,
+                                progress_bar, shown, write_out)
+from model.text import visible
+
+__all__ = ["PARSERS", "cmd_peer"]
 
 PEER_SUMMARY = "peer-summary.json"
 
 
-def register(sub) -> None:
+def _add_peer(sub) -> None:
     """Add the ``peer`` command (subactions ``check`` and ``search``) to the CLI's subparsers."""
     from counterexamples.peers import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT
     shortcuts = "; ".join(f"{k}: {v}" for k, v in BUILTIN_ADAPTERS.items())
@@ -77,6 +81,10 @@ def register(sub) -> None:
     common(search)
 
 
+PARSERS = {"peer": _add_peer}
+"""The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
+
+
 def _peer_files(previous: dict):
     """The finding files an earlier ``peer`` summary lists; None when it is not a peer one."""
     if previous.get("command") not in ("peer check", "peer search"):
@@ -85,11 +93,11 @@ def _peer_files(previous: dict):
     return files if isinstance(files, list) else []
 
 
-def _prepare_out(out_dir: str) -> None:
-    """``out_dir`` must be new, empty, or an earlier ``peer`` output (whose listed finding files are
-    removed, nothing else); anything else is refused (:func:`activity_check.cli.prepare_out`)."""
-    from activity_check.cli import prepare_out
-    prepare_out(out_dir, PEER_SUMMARY, "'activity-check peer'", _peer_files)
+def _prepare_out(out_dir: str):
+    """``out_dir`` must be new, empty, or an earlier ``peer`` output (replaced when the new one
+    is complete, what the user added to it carried over); anything else is refused. Returns the
+    :class:`counterexamples.outdir.OutputPlan` (:func:`activity_check.cli.prepare_out`)."""
+    return prepare_out(out_dir, PEER_SUMMARY, "'activity-check peer'", _peer_files)
 
 
 def cmd_peer(args) -> int:
@@ -98,20 +106,11 @@ def cmd_peer(args) -> int:
     for an unusable adapter, trace or option."""
     import time
     began = time.monotonic()
-    from activity_check.cli import UsageError, _console, _dump
     from counterexamples.peers import (AdapterProcess, PeerError, check_peer, corpus_traces,
-                                       load_traces, resolve_adapter, search_peer, write_findings)
+                                       load_traces, resolve_adapter, search_peer)
     from model.wire import TraceFormatError
 
-    if math.isnan(args.timeout) or args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds")
-    if args.peer_action == "search":
-        if math.isnan(args.budget) or args.budget <= 0:
-            raise UsageError("--budget must be a positive number of seconds (inf: no limit)")
-        if args.examples < 0:
-            raise UsageError("--examples must be 0 or more")
-        if args.bfs_depth < 0:
-            raise UsageError("--bfs-depth must be 0 or more")
+    _check_options(args)
     try:
         spec = resolve_adapter(args.adapter)
     except PeerError as exc:
@@ -126,8 +125,7 @@ def cmd_peer(args) -> int:
             raise UsageError(str(exc)) from None
         if not traces:
             raise UsageError("no traces to check")
-    if args.out:
-        _prepare_out(args.out)
+    plan = _prepare_out(args.out) if args.out else None
     try:
         with AdapterProcess(spec, timeout=args.timeout) as adapter:
             if traces is not None:
@@ -140,34 +138,55 @@ def cmd_peer(args) -> int:
     summary["command"] = f"peer {args.peer_action}"
     if args.peer_action == "search":
         summary["seed"] = args.seed
-    files: list[str] = []
-    if args.out:
-        pairs = write_findings(report.findings.values(), os.path.join(args.out, "findings"))
-        files = [os.path.relpath(p, args.out) for pair in pairs for p in pair]
-        by_id = {os.path.basename(a)[:-5]: [os.path.relpath(a, args.out),
-                                             os.path.relpath(b, args.out)] for a, b in pairs}
-        for d in summary["divergences"]:
-            d["files"] = by_id.get(d["id"], [])
-        summary["files"] = files
-        with open(os.path.join(args.out, PEER_SUMMARY), "w", encoding="utf-8") as fh:
-            fh.write(_dump(summary) + "\n")
+    if plan is not None:
+        with write_out(plan) as staging:  # swapped in for args.out when complete
+            _write_out(staging, report, summary)
     if args.json:
-        print(_dump(summary))
+        print(dump(summary))
     else:
-        _print_report(_console(), report, summary, args)
+        _print_report(console(), report, summary, args)
     counts = summary["counts"]
     failed = {"divergence": counts["divergence"] > 0, "error": counts["error"] > 0,
               "any": counts["divergence"] > 0 or counts["error"] > 0}
     return 1 if args.fail_on and failed[args.fail_on] else 0
 
 
+def _check_options(args) -> None:
+    """Raise UsageError for an unusable ``--timeout`` or (``search``) ``--budget``,
+    ``--examples`` or ``--bfs-depth``."""
+    if math.isnan(args.timeout) or args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if args.peer_action == "search":
+        if math.isnan(args.budget) or args.budget <= 0:
+            raise UsageError("--budget must be a positive number of seconds (inf: no limit)")
+        if args.examples < 0:
+            raise UsageError("--examples must be 0 or more")
+        if args.bfs_depth < 0:
+            raise UsageError("--bfs-depth must be 0 or more")
+
+
+def _write_out(out_dir: str, report, summary: dict) -> None:
+    """Write the report's divergence findings into ``out_dir/findings`` and the summary, with
+    each divergence's files and the list of every file written (``files``), as
+    ``out_dir/peer-summary.json``; ``summary`` is completed in place. ``out_dir``: the staging
+    directory of :func:`activity_check.cli.write_out` (the paths recorded are relative)."""
+    from counterexamples.findings import write_finding
+    directory = os.path.join(out_dir, "findings")
+    os.makedirs(directory, exist_ok=True)  # even when there is no finding
+    pairs = [write_finding(f, directory) for f in report.findings.values()]
+    files = [os.path.relpath(p, out_dir) for pair in pairs for p in pair]
+    by_id = {os.path.basename(a)[:-5]: [os.path.relpath(a, out_dir),
+                                         os.path.relpath(b, out_dir)] for a, b in pairs}
+    for d in summary["divergences"]:
+        d["files"] = by_id.get(d["id"], [])
+    summary["files"] = files
+    with open(os.path.join(out_dir, PEER_SUMMARY), "w", encoding="utf-8") as fh:
+        fh.write(dump(summary) + "\n")
+
+
 def _search(args, adapter, search_peer, began: float):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-        TimeElapsedColumn
-    from activity_check.cli import _console
     budget = None if math.isinf(args.budget) else args.budget
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=_console(stderr=True), transient=True) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("feeding traces to the peer", total=None)
         return search_peer(adapter, seed=args.seed, budget=budget, stateful=args.examples,
                            bfs_depth=args.bfs_depth,
@@ -179,10 +198,10 @@ def _search(args, adapter, search_peer, began: float):
 def _print_report(con, report, summary: dict, args) -> None:
     from model.readings import KNOB_BY_ID
     counts = summary["counts"]
-    con.print(f"[bold]peer {args.peer_action}[/bold] adapter [bold]{report.adapter}[/bold]"
-              + (f" ({report.peer})" if report.peer else ""))
+    con.print(f"[bold]peer {args.peer_action}[/bold] adapter [bold]{shown(report.adapter)}[/bold]"
+              + (f" ({shown(report.peer)})" if report.peer else ""))
     budget_cut = report.generated and report.stopped_by == "budget"
-    con.print("compared: " + (", ".join(report.compared) or (
+    con.print("compared: " + (shown(", ".join(report.compared), None) or (
         "nothing (the budget ran out before any answer)" if budget_cut and not report.results
         else "nothing (no usable answer)")))
     if report.generated:
@@ -192,13 +211,13 @@ def _print_report(con, report, summary: dict, args) -> None:
                   + ("; stopped by the budget (--budget inf for a complete, reproducible run)"
                      if budget_cut else ""))
     rows = summary["traces"]
-    shown = rows if args.peer_action == "check" else [r for r in rows if r["class"] != "draft"]
+    listed = rows if args.peer_action == "check" else [r for r in rows if r["class"] != "draft"]
     table = Table(title="traces" if args.peer_action == "check" else
                   "traces that do not agree with draft")
     for col in ("trace", "class", "readings / nearest reading / error", "differs in", "finding"):
         table.add_column(col, overflow="fold")
     limit = 200 if args.peer_action == "check" else 40
-    for r in shown[:limit]:
+    for r in listed[:limit]:
         if r["class"] == "error":
             detail, differs = r["error"], ""
         elif r["class"] == "divergence":
@@ -208,11 +227,12 @@ def _print_report(con, report, summary: dict, args) -> None:
             detail = "; ".join(readings[:3]) + (f" (+{len(readings) - 3})" if len(readings) > 3
                                                  else "")
             differs = ", ".join(r["differsFromDraft"]) or "-"
-        table.add_row(r["id"], r["class"], detail, differs, r.get("finding", ""))
-    if shown:
+        table.add_row(cell(r["id"]), cell(r["class"]), cell(detail), cell(differs),
+                      cell(r.get("finding", "")))
+    if listed:
         con.print(table)
-    if len(shown) > limit:
-        con.print(f"... and {len(shown) - limit} more (see --json)")
+    if len(listed) > limit:
+        con.print(f"... and {len(listed) - limit} more (see --json)")
     knobs = Table(title="which option the peer behaves as (from traces that separate the "
                         "options)")
     for col in ("knob", "question", "peer behaves as", "separating traces"):
@@ -228,8 +248,8 @@ def _print_report(con, report, summary: dict, args) -> None:
             verdict = "no evidence"
         ev = list(k["evidence"])
         knobs.add_row(k["knob"], KNOB_BY_ID[k["knob"]].question, verdict,
-                      f"{len(ev)}: " + ", ".join(ev[:3]) + (" ..." if len(ev) > 3 else "")
-                      if ev else "-")
+                      cell(f"{len(ev)}: " + ", ".join(visible(e) for e in ev[:3])
+                           + (" ..." if len(ev) > 3 else ""), None) if ev else "-")
     con.print(knobs)
     if summary["divergences"]:
         div = Table(title="divergences (the peer agrees with no reading)")
@@ -237,17 +257,18 @@ def _print_report(con, report, summary: dict, args) -> None:
                     "nearest reading", "files"):
             div.add_column(col, overflow="fold")
         for d in summary["divergences"]:
-            div.add_row(d["id"] + ("" if d["shrunk"] else " (not shrunk)"), d["source"],
-                        f"{d['divergesAt']} {d['event']}", d["branch"],
+            div.add_row(cell(d["id"] + ("" if d["shrunk"] else " (not shrunk)")),
+                        cell(d["source"]), cell(f"{d['divergesAt']} {d['event']}"),
+                        cell(d["branch"]),
                         ", ".join(d["clauses"]) + (f" (related: {', '.join(d['relatedClauses'])})"
                                                   if d["relatedClauses"] else ""),
-                        f"{d['nearest']}: {', '.join(d['aspects'])}",
-                        "\n".join(d.get("files", [])) or "-")
+                        cell(f"{d['nearest']}: {', '.join(d['aspects'])}"),
+                        cell_lines(d.get("files", [])) if d.get("files") else "-")
         con.print(div)
     con.print(f"{counts['traces']} traces: {counts['draft']} agree with draft, {counts['reading']} "
               f"with another reading, {counts['divergence']} with none, {counts['error']} "
               f"errors; {len(summary['divergences'])} divergence finding(s); "
               f"{report.seconds:.1f} s, adapter started {report.starts} time(s)")
     if args.out:
-        con.print(f"written to {args.out}/{PEER_SUMMARY}"
-                  + (f" and {args.out}/findings/" if summary.get("files") else ""))
+        con.print(f"written to {shown(args.out)}/{PEER_SUMMARY}"
+                  + (f" and {shown(args.out)}/findings/" if summary.get("files") else ""))

@@ -8,20 +8,32 @@ before it is printed. Exit 0 when the query ran (unsat is an answer), 2 for unus
 from __future__ import annotations
 
 import json
+import math
 import time
+from contextlib import contextmanager
 
-__all__ = ["register", "cmd_smt", "QUERIES"]
+from activity_check.cli import UsageError, console
+
+__all__ = ["PARSERS", "cmd_smt", "QUERIES"]
 
 QUERIES = ("reach", "vacuity", "consistency", "distinguish", "prove", "list")
 
+MAX_DEPTH = 64
+"""The deepest ``--depth`` accepted. The search goes one length at a time and stops at the first
+witness or at ``--timeout``, so a deeper bound only ever adds time: questions with a witness
+answer within 8 events, and proving that none exists reaches the default timeout from depth 16
+to 24 (README, "Z3 bounded model checking"); past 64 every such subject would only run into its
+timeout, one after the other."""
 
-def register(sub) -> None:
+
+def _add_smt(sub) -> None:
     """Add the ``smt`` parser to the ``activity-check`` subparsers."""
     sm = sub.add_parser("smt", help="bounded Z3 model checking of the ownership and replace "
                         "fragment (reach, vacuity, consistency, distinguish, prove)")
     sm.add_argument("query", help="reach | vacuity | consistency | distinguish | prove | list")
     sm.add_argument("--depth", type=int, default=8,
-                    help="longest trace, in events, RUN_STARTED included (default 8)")
+                    help="longest trace, in events, RUN_STARTED included (default 8, at most "
+                         f"{MAX_DEPTH})")
     sm.add_argument("--reading", default="draft",
                     help="preset or KNOB=OPTION,... (default draft); 'any' for reach and prove "
                          "leaves the fragment's knobs to the solver")
@@ -38,15 +50,20 @@ def register(sub) -> None:
                     help="reach, distinguish, prove: only conformant traces, or any trace of the "
                          "fragment (default: conformant; any for prove)")
     sm.add_argument("--timeout", type=float, default=60.0,
-                    help="seconds per subject before answering unknown (default 60)")
+                    help="seconds per subject before answering unknown (default 60); a query "
+                         "asks each of its subjects in turn, so it takes at most that times "
+                         "the number of subjects (twice for vacuity's consumer rules)")
     sm.add_argument("--json", action="store_true", help="print the answers as JSON")
     sm.set_defaults(func=cmd_smt)
+
+
+PARSERS = {"smt": _add_smt}
+"""The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
 
 
 def _reading(text: str, allow_any: bool, option: str = "--reading"):
     """Parse the reading ``option`` gives; refuse one the encoding cannot answer for (a knob
     outside the fragment departs from draft), naming ``option``."""
-    from activity_check.cli import UsageError
     from model.readings import parse_reading
     from properties.smt.queries import require_fragment
     if allow_any and text.strip() == "any":
@@ -60,7 +77,6 @@ def _reading(text: str, allow_any: bool, option: str = "--reading"):
 
 
 def _subjects(args, known: tuple[str, ...]) -> list[str]:
-    from activity_check.cli import UsageError
     chosen = [s.strip() for item in args.subject for s in item.split(",")]
     if "" in chosen:
         raise UsageError(f"--subject: empty subject for {args.query}; subjects: "
@@ -75,18 +91,16 @@ def _subjects(args, known: tuple[str, ...]) -> list[str]:
 def cmd_smt(args) -> int:
     """Run one query; print a table or (``--json``) ``{"query", "depth", "world", "answers":
     [...], "seconds"}``. Raises UsageError for unusable arguments."""
-    from activity_check.cli import UsageError
-    from properties.smt import queries as q
     from properties.smt.world import DEFAULT_WORLD
 
     if args.query not in QUERIES:
         raise UsageError(f"unknown query {args.query!r}; queries: {', '.join(QUERIES)}")
     if args.query == "list":
         return _list(args)
-    if args.depth < 1:
-        raise UsageError(f"--depth must be at least 1, got {args.depth}")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
+    if not 1 <= args.depth <= MAX_DEPTH:
+        raise UsageError(f"--depth must be from 1 to {MAX_DEPTH}, got {args.depth}")
+    if math.isnan(args.timeout) or args.timeout <= 0 or math.isinf(args.timeout):
+        raise UsageError("--timeout must be a positive number of seconds")
     if args.traces and args.query in ("vacuity", "consistency"):
         raise UsageError(f"--traces does not apply to {args.query}")
     if args.versus and args.query != "distinguish":
@@ -95,44 +109,87 @@ def cmd_smt(args) -> int:
         raise UsageError("distinguish takes --versus, not --subject")
     started = time.monotonic()
     reading = _reading(args.reading, allow_any=args.query in ("reach", "prove"))
-    world, depth, timeout = DEFAULT_WORLD, args.depth, args.timeout
-    if args.query == "reach":
-        conformant = (args.traces or "conformant") == "conformant"
-        answers = [q.reachability(s, depth, reading, world, conformant, timeout)
-                   for s in _subjects(args, q.SUBJECTS["reach"])]
-    elif args.query == "vacuity":
-        answers = q.vacuity(depth, reading, world, _subjects(args, q.SUBJECTS["vacuity"]),
-                            timeout)
-    elif args.query == "consistency":
-        answers = q.consistency(depth, reading, world,
-                                _subjects(args, q.SUBJECTS["consistency"]), timeout)
-    elif args.query == "distinguish":
+    answers = _answers(args, reading, DEFAULT_WORLD)
+    seconds = time.monotonic() - started
+    if args.json:
+        print(json.dumps({"query": args.query, "depth": args.depth,
+                          "world": DEFAULT_WORLD.to_json(),
+                          "answers": [a.to_json() for a in answers],
+                          "seconds": round(seconds, 3)}, indent=2, ensure_ascii=False))
+        return 0
+    _print(args.query, args.depth, answers, seconds)
+    return 0
+
+
+def _answers(args, reading, world) -> list:
+    """Ask the query of ``args`` (its options already checked) under ``reading`` in ``world``:
+    one answer per subject (per reading pair for ``distinguish``), with a progress line on
+    stderr (:func:`_progress`). Raises UsageError for a ``--producer`` or ``--versus`` reading
+    the fragment cannot answer for."""
+    from properties.smt import queries as q
+
+    depth, timeout = args.depth, args.timeout
+    if args.query == "distinguish":
         conformant = (args.traces or "conformant") == "conformant"
         producer = args.producer.strip()
         if producer not in ("any", "both"):
             producer = _reading(producer, allow_any=False, option="--producer")
-        if args.versus:
-            versus = _reading(args.versus, allow_any=False, option="--versus")
-            if versus == reading:
-                raise UsageError(f"--versus: the two readings are the same "
-                                 f"({q.reading_label(reading)})")
-            pairs = [(reading, versus)]
-        else:
-            pairs = q.knob_pairs(reading)
-        answers = [q.distinguishing(a, b, depth, world, producer, conformant, timeout)
-                   for a, b in pairs]
+        pairs = _pairs(args, reading, q)
+        with _progress(args.query, len(pairs), timeout) as tell:
+            return [tell(q.reading_label(b), lambda: q.distinguishing(
+                a, b, depth, world, producer, conformant, timeout)) for a, b in pairs]
+    subjects = _subjects(args, q.SUBJECTS[args.query])
+    if args.query in ("vacuity", "consistency"):
+        # one call: the subjects share one unrolling (asked apart, their answers would differ)
+        ask = q.vacuity if args.query == "vacuity" else q.consistency
+        rounds = 2 if args.query == "vacuity" else 1
+        with _progress(args.query, len(subjects), rounds * timeout) as tell:
+            return tell(f"{len(subjects)} subjects",
+                        lambda: ask(depth, reading, world, subjects, timeout), len(subjects))
+    if args.query == "reach":
+        conformant = (args.traces or "conformant") == "conformant"
+        ask = lambda s: q.reachability(s, depth, reading, world, conformant, timeout)  # noqa: E731
     else:
         conformant = (args.traces or "any") == "conformant"
-        answers = [q.bounded_proof(p, depth, reading, world, conformant, timeout)
-                   for p in _subjects(args, q.SUBJECTS["prove"])]
-    seconds = time.monotonic() - started
-    if args.json:
-        print(json.dumps({"query": args.query, "depth": depth, "world": world.to_json(),
-                          "answers": [a.to_json() for a in answers],
-                          "seconds": round(seconds, 3)}, indent=2, ensure_ascii=False))
-        return 0
-    _print(args.query, depth, answers, seconds)
-    return 0
+        ask = lambda s: q.bounded_proof(s, depth, reading, world, conformant, timeout)  # noqa: E731
+    with _progress(args.query, len(subjects), timeout) as tell:
+        return [tell(s, lambda s=s: ask(s)) for s in subjects]
+
+
+def _pairs(args, reading, q) -> list:
+    """The reading pairs ``distinguish`` asks about: ``(--reading, --versus)``, or every other
+    option of each knob against ``--reading``. Raises UsageError."""
+    if not args.versus:
+        return q.knob_pairs(reading)
+    versus = _reading(args.versus, allow_any=False, option="--versus")
+    if versus == reading:
+        raise UsageError(f"--versus: the two readings are the same "
+                         f"({q.reading_label(reading)})")
+    return [(reading, versus)]
+
+
+@contextmanager
+def _progress(query: str, total: int, per_subject: float):
+    """A transient progress line on stderr while a query runs: ``tell(subject, ask, count=1)``
+    shows ``subject`` as the one being asked, calls ``ask()``, counts ``count`` subjects done
+    and returns what ``ask`` returned. The line says how long the rest can take at most
+    (``per_subject`` seconds each: ``--timeout``), so that a deep query is seen to go on."""
+    from activity_check.cli import progress_bar, shown
+
+    with progress_bar() as bar:
+        task = bar.add_task(f"smt {query}", total=total)
+        done = [0]
+
+        def tell(subject: str, ask, count: int = 1):
+            left = (total - done[0]) * per_subject
+            bar.update(task, description=f"smt {query}: {shown(subject)} (at most "
+                                         f"{left:,.0f} s more)")
+            answer = ask()
+            done[0] += count
+            bar.update(task, completed=done[0])
+            return answer
+
+        yield tell
 
 
 _STATUS = {
@@ -148,8 +205,7 @@ def _print(query: str, depth: int, answers, seconds: float) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from activity_check.cli import _console
-    con = _console()
+    con = console()
     table = Table(title=f"smt {query}, traces up to {depth} events", show_lines=False)
     for col in ("subject", "answer", "length", "seconds", "detail"):
         table.add_column(col)

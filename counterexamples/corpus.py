@@ -14,11 +14,12 @@ import json
 import os
 from dataclasses import dataclass
 from importlib import resources
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from model.readings import describe_assignment
 from model.verdict import partition
 from model.wire import parse_events
+from counterexamples.findings import AmbiguityFinding
 
 __all__ = ["corpus_dir", "load_corpus", "entry_of", "check_entry", "check_corpus",
            "write_corpus", "CorpusChange", "diff_ids"]
@@ -55,8 +56,9 @@ def _classes(events) -> list[dict]:
              "verdict": c.verdict.to_json(detail=False)} for c in partition(events)]
 
 
-def entry_of(finding_json: dict) -> dict:
-    """A corpus entry from a finding JSON (see :meth:`counterexamples.findings.Finding.to_json`):
+def entry_of(finding_json: Mapping) -> dict:
+    """A corpus entry from an ambiguity finding or its JSON (see
+    :class:`counterexamples.findings.AmbiguityFinding`):
     id, kind, knob, events, and the verdict classes recomputed from the trace."""
     events = parse_events(finding_json["events"])
     return {"id": finding_json["id"], "kind": finding_json.get("kind", "ambiguity"),
@@ -98,8 +100,9 @@ def check_corpus(directory: Optional[str] = None) -> list[CorpusChange]:
     return [change for entry in load_corpus(directory) for change in check_entry(entry)]
 
 
-def write_corpus(finding_jsons: Iterable[dict], directory: Optional[str] = None) -> list[str]:
-    """Replace the corpus's entries with those of ``finding_jsons`` (kind ambiguity); returns the
+def write_corpus(finding_jsons: Iterable[Mapping], directory: Optional[str] = None) -> list[str]:
+    """Replace the corpus's entries with those of ``finding_jsons`` (ambiguity findings,
+    :class:`~counterexamples.findings.AmbiguityFinding`, or their JSON documents); returns the
     paths written.
 
     Every entry is built before anything is touched, and the new files are written beside the
@@ -112,8 +115,9 @@ def write_corpus(finding_jsons: Iterable[dict], directory: Optional[str] = None)
     """
     entries = []
     for finding in finding_jsons:
-        if not isinstance(finding, dict) or finding.get("kind") != "ambiguity":
-            raise ValueError(f"{finding.get('id', '?') if isinstance(finding, dict) else '?'}: "
+        if not isinstance(finding, AmbiguityFinding) and not (
+                isinstance(finding, Mapping) and finding.get("kind") == AmbiguityFinding.KIND):
+            raise ValueError(f"{finding.get('id', '?') if isinstance(finding, Mapping) else '?'}: "
                              "not an ambiguity finding")
         try:
             entries.append(entry_of(finding))

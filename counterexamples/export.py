@@ -3,51 +3,60 @@ lines or a JSON array, the consumer's run through the trace as an ITF trace (the
 Format of Apalache and Quint), a Mermaid sequence diagram, and a self-contained pytest file that
 replays the finding as a regression test.
 
-Both kinds of finding are handled:
+Every kind of finding of :mod:`counterexamples.findings` is handled, each by its type:
 
-* ``"ambiguity"`` (:meth:`counterexamples.findings.Finding.to_json`): a trace and its verdict
-  classes, each a set of readings (``"Q1=merge,Q5=retype"``; ``"(any reading)"`` for the empty
-  assignment) that give one verdict;
-* ``"property"`` (:func:`counterexamples.findings.write_property_finding`): a trace on which a named
-  consumer (the reference model, or a mutant of :data:`properties.zoo.MUTANTS`) under a reading
-  broke a property of :mod:`properties.catalogue` at event ``atEvent``;
-* ``"peer-divergence"`` (:mod:`counterexamples.peers`): a trace on which a real implementation
-  behind an adapter gave a verdict no reading gives; it records the model's verdict classes as
-  an ambiguity does, plus the peer's verdict (``peerVerdict``), the ``peer``, the ``nearest``
-  reading and the event at which the peer ``divergesAt``.
+* :class:`~counterexamples.findings.AmbiguityFinding`: a trace and its verdict classes, each a
+  set of readings (``"Q1=merge,Q5=retype"``; ``"(any reading)"`` for the empty assignment) that
+  give one verdict;
+* :class:`~counterexamples.findings.PropertyFinding`: a trace on which a named consumer (the
+  reference model, or a mutant of :data:`properties.zoo.MUTANTS`) under a reading broke a
+  property of :mod:`properties.catalogue` at event ``atEvent``;
+* :class:`~counterexamples.findings.PeerDivergenceFinding` (:mod:`counterexamples.peers`): a
+  trace on which a real implementation behind an adapter gave a verdict no reading gives; it
+  records the model's verdict classes as an ambiguity does, plus the peer's verdict
+  (``peerVerdict``), the ``peer``, the ``nearest`` reading and the event at which the peer
+  ``divergesAt``.
 
-Every function takes the finding as the dict :func:`load_finding` returns. :func:`export` picks a
-format by name (:data:`FORMATS`); the command line is ``activity-check export FINDING --format F``.
+Every exporter takes a finding (:func:`load_finding` reads one from its file) or its JSON
+document (validated by :func:`~counterexamples.findings.finding_from_json`); what differs by
+kind is dispatched on the finding's type (:func:`functools.singledispatch`). :func:`export`
+picks a format by name (:data:`FORMATS`); the command line is ``activity-check export FINDING
+--format F``.
 
 Sources: the wire form is :mod:`model.wire` (:func:`~model.wire.parse_events`,
-:func:`~model.wire.dump_jsonl`); states and verdicts are :func:`model.verdict.trace_states` and
-:func:`model.verdict.evaluate` (a zoo mutant is stepped with its own step function, the same fold);
+:func:`~model.wire.dump_jsonl`); each event's effect is a record of the trace fold,
+:func:`model.verdict.fold` (a zoo mutant is folded with its own step function), and verdicts are
+:func:`model.verdict.evaluate`;
 readings are parsed by :func:`model.readings.parse_reading`. The ITF layout follows ADR-015,
 "Informal Trace Format in JSON" (Apalache, ``docs/src/adr/015adr-trace.md``,
 https://apalache-mc.org/docs/adr/015adr-trace.html); see :func:`to_itf`.
 """
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from functools import singledispatch
+from typing import Any, Mapping, Optional, Sequence, Union
 
-from model.consumer import ConsumerState, Fatal, Warning, initial_state
+from model.consumer import ConsumerState, Fatal, StepResult, Warning, initial_state
 from model.events import Event, Malformed, Unrecognised
 from model.json_values import freeze
-from model.readings import DRAFT, KNOB_BY_ID, Reading, ReadingError, parse_reading
-from model.verdict import evaluate, trace_states
-from model.wire import dump_jsonl, parse_events
+from model.readings import DRAFT, Reading
+from model.verdict import evaluate, fold
+from counterexamples.findings import (ANY_READING, AmbiguityFinding, ClassedFinding, Finding,
+                                      PeerDivergenceFinding, PropertyFinding, VerdictClassEntry,
+                                      finding_from_json, load_finding, parse_reading_spec)
 
 __all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding", "to_jsonl",
-           "to_json", "to_itf", "to_mermaid", "to_pytest", "export", "reading_of_class"]
+           "to_json", "to_itf", "to_mermaid", "to_pytest", "export", "reading_of_class",
+           "parse_reading_spec"]
+
+FindingLike = Union[Finding, Mapping]
+"""What the exporters take: a finding, or its JSON document (validated on the way in)."""
 
 FORMATS = ("jsonl", "json", "itf", "mermaid", "pytest")
 """Format names accepted by :func:`export` (and ``activity-check export --format``)."""
-
-KINDS = ("ambiguity", "property", "peer-divergence")
-_CLASSED = ("ambiguity", "peer-divergence")
-"""Kinds whose finding records the model's verdict classes (``verdicts``)."""
 
 ITF_SPEC_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 """ADR-015, the published definition of the ITF format followed by :func:`to_itf`."""
@@ -55,7 +64,6 @@ ITF_SPEC_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 ITF_VARS = ("event", "messages", "warnings", "fatal", "run", "agentState", "runInput")
 """The state variables of every exported ITF trace, in order (see :func:`to_itf`)."""
 
-ANY_READING = "(any reading)"
 
 # --- the ITF schema -----------------------------------------------------------------------------
 
@@ -137,151 +145,50 @@ ITF_SCHEMA: dict = {
 """JSON Schema (draft 2020-12) of an ITF trace, written from ADR-015 (:data:`ITF_SPEC_URL`)."""
 
 
-# --- loading ------------------------------------------------------------------------------------
-
-def load_finding(path: str) -> dict:
-    """Read a finding JSON file (``out/findings/<id>.json``, as ``activity-check run`` writes it).
-
-    Args:
-        path: the file.
-
-    Returns:
-        The finding as a dict: at least ``id`` (str), ``kind`` (``"ambiguity"`` or
-        ``"property"``) and ``events`` (a list of wire event objects); an ambiguity finding also
-        has ``verdicts`` (a list of ``{"readings", "includesDraft", "verdict"}``).
-
-    Raises:
-        OSError: the file cannot be read.
-        ValueError: the file is not UTF-8 JSON, or not a finding; the message names the file and
-            what is missing or wrong (e.g. ``"x.jsonl: not a finding: not valid JSON (line 2,
-            column 1: Extra data)"``, ``"t.json: not a finding: missing 'id', 'kind'"``); a
-            ``knob`` that is not a knob id of the model (:data:`~model.readings.KNOB_BY_ID`),
-            or, in an ambiguity finding, missing or not the knob its ``pair`` differs in.
-    """
-    name = path  # as the user typed it, like every other error message
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{name}: not a finding: not UTF-8 text ({exc.reason} at byte "
-                         f"{exc.start})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{name}: not a finding: not valid JSON (line {exc.lineno}, column "
-                         f"{exc.colno}: {exc.msg})") from None
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"{name}: not a finding: not readable JSON ({exc})") from None
-    if not isinstance(doc, dict):
-        raise ValueError(f"{name}: not a finding: expected a JSON object with 'id', 'kind' and "
-                         f"'events', got {type(doc).__name__ if doc is not None else 'null'}")
-    missing = [k for k in ("id", "kind", "events") if k not in doc]
-    if missing:
-        raise ValueError(f"{name}: not a finding: missing " + ", ".join(f"'{k}'" for k in missing))
-    if not isinstance(doc["id"], str) or not doc["id"]:
-        raise ValueError(f"{name}: not a finding: 'id' must be a non-empty string")
-    if doc["kind"] not in KINDS:
-        raise ValueError(f"{name}: not a finding: unknown kind {json.dumps(doc['kind'])} "
-                         f"(known: {', '.join(KINDS)})")
-    events = doc["events"]
-    if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
-        raise ValueError(f"{name}: not a finding: 'events' must be a non-empty array of event "
-                         "objects")
-    if doc["kind"] == "peer-divergence" and not (
-            isinstance(doc.get("peerVerdict"), dict) and isinstance(doc.get("peer"), str)):
-        raise ValueError(f"{name}: not a finding: a peer-divergence finding needs 'peer' (a "
-                         "string) and 'peerVerdict' (an object)")
-    if doc["kind"] in _CLASSED:
-        verdicts = doc.get("verdicts")
-        if not isinstance(verdicts, list) or not verdicts or not all(
-                isinstance(v, dict) and isinstance(v.get("readings"), list) and v["readings"]
-                and isinstance(v.get("verdict"), dict) for v in verdicts):
-            raise ValueError(f"{name}: not a finding: an {doc['kind']} finding needs 'verdicts', "
-                             "a non-empty array of {readings, includesDraft, verdict}")
-    else:
-        for key in ("property", "consumer", "reading"):
-            if not isinstance(doc.get(key), str):
-                raise ValueError(f"{name}: not a finding: a property finding needs '{key}' (a "
-                                 "string)")
-        if not isinstance(doc.get("atEvent"), int) or isinstance(doc.get("atEvent"), bool):
-            raise ValueError(f"{name}: not a finding: a property finding needs 'atEvent' (an "
-                             "event index)")
-    _check_knob(name, doc)
-    return doc
-
-
-def _check_knob(name: str, doc: dict) -> None:
-    """Refuse (ValueError naming the file and the field) a finding's ``knob`` that is not a knob
-    id of the model, and an ambiguity finding whose ``knob`` is missing or is not the knob its
-    ``pair`` of readings differs in (ambiguity findings, :class:`~counterexamples.findings.Finding`,
-    always record both)."""
-    knob = doc.get("knob")
-    if knob is None and doc["kind"] != "ambiguity":
-        return
-    if not isinstance(knob, str) or knob not in KNOB_BY_ID:
-        raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, not a knob of the "
-                         f"model (known: {', '.join(KNOB_BY_ID)})")
-    if doc["kind"] != "ambiguity":
-        return
-    pair = doc.get("pair")
-    if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
-        raise ValueError(f"{name}: not a finding: an ambiguity finding needs 'pair', the two "
-                         "readings (strings) that differ in its knob")
-    attr = KNOB_BY_ID[knob].attr
-    try:
-        options = [getattr(parse_reading(side), attr) for side in pair]
-    except ReadingError as exc:
-        raise ValueError(f"{name}: not a finding: 'pair' holds a reading that does not parse "
-                         f"({exc})") from None
-    if options[0] == options[1]:
-        raise ValueError(f"{name}: not a finding: 'knob' is {json.dumps(knob)}, but the readings "
-                         f"of 'pair' ({pair[0]}; {pair[1]}) agree on it")
-
-
 # --- shared helpers -----------------------------------------------------------------------------
 
-def _events(finding: dict) -> tuple[Event, ...]:
-    """The finding's witness as typed events (TraceFormatError, a ValueError, on a non-object)."""
-    return parse_events(finding["events"])
+def _as_finding(finding: FindingLike) -> Finding:
+    """The typed finding (a JSON document is validated: ValueError naming what is wrong)."""
+    return finding if isinstance(finding, Finding) else finding_from_json(finding)
 
 
-def reading_of_class(verdict_class: dict) -> Reading:
-    """The complete reading that stands for one verdict class of an ambiguity finding:
-    :data:`~model.readings.DRAFT` for the class that includes draft, otherwise the class's first
-    ``readings`` entry parsed with :func:`~model.readings.parse_reading` (a partial assignment,
-    completed with draft options for the knobs it leaves open, which stays in the class).
+def reading_of_class(verdict_class: Union[VerdictClassEntry, Mapping]) -> Reading:
+    """The complete reading that stands for one verdict class of a finding
+    (:attr:`counterexamples.findings.VerdictClassEntry.reading`): :data:`~model.readings.DRAFT`
+    for the class that includes draft, otherwise the class's first ``readings`` entry parsed
+    with :func:`~model.readings.parse_reading` (a partial assignment, completed with draft
+    options for the knobs it leaves open, which stays in the class).
+
+    Args:
+        verdict_class: a :class:`~counterexamples.findings.VerdictClassEntry` or a member of a
+            finding's ``verdicts`` (``{"readings", "includesDraft", "verdict"}``).
 
     Raises:
         model.readings.ReadingError: a readings entry that does not parse.
     """
-    if verdict_class.get("includesDraft"):
-        return DRAFT
-    return parse_reading_spec(verdict_class["readings"][0])
-
-
-def parse_reading_spec(spec: str) -> Reading:
-    """The reading a finding's reading text names: a preset, ``"Q1=ignore,..."``
-    (:func:`model.readings.parse_reading`), or ``"(any reading)"`` (a property that fails
-    under every reading), which stands for draft.
-
-    Raises:
-        model.readings.ReadingError: a spec that does not parse."""
-    return DRAFT if spec.strip() == ANY_READING else parse_reading(spec)
+    if not isinstance(verdict_class, VerdictClassEntry):
+        verdict_class = VerdictClassEntry.from_json(verdict_class)
+    return verdict_class.reading
 
 
 def _reading_name(reading: Reading) -> str:
     return reading.name or "draft"
 
 
-def _consumer_of(finding: dict):
-    """``(Consumer, note)``: the consumer a finding's states are computed with. Ambiguity findings
-    are about the reference model. A property finding names its consumer: the reference or a zoo
-    mutant; an unknown name (say, a real SDK behind an adapter) falls back to the reference model,
-    with a note saying so."""
+@singledispatch
+def _consumer_of(finding: Finding):
+    """``(Consumer, note)``: the consumer a finding's states are computed with. Ambiguities and
+    peer divergences are about the reference model. A property finding names its consumer: the
+    reference or a zoo mutant; an unknown name (say, a real SDK behind an adapter) falls back to
+    the reference model, with a note saying so."""
+    from properties.zoo import REFERENCE
+    return REFERENCE, ""
+
+
+@_consumer_of.register(PropertyFinding)
+def _(finding: PropertyFinding):
     from properties.zoo import MUTANT_BY_NAME, REFERENCE
-    if finding["kind"] != "property":
-        return REFERENCE, ""
-    name = finding["consumer"]
+    name = finding.consumer
     if name == REFERENCE.name:
         return REFERENCE, ""
     if name in MUTANT_BY_NAME:
@@ -289,12 +196,20 @@ def _consumer_of(finding: dict):
     return REFERENCE, (f"consumer {name!r} is not in the zoo: states are the reference model's")
 
 
-def _default_reading(finding: dict) -> Reading:
-    if finding["kind"] == "property":
-        return parse_reading_spec(finding["reading"])
-    if finding["kind"] == "peer-divergence" and isinstance(finding.get("nearest"), str):
-        return parse_reading_spec(finding["nearest"])
+@singledispatch
+def _default_reading(finding: Finding) -> Reading:
+    """The reading a finding's ITF trace is under when none is asked for: draft's class."""
     return DRAFT
+
+
+@_default_reading.register(PropertyFinding)
+def _(finding: PropertyFinding) -> Reading:
+    return parse_reading_spec(finding.reading)
+
+
+@_default_reading.register(PeerDivergenceFinding)
+def _(finding: PeerDivergenceFinding) -> Reading:
+    return DRAFT if finding.nearest is None else parse_reading_spec(finding.nearest)
 
 
 @dataclass(frozen=True)
@@ -308,34 +223,28 @@ class _Step:
 
 
 def _timeline(events: Sequence[Event], reading: Reading, consumer=None) -> list[_Step]:
-    """The effect of each event, as :func:`model.verdict.evaluate` folds it: for the reference
-    model the states are :func:`~model.verdict.trace_states` and the outcomes the verdict's; a zoo
-    mutant is folded with its own step (stopping at its first fatal, as evaluate does; an
-    exception leaves the state as it was and is recorded)."""
+    """The effect of each event (one entry per event) from the trace fold,
+    :func:`model.verdict.fold`, under ``reading``: with the model's step, or a zoo mutant's
+    (``consumer``; an exception its step raises leaves the state as it was, is recorded, and
+    the fold goes on). After the fold's last record (a fatal) the halted state repeats."""
     from properties.zoo import REFERENCE
-    if consumer is None or consumer is REFERENCE:
-        states = trace_states(events, reading)
-        verdict = evaluate(events, reading)
-        out = []
-        for i, state in enumerate(states):
-            warnings = tuple(w for at, w in verdict.warnings if at == i)
-            fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == i else None
-            out.append(_Step(state, warnings, fatal))
-        return out
-    state, out, dead = initial_state(), [], False
-    for event in events:
-        if dead:
-            out.append(_Step(state))
-            continue
-        try:
-            result = consumer.step(state, event, reading)
-        except Exception as exc:  # noqa: BLE001 - a crashing consumer is the finding (P00)
-            out.append(_Step(state, error=f"{type(exc).__name__}: {exc}"))
-            continue
-        state = result.state
-        out.append(_Step(state, tuple(result.warnings), result.fatal))
-        dead = result.fatal is not None
-    return out
+    errors: dict[int, str] = {}
+    step = None
+    if consumer is not None and consumer is not REFERENCE:
+        calls = itertools.count()  # the fold steps each event once, in order
+
+        def step(state: ConsumerState, event: Event, reading: Reading) -> StepResult:
+            index = next(calls)
+            try:
+                return consumer.step(state, event, reading)
+            except Exception as exc:  # noqa: BLE001 - a crashing consumer is the finding (P00)
+                errors[index] = f"{type(exc).__name__}: {exc}"
+                return StepResult(state)
+
+    records = fold(events, reading, step=step)
+    out = [_Step(r.after, r.warnings, r.fatal, errors.get(r.index)) for r in records]
+    last = records[-1].after if records else initial_state()
+    return out + [_Step(last)] * (len(events) - len(out))
 
 
 def _strip_detail(verdict_json: dict) -> dict:
@@ -346,33 +255,33 @@ def _strip_detail(verdict_json: dict) -> dict:
     return out
 
 
-def _class_index(finding: dict, verdict_json: dict) -> Optional[int]:
-    """Index of the ambiguity finding's verdict class equal to ``verdict_json`` (details aside)."""
+def _class_index(finding: ClassedFinding, verdict_json: dict) -> Optional[int]:
+    """Index of the finding's verdict class equal to ``verdict_json`` (details aside)."""
     key = freeze(_strip_detail(verdict_json))
-    for i, c in enumerate(finding.get("verdicts", [])):
-        if freeze(_strip_detail(c["verdict"])) == key:
+    for i, c in enumerate(finding.classes):
+        if freeze(_strip_detail(c.verdict)) == key:
             return i
     return None
 
 
 # --- JSON lines, JSON ---------------------------------------------------------------------------
 
-def to_jsonl(finding: dict) -> str:
+def to_jsonl(finding: FindingLike) -> str:
     """The witness trace as AG-UI JSON lines: one compact wire event per line, newline-terminated
-    (:func:`model.wire.dump_jsonl` over :func:`model.wire.parse_events`; the form ``activity-check
-    replay`` reads).
+    (:meth:`counterexamples.findings.Finding.jsonl`: :func:`model.wire.dump_jsonl` over
+    :func:`model.wire.parse_events`; the form ``activity-check replay`` reads).
 
     Raises:
         model.wire.TraceFormatError: an element of ``events`` that is not an object.
     """
-    return dump_jsonl(_events(finding))
+    return _as_finding(finding).jsonl()
 
 
-def to_json(finding: dict) -> str:
+def to_json(finding: FindingLike) -> str:
     """The finding JSON itself (id, kind, knob or property, clauses, the verdict under each class
     of readings, the explanation and the step-by-step account), indented, newline-terminated;
     ``replay`` reads it too (an object with ``events``)."""
-    return json.dumps(finding, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(_as_finding(finding).to_json(), indent=2, ensure_ascii=False) + "\n"
 
 
 # --- ITF ----------------------------------------------------------------------------------------
@@ -429,7 +338,7 @@ def _itf_fatal(at: int, f: Fatal) -> dict:
             "messageId": _opt(f.message_id), "detail": f.detail}
 
 
-def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
+def to_itf(finding: FindingLike, reading: Union[None, str, Reading] = None) -> dict:
     """The consumer's run through the witness as an ITF trace (ADR-015, :data:`ITF_SPEC_URL`).
 
     One state per prefix of the trace: state 0 is the consumer before any event, state ``i`` the
@@ -447,7 +356,7 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
       back to the reference model, noted in ``#meta``).
 
     Args:
-        finding: from :func:`load_finding`.
+        finding: from :func:`load_finding` (or its JSON document).
         reading: None (the default above), a reading spec (a preset, ``"Q1=ignore,..."`` or
             ``"(any reading)"``) or a :class:`~model.readings.Reading`.
 
@@ -496,8 +405,8 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
         model.readings.ReadingError: a reading spec that does not parse.
         model.wire.TraceFormatError: an element of ``events`` that is not an object.
     """
-    from model.consumer import run_input as reference_run_input
-    events = _events(finding)
+    finding = _as_finding(finding)
+    events = finding.events
     consumer, note = _consumer_of(finding)
     if reading is None:
         chosen = _default_reading(finding)
@@ -506,8 +415,28 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
     else:
         chosen = parse_reading_spec(reading)
     steps = _timeline(events, chosen, consumer)
-    run_input = getattr(consumer, "run_input", reference_run_input)
-    wires = finding["events"]
+    states = _itf_states(finding.wire, steps, getattr(consumer, "run_input", None))
+    meta = {"format": "ITF", "format-description": ITF_SPEC_URL,
+            "source": finding.id + ".json",
+            "description": (f"activity-check export of finding {finding.id}: the "
+                            f"{consumer.name} consumer under reading {_reading_name(chosen)}, "
+                            "state i after event i-1 (state 0: before any event)"),
+            "finding": finding.id, "kind": finding.kind}
+    meta.update(_itf_kind_meta(finding))
+    meta["consumer"] = consumer.name
+    meta["reading"] = _reading_name(chosen)
+    if note:
+        meta["note"] = note
+    meta.update(_itf_verdict_class(finding, events, chosen))
+    return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
+
+
+def _itf_states(wires: Sequence[dict], steps: Sequence["_Step"], run_input=None) -> list[dict]:
+    """The ITF states of :func:`to_itf`: state 0 before any event, then one per step, with the
+    warnings so far, the first fatal, and the next run input (``run_input``, the consumer's own
+    when it has one; a crash there is recorded in the state's ``#meta``)."""
+    if run_input is None:
+        from model.consumer import run_input
 
     def state_record(index: int, state: ConsumerState, warnings: list, fatal, event_record,
                      error: Optional[str]) -> dict:
@@ -535,32 +464,48 @@ def to_itf(finding: dict, reading: Union[None, str, Reading] = None) -> dict:
         if st.fatal is not None and fatal is None:
             fatal = (i, st.fatal)
         states.append(state_record(i + 1, st.state, warnings, fatal, _itf_event(wire), st.error))
+    return states
 
-    meta = {"format": "ITF", "format-description": ITF_SPEC_URL,
-            "source": finding["id"] + ".json",
-            "description": (f"activity-check export of finding {finding['id']}: the "
-                            f"{consumer.name} consumer under reading {_reading_name(chosen)}, "
-                            "state i after event i-1 (state 0: before any event)"),
-            "finding": finding["id"], "kind": finding["kind"]}
-    if finding["kind"] == "ambiguity":
-        meta["knob"] = finding.get("knob")
-    elif finding["kind"] == "peer-divergence":
-        meta["peer"] = finding["peer"]
-        if isinstance(finding.get("divergesAt"), int):
-            meta["divergesAt"] = finding["divergesAt"]
-    else:
-        meta["property"] = finding["property"]
-        meta["atEvent"] = finding["atEvent"]
-    meta["consumer"] = consumer.name
-    meta["reading"] = _reading_name(chosen)
-    if note:
-        meta["note"] = note
-    if finding["kind"] in _CLASSED:
-        index = _class_index(finding, evaluate(events, chosen).to_json())
-        meta["verdictClass"] = None if index is None else {
-            "index": index, "readings": finding["verdicts"][index]["readings"],
-            "includesDraft": bool(finding["verdicts"][index].get("includesDraft"))}
-    return {"#meta": meta, "vars": list(ITF_VARS), "states": states}
+
+@singledispatch
+def _itf_kind_meta(finding: Finding) -> dict:
+    """The members of an ITF ``#meta`` that name what the finding is about."""
+    raise TypeError(f"not a finding: {type(finding).__name__}")
+
+
+@_itf_kind_meta.register(AmbiguityFinding)
+def _(finding: AmbiguityFinding) -> dict:
+    return {"knob": finding.get("knob")}
+
+
+@_itf_kind_meta.register(PeerDivergenceFinding)
+def _(finding: PeerDivergenceFinding) -> dict:
+    meta = {"peer": finding.peer}
+    if finding.diverges_at is not None:
+        meta["divergesAt"] = finding.diverges_at
+    return meta
+
+
+@_itf_kind_meta.register(PropertyFinding)
+def _(finding: PropertyFinding) -> dict:
+    return {"property": finding.property_id, "atEvent": finding.at_event}
+
+
+@singledispatch
+def _itf_verdict_class(finding: Finding, events: Sequence[Event], reading: Reading) -> dict:
+    """``{"verdictClass": ...}`` for a finding with verdict classes: the class ``reading``
+    falls in (null when none of the finding's classes has its verdict); ``{}`` otherwise."""
+    return {}
+
+
+@_itf_verdict_class.register(ClassedFinding)
+def _(finding: ClassedFinding, events: Sequence[Event], reading: Reading) -> dict:
+    index = _class_index(finding, evaluate(events, reading).to_json())
+    if index is None:
+        return {"verdictClass": None}
+    c = finding.classes[index]
+    return {"verdictClass": {"index": index, "readings": list(c.readings),
+                             "includesDraft": c.includes_draft}}
 
 
 # --- Mermaid ------------------------------------------------------------------------------------
@@ -680,7 +625,7 @@ def _change(before: ConsumerState, step: _Step) -> str:
     return "; ".join(parts) or "unchanged"
 
 
-def to_mermaid(finding: dict) -> str:
+def to_mermaid(finding: FindingLike) -> str:
     """The witness as a Mermaid ``sequenceDiagram``: participants ``Producer`` and ``Consumer``,
     one ``Producer->>Consumer:`` arrow per event with a short label (``ACTIVITY_SNAPSHOT act-1
     TYPE-A (replace:false, sub-1)``), and notes on the consumer's side:
@@ -692,62 +637,117 @@ def to_mermaid(finding: dict) -> str:
       each class, one class (or group of classes doing the same thing) a line, lines joined by
       Mermaid's ``<br/>``: ``draft: act-1 metadata {"k":1}<br/>Q1=ignore,Q2=continues:
       unchanged``. A class is labelled ``draft`` when it includes draft,
-      otherwise by its first readings entry; its states are :func:`model.verdict.trace_states`
-      under :func:`reading_of_class`. Events on which all classes agree get no note.
+      otherwise by its first readings entry; its steps are the records of
+      :func:`model.verdict.fold` under :func:`reading_of_class`. Events on which all classes
+      agree get no note.
     * property finding: after every event, what it did to the finding's consumer under the
       finding's reading; at ``atEvent`` also the property broken.
 
     A first note over both participants names the finding. Label and note text is escaped with
     Mermaid entity codes (see :func:`_mermaid_text`). Returns the text, newline-terminated.
     """
-    events = _events(finding)
-    wires = finding["events"]
-    lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer"]
-    if finding["kind"] == "ambiguity":
-        title = f"{finding['id']}: {finding.get('question') or finding.get('knob', '')}"
-    elif finding["kind"] == "peer-divergence":
-        title = (f"{finding['id']}: {finding['peer']} gives a verdict no reading of the model "
-                 "gives")
-    else:
-        title = (f"{finding['id']}: {finding['consumer']} under {finding['reading']} breaks "
-                 f"{finding['property']}")
-    lines.append(f"    Note over Producer,Consumer: {_mermaid_text(title)}")
-
-    if finding["kind"] in _CLASSED:
-        tracks = []
-        for c in finding["verdicts"]:
-            label = "draft" if c.get("includesDraft") else c["readings"][0]
-            tracks.append((label, _timeline(events, reading_of_class(c))))
-    else:
-        consumer, _ = _consumer_of(finding)
-        tracks = [(None, _timeline(events, parse_reading_spec(finding["reading"]), consumer))]
-
+    finding = _as_finding(finding)
+    events = finding.events
+    lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer",
+             f"    Note over Producer,Consumer: {_mermaid_text(_mermaid_title(finding))}"]
+    tracks = _mermaid_tracks(finding, events)
     befores = [initial_state() for _ in tracks]
-    for i, (wire, event) in enumerate(zip(wires, events)):
+    for i, (wire, event) in enumerate(zip(finding.wire, events)):
         lines.append(f"    Producer->>Consumer: {_mermaid_text(_event_label(wire, event))}")
         changes = [_change(befores[k], steps[i]) for k, (_, steps) in enumerate(tracks)]
         befores = [steps[i].state for _, steps in tracks]
-        if finding["kind"] in _CLASSED:
-            if len(set(changes)) > 1 or i == finding.get("divergesAt", -1):
-                groups: dict[str, list[str]] = {}
-                for (label, _), change in zip(tracks, changes):
-                    groups.setdefault(change, []).append(label)
-                note = "<br/>".join(_mermaid_text(f"{' / '.join(labels)}: {change}")
-                                    for change, labels in groups.items())
-                lines.append(f"    Note over Consumer: {note}")
-        else:
-            note = changes[0]
-            if i == finding["atEvent"]:
-                note += f" -- breaks {finding['property']}"
-            lines.append(f"    Note over Consumer: {_mermaid_text(note)}")
-    if finding["kind"] == "peer-divergence":
-        lines.append(f"    Note over Consumer: {_mermaid_text(_peer_summary(finding))}")
+        note = _mermaid_note(finding, i, [label for label, _ in tracks], changes)
+        if note is not None:
+            lines.append(f"    Note over Consumer: {note}")
+    lines.extend(_mermaid_tail(finding))
     return "\n".join(lines) + "\n"
 
 
-def _peer_summary(finding: dict) -> str:
+@singledispatch
+def _mermaid_title(finding: Finding) -> str:
+    """The first note: the finding's id and what it is about."""
+    raise TypeError(f"not a finding: {type(finding).__name__}")
+
+
+@_mermaid_title.register(AmbiguityFinding)
+def _(finding: AmbiguityFinding) -> str:
+    return f"{finding.id}: {finding.get('question') or finding.get('knob', '')}"
+
+
+@_mermaid_title.register(PeerDivergenceFinding)
+def _(finding: PeerDivergenceFinding) -> str:
+    return f"{finding.id}: {finding.peer} gives a verdict no reading of the model gives"
+
+
+@_mermaid_title.register(PropertyFinding)
+def _(finding: PropertyFinding) -> str:
+    return (f"{finding.id}: {finding.consumer} under {finding.reading} breaks "
+            f"{finding.property_id}")
+
+
+@singledispatch
+def _mermaid_tracks(finding: Finding, events: Sequence[Event]) -> list:
+    """``[(label, steps)]``: the consumers whose state changes the diagram notes, each with its
+    :func:`_timeline` over the trace."""
+    raise TypeError(f"not a finding: {type(finding).__name__}")
+
+
+@_mermaid_tracks.register(ClassedFinding)
+def _(finding: ClassedFinding, events: Sequence[Event]) -> list:
+    return [(c.label, _timeline(events, c.reading)) for c in finding.classes]
+
+
+@_mermaid_tracks.register(PropertyFinding)
+def _(finding: PropertyFinding, events: Sequence[Event]) -> list:
+    consumer, _ = _consumer_of(finding)
+    return [(None, _timeline(events, parse_reading_spec(finding.reading), consumer))]
+
+
+@singledispatch
+def _mermaid_note(finding: Finding, index: int, labels: Sequence, changes: Sequence[str]
+                  ) -> Optional[str]:
+    """The note after event ``index`` (Mermaid text), or None for no note: for a finding with
+    verdict classes, where the classes part (and at the event the peer parts from every
+    reading), each group of classes doing the same thing a line; for a property finding, what
+    the event did, and at ``atEvent`` the property broken."""
+    raise TypeError(f"not a finding: {type(finding).__name__}")
+
+
+@_mermaid_note.register(ClassedFinding)
+def _(finding: ClassedFinding, index: int, labels: Sequence, changes: Sequence[str]
+      ) -> Optional[str]:
+    if len(set(changes)) <= 1 and index != finding.get("divergesAt", -1):
+        return None
+    groups: dict[str, list[str]] = {}
+    for label, change in zip(labels, changes):
+        groups.setdefault(change, []).append(label)
+    return "<br/>".join(_mermaid_text(f"{' / '.join(names)}: {change}")
+                        for change, names in groups.items())
+
+
+@_mermaid_note.register(PropertyFinding)
+def _(finding: PropertyFinding, index: int, labels: Sequence, changes: Sequence[str]
+      ) -> Optional[str]:
+    note = changes[0]
+    if index == finding.at_event:
+        note += f" -- breaks {finding.property_id}"
+    return _mermaid_text(note)
+
+
+@singledispatch
+def _mermaid_tail(finding: Finding) -> list[str]:
+    """Lines after the last event: a peer divergence's verdict of the peer."""
+    return []
+
+
+@_mermaid_tail.register(PeerDivergenceFinding)
+def _(finding: PeerDivergenceFinding) -> list[str]:
+    return [f"    Note over Consumer: {_mermaid_text(_peer_summary(finding))}"]
+
+
+def _peer_summary(finding: PeerDivergenceFinding) -> str:
     """One line on the peer's verdict: the messages it ended with and whether it failed."""
-    v = finding["peerVerdict"]
+    v = finding.peer_verdict
     held = " ".join(f"{m.get('id')}:{m.get('role')}" for m in v.get("messages") or []
                     if isinstance(m, dict))
     fatal = v.get("fatal")
@@ -756,7 +756,7 @@ def _peer_summary(finding: dict) -> str:
     diverges = finding.get("divergesAt")
     where = f" (parts from every reading at event {diverges})" if isinstance(diverges, int) \
         else ""
-    return (f"peer {finding['peer']}{where}: holds {held or 'no messages'}; "
+    return (f"peer {finding.peer}{where}: holds {held or 'no messages'}; "
             + (f"failed the run{at}" if fatal else "did not fail the run"))
 
 
@@ -782,7 +782,7 @@ import json
 '''
 
 
-def to_pytest(finding: dict) -> str:
+def to_pytest(finding: FindingLike) -> str:
     """A self-contained pytest module that replays the finding.
 
     * ambiguity or peer-divergence finding: one test parametrized over the model's verdict
@@ -807,34 +807,68 @@ def to_pytest(finding: dict) -> str:
 
     Save it under a ``test_*.py`` name. Returns the module text.
     """
-    fid = finding["id"]
-    if finding["kind"] in _CLASSED:
-        if finding["kind"] == "ambiguity":
-            summary = (f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
-                       f"The trace has {len(finding['verdicts'])} verdict classes; each must "
-                       "keep its verdict.")
-        else:
-            summary = (f"Peer divergence: {_peer_summary(finding)}.\nNo reading of the model "
-                       f"gives that; the model's {len(finding['verdicts'])} verdict class(es) "
-                       "below are what a consumer under each reading must give, and this file "
-                       "checks that the model keeps them. The peer's own verdict is kept as "
-                       "PEER_VERDICT, for reference.")
-        classes = []
-        for c in finding["verdicts"]:
-            v = c["verdict"]
-            classes.append({
-                "readings": list(c["readings"]), "includesDraft": bool(c.get("includesDraft")),
-                "messages": v["messages"],
-                "warnings": [{"code": w["code"], "messageId": w.get("messageId"),
-                              "atEvent": w["atEvent"]} for w in v["warnings"]],
-                "fatal": None if not v.get("fatal") else
-                {"code": v["fatal"]["code"], "atEvent": v["fatal"]["atEvent"]},
-                "runInput": v["runInput"]})
-        ids = [f"class{i}" + ("-draft" if c["includesDraft"] else "")
-               for i, c in enumerate(classes)]
-        peer_line = "" if finding["kind"] != "peer-divergence" else \
-            f"PEER_VERDICT = {_py_json(finding['peerVerdict'])}\n"
-        body = f'''
+    finding = _as_finding(finding)
+    summary, body = _pytest_parts(finding)
+    header = _HEADER.format(id=finding.id,
+                            summary=summary.replace('"""', "'''").replace("\\", "\\\\"))
+    return header + body
+
+
+@singledispatch
+def _pytest_parts(finding: Finding) -> tuple[str, str]:
+    """``(summary, body)`` of the pytest module of :func:`to_pytest`: the docstring's summary
+    and the code after the header."""
+    raise TypeError(f"not a finding: {type(finding).__name__}")
+
+
+@_pytest_parts.register(AmbiguityFinding)
+def _(finding: AmbiguityFinding) -> tuple[str, str]:
+    summary = (f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
+               f"The trace has {len(finding.classes)} verdict classes; each must "
+               "keep its verdict.")
+    return summary, _pytest_classes_body(finding, "")
+
+
+@_pytest_parts.register(PeerDivergenceFinding)
+def _(finding: PeerDivergenceFinding) -> tuple[str, str]:
+    summary = (f"Peer divergence: {_peer_summary(finding)}.\nNo reading of the model "
+               f"gives that; the model's {len(finding.classes)} verdict class(es) "
+               "below are what a consumer under each reading must give, and this file "
+               "checks that the model keeps them. The peer's own verdict is kept as "
+               "PEER_VERDICT, for reference.")
+    body = _pytest_classes_body(finding, f"PEER_VERDICT = {_py_json(finding.peer_verdict)}\n")
+    body += f'''
+
+INITIAL_STATE = {_py_json(finding.initial_state)}
+
+
+def test_peer_agrees_with_some_reading(activity_peer):
+    """The trace on the consumer that --activity-peer names (skipped without it): fails while
+    that consumer still gives a verdict no reading of the draft gives, passes once it agrees
+    with some reading. Needs activity-check's pytest plugin (installed with it)."""
+    from counterexamples.peers import PeerTrace
+    activity_peer.check(PeerTrace.of(FINDING_ID, TRACE, INITIAL_STATE))
+'''
+    return summary, body
+
+
+def _pytest_classes_body(finding: ClassedFinding, peer_line: str) -> str:
+    """The test of every verdict class of the model (``peer_line``: more module constants)."""
+    fid = finding.id
+    classes = []
+    for c in finding.classes:
+        v = c.verdict
+        classes.append({
+            "readings": list(c.readings), "includesDraft": c.includes_draft,
+            "messages": v["messages"],
+            "warnings": [{"code": w["code"], "messageId": w.get("messageId"),
+                          "atEvent": w["atEvent"]} for w in v["warnings"]],
+            "fatal": None if not v.get("fatal") else
+            {"code": v["fatal"]["code"], "atEvent": v["fatal"]["atEvent"]},
+            "runInput": v["runInput"]})
+    ids = [f"class{i}" + ("-draft" if c["includesDraft"] else "")
+           for i, c in enumerate(classes)]
+    return f'''
 import pytest
 
 from model.readings import DRAFT, parse_reading
@@ -842,7 +876,7 @@ from model.verdict import evaluate
 from model.wire import parse_events
 
 FINDING_ID = {fid!r}
-TRACE = {_py_json(finding["events"])}
+TRACE = {_py_json(list(finding.wire))}
 CLASSES = {_py_json(classes)}
 {peer_line}
 
@@ -872,38 +906,29 @@ def test_verdict_class(cls):
         assert _canon(fatal) == _canon(cls["fatal"]), where
         assert _canon(got["runInput"]) == _canon(cls["runInput"]), where
 '''
-        if finding["kind"] == "peer-divergence":
-            body += f'''
-
-INITIAL_STATE = {_py_json(finding.get("initialState"))}
 
 
-def test_peer_agrees_with_some_reading(activity_peer):
-    """The trace on the consumer that --activity-peer names (skipped without it): fails while
-    that consumer still gives a verdict no reading of the draft gives, passes once it agrees
-    with some reading. Needs activity-check's pytest plugin (installed with it)."""
-    from counterexamples.peers import PeerTrace
-    activity_peer.check(PeerTrace.of(FINDING_ID, TRACE, INITIAL_STATE))
-'''
-    else:
-        consumer, _ = _consumer_of(finding)
-        mutant = consumer.name == finding["consumer"] and consumer.name != "reference"
-        summary = (f"Property {finding['property']}: {finding.get('statement', '')}\n"
-                   f"Broken by consumer {finding['consumer']} under reading "
-                   f"{finding['reading']} at event {finding['atEvent']}; the reference model "
-                   "must keep it.")
-        body = f'''
+@_pytest_parts.register(PropertyFinding)
+def _(finding: PropertyFinding) -> tuple[str, str]:
+    fid = finding.id
+    consumer, _ = _consumer_of(finding)
+    mutant = consumer.name == finding.consumer and consumer.name != "reference"
+    summary = (f"Property {finding.property_id}: {finding.statement}\n"
+               f"Broken by consumer {finding.consumer} under reading "
+               f"{finding.reading} at event {finding.at_event}; the reference model "
+               "must keep it.")
+    body = f'''
 from model.readings import DRAFT, parse_reading
 from model.wire import parse_events
 from properties.machines import check_trace_properties
 from properties.zoo import MUTANT_BY_NAME, REFERENCE
 
 FINDING_ID = {fid!r}
-PROPERTY = {finding["property"]!r}
-CONSUMER = {finding["consumer"]!r}
-READING = {finding["reading"]!r}
-AT_EVENT = {int(finding["atEvent"])!r}
-TRACE = {_py_json(finding["events"])}
+PROPERTY = {finding.property_id!r}
+CONSUMER = {finding.consumer!r}
+READING = {finding.reading!r}
+AT_EVENT = {int(finding.at_event)!r}
+TRACE = {_py_json(list(finding.wire))}
 
 
 def _reading():
@@ -916,23 +941,23 @@ def test_reference_keeps_properties():
         f"{{FINDING_ID}}: the reference model breaks {{violation.property.id}} at event "
         f"{{violation.index}}: {{violation.witness}}")
 '''
-        if mutant:
-            body += '''
+    if mutant:
+        body += '''
 
 def test_mutant_still_breaks_property():
     violation = check_trace_properties(parse_events(TRACE), MUTANT_BY_NAME[CONSUMER], _reading())
     assert violation is not None, f"{FINDING_ID}: {CONSUMER} no longer breaks any property"
     assert (violation.property.id, violation.index) == (PROPERTY, AT_EVENT)
 '''
-    header = _HEADER.format(id=fid, summary=summary.replace('"""', "'''").replace("\\", "\\\\"))
-    return header + body
+    return summary, body
 
 
 # --- dispatch -----------------------------------------------------------------------------------
 
-def export(finding: dict, fmt: str, reading: Union[None, str, Reading] = None) -> str:
+def export(finding: FindingLike, fmt: str, reading: Union[None, str, Reading] = None) -> str:
     """The finding in format ``fmt`` (one of :data:`FORMATS`) as text, newline-terminated; ITF is
-    indented JSON. ``reading`` applies to ``itf`` only (see :func:`to_itf`).
+    indented JSON. ``reading`` applies to ``itf`` only (see :func:`to_itf`). ``finding``: a
+    finding or its JSON document (validated: ValueError naming what is wrong).
 
     Raises:
         ValueError: an unknown format, or ``reading`` given for a format other than ``itf``;
@@ -943,6 +968,7 @@ def export(finding: dict, fmt: str, reading: Union[None, str, Reading] = None) -
         raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
     if reading is not None and fmt != "itf":
         raise ValueError("a reading applies to the itf format only")
+    finding = _as_finding(finding)
     if fmt == "jsonl":
         return to_jsonl(finding)
     if fmt == "json":

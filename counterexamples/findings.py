@@ -1,86 +1,592 @@
-"""Findings: an ambiguity (or, later, a violated property or a peer divergence) with its shrunk
-witness, the verdict under each class of readings, the clauses at stake, and a plain-words
-explanation; exported as finding JSON and as AG-UI JSON lines.
+"""Findings: the one family of things a run or a peer check reports, each a shrunk witness trace
+with what it shows.
 
-A finding's id is stable: a hash of its kind, knob and the canonical wire text of its witness, so
-the same finding found twice (from any seed) gets the same id.
+* :class:`AmbiguityFinding` (kind ``"ambiguity"``, id ``AMB-<knob>-<hash>``): a knob (open
+  question) of the draft decides the trace; the verdict under each class of readings, the clauses
+  at stake, a plain-words explanation and the step-by-step effects
+  (:func:`ambiguity_finding` builds one from a search's witness);
+* :class:`PropertyFinding` (``"property"``, ``PROP-<Pnn>-<hash>``): a consumer (the reference
+  model or a mutant of :mod:`properties.zoo`) under a reading breaks a property of
+  :mod:`properties.catalogue` at an event (:func:`property_finding`);
+* :class:`PeerDivergenceFinding` (``"peer-divergence"``, ``PEER-<adapter>-<hash>``): a real
+  implementation behind an adapter gives a verdict no reading gives (built by
+  :mod:`counterexamples.peers`).
+
+A finding *is* its wire document: the JSON object written to ``<id>.json`` (wire names, no
+timings), read through typed attributes (snake_case) or as a read-only mapping of its members.
+:meth:`Finding.to_json` gives the document, :func:`write_finding` writes any finding (``<id>.json``
+and the trace as AG-UI JSON lines, ``<id>.jsonl``), and :func:`load_finding` /
+:func:`finding_from_json` turn a document back into the typed finding, refusing what is not one.
+The kind string stays in the document (it is the wire form); code dispatches on the type.
+
+A finding's id is stable (:func:`finding_id`): a hash of its kind, its name (knob, property or
+adapter) and the canonical wire text of its trace (and, for a peer divergence, the initial agent
+state), so the same finding found twice, from any seed, gets the same id.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Optional, Sequence
 
 from model.events import Event
-from model.readings import DRAFT, KNOB_BY_ID, describe_assignment
-from model.verdict import Verdict, context_of, evaluate, partition, split_readings
-from model.wire import dump_jsonl
-from properties.ambiguity import Witness, option_classes, splits_knob, splits_of
-from counterexamples.shrink import canonical_names, minimise
+from model.readings import (DRAFT, KNOB_BY_ID, Reading, ReadingError, describe_assignment,
+                            parse_reading)
+from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
+from model.wire import dump_jsonl, parse_events
 
-__all__ = ["Finding", "ambiguity_finding", "write_finding", "explain_difference",
-           "write_property_finding"]
+if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is shrunk
+    from properties.ambiguity import Witness
+
+__all__ = ["Finding", "ClassedFinding", "AmbiguityFinding", "PropertyFinding",
+           "PeerDivergenceFinding", "VerdictClassEntry", "FINDING_TYPES", "ANY_READING",
+           "finding_id", "finding_from_json", "load_finding", "write_finding",
+           "ambiguity_finding", "property_finding", "explain_difference", "explain_steps",
+           "parse_reading_spec", "parse_assignment"]
+
+ANY_READING = "(any reading)"
+"""How a finding writes the empty assignment (every reading), e.g. a property broken under all."""
 
 
-@dataclass
-class Finding:
-    """One finding.
+# --- ids ----------------------------------------------------------------------------------------
+
+def finding_id(prefix: str, tag: str, name: str, events: Sequence[Event],
+               extra: Optional[str] = None, label: Optional[str] = None) -> str:
+    """The stable id of a finding: ``<prefix>-<label>-<h>``, ``h`` the first 8 hex digits of the
+    SHA-256 of ``"<tag>\\n<name>\\n<wire text>"`` (the trace as :func:`model.wire.dump_jsonl`
+    writes it), followed by ``"\\n<extra>"`` when ``extra`` is given.
+
+    Args:
+        prefix: ``AMB``, ``PROP`` or ``PEER`` (:attr:`Finding.PREFIX`).
+        tag: the kind as hashed (:attr:`Finding.ID_TAG`).
+        name: the knob, property or adapter the finding is about.
+        events: the witness trace (typed events).
+        extra: more input to hash (a peer divergence's initial agent state as sorted JSON).
+        label: the name shown in the id (default ``name``; a property's ``Pnn``).
+    """
+    text = f"{tag}\n{name}\n{dump_jsonl(events)}" + ("" if extra is None else f"\n{extra}")
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{prefix}-{label if label is not None else name}-{digest}"
+
+
+# --- readings as findings write them ------------------------------------------------------------
+
+def parse_reading_spec(spec: str) -> Reading:
+    """The reading a finding's reading text names: a preset, ``"Q1=ignore,..."``
+    (:func:`model.readings.parse_reading`), or ``"(any reading)"`` (:data:`ANY_READING`: a
+    property that fails under every reading), which stands for draft.
+
+    Raises:
+        model.readings.ReadingError: a spec that does not parse."""
+    return DRAFT if spec.strip() == ANY_READING else parse_reading(spec)
+
+
+def parse_assignment(text: str) -> dict:
+    """The partial assignment ``{knob id: option}`` that
+    :func:`model.readings.describe_assignment` wrote as ``text`` (``"Q1=merge,Q5=retype"``;
+    :data:`ANY_READING` is ``{}``).
+
+    Raises:
+        ValueError: an item that is not ``KNOB=OPTION`` of a knob of the model."""
+    if text.strip() == ANY_READING:
+        return {}
+    out = {}
+    for item in text.split(","):
+        knob, sep, option = (s.strip() for s in item.partition("="))
+        if not sep or knob not in KNOB_BY_ID or option not in KNOB_BY_ID[knob].option_names:
+            raise ValueError(f"{item!r} is not KNOB=OPTION of a knob of the model")
+        out[knob] = option
+    return out
+
+
+def _includes_draft(assignments: Sequence[dict]) -> bool:
+    draft = DRAFT.as_dict()
+    return any(all(draft[k] == v for k, v in a.items()) for a in assignments)
+
+
+@dataclass(frozen=True)
+class VerdictClassEntry:
+    """One verdict class as a finding records it (a member of ``verdicts``).
 
     Attributes:
-        id: stable id, e.g. ``"AMB-Q5-3f2a9c1e"``.
-        kind: ``"ambiguity"``.
-        knob: the knob (open question) that decides it.
-        events: the shrunk, canonically renamed witness trace.
-        classes: ``[(assignments, verdict)]``: every verdict a reading gives on the witness,
-            draft's class first.
-        pair: the two assignments that differ only in ``knob``.
-        clauses: clause ids involved (the knob's and those cited by the differing verdicts).
-        explanation: plain words.
+        readings: the class's partial assignments as text (``"Q1=merge,Q5=retype"``,
+            :data:`ANY_READING`), in the order the model found them.
+        includes_draft: whether :data:`~model.readings.DRAFT` is in the class.
+        verdict: the class's verdict, :meth:`model.verdict.Verdict.to_json` (with details).
     """
 
-    id: str
-    kind: str
-    knob: str
-    events: tuple[Event, ...]
-    classes: list[tuple[list[dict], Verdict]]
-    pair: tuple[dict, dict]
-    clauses: tuple[str, ...]
-    explanation: str
+    readings: tuple[str, ...]
+    includes_draft: bool
+    verdict: dict
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> "VerdictClassEntry":
+        """From ``{"readings", "includesDraft", "verdict"}``."""
+        return cls(tuple(doc["readings"]), bool(doc.get("includesDraft")), doc["verdict"])
+
+    @classmethod
+    def of(cls, assignments: Sequence[dict], verdict: Verdict) -> "VerdictClassEntry":
+        """From a class of :func:`model.verdict.partition` (its assignments and verdict)."""
+        return cls(tuple(describe_assignment(a) for a in assignments),
+                   _includes_draft(assignments), verdict.to_json())
+
+    def to_json(self) -> dict:
+        """``{"readings", "includesDraft", "verdict"}``."""
+        return {"readings": list(self.readings), "includesDraft": self.includes_draft,
+                "verdict": self.verdict}
+
+    @property
+    def label(self) -> str:
+        """``"draft"`` for the class holding draft, else its first readings entry."""
+        return "draft" if self.includes_draft else self.readings[0]
+
+    @property
+    def reading(self) -> Reading:
+        """The complete reading that stands for the class: :data:`~model.readings.DRAFT` for
+        the class that includes draft, otherwise the first ``readings`` entry completed with
+        draft's options for the knobs it leaves open (which stays in the class).
+
+        Raises:
+            model.readings.ReadingError: a readings entry that does not parse."""
+        return DRAFT if self.includes_draft else parse_reading_spec(self.readings[0])
+
+
+# --- the family ---------------------------------------------------------------------------------
+
+class Finding(Mapping):
+    """A finding: its wire document, with typed attributes. Abstract; the kinds are the
+    subclasses of :data:`FINDING_TYPES`.
+
+    Construct one from a document already known to be valid (a builder's); to read a document
+    from outside use :func:`finding_from_json` or :func:`load_finding`, which validate it. The
+    document is not to be changed after construction (:meth:`to_json` gives a copy).
+
+    Class attributes:
+        KIND: the ``kind`` member of the document; PREFIX: the id's prefix; ID_TAG: the kind as
+        :func:`finding_id` hashes it.
+    """
+
+    KIND: ClassVar[str] = ""
+    PREFIX: ClassVar[str] = ""
+    ID_TAG: ClassVar[str] = ""
+
+    __slots__ = ("_doc", "_events")
+
+    def __init__(self, doc: dict) -> None:
+        self._doc = doc
+        self._events: Optional[tuple[Event, ...]] = None
+
+    # the document, read-only
+    def __getitem__(self, key: str) -> Any:
+        return self._doc[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._doc)
+
+    def __len__(self) -> int:
+        return len(self._doc)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id!r})"
+
+    def to_json(self) -> dict:
+        """The finding JSON, as ``<id>.json`` holds it (a copy)."""
+        return copy.deepcopy(self._doc)
+
+    def jsonl(self) -> str:
+        """The witness as AG-UI JSON lines (:func:`model.wire.dump_jsonl`), as ``<id>.jsonl``
+        holds it."""
+        return dump_jsonl(self.events)
+
+    @property
+    def id(self) -> str:
+        return self._doc["id"]
+
+    @property
+    def kind(self) -> str:
+        return self._doc["kind"]
+
+    @property
+    def wire(self) -> tuple[dict, ...]:
+        """The witness's wire events, as recorded."""
+        return tuple(self._doc["events"])
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """The witness as typed events (:func:`model.wire.parse_events`; TraceFormatError, a
+        ValueError, for an element that is not an event object)."""
+        if self._events is None:
+            self._events = parse_events(self._doc["events"])
+        return self._events
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        return tuple(self._doc.get("clauses", ()))
+
+    @property
+    def explanation(self) -> str:
+        return self._doc.get("explanation", "")
+
+    @classmethod
+    def id_for(cls, name: str, events: Sequence[Event], extra: Optional[str] = None) -> str:
+        """This kind's :func:`finding_id` for ``name`` and ``events``."""
+        return finding_id(cls.PREFIX, cls.ID_TAG, name, events, extra, cls.id_label(name))
+
+    @classmethod
+    def id_label(cls, name: str) -> str:
+        """The name as the id shows it."""
+        return name
+
+    @classmethod
+    def check_json(cls, name: str, doc: dict) -> None:
+        """Refuse (ValueError, ``"<name>: not a finding: ..."``) a document of this kind that
+        lacks a member this kind needs. The members every finding has are checked by
+        :func:`finding_from_json` first."""
+        _check_knob(name, doc, required=False)
+
+
+def _not(name: str, what: str) -> ValueError:
+    return ValueError(f"{name}: not a finding: {what}")
+
+
+def _check_knob(name: str, doc: dict, required: bool) -> None:
+    """Refuse a ``knob`` that is not a knob id of the model (and a missing one when
+    ``required``)."""
+    knob = doc.get("knob")
+    if knob is None and not required:
+        return
+    if not isinstance(knob, str) or knob not in KNOB_BY_ID:
+        raise _not(name, f"'knob' is {json.dumps(knob)}, not a knob of the model (known: "
+                         f"{', '.join(KNOB_BY_ID)})")
+
+
+class ClassedFinding(Finding):
+    """A finding that records the model's verdict classes on its trace (``verdicts``): an
+    ambiguity or a peer divergence."""
+
+    __slots__ = ()
+
+    @property
+    def classes(self) -> tuple[VerdictClassEntry, ...]:
+        """Every verdict class of the model on the trace, draft's first."""
+        return tuple(VerdictClassEntry.from_json(c) for c in self._doc["verdicts"])
+
+    @classmethod
+    def check_json(cls, name: str, doc: dict) -> None:
+        verdicts = doc.get("verdicts")
+        if not isinstance(verdicts, list) or not verdicts or not all(
+                isinstance(v, dict) and isinstance(v.get("readings"), list) and v["readings"]
+                and isinstance(v.get("verdict"), dict) for v in verdicts):
+            raise _not(name, f"an {doc['kind']} finding needs 'verdicts', a non-empty array of "
+                             "{readings, includesDraft, verdict}")
+        super().check_json(name, doc)
+
+
+class AmbiguityFinding(ClassedFinding):
+    """A knob of the draft that decides a trace.
+
+    Document members: ``id``, ``kind`` (``"ambiguity"``), ``knob``, ``question``, ``clauses``
+    (the knob's and those cited by the differing verdicts), ``explanation``, ``length``,
+    ``events``, ``pair`` (the two readings, as text, that differ only in the knob), ``context``
+    (the other knobs, away from draft, the split needs; ``"draft"`` for none), ``verdicts`` and
+    ``steps`` (:func:`explain_steps`).
+    """
+
+    KIND = "ambiguity"
+    PREFIX = "AMB"
+    ID_TAG = "ambiguity"
+    __slots__ = ()
+
+    @property
+    def knob(self) -> str:
+        return self._doc["knob"]
+
+    @property
+    def question(self) -> str:
+        return self._doc.get("question", "")
+
+    @property
+    def pair(self) -> tuple[dict, dict]:
+        """The two partial assignments (``{knob id: option}``) that differ only in the knob."""
+        a, b = (parse_assignment(side) for side in self._doc["pair"])
+        return a, b
 
     @property
     def context(self) -> dict:
-        """Other knobs, away from draft, that the split needs (see :func:`model.verdict.context_of`)."""
+        """Other knobs, away from draft, that the split needs (see
+        :func:`model.verdict.context_of`)."""
         return context_of(self.pair, self.knob)
 
-    def to_json(self) -> dict:
-        """The finding JSON (wire names; no timings, so same seed gives same bytes)."""
-        knob = KNOB_BY_ID[self.knob]
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "knob": self.knob,
-            "question": knob.question,
-            "clauses": list(self.clauses),
-            "explanation": self.explanation,
-            "length": len(self.events),
-            "events": [e.to_wire() for e in self.events],
-            "pair": [describe_assignment(a) for a in self.pair],
-            "context": describe_assignment(self.context) if self.context else "draft",
-            "verdicts": [
-                {"readings": [describe_assignment(a) for a in assignments],
-                 "includesDraft": _includes_draft(assignments),
-                 "verdict": verdict.to_json()}
-                for assignments, verdict in self.classes],
-            "steps": explain_steps(self.events, self.classes),
+    @property
+    def steps(self) -> list:
+        return self._doc.get("steps", [])
+
+    @classmethod
+    def check_json(cls, name: str, doc: dict) -> None:
+        """Besides the verdicts: ``knob`` must be a knob id of the model and the one knob in
+        which the two readings of ``pair`` differ."""
+        super().check_json(name, doc)
+        _check_knob(name, doc, required=True)
+        knob, pair = doc["knob"], doc.get("pair")
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str)
+                                                                  for x in pair)):
+            raise _not(name, "an ambiguity finding needs 'pair', the two readings (strings) "
+                             "that differ in its knob")
+        attr = KNOB_BY_ID[knob].attr
+        try:
+            options = [getattr(parse_reading(side), attr) for side in pair]
+        except ReadingError as exc:
+            raise _not(name, f"'pair' holds a reading that does not parse ({exc})") from None
+        if options[0] == options[1]:
+            raise _not(name, f"'knob' is {json.dumps(knob)}, but the readings of 'pair' "
+                             f"({pair[0]}; {pair[1]}) agree on it")
+
+    @classmethod
+    def of(cls, knob: str, events: Sequence[Event], classes: Sequence[VerdictClassEntry],
+           pair: tuple[dict, dict], clauses: Sequence[str], explanation: str
+           ) -> "AmbiguityFinding":
+        """The finding for a trace ``knob`` decides, with the model's verdict ``classes`` on it
+        (draft's first) and the ``pair`` of assignments that differ only in ``knob``."""
+        events = tuple(events)
+        context = context_of(pair, knob)
+        doc = {
+            "id": cls.id_for(knob, events),
+            "kind": cls.KIND,
+            "knob": knob,
+            "question": KNOB_BY_ID[knob].question,
+            "clauses": list(clauses),
+            "explanation": explanation,
+            "length": len(events),
+            "events": [e.to_wire() for e in events],
+            "pair": [describe_assignment(a) for a in pair],
+            "context": describe_assignment(context) if context else "draft",
+            "verdicts": [c.to_json() for c in classes],
+            "steps": explain_steps(events, classes),
         }
+        finding = cls(doc)
+        finding._events = events
+        return finding
 
 
-def _class_reading(assignments: Sequence[dict]):
-    from model.readings import PartialReading
-    return DRAFT if _includes_draft(assignments) else PartialReading(assignments[0]).complete()
+class PropertyFinding(Finding):
+    """A property of :mod:`properties.catalogue` broken by a consumer under a reading.
 
+    Document members: ``id``, ``kind`` (``"property"``), ``property``, ``statement``, ``clauses``
+    (the property's), ``consumer`` (``reference`` or a zoo mutant's name), ``reading``,
+    ``atEvent`` (the event at which it breaks), ``explanation`` (the witness text), ``length``,
+    ``events`` (the trace up to ``atEvent``).
+    """
+
+    KIND = "property"
+    PREFIX = "PROP"
+    ID_TAG = "property"
+    __slots__ = ()
+
+    @property
+    def property_id(self) -> str:
+        """The id of the property broken (``P01-unique-ids``)."""
+        return self._doc["property"]
+
+    @property
+    def statement(self) -> str:
+        return self._doc.get("statement", "")
+
+    @property
+    def consumer(self) -> str:
+        return self._doc["consumer"]
+
+    @property
+    def reading(self) -> str:
+        """The reading as text (a preset, ``"Q1=ignore,..."`` or :data:`ANY_READING`)."""
+        return self._doc["reading"]
+
+    @property
+    def at_event(self) -> int:
+        return self._doc["atEvent"]
+
+    @classmethod
+    def id_label(cls, name: str) -> str:
+        """A property id's number: ``P01`` for ``P01-unique-ids``."""
+        return name.split("-")[0]
+
+    @classmethod
+    def check_json(cls, name: str, doc: dict) -> None:
+        """``property``, ``consumer`` and ``reading`` (strings) and ``atEvent`` (an index)."""
+        for key in ("property", "consumer", "reading"):
+            if not isinstance(doc.get(key), str):
+                raise _not(name, f"a property finding needs '{key}' (a string)")
+        if not isinstance(doc.get("atEvent"), int) or isinstance(doc.get("atEvent"), bool):
+            raise _not(name, "a property finding needs 'atEvent' (an event index)")
+        super().check_json(name, doc)
+
+
+class PeerDivergenceFinding(ClassedFinding):
+    """A real implementation's verdict that no reading of the model gives.
+
+    Document members (see :func:`counterexamples.peers.divergence_finding`): ``id``, ``kind``
+    (``"peer-divergence"``), ``adapter``, ``peer``, ``source``, ``clauses``, ``relatedClauses``,
+    ``branch``, ``divergesAt``, ``event``, ``nearest``, ``aspects``, ``compared``,
+    ``conformant``, ``producerViolations``, ``explanation``, ``length``, ``shrunk``, ``events``,
+    ``initialState`` (when given), ``peerVerdict`` and ``verdicts``. Its id hashes the initial
+    agent state too (:meth:`id_for` with ``extra``).
+    """
+
+    KIND = "peer-divergence"
+    PREFIX = "PEER"
+    ID_TAG = "peer"
+    __slots__ = ()
+
+    @property
+    def adapter(self) -> str:
+        return self._doc.get("adapter", "")
+
+    @property
+    def peer(self) -> str:
+        return self._doc["peer"]
+
+    @property
+    def source(self) -> str:
+        return self._doc.get("source", "")
+
+    @property
+    def branch(self) -> str:
+        """The nearest reading's step branch where the peer parts from every reading."""
+        return self._doc.get("branch", "")
+
+    @property
+    def diverges_at(self) -> Optional[int]:
+        at = self._doc.get("divergesAt")
+        return at if isinstance(at, int) and not isinstance(at, bool) else None
+
+    @property
+    def nearest(self) -> Optional[str]:
+        near = self._doc.get("nearest")
+        return near if isinstance(near, str) else None
+
+    @property
+    def aspects(self) -> tuple[str, ...]:
+        return tuple(self._doc.get("aspects", ()))
+
+    @property
+    def related_clauses(self) -> tuple[str, ...]:
+        return tuple(self._doc.get("relatedClauses", ()))
+
+    @property
+    def conformant(self) -> bool:
+        return bool(self._doc.get("conformant"))
+
+    @property
+    def shrunk(self) -> bool:
+        return bool(self._doc.get("shrunk"))
+
+    @property
+    def initial_state(self) -> Any:
+        """The agent state before the first event (None: the default ``{}``)."""
+        return self._doc.get("initialState")
+
+    @property
+    def peer_verdict(self) -> dict:
+        return self._doc["peerVerdict"]
+
+    @classmethod
+    def check_json(cls, name: str, doc: dict) -> None:
+        """``peer`` (a string) and ``peerVerdict`` (an object), then the verdicts."""
+        if not (isinstance(doc.get("peerVerdict"), dict) and isinstance(doc.get("peer"), str)):
+            raise _not(name, "a peer-divergence finding needs 'peer' (a string) and "
+                             "'peerVerdict' (an object)")
+        super().check_json(name, doc)
+
+
+FINDING_TYPES: dict[str, type[Finding]] = {
+    cls.KIND: cls for cls in (AmbiguityFinding, PropertyFinding, PeerDivergenceFinding)}
+"""Every kind of finding, by its wire ``kind``."""
+
+
+# --- reading and writing ------------------------------------------------------------------------
+
+def finding_from_json(doc: Any, name: str = "finding") -> Finding:
+    """The typed finding of a finding document, validated.
+
+    Args:
+        doc: the decoded JSON (a dict; kept, not copied).
+        name: what to call it in error messages (the file name).
+
+    Raises:
+        ValueError: ``"<name>: not a finding: ..."`` naming what is missing or wrong: not an
+            object; ``id``, ``kind`` or ``events`` missing; an empty or non-string ``id``; an
+            unknown ``kind``; ``events`` not a non-empty array of objects; then the kind's own
+            members (:meth:`Finding.check_json`): a peer divergence's ``peer`` and
+            ``peerVerdict``, the ``verdicts`` of an ambiguity or peer divergence, a property
+            finding's ``property``, ``consumer``, ``reading`` and ``atEvent``; a ``knob`` that
+            is not a knob id of the model (:data:`~model.readings.KNOB_BY_ID`), or, in an
+            ambiguity finding, missing or not the knob its ``pair`` differs in.
+    """
+    if isinstance(doc, Finding):
+        return doc
+    if not isinstance(doc, dict):
+        raise _not(name, "expected a JSON object with 'id', 'kind' and 'events', got "
+                         f"{type(doc).__name__ if doc is not None else 'null'}")
+    missing = [k for k in ("id", "kind", "events") if k not in doc]
+    if missing:
+        raise _not(name, "missing " + ", ".join(f"'{k}'" for k in missing))
+    if not isinstance(doc["id"], str) or not doc["id"]:
+        raise _not(name, "'id' must be a non-empty string")
+    cls = FINDING_TYPES.get(doc["kind"]) if isinstance(doc["kind"], str) else None
+    if cls is None:
+        raise _not(name, f"unknown kind {json.dumps(doc['kind'])} (known: "
+                         f"{', '.join(FINDING_TYPES)})")
+    events = doc["events"]
+    if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
+        raise _not(name, "'events' must be a non-empty array of event objects")
+    cls.check_json(name, doc)
+    return cls(doc)
+
+
+def load_finding(path: str) -> Finding:
+    """Read a finding JSON file (``out/findings/<id>.json``, as ``activity-check run`` or
+    ``peer`` writes it) into its typed finding (:func:`finding_from_json`).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: the file is not UTF-8 JSON, or not a finding; the message names the file
+            (as given) and what is missing or wrong, e.g. ``"x.jsonl: not a finding: not valid
+            JSON (line 2, column 1: Extra data)"``, ``"t.json: not a finding: missing 'id',
+            'kind'"`` (see :func:`finding_from_json` for the members checked).
+    """
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            text = fh.read()
+    except UnicodeDecodeError as exc:
+        raise _not(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _not(path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: "
+                         f"{exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise _not(path, f"not readable JSON ({exc})") from None
+    return finding_from_json(doc, path)
+
+
+def write_finding(finding: Finding, directory: str) -> tuple[str, str]:
+    """Write ``<id>.json`` (:meth:`Finding.to_json`, indented, newline-terminated) and
+    ``<id>.jsonl`` (:meth:`Finding.jsonl`, the witness as AG-UI JSON lines) into ``directory``
+    (created if missing). Returns the two paths."""
+    os.makedirs(directory, exist_ok=True)
+    base = os.path.join(directory, finding.id)
+    with open(base + ".json", "w", encoding="utf-8") as fh:
+        json.dump(finding._doc, fh, indent=2, ensure_ascii=False)
+        fh.write("\n")
+    with open(base + ".jsonl", "w", encoding="utf-8") as fh:
+        fh.write(finding.jsonl())
+    return base + ".json", base + ".jsonl"
+
+
+# --- explanations -------------------------------------------------------------------------------
 
 def _step_effect(before, after, warnings, fatal) -> str:
     """Plain words for what one step did to the consumer."""
@@ -112,42 +618,28 @@ def _step_effect(before, after, warnings, fatal) -> str:
     return "; ".join(parts) or "no change"
 
 
-def explain_steps(events: Sequence[Event], classes) -> list[dict]:
+def explain_steps(events: Sequence[Event], classes: Sequence[VerdictClassEntry]) -> list[dict]:
     """What happened at each step, in plain words, under each verdict class (its readings as
-    text): ``[{"index", "event", "effect": {readings: text}}]``; classes that agree at a step are
-    listed together."""
-    from model.consumer import initial_state
-    from model.verdict import trace_states
-    per_class = []
-    for assignments, verdict in classes:
-        label = "; ".join(describe_assignment(a) for a in assignments)
-        states = trace_states(events, _class_reading(assignments))
-        per_class.append((label, states, verdict))
+    text), from the records of the trace fold (:func:`model.verdict.fold` under
+    :attr:`VerdictClassEntry.reading`): ``[{"index", "event", "effect": {readings: text}}]``;
+    classes that agree at a step are listed together. An event after the fold's last record
+    (a fatal) is ``"stream already rejected"``."""
+    per_class = [("; ".join(c.readings), fold(events, c.reading)) for c in classes]
     out = []
     for i, event in enumerate(events):
         effects: dict[str, list[str]] = {}
-        for label, states, verdict in per_class:
-            before = states[i - 1] if i else initial_state()
-            warnings = [w for at, w in verdict.warnings if at == i]
-            fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == i else None
-            text = "stream already rejected" if before.halted else \
-                _step_effect(before, states[i], warnings, fatal)
+        for label, records in per_class:
+            if i < len(records) and not records[i].before.halted:
+                r = records[i]
+                text = _step_effect(r.before, r.after, r.warnings, r.fatal)
+            else:
+                text = "stream already rejected"
             effects.setdefault(text, []).append(label)
         wire = event.to_wire()
         out.append({"index": i, "event": " ".join(str(wire.get(k)) for k in
                                                  ("type", "messageId") if k in wire),
                     "effect": {" | ".join(labels): text for text, labels in effects.items()}})
     return out
-
-
-def _includes_draft(assignments: Sequence[dict]) -> bool:
-    draft = DRAFT.as_dict()
-    return any(all(draft[k] == v for k, v in a.items()) for a in assignments)
-
-
-def _stable_id(kind: str, knob: str, events: Sequence[Event]) -> str:
-    digest = hashlib.sha256(f"{kind}\n{knob}\n{dump_jsonl(events)}".encode()).hexdigest()[:8]
-    return f"AMB-{knob}-{digest}"
 
 
 def explain_difference(events: Sequence[Event], a: dict, b: dict) -> str:
@@ -188,7 +680,9 @@ def _summarise(v: Verdict) -> str:
     return "; ".join(parts)
 
 
-def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
+# --- builders -----------------------------------------------------------------------------------
+
+def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding:
     """Shrink a witness, rename canonically, re-verify it, and build the finding.
 
     Shrinking is :func:`counterexamples.shrink.minimise`: delta debugging to a 1-minimal trace
@@ -197,9 +691,9 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
     while the knob still splits the trace, the trace stays conformant, the split's context
     departs from draft in no more knobs than the witness's, and the knob's options, in the
     witness's context, give as many different verdicts as on the witness, both whole and as a
-    peer that reports no warnings sees them (:func:`properties.ambiguity.option_classes`). Names are then made canonical
-    (:func:`counterexamples.shrink.canonical_names`). Shrinking never lengthens a trace, so a
-    witness of the breadth-first search keeps its shortest length.
+    peer that reports no warnings sees them (:func:`properties.ambiguity.option_classes`).
+    Names are then made canonical (:func:`counterexamples.shrink.canonical_names`). Shrinking
+    never lengthens a trace, so a witness of the breadth-first search keeps its shortest length.
 
     The clauses are the knob's own plus every clause cited by a warning or fatal that differs
     between the verdict classes.
@@ -209,76 +703,72 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> Finding:
         AssertionError: when the shrunk trace is no longer a conformant witness (a shrinking
             bug; checked on every finding, so a bad trace is never exported).
     """
+    from properties.ambiguity import splits_of
     events = witness.events
     if shrink:
-        context = len(context_of(witness.pair, witness.knob))
-        # shrinking never merges options the witness tells apart (by the whole verdict, or by
-        # what a peer that reports no warnings sees), so it never weakens the witness
-        base = split_readings(witness.pair, witness.knob)[0]
-        full, visible = option_classes(events, witness.knob, base)
-
-        def holds(trace) -> bool:
-            if not splits_knob(trace, witness.knob, max_context=context):
-                return False
-            f, v = option_classes(trace, witness.knob, base)
-            return f >= full and v >= visible
-
-        events = minimise(events, holds)
-        renamed = canonical_names(events)
-        if holds(renamed):
-            events = renamed
-        if not holds(events):
-            raise AssertionError(f"shrinking lost the {witness.knob} split")
+        events = _shrink_witness(witness)
     pair = splits_of(events).get(witness.knob)
     if pair is None:
         raise ValueError(f"{witness.knob} does not split the witness trace")
-    classes = [(c.assignments, c.verdict) for c in partition(events)]
+    classes = partition(events)
     clauses = list(KNOB_BY_ID[witness.knob].clauses)
     cited = set()
-    for _, v in classes:
-        cited.update(w.clause for _, w in v.warnings)
-        if v.fatal:
-            cited.add(v.fatal[1].clause)
+    for c in classes:
+        cited.update(w.clause for _, w in c.verdict.warnings)
+        if c.verdict.fatal:
+            cited.add(c.verdict.fatal[1].clause)
     for c in sorted(cited):
         if c not in clauses:
             clauses.append(c)
-    explanation = explain_difference(events, *pair)
-    return Finding(_stable_id("ambiguity", witness.knob, events), "ambiguity", witness.knob,
-                   tuple(events), classes, pair, tuple(clauses), explanation)
+    return AmbiguityFinding.of(witness.knob, events,
+                               [VerdictClassEntry.of(c.assignments, c.verdict) for c in classes],
+                               pair, clauses, explain_difference(events, *pair))
 
 
-def write_property_finding(violation, events: Sequence[Event], consumer: str, reading: str,
-                           directory: str) -> tuple[str, str]:
-    """Export a property violation found by a state machine: ``PROP-<property>-<hash>.json``
-    (property, clauses, consumer, reading, event index, witness text, trace) and ``.jsonl``.
-    Returns the two paths."""
+def _shrink_witness(witness: Witness) -> tuple[Event, ...]:
+    """The witness shrunk and renamed (see :func:`ambiguity_finding`)."""
+    from counterexamples.shrink import canonical_names, minimise
+    from properties.ambiguity import option_classes, splits_knob
+    events = witness.events
+    context = len(context_of(witness.pair, witness.knob))
+    # shrinking never merges options the witness tells apart (by the whole verdict, or by
+    # what a peer that reports no warnings sees), so it never weakens the witness
+    base = split_readings(witness.pair, witness.knob)[0]
+    full, visible = option_classes(events, witness.knob, base)
+
+    def holds(trace) -> bool:
+        if not splits_knob(trace, witness.knob, max_context=context):
+            return False
+        f, v = option_classes(trace, witness.knob, base)
+        return f >= full and v >= visible
+
+    events = minimise(events, holds)
+    renamed = canonical_names(events)
+    if holds(renamed):
+        events = renamed
+    if not holds(events):
+        raise AssertionError(f"shrinking lost the {witness.knob} split")
+    return events
+
+
+def property_finding(violation, events: Sequence[Event], consumer: str, reading: str
+                     ) -> PropertyFinding:
+    """The finding for a property violation found by a state machine or a trace check.
+
+    Args:
+        violation: a :class:`properties.catalogue.PropertyViolation` (its ``property``,
+            ``index`` and ``witness`` text).
+        events: the trace it was found on; the finding keeps it up to ``violation.index``.
+        consumer: the consumer's name (``reference`` or a zoo mutant's).
+        reading: the reading, as text.
+    """
     events = tuple(events[:violation.index + 1])
-    digest = hashlib.sha256(f"property\n{violation.property.id}\n{dump_jsonl(events)}".encode()
-                            ).hexdigest()[:8]
-    fid = f"PROP-{violation.property.id.split('-')[0]}-{digest}"
-    os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, fid)
-    doc = {"id": fid, "kind": "property", "property": violation.property.id,
-           "statement": violation.property.statement, "clauses": list(violation.property.clauses),
+    prop = violation.property
+    doc = {"id": PropertyFinding.id_for(prop.id, events), "kind": PropertyFinding.KIND,
+           "property": prop.id, "statement": prop.statement, "clauses": list(prop.clauses),
            "consumer": consumer, "reading": reading, "atEvent": violation.index,
            "explanation": violation.witness, "length": len(events),
            "events": [e.to_wire() for e in events]}
-    with open(base + ".json", "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-    with open(base + ".jsonl", "w", encoding="utf-8") as fh:
-        fh.write(dump_jsonl(events))
-    return base + ".json", base + ".jsonl"
-
-
-def write_finding(finding: Finding, directory: str) -> tuple[str, str]:
-    """Write ``<id>.json`` (finding) and ``<id>.jsonl`` (witness as wire JSON lines) into
-    ``directory`` (created if missing). Returns the two paths."""
-    os.makedirs(directory, exist_ok=True)
-    base = os.path.join(directory, finding.id)
-    with open(base + ".json", "w", encoding="utf-8") as fh:
-        json.dump(finding.to_json(), fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-    with open(base + ".jsonl", "w", encoding="utf-8") as fh:
-        fh.write(dump_jsonl(finding.events))
-    return base + ".json", base + ".jsonl"
+    finding = PropertyFinding(doc)
+    finding._events = events
+    return finding

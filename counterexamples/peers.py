@@ -24,7 +24,6 @@ in ``model`` or ``properties`` imports it.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import queue
@@ -37,18 +36,18 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from model.consumer import BRANCHES, ConsumerState, find_message, initial_state
-from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
-                          RunError, RunFinished, RunStarted, StateDelta, StateSnapshot,
-                          SubagentError, SubagentFinished, SubagentStarted, Unrecognised)
+from model.branches import BRANCHES
+from model.consumer import initial_state
+from model.events import Event
 from model.json_values import freeze
 from model.producer import check_trace
 from model.readings import DRAFT, KNOBS, describe_assignment
-from model.verdict import reading_leaves, trace_states, verdict_key
+from model.verdict import fold, reading_leaves, step_record, verdict_key
 from model.wire import (TraceFormatError, dump_jsonl, loads_json, parse_events, parse_trace_text,
                         read_text)
+from counterexamples.findings import PeerDivergenceFinding, VerdictClassEntry
 
 __all__ = [
     "PeerError", "AdapterSpec", "resolve_adapter", "BUILTIN_ADAPTERS", "PEERS_DIR",
@@ -57,7 +56,7 @@ __all__ = [
     "knob_table", "KnobBehaviour", "first_divergence", "Divergence", "locate_divergence",
     "divergence_clauses", "shrink_divergence",
     "divergence_finding", "unshrunk_finding", "PeerReport", "check_peer", "search_peer", "generated_traces", "generation_parts",
-    "DEFAULT_TIMEOUT", "PROBES", "probe_traces", "write_findings", "describe_verdict",
+    "DEFAULT_TIMEOUT", "PROBES", "probe_traces", "describe_verdict",
 ]
 
 DEFAULT_TIMEOUT = 10.0
@@ -890,69 +889,6 @@ _ASPECT_PREFIXES = {
 }
 
 
-def _situation(state: ConsumerState, event: Event, warnings: Sequence, fatal) -> str:
-    """The branch of the draft consumer's step (a key of :data:`model.consumer.BRANCHES`) that
-    ``event`` takes from ``state``, as far as the event type, the held messages and the draft's
-    warnings and fatal at that step tell."""
-    codes = {w.code for w in warnings}
-    if isinstance(event, Malformed):
-        return "malformed.fatal"
-    if isinstance(event, Unrecognised):
-        return "unrecognised.drop"
-    if fatal is not None and fatal.code in ("STREAM_NOT_STARTED",):
-        return "lifecycle.not-started"
-    if fatal is not None and fatal.code == "EVENT_AFTER_RUN_CLOSED":
-        return "lifecycle.after-close"
-    if fatal is not None and fatal.code == "RUN_ALREADY_ACTIVE":
-        return "lifecycle.one-active"
-    if fatal is not None and fatal.code == "RUN_FINISHED_WITH_OPEN":
-        return "lifecycle.open-at-finish"
-    if isinstance(event, ActivitySnapshot):
-        i = find_message(state.messages, event.message_id)
-        if i < 0:
-            return "snapshot.seen-not-held" if event.message_id in state.held_ever else \
-                "snapshot.create"
-        if not state.messages[i].is_activity:
-            return "snapshot.not-activity"
-        if event.replacing:
-            return "snapshot.replace"
-        return "snapshot.owner-disagrees" if "ACTIVITY_OWNER_MISMATCH" in codes or fatal else \
-            "snapshot.replace-false"
-    if isinstance(event, ActivityDelta):
-        i = find_message(state.messages, event.message_id)
-        if i < 0:
-            return "delta.missing"
-        if not state.messages[i].is_activity:
-            return "delta.not-activity"
-        if (fatal is not None and fatal.code == "ACTIVITY_OWNER_MISMATCH") or \
-                "ACTIVITY_OWNER_MISMATCH" in codes:
-            return "delta.owner-mismatch"
-        if "UNKNOWN_PATCH_OP_DROPPED" in codes or (fatal and fatal.code == "UNKNOWN_PATCH_OP"):
-            return "delta.unknown-op"
-        if "ACTIVITY_PATCH_FAILED" in codes or (fatal and fatal.code == "ACTIVITY_PATCH_FAILED"):
-            return "delta.patch-failed"
-        return "delta.apply"
-    if isinstance(event, MessagesSnapshot):
-        return "messages-snapshot.reconcile"
-    if isinstance(event, StateSnapshot):
-        return "state.snapshot"
-    if isinstance(event, StateDelta):
-        return "state.delta"
-    if isinstance(event, RunError):
-        return "lifecycle.run-error"
-    if isinstance(event, (RunStarted, RunFinished)):
-        return "lifecycle.run-boundary"
-    if isinstance(event, (SubagentStarted, SubagentFinished, SubagentError)):
-        return "subagent.track"
-    if "TEXT_TARGET_IS_ACTIVITY" in codes:
-        return "text.target-activity"
-    if codes & {"TEXT_TARGET_MISSING", "TEXT_MESSAGE_ID_REUSED", "TOOL_CALL_TARGET_MISSING"}:
-        return "text.target-missing"
-    if fatal is not None and fatal.code == "TEXT_OWNER_MISMATCH":
-        return "text.owner-mismatch"
-    return "passthrough.accept"
-
-
 def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[str],
                        state: Any = None, assignment: Optional[dict] = None
                        ) -> tuple[str, list[str], list[str]]:
@@ -960,9 +896,12 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
 
     The consumer is the model under the nearest reading (``assignment``, a partial assignment
     completed with draft; default draft itself), so that a peer already following another
-    reading before the divergence is judged where that reading's consumer stands.
+    reading before the divergence is judged where that reading's consumer stands. The branch is
+    the one that consumer's step returns on (the record of the trace fold,
+    :func:`model.verdict.fold`, at ``index``; ``lifecycle.halted`` when that reading failed
+    the run at an earlier event).
 
-    The clauses are those the branch implements (:data:`model.consumer.BRANCHES`), narrowed to the
+    The clauses are those the branch implements (:data:`model.branches.BRANCHES`), narrowed to the
     differing aspects where that leaves any (metadata: MET-*; attribution: ACT-ATTR-*, SUB-*;
     agent state: SNP-*, STA-*), plus the clauses the model's own warnings and fatal at that event
     cite; the stripping rules when only the run input differs; and, when the peer fails the run
@@ -975,15 +914,13 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
         ``(branch name, clause ids, related clause ids)``.
     """
     from model.readings import PartialReading
-    from model.verdict import evaluate
     reading = PartialReading(assignment or {}).complete()
-    start = initial_state(state)
-    states = trace_states(events[:index + 1], reading, start)
-    before = states[index - 1] if index > 0 else start
-    verdict = evaluate(events[:index + 1], reading, start)
-    warnings = [w for at, w in verdict.warnings if at == index]
-    fatal = verdict.fatal[1] if verdict.fatal and verdict.fatal[0] == index else None
-    branch = _situation(before, events[index], warnings, fatal)
+    records = fold(events[:index + 1], reading, initial_state(state))
+    if index < len(records):
+        record = records[index]
+    else:  # the reading failed the run earlier: its halted consumer's step, as the model names it
+        record = step_record(index, records[-1].after, events[index], reading)
+    branch, warnings, fatal = record.branch, record.warnings, record.fatal
     clauses = list(BRANCHES.get(branch, ()))
     prefixes = tuple(p for a in aspects for p in _ASPECT_PREFIXES.get(a, ()))
     if prefixes and all(a in _ASPECT_PREFIXES for a in aspects) and \
@@ -1001,8 +938,8 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
         if c not in clauses:
             clauses.append(c)
     related: list[str] = []
-    for at, w in verdict.warnings:
-        if at < index and w.clause not in clauses and w.clause not in related:
+    for w in (w for r in records[:index] for w in r.warnings):
+        if w.clause not in clauses and w.clause not in related:
             related.append(w.clause)
     return branch, clauses, related
 
@@ -1103,15 +1040,18 @@ def describe_verdict(verdict: dict) -> str:
 
 
 def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence[dict],
-                       source: str) -> dict:
-    """The finding for a (shrunk) divergent trace, as a JSON object.
+                       source: str) -> PeerDivergenceFinding:
+    """The finding for a (shrunk) divergent trace
+    (:class:`counterexamples.findings.PeerDivergenceFinding`).
 
-    Members: ``id`` (``PEER-<adapter>-<hash>``, a hash of the adapter name and the trace), ``kind``
-    (and ``shrunk``: true here; :func:`unshrunk_finding` gives false),
-    (``"peer-divergence"``), ``adapter``, ``peer`` (what the adapter calls itself), ``source``
-    (the trace it was shrunk from), ``clauses``, ``branch`` and ``divergesAt`` / ``event`` (the
-    first event after which the peer agrees with no reading), ``aspects`` (where it differs from
-    draft), ``compared`` (the parts of a verdict compared), ``conformant`` (no producer clause
+    Its document's members: ``id`` (``PEER-<adapter>-<hash>``, a hash of the adapter name, the
+    trace and the initial agent state: :meth:`~counterexamples.findings.Finding.id_for`),
+    ``kind`` (``"peer-divergence"``; and ``shrunk``: true here, :func:`unshrunk_finding` gives
+    false), ``adapter``, ``peer`` (what the adapter calls itself), ``source`` (the trace it was
+    shrunk from), ``clauses``, ``branch`` (the step branch of the model consumer under the
+    nearest reading, :func:`divergence_clauses`) and ``divergesAt`` / ``event`` (the first event
+    after which the peer agrees with no reading), ``aspects`` (where it differs from the nearest
+    reading), ``compared`` (the parts of a verdict compared), ``conformant`` (no producer clause
     broken) and ``producerViolations``, ``explanation``, ``length``, ``events``, ``initialState``
     (when given), ``peerVerdict`` (the peer's answer: messages, warnings, fatal, runInput, state,
     log) and ``verdicts`` (every verdict class of the model: readings, includesDraft, verdict).
@@ -1125,7 +1065,7 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
 
 
 def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
-                     locate: bool = True) -> dict:
+                     locate: bool = True) -> PeerDivergenceFinding:
     """The finding for a divergent trace as it was run (not shrunk; ``"shrunk": false``), from
     the answer already received. ``locate``: re-run the peer on the prefixes to find where it
     first diverges (else the divergence is placed at the last event)."""
@@ -1136,7 +1076,7 @@ def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
 
 def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
              classification: Classification, where: Optional[Divergence], source: str,
-             shrunk: bool) -> dict:
+             shrunk: bool) -> PeerDivergenceFinding:
     events = small.events
     if where is None:  # the peer no longer diverges (a flaky peer): describe the whole trace
         index = len(events) - 1
@@ -1146,20 +1086,15 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
     else:
         index, aspects, nearest = where.index, list(where.aspects), where.nearest
         branch, clauses, related = where.branch, list(where.clauses), list(where.related)
-    digest = hashlib.sha256(f"peer\n{adapter.spec.name}\n{dump_jsonl(events)}\n"
-                            f"{json.dumps(small.state, sort_keys=True)}".encode()).hexdigest()[:8]
-    fid = f"PEER-{adapter.spec.name}-{digest}"
+    fid = PeerDivergenceFinding.id_for(adapter.spec.name, events,
+                                       extra=json.dumps(small.state, sort_keys=True))
     response = reply.response or {}
-    classes: dict[str, dict] = {}
+    groups: dict[str, tuple[list[dict], Any]] = {}  # the leaves by verdict, first seen first
     for assignment, verdict in classification.leaves:
-        key = verdict_key(verdict)
-        entry = classes.setdefault(key, {"readings": [], "includesDraft": False,
-                                         "verdict": verdict.to_json()})
-        entry["readings"].append(describe_assignment(assignment))
-        draft = DRAFT.as_dict()
-        if all(draft[k] == v for k, v in assignment.items()):
-            entry["includesDraft"] = True
-    verdicts = sorted(classes.values(), key=lambda c: not c["includesDraft"])
+        groups.setdefault(verdict_key(verdict), ([], verdict))[0].append(assignment)
+    entries = [VerdictClassEntry.of(assignments, verdict) for assignments, verdict in
+               groups.values()]
+    verdicts = [c.to_json() for c in sorted(entries, key=lambda c: not c.includes_draft)]
     violations = check_trace(events)
     wire_event = small.wire[index]
     at_text = " ".join(str(wire_event.get(k)) for k in ("type", "messageId") if k in wire_event)
@@ -1177,7 +1112,7 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
          ", so this is the consumer's reaction to a producer violation."),
     ])
     finding = {
-        "id": fid, "kind": "peer-divergence", "adapter": adapter.spec.label,
+        "id": fid, "kind": PeerDivergenceFinding.KIND, "adapter": adapter.spec.label,
         "peer": response.get("peer", adapter.spec.label), "source": source,
         "clauses": clauses, "relatedClauses": related, "branch": branch, "divergesAt": index,
         "event": at_text, "nearest": nearest, "aspects": aspects,
@@ -1194,7 +1129,7 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
                               ("messages", "warnings", "fatal", "runInput", "state", "log")
                               if k in response}
     finding["verdicts"] = verdicts
-    return finding
+    return PeerDivergenceFinding(finding)
 
 
 # --- the two jobs -------------------------------------------------------------------------------
@@ -1226,6 +1161,11 @@ class TraceResult:
         return out
 
 
+_REPORTED = ("id", "source", "clauses", "relatedClauses", "divergesAt", "event", "branch",
+             "nearest", "aspects", "conformant", "length", "shrunk")
+"""The members of a divergence finding the report lists (in this order)."""
+
+
 @dataclass
 class PeerReport:
     """What a check or search found.
@@ -1234,7 +1174,7 @@ class PeerReport:
         adapter: the adapter as given; peer: what it calls itself (first answer's ``peer``).
         results: one :class:`TraceResult` per trace, in order.
         knobs: :func:`knob_table` over the results.
-        findings: divergence findings (JSON objects, :func:`divergence_finding`), by id.
+        findings: divergence findings (:func:`divergence_finding`), by id.
         compared: the parts of a verdict compared (any answer that reports a part makes it
             compared; each answer is compared on the parts it reports).
         stopped_by: for a search: ``"traces"`` (all generated traces were run and every
@@ -1248,7 +1188,7 @@ class PeerReport:
     peer: str = ""
     results: list[TraceResult] = field(default_factory=list)
     knobs: list[KnobBehaviour] = field(default_factory=list)
-    findings: dict[str, dict] = field(default_factory=dict)
+    findings: dict[str, PeerDivergenceFinding] = field(default_factory=dict)
     compared: list[str] = field(default_factory=list)
     stopped_by: str = "traces"
     generated: dict = field(default_factory=dict)
@@ -1273,14 +1213,7 @@ class PeerReport:
             "traces": [r.to_json() for r in self.results],
             "knobs": [{"knob": k.knob, "status": k.status, "behavesAs": k.behaves_as,
                        "options": k.options, "evidence": k.evidence} for k in self.knobs],
-            "divergences": [{"id": f["id"], "source": f["source"], "clauses": f["clauses"],
-                             "relatedClauses": f["relatedClauses"],
-                             "divergesAt": f["divergesAt"], "event": f["event"],
-                             "branch": f["branch"], "nearest": f["nearest"],
-                             "aspects": f["aspects"],
-                             "conformant": f["conformant"], "length": f["length"],
-                             "shrunk": f["shrunk"]}
-                            for f in self.findings.values()],
+            "divergences": [{key: f[key] for key in _REPORTED} for f in self.findings.values()],
         }
 
 
@@ -1312,12 +1245,12 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
         # without shrinking (--no-shrink) every divergent trace is exported; a budget or
         # max_findings cut exports one (the shortest) per signature, the others point to it
         finding = unshrunk_finding(adapter, r, locate)
-        key = _signature(finding["branch"], finding["aspects"])
+        key = _signature(finding.branch, finding.aspects)
         if shrink and key in unshrunk:
             r.finding = unshrunk[key]
             return
-        report.findings.setdefault(finding["id"], finding)
-        r.finding = unshrunk[key] = finding["id"]
+        report.findings.setdefault(finding.id, finding)
+        r.finding = unshrunk[key] = finding.id
 
     for r in divergent:
         out_of_time = deadline is not None and time.monotonic() > deadline
@@ -1344,13 +1277,13 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
             continue
         finding = divergence_finding(adapter, r.trace, wire, r.trace.id)
         shrunk_count += 1
-        shrunk = _signature(finding["branch"], finding["aspects"])
+        shrunk = _signature(finding.branch, finding.aspects)
         if shrunk in signatures:  # shrank onto a divergence already found
             r.finding = signatures[signature] = signatures[shrunk]
             continue
-        report.findings.setdefault(finding["id"], finding)
-        r.finding = finding["id"]
-        signatures[signature] = signatures[shrunk] = finding["id"]
+        report.findings.setdefault(finding.id, finding)
+        r.finding = finding.id
+        signatures[signature] = signatures[shrunk] = finding.id
     report.peer = adapter.peer_name or ""
     report.starts = adapter.starts
 
@@ -1610,21 +1543,3 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
         report.stopped_by = "budget"
     report.seconds = time.monotonic() - started
     return report
-
-
-def write_findings(findings: Iterable[dict], directory: str) -> list[tuple[str, str]]:
-    """Write each finding as ``<id>.json`` (:func:`counterexamples.export.to_json`) and
-    ``<id>.jsonl`` (:func:`counterexamples.export.to_jsonl`, the trace as AG-UI JSON lines) into
-    ``directory`` (created if missing). Returns the pairs of paths, in order."""
-    from counterexamples.export import to_json, to_jsonl
-    os.makedirs(directory, exist_ok=True)
-    paths = []
-    for f in findings:
-        base = os.path.join(directory, f["id"])
-        with open(base + ".json", "w", encoding="utf-8") as fh:
-            fh.write(to_json(f))
-        with open(base + ".jsonl", "w", encoding="utf-8") as fh:
-            fh.write(to_jsonl(f))
-        paths.append((base + ".json", base + ".jsonl"))
-    return paths
-

@@ -23,6 +23,13 @@ Fixtures:
   trace, the peer's verdict and the nearest reading's when the peer diverges (or, with
   ``--activity-peer-accept draft``, agrees only with another reading), or when the adapter fails.
 
+* ``activity_lint``: for producer (agent) teams, no option needed:
+  :func:`counterexamples.lint_pytest.assert_conformant`, which lints a stream (wire dicts, typed
+  events, or the stream's text) and fails the test with every producer violation listed::
+
+      def test_my_agent_stream(activity_lint):
+          activity_lint(my_agent.run_and_collect_events())
+
 Either write the two-line test yourself::
 
     def test_activity_corpus(activity_trace, activity_peer):
@@ -37,7 +44,8 @@ from typing import Optional
 
 import pytest
 
-__all__ = ["PeerChecker", "activity_peer", "pytest_addoption", "pytest_generate_tests"]
+__all__ = ["PeerChecker", "activity_peer", "activity_lint", "pytest_addoption",
+           "pytest_generate_tests"]
 
 
 def pytest_addoption(parser) -> None:
@@ -148,3 +156,12 @@ def activity_peer(request):
         yield PeerChecker(adapter, request.config.getoption("activity_peer_accept"))
     finally:
         adapter.close()
+
+
+@pytest.fixture
+def activity_lint():
+    """The producer-side check (issue 22): ``activity_lint(events, reading=None,
+    fail_on="error")`` raises ``AssertionError`` listing every violation at or above
+    ``fail_on`` (see :func:`counterexamples.lint_pytest.assert_conformant`)."""
+    from counterexamples.lint_pytest import assert_conformant
+    return assert_conformant

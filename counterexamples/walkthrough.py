@@ -121,9 +121,9 @@ def splits_markdown(report: ExploreReport, knob_ids: Sequence[str]) -> str:
 # --- findings from a sweep ----------------------------------------------------------------------
 
 def split_finding(report: ExploreReport, knob: str) -> dict:
-    """The finding JSON (:meth:`counterexamples.findings.Finding.to_json`) of the witness an
-    all-readings sweep recorded for ``knob``: its trace unshrunk (already of the shortest
-    length), every verdict class, the step-by-step effects and the explanation.
+    """The finding JSON (:meth:`counterexamples.findings.AmbiguityFinding.to_json`) of the
+    witness an all-readings sweep recorded for ``knob``: its trace unshrunk (already of the
+    shortest length), every verdict class, the step-by-step effects and the explanation.
 
     Raises:
         KeyError: the report holds no split for ``knob``."""

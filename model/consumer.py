@@ -7,9 +7,12 @@ value. Where the draft is open, the step asks the :class:`~model.readings.Readin
 open question) and consults a knob only when the options would lead to different results, so that
 running one trace under all readings forks no more than it must.
 
-Each branch of the step has a name; :data:`BRANCHES` maps those names to the clause ids they
-implement, and each warning and fatal carries the branch's clause, so that coverage and findings
-can say which sentence of the draft is at stake.
+Each branch of the step has an id, declared once in :mod:`model.branches` (:data:`BRANCHES` maps
+the ids to the clause ids they implement) and written at the code that takes it: every
+:class:`StepResult` and :class:`Decision` names the branch the step returned on, and each warning
+and fatal names the branch that surfaced it and cites its first clause, so that coverage, findings
+and the peer report can say which sentence of the draft is at stake. The warning and fatal codes
+are declared once in :mod:`model.codes`.
 
 An activity event concerns the one message it names (ACT-PER-MESSAGE), and the step says so in
 its structure: it reads the event's :class:`Focus` (that message, whether it is last, whether its
@@ -29,6 +32,16 @@ from model.events import (
     ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
 from model.frozen import fast_init
+from model.branches import BRANCHES
+from model.codes import (
+    ACTIVITY_CONTENT_NOT_OBJECT, ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
+    ACTIVITY_ID_SEEN_BEFORE, ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED,
+    ACTIVITY_TARGET_NOT_ACTIVITY, EVENT_AFTER_RUN_CLOSED, MALFORMED_ACTIVITY_EVENT,
+    MALFORMED_EVENT, NULL_MEMBER_SHIMMED, RUN_ALREADY_ACTIVE, RUN_FINISHED_WITH_OPEN,
+    STATE_PATCH_FAILED, STREAM_NOT_STARTED, TEXT_MESSAGE_ID_REUSED, TEXT_OWNER_MISMATCH,
+    TEXT_TARGET_IS_ACTIVITY, TEXT_TARGET_MISSING, TOOL_CALL_TARGET_MISSING, UNKNOWN_EVENT_DROPPED,
+    UNKNOWN_MEMBER_STRIPPED, UNKNOWN_PATCH_OP, UNKNOWN_PATCH_OP_DROPPED,
+)
 from model.json_values import EMPTY_OBJECT, JsonText, freeze, is_json_object_text, thaw
 from model.patch import apply_patch
 from model.readings import PartialReading, Reading
@@ -46,16 +59,19 @@ class Warning:  # noqa: A001 - the field's own word for it
     """A surfaced, non-fatal problem.
 
     Attributes:
-        code: e.g. ``"ACTIVITY_PATCH_FAILED"``.
+        code: e.g. ``ACTIVITY_PATCH_FAILED``.
         message_id: the message concerned, or None.
-        clause: the clause id that asks for (or allows) the warning.
+        clause: the clause id that asks for (or allows) the warning (its branch's first).
         detail: what happened, in words.
+        branch: the branch that surfaced it (a key of :data:`BRANCHES`; ``""`` when a step
+            function other than the model's built it).
     """
 
     code: str
     message_id: Optional[str]
     clause: str
     detail: str = ""
+    branch: str = ""
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
 
@@ -65,16 +81,19 @@ class Fatal:
     """The run fails here.
 
     Attributes:
-        code: e.g. ``"MALFORMED_ACTIVITY_EVENT"``.
+        code: e.g. ``MALFORMED_ACTIVITY_EVENT``.
         clause: the clause that makes it fatal.
         detail: what was wrong, in words (for malformed input: the JSON path and reason).
         message_id: the message concerned, or None.
+        branch: the branch that failed the run (a key of :data:`BRANCHES`; ``""`` when a step
+            function other than the model's built it).
     """
 
     code: str
     clause: str
     detail: str = ""
     message_id: Optional[str] = None
+    branch: str = ""
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
 
@@ -128,11 +147,22 @@ def initial_state(state_value: object = None, messages: tuple[Message, ...] = ()
 @fast_init
 @dataclass(frozen=True, slots=True, init=False)
 class StepResult:
-    """``state``: the next state; ``warnings``: surfaced in order; ``fatal``: None or the failure."""
+    """What one step leaves.
+
+    Attributes:
+        state: the next state.
+        warnings: surfaced in order.
+        fatal: None or the failure.
+        branch: the branch the step returned on, a key of :data:`BRANCHES` whose ``where`` is
+            ``"step"`` (:data:`model.branches.STEP_BRANCHES`); the branch of ``fatal`` when
+            there is one. ``""`` only from a step function other than the model's (a zoo
+            mutant) that builds its own result without naming one.
+    """
 
     state: ConsumerState
     warnings: tuple[Warning, ...] = ()
     fatal: Optional[Fatal] = None
+    branch: str = ""
 
 
 def find_message(messages: tuple[Message, ...], message_id: str) -> int:
@@ -159,71 +189,12 @@ def merge_metadata(held: Optional[JsonText], incoming: Optional[JsonText]) -> Op
     return freeze(merged)
 
 
-# Branch name -> clause ids it implements. Warnings and fatals cite the first id.
-BRANCHES: dict[str, tuple[str, ...]] = {
-    "malformed.fatal": ("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
-                        "SCH-ACTIVITY-SNAPSHOT", "SCH-ACTIVITY-DELTA", "SCH-JSON-PATCH",
-                        "SCH-JSON-POINTER", "SCH-MESSAGES-SNAPSHOT", "SCH-ACTIVITY-MESSAGE",
-                        "SCH-MESSAGE-UNION", "MET-NOT-NULL", "SCH-REPLACE"),
-    "malformed.null-shim": ("EVM-ABSENT-NOT-NULL", "SUB-ABSENT-PARENT"),
-    "unrecognised.drop": ("PRC-DROP-STRIP", "PRC-UNKNOWN-NOT-FATAL", "PRC-NO-PRIVATE-TYPES"),
-    "member.strip": ("PRC-DROP-STRIP", "PRC-STRIP-POSITION", "PRC-KEEP-OPEN", "SNP-OPEN-OPS",
-                     "MET-KEEP-UNKNOWN", "EVM-KEEP-NULL-IN-OPEN"),
-    "passthrough.accept": ("EVX-ACCEPT-FAMILIES", "EVM-SUPPORT-PATTERNS", "EVM-NO-RAWEVENT",
-                           "EVM-ARRIVAL-ORDER"),
-    "lifecycle.not-started": ("LIF-STREAM-START",),
-    "lifecycle.after-close": ("LIF-AFTER-CLOSE",),
-    "lifecycle.one-active": ("LIF-ONE-ACTIVE",),
-    "lifecycle.open-at-finish": ("LIF-CLOSE-BEFORE-FINISH",),
-    "lifecycle.run-error": ("LIF-RUN-ERROR-FAILED", "LIF-FAILED-KEEPS", "SUB-RUN-ERROR-ABANDON",
-                            "LIF-RUN-ERROR-SURFACE"),
-    "lifecycle.run-boundary": ("LIF-RUN-SCOPED", "LIF-RESTATE-SNAPSHOT"),
-    "snapshot.create": ("ACT-SNAP-CREATE", "ACT-PER-MESSAGE", "ACT-TYPE-OPEN", "ACT-ROLE",
-                        "ACT-SNAP-REPLACE-FALSE", "SUB-ACCEPT-UNANNOUNCED", "EVM-ARRIVAL-ORDER",
-                        "EVM-OPAQUE-ID"),
-    "snapshot.seen-not-held": ("ACT-SNAP-CREATE",),
-    "snapshot.replace": ("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "ACT-SNAP-NO-MERGE",
-                         "SNP-REPLACE", "SNP-SPENT", "SNP-ADOPT-NEXT", "ACT-REPAIR",
-                         "ACT-ATTR-REMINT", "ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET",
-                         "MET-MERGE", "MET-NO-RECURSE"),
-    "snapshot.replace-false": ("ACT-SNAP-REPLACE-FALSE", "ACT-ATTR-KEEP", "SNP-SPENT",
-                               "ACT-SNAP-NO-MERGE"),
-    "snapshot.owner-disagrees": ("ACT-ATTR-TOLERATE", "ACT-ATTR-AGREE", "ACT-ATTR-KEEP"),
-    "snapshot.not-activity": ("ACT-SNAP-CREATE", "EVM-ID-UNIQUE"),
-    "delta.missing": ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN", "ACT-DELTA-MISSING-NOFAIL",
-                      "ACT-TOLERATED"),
-    "delta.not-activity": ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN",
-                           "ACT-DELTA-MISSING-NOFAIL"),
-    "delta.apply": ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE", "SNP-CURRENT-VALUE", "SNP-ATOMIC",
-                    "MET-ACTIVITY-TARGET", "MET-MERGE", "MET-NO-RECURSE", "SUB-ACCEPT-UNTAGGED",
-                    "SUB-INTERLEAVE", "EVM-KEEP-NULL-IN-OPEN"),
-    "delta.owner-mismatch": ("SUB-REJECT-MISMATCH", "SUB-OWNER-AGREE"),
-    "delta.unknown-op": ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION"),
-    "delta.patch-failed": ("SNP-SURFACE-FAILURE", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR",
-                           "SNP-TEST-FAIL", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED", "SNP-ATOMIC"),
-    "delta.non-object": ("ACT-DELTA-OBJECT-DETECT", "ACT-DELTA-OBJECT"),
-    "messages-snapshot.reconcile": ("STA-MS-COMPLETE", "STA-MS-IN-PLACE", "STA-MS-APPEND",
-                                    "STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE",
-                                    "STA-MS-OWNERSHIP", "ACT-MSGSNAP", "MET-NO-TARGET",
-                                    "LIF-RESTATE-SNAPSHOT"),
-    "messages-snapshot.in-flight": ("MS-IN-FLIGHT",),
-    "run-input.strip": ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY", "SCH-RUN-INPUT-MESSAGES"),
-    "state.snapshot": ("SNP-REPLACE",),
-    "state.delta": ("SNP-ATOMIC", "SNP-CURRENT-VALUE", "STA-PATCHFAIL", "SNP-NO-PARTIAL",
-                    "SNP-KEEP-PRIOR"),
-    "text.target-activity": ("TXT-TARGET-ACTIVITY",),
-    "text.target-missing": ("TXT-TARGET-MISSING",),
-    "text.owner-mismatch": ("SUB-REJECT-MISMATCH", "SUB-ACCEPT-UNTAGGED"),
-    "subagent.track": ("SUB-ACCEPT-UNANNOUNCED", "SUB-INTERLEAVE"),
-}
-
-
 def _w(branch: str, code: str, message_id: Optional[str], detail: str = "") -> Warning:
-    return Warning(code, message_id, BRANCHES[branch][0], detail)
+    return Warning(code, message_id, BRANCHES[branch][0], detail, branch)
 
 
 def _f(branch: str, code: str, detail: str = "", message_id: Optional[str] = None) -> Fatal:
-    return Fatal(code, BRANCHES[branch][0], detail, message_id)
+    return Fatal(code, BRANCHES[branch][0], detail, message_id, branch)
 
 
 # --- the step -----------------------------------------------------------------------------------
@@ -238,12 +209,16 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
             ``KnobUnset`` when the step needs a knob it leaves open).
 
     Returns:
-        A :class:`StepResult`. A halted state (after a fatal) is returned unchanged.
+        A :class:`StepResult` naming the branch it returned on. A halted state (after a fatal)
+        is returned unchanged (branch ``lifecycle.halted``). A malformed event shimmed under
+        Q21=shim steps as its shim and names the shim's branch (its NULL_MEMBER_SHIMMED warning
+        names ``malformed.null-shim``); an event the model accepts without interpreting names
+        ``passthrough.accept``.
 
     Clauses: see :data:`BRANCHES`; every branch below names its entry.
     """
     if state.halted:
-        return StepResult(state)
+        return StepResult(state, (), None, "lifecycle.halted")
     f = focus(state, event)
     if f is not None:  # an activity event: decided on what it reads of the state
         return settle(state, event, decide(f, event, reading))
@@ -252,60 +227,62 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     if isinstance(event, Malformed):
         if event.shim is not None and reading.q21 == "shim":
             inner = step(state, event.shim, reading)
-            shimmed = _w("malformed.null-shim", "NULL_MEMBER_SHIMMED", _mid(event.shim),
+            shimmed = _w("malformed.null-shim", NULL_MEMBER_SHIMMED, _mid(event.shim),
                          f"{event.path}: null treated as absent")
-            return StepResult(inner.state, notices + (shimmed,) + inner.warnings, inner.fatal)
-        code = "MALFORMED_ACTIVITY_EVENT" if event.name.startswith("ACTIVITY_") else \
-            "MALFORMED_EVENT"
-        fatal = Fatal(code, event.clause, f"{event.path}: {event.reason}", _mid_wire(event))
-        return StepResult(state.but(halted=True), notices, fatal)
+            return StepResult(inner.state, notices + (shimmed,) + inner.warnings, inner.fatal,
+                              inner.branch)
+        code = MALFORMED_ACTIVITY_EVENT if event.name.startswith("ACTIVITY_") else \
+            MALFORMED_EVENT
+        fatal = Fatal(code, event.clause, f"{event.path}: {event.reason}", _mid_wire(event),
+                      "malformed.fatal")
+        return StepResult(state.but(halted=True), notices, fatal, "malformed.fatal")
 
     if isinstance(event, Unrecognised):
-        warn = _w("unrecognised.drop", "UNKNOWN_EVENT_DROPPED", None,
+        warn = _w("unrecognised.drop", UNKNOWN_EVENT_DROPPED, None,
                   f"event type {event.name!r} is not described; dropped")
-        return StepResult(state, (warn,) + notices)
+        return StepResult(state, (warn,) + notices, None, "unrecognised.drop")
 
     # Run lifecycle (verification stage, after enforcement).
     if isinstance(event, RunStarted):
         if state.run == "active":
-            return _halt(state, notices, _f("lifecycle.one-active", "RUN_ALREADY_ACTIVE",
+            return _halt(state, notices, _f("lifecycle.one-active", RUN_ALREADY_ACTIVE,
                                             "RUN_STARTED while a run is active"))
         return StepResult(state.but(run="active", open_texts=frozenset(), open_tools=(),
-                                  subagents=frozenset()), notices)
+                                  subagents=frozenset()), notices, None, "lifecycle.run-boundary")
     if isinstance(event, RunError):
         if state.run == "errored":
-            return _halt(state, notices, _f("lifecycle.after-close", "EVENT_AFTER_RUN_CLOSED",
+            return _halt(state, notices, _f("lifecycle.after-close", EVENT_AFTER_RUN_CLOSED,
                                             "RUN_ERROR after RUN_ERROR"))
         return StepResult(state.but(run="errored", open_texts=frozenset(), open_tools=(),
-                                  subagents=frozenset()), notices)
+                                  subagents=frozenset()), notices, None, "lifecycle.run-error")
     if state.run != "active":
         if state.run == "idle":
-            return _halt(state, notices, _f("lifecycle.not-started", "STREAM_NOT_STARTED",
+            return _halt(state, notices, _f("lifecycle.not-started", STREAM_NOT_STARTED,
                                             f"{event.type_name} before RUN_STARTED",
                                             _mid(event)))
-        return _halt(state, notices, _f("lifecycle.after-close", "EVENT_AFTER_RUN_CLOSED",
+        return _halt(state, notices, _f("lifecycle.after-close", EVENT_AFTER_RUN_CLOSED,
                                         f"{event.type_name} after the run closed", _mid(event)))
     if isinstance(event, RunFinished):
         still_open = sorted(state.open_texts) + [c for c, _ in state.open_tools] + \
             sorted(state.subagents)
         if still_open:
-            return _halt(state, notices, _f("lifecycle.open-at-finish", "RUN_FINISHED_WITH_OPEN",
+            return _halt(state, notices, _f("lifecycle.open-at-finish", RUN_FINISHED_WITH_OPEN,
                                             f"still open at RUN_FINISHED: {', '.join(still_open)}"))
         return StepResult(state.but(run="finished", open_texts=frozenset(), open_tools=()),
-                          notices)
+                          notices, None, "lifecycle.run-boundary")
 
     handler = _HANDLERS.get(type(event))
     if handler is None:  # Passthrough and anything the model accepts without interpreting
-        return StepResult(state, notices)
+        return StepResult(state, notices, None, "passthrough.accept")
     result = handler(state, event, reading)
     if notices:
-        return StepResult(result.state, notices + result.warnings, result.fatal)
+        return StepResult(result.state, notices + result.warnings, result.fatal, result.branch)
     return result
 
 
 def _notices(event: Event) -> tuple[Warning, ...]:
     """A warning for each unknown member the wire layer stripped from ``event``."""
-    return tuple(_w("member.strip", "UNKNOWN_MEMBER_STRIPPED", _mid(event), path)
+    return tuple(_w("member.strip", UNKNOWN_MEMBER_STRIPPED, _mid(event), path)
                  for path in event.notices)
 
 
@@ -323,7 +300,7 @@ def _mid_wire(event: Malformed) -> Optional[str]:
 
 
 def _halt(state: ConsumerState, warnings: tuple, fatal: Fatal) -> StepResult:
-    return StepResult(state.but(halted=True), tuple(warnings), fatal)
+    return StepResult(state.but(halted=True), tuple(warnings), fatal, fatal.branch)
 
 
 def _put(messages: tuple[Message, ...], index: int, message: Message) -> tuple[Message, ...]:
@@ -370,12 +347,15 @@ class Decision:
         message: the message put in place, or None for KEEP and HALT.
         warnings: surfaced in order (before them, :func:`settle` puts the event's notices).
         fatal: the failure, for HALT; otherwise None.
+        branch: the branch decided on (a key of :data:`BRANCHES`), which the step's result
+            names.
     """
 
     change: str
     message: Optional[Message] = None
     warnings: tuple[Warning, ...] = ()
     fatal: Optional[Fatal] = None
+    branch: str = ""
 
 
 def focus(state: ConsumerState, event: Event) -> Optional[Focus]:
@@ -405,26 +385,28 @@ def settle(state: ConsumerState, event: Event, d: Decision) -> StepResult:
     """Apply the decision ``d`` on ``event`` (whose :func:`focus` in ``state`` it was decided
     on) to the whole state, with the event's notices before the decision's warnings.
 
-    Returns a :class:`StepResult`; KEEP returns ``state`` itself. Raises ValueError for a
-    change that is not one of :data:`KEEP` .. :data:`HALT`."""
+    Returns a :class:`StepResult` naming the decision's branch; KEEP returns ``state`` itself.
+    Raises ValueError for a change that is not one of :data:`KEEP` .. :data:`HALT`."""
     warnings = _notices(event) + d.warnings if event.notices else d.warnings
-    change = d.change
+    change, branch = d.change, d.branch
     if change == KEEP:
-        return StepResult(state, warnings)
+        return StepResult(state, warnings, None, branch)
     if change == HALT:
-        return StepResult(state.but(halted=True), warnings, d.fatal)
+        return StepResult(state.but(halted=True), warnings, d.fatal, branch)
     messages, new = state.messages, d.message
     if change == CREATE:
         return StepResult(state.but(messages=messages + (new,),
-                                    held_ever=state.held_ever | {new.id}), warnings)
+                                    held_ever=state.held_ever | {new.id}), warnings, None, branch)
     i = find_message(messages, new.id)
     if change == PUT:
-        return StepResult(state.but(messages=_put(messages, i, new)), warnings)
+        return StepResult(state.but(messages=_put(messages, i, new)), warnings, None, branch)
     if change == MOVE:
-        return StepResult(state.but(messages=messages[:i] + messages[i + 1:] + (new,)), warnings)
+        return StepResult(state.but(messages=messages[:i] + messages[i + 1:] + (new,)), warnings,
+                          None, branch)
     if change == BECOME:
         return StepResult(state.but(messages=_put(messages, i, new),
-                                    open_texts=state.open_texts - {new.id}), warnings)
+                                    open_texts=state.open_texts - {new.id}), warnings, None,
+                          branch)
     raise ValueError(f"unknown change {change!r}")
 
 
@@ -434,36 +416,37 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
     held = f.held
     if held is None:
         if f.seen and reading.q10 == "seen":
-            return Decision(KEEP, None, (_w("snapshot.seen-not-held", "ACTIVITY_ID_SEEN_BEFORE",
+            return Decision(KEEP, None, (_w("snapshot.seen-not-held", ACTIVITY_ID_SEEN_BEFORE,
                                             ev.message_id, "the id was held before and is not "
-                                            "created again"),))
+                                            "created again"),), None, "snapshot.seen-not-held")
         created = Message(id=ev.message_id, role="activity", content=ev.content,
                           activity_type=ev.activity_type, metadata=ev.metadata,
                           owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
-        return Decision(CREATE, created)
+        return Decision(CREATE, created, (), None, "snapshot.create")
     if not held.is_activity:
         choice = reading.q9
         if choice == "fatal":
             return Decision(HALT, None, (), _f("snapshot.not-activity",
-                                               "ACTIVITY_TARGET_NOT_ACTIVITY",
+                                               ACTIVITY_TARGET_NOT_ACTIVITY,
                                                f"id is held by {_article(held.role)} message",
-                                               ev.message_id))
+                                               ev.message_id), "snapshot.not-activity")
         if choice == "skip":
-            return Decision(KEEP, None, (_w("snapshot.not-activity", "ACTIVITY_TARGET_NOT_ACTIVITY",
+            return Decision(KEEP, None, (_w("snapshot.not-activity", ACTIVITY_TARGET_NOT_ACTIVITY,
                                             ev.message_id, f"id is held by {_article(held.role)} "
-                                            "message; snapshot skipped"),))
+                                            "message; snapshot skipped"),), None,
+                            "snapshot.not-activity")
         became = Message(id=ev.message_id, role="activity", content=ev.content,
                          activity_type=ev.activity_type, metadata=ev.metadata,
                          owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
-        return Decision(BECOME, became)
+        return Decision(BECOME, became, (), None, "snapshot.not-activity")
     if ev.replacing:
         # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
         new = held.but(content=ev.content, activity_type=ev.activity_type,
                        owner=ev.subagent_run_id,
                        metadata=merge_metadata(held.metadata, ev.metadata))
         if not f.last and reading.q11 == "move":
-            return Decision(MOVE, new)
-        return Decision(PUT, new)
+            return Decision(MOVE, new, (), None, "snapshot.replace")
+        return Decision(PUT, new, (), None, "snapshot.replace")
     # replace: false on an existing activity: content, type and owner stand.
     tag = ev.subagent_run_id
     if tag is not None:
@@ -473,24 +456,28 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
     else:
         disagrees = reading.q2 == "parent"
     warnings: tuple[Warning, ...] = ()
+    branch = "snapshot.replace-false"
     if disagrees:
+        branch = "snapshot.owner-disagrees"
         reaction = reading.q3
         detail = f"replace:false snapshot attributed to {tag or 'the parent'} but the owner is " \
                  f"{held.owner or 'the parent'}"
         if reaction == "fatal":
             return Decision(HALT, None, (), _f("snapshot.owner-disagrees",
-                                               "ACTIVITY_OWNER_MISMATCH", detail, ev.message_id))
+                                               ACTIVITY_OWNER_MISMATCH, detail, ev.message_id),
+                            branch)
         if reaction == "skip":
-            return Decision(KEEP, None, (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH",
-                                            ev.message_id, detail + "; snapshot skipped"),))
+            return Decision(KEEP, None, (_w("snapshot.owner-disagrees", ACTIVITY_OWNER_MISMATCH,
+                                            ev.message_id, detail + "; snapshot skipped"),), None,
+                            branch)
         if reaction == "warn":
-            warnings = (_w("snapshot.owner-disagrees", "ACTIVITY_OWNER_MISMATCH", ev.message_id,
+            warnings = (_w("snapshot.owner-disagrees", ACTIVITY_OWNER_MISMATCH, ev.message_id,
                            detail),)
     if ev.metadata is not None:
         merged = merge_metadata(held.metadata, ev.metadata)
         if merged != held.metadata and reading.q1 == "merge":
-            return Decision(PUT, held.but(metadata=merged), warnings)
-    return Decision(KEEP, None, warnings)
+            return Decision(PUT, held.but(metadata=merged), warnings, None, branch)
+    return Decision(KEEP, None, warnings, None, branch)
 
 
 # --- ACTIVITY_DELTA -----------------------------------------------------------------------------
@@ -498,12 +485,13 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
 def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
     held = f.held
     if held is None:
-        return Decision(KEEP, None, (_w("delta.missing", "ACTIVITY_DELTA_TARGET_MISSING",
-                                        ev.message_id, "no message with this id; delta skipped"),))
+        return Decision(KEEP, None, (_w("delta.missing", ACTIVITY_DELTA_TARGET_MISSING,
+                                        ev.message_id, "no message with this id; delta skipped"),),
+                        None, "delta.missing")
     if not held.is_activity:
-        return Decision(KEEP, None, (_w("delta.not-activity", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY",
+        return Decision(KEEP, None, (_w("delta.not-activity", ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
                                         ev.message_id, f"id is held by {_article(held.role)} "
-                                        "message; delta skipped"),))
+                                        "message; delta skipped"),), None, "delta.not-activity")
     tag = ev.subagent_run_id
     if tag is not None and not (tag == held.owner and tag == held.first_owner):
         opener = held.owner if held.owner == held.first_owner or reading.q4_opener == "current" \
@@ -514,11 +502,12 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
             reaction = reading.q4
             if reaction == "fatal":
                 return Decision(HALT, None, (), _f("delta.owner-mismatch",
-                                                   "ACTIVITY_OWNER_MISMATCH", detail,
-                                                   ev.message_id))
+                                                   ACTIVITY_OWNER_MISMATCH, detail,
+                                                   ev.message_id), "delta.owner-mismatch")
             if reaction == "skip":
-                return Decision(KEEP, None, (_w("delta.owner-mismatch", "ACTIVITY_OWNER_MISMATCH",
-                                                ev.message_id, detail + "; delta skipped"),))
+                return Decision(KEEP, None, (_w("delta.owner-mismatch", ACTIVITY_OWNER_MISMATCH,
+                                                ev.message_id, detail + "; delta skipped"),), None,
+                                "delta.owner-mismatch")
     warnings: tuple[Warning, ...] = ()
     ops = ev.patch
     unknown = [op for op in ops if not op.recognised]
@@ -527,16 +516,17 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
         reaction = reading.q20
         names = ", ".join(sorted({op.op for op in unknown}))
         if reaction == "fatal":
-            return Decision(HALT, None, (), _f("delta.unknown-op", "UNKNOWN_PATCH_OP",
+            return Decision(HALT, None, (), _f("delta.unknown-op", UNKNOWN_PATCH_OP,
                                                f"op {names} is not defined by RFC 6902",
-                                               ev.message_id))
+                                               ev.message_id), "delta.unknown-op")
         if reaction == "drop-op":
-            warnings = tuple(_w("delta.unknown-op", "UNKNOWN_PATCH_OP_DROPPED", ev.message_id,
+            warnings = tuple(_w("delta.unknown-op", UNKNOWN_PATCH_OP_DROPPED, ev.message_id,
                                 f"op {op.op!r} dropped from the patch") for op in unknown)
             ops = tuple(op for op in ops if op.recognised)
         else:
             failure = f"op {names} is not defined by RFC 6902; the patch does not apply"
     result_content: Optional[JsonText] = None
+    branch = "delta.apply"
     if failure is None:
         outcome = apply_patch(held.content, ops)
         if outcome.ok:
@@ -545,17 +535,20 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
                 reaction = reading.q7
                 if reaction == "fatal":
                     return Decision(HALT, None, warnings,
-                                    _f("delta.non-object", "ACTIVITY_CONTENT_NOT_OBJECT",
-                                       "the patched content is not an object", ev.message_id))
-                if reaction == "skip":
+                                    _f("delta.non-object", ACTIVITY_CONTENT_NOT_OBJECT,
+                                       "the patched content is not an object", ev.message_id),
+                                    "delta.non-object")
+                if reaction == "skip":  # handled as a failed patch (delta.patch-failed)
                     failure = "the patched content would not be an object"
+                else:
+                    branch = "delta.non-object"
         else:
             failure = outcome.reason
     if failure is not None:
         if reading.q13 == "fatal":
-            return Decision(HALT, None, warnings, _f("delta.patch-failed", "ACTIVITY_PATCH_FAILED",
-                                                     failure, ev.message_id))
-        warnings += (_w("delta.patch-failed", "ACTIVITY_PATCH_FAILED", ev.message_id, failure),)
+            return Decision(HALT, None, warnings, _f("delta.patch-failed", ACTIVITY_PATCH_FAILED,
+                                                     failure, ev.message_id), "delta.patch-failed")
+        warnings += (_w("delta.patch-failed", ACTIVITY_PATCH_FAILED, ev.message_id, failure),)
         new = held
         if ev.activity_type != held.activity_type and reading.q5 == "retype":
             new = new.but(activity_type=ev.activity_type)
@@ -564,11 +557,11 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
             if merged != held.metadata and reading.q6 == "merge":
                 new = new.but(metadata=merged)
         if new is held:
-            return Decision(KEEP, None, warnings)
-        return Decision(PUT, new, warnings)
+            return Decision(KEEP, None, warnings, None, "delta.patch-failed")
+        return Decision(PUT, new, warnings, None, "delta.patch-failed")
     new = held.but(content=result_content, activity_type=ev.activity_type,
                    metadata=merge_metadata(held.metadata, ev.metadata))
-    return Decision(PUT, new, warnings)
+    return Decision(PUT, new, warnings, None, branch)
 
 
 _DECIDERS = {ActivitySnapshot: _decide_snapshot, ActivityDelta: _decide_delta}
@@ -581,6 +574,7 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
     incoming = {m.id: m for m in ev.messages}
     carried_roles = {m.role for m in ev.messages}
     activity_types = {m.activity_type for m in ev.messages if m.is_activity}
+    branch = "messages-snapshot.reconcile"
     kept: list[Message] = []
     for held in state.messages:
         if held.id in incoming:
@@ -605,8 +599,10 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
                 if rule == "keep" or (rule == "by-type" and held.activity_type not in activity_types):
                     kept.append(held)
             continue  # self-revoking: the snapshot declares the complete set (STA-MS-SELF-REVOKE)
-        if held.id in state.open_texts and reading.x1 == "preserve":
-            kept.append(held)
+        if held.id in state.open_texts:  # in flight: X1 decides
+            branch = "messages-snapshot.in-flight"
+            if reading.x1 == "preserve":
+                kept.append(held)
             continue
         # dropped: the producer declares the complete set (STA-MS-COMPLETE)
     kept_ids = {m.id for m in kept}
@@ -618,7 +614,8 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
     return StepResult(state.but(messages=tuple(kept),
                               held_ever=state.held_ever | new_ids,
                               open_texts=state.open_texts & new_ids,
-                              open_tools=tuple(t for t in state.open_tools if t[1] in new_ids)))
+                              open_tools=tuple(t for t in state.open_tools if t[1] in new_ids)),
+                      (), None, branch)
 
 
 # --- text messages, tool calls, state, subagents ------------------------------------------------
@@ -626,17 +623,17 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
 def _text_target(state: ConsumerState, message_id: str) -> tuple[int, Optional[Warning]]:
     i = find_message(state.messages, message_id)
     if i >= 0 and state.messages[i].is_activity:
-        return i, _w("text.target-activity", "TEXT_TARGET_IS_ACTIVITY", message_id,
+        return i, _w("text.target-activity", TEXT_TARGET_IS_ACTIVITY, message_id,
                      "text event aimed at an activity message; skipped")
     if i < 0:
-        return i, _w("text.target-missing", "TEXT_TARGET_MISSING", message_id,
+        return i, _w("text.target-missing", TEXT_TARGET_MISSING, message_id,
                      "no message with this id; text event skipped")
     return i, None
 
 
 def _text_owner_check(held: Message, tag: Optional[str]) -> Optional[Fatal]:
     if tag is not None and tag != held.owner:
-        return _f("text.owner-mismatch", "TEXT_OWNER_MISMATCH",
+        return _f("text.owner-mismatch", TEXT_OWNER_MISMATCH,
                   f"text continuation attributed to {tag} but the message is owned by "
                   f"{held.owner or 'the parent'}", held.id)
     return None
@@ -647,18 +644,19 @@ def _text_start(state: ConsumerState, ev: TextMessageStart, reading: AnyReading)
     if i >= 0:
         held = state.messages[i]
         if held.is_activity:
-            return StepResult(state, (_w("text.target-activity", "TEXT_TARGET_IS_ACTIVITY",
+            return StepResult(state, (_w("text.target-activity", TEXT_TARGET_IS_ACTIVITY,
                                          ev.message_id, "text message opened on an activity "
-                                         "message's id; skipped"),))
-        return StepResult(state, (_w("text.target-missing", "TEXT_MESSAGE_ID_REUSED",
+                                         "message's id; skipped"),), None, "text.target-activity")
+        return StepResult(state, (_w("text.target-missing", TEXT_MESSAGE_ID_REUSED,
                                      ev.message_id, f"id already held by {_article(held.role)} message; "
-                                     "skipped"),))
+                                     "skipped"),), None, "text.target-missing")
     other = {"name": ev.name} if ev.name is not None else {}
     created = Message(id=ev.message_id, role=ev.role, content='""', metadata=ev.metadata,
                       owner=ev.subagent_run_id, other=freeze(other))
     return StepResult(state.but(messages=state.messages + (created,),
                               held_ever=state.held_ever | {ev.message_id},
-                              open_texts=state.open_texts | {ev.message_id}))
+                              open_texts=state.open_texts | {ev.message_id}),
+                      (), None, "passthrough.accept")
 
 
 def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
@@ -666,7 +664,7 @@ def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
     message their START opened (SUB-REJECT-MISMATCH for a disagreeing tag)."""
     i, warn = _text_target(state, ev.message_id)
     if warn is not None:
-        return StepResult(state, (warn,))
+        return StepResult(state, (warn,), None, warn.branch)
     held = state.messages[i]
     fatal = _text_owner_check(held, ev.subagent_run_id)
     if fatal is not None:
@@ -678,7 +676,8 @@ def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
         new = new.but(content=freeze(text + ev.delta))
     else:
         open_texts = open_texts - {ev.message_id}
-    return StepResult(state.but(messages=_put(state.messages, i, new), open_texts=open_texts))
+    return StepResult(state.but(messages=_put(state.messages, i, new), open_texts=open_texts),
+                      (), None, "passthrough.accept")
 
 
 def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) -> StepResult:
@@ -689,8 +688,9 @@ def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) ->
         call["metadata"] = thaw(ev.metadata)
     i = find_message(state.messages, parent)
     if i >= 0 and state.messages[i].is_activity:
-        return StepResult(state, (_w("text.target-activity", "TEXT_TARGET_IS_ACTIVITY", parent,
-                                     "tool call aimed at an activity message; skipped"),))
+        return StepResult(state, (_w("text.target-activity", TEXT_TARGET_IS_ACTIVITY, parent,
+                                     "tool call aimed at an activity message; skipped"),), None,
+                          "text.target-activity")
     if i < 0:
         msg = Message(id=parent, role="assistant", owner=ev.subagent_run_id,
                       other=freeze({"toolCalls": [call]}))
@@ -701,15 +701,17 @@ def _tool_start(state: ConsumerState, ev: ToolCallStart, reading: AnyReading) ->
         other["toolCalls"] = other.get("toolCalls", []) + [call]
         msgs = _put(state.messages, i, held.but(other=freeze(other)))
     return StepResult(state.but(messages=msgs, held_ever=state.held_ever | {parent},
-                              open_tools=state.open_tools + ((ev.tool_call_id, parent),)))
+                              open_tools=state.open_tools + ((ev.tool_call_id, parent),)),
+                      (), None, "passthrough.accept")
 
 
 def _tool_update(state: ConsumerState, tool_call_id: str, delta: Optional[str],
                  metadata: Optional[JsonText], close: bool) -> StepResult:
     owner_id = next((mid for cid, mid in state.open_tools if cid == tool_call_id), None)
     if owner_id is None:
-        return StepResult(state, (_w("text.target-missing", "TOOL_CALL_TARGET_MISSING", None,
-                                     f"no open tool call {tool_call_id!r}; skipped"),))
+        return StepResult(state, (_w("text.target-missing", TOOL_CALL_TARGET_MISSING, None,
+                                     f"no open tool call {tool_call_id!r}; skipped"),), None,
+                          "text.target-missing")
     i = find_message(state.messages, owner_id)
     held = state.messages[i]
     other = thaw(held.other)
@@ -722,7 +724,7 @@ def _tool_update(state: ConsumerState, tool_call_id: str, delta: Optional[str],
     msgs = _put(state.messages, i, held.but(other=freeze(other)))
     tools = tuple(t for t in state.open_tools if t[0] != tool_call_id) if close else \
         state.open_tools
-    return StepResult(state.but(messages=msgs, open_tools=tools))
+    return StepResult(state.but(messages=msgs, open_tools=tools), (), None, "passthrough.accept")
 
 
 def _tool_args(state: ConsumerState, ev: ToolCallArgs, reading: AnyReading) -> StepResult:
@@ -736,19 +738,20 @@ def _tool_end(state: ConsumerState, ev: ToolCallEnd, reading: AnyReading) -> Ste
 def _tool_result(state: ConsumerState, ev: ToolCallResult, reading: AnyReading) -> StepResult:
     i = find_message(state.messages, ev.message_id)
     if i >= 0:
-        code = "TEXT_TARGET_IS_ACTIVITY" if state.messages[i].is_activity else \
-            "TEXT_MESSAGE_ID_REUSED"
+        code = TEXT_TARGET_IS_ACTIVITY if state.messages[i].is_activity else \
+            TEXT_MESSAGE_ID_REUSED
         branch = "text.target-activity" if state.messages[i].is_activity else "text.target-missing"
         return StepResult(state, (_w(branch, code, ev.message_id,
-                                     "tool result on an id already held; skipped"),))
+                                     "tool result on an id already held; skipped"),), None, branch)
     msg = Message(id=ev.message_id, role="tool", content=ev.content, metadata=ev.metadata,
                   owner=ev.subagent_run_id, other=freeze({"toolCallId": ev.tool_call_id}))
     return StepResult(state.but(messages=state.messages + (msg,),
-                              held_ever=state.held_ever | {ev.message_id}))
+                              held_ever=state.held_ever | {ev.message_id}),
+                      (), None, "passthrough.accept")
 
 
 def _state_snapshot(state: ConsumerState, ev: StateSnapshot, reading: AnyReading) -> StepResult:
-    return StepResult(state.but(state=ev.snapshot))
+    return StepResult(state.but(state=ev.snapshot), (), None, "state.snapshot")
 
 
 def _state_delta(state: ConsumerState, ev: StateDelta, reading: AnyReading) -> StepResult:
@@ -758,27 +761,30 @@ def _state_delta(state: ConsumerState, ev: StateDelta, reading: AnyReading) -> S
     if unknown:
         reaction = reading.q20
         if reaction == "fatal":
-            return _halt(state, (), _f("delta.unknown-op", "UNKNOWN_PATCH_OP",
+            return _halt(state, (), _f("delta.unknown-op", UNKNOWN_PATCH_OP,
                                        "an op is not defined by RFC 6902"))
         if reaction == "skip-patch":
-            return StepResult(state, (_w("state.delta", "STATE_PATCH_FAILED", None,
-                                         "the patch holds an op RFC 6902 does not define"),))
-        warnings = tuple(_w("delta.unknown-op", "UNKNOWN_PATCH_OP_DROPPED", None,
+            return StepResult(state, (_w("state.delta", STATE_PATCH_FAILED, None,
+                                         "the patch holds an op RFC 6902 does not define"),), None,
+                              "state.delta")
+        warnings = tuple(_w("delta.unknown-op", UNKNOWN_PATCH_OP_DROPPED, None,
                             f"op {op.op!r} dropped from the patch") for op in unknown)
         ops = tuple(op for op in ops if op.recognised)
     outcome = apply_patch(state.state, ops)
     if not outcome.ok:
-        return StepResult(state, warnings + (_w("state.delta", "STATE_PATCH_FAILED", None,
-                                                outcome.reason),))
-    return StepResult(state.but(state=outcome.result), warnings)
+        return StepResult(state, warnings + (_w("state.delta", STATE_PATCH_FAILED, None,
+                                                outcome.reason),), None, "state.delta")
+    return StepResult(state.but(state=outcome.result), warnings, None, "state.delta")
 
 
 def _subagent_started(state: ConsumerState, ev: SubagentStarted, reading: AnyReading) -> StepResult:
-    return StepResult(state.but(subagents=state.subagents | {ev.subagent_run_id}))
+    return StepResult(state.but(subagents=state.subagents | {ev.subagent_run_id}), (), None,
+                      "subagent.track")
 
 
 def _subagent_ended(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
-    return StepResult(state.but(subagents=state.subagents - {ev.subagent_run_id}))
+    return StepResult(state.but(subagents=state.subagents - {ev.subagent_run_id}), (), None,
+                      "subagent.track")
 
 
 _HANDLERS = {
@@ -800,5 +806,6 @@ _HANDLERS = {
 
 def run_input(state: ConsumerState) -> list[dict]:
     """The ``messages`` a consumer would send in its next run input: every held message in
-    order, activity messages stripped (ACT-STRIP-RUNINPUT, RIN-STRIP-ACTIVITY). Wire form."""
+    order, activity messages stripped (branch ``run-input.strip``: ACT-STRIP-RUNINPUT,
+    RIN-STRIP-ACTIVITY). Wire form."""
     return [m.to_wire() for m in state.messages if not m.is_activity]

@@ -11,13 +11,24 @@ question, the check reads the same knob the consumer runs under.
 Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligation of one step),
 ``relation`` (producer belief vs consumer state) and ``difference`` (readings that disagree; see
 :mod:`properties.ambiguity`, listed here so coverage shows it).
+
+Each property is declared at its check, by a decorator carrying its id, statement, clauses, kind,
+severity, events, belief view and scope (:meth:`PropertyRegistry.prop`); the few with no check of
+their own are declared in the same order with :meth:`PropertyRegistry.declare`. Declarations are
+validated at import (:class:`PropertyDeclarationError`), and their order is :data:`PROPERTIES`'s.
+To add a property: decorate its check with ``@prop(...)`` here, where it should come in that
+order, and give it a row in ``tests/test_properties.py`` (a mutant of the zoo that breaks it).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Callable, Container, Optional, Sequence
 
+from model.clauses import registry as clause_registry
+from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
+                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, UNKNOWN_MEMBER_STRIPPED,
+                         UNKNOWN_PATCH_OP_DROPPED)
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
                           MessagesSnapshot, Passthrough, RunError, RunFinished, RunStarted,
@@ -30,7 +41,8 @@ from model.readings import Reading
 
 __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
            "check_transition", "applicable", "first_violation", "coverage_table",
-           "PropertyViolation", "SCOPES", "target_view", "by_identity"]
+           "PropertyViolation", "SCOPES", "KINDS", "SEVERITIES", "target_view", "by_identity",
+           "PropertyRegistry", "PropertyDeclarationError", "checked_elsewhere"]
 
 
 @dataclass(frozen=True, init=False)
@@ -100,6 +112,27 @@ class Transition:
 
 Check = Callable[[Transition], Optional[str]]
 
+KINDS = ("invariant", "step", "relation", "difference")
+"""The values of :attr:`Property.kind` (see the module docstring)."""
+
+SEVERITIES = ("must", "should")
+"""The values of :attr:`Property.severity`."""
+
+SCOPES = ("transition", "step", "target", "after")
+"""The values of :attr:`Property.scope`: ``"transition"`` reads most; ``"step"``, ``"target"``
+and ``"after"`` each read less of it, in different parts (see :attr:`Property.scope`)."""
+
+
+class PropertyDeclarationError(ValueError):
+    """A property declared wrongly: a field out of its range or of the wrong shape (raised by
+    :class:`Property` itself), or, through a :class:`PropertyRegistry`, an id declared twice, a
+    clause id the clause registry does not hold, or a declaration after the registry closed.
+    The message starts ``property <id>:``; ``property_id`` holds the id."""
+
+    def __init__(self, property_id: object, problem: str):
+        super().__init__(f"property {property_id}: {problem}")
+        self.property_id = property_id
+
 
 @dataclass(frozen=True)
 class Property:
@@ -128,7 +161,14 @@ class Property:
       belief, the run input, the conformance flag or the index. ``"target"``: only
       :func:`target_view`, what the step did to the message the event names. ``"after"``:
       only the state after the step, the run input and the conformance flag (and never the
-      belief). Any other value raises ValueError (an engine would not know where to check it).
+      belief).
+
+    Construction checks each field's range and shape (``kind`` in :data:`KINDS`, ``severity``
+    in :data:`SEVERITIES`, ``scope`` in :data:`SCOPES`: an engine would not know where to check
+    another; ``clauses`` a tuple of distinct strings; ``check`` and ``belief_view`` callable;
+    ``events`` None or a tuple of classes) and raises :class:`PropertyDeclarationError` (a
+    ValueError) naming the id otherwise. The catalogue's properties are declared at their
+    checks through a :class:`PropertyRegistry`, which checks more.
     """
 
     id: str
@@ -142,9 +182,9 @@ class Property:
     scope: str = "transition"
 
     def __post_init__(self):
-        if self.scope not in SCOPES:
-            raise ValueError(f"property {self.id}: scope {self.scope!r} is not one of "
-                             f"{', '.join(SCOPES)}")
+        problem = _field_problem(self)
+        if problem is not None:
+            raise PropertyDeclarationError(self.id, problem)
 
     @property
     def reads_belief(self) -> bool:
@@ -156,17 +196,140 @@ class Property:
         return self.events is None or issubclass(event_type, self.events)
 
 
+def _one_of(name: str, value: object, values: tuple[str, ...]) -> Optional[str]:
+    return None if value in values else f"{name} {value!r} is not one of {', '.join(values)}"
+
+
+def _field_problem(p: Property) -> Optional[str]:
+    """What is wrong with ``p``'s fields, in words (None when nothing)."""
+    if not isinstance(p.id, str) or not p.id:
+        return "the id must be a non-empty string"
+    if not isinstance(p.statement, str) or not p.statement:
+        return "the statement must be a non-empty string"
+    if not isinstance(p.clauses, tuple) or not all(isinstance(c, str) for c in p.clauses):
+        return f"clauses must be a tuple of clause ids, not {p.clauses!r}"
+    twice = sorted({c for c in p.clauses if p.clauses.count(c) > 1})
+    if twice:
+        return f"clauses listed twice: {', '.join(twice)}"
+    if not callable(p.check):
+        return f"the check {p.check!r} is not callable"
+    if p.events is not None and not (isinstance(p.events, tuple) and
+                                     all(isinstance(c, type) for c in p.events)):
+        return f"events must be None or a tuple of event classes, not {p.events!r}"
+    if p.belief_view is not None and not callable(p.belief_view):
+        return f"the belief view {p.belief_view!r} is not callable"
+    return (_one_of("kind", p.kind, KINDS) or _one_of("severity", p.severity, SEVERITIES) or
+            _one_of("scope", p.scope, SCOPES))
+
+
+def checked_elsewhere(t: Transition) -> None:
+    """The check of a property that no per-transition check decides (the engines check it
+    themselves, as P00, or it is checked across readings, as P32): always None. Such a property
+    declares ``events=()``, so :func:`check_transition` never calls it."""
+    return None
+
+
+class PropertyRegistry:
+    """The properties of a catalogue, in declaration order, each declared where its check is.
+
+    Declare a property with its check by decorating the check (:meth:`prop`); a property whose
+    check is another property's, or that has no check of its own, with :meth:`declare`. Each
+    declaration is validated at once, so a wrong one fails at import with
+    :class:`PropertyDeclarationError` naming the property. :meth:`close` ends the declarations
+    and returns the properties as a tuple, in the order they were declared: that order is the
+    order the engines check them in (the first violated property of a transition is the one
+    reported), so it is part of every output.
+
+    ``known_clauses``: a callable returning the clause ids a declaration may cite (a container
+    of strings; called at each declaration), or None to accept any id.
+    """
+
+    def __init__(self, known_clauses: Optional[Callable[[], Container[str]]] = None):
+        self._known_clauses = known_clauses
+        self._declared: dict[str, Property] = {}
+        self._closed: Optional[tuple[Property, ...]] = None
+
+    def declare(self, property_id: str, statement: str, *, clauses: tuple[str, ...], kind: str,
+                check: Optional[Check] = None, severity: str = "must",
+                events: Optional[tuple[type, ...]] = None,
+                belief_view: Optional[Callable[[Belief, Event], object]] = None,
+                scope: str = "transition") -> Property:
+        """Declare one property (the fields of :class:`Property`) and return it.
+
+        ``check``: the check, given here when it is another property's too (a check declared
+        with its own property by :meth:`prop`); None for a property no per-transition check
+        decides, which gets :func:`checked_elsewhere` and must leave ``events`` unset or ``()``
+        (so no engine calls it). A check given or decorated gets the property's id appended to
+        its ``property_ids`` attribute (a tuple: the properties it is the check of).
+
+        Raises :class:`PropertyDeclarationError` naming the property for a field
+        :class:`Property` refuses, an id already declared, a clause id that ``known_clauses``
+        does not hold, event classes on a property without a check, or a declaration after
+        :meth:`close`.
+        """
+        if self._closed is not None:
+            raise PropertyDeclarationError(
+                property_id, "declared after the registry closed (its properties were already "
+                "taken)")
+        if property_id in self._declared:
+            raise PropertyDeclarationError(property_id, "declared twice")
+        if check is None:
+            if events:
+                raise PropertyDeclarationError(
+                    property_id, f"declared without a check, so it cannot fire on {events!r}: "
+                    "pass events=() or give it a check")
+            check, events = checked_elsewhere, ()
+        declared = Property(property_id, statement, clauses, kind, check, severity, events,
+                            belief_view, scope)
+        if self._known_clauses is not None:
+            known = self._known_clauses()
+            unknown = [c for c in clauses if c not in known]
+            if unknown:
+                raise PropertyDeclarationError(
+                    property_id, f"clause ids not in the clause registry: {', '.join(unknown)}")
+        self._declared[property_id] = declared
+        if check is not checked_elsewhere:
+            try:
+                check.property_ids = getattr(check, "property_ids", ()) + (property_id,)
+            except AttributeError:
+                pass  # a callable that takes no attributes (a builtin) is declared untagged
+        return declared
+
+    def prop(self, property_id: str, statement: str, *, clauses: tuple[str, ...], kind: str,
+             severity: str = "must", events: Optional[tuple[type, ...]] = None,
+             belief_view: Optional[Callable[[Belief, Event], object]] = None,
+             scope: str = "transition") -> Callable[[Check], Check]:
+        """A decorator declaring the property (arguments as :meth:`declare`) whose check is the
+        decorated function, ``check(transition) -> None | witness text``.
+
+        Returns the function itself, unwrapped (the searches call the checks millions of times;
+        :meth:`declare` tags it). Raises, when it decorates, what :meth:`declare` raises, and
+        :class:`PropertyDeclarationError` when what it decorates is not callable. Decorators
+        stacked on one check declare bottom-up (:meth:`declare` with ``check=`` is clearer).
+        """
+        def decorate(check: Check) -> Check:
+            if not callable(check):
+                raise PropertyDeclarationError(property_id, f"decorates {check!r}, which is not "
+                                               "a callable check")
+            self.declare(property_id, statement, clauses=clauses, kind=kind, check=check,
+                         severity=severity, events=events, belief_view=belief_view, scope=scope)
+            return check
+        return decorate
+
+    def close(self) -> tuple[Property, ...]:
+        """End the declarations and return every property declared, in declaration order (the
+        same tuple on every call); a later declaration raises."""
+        if self._closed is None:
+            self._closed = tuple(self._declared.values())
+        return self._closed
+
+
 class PropertyViolation(AssertionError):
     """Raised by the stateful machines when a property fails: carries the property and witness."""
 
     def __init__(self, prop: Property, witness: str, index: int):
         super().__init__(f"{prop.id} ({', '.join(prop.clauses)}) at event {index}: {witness}")
         self.property, self.witness, self.index = prop, witness, index
-
-
-SCOPES = ("transition", "step", "target", "after")
-"""The values of :attr:`Property.scope`: ``"transition"`` reads most; ``"step"``, ``"target"``
-and ``"after"`` each read less of it, in different parts (see :attr:`Property.scope`)."""
 
 
 def target_view(t: Transition) -> tuple:
@@ -200,6 +363,24 @@ def _located(messages: tuple[Message, ...], message_id: str) -> Optional[tuple[M
     return None
 
 
+# --- the declarations ---------------------------------------------------------------------------
+
+_REGISTRY = PropertyRegistry(known_clauses=clause_registry)
+"""Where every property below is declared, at its check; closed into :data:`PROPERTIES`."""
+
+prop = _REGISTRY.prop
+declare = _REGISTRY.declare
+
+_SNAPSHOT = (ActivitySnapshot,)
+_DELTA = (ActivityDelta,)
+_ACTIVITY = (ActivitySnapshot, ActivityDelta)
+_MS = (MessagesSnapshot,)
+_TEXT_OR_TOOL = (TextMessageStart, TextMessageContent, TextMessageEnd, ToolCallStart, ToolCallArgs,
+                 ToolCallEnd, ToolCallResult, Passthrough, Unrecognised)
+"""Event classes for :attr:`Property.events` (text and tool checks go by wire type name, which a
+passthrough chunk or an undescribed type may share)."""
+
+
 # --- helpers ------------------------------------------------------------------------------------
 
 def _held(state: ConsumerState, message_id: str):
@@ -219,8 +400,21 @@ def _ids(state: ConsumerState) -> list[str]:
     return [m.id for m in state.messages]
 
 
+# --- checked by the engines ---------------------------------------------------------------------
+
+# properties.machines and properties.explore record P00 when the consumer's step raises.
+declare("P00-no-exception",
+        "The step never raises on protocol input: every outcome is a value.",
+        clauses=("PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES", "ACT-TOLERATED"),
+        kind="step", events=())
+
+
 # --- invariants ---------------------------------------------------------------------------------
 
+@prop("P01-unique-ids",
+      "No two held messages share an id.",
+      clauses=("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"),
+      kind="invariant", scope="after")
 def _unique_ids(t: Transition) -> Optional[str]:
     ids = _ids(t.after)
     if len(ids) != len(set(ids)):
@@ -228,6 +422,10 @@ def _unique_ids(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P02-content-object",
+      "With a conformant producer, activity content is always an object.",
+      clauses=("SCH-ACTIVITY-MESSAGE", "ACT-DELTA-OBJECT", "ACT-ROLE"),
+      kind="invariant", scope="after")
 def _content_object(t: Transition) -> Optional[str]:
     if not t.conformant:
         return None  # a producer that breaks ACT-DELTA-OBJECT may leave a non-object (Q7)
@@ -237,11 +435,19 @@ def _content_object(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P03-no-activity-in-run-input",
+      "Run input never carries an activity message.",
+      clauses=("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY", "SCH-RUN-INPUT-MESSAGES"),
+      kind="invariant", scope="after")
 def _no_activity_in_run_input(t: Transition) -> Optional[str]:
     bad = [m.get("id") for m in t.run_input if m.get("role") == "activity"]
     return f"activity messages in run input: {bad}" if bad else None
 
 
+@prop("P04-run-input-keeps-others",
+      "Run input is every non-activity message, in order.",
+      clauses=("ACT-STRIP-RUNINPUT", "RIN-COMPLETE-HISTORY"),
+      kind="invariant", scope="after")
 def _run_input_keeps_others(t: Transition) -> Optional[str]:
     expected = [m.id for m in t.after.messages if not m.is_activity]
     got = [m.get("id") for m in t.run_input]
@@ -257,6 +463,12 @@ def _snap(t: Transition):
     return t.event, t.target_before
 
 
+@prop("P05-snapshot-creates",
+      "A snapshot for an id never held creates the activity at the end with the snapshot's own "
+      "values.",
+      clauses=("ACT-SNAP-CREATE", "ACT-TYPE-OPEN", "ACT-SNAP-REPLACE-FALSE", "EVM-ARRIVAL-ORDER",
+               "SUB-ACCEPT-UNANNOUNCED"),
+      kind="step", events=_SNAPSHOT, scope="target")
 def _create(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is not None or ev.message_id in t.before.held_ever:
@@ -270,6 +482,11 @@ def _create(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P06-replace-replaces",
+      "A replacing snapshot sets content and type to its own.",
+      clauses=("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "SNP-REPLACE", "SNP-ADOPT-NEXT",
+               "ACT-SNAP-NO-MERGE"),
+      kind="step", events=_SNAPSHOT, scope="target")
 def _replace_replaces(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or not ev.replacing:
@@ -280,6 +497,10 @@ def _replace_replaces(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P07-replace-remints",
+      "A replacing snapshot makes its attribution the owner, absent included.",
+      clauses=("ACT-ATTR-REMINT",),
+      kind="step", events=_SNAPSHOT, scope="target")
 def _replace_remints(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or not ev.replacing:
@@ -290,6 +511,10 @@ def _replace_remints(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P08-replace-keeps-metadata",
+      "A replacing snapshot merges its metadata into what accumulated; it never resets it.",
+      clauses=("ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET"),
+      kind="step", events=_SNAPSHOT, scope="target")
 def _replace_keeps_metadata(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or not ev.replacing:
@@ -301,6 +526,10 @@ def _replace_keeps_metadata(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P09-replace-false-leaves",
+      "replace:false on an existing activity leaves content and type.",
+      clauses=("ACT-SNAP-REPLACE-FALSE", "ACT-SNAP-NO-MERGE", "SNP-SPENT"),
+      kind="step", events=_SNAPSHOT, scope="target")
 def _replace_false_leaves(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or ev.replacing:
@@ -311,6 +540,10 @@ def _replace_false_leaves(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P10-replace-false-owner-stands",
+      "replace:false never changes the owner.",
+      clauses=("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"),
+      kind="step", events=_SNAPSHOT, scope="target")
 def _replace_false_owner(t: Transition) -> Optional[str]:
     ev, held = _snap(t)
     if ev is None or held is None or not held.is_activity or ev.replacing:
@@ -321,6 +554,11 @@ def _replace_false_owner(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P11-snapshot-keeps-position",
+      "An activity snapshot or delta never moves an existing message (unless the reading moves "
+      "replaced activities).",
+      clauses=("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"),
+      kind="step", events=_ACTIVITY, scope="step")
 def _position_kept(t: Transition) -> Optional[str]:
     ev = t.event
     if not isinstance(ev, (ActivitySnapshot, ActivityDelta)) or not _live(t) or \
@@ -343,6 +581,10 @@ def _delta(t: Transition):
     return t.event, t.target_before
 
 
+@prop("P12-delta-missing-tolerated",
+      "A delta on a missing or non-activity id changes nothing and never fails the run.",
+      clauses=("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL", "ACT-TOLERATED"),
+      kind="step", events=_DELTA, scope="target")
 def _delta_missing(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or (held is not None and held.is_activity):
@@ -354,12 +596,20 @@ def _delta_missing(t: Transition) -> Optional[str]:
     return None
 
 
+_SKIPPED_DELTA_CODES = frozenset((ACTIVITY_DELTA_TARGET_MISSING,
+                                  ACTIVITY_DELTA_TARGET_NOT_ACTIVITY))
+"""The warnings a skipped delta may surface (P13)."""
+
+
+@prop("P13-delta-missing-warned",
+      "A skipped delta surfaces a warning.",
+      clauses=("ACT-DELTA-MISSING-WARN",),
+      kind="step", severity="should", events=_DELTA, scope="target")
 def _delta_missing_warned(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or (held is not None and held.is_activity) or t.fatal is not None:
         return None
-    wanted = {"ACTIVITY_DELTA_TARGET_MISSING", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY"}
-    return None if _codes(t) & wanted else "a skipped delta surfaced no warning"
+    return None if _codes(t) & _SKIPPED_DELTA_CODES else "a skipped delta surfaced no warning"
 
 
 def _opener(reading: Reading, held: Message) -> Optional[str]:
@@ -385,6 +635,11 @@ def _reference_patch(ev: ActivityDelta, held):
     return apply_patch(held.content, ops)
 
 
+@prop("P14-delta-applies",
+      "A delta whose patch applies sets content to the RFC 6902 result and type to its own.",
+      clauses=("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE", "SNP-CURRENT-VALUE", "SCH-JSON-PATCH",
+               "SNP-OPEN-OPS", "PRC-KEEP-OPEN", "EVM-SUPPORT-PATTERNS"),
+      kind="step", events=_DELTA, scope="target")
 def _delta_applies(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or t.fatal is not None:
@@ -401,6 +656,10 @@ def _delta_applies(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P15-patch-atomic",
+      "A patch that does not apply leaves content exactly as it was.",
+      clauses=("SNP-ATOMIC", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR", "SNP-TEST-FAIL"),
+      kind="step", events=_DELTA, scope="target")
 def _patch_atomic(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity:
@@ -414,6 +673,10 @@ def _patch_atomic(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P16-patch-failure-surfaced",
+      "A patch that does not apply is surfaced as a warning (or fails the run).",
+      clauses=("SNP-SURFACE-FAILURE", "ACT-DELTA-PATCHFAIL"),
+      kind="step", events=_DELTA, scope="target")
 def _patch_failure_surfaced(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or not _owner_ok(t, ev, held):
@@ -421,11 +684,15 @@ def _patch_failure_surfaced(t: Transition) -> Optional[str]:
     outcome = _reference_patch(ev, held)
     if outcome is None or outcome.ok:
         return None
-    if t.fatal is None and "ACTIVITY_PATCH_FAILED" not in _codes(t):
+    if t.fatal is None and ACTIVITY_PATCH_FAILED not in _codes(t):
         return f"patch did not apply ({outcome.reason}) and nothing was surfaced"
     return None
 
 
+@prop("P17-tolerated-not-fatal",
+      "Under Q13=tolerate a patch that does not apply never fails the run.",
+      clauses=("ACT-TOLERATED", "SNP-KEEP-PRIOR"),
+      kind="step", events=_DELTA, scope="target")
 def _tolerated_not_fatal(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or t.fatal is None:
@@ -439,6 +706,11 @@ def _tolerated_not_fatal(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P18-metadata-merged",
+      "Activity metadata merges key by key, last write wins, never recursively.",
+      clauses=("MET-MERGE", "MET-NO-RECURSE", "MET-ACTIVITY-TARGET", "EVM-KEEP-NULL-IN-OPEN",
+               "MET-KEEP-UNKNOWN"),
+      kind="step", events=_ACTIVITY, scope="target")
 def _metadata_merged(t: Transition) -> Optional[str]:
     """Where the event certainly applies to a held activity (a delta whose patch applies from a
     permitted owner; a replace:false under Q1=merge that agrees), its metadata merges key by key
@@ -456,7 +728,7 @@ def _metadata_merged(t: Transition) -> Optional[str]:
         outcome = _reference_patch(ev, held)
         if outcome is None or not outcome.ok or not is_json_object_text(outcome.result):
             return None
-    elif ev.replacing or any(w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings):
+    elif ev.replacing or any(w.code == ACTIVITY_OWNER_MISMATCH for w in t.warnings):
         return None
     m = t.target_after
     expected = merge_metadata(held.metadata, ev.metadata)
@@ -467,16 +739,25 @@ def _metadata_merged(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P19-untagged-accepted",
+      "An untagged delta is never an ownership mismatch.",
+      clauses=("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES", "SUB-INTERLEAVE"),
+      kind="step", events=_DELTA, scope="target")
 def _untagged_accepted(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or ev.subagent_run_id is not None:
         return None
-    if any(w.code == "ACTIVITY_OWNER_MISMATCH" for w in t.warnings) or (
-            t.fatal is not None and t.fatal.code == "ACTIVITY_OWNER_MISMATCH"):
+    if any(w.code == ACTIVITY_OWNER_MISMATCH for w in t.warnings) or (
+            t.fatal is not None and t.fatal.code == ACTIVITY_OWNER_MISMATCH):
         return "an untagged delta was rejected as an ownership mismatch"
     return None
 
 
+@prop("P20-mismatch-rejected",
+      "A delta whose tag disagrees with the opener never changes the activity (unless the reading "
+      "accepts it).",
+      clauses=("SUB-REJECT-MISMATCH", "SUB-OWNER-AGREE"),
+      kind="step", events=_DELTA, scope="target")
 def _mismatch_rejected(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or ev.subagent_run_id is None:
@@ -495,6 +776,11 @@ def _mismatch_rejected(t: Transition) -> Optional[str]:
 
 # --- processing, lifecycle ----------------------------------------------------------------------
 
+@prop("P21-malformed-fatal",
+      "A malformed known value fails the run.",
+      clauses=("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
+               "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"),
+      kind="step", events=(Malformed,), scope="target")
 def _malformed_fatal(t: Transition) -> Optional[str]:
     if not isinstance(t.event, Malformed) or t.before.halted:
         return None
@@ -503,6 +789,10 @@ def _malformed_fatal(t: Transition) -> Optional[str]:
     return None if t.fatal is not None else f"malformed {t.event.path} did not fail the run"
 
 
+@prop("P22-unknown-not-fatal",
+      "An unrecognised event type never fails the run or changes the messages.",
+      clauses=("PRC-UNKNOWN-NOT-FATAL", "PRC-DROP-STRIP", "EVX-ACCEPT-FAMILIES"),
+      kind="step", events=(Unrecognised,), scope="target")
 def _unknown_not_fatal(t: Transition) -> Optional[str]:
     if not isinstance(t.event, Unrecognised) or t.before.halted:
         return None
@@ -513,14 +803,23 @@ def _unknown_not_fatal(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P23-stripped-warned",
+      "Every stripped member is surfaced.",
+      clauses=("PRC-DROP-STRIP", "PRC-STRIP-POSITION"),
+      kind="step", severity="should", scope="target")
 def _stripped_warned(t: Transition) -> Optional[str]:
     if not t.event.notices or t.before.halted or isinstance(t.event, Malformed):
         return None
-    n = sum(1 for w in t.warnings if w.code == "UNKNOWN_MEMBER_STRIPPED")
+    n = sum(1 for w in t.warnings if w.code == UNKNOWN_MEMBER_STRIPPED)
     return None if n >= len(t.event.notices) else \
         f"{len(t.event.notices)} member(s) stripped, {n} warning(s)"
 
 
+@prop("P24-lifecycle-enforced",
+      "An event before RUN_STARTED or after the run closed, or RUN_FINISHED with anything still "
+      "open, fails the stream.",
+      clauses=("LIF-AFTER-CLOSE", "LIF-STREAM-START", "LIF-CLOSE-BEFORE-FINISH"),
+      kind="step", scope="target")
 def _after_close_rejected(t: Transition) -> Optional[str]:
     if t.before.halted or isinstance(t.event, (Unrecognised, Malformed)):
         return None
@@ -538,6 +837,12 @@ def _after_close_rejected(t: Transition) -> Optional[str]:
     return None if t.fatal is not None else f"{t.event.type_name} accepted after the run closed"
 
 
+@prop("P25-run-error-keeps",
+      "RUN_ERROR marks the run failed, abandons open invocations and keeps the activity delivered "
+      "before it.",
+      clauses=("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED", "LIF-RUN-ERROR-SURFACE",
+               "SUB-RUN-ERROR-ABANDON"),
+      kind="step", events=(RunError,), scope="step")
 def _run_error_keeps(t: Transition) -> Optional[str]:
     if not isinstance(t.event, RunError) or t.before.halted or t.fatal is not None:
         return None
@@ -562,6 +867,10 @@ def _ms(t: Transition):
     return t.event if len(ids) == len(set(ids)) else None
 
 
+@prop("P26-ms-in-place",
+      "MESSAGES_SNAPSHOT never reorders messages the consumer holds.",
+      clauses=("STA-MS-IN-PLACE",),
+      kind="step", events=_MS, scope="step")
 def _ms_in_place(t: Transition) -> Optional[str]:
     ev = _ms(t)
     if ev is None:
@@ -572,6 +881,10 @@ def _ms_in_place(t: Transition) -> Optional[str]:
     return None if before == after else f"held messages reordered: {before} -> {after}"
 
 
+@prop("P27-ms-restated",
+      "Every message in MESSAGES_SNAPSHOT is held as the snapshot states it, owner included.",
+      clauses=("STA-MS-COMPLETE", "STA-MS-OWNERSHIP", "ACT-MSGSNAP"),
+      kind="step", events=_MS, scope="step")
 def _ms_restated(t: Transition) -> Optional[str]:
     ev = _ms(t)
     if ev is None:
@@ -586,6 +899,10 @@ def _ms_restated(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P28-ms-appends",
+      "Messages met first in MESSAGES_SNAPSHOT are appended in snapshot order.",
+      clauses=("STA-MS-APPEND",),
+      kind="step", events=_MS, scope="step")
 def _ms_appends(t: Transition) -> Optional[str]:
     ev = _ms(t)
     if ev is None:
@@ -597,6 +914,10 @@ def _ms_appends(t: Transition) -> Optional[str]:
         f"messages met first should end the list in snapshot order {new}; the list is {_ids(t.after)}"
 
 
+@prop("P29-ms-activity-survives",
+      "A MESSAGES_SNAPSHOT carrying no activity drops no held activity.",
+      clauses=("STA-MS-DROP-EXCEPT",),
+      kind="step", events=_MS, scope="step")
 def _ms_activity_survives(t: Transition) -> Optional[str]:
     ev = _ms(t)
     if ev is None or any(m.is_activity for m in ev.messages):
@@ -605,6 +926,11 @@ def _ms_activity_survives(t: Transition) -> Optional[str]:
     return f"snapshot without activity dropped {lost}" if lost else None
 
 
+@prop("P30-ms-self-revoking",
+      "A MESSAGES_SNAPSHOT carrying activity declares the complete activity set (under "
+      "Q8=self-revoking).",
+      clauses=("STA-MS-SELF-REVOKE",),
+      kind="step", events=_MS, scope="step")
 def _ms_self_revoking(t: Transition) -> Optional[str]:
     ev = _ms(t)
     if ev is None or not any(m.is_activity for m in ev.messages):
@@ -623,6 +949,11 @@ def _target_belief(belief: Belief, event: Event):
     return belief.activity(event.message_id)
 
 
+@prop("P31-agree-after-snapshot",
+      "After a conformant snapshot that creates or replaces, consumer and producer agree on "
+      "content, type and owner.",
+      clauses=("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"),
+      kind="relation", events=_SNAPSHOT, belief_view=_target_belief, scope="target")
 def _agree_after_replace(t: Transition) -> Optional[str]:
     ev = t.event
     if not isinstance(ev, ActivitySnapshot) or not t.conformant or t.fatal is not None or \
@@ -659,6 +990,10 @@ def _unknown_op(t: Transition):
     return ev
 
 
+@prop("P33-unknown-op-not-fatal",
+      "Under Q20=drop-op an unrecognised op never fails the run by itself.",
+      clauses=("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"),
+      kind="step", events=_DELTA, scope="target")
 def _unknown_op_not_fatal(t: Transition) -> Optional[str]:
     ev = _unknown_op(t)
     if ev is None or t.fatal is None:
@@ -671,14 +1006,22 @@ def _unknown_op_not_fatal(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P34-unknown-op-surfaced",
+      "Under Q20=drop-op a dropped op is surfaced.",
+      clauses=("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"),
+      kind="step", severity="should", events=_DELTA, scope="target")
 def _unknown_op_surfaced(t: Transition) -> Optional[str]:
     ev = _unknown_op(t)
     if ev is None or t.fatal is not None:
         return None
-    return None if "UNKNOWN_PATCH_OP_DROPPED" in _codes(t) else \
+    return None if UNKNOWN_PATCH_OP_DROPPED in _codes(t) else \
         "an unrecognised op was dropped without a warning"
 
 
+@prop("P35-text-leaves-activity",
+      "Text and tool-call events never change an activity message.",
+      clauses=("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
+      kind="step", events=_TEXT_OR_TOOL, scope="target")
 def _text_leaves_activity(t: Transition) -> Optional[str]:
     mid = getattr(t.event, "message_id", None)
     if not t.event.type_name.startswith(("TEXT_MESSAGE", "TOOL_CALL")) or mid is None:
@@ -691,6 +1034,10 @@ def _text_leaves_activity(t: Transition) -> Optional[str]:
         f"{after.to_wire() if after else 'dropped'}"
 
 
+@prop("P36-raw-event-ignored",
+      "The step does the same without rawEvent.",
+      clauses=("EVM-NO-RAWEVENT",),
+      kind="step", scope="step")
 def _raw_event_ignored(t: Transition) -> Optional[str]:
     if t.restep is None or t.event.raw_event is None or t.before.halted:
         return None
@@ -762,6 +1109,10 @@ _STRIPPED_EVENTS: dict = {}
 """The memo of :func:`_without_raw_event` for P36 (see :func:`by_identity`)."""
 
 
+@prop("P37-ids-opaque",
+      "Renaming message ids renames the result and changes nothing else.",
+      clauses=("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"),
+      kind="step", events=_ACTIVITY, scope="step")
 def _ids_opaque(t: Transition) -> Optional[str]:
     if t.restep is None or not isinstance(t.event, (ActivitySnapshot, ActivityDelta)) or \
             t.before.halted:
@@ -777,6 +1128,10 @@ def _ids_opaque(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P38-delta-keeps-owner",
+      "A delta never changes who owns the activity.",
+      clauses=("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"),
+      kind="step", events=_DELTA, scope="target")
 def _delta_keeps_owner(t: Transition) -> Optional[str]:
     ev, held = _delta(t)
     if ev is None or held is None or not held.is_activity or t.fatal is not None:
@@ -787,6 +1142,11 @@ def _delta_keeps_owner(t: Transition) -> Optional[str]:
     return None
 
 
+@prop("P39-fatal-justified",
+      "The consumer fails the run only where the draft (under the reading) makes the input fatal.",
+      clauses=("ACT-TOLERATED", "PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES",
+               "SUB-ACCEPT-UNANNOUNCED", "ACT-DELTA-MISSING-NOFAIL"),
+      kind="step", scope="target")
 def _fatal_justified(t: Transition) -> Optional[str]:
     """A consumer fails the run only where the draft, under the reading, makes it fatal."""
     if t.fatal is None or t.before.halted:
@@ -846,6 +1206,12 @@ def _fatal_justified_inner(t: Transition, ev: Event) -> Optional[str]:
     return f"{ev.type_name} failed the run ({t.fatal.code}) where the draft makes nothing fatal"
 
 
+@prop("P40-activity-persists",
+      "An event that does not address an activity leaves it exactly as it was, in place (run "
+      "boundaries and subagent ends included).",
+      clauses=("LIF-RUN-SCOPED", "LIF-FAILED-KEEPS", "SUB-INTERLEAVE", "ACT-PER-MESSAGE",
+               "MET-NO-TARGET"),
+      kind="step", scope="step")
 def _untouched_activity_persists(t: Transition) -> Optional[str]:
     """Activity messages persist (they have no open or close): an event that does not address an
     activity leaves it exactly as it was, in the same relative order."""
@@ -879,164 +1245,21 @@ def _untouched_activity_persists(t: Transition) -> Optional[str]:
     return None
 
 
-def _ambiguity_marker(t: Transition) -> Optional[str]:
-    return None  # checked across readings by properties.ambiguity, not per transition
+# --- checked across readings --------------------------------------------------------------------
+
+# properties.ambiguity (and explore's all-readings sweep) check P32 across readings.
+declare("P32-readings-agree",
+        "On a conformant trace, every reading gives the same verdict (violated: an ambiguity of "
+        "the draft).",
+        clauses=("IDX-CONFORMANCE",),
+        kind="difference", events=())
 
 
-def _engine_checked(t: Transition) -> Optional[str]:
-    return None  # the engines turn an exception escaping the step into this property's failure
+# --- the catalogue ------------------------------------------------------------------------------
 
-
-_SNAPSHOT = (ActivitySnapshot,)
-_DELTA = (ActivityDelta,)
-_ACTIVITY = (ActivitySnapshot, ActivityDelta)
-_MS = (MessagesSnapshot,)
-_TEXT_OR_TOOL = (TextMessageStart, TextMessageContent, TextMessageEnd, ToolCallStart, ToolCallArgs,
-                 ToolCallEnd, ToolCallResult, Passthrough, Unrecognised)
-"""Event classes for :attr:`Property.events` (text and tool checks go by wire type name, which a
-passthrough chunk or an undescribed type may share)."""
-
-
-PROPERTIES: tuple[Property, ...] = (
-    Property("P00-no-exception", "The step never raises on protocol input: every outcome is a "
-             "value.", ("PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES", "ACT-TOLERATED"), "step",
-             _engine_checked, events=()),
-    Property("P01-unique-ids", "No two held messages share an id.",
-             ("EVM-ID-UNIQUE", "STA-MS-IN-PLACE", "ACT-PER-MESSAGE"), "invariant", _unique_ids,
-             scope="after"),
-    Property("P02-content-object", "With a conformant producer, activity content is always an "
-             "object.", ("SCH-ACTIVITY-MESSAGE", "ACT-DELTA-OBJECT", "ACT-ROLE"), "invariant",
-             _content_object, scope="after"),
-    Property("P03-no-activity-in-run-input", "Run input never carries an activity message.",
-             ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY", "SCH-RUN-INPUT-MESSAGES"), "invariant",
-             _no_activity_in_run_input, scope="after"),
-    Property("P04-run-input-keeps-others", "Run input is every non-activity message, in order.",
-             ("ACT-STRIP-RUNINPUT", "RIN-COMPLETE-HISTORY"), "invariant", _run_input_keeps_others,
-             scope="after"),
-    Property("P05-snapshot-creates", "A snapshot for an id never held creates the activity at the "
-             "end with the snapshot's own values.",
-             ("ACT-SNAP-CREATE", "ACT-TYPE-OPEN", "ACT-SNAP-REPLACE-FALSE", "EVM-ARRIVAL-ORDER",
-              "SUB-ACCEPT-UNANNOUNCED"), "step", _create, events=_SNAPSHOT, scope="target"),
-    Property("P06-replace-replaces", "A replacing snapshot sets content and type to its own.",
-             ("ACT-SNAP-REPLACE", "ACT-SNAP-REPLACE-DEFAULT", "SNP-REPLACE", "SNP-ADOPT-NEXT",
-              "ACT-SNAP-NO-MERGE"), "step", _replace_replaces, events=_SNAPSHOT, scope="target"),
-    Property("P07-replace-remints", "A replacing snapshot makes its attribution the owner, "
-             "absent included.", ("ACT-ATTR-REMINT",), "step", _replace_remints, events=_SNAPSHOT,
-             scope="target"),
-    Property("P08-replace-keeps-metadata", "A replacing snapshot merges its metadata into what "
-             "accumulated; it never resets it.", ("ACT-SNAP-KEEP-METADATA", "MET-ACTIVITY-TARGET"),
-             "step", _replace_keeps_metadata, events=_SNAPSHOT, scope="target"),
-    Property("P09-replace-false-leaves", "replace:false on an existing activity leaves content and "
-             "type.", ("ACT-SNAP-REPLACE-FALSE", "ACT-SNAP-NO-MERGE", "SNP-SPENT"), "step",
-             _replace_false_leaves, events=_SNAPSHOT, scope="target"),
-    Property("P10-replace-false-owner-stands", "replace:false never changes the owner.",
-             ("ACT-ATTR-KEEP", "ACT-ATTR-TOLERATE"), "step", _replace_false_owner, events=_SNAPSHOT,
-             scope="target"),
-    Property("P11-snapshot-keeps-position", "An activity snapshot or delta never moves an "
-             "existing message (unless the reading moves replaced activities).",
-             ("STA-MS-IN-PLACE", "EVM-ARRIVAL-ORDER"), "step", _position_kept, events=_ACTIVITY,
-             scope="step"),
-    Property("P12-delta-missing-tolerated", "A delta on a missing or non-activity id changes "
-             "nothing and never fails the run.", ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-NOFAIL",
-                                                  "ACT-TOLERATED"), "step", _delta_missing,
-             events=_DELTA, scope="target"),
-    Property("P13-delta-missing-warned", "A skipped delta surfaces a warning.",
-             ("ACT-DELTA-MISSING-WARN",), "step", _delta_missing_warned, "should", events=_DELTA,
-             scope="target"),
-    Property("P14-delta-applies", "A delta whose patch applies sets content to the RFC 6902 "
-             "result and type to its own.", ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE",
-                                             "SNP-CURRENT-VALUE", "SCH-JSON-PATCH",
-                                             "SNP-OPEN-OPS", "PRC-KEEP-OPEN",
-                                             "EVM-SUPPORT-PATTERNS"), "step",
-             _delta_applies, events=_DELTA, scope="target"),
-    Property("P15-patch-atomic", "A patch that does not apply leaves content exactly as it was.",
-             ("SNP-ATOMIC", "SNP-NO-PARTIAL", "SNP-KEEP-PRIOR", "SNP-TEST-FAIL"), "step",
-             _patch_atomic, events=_DELTA, scope="target"),
-    Property("P16-patch-failure-surfaced", "A patch that does not apply is surfaced as a warning "
-             "(or fails the run).", ("SNP-SURFACE-FAILURE", "ACT-DELTA-PATCHFAIL"), "step",
-             _patch_failure_surfaced, events=_DELTA, scope="target"),
-    Property("P17-tolerated-not-fatal", "Under Q13=tolerate a patch that does not apply never "
-             "fails the run.", ("ACT-TOLERATED", "SNP-KEEP-PRIOR"), "step", _tolerated_not_fatal,
-             events=_DELTA, scope="target"),
-    Property("P18-metadata-merged", "Activity metadata merges key by key, last write wins, "
-             "never recursively.", ("MET-MERGE", "MET-NO-RECURSE", "MET-ACTIVITY-TARGET",
-                                    "EVM-KEEP-NULL-IN-OPEN", "MET-KEEP-UNKNOWN"), "step",
-             _metadata_merged, events=_ACTIVITY, scope="target"),
-    Property("P19-untagged-accepted", "An untagged delta is never an ownership mismatch.",
-             ("SUB-ACCEPT-UNTAGGED", "SUB-UNTAGGED-CONTINUES", "SUB-INTERLEAVE"), "step",
-             _untagged_accepted, events=_DELTA, scope="target"),
-    Property("P20-mismatch-rejected", "A delta whose tag disagrees with the opener never changes "
-             "the activity (unless the reading accepts it).", ("SUB-REJECT-MISMATCH",
-                                                               "SUB-OWNER-AGREE"), "step",
-             _mismatch_rejected, events=_DELTA, scope="target"),
-    Property("P21-malformed-fatal", "A malformed known value fails the run.",
-             ("PRC-MALFORMED-FATAL", "ACT-MALFORMED-FATAL", "SNP-MALFORMED-OP",
-              "EVM-ABSENT-NOT-NULL", "MET-NOT-NULL"), "step", _malformed_fatal, events=(Malformed,),
-             scope="target"),
-    Property("P22-unknown-not-fatal", "An unrecognised event type never fails the run or "
-             "changes the messages.", ("PRC-UNKNOWN-NOT-FATAL", "PRC-DROP-STRIP",
-                                       "EVX-ACCEPT-FAMILIES"), "step", _unknown_not_fatal,
-             events=(Unrecognised,), scope="target"),
-    Property("P23-stripped-warned", "Every stripped member is surfaced.",
-             ("PRC-DROP-STRIP", "PRC-STRIP-POSITION"), "step", _stripped_warned, "should",
-             scope="target"),
-    Property("P24-lifecycle-enforced", "An event before RUN_STARTED or after the run closed, "
-             "or RUN_FINISHED with anything still open, fails the stream.",
-             ("LIF-AFTER-CLOSE", "LIF-STREAM-START", "LIF-CLOSE-BEFORE-FINISH"), "step",
-             _after_close_rejected, scope="target"),
-    Property("P25-run-error-keeps", "RUN_ERROR marks the run failed, abandons open invocations "
-             "and keeps the activity delivered before it.",
-             ("LIF-FAILED-KEEPS", "LIF-RUN-ERROR-FAILED", "LIF-RUN-ERROR-SURFACE",
-              "SUB-RUN-ERROR-ABANDON"), "step", _run_error_keeps, events=(RunError,),
-             scope="step"),
-    Property("P26-ms-in-place", "MESSAGES_SNAPSHOT never reorders messages the consumer holds.",
-             ("STA-MS-IN-PLACE",), "step", _ms_in_place, events=_MS, scope="step"),
-    Property("P27-ms-restated", "Every message in MESSAGES_SNAPSHOT is held as the snapshot "
-             "states it, owner included.", ("STA-MS-COMPLETE", "STA-MS-OWNERSHIP", "ACT-MSGSNAP"),
-             "step", _ms_restated, events=_MS, scope="step"),
-    Property("P28-ms-appends", "Messages met first in MESSAGES_SNAPSHOT are appended in snapshot "
-             "order.", ("STA-MS-APPEND",), "step", _ms_appends, events=_MS, scope="step"),
-    Property("P29-ms-activity-survives", "A MESSAGES_SNAPSHOT carrying no activity drops no held "
-             "activity.", ("STA-MS-DROP-EXCEPT",), "step", _ms_activity_survives, events=_MS,
-             scope="step"),
-    Property("P30-ms-self-revoking", "A MESSAGES_SNAPSHOT carrying activity declares the complete "
-             "activity set (under Q8=self-revoking).", ("STA-MS-SELF-REVOKE",), "step",
-             _ms_self_revoking, events=_MS, scope="step"),
-    Property("P31-agree-after-snapshot", "After a conformant snapshot that creates or replaces, "
-             "consumer and producer agree on content, type and owner.",
-             ("SNP-ADOPT-NEXT", "ACT-REPAIR", "SNP-RESYNC", "SNP-SHOULD-SNAPSHOT"), "relation",
-             _agree_after_replace, events=_SNAPSHOT, belief_view=_target_belief, scope="target"),
-    Property("P33-unknown-op-not-fatal", "Under Q20=drop-op an unrecognised op never fails the "
-             "run by itself.", ("SNP-UNKNOWN-OP", "PRC-UNKNOWN-NOT-FATAL"), "step",
-             _unknown_op_not_fatal, events=_DELTA, scope="target"),
-    Property("P34-unknown-op-surfaced", "Under Q20=drop-op a dropped op is surfaced.",
-             ("SNP-UNKNOWN-OP", "PRC-DROP-STRIP"), "step", _unknown_op_surfaced, "should",
-             events=_DELTA, scope="target"),
-    Property("P35-text-leaves-activity", "Text and tool-call events never change an activity "
-             "message.", ("TXT-TARGET-ACTIVITY", "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION"),
-             "step", _text_leaves_activity, events=_TEXT_OR_TOOL, scope="target"),
-    Property("P36-raw-event-ignored", "The step does the same without rawEvent.",
-             ("EVM-NO-RAWEVENT",), "step", _raw_event_ignored, scope="step"),
-    Property("P37-ids-opaque", "Renaming message ids renames the result and changes nothing "
-             "else.", ("EVM-OPAQUE-ID", "ACT-PER-MESSAGE"), "step", _ids_opaque,
-             events=_ACTIVITY, scope="step"),
-    Property("P38-delta-keeps-owner", "A delta never changes who owns the activity.",
-             ("SUB-OWNER-AGREE", "ACT-ATTR-KEEP"), "step", _delta_keeps_owner, events=_DELTA,
-             scope="target"),
-    Property("P39-fatal-justified", "The consumer fails the run only where the draft (under the "
-             "reading) makes the input fatal.", ("ACT-TOLERATED", "PRC-UNKNOWN-NOT-FATAL",
-                                                  "EVX-ACCEPT-FAMILIES", "SUB-ACCEPT-UNANNOUNCED",
-                                                  "ACT-DELTA-MISSING-NOFAIL"), "step",
-             _fatal_justified, scope="target"),
-    Property("P40-activity-persists", "An event that does not address an activity leaves it "
-             "exactly as it was, in place (run boundaries and subagent ends included).",
-             ("LIF-RUN-SCOPED", "LIF-FAILED-KEEPS", "SUB-INTERLEAVE", "ACT-PER-MESSAGE",
-              "MET-NO-TARGET"), "step", _untouched_activity_persists, scope="step"),
-    Property("P32-readings-agree", "On a conformant trace, every reading gives the same verdict "
-             "(violated: an ambiguity of the draft).", ("IDX-CONFORMANCE",), "difference",
-             _ambiguity_marker, events=()),
-)
-"""Every property, in id order."""
+PROPERTIES: tuple[Property, ...] = _REGISTRY.close()
+"""Every property, in declaration order (id order, P32 after P40): the order the engines
+check them in."""
 
 PROPERTY_BY_ID = {p.id: p for p in PROPERTIES}
 
@@ -1074,10 +1297,10 @@ def first_violation(t: Transition, properties: Sequence[Property]
                     ) -> Optional[tuple[Property, str]]:
     """The first of ``properties`` that ``t`` violates, with its witness text, calling every
     check given (callers pass :func:`applicable` ones); None when all hold."""
-    for prop in properties:
-        witness = prop.check(t)
+    for p in properties:
+        witness = p.check(t)
         if witness is not None:
-            return prop, witness
+            return p, witness
     return None
 
 

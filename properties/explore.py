@@ -122,6 +122,36 @@ class ExploreReport:
     def states_per_second(self) -> float:
         return self.states / self.seconds if self.seconds else 0.0
 
+    def to_json(self, requested_depth: int, reading: Optional[Reading] = None,
+                adversarial: bool = False) -> dict:
+        """The report as ``activity-check explore --json`` prints it (wire names; no timings).
+
+        Args:
+            requested_depth: the depth bound the search was given (``depth`` is how far it got).
+            reading: the one reading explored, or None for every reading in one sweep.
+            adversarial: whether the producer's non-conformant moves were taken.
+
+        Returns:
+            ``{"depth", "requestedDepth", "complete", "stoppedBy", "states", "edges", "reading"
+            ("all", else the reading's name), "readingClasses" (None for one reading),
+            "adversarial", "splits": {knob id: {"length", "pair": [two readings as text],
+            "trace": [wire events]}}, "violations": {property id: {"length", "witness",
+            "trace"}}}``, splits and violations in the order found.
+        """
+        return {
+            "depth": self.depth, "requestedDepth": requested_depth, "complete": self.complete,
+            "stoppedBy": self.stopped_by, "states": self.states, "edges": self.edges,
+            "reading": "all" if reading is None else (reading.name or "draft"),
+            "readingClasses": self.classes if reading is None else None,
+            "adversarial": adversarial,
+            "splits": {k: {"length": len(trace), "pair": [describe_assignment(a) for a in pair],
+                           "trace": [e.to_wire() for e in trace]}
+                       for k, (trace, pair) in self.splits.items()},
+            "violations": {k: {"length": len(trace), "witness": text,
+                               "trace": [e.to_wire() for e in trace]}
+                           for k, (trace, text) in self.violations.items()},
+        }
+
 
 def step_splits(state: ConsumerState, event: Event, base: Reading = DRAFT,
                 step_fn: Callable = reference_step) -> dict:

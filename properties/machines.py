@@ -26,9 +26,9 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from model.consumer import ConsumerState, initial_state
 from model.events import Event
-from model.producer import (DEFAULT_VOCABULARY, Belief, Vocabulary, advance,
-                            violations)
+from model.producer import DEFAULT_VOCABULARY, Belief, Vocabulary, advance
 from model.readings import DRAFT, Reading
+from model.verdict import step_record
 from properties.ambiguity import splits_of
 from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, PropertyViolation,
                                   Transition, check_transition)
@@ -40,8 +40,10 @@ __all__ = ["TraceRunner", "consumer_machine", "AllReadingsMachine", "MachineResu
 
 
 class TraceRunner:
-    """Steps ``consumer`` over events one at a time, tracking the producer's belief, and checks
-    ``properties`` on every transition.
+    """Steps ``consumer`` over events one at a time (each step recorded by
+    :func:`model.verdict.step_record`, the one-event form of the trace fold, with the producer
+    monitor's violations), tracking the producer's belief, and checks ``properties`` on every
+    transition.
 
     Raises :class:`PropertyViolation` from :meth:`send` on the first property that fails (an
     exception escaping the consumer's step is property ``P00-no-exception``).
@@ -66,17 +68,18 @@ class TraceRunner:
         self.events.append(event)
         before = self.state
         try:
-            result = self.consumer.step(before, event, self.reading)
-            run_input = tuple(self.consumer.run_input(result.state))
+            record = step_record(index, before, event, self.reading, self.consumer.step,
+                                 self.belief)
+            run_input = tuple(self.consumer.run_input(record.after))
         except Exception as exc:  # noqa: BLE001 - any escape is the finding
             raise PropertyViolation(PROPERTY_BY_ID["P00-no-exception"],
                                     f"{type(exc).__name__}: {exc}", index) from exc
-        self.conformant = self.conformant and not violations(self.belief, event, self.reading)
+        self.conformant = self.conformant and not record.violations
         belief_after = advance(self.belief, event)
-        t = Transition(index, before, event, result.state, result.warnings, result.fatal,
+        t = Transition(index, before, event, record.after, record.warnings, record.fatal,
                        self.reading, run_input, self.belief, belief_after, self.conformant,
                        self._restep)
-        self.state, self.belief = result.state, belief_after
+        self.state, self.belief = record.after, belief_after
         found = check_transition(t, self.properties)
         if found is not None:
             raise PropertyViolation(found[0], found[1], index)

@@ -5,7 +5,10 @@ StepResult`` over :class:`model.consumer.ConsumerState`, plus ``run_input(state)
 model is :data:`REFERENCE`; real SDKs come in through adapters (a later issue).
 
 Each mutant wraps the reference step and changes one behaviour, the way an implementer who misread
-one sentence would. Several reproduce mistakes from the field cases (``case``). The zoo is the
+one sentence would. A result a mutant builds itself names the model's branch it departs on
+(``StepResult.branch``, and its fatal's), so that its steps are named as the model's are; codes the
+model never surfaces (``ACTIVITY_NOT_FOUND``, ``UNKNOWN_EVENT``, ``REPLACE_FALSE_REJECTED``) are
+the mutant's own. Several reproduce mistakes from the field cases (``case``). The zoo is the
 yardstick of the checking engines: a property catalogue that does not catch a mutant has a hole.
 """
 from __future__ import annotations
@@ -13,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
+                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, UNKNOWN_MEMBER_STRIPPED,
+                         UNKNOWN_PATCH_OP, UNKNOWN_PATCH_OP_DROPPED)
 from model.consumer import ConsumerState, Fatal, StepResult, run_input, step
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
                           RunError, RunFinished, SubagentFinished, TextMessageContent,
@@ -175,10 +181,10 @@ def _metadata_ignored_on_delta(state, event, result):
 
 
 def _delta_missing_fatal(state, event, result):
-    if any(w.code in ("ACTIVITY_DELTA_TARGET_MISSING", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY")
+    if any(w.code in (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY)
            for w in result.warnings):
-        return StepResult(replace(state, halted=True), (), Fatal("ACTIVITY_NOT_FOUND",
-                                                                 "ACT-DELTA-MISSING-NOFAIL"))
+        return StepResult(replace(state, halted=True), (), Fatal(
+            "ACTIVITY_NOT_FOUND", "ACT-DELTA-MISSING-NOFAIL", branch=result.branch), result.branch)
     return result
 
 
@@ -190,7 +196,7 @@ def _drop_codes(*codes: str):
 
 def _partial_patch_kept(state, event, reading):
     result = step(state, event, reading)
-    if isinstance(event, ActivityDelta) and any(w.code == "ACTIVITY_PATCH_FAILED"
+    if isinstance(event, ActivityDelta) and any(w.code == ACTIVITY_PATCH_FAILED
                                                 for w in result.warnings):
         # apply operations one by one and keep what applied before the failing one
         held = _held(state, event.message_id)
@@ -214,7 +220,7 @@ _KNOWN_TYPES = frozenset({"PLAN"})
 def _unknown_type_dropped(state, event, reading):
     if isinstance(event, ActivitySnapshot) and event.activity_type not in _KNOWN_TYPES and \
             state.message(event.message_id) is None and state.run == "active" and not state.halted:
-        return StepResult(state)
+        return StepResult(state, branch="snapshot.create")
     return step(state, event, reading)
 
 
@@ -223,8 +229,8 @@ def _unknown_op_fatal(state, event, reading):
             state.run == "active" and not state.halted:
         held = state.message(event.message_id)
         if held is not None and held.is_activity:
-            return StepResult(replace(state, halted=True), (), Fatal("UNKNOWN_PATCH_OP",
-                                                                     "SNP-UNKNOWN-OP"))
+            return StepResult(replace(state, halted=True), (), Fatal(
+                UNKNOWN_PATCH_OP, "SNP-UNKNOWN-OP", branch="delta.unknown-op"), "delta.unknown-op")
     return step(state, event, reading)
 
 
@@ -295,7 +301,8 @@ def _text_into_activity(state, event, result):
     if isinstance(event, TextMessageContent) and not state.halted:
         held = _held(state, event.message_id)
         if held is not None and held.is_activity:
-            return StepResult(_with_message(state, replace(held, content=freeze(event.delta))))
+            return StepResult(_with_message(state, replace(held, content=freeze(event.delta))),
+                              branch=result.branch)
     return result
 
 
@@ -315,20 +322,22 @@ def _untagged_delta_rejected(state, event, reading):
     if held is not None and held.is_activity and held.owner is not None and \
             event.subagent_run_id is None and state.run == "active" and not state.halted:
         return StepResult(replace(state, halted=True), (), Fatal(
-            "ACTIVITY_OWNER_MISMATCH", "SUB-ACCEPT-UNTAGGED", message_id=held.id))
+            ACTIVITY_OWNER_MISMATCH, "SUB-ACCEPT-UNTAGGED", message_id=held.id,
+            branch="delta.owner-mismatch"), "delta.owner-mismatch")
     return step(state, event, reading)
 
 
 def _unknown_event_fatal(state, event, reading):
     if isinstance(event, Unrecognised) and not state.halted:
-        return StepResult(replace(state, halted=True), (), Fatal("UNKNOWN_EVENT",
-                                                                 "PRC-UNKNOWN-NOT-FATAL"))
+        return StepResult(replace(state, halted=True), (), Fatal(
+            "UNKNOWN_EVENT", "PRC-UNKNOWN-NOT-FATAL", branch="unrecognised.drop"),
+            "unrecognised.drop")
     return step(state, event, reading)
 
 
 def _malformed_ignored(state, event, reading):
     if isinstance(event, Malformed):
-        return StepResult(state)
+        return StepResult(state, branch="malformed.fatal")
     return step(state, event, reading)
 
 
@@ -397,7 +406,7 @@ def _delta_remints_owner(state, event, result):
 
 def _strip_silently(state, event, result):
     return replace(result, warnings=tuple(w for w in result.warnings
-                                          if w.code != "UNKNOWN_MEMBER_STRIPPED"))
+                                          if w.code != UNKNOWN_MEMBER_STRIPPED))
 
 
 def _ms_new_first(state, event, result):
@@ -444,8 +453,9 @@ def _fails_on_replace_false(state, event, reading):
         else None
     if held is not None and held.is_activity and event.replace is False and \
             state.run == "active" and not state.halted:
-        return StepResult(state.but(halted=True), (), Fatal("REPLACE_FALSE_REJECTED",
-                                                            "ACT-ATTR-TOLERATE", message_id=held.id))
+        return StepResult(state.but(halted=True), (), Fatal(
+            "REPLACE_FALSE_REJECTED", "ACT-ATTR-TOLERATE", message_id=held.id,
+            branch="snapshot.replace-false"), "snapshot.replace-false")
     return step(state, event, reading)
 
 
@@ -493,13 +503,13 @@ MUTANTS: tuple[Consumer, ...] = (
        _post(_delta_missing_fatal)),
     _m("delta-missing-silent", "ACT-DELTA-MISSING-WARN",
        "skips a delta for a missing message without a warning",
-       _post(_drop_codes("ACTIVITY_DELTA_TARGET_MISSING", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY")),
+       _post(_drop_codes(ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY)),
        case="FC-23"),
     _m("partial-patch-kept", "SNP-NO-PARTIAL",
        "keeps the operations that applied before the failing one", _partial_patch_kept),
     _m("patch-failure-silent", "SNP-SURFACE-FAILURE",
        "skips a patch that does not apply without a warning",
-       _post(_drop_codes("ACTIVITY_PATCH_FAILED"))),
+       _post(_drop_codes(ACTIVITY_PATCH_FAILED))),
     _m("patch-failure-fatal", "ACT-TOLERATED",
        "fails the run on a patch that does not apply (behaves as Q13=fatal)",
        _behaves_as(q13="fatal"), case="FC-09"),
@@ -509,7 +519,7 @@ MUTANTS: tuple[Consumer, ...] = (
        "fails the run on an op RFC 6902 does not define", _unknown_op_fatal),
     _m("unknown-op-silent", "SNP-UNKNOWN-OP",
        "drops an unrecognised op without a warning",
-       _post(_drop_codes("UNKNOWN_PATCH_OP_DROPPED"))),
+       _post(_drop_codes(UNKNOWN_PATCH_OP_DROPPED))),
     _m("activity-in-run-input", "ACT-STRIP-RUNINPUT",
        "sends activity messages back in run input", step, _activity_in_run_input, case="FC-14"),
     _m("test-loose-equality", "SNP-TEST-FAIL",

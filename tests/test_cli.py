@@ -793,14 +793,14 @@ def test_vocabulary_error_subprocess_has_no_traceback(tmp_path):
 
 
 def test_default_vocabularies_round_trip_through_a_file(tmp_path, capsys):
-    from activity_check.cli import _read_vocabulary
+    from activity_check.cli import read_vocabulary
     from model.producer import DEFAULT_VOCABULARY
     from properties.explore import EXPLORE_VOCABULARY
 
     for name, vocab in (("run", DEFAULT_VOCABULARY), ("explore", EXPLORE_VOCABULARY)):
         voc = tmp_path / f"{name}.json"
         voc.write_text(json.dumps(vocab.to_json(), indent=2), encoding="utf-8")
-        assert _read_vocabulary(str(voc)) == vocab
+        assert read_vocabulary(str(voc)) == vocab
     # the explore vocabulary given as a file explores exactly as the built-in default
     code, given, err = cli(capsys, "explore", "--depth", "2", "--json", "--vocabulary",
                            tmp_path / "explore.json")
@@ -919,8 +919,9 @@ def test_a_full_output_device_is_one_line_not_a_traceback(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "activity_check.cli", "replay",
                                str(trace_file)], stdout=full, stderr=subprocess.PIPE, text=True,
                               timeout=60)
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # an output that cannot be written (README, exit codes)
     assert "Traceback" not in proc.stderr and "No space left" in proc.stderr
+    assert proc.stderr.count("\n") == 1
 
 
 # --- writes only where told; interrupts at any time (from the third review) ----------------------
@@ -1102,3 +1103,232 @@ def test_a_signal_lost_in_a_callback_is_said_in_one_line_subprocess(ticks, then,
     assert lines[0] == ("activity-check: a SIGTERM arrived inside a callback that Python does not "
                         "let stop the program, and was lost; send it again")
     assert lines[1:] == ([last] if last else [])
+
+
+# --- one module per command group; the run pipeline below the command line (issue 17) -----------
+
+SAMPLE_ARGV = {
+    "run": ["run"], "replay": ["replay", "t.jsonl"], "clauses": ["clauses"],
+    "explore": ["explore"], "corpus": ["corpus", "check"], "spec": ["spec", "clauses", "p.md"],
+    "readings": ["readings"], "export": ["export", "f.json", "--format", "json"],
+    "peer": ["peer", "check", "--adapter", "model"], "smt": ["smt", "list"],
+    "lint": ["lint", "t.jsonl"]}
+
+
+def test_every_command_is_wired_once_from_its_module_in_help_order():
+    """Each command's parser and function come from the module :data:`COMMANDS` names for it,
+    every parser a command module declares is wired, and ``--help`` lists the commands in the
+    order they always had."""
+    import argparse
+    import importlib
+
+    from activity_check.cli import COMMANDS, build_parser
+
+    declared = sorted((command, module) for module in {m for _, m in COMMANDS}
+                      for command in importlib.import_module(module).PARSERS)
+    assert declared == sorted(COMMANDS)
+    assert len({command for command, _ in COMMANDS}) == len(COMMANDS)
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [c for c, _ in COMMANDS] == [
+        "run", "replay", "clauses", "explore", "corpus", "spec", "readings", "export", "peer",
+        "smt", "lint"]
+    assert sorted(SAMPLE_ARGV) == sorted(sub.choices)
+    for command, module in COMMANDS:
+        func = parser.parse_args(SAMPLE_ARGV[command]).func
+        assert func.__module__ == module and func.__name__ == f"cmd_{command}", command
+
+
+def test_start_up_imports_neither_the_search_nor_hypothesis_subprocess():
+    """Building the parser (what every command, ``--help`` included, pays before it runs)
+    imports none of the engines: the command modules import what they drive when they run."""
+    code = ("import sys; from activity_check.cli import build_parser; build_parser(); "
+            "print(' '.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    loaded = set(r.stdout.split())
+    assert {"activity_check.cmd_run", "activity_check.cmd_explore", "activity_check.cmd_smt"} \
+        <= loaded
+    heavy = {m for m in loaded if m.split(".")[0] in ("properties", "hypothesis", "z3",
+                                                       "networkx", "jsonschema")}
+    assert heavy | ({"counterexamples.pipeline"} & loaded) == set()
+
+
+def test_module_main_reports_a_command_s_usage_error_in_one_line_subprocess(tmp_path):
+    """``python -m activity_check.cli``: a usage error raised by a command module is the
+    command line's own (one line, exit 2), not a traceback from a second copy of the module."""
+    r = subprocess.run([sys.executable, "-m", "activity_check.cli", "smt", "bogus"],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert_one_error_line(r.stderr, "unknown query 'bogus'")
+
+
+def test_explore_json_is_the_report_s_to_json(capsys):
+    """``explore --json`` prints :meth:`ExploreReport.to_json` as the command line dumps JSON,
+    for every reading at once and for one reading."""
+    from model.readings import parse_reading
+    from properties.explore import explore
+
+    code, out, _ = cli(capsys, "explore", "--depth", "3", "--json")
+    every = explore(depth=3, reading=None)
+    assert code == 0
+    assert out == json.dumps(every.to_json(3), indent=2, ensure_ascii=False) + "\n"
+    doc = json.loads(out)
+    assert (doc["reading"], doc["readingClasses"], doc["adversarial"]) == ("all", every.classes,
+                                                                          False)
+    assert (doc["depth"], doc["requestedDepth"], doc["states"]) == (3, 3, every.states)
+    knob, (trace, pair) = next(iter(every.splits.items()))
+    assert doc["splits"][knob]["length"] == len(trace) and len(doc["splits"][knob]["pair"]) == 2
+    assert doc["splits"][knob]["trace"] == [e.to_wire() for e in trace]
+    lenient = parse_reading("lenient")
+    code, out, _ = cli(capsys, "explore", "--depth", "2", "--reading", "lenient",
+                       "--adversarial", "--json")
+    one = explore(depth=2, reading=lenient, adversarial=True)
+    assert code == 0 and json.loads(out) == one.to_json(2, lenient, adversarial=True)
+    assert (json.loads(out)["reading"], json.loads(out)["readingClasses"]) == ("lenient", None)
+    assert json.loads(out)["adversarial"] is True
+
+
+@pytest.mark.parametrize("changes, name, requirement", [
+    ({"examples": 0}, "examples", "must be at least 1"),
+    ({"budget": 0.0}, "budget", "must be a positive number of seconds (inf: no limit)"),
+    ({"budget": math.nan}, "budget", "must be a positive number of seconds (inf: no limit)"),
+    ({"max_events": 0}, "max_events", "must be at least 1"),
+    ({"bfs_depth": -1}, "bfs_depth", "must be 0 or more"),
+    ({"examples": 0, "bfs_depth": -1}, "examples", "must be at least 1"),
+])
+def test_run_config_refuses_values_out_of_range(changes, name, requirement):
+    from counterexamples.pipeline import ConfigError, RunConfig
+
+    with pytest.raises(ConfigError) as caught:
+        RunConfig(**changes)
+    assert (caught.value.field, caught.value.requirement) == (name, requirement)
+    assert str(caught.value) == f"{name} {requirement}"
+
+
+def test_run_config_defaults_are_the_command_line_s():
+    from counterexamples.pipeline import RunConfig
+    from model.producer import DEFAULT_VOCABULARY
+
+    args = build_parser_args("run")
+    config = RunConfig()
+    assert (config.seed, config.examples, config.budget, config.max_events, config.bfs_depth) \
+        == (args.seed, args.examples, args.budget, args.max_events, args.bfs_depth)
+    assert config.vocabulary == DEFAULT_VOCABULARY
+    assert RunConfig(examples=9).machine_examples == 1 and config.machine_examples == 300
+
+
+def build_parser_args(*argv):
+    from activity_check.cli import build_parser
+    return build_parser().parse_args(list(argv))
+
+
+def _in_a_storage_aside(tmp_path, monkeypatch):
+    """Run the pipeline in process with Hypothesis's storage in ``tmp_path/hypothesis`` (as
+    :func:`activity_check.cli.main` does), from an empty working directory; returns it."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp_path / "hypothesis"))
+    set_hypothesis_home_dir(None)
+    return cwd
+
+
+def test_the_pipeline_returns_what_the_run_command_writes(tmp_path, capsys, monkeypatch):
+    """:func:`run_pipeline` writes nothing; its summary is the one ``run`` prints and writes,
+    :func:`write_run` writes exactly the files it lists, and progress is told stage by stage."""
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    import activity_check
+    from counterexamples.pipeline import STAGES, RunConfig, run_pipeline, write_run
+
+    cwd = _in_a_storage_aside(tmp_path, monkeypatch)
+    told = []
+    try:
+        result = run_pipeline(RunConfig(seed=3, examples=30, budget=math.inf, bfs_depth=2),
+                              "9.9", lambda stage, done, total: told.append((stage, done, total)))
+    finally:
+        set_hypothesis_home_dir(None)
+    assert os.listdir(cwd) == []
+    summary = result.summary.to_json()
+    assert summary["version"] == "9.9" and summary["requestedExamples"] == 30
+    assert [f["id"] for f in summary["findings"]] == [f.id for f in result.findings] \
+        == [f.id for f in result.ambiguities] != []
+    stages = list(dict.fromkeys(stage for stage, _, _ in told))
+    assert stages == [s.format(depth=2) for s in STAGES]
+    for stage in stages:
+        seen = [(done, total) for s, done, total in told if s == stage]
+        assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1], (stage, seen)
+    out_dir = tmp_path / "o"
+    code, out, _ = cli(capsys, "run", "--seed", "3", "--examples", "30", "--budget", "inf",
+                       "--bfs-depth", "2", "--out", out_dir, "--json")
+    assert code == 0
+    assert json.loads(out) == summary | {"version": activity_check.__version__}
+    written = tmp_path / "w"
+    written.mkdir()
+    write_run(result, str(written))
+    assert set(tree(written)) == listed_files(written) | {"summary.json"}
+    assert {p: b for p, b in tree(written).items() if p != "summary.json"} == \
+        {p: b for p, b in tree(out_dir).items() if p != "summary.json"}
+
+
+def test_the_pipeline_exports_a_failed_property_check(tmp_path, monkeypatch):
+    """When a property check fails, its finding is in the result and the summary (first, with
+    its files under ``propertyChecks``) and :func:`write_run` writes it under the id the summary
+    gives (a mutant stands in for the reference consumer)."""
+    import properties.zoo as zoo
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    from counterexamples.findings import PropertyFinding, load_finding
+    from counterexamples.pipeline import RunConfig, run_pipeline, write_run
+
+    _in_a_storage_aside(tmp_path, monkeypatch)
+    monkeypatch.setattr(zoo, "REFERENCE", zoo.MUTANT_BY_NAME["crashes-on-empty-patch"])
+    try:
+        result = run_pipeline(RunConfig(examples=40, budget=math.inf, max_events=6,
+                                        bfs_depth=0), "0.1.0")
+    finally:
+        set_hypothesis_home_dir(None)
+    checks = result.summary.property_checks
+    assert list(checks) == ["conformant", "adversarial"]
+    failed = [c for c in checks.values() if c.finding is not None]
+    assert failed and failed[0].name == "conformant"
+    finding = failed[0].finding
+    assert isinstance(finding, PropertyFinding) and finding.id.startswith("PROP-P00-")
+    summary = result.summary.to_json()
+    files = [f"findings/{finding.id}.json", f"findings/{finding.id}.jsonl"]
+    assert summary["findings"][0] == {"id": finding.id, "kind": "property",
+                                      "property": "P00-no-exception",
+                                      "length": len(failed[0].result.witness), "files": files}
+    entry = summary["propertyChecks"]["conformant"]
+    assert entry["failed"] == {"property": "P00-no-exception",
+                               "clauses": list(failed[0].result.clauses), "files": files}
+    assert (entry["consumer"], entry["reading"]) == ("reference", "draft")
+    assert result.findings[:len(failed)] == [c.finding for c in failed]
+    out_dir = tmp_path / "o"
+    out_dir.mkdir()
+    write_run(result, str(out_dir))
+    assert set(tree(out_dir)) == listed_files(out_dir) | {"summary.json"}
+    loaded = load_finding(str(out_dir / files[0]))
+    assert (loaded.id, loaded.consumer, loaded.reading) == (finding.id, "reference", "draft")
+
+
+def test_the_command_line_only_wires():
+    """No function of the command line or the run pipeline is over 150 lines, and a command
+    function (``cmd_*``) is short wiring: at most 50 lines."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "activity_check").glob("*.py")) + [root / "counterexamples" /
+                                                             "pipeline.py"]
+    lengths = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lengths[f"{path.name}:{node.name}"] = node.end_lineno - node.lineno + 1
+    assert "cmd_run.py:cmd_run" in lengths and "pipeline.py:run_pipeline" in lengths
+    assert {name: n for name, n in lengths.items() if n > 150} == {}
+    assert {name: n for name, n in lengths.items()
+            if name.split(":")[1].startswith("cmd_") and n > 50} == {}

@@ -702,6 +702,104 @@ def test_states_hashable_and_equal_for_equal_histories():
     assert a == b and hash(a) == hash(b)
 
 
+# --- the branch each step names ---------------------------------------------------------------
+
+_ROOT_ARRAY = delta(patch=[op("replace", "", [])])
+_TEXT = {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}
+_SUB = {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}
+
+# branch -> (trace after RUN_STARTED, knob overrides): the last event's step names the branch
+_BRANCH_CASES = {
+    "malformed.fatal": ([dict(snap(), content=None)], {}),
+    "unrecognised.drop": ([{"type": "MY_PRIVATE_EVENT"}], {}),
+    "passthrough.accept": ([_TEXT], {}),
+    "lifecycle.not-started": ([RF], {"start": False}),
+    "lifecycle.after-close": ([RF, snap()], {}),
+    "lifecycle.one-active": ([RS], {}),
+    "lifecycle.open-at-finish": ([_TEXT, RF], {}),
+    "lifecycle.run-error": ([{"type": "RUN_ERROR", "message": "x"}], {}),
+    "lifecycle.run-boundary": ([RF], {}),
+    "lifecycle.halted": ([RS, snap()], {}),
+    "snapshot.create": ([snap()], {}),
+    "snapshot.seen-not-held": ([snap(), ms(act("act-2")), snap()], {}),
+    "snapshot.replace": ([snap(), snap(content={"n": 1})], {}),
+    "snapshot.replace-false": ([snap(), snap(replace=False)], {}),
+    "snapshot.owner-disagrees": ([snap(), snap(replace=False, subagentRunId="sub-1")], {}),
+    "snapshot.not-activity": ([_TEXT, snap("m1")], {}),
+    "delta.missing": ([delta()], {}),
+    "delta.not-activity": ([_TEXT, delta("m1")], {}),
+    "delta.apply": ([snap(), delta(patch=[op("replace", "/n", 1)])], {}),
+    "delta.owner-mismatch": ([snap(), delta(subagentRunId="sub-1")], {}),
+    "delta.unknown-op": ([snap(), delta(patch=[op("increment", "/n")])], {"Q20": "fatal"}),
+    "delta.patch-failed": ([snap(), delta(patch=[op("remove", "/missing")])], {}),
+    "delta.non-object": ([snap(), _ROOT_ARRAY], {"Q7": "fatal"}),
+    "messages-snapshot.reconcile": ([snap(), ms(act("act-2"))], {}),
+    "messages-snapshot.in-flight": ([_TEXT, ms(act("act-2"))], {}),
+    "state.snapshot": ([{"type": "STATE_SNAPSHOT", "snapshot": {}}], {}),
+    "state.delta": ([{"type": "STATE_DELTA", "delta": [op("remove", "/x")]}], {}),
+    "text.target-activity": ([snap(), {"type": "TEXT_MESSAGE_CONTENT", "messageId": "act-1",
+                                        "delta": "x"}], {}),
+    "text.target-missing": ([{"type": "TEXT_MESSAGE_END", "messageId": "m9"}], {}),
+    "text.owner-mismatch": ([_TEXT, {"type": "TEXT_MESSAGE_END", "messageId": "m1",
+                                     "subagentRunId": "sub-1"}], {}),
+    "subagent.track": ([_SUB], {}),
+}
+
+
+def test_every_step_branch_has_a_representative_case():
+    from model.branches import STEP_BRANCHES
+    assert set(_BRANCH_CASES) == STEP_BRANCHES
+
+
+@pytest.mark.parametrize("branch", list(_BRANCH_CASES))
+def test_the_step_names_its_branch(branch):
+    """The representative step of each branch names it, and so do its warnings and fatal
+    (a fatal's branch is the step's)."""
+    wire, knobs = _BRANCH_CASES[branch]
+    knobs = dict(knobs)
+    start = knobs.pop("start", True)
+    events = parse_events(([RS] if start else []) + wire)
+    state = initial_state()
+    for event in events[:-1]:
+        state = step(state, event, DRAFT.with_(**knobs)).state
+    result = step(state, events[-1], DRAFT.with_(**knobs))
+    assert result.branch == branch
+    if result.fatal is not None:
+        assert result.fatal.branch == branch
+    own = [w for w in result.warnings if w.branch != "member.strip"]
+    assert all(w.branch in (branch, "delta.unknown-op") for w in own)
+
+
+def test_notices_name_their_own_branch_ahead_of_the_steps():
+    stripped = step(step(initial_state(), parse_event(RS), DRAFT).state,
+                    parse_event(snap(extra=1)), DRAFT)
+    assert stripped.branch == "snapshot.create"
+    assert [(w.code, w.branch) for w in stripped.warnings] == \
+        [("UNKNOWN_MEMBER_STRIPPED", "member.strip")]
+    running = step(initial_state(), parse_event(RS), DRAFT).state
+    shimmed = step(running, parse_event(snap(subagentRunId=None)), DRAFT.with_(Q21="shim"))
+    assert shimmed.branch == "snapshot.create" and shimmed.fatal is None
+    assert [(w.code, w.branch) for w in shimmed.warnings] == \
+        [("NULL_MEMBER_SHIMMED", "malformed.null-shim")]
+    rejected = step(running, parse_event(snap(subagentRunId=None)), DRAFT)
+    assert rejected.branch == "malformed.fatal" == rejected.fatal.branch
+
+
+def test_delta_with_dropped_unknown_ops_names_the_patch_branch():
+    """Q20=drop-op: the dropped ops' warnings come from delta.unknown-op, the step names where
+    the rest of the patch went."""
+    state = step(step(initial_state(), parse_event(RS), DRAFT).state, parse_event(snap()),
+                 DRAFT).state
+    applied = step(state, parse_event(delta(patch=[op("increment", "/n"),
+                                                   op("replace", "/n", 1)])), DRAFT)
+    assert applied.branch == "delta.apply"
+    assert [w.branch for w in applied.warnings] == ["delta.unknown-op"]
+    failed = step(state, parse_event(delta(patch=[op("increment", "/n"),
+                                                  op("remove", "/missing")])), DRAFT)
+    assert failed.branch == "delta.patch-failed"
+    assert [w.branch for w in failed.warnings] == ["delta.unknown-op", "delta.patch-failed"]
+
+
 def test_branch_table_cites_registered_clauses():
     from model.clauses import registry
     reg = registry()

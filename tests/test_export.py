@@ -22,7 +22,8 @@ from activity_check.cli import main
 from counterexamples.export import (FORMATS, ITF_SCHEMA, ITF_VARS, export, load_finding,
                                     reading_of_class, to_itf, to_json, to_jsonl, to_mermaid,
                                     to_pytest)
-from counterexamples.findings import write_property_finding
+from counterexamples.findings import (AmbiguityFinding, PeerDivergenceFinding, PropertyFinding,
+                                      property_finding, write_finding)
 from model.json_values import freeze
 from model.wire import load_trace, parse_events, parse_trace_text
 from properties.machines import check_trace_properties
@@ -53,7 +54,7 @@ def findings(tmp_path_factory) -> list[tuple[str, dict]]:
         events = parse_events(wire)
         violation = check_trace_properties(events, MUTANT_BY_NAME[name])
         assert violation is not None, name
-        write_property_finding(violation, events, name, "draft", directory)
+        write_finding(property_finding(violation, events, name, "draft"), directory)
     # a peer that forgets everything: on a trace that leaves an activity, no reading agrees
     peer = out / "forgetful_peer.py"
     peer.write_text(FORGETFUL_PEER, encoding="utf-8")
@@ -90,6 +91,24 @@ def test_every_format_exports_every_finding(findings):
         for fmt in FORMATS:
             text = export(finding, fmt)
             assert text and text.endswith("\n"), (finding["id"], fmt)
+
+
+def test_findings_load_as_their_kind_and_are_written_back_byte_for_byte(findings, tmp_path):
+    """Each file (written by ``run``, ``peer check`` or the property finding writer) loads as
+    its kind's type, and the one writer gives back the very bytes of its ``.json`` and
+    ``.jsonl``; exporting the finding or its JSON document gives the same text."""
+    types = {"ambiguity": AmbiguityFinding, "property": PropertyFinding,
+             "peer-divergence": PeerDivergenceFinding}
+    for path, finding in findings:
+        assert type(finding) is types[finding["kind"]], path
+        assert finding.id == os.path.basename(path)[:-len(".json")]
+        json_path, jsonl_path = write_finding(finding, str(tmp_path))
+        with open(json_path, "rb") as a, open(path, "rb") as b:
+            assert a.read() == b.read(), path
+        with open(jsonl_path, "rb") as a, open(path[:-len(".json")] + ".jsonl", "rb") as b:
+            assert a.read() == b.read(), path
+        for fmt in ("itf", "mermaid"):
+            assert export(finding.to_json(), fmt) == export(finding, fmt), (path, fmt)
 
 
 def test_jsonl_and_json_round_trip(findings, tmp_path):
@@ -231,7 +250,7 @@ def test_mermaid_one_arrow_per_event_and_escaped(findings):
 
 def test_mermaid_labels_and_notes():
     finding = {"id": "AMB-Q1-test", "kind": "ambiguity", "knob": "Q1", "question": "q?",
-               "events": [
+               "pair": ["Q1=merge", "Q1=ignore"], "events": [
                    {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
                    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
                     "content": {"n": 0}, "subagentRunId": "sub-1"},
@@ -268,7 +287,7 @@ def test_generated_pytest_files_pass(findings, tmp_path):
 def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
     """The regression test is not vacuous: a class whose recorded verdict is altered fails."""
     path, finding = next((p, f) for p, f in findings if f["kind"] == "ambiguity")
-    altered = json.loads(json.dumps(finding))
+    altered = finding.to_json()
     altered["verdicts"][0]["verdict"]["runInput"] = [{"id": "nope", "role": "user",
                                                       "content": "x"}]
     (tmp_path / "test_altered.py").write_text(to_pytest(altered), encoding="utf-8")
@@ -334,7 +353,7 @@ def test_load_finding_refuses_a_knob_its_pair_does_not_split(findings, tmp_path)
         f"'knob' is \"{other}\", but the readings of 'pair' ({finding['pair'][0]}; "
         f"{finding['pair'][1]}) agree on it")
     file = tmp_path / "own.json"
-    file.write_text(json.dumps(finding), encoding="utf-8")  # its own knob loads
+    file.write_text(json.dumps(finding.to_json()), encoding="utf-8")  # its own knob loads
     assert load_finding(str(file))["knob"] == finding["knob"]
 
 

@@ -20,11 +20,13 @@ from pathlib import Path
 import pytest
 
 from activity_check.cli import main
+from counterexamples.findings import PeerDivergenceFinding, load_finding
 from counterexamples.peers import (
     AdapterProcess, AdapterSpec, PeerError, PeerTrace, check_peer, classify, corpus_traces,
-    generated_traces, knob_table, load_traces, locate_divergence, node_peer_ready, probe_traces,
-    resolve_adapter, search_peer, shrink_divergence,
+    divergence_clauses, generated_traces, knob_table, load_traces, locate_divergence,
+    node_peer_ready, probe_traces, resolve_adapter, search_peer, shrink_divergence,
 )
+from model.wire import parse_events
 
 PY = sys.executable
 MODEL = f"{PY} -m counterexamples.model_adapter"
@@ -361,6 +363,65 @@ def test_a_divergence_is_shrunk_by_rerunning_the_peer_and_exported(tmp_path, cap
     assert [json.loads(x) for x in lines] == finding["events"]
 
 
+ROOT_ARRAY = {"op": "replace", "path": "", "value": []}
+"""A patch operation that replaces the whole content with an array (not an object)."""
+
+Q7_FATAL_FORGETS = (
+    "import json, sys\n"
+    "from counterexamples.model_adapter import answer\n"
+    "from model.readings import parse_reading\n"
+    "reading = parse_reading('Q7=fatal')\n"
+    "for line in sys.stdin:\n"
+    "    out = answer(json.loads(line), reading)\n"
+    "    if out.get('fatal'):\n"
+    "        out['messages'], out['runInput'] = [], []\n"
+    "    print(json.dumps(out), flush=True)\n")
+"""A peer that follows Q7=fatal but forgets every message when it fails the run."""
+
+
+def test_divergence_branch_is_the_step_branch_of_the_nearest_reading():
+    """The branch comes from the model's own step under the nearest reading (the fold's
+    record), not from a guess over the event and the warning codes: a root-array delta that
+    Q7=fatal fails on is ``delta.non-object``, with that branch's clauses."""
+    events = parse_events([RUN, snap(), delta(patch=[ROOT_ARRAY])])
+    assert divergence_clauses(events, 2, ["messages.missing"], None, {"Q7": "fatal"}) == (
+        "delta.non-object", ["ACT-DELTA-OBJECT-DETECT", "ACT-DELTA-OBJECT"], [])
+    # a reading that detects it as a failed patch takes the patch-failure branch instead
+    branch, clauses, _ = divergence_clauses(events, 2, ["messages.missing"], None,
+                                            {"Q7": "skip", "Q13": "fatal"})
+    assert branch == "delta.patch-failed" and clauses[0] == "SNP-SURFACE-FAILURE"
+    # an object result is an ordinary application
+    plain = parse_events([RUN, snap(), delta()])
+    assert divergence_clauses(plain, 2, ["messages.content"], None, {"Q7": "fatal"})[0] == \
+        "delta.apply"
+    # past the reading's fatal its halted consumer ignores the event, and says so
+    late = parse_events([RUN, snap(), delta(patch=[ROOT_ARRAY]), delta()])
+    assert divergence_clauses(late, 3, ["messages"], None, {"Q7": "fatal"})[0] == \
+        "lifecycle.halted"
+
+
+def test_peer_report_names_delta_non_object_for_a_root_array_delta_under_q7_fatal(
+        tmp_path, capsys):
+    """A peer that behaves as Q7=fatal (and forgets its messages on failing) diverges at the
+    root-array delta; the report places it at the branch the Q7=fatal consumer takes there."""
+    script = tmp_path / "q7_fatal_forgets.py"
+    script.write_text(Q7_FATAL_FORGETS)
+    # a failed patch first, so that only Q7=fatal (Q13 tolerating it) is nearest at the end
+    trace = [RUN, snap(), delta(patch=[{"op": "remove", "path": "/missing"}]),
+             delta(patch=[ROOT_ARRAY])]
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--no-shrink", "--adapter", f"{PY} {script}", "--out",
+                 str(out), "--json", str(_write(tmp_path / "root-array.jsonl", trace))]) == 0
+    (div,) = json.loads(capsys.readouterr().out)["divergences"]
+    assert (div["branch"], div["divergesAt"], div["nearest"]) == (
+        "delta.non-object", 3, "Q7=fatal,Q13=tolerate")
+    assert div["clauses"] == ["ACT-DELTA-OBJECT-DETECT", "ACT-DELTA-OBJECT"]
+    assert div["relatedClauses"] == ["SNP-SURFACE-FAILURE"]  # the tolerated patch failure
+    finding = load_finding(str(out / div["files"][0]))
+    assert isinstance(finding, PeerDivergenceFinding) and finding.branch == "delta.non-object"
+    assert "takes as 'delta.non-object'" in finding.explanation
+
+
 def _write(path: Path, events) -> Path:
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     return path
@@ -447,8 +508,9 @@ def test_ag_ui_client_on_the_probes(mode, expected):
         assert finding["source"] == "probe-Q21-metadata" and finding["nearest"] == "Q21=shim"
         assert finding["aspects"] == ["messages.metadata"]
         assert finding["peerVerdict"]["messages"][0]["metadata"] == {}  # null merged as {}
-        assert finding["clauses"] == ["MET-NOT-NULL", "ACT-SNAP-KEEP-METADATA",
-                                      "EVM-ABSENT-NOT-NULL"]
+        # the shimmed snapshot (Q21=shim) creates the activity: that is the step's branch
+        assert finding["branch"] == "snapshot.create"
+        assert finding["clauses"] == ["ACT-SNAP-KEEP-METADATA", "EVM-ABSENT-NOT-NULL"]
     else:
         assert behaviour["Q4"] == "fatal" and behaviour["Q4-opener"] == "current"
         assert behaviour["Q21"] == "fatal" and report.findings == {}

@@ -1,7 +1,9 @@
 """The property catalogue against the zoo: every property is broken by one wrong consumer on a
 hand-written wire trace (at the expected event), and the same trace leaves the reference consumer
-clean under every property. Also: a reduced zoo benchmark, determinism of the stateful search, and
-the reference consumer surviving both machines.
+clean under every property. Also: the declarations (order and fields of the catalogue, each
+check the function its decorator sits on, the registry refusing each bad declaration), a reduced
+zoo benchmark, determinism of the stateful search, and the reference consumer surviving both
+machines.
 """
 from __future__ import annotations
 
@@ -15,10 +17,13 @@ from typing import Optional
 import pytest
 
 from model.clauses import registry
+from model.consumer import initial_state
+from model.events import ActivityDelta, ActivitySnapshot
 from model.readings import DRAFT, Reading
 from model.verdict import Verdict, evaluate, verdict_key
-from model.consumer import initial_state
-from properties.catalogue import PROPERTIES, PROPERTY_BY_ID
+import properties.catalogue as catalogue
+from properties.catalogue import (MUST_PROPERTIES, PROPERTIES, PROPERTY_BY_ID, SCOPES, Property,
+                                  PropertyDeclarationError, PropertyRegistry)
 from properties.machines import check_trace_properties, consumer_machine, run_machine
 from properties.zoo import MUTANT_BY_NAME, MUTANTS, REFERENCE
 from wirekit import RF, delta, snap, trace
@@ -265,6 +270,178 @@ def test_delta_remints_owner_is_caught_where_it_differs():
     assert "SUB-OWNER-AGREE" in found.property.clauses
     assert found.index == GAP.index
     assert MUTANT_BY_NAME[GAP.mutant].reading == other  # the zoo judges it under that reading
+
+
+# --- the declarations: each property at its check, in one ordered registry ---------------------
+
+def test_properties_keep_their_order_and_fields():
+    """The engines check the properties in this order and report the first violated one, so the
+    order is part of every output: id order, except P32 (added after P40, and checked across
+    readings rather than per transition), which comes last. The fields below are what the
+    engines' shortcuts rest on, read off the declarations."""
+    assert [p.id[:3] for p in PROPERTIES] == \
+        [f"P{n:02d}" for n in range(41) if n != 32] + ["P32"]
+    assert len({p.id for p in PROPERTIES}) == len(PROPERTIES) == 41
+    assert list(PROPERTY_BY_ID) == [p.id for p in PROPERTIES]
+    assert all(PROPERTY_BY_ID[p.id] is p for p in PROPERTIES)
+    assert [p.id for p in MUST_PROPERTIES] == \
+        [p.id for p in PROPERTIES if p.id not in SHOULD_LEVEL]
+    assert {p.id for p in PROPERTIES if p.severity == "should"} == SHOULD_LEVEL
+    assert {p.kind: [q.id[:3] for q in PROPERTIES if q.kind == p.kind] for p in PROPERTIES} == {
+        "step": [f"P{n:02d}" for n in (0, *range(5, 32), *range(33, 41)) if n != 31],
+        "invariant": ["P01", "P02", "P03", "P04"], "relation": ["P31"], "difference": ["P32"]}
+    assert {s: sorted(p.id[:3] for p in PROPERTIES if p.scope == s) for s in SCOPES} == {
+        "after": ["P01", "P02", "P03", "P04"],
+        "step": ["P11", "P25", "P26", "P27", "P28", "P29", "P30", "P36", "P37", "P40"],
+        "transition": ["P00", "P32"],
+        "target": ["P05", "P06", "P07", "P08", "P09", "P10", "P12", "P13", "P14", "P15", "P16",
+                   "P17", "P18", "P19", "P20", "P21", "P22", "P23", "P24", "P31", "P33", "P34",
+                   "P35", "P38", "P39"]}
+    p05 = PROPERTY_BY_ID["P05-snapshot-creates"]
+    assert (p05.clauses, p05.kind, p05.severity, p05.events, p05.belief_view, p05.scope) == (
+        ("ACT-SNAP-CREATE", "ACT-TYPE-OPEN", "ACT-SNAP-REPLACE-FALSE", "EVM-ARRIVAL-ORDER",
+         "SUB-ACCEPT-UNANNOUNCED"), "step", "must", (ActivitySnapshot,), None, "target")
+    p31 = PROPERTY_BY_ID["P31-agree-after-snapshot"]
+    assert p31.belief_view is catalogue._target_belief and p31.events == (ActivitySnapshot,)
+    assert [p.id for p in PROPERTIES if p.events is None] == [
+        "P01-unique-ids", "P02-content-object", "P03-no-activity-in-run-input",
+        "P04-run-input-keeps-others", "P23-stripped-warned", "P24-lifecycle-enforced",
+        "P36-raw-event-ignored", "P39-fatal-justified", "P40-activity-persists"]
+
+
+SHOULD_LEVEL = {"P13-delta-missing-warned", "P23-stripped-warned", "P34-unknown-op-surfaced"}
+"""The properties whose clauses only recommend (the warnings a consumer should surface)."""
+
+
+def test_every_check_is_the_function_its_declaration_decorates():
+    """No wrapper on the hot path: each property's check is the module's own function, the one
+    its decorator sits on (and tagged with that property alone: no check is shared today). The
+    two properties the engines check themselves have the placeholder and fire on no event."""
+    elsewhere = [p.id for p in PROPERTIES if p.check is catalogue.checked_elsewhere]
+    assert elsewhere == ["P00-no-exception", "P32-readings-agree"]
+    assert all(PROPERTY_BY_ID[i].events == () for i in elsewhere)
+    assert not hasattr(catalogue.checked_elsewhere, "property_ids")
+    own = [p for p in PROPERTIES if p.id not in elsewhere]
+    for p in own:
+        assert getattr(catalogue, p.check.__name__) is p.check, p.id
+        # the function itself, not a wrapper named after it
+        assert p.check.__code__.co_name == p.check.__name__ and \
+            not hasattr(p.check, "__wrapped__"), p.id
+        assert p.check.__module__ == "properties.catalogue", p.id
+        assert p.check.property_ids == (p.id,), p.id
+    assert len({id(p.check) for p in own}) == len(own) == 39
+
+
+def _registry(**known):
+    return PropertyRegistry(known_clauses=lambda: {"ACT-SNAP-CREATE", "SNP-ATOMIC"}, **known)
+
+
+def _never(t):
+    return None
+
+
+GOOD = dict(clauses=("ACT-SNAP-CREATE",), kind="step")
+
+
+@pytest.mark.parametrize("declaration, problem", [
+    (dict(GOOD, scope="everywhere"),
+     "scope 'everywhere' is not one of transition, step, target, after"),
+    (dict(GOOD, severity="may"), "severity 'may' is not one of must, should"),
+    (dict(GOOD, kind="obligation"), "kind 'obligation' is not one of invariant, step, relation, "
+     "difference"),
+    (dict(GOOD, clauses=("ACT-SNAP-CREATE", "NOT-A-CLAUSE", "NOR-THIS")),
+     "clause ids not in the clause registry: NOT-A-CLAUSE, NOR-THIS"),
+    (dict(GOOD, clauses="ACT-SNAP-CREATE"), "clauses must be a tuple of clause ids, not "
+     "'ACT-SNAP-CREATE'"),
+    (dict(GOOD, clauses=("SNP-ATOMIC", "SNP-ATOMIC")), "clauses listed twice: SNP-ATOMIC"),
+    (dict(GOOD, events=ActivitySnapshot), "events must be None or a tuple of event classes, not "
+     "<class 'model.events.ActivitySnapshot'>"),
+    (dict(GOOD, belief_view="target"), "the belief view 'target' is not callable"),
+], ids=["scope", "severity", "kind", "clause", "clauses-not-tuple", "clause-twice", "events",
+        "belief-view"])
+def test_the_decorator_refuses_a_bad_declaration_naming_the_property(declaration, problem):
+    decls = _registry()
+    decorate = decls.prop("P-bad", "A statement.", **declaration)
+    with pytest.raises(PropertyDeclarationError) as caught:
+        decorate(_never)
+    assert str(caught.value) == f"property P-bad: {problem}"
+    assert caught.value.property_id == "P-bad"
+    assert isinstance(caught.value, ValueError)
+    assert decls.close() == ()  # nothing was declared
+    assert not hasattr(_never, "property_ids")
+
+
+def test_the_declsrefuses_a_duplicate_a_late_or_a_checkless_firing_declaration():
+    decls = _registry()
+    decls.declare("P-a", "A statement.", check=_never, **GOOD)
+    cases = [
+        (lambda: decls.prop("P-a", "Again.", **GOOD)(lambda t: None), "declared twice"),
+        (lambda: decls.declare("P-b", "No check.", events=(ActivitySnapshot,), **GOOD),
+         "declared without a check, so it cannot fire on "
+         "(<class 'model.events.ActivitySnapshot'>,): pass events=() or give it a check"),
+        (lambda: decls.prop("P-c", "Not a check.", **GOOD)("_create"),
+         "decorates '_create', which is not a callable check"),
+        (lambda: decls.declare("P-d", "", check=_never, **GOOD),
+         "the statement must be a non-empty string"),
+    ]
+    for declare_it, problem in cases:
+        with pytest.raises(PropertyDeclarationError, match="^property P-") as caught:
+            declare_it()
+        assert str(caught.value).endswith(f": {problem}")
+    assert [p.id for p in decls.close()] == ["P-a"]
+    with pytest.raises(PropertyDeclarationError) as caught:
+        decls.prop("P-late", "Too late.", **GOOD)(lambda t: None)
+    assert str(caught.value) == \
+        "property P-late: declared after the registry closed (its properties were already taken)"
+    # The catalogue's own registry is closed once PROPERTIES is built.
+    with pytest.raises(PropertyDeclarationError, match="^property P41-new: declared after"):
+        catalogue.prop("P41-new", "A statement.", **GOOD)(lambda t: None)
+    assert len(PROPERTIES) == 41
+
+
+def test_the_catalogue_validates_clause_ids_against_the_clause_registry():
+    decls = PropertyRegistry(known_clauses=registry)
+    with pytest.raises(PropertyDeclarationError,
+                       match="^property P-x: clause ids not in the clause registry: ACT-SNAP$"):
+        decls.declare("P-x", "A statement.", clauses=("ACT-SNAP-CREATE", "ACT-SNAP"),
+                          kind="step", check=_never)
+    assert catalogue._REGISTRY._known_clauses is registry
+    assert {c for p in PROPERTIES for c in p.clauses} <= set(registry())
+
+
+def test_shared_and_checkless_properties_are_declared_in_order():
+    """A check two properties share is declared with the first (decorator) and passed to the
+    second (``declare(check=...)``); a property no per-transition check decides gets the
+    placeholder and no events. Declaration order is the registry's order; the decorator returns
+    the function it was given."""
+    decls = PropertyRegistry()  # no clause registry: any clause id
+
+    def shared(t):
+        return "witness"
+
+    returned = decls.prop("P-first", "First.", clauses=("ANY-ID",), kind="invariant",
+                              scope="after")(shared)
+    second = decls.declare("P-second", "Second.", clauses=(), kind="step", check=shared,
+                               severity="should", events=(ActivityDelta,))
+    third = decls.declare("P-third", "Third.", clauses=(), kind="difference")
+    assert returned is shared and shared.property_ids == ("P-first", "P-second")
+    first, got_second, got_third = decls.close()
+    assert (first.id, first.check, first.scope, first.events) == ("P-first", shared, "after", None)
+    assert got_second is second and (second.check, second.severity, second.events) == (
+        shared, "should", (ActivityDelta,))
+    assert got_third is third and (third.check, third.events) == (catalogue.checked_elsewhere, ())
+    assert decls.close() == (first, second, third)
+
+
+def test_a_property_built_directly_is_validated_too():
+    """Synthetic properties (the engines' tests build them) get the same field checks, without
+    the registry's (any id, any clause)."""
+    with pytest.raises(PropertyDeclarationError, match="^property S: scope 'nowhere' is not"):
+        Property("S", "synthetic", (), "step", _never, scope="nowhere")
+    with pytest.raises(ValueError, match="^property S: the check None is not callable$"):
+        Property("S", "synthetic", (), "step", None)
+    assert Property("S", "synthetic", ("NOT-A-CLAUSE",), "step", _never).clauses == \
+        ("NOT-A-CLAUSE",)
 
 
 # --- the zoo is used, and its clauses exist -----------------------------------------------------
@@ -517,7 +694,6 @@ def test_declared_scopes_hold_on_every_explored_transition():
     its scope says it reads (:func:`_scope_disagreements`), so an engine may share outcomes
     across such transitions. Checked on the transitions of adversarial explorations (reference
     consumer and mutants), where many transitions agree on a view and differ elsewhere."""
-    from properties.catalogue import SCOPES
     assert {p.scope for p in PROPERTIES} == set(SCOPES)
     disagreements, shared, differ_elsewhere = _scope_disagreements(PROPERTIES)
     assert disagreements == []
@@ -531,7 +707,6 @@ def test_the_scope_test_catches_a_check_that_reads_beyond_its_scope():
     """Each scope's comparison has the power to show a false declaration: a check that reads
     what its scope leaves out (the conformance flag for ``"step"``, the messages before for
     ``"after"``, the untouched messages for ``"target"``) disagrees with itself somewhere."""
-    from properties.catalogue import Property
 
     def reads_conformance(t):
         return "conformant so far" if t.conformant else None
@@ -551,8 +726,8 @@ def test_the_scope_test_catches_a_check_that_reads_beyond_its_scope():
 
 def test_check_transition_skips_exactly_the_undeclared_classes():
     from model.consumer import step as reference_step
-    from model.events import ActivityDelta, ActivitySnapshot, RunStarted
-    from properties.catalogue import Property, Transition, check_transition
+    from model.events import RunStarted
+    from properties.catalogue import Transition, check_transition
     calls = []
     spy = Property("X", "spy", (), "step", lambda t: calls.append(type(t.event).__name__),
                    events=(ActivitySnapshot,))

@@ -127,7 +127,7 @@ def test_canonical_minimisation_drops_an_unneeded_retype_and_unknown_op():
         {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "TYPE-A",
          "patch": [{"op": "replace", "path": "/n", "value": 2}], "subagentRunId": "sub-1"}]
     assert noisy.context == {"Q4-opener": "first"}
-    assert len({json.dumps(c[1].to_json()["messages"]) for c in noisy.classes}) == 2
+    assert len({json.dumps(c.verdict["messages"]) for c in noisy.classes}) == 2
 
 
 def test_minimise_reaches_a_fixpoint():

@@ -19,10 +19,10 @@ from model.verdict import evaluate
 from properties.explore import shortest_distinguishing
 from properties.smt import queries as q
 from properties.smt.checks import PROOF_PROPERTIES, RULES, SHAPES, SITUATIONS
-from properties.smt.encoding import Unrolling
+from properties.smt.encoding import STEP_BRANCH_IDS, Unrolling
 from properties.smt.replay import (CrossCheckError, Goal, StepView, alphabet,
                                    enumerate_shortest, lockstep)
-from properties.smt.world import (DEFAULT_WORLD, SMALL_WORLD, AbstractEvent, MsEntry,
+from properties.smt.world import (DEFAULT_WORLD, P_NONOBJ, SMALL_WORLD, AbstractEvent, MsEntry,
                                   realise_trace)
 from wirekit import delta, snap, trace
 
@@ -75,6 +75,66 @@ def test_lockstep_catches_a_disagreement():
     with pytest.raises(CrossCheckError, match="message order") as caught:
         lockstep(u, model)
     assert caught.value.position == 3
+
+
+def test_every_step_branch_of_the_fragment_is_reached_in_z3_and_named_as_the_model_names_it():
+    """Each branch of STEP_BRANCH_IDS is reachable in the encoding (some reading, some trace of
+    at most three fragment events), and the lockstep replay of the witness finds the model's step
+    on the same branch id (it compares the branch at every event)."""
+    for branch in STEP_BRANCH_IDS:
+        u = Unrolling(SMALL_WORLD, {"a": None}, "a")
+        found = None
+        for t in range(1, 4):
+            u.extend()
+            if u.solver.check(u.indicator(u.steps["a"][t].on(branch))) == z3.sat:
+                found = t
+                break
+        assert found is not None, branch
+        views = lockstep(u, u.solver.model())
+        assert views[found - 1].branches["a"] == branch
+
+
+@pytest.mark.parametrize("q7, branch", [("skip", "delta.patch-failed"),
+                                        ("apply", "delta.non-object"),
+                                        ("fatal", "delta.non-object")])
+def test_a_root_array_delta_is_named_alike_in_z3_and_the_model(q7, branch):
+    u = Unrolling(DEFAULT_WORLD, {"a": DRAFT.with_(Q7=q7)}, [DRAFT])
+    u.extend()
+    u.extend()
+    assert u.solver.check(_fix(u, 1, AbstractEvent(0, 0)),
+                          _fix(u, 2, AbstractEvent(1, 0, pk=P_NONOBJ))) == z3.sat
+    assert lockstep(u, u.solver.model())[1].branches["a"] == branch
+
+
+def test_lockstep_catches_a_branch_named_otherwise():
+    """The branch comparison is not vacuous: a Z3 branch term that names another branch than the
+    model's stops the replay."""
+    u = Unrolling(DEFAULT_WORLD, {"a": DRAFT}, [DRAFT])
+    u.extend()
+    assert u.solver.check(_fix(u, 1, AbstractEvent(1, 0))) == z3.sat  # a delta on no message
+    model = u.solver.model()
+    assert lockstep(u, model)[0].branches["a"] == "delta.missing"
+    u.steps["a"][1].branch = z3.IntVal(STEP_BRANCH_IDS.index("delta.apply"))
+    with pytest.raises(CrossCheckError, match="branch Z3 delta.apply, executable model "
+                                              "delta.missing"):
+        lockstep(u, model)
+
+
+def test_the_fragment_knob_partition_is_checked_at_import(monkeypatch):
+    """FRAGMENT_KNOBS and OUTSIDE_KNOBS partition the model's knobs, and the import-time check
+    fails for a knob neither classifies and for one both do."""
+    from dataclasses import replace as copy
+    from properties.smt import encoding
+    assert sorted(encoding.FRAGMENT_KNOBS + tuple(encoding.OUTSIDE_KNOBS)) == \
+        sorted(k.id for k in KNOBS)
+    encoding._check_knob_partition()
+    monkeypatch.setattr(encoding, "KNOBS", KNOBS + (copy(KNOBS[0], id="Q99"),))
+    with pytest.raises(AssertionError, match=r"unclassified \['Q99'\]"):
+        encoding._check_knob_partition()
+    monkeypatch.setattr(encoding, "KNOBS", KNOBS)
+    monkeypatch.setattr(encoding, "OUTSIDE_KNOBS", {**encoding.OUTSIDE_KNOBS, "Q2": "twice"})
+    with pytest.raises(AssertionError, match=r"both \['Q2'\]"):
+        encoding._check_knob_partition()
 
 
 # --- the queries, against the exhaustive enumeration of the same alphabet -----------------------

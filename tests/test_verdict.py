@@ -1,4 +1,5 @@
-"""Tests for model.verdict: evaluate, reading_leaves, partition and knob_splits.
+"""Tests for model.verdict: fold (and step_record), evaluate, trace_states, reading_leaves,
+partition and knob_splits.
 
 The all-readings exploration (reading_leaves / partition) is checked by hand on small traces and
 against brute force on Hypothesis-generated traces: for a deterministic sample of complete
@@ -14,10 +15,94 @@ from hypothesis import HealthCheck, given, settings
 
 from model.readings import (DRAFT, KNOBS, PRESETS, PartialReading, Reading, all_readings,
                             reading_count)
-from model.verdict import evaluate, knob_splits, partition, reading_leaves, verdict_key
+from model.consumer import initial_state, run_input, step
+from model.producer import Belief, advance, violations
+from model.verdict import (StepRecord, evaluate, fold, knob_splits, partition, reading_leaves,
+                           step_record, trace_states, verdict_key)
+from model.wire import parse_events
 from properties.strategies import adversarial_traces, conformant_traces
 
-from wirekit import RF, delta, snap, trace  # noqa: E402
+from wirekit import RF, RS, delta, snap, trace  # noqa: E402
+
+
+# --- the trace fold -----------------------------------------------------------------------------
+
+def test_fold_records_each_event_with_its_branch_and_outcome():
+    events = trace(snap(), delta(patch=[{"op": "replace", "path": "/n", "value": 1}]),
+                   delta("missing"), RF)
+    records = fold(events)
+    assert [r.index for r in records] == [0, 1, 2, 3, 4]
+    assert [r.event for r in records] == list(events)
+    assert [r.branch for r in records] == ["lifecycle.run-boundary", "snapshot.create",
+                                           "delta.apply", "delta.missing",
+                                           "lifecycle.run-boundary"]
+    assert records[0].before == initial_state()
+    assert all(a.after is b.before for a, b in zip(records, records[1:]))
+    assert [[w.code for w in r.warnings] for r in records] == \
+        [[], [], [], ["ACTIVITY_DELTA_TARGET_MISSING"], []]
+    assert all(r.fatal is None and r.violations == () for r in records)
+    assert records[2].run_input == run_input(records[2].after) == []
+    assert records[1].after.messages[0].content == '{"n":0}'
+    assert records[2].after.messages[0].content == '{"n":1}'
+
+
+def test_fold_stops_at_the_first_fatal_and_trace_states_repeats_the_halted_state():
+    events = trace(snap(), delta(patch=[{"op": "replace", "path": "", "value": []}]), snap("b"))
+    records = fold(events, DRAFT.with_(Q7="fatal"))
+    assert len(records) == 3 and records[-1].branch == "delta.non-object"
+    assert records[-1].fatal.code == "ACTIVITY_CONTENT_NOT_OBJECT"
+    assert records[-1].fatal.branch == "delta.non-object" and records[-1].after.halted
+    states = trace_states(events, DRAFT.with_(Q7="fatal"))
+    assert len(states) == 4 and states[3] is states[2] and states[2] == records[-1].after
+    # the model's own step names what the halted consumer does with the event not folded
+    assert step(records[-1].after, events[3], DRAFT).branch == "lifecycle.halted"
+
+
+def test_evaluate_is_the_fold_summed():
+    events = parse_events([RS, snap(), delta(patch=[{"op": "remove", "path": "/x"}]),
+                           {"type": "TEXT_MESSAGE_CONTENT", "messageId": "nope", "delta": "x"},
+                           {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"}])
+    records = fold(events)
+    verdict = evaluate(events)
+    assert verdict.warnings == tuple((r.index, w) for r in records for w in r.warnings)
+    assert [w.code for _, w in verdict.warnings] == ["ACTIVITY_PATCH_FAILED", "TEXT_TARGET_MISSING"]
+    assert verdict.fatal == (4, records[-1].fatal) and verdict.fatal[1].code == "RUN_ALREADY_ACTIVE"
+    assert verdict.events_applied == len(records) == 5 and verdict.state == records[-1].after
+    assert evaluate([]).events_applied == 0 and fold([]) == []
+
+
+def test_fold_with_the_monitor_records_the_producer_violations():
+    events = trace(delta("never-created"), snap())
+    records = fold(events, monitor=True)
+    belief, expected = Belief(), []
+    for event in events:
+        expected.append(violations(belief, event, DRAFT))
+        belief = advance(belief, event)
+    assert [r.violations for r in records] == expected
+    assert {v.clause for v in records[1].violations} >= {"ACT-DELTA-BASELINE"}
+    assert records[2].violations == ()
+    assert all(r.violations == () for r in fold(events))
+
+
+def test_fold_steps_a_mutant_with_its_own_step():
+    from properties.zoo import MUTANT_BY_NAME
+    mutant = MUTANT_BY_NAME["delta-missing-fatal"]
+    events = trace(delta("missing"), snap())
+    assert [r.branch for r in fold(events)] == ["lifecycle.run-boundary", "delta.missing",
+                                                "snapshot.create"]
+    records = fold(events, step=mutant.step)
+    assert len(records) == 2 and records[1].fatal is not None and records[1].after.halted
+    assert records[1].branch == "delta.missing"
+
+
+def test_step_record_is_one_event_of_the_fold():
+    events = trace(snap(), delta("missing"))
+    folded = fold(events, monitor=True)
+    belief = advance(Belief(), events[0])
+    belief = advance(belief, events[1])
+    record = step_record(2, folded[2].before, events[2], DRAFT, None, belief)
+    assert record == folded[2] and isinstance(record, StepRecord)
+    assert step_record(2, folded[2].before, events[2]).violations == ()
 
 
 

@@ -20,6 +20,8 @@ from typing import Callable, Optional
 
 import z3
 
+from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
+                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED)
 from model.events import ActivityDelta, ActivitySnapshot, MessagesSnapshot, TextMessageStart
 from model.json_values import is_json_object_text
 from model.patch import apply_patch
@@ -231,8 +233,8 @@ def _skipped_delta_z3(at: At) -> z3.BoolRef:
 def _skipped_delta_py(v: StepView) -> bool:
     codes = {w.code for w in v.a.warnings}
     return isinstance(v.event, ActivityDelta) and bool(codes & {
-        "ACTIVITY_DELTA_TARGET_MISSING", "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY",
-        "ACTIVITY_OWNER_MISMATCH", "ACTIVITY_PATCH_FAILED"})
+        ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
+        ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED})
 
 
 # --- situations (reachability) ------------------------------------------------------------------
@@ -314,13 +316,13 @@ SITUATIONS: tuple[Check, ...] = (
     Check("delta-skipped",
           "A delta is skipped because its id is missing or not an activity (N19).",
           ("ACT-DELTA-MISSING", "ACT-DELTA-BASELINE", "STA-MS-SELF-REVOKE"),
-          lambda at: z3.Or(at.b["delta_missing"], at.b["delta_nonact"]),
+          lambda at: z3.Or(at.b["delta.missing"], at.b["delta.not-activity"]),
           lambda v, aux: _skipped_delta(v)),
     Check("owner-mismatch-fatal",
           "The consumer fails the run on an ownership mismatch (N62 for deltas; Q3 for a "
           "replace:false snapshot).", ("SUB-REJECT-MISMATCH", "ACT-ATTR-AGREE", "SUB-OWNER-AGREE"),
           lambda at: z3.Or(at.st.fatal == F_SNAP_OWNER, at.st.fatal == F_DELTA_OWNER),
-          lambda v, aux: v.a.fatal is not None and v.a.fatal.code == "ACTIVITY_OWNER_MISMATCH"),
+          lambda v, aux: v.a.fatal is not None and v.a.fatal.code == ACTIVITY_OWNER_MISMATCH),
     Check("any-fatal", "The consumer fails the run (N29: activity has two tolerated failures).",
           ("ACT-TOLERATED", "SNP-KEEP-PRIOR"),
           lambda at: at.st.fatal != 0,
@@ -341,12 +343,12 @@ SITUATIONS: tuple[Check, ...] = (
     Check("recreated-after-drop",
           "A snapshot re-creates an activity for an id the consumer held before (Q10).",
           ("ACT-SNAP-CREATE", "STA-MS-SELF-REVOKE", "SNP-ADOPT-NEXT"),
-          lambda at: z3.And(at.b["create"], at.tgt(at.B, "seen")),
+          lambda at: z3.And(at.b["snapshot.create"], at.tgt(at.B, "seen")),
           _py_recreated),
     Check("snapshot-on-non-activity",
           "An ACTIVITY_SNAPSHOT names an id the consumer holds as a non-activity message (Q9).",
           ("ACT-SNAP-CREATE", "EVM-ID-UNIQUE", "STA-MS-IN-PLACE"),
-          lambda at: at.b["snap_nonact"], _py_snap_on_non_activity),
+          lambda at: at.b["snapshot.not-activity"], _py_snap_on_non_activity),
 )
 
 
@@ -453,30 +455,30 @@ RULES: tuple[Check, ...] = (
                "retype that N16 (MAY) allows"),
     _consumer_rule("ACT-TYPE-OPEN", "N2: a type the consumer does not recognise is taken "
                    "(every type of the world is unknown to the model).", "MUST",
-                   lambda at: z3.Or(at.b["create"], at.b["replace"], at.b["applied"]),
+                   lambda at: z3.Or(at.b["snapshot.create"], at.b["snapshot.replace"], at.b["applied"]),
                    lambda v, aux: _created(v) or _replacing(v) or _applied(v)),
     _consumer_rule("ACT-SNAP-CREATE", "N3: a snapshot for an unseen id creates the activity at "
                    "the point of arrival.", "non-keyword",
-                   lambda at: at.b["create"], _py_create),
+                   lambda at: at.b["snapshot.create"], _py_create),
     _consumer_rule("ACT-SNAP-REPLACE", "N4: a snapshot for a held activity replaces its content "
-                   "and type.", "non-keyword", lambda at: at.b["replace"], _py_replace),
+                   "and type.", "non-keyword", lambda at: at.b["snapshot.replace"], _py_replace),
     _consumer_rule("SNP-REPLACE", "N31: a consumer replaces its copy with the snapshot's, unless "
                    "the family opts out (replace:false).", "MUST",
-                   lambda at: at.b["replace"], _py_replace),
+                   lambda at: at.b["snapshot.replace"], _py_replace),
     _consumer_rule("ACT-SNAP-REPLACE-DEFAULT", "N6: an absent replace means replace.",
-                   "non-keyword", lambda at: z3.And(at.b["replace"], at.e.rep == R_ABSENT),
+                   "non-keyword", lambda at: z3.And(at.b["snapshot.replace"], at.e.rep == R_ABSENT),
                    lambda v, aux: _replacing(v) and v.event.replace is None),
     _consumer_rule("ACT-SNAP-REPLACE-FALSE", "N7: replace:false on a held activity leaves content "
                    "and type.", "non-keyword", lambda at: at.b["declined"],
                    lambda v, aux: _declined(v)),
     _consumer_rule("ACT-ATTR-REMINT", "N10: a replacing snapshot re-mints the owner (decides "
                    "something when its attribution differs).", "non-keyword",
-                   lambda at: z3.And(at.b["replace"], at.e.tag != at.tgt(at.B, "own")), _py_remint),
+                   lambda at: z3.And(at.b["snapshot.replace"], at.e.tag != at.tgt(at.B, "own")), _py_remint),
     _consumer_rule("ACT-ATTR-KEEP", "N11: replace:false does not re-mint (decides something when "
                    "its attribution differs).", "non-keyword",
                    lambda at: z3.And(at.b["declined"], at.e.tag != at.tgt(at.B, "own")), _py_keep),
     _consumer_rule("ACT-ATTR-TOLERATE", "N13: a disagreeing replace:false need not be rejected.",
-                   "non-keyword", lambda at: at.b["disagree"], lambda v, aux: _disagrees(v)),
+                   "non-keyword", lambda at: at.b["snapshot.owner-disagrees"], lambda v, aux: _disagrees(v)),
     _consumer_rule("ACT-DELTA-APPLY", "N14: a delta's patch applies to the content.",
                    "non-keyword", lambda at: at.b["applied"], lambda v, aux: _applied(v)),
     _consumer_rule("ACT-DELTA-RETYPE", "N15: the delta's type replaces the message's (decides "
@@ -484,13 +486,13 @@ RULES: tuple[Check, ...] = (
                    lambda at: z3.And(at.b["applied"], at.e.typ != at.tgt(at.B, "typ")), _py_retype),
     _consumer_rule("ACT-DELTA-MISSING", "N19: a delta on a missing or non-activity id is "
                    "skipped.", "non-keyword",
-                   lambda at: z3.Or(at.b["delta_missing"], at.b["delta_nonact"]),
+                   lambda at: z3.Or(at.b["delta.missing"], at.b["delta.not-activity"]),
                    lambda v, aux: _skipped_delta(v)),
     _consumer_rule("ACT-DELTA-MISSING-WARN", "N20: that skip is warned about.", "SHOULD",
-                   lambda at: z3.Or(at.b["delta_missing"], at.b["delta_nonact"]),
+                   lambda at: z3.Or(at.b["delta.missing"], at.b["delta.not-activity"]),
                    lambda v, aux: _skipped_delta(v)),
     _consumer_rule("ACT-DELTA-MISSING-NOFAIL", "N21: that skip never fails the run.", "MUST NOT",
-                   lambda at: z3.Or(at.b["delta_missing"], at.b["delta_nonact"]),
+                   lambda at: z3.Or(at.b["delta.missing"], at.b["delta.not-activity"]),
                    lambda v, aux: _skipped_delta(v)),
     _consumer_rule("ACT-DELTA-OBJECT-DETECT", "N23: a patch result that is not an object need not "
                    "be detected.", "non-keyword", lambda at: at.b["detect"], _py_detect),
@@ -500,7 +502,7 @@ RULES: tuple[Check, ...] = (
                    lambda at: at.b["not_applies"], _py_not_applies),
     _consumer_rule("SNP-ADOPT-NEXT", "N46: the next snapshot is adopted whatever deltas were "
                    "skipped on that id before it.", "MUST",
-                   lambda at: z3.And(z3.Or(at.b["create"], at.b["replace"]),
+                   lambda at: z3.And(z3.Or(at.b["snapshot.create"], at.b["snapshot.replace"]),
                                      _earlier_on_same_id(at, _skipped_delta_z3)),
                    _py_adopt_next, _mids_with(_skipped_delta_py)),
     _consumer_rule("SUB-ACCEPT-UNANNOUNCED", "N59: attribution without lifecycle events is "

@@ -20,6 +20,13 @@ version, seen (``held_ever``, reading Q10), open (a text message not yet ended);
 position key and whether the consumer halted on a fatal. Slots that are not held hold zeros, so a
 state is a function of the trace.
 
+Each step's outcome is named as the model names it: its branch (:attr:`Step.branch`, an index into
+:data:`STEP_BRANCH_IDS`, the ids of :mod:`model.branches`), its warning and fatal (:data:`WARNINGS`,
+:data:`FATALS`: branch id and code of :mod:`model.codes`), and the conditions rules and properties
+read (:attr:`Step.b`, keyed by branch id where a condition is exactly a branch). The fragment's
+knobs (:data:`FRAGMENT_KNOBS`, :data:`OUTSIDE_KNOBS`) are checked at import to partition
+:data:`model.readings.KNOBS`; the producer's (:data:`model.producer.PRODUCER_KNOBS`) are among them.
+
 Clauses (consumer): ACT-SNAP-CREATE (N3), ACT-SNAP-REPLACE (N4), ACT-SNAP-REPLACE-DEFAULT (N6),
 ACT-SNAP-REPLACE-FALSE (N7), ACT-ATTR-REMINT (N10), ACT-ATTR-KEEP (N11), ACT-ATTR-TOLERATE (N13),
 ACT-DELTA-APPLY (N14), ACT-DELTA-RETYPE (N15), ACT-DELTA-MISSING (N19..N21),
@@ -37,13 +44,19 @@ from typing import Optional
 
 import z3
 
-from model.readings import KNOB_BY_ID, Reading
+from model.branches import BRANCHES, STEP_BRANCHES
+from model.codes import (ACTIVITY_CONTENT_NOT_OBJECT, ACTIVITY_DELTA_TARGET_MISSING,
+                         ACTIVITY_DELTA_TARGET_NOT_ACTIVITY, ACTIVITY_ID_SEEN_BEFORE,
+                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED,
+                         ACTIVITY_TARGET_NOT_ACTIVITY, CODES, TEXT_MESSAGE_ID_REUSED,
+                         TEXT_TARGET_IS_ACTIVITY)
+from model.producer import PRODUCER_KNOBS
+from model.readings import KNOB_BY_ID, KNOBS, Reading
 from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, I_TEXT, MS, NON_OBJECT, P_APPLY,
                                   P_NONOBJ, R_FALSE, SNAP, TEXT, TEXT_CONTENT, World)
 
-__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "PRODUCER_KNOBS", "PRODUCER_RULES", "WARNINGS",
-           "FATALS", "Knobs",
-           "Unrolling", "EventVars", "Step", "configure_z3"]
+__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "PRODUCER_RULES", "WARNINGS", "FATALS",
+           "STEP_BRANCH_IDS", "Knobs", "Unrolling", "EventVars", "Step", "configure_z3"]
 
 FRAGMENT_KNOBS: tuple[str, ...] = ("Q2", "Q3", "Q4", "Q4-opener", "Q5", "Q7", "Q8", "Q9", "Q10",
                                    "Q11", "Q13", "X1")
@@ -62,32 +75,73 @@ OUTSIDE_KNOBS: dict[str, str] = {
 """Knobs the fragment leaves out, with the reason (the consumer never consults them on the
 fragment's events)."""
 
-# Warning and fatal outcomes of one step: code -> (wire code, clause the consumer cites).
+
+def _check_knob_partition() -> None:
+    """FRAGMENT_KNOBS and OUTSIDE_KNOBS partition :data:`model.readings.KNOBS`: a knob added to
+    the model fails here, at import, until it is classified (and the producer's knobs are in the
+    fragment)."""
+    every = [k.id for k in KNOBS]
+    inside, outside = set(FRAGMENT_KNOBS), set(OUTSIDE_KNOBS)
+    if len(inside) != len(FRAGMENT_KNOBS) or inside & outside or inside | outside != set(every):
+        raise AssertionError(
+            f"the Z3 fragment's knobs do not partition the model's: unclassified "
+            f"{sorted(set(every) - inside - outside)}, both {sorted(inside & outside)}, unknown "
+            f"{sorted((inside | outside) - set(every))}")
+    if not set(PRODUCER_KNOBS) <= inside:
+        raise AssertionError(f"producer knobs {PRODUCER_KNOBS} outside the fragment")
+
+
+_check_knob_partition()
+
+# Warning and fatal outcomes of one step: code -> (branch id, wire code) of the model's warning or
+# fatal (model.branches, model.codes); the clause it cites is the branch's first.
 WARNINGS: dict[int, tuple[str, str]] = {
-    1: ("ACTIVITY_ID_SEEN_BEFORE", "ACT-SNAP-CREATE"),
-    2: ("ACTIVITY_TARGET_NOT_ACTIVITY", "ACT-SNAP-CREATE"),
-    3: ("ACTIVITY_OWNER_MISMATCH", "ACT-ATTR-TOLERATE"),
-    4: ("ACTIVITY_DELTA_TARGET_MISSING", "ACT-DELTA-MISSING"),
-    5: ("ACTIVITY_DELTA_TARGET_NOT_ACTIVITY", "ACT-DELTA-MISSING"),
-    6: ("ACTIVITY_OWNER_MISMATCH", "SUB-REJECT-MISMATCH"),
-    7: ("ACTIVITY_PATCH_FAILED", "SNP-SURFACE-FAILURE"),
-    8: ("TEXT_TARGET_IS_ACTIVITY", "TXT-TARGET-ACTIVITY"),
-    9: ("TEXT_MESSAGE_ID_REUSED", "TXT-TARGET-MISSING"),
+    1: ("snapshot.seen-not-held", ACTIVITY_ID_SEEN_BEFORE),
+    2: ("snapshot.not-activity", ACTIVITY_TARGET_NOT_ACTIVITY),
+    3: ("snapshot.owner-disagrees", ACTIVITY_OWNER_MISMATCH),
+    4: ("delta.missing", ACTIVITY_DELTA_TARGET_MISSING),
+    5: ("delta.not-activity", ACTIVITY_DELTA_TARGET_NOT_ACTIVITY),
+    6: ("delta.owner-mismatch", ACTIVITY_OWNER_MISMATCH),
+    7: ("delta.patch-failed", ACTIVITY_PATCH_FAILED),
+    8: ("text.target-activity", TEXT_TARGET_IS_ACTIVITY),
+    9: ("text.target-missing", TEXT_MESSAGE_ID_REUSED),
 }
 W_SEEN, W_SNAP_NONACT, W_SNAP_OWNER, W_DELTA_MISSING, W_DELTA_NONACT, W_DELTA_OWNER, W_PATCH, \
     W_TEXT_ON_ACT, W_TEXT_REUSED = range(1, 10)
 
 FATALS: dict[int, tuple[str, str]] = {
-    1: ("ACTIVITY_TARGET_NOT_ACTIVITY", "ACT-SNAP-CREATE"),
-    2: ("ACTIVITY_OWNER_MISMATCH", "ACT-ATTR-TOLERATE"),
-    3: ("ACTIVITY_OWNER_MISMATCH", "SUB-REJECT-MISMATCH"),
-    4: ("ACTIVITY_CONTENT_NOT_OBJECT", "ACT-DELTA-OBJECT-DETECT"),
-    5: ("ACTIVITY_PATCH_FAILED", "SNP-SURFACE-FAILURE"),
+    1: ("snapshot.not-activity", ACTIVITY_TARGET_NOT_ACTIVITY),
+    2: ("snapshot.owner-disagrees", ACTIVITY_OWNER_MISMATCH),
+    3: ("delta.owner-mismatch", ACTIVITY_OWNER_MISMATCH),
+    4: ("delta.non-object", ACTIVITY_CONTENT_NOT_OBJECT),
+    5: ("delta.patch-failed", ACTIVITY_PATCH_FAILED),
 }
 F_SNAP_NONACT, F_SNAP_OWNER, F_DELTA_OWNER, F_NONOBJ, F_PATCH = range(1, 6)
 
-PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
-"""The knobs the producer's obligations read (:func:`model.producer.violations`)."""
+STEP_BRANCH_IDS: tuple[str, ...] = (
+    "lifecycle.halted", "snapshot.create", "snapshot.seen-not-held", "snapshot.not-activity",
+    "snapshot.replace", "snapshot.replace-false", "snapshot.owner-disagrees", "delta.missing",
+    "delta.not-activity", "delta.owner-mismatch", "delta.apply", "delta.non-object",
+    "delta.patch-failed", "text.target-activity", "text.target-missing", "passthrough.accept",
+    "messages-snapshot.reconcile", "messages-snapshot.in-flight")
+"""The model's step branches the fragment's events can take (:data:`model.branches.BRANCHES`);
+:attr:`Step.branch` is an index into this tuple."""
+
+
+def _check_outcome_tables() -> None:
+    """Every branch and code the tables name is the model's, and each code comes from that
+    branch as that kind (:data:`model.codes.CODES`)."""
+    for table, kind in ((WARNINGS, "warning"), (FATALS, "fatal")):
+        for branch, code in table.values():
+            c = CODES[code]
+            if branch not in BRANCHES or branch not in c.branches or kind not in c.kinds:
+                raise AssertionError(f"Z3 {kind} ({branch}, {code}) is not the model's")
+    if not set(STEP_BRANCH_IDS) <= STEP_BRANCHES or len(set(STEP_BRANCH_IDS)) != len(STEP_BRANCH_IDS):
+        raise AssertionError("STEP_BRANCH_IDS names a branch that is not a step branch of the model")
+
+
+_check_outcome_tables()
+_BR = {name: i for i, name in enumerate(STEP_BRANCH_IDS)}
 
 PRODUCER_RULES: tuple[str, ...] = ("ACT-ATTR-AGREE", "ACT-DELTA-BASELINE", "SNP-BASELINE",
                                    "SUB-OWNER-AGREE", "ACT-DELTA-OBJECT", "EVM-ID-UNIQUE",
@@ -182,15 +236,30 @@ opener, baseline flag, type, and activity role ever (held or ``Belief.dropped``)
 
 @dataclass
 class Step:
-    """One consumer copy's step at one position: the state before and after (``{field: [term
-    per slot]}`` plus ``"npos"`` and ``"halted"``), the ``warn`` and ``fatal`` codes (0 = none)
-    and named branch conditions (``b``) for rules and properties."""
+    """One consumer copy's step at one position.
+
+    Attributes:
+        before, after: the state (``{field: [term per slot]}`` plus ``"npos"`` and
+            ``"halted"``).
+        warn, fatal: the codes of :data:`WARNINGS` and :data:`FATALS` (0 = none).
+        b: conditions for rules and properties: keyed by the model's branch id where the
+            condition is exactly that branch of :func:`model.consumer.step` (``"snapshot.create"``,
+            ``"delta.missing"``, ...), by a name of its own where it is finer or coarser than a
+            branch (``"declined"``, ``"mismatch"``, ``"detect"``, ``"applied"``, ...).
+        branch: the branch the step returns on, an index into :data:`STEP_BRANCH_IDS` (a term,
+            not a solver variable: it adds no constraint; :meth:`on` compares it).
+    """
 
     before: dict
     after: dict
     warn: z3.ArithRef
     fatal: z3.ArithRef
     b: dict = field(default_factory=dict)
+    branch: Optional[z3.ArithRef] = None
+
+    def on(self, branch: str) -> z3.BoolRef:
+        """The step returns on ``branch`` (a model branch id; KeyError outside the fragment)."""
+        return self.branch == _BR[branch]
 
 
 def _sel(values: list, index: z3.ArithRef):
@@ -457,21 +526,21 @@ class Unrolling:
             _sel(s[f], e.mid) for f in ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos"))
         b = {}
         # ACTIVITY_SNAPSHOT
-        b["create"] = z3.And(isS, z3.Not(tex), z3.Not(z3.And(tseen, k.is_("Q10", "seen"))))
-        b["seen_skip"] = z3.And(isS, z3.Not(tex), tseen, k.is_("Q10", "seen"))
-        b["snap_nonact"] = z3.And(isS, tex, z3.Not(tact))
-        q9_replace = z3.And(b["snap_nonact"], k.is_("Q9", "replace"))
-        b["replace"] = z3.And(isS, tex, tact, e.rep != R_FALSE)
+        b["snapshot.create"] = z3.And(isS, z3.Not(tex), z3.Not(z3.And(tseen, k.is_("Q10", "seen"))))
+        b["snapshot.seen-not-held"] = z3.And(isS, z3.Not(tex), tseen, k.is_("Q10", "seen"))
+        b["snapshot.not-activity"] = z3.And(isS, tex, z3.Not(tact))
+        q9_replace = z3.And(b["snapshot.not-activity"], k.is_("Q9", "replace"))
+        b["snapshot.replace"] = z3.And(isS, tex, tact, e.rep != R_FALSE)
         is_last = z3.And([z3.Or(e.mid == j, z3.Not(s["ex"][j]), s["pos"][j] < tpos)
                           for j in range(n)])
         b["not_last"] = z3.Not(is_last)
-        b["move"] = z3.And(b["replace"], k.is_("Q11", "move"), z3.Not(is_last))
+        b["move"] = z3.And(b["snapshot.replace"], k.is_("Q11", "move"), z3.Not(is_last))
         b["declined"] = z3.And(isS, tex, tact, e.rep == R_FALSE)
-        b["disagree"] = z3.And(b["declined"], z3.If(e.tag != 0, e.tag != town,
+        b["snapshot.owner-disagrees"] = z3.And(b["declined"], z3.If(e.tag != 0, e.tag != town,
                                                     z3.And(town != 0, k.is_("Q2", "parent"))))
         # ACTIVITY_DELTA
-        b["delta_missing"] = z3.And(isD, z3.Not(tex))
-        b["delta_nonact"] = z3.And(isD, tex, z3.Not(tact))
+        b["delta.missing"] = z3.And(isD, z3.Not(tex))
+        b["delta.not-activity"] = z3.And(isD, tex, z3.Not(tact))
         b["delta_live"] = z3.And(isD, tex, tact)
         opener = z3.If(k.is_("Q4-opener", "current"), town, tfown)
         b["mismatch"] = z3.And(b["delta_live"], e.tag != 0, e.tag != opener)
@@ -490,26 +559,27 @@ class Unrolling:
         patch_warn = z3.And(failure, k.is_("Q13", "tolerate"))
         retype_fail = z3.And(patch_warn, k.is_("Q5", "retype"))
         # TEXT_MESSAGE_START
-        b["text_on_act"] = z3.And(isT, tex, tact)
-        b["text_reused"] = z3.And(isT, tex, z3.Not(tact))
+        b["text.target-activity"] = z3.And(isT, tex, tact)
+        b["text.target-missing"] = z3.And(isT, tex, z3.Not(tact))
         b["text_create"] = z3.And(isT, z3.Not(tex))
         b["ms"] = isM
+        branch = self._branch(s, e, k, b, failure)
 
-        fatal = z3.If(z3.And(b["snap_nonact"], k.is_("Q9", "fatal")), F_SNAP_NONACT,
-                z3.If(z3.And(b["disagree"], k.is_("Q3", "fatal")), F_SNAP_OWNER,
+        fatal = z3.If(z3.And(b["snapshot.not-activity"], k.is_("Q9", "fatal")), F_SNAP_NONACT,
+                z3.If(z3.And(b["snapshot.owner-disagrees"], k.is_("Q3", "fatal")), F_SNAP_OWNER,
                 z3.If(z3.And(b["mismatch"], k.is_("Q4", "fatal")), F_DELTA_OWNER,
                 z3.If(nonobj_fatal, F_NONOBJ,
                 z3.If(patch_fatal, F_PATCH, 0)))))
-        warn = z3.If(b["seen_skip"], W_SEEN,
-               z3.If(z3.And(b["snap_nonact"], k.is_("Q9", "skip")), W_SNAP_NONACT,
-               z3.If(z3.And(b["disagree"], z3.Or(k.is_("Q3", "skip"), k.is_("Q3", "warn"))),
+        warn = z3.If(b["snapshot.seen-not-held"], W_SEEN,
+               z3.If(z3.And(b["snapshot.not-activity"], k.is_("Q9", "skip")), W_SNAP_NONACT,
+               z3.If(z3.And(b["snapshot.owner-disagrees"], z3.Or(k.is_("Q3", "skip"), k.is_("Q3", "warn"))),
                      W_SNAP_OWNER,
-               z3.If(b["delta_missing"], W_DELTA_MISSING,
-               z3.If(b["delta_nonact"], W_DELTA_NONACT,
+               z3.If(b["delta.missing"], W_DELTA_MISSING,
+               z3.If(b["delta.not-activity"], W_DELTA_NONACT,
                z3.If(z3.And(b["mismatch"], k.is_("Q4", "skip")), W_DELTA_OWNER,
                z3.If(patch_warn, W_PATCH,
-               z3.If(b["text_on_act"], W_TEXT_ON_ACT,
-               z3.If(b["text_reused"], W_TEXT_REUSED, 0)))))))))
+               z3.If(b["text.target-activity"], W_TEXT_ON_ACT,
+               z3.If(b["text.target-missing"], W_TEXT_REUSED, 0)))))))))
 
         # MESSAGES_SNAPSHOT reconciliation (STA-MS-*)
         any_act = z3.Or([e.inc[j] == I_ACT for j in range(n)])
@@ -556,9 +626,9 @@ class Unrolling:
         after = {f: [] for f in CONSUMER_FIELDS}
         for j in range(n):
             here = e.mid == j
-            c_create = z3.And(here, b["create"])
+            c_create = z3.And(here, b["snapshot.create"])
             c_q9 = z3.And(here, q9_replace)
-            c_repl = z3.And(here, b["replace"])
+            c_repl = z3.And(here, b["snapshot.replace"])
             c_move = z3.And(here, b["move"])
             c_applied = z3.And(here, b["applied"])
             c_retype = z3.And(here, retype_fail)
@@ -581,10 +651,41 @@ class Unrolling:
                 value = z3.If(isM, ms_new[f][j], new[f])
                 after[f].append(self._fresh(value, f"{name}{t}_{f}{j}", f in BOOL_FIELDS))
         grow = z3.If(isM, len(self.world.ids),
-                     z3.If(z3.Or(b["create"], b["text_create"], b["move"]), 1, 0))
+                     z3.If(z3.Or(b["snapshot.create"], b["text_create"], b["move"]), 1, 0))
         after["npos"] = self._fresh(s["npos"] + grow, f"{name}{t}_npos", False)
         warn_v = self._fresh(warn, f"{name}{t}_warn", False)
         fatal_v = self._fresh(fatal, f"{name}{t}_fatal", False)
         after["halted"] = self._fresh(z3.Or(s["halted"], fatal_v != 0), f"{name}{t}_halted",
                                       True)
-        return Step(s, after, warn_v, fatal_v, b)
+        return Step(s, after, warn_v, fatal_v, b, branch)
+
+    def _branch(self, s: dict, e: EventVars, k: Knobs, b: dict, failure: z3.BoolRef
+                ) -> z3.ArithRef:
+        """The branch the step of :meth:`_consumer_step` returns on (an index into
+        :data:`STEP_BRANCH_IDS`), as :func:`model.consumer.step` names it: from the branch
+        conditions ``b`` and the delta's ``failure`` (its patch does not apply, or is skipped as
+        failed under Q7=skip)."""
+        n = len(self.world.ids)
+        snapshot = z3.If(b["snapshot.create"], _BR["snapshot.create"],
+                   z3.If(b["snapshot.seen-not-held"], _BR["snapshot.seen-not-held"],
+                   z3.If(b["snapshot.not-activity"], _BR["snapshot.not-activity"],
+                   z3.If(b["snapshot.replace"], _BR["snapshot.replace"],
+                   z3.If(b["snapshot.owner-disagrees"], _BR["snapshot.owner-disagrees"],
+                         _BR["snapshot.replace-false"])))))
+        delta = z3.If(b["delta.missing"], _BR["delta.missing"],
+                z3.If(b["delta.not-activity"], _BR["delta.not-activity"],
+                z3.If(z3.And(b["mismatch"], z3.Not(k.is_("Q4", "accept"))),
+                      _BR["delta.owner-mismatch"],
+                z3.If(failure, _BR["delta.patch-failed"],
+                z3.If(b["detect"], _BR["delta.non-object"], _BR["delta.apply"])))))
+        text = z3.If(b["text.target-activity"], _BR["text.target-activity"],
+               z3.If(b["text.target-missing"], _BR["text.target-missing"],
+                     _BR["passthrough.accept"]))
+        # a held text message still open that the MESSAGES_SNAPSHOT leaves out: X1 decides
+        in_flight = z3.Or([z3.And(s["ex"][j], z3.Not(s["act"][j]), s["open"][j],
+                                  e.inc[j] == I_NONE) for j in range(n)])
+        listing = z3.If(in_flight, _BR["messages-snapshot.in-flight"],
+                        _BR["messages-snapshot.reconcile"])
+        return z3.If(s["halted"], _BR["lifecycle.halted"],
+               z3.If(e.kind == SNAP, snapshot, z3.If(e.kind == DELTA, delta,
+               z3.If(e.kind == TEXT, text, listing))))

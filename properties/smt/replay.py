@@ -5,7 +5,8 @@
 * :func:`lockstep` replays the trace on :func:`model.consumer.step` (every consumer copy, under its
   reading) and :func:`model.producer.violations` / :func:`model.producer.advance`, and compares,
   after every event, the abstract view of the concrete state with the state Z3 computed, the
-  warning and fatal outcome, and the producer clauses broken. Any difference raises
+  branch of the step (a :data:`model.consumer.BRANCHES` id on both sides), the warning and fatal
+  outcome (branch and code), and the producer clauses broken. Any difference raises
   :class:`CrossCheckError`: the encoding and the executable model disagree, and one is wrong.
 * :func:`enumerate_shortest` is the executable counterpart of a query: a breadth-first search of
   the *same* abstract event alphabet, realised and stepped on the executable model, returning a
@@ -19,7 +20,7 @@ producer's belief around it, the clauses it breaks, and whether the trace is con
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
 import z3
@@ -29,7 +30,8 @@ from model.events import Event
 from model.producer import Belief, advance, violations
 from model.readings import DRAFT, Reading
 from properties.catalogue import Transition
-from properties.smt.encoding import CONSUMER_FIELDS, FATALS, PRODUCER_RULES, WARNINGS, Unrolling
+from properties.smt.encoding import (CONSUMER_FIELDS, FATALS, PRODUCER_RULES, STEP_BRANCH_IDS,
+                                     WARNINGS, Unrolling)
 from properties.smt.world import (DELTA, I_ACT, I_NONE, I_TEXT, MS, SNAP, TEXT, AbstractEvent,
                                   MsEntry, World, abstract_state, realise, realise_trace)
 
@@ -60,6 +62,8 @@ class StepView:
         belief_before, belief_after: the producer's belief around the event.
         broken: producer clauses the event breaks (under any producer reading).
         conformant_before: no earlier event broke a producer clause; conformant: nor this one.
+        branches: ``{copy name: branch id}`` of each copy's step (:attr:`model.consumer.
+            StepResult.branch`); empty where the view was built without them.
     """
 
     index: int
@@ -71,6 +75,7 @@ class StepView:
     broken: frozenset
     conformant_before: bool
     conformant: bool
+    branches: dict = field(default_factory=dict)
 
     @property
     def a(self) -> Transition:
@@ -132,15 +137,16 @@ def views_of(world: World, events: tuple[AbstractEvent, ...], readings: dict,
         broken = frozenset(v.clause for r in producer for v in violations(belief, ev, r))
         after_belief = advance(belief, ev)
         ok = conformant and not broken
-        copies = {}
+        copies, branches = {}, {}
         for name, r in readings.items():
             res = step(states[name], ev, r)
             copies[name] = Transition(t, states[name], ev, res.state, res.warnings, res.fatal, r,
                                       tuple(run_input(res.state)), belief, after_belief, ok,
                                       _restep(r))
+            branches[name] = res.branch
             states[name] = res.state
         views.append(StepView(t, ev, events[t - 1], copies, belief, after_belief, broken,
-                              conformant, ok))
+                              conformant, ok, branches))
         belief, conformant = after_belief, ok
     return views
 
@@ -166,7 +172,7 @@ def lockstep(u: Unrolling, model: z3.ModelRef, n: Optional[int] = None) -> list[
     Raises:
         CrossCheckError: on the first difference in a consumer copy's abstract state (held,
             role, type, owner, first owner, content version, seen, open, message order,
-            halted), its warning or fatal outcome, or the producer clauses broken.
+            halted), its branch, its warning or fatal outcome, or the producer clauses broken.
     """
     n = u.n if n is None else n
     world = u.world
@@ -194,13 +200,17 @@ def lockstep(u: Unrolling, model: z3.ModelRef, n: Optional[int] = None) -> list[
                                       f"{concrete.order}", trace, t)
             if _bool(model, st.after["halted"]) != concrete.halted:
                 raise CrossCheckError(f"copy {name}: halted differs", trace, t)
-            warns = [_WARN_CODE.get((w.code, w.clause), -1) for w in tr.warnings]
+            zbranch = STEP_BRANCH_IDS[_int(model, st.branch)]
+            if zbranch != view.branches[name]:
+                raise CrossCheckError(f"copy {name}: branch Z3 {zbranch}, executable model "
+                                      f"{view.branches[name]}", trace, t)
+            warns = [_WARN_CODE.get((w.branch, w.code), -1) for w in tr.warnings]
             zw = _int(model, st.warn)
             if warns != ([zw] if zw else []):
-                got = [(w.code, w.clause) for w in tr.warnings]
+                got = [(w.branch, w.code) for w in tr.warnings]
                 raise CrossCheckError(f"copy {name}: warnings Z3 {WARNINGS.get(zw)}, executable "
                                       f"model {got}", trace, t)
-            fatal = _FATAL_CODE.get((tr.fatal.code, tr.fatal.clause), -1) if tr.fatal else 0
+            fatal = _FATAL_CODE.get((tr.fatal.branch, tr.fatal.code), -1) if tr.fatal else 0
             if fatal != _int(model, st.fatal):
                 raise CrossCheckError(f"copy {name}: fatal Z3 {FATALS.get(_int(model, st.fatal))}, "
                                       f"executable model {tr.fatal}", trace, t)
@@ -324,15 +334,17 @@ def enumerate_shortest(world: World, depth: int, readings: dict,
                         g.mode == "prefix" and ok for g in goals.values()):
                     continue
                 after_belief = advance(belief, ev)
-                copies, new_states = {}, []
+                copies, branches, new_states = {}, {}, []
                 for name, st in zip(names, states):
                     r = readings[name]
                     res = step(st, ev, r)
                     # run input is left empty here: no goal of the fragment reads it
                     copies[name] = Transition(t, st, ev, res.state, res.warnings, res.fatal, r,
                                               (), belief, after_belief, ok_after, restep[name])
+                    branches[name] = res.branch
                     new_states.append(res.state)
-                view = StepView(t, ev, letter, copies, belief, after_belief, broken, ok, ok_after)
+                view = StepView(t, ev, letter, copies, belief, after_belief, broken, ok, ok_after,
+                                branches)
                 aux_of = {i: auxes[k] for k, (i, _) in enumerate(tracked)}
                 for i, (gname, g) in enumerate(goal_items):
                     if gname not in open_goals:

@@ -1,0 +1,237 @@
+"""``activity-check explore``: the exhaustive breadth-first search to a depth
+(:func:`properties.explore.explore`), its report (:meth:`properties.explore.ExploreReport.to_json`)
+and, with ``--graph``, the explored state graph as GraphML or DOT."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+
+from rich.table import Table
+
+from activity_check.cli import (EXIT_INTERRUPTED, UsageError, cell, console, dump, progress_bar,
+                                read_vocabulary, shown)
+from model.text import visible
+
+__all__ = ["PARSERS", "cmd_explore", "DEFAULT_EXPLORE_DEPTH", "DEFAULT_MAX_STATES"]
+
+DEFAULT_EXPLORE_DEPTH = 5
+"""``explore``'s default bound (issue 4: exhausted within 60 s): 492,495 states of the exploration
+vocabulary under every reading with every property, the same default as
+:func:`properties.explore.explore` (a constant of its own, so that start-up does not import the
+search)."""
+
+DEFAULT_MAX_STATES = 1_000_000
+"""``explore``'s default state bound (about 2 GB): a deep search grows by megabytes a second, so
+an unbounded one is asked for explicitly (``--max-states 0``); twice the default depth's states,
+so that the default bound is the depth bound."""
+
+
+def _add_explore(sub) -> None:
+    ex = sub.add_parser("explore", help="exhaustive breadth-first exploration to a depth")
+    ex.add_argument("--depth", type=int, default=DEFAULT_EXPLORE_DEPTH,
+                    help=f"longest trace explored (default {DEFAULT_EXPLORE_DEPTH}: every "
+                         "reading and every property over 492,495 states, about 25 s and 1 GB "
+                         "here; 4 takes about 2 s)")
+    ex.add_argument("--vocabulary", help="JSON file with the producer vocabulary "
+                    "(default: the small exploration vocabulary)")
+    ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
+                    help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
+                         "about 2 GB; 0: no limit)")
+    ex.add_argument("--timeout", type=float, help="stop after this many seconds")
+    ex.add_argument("--reading", default="all",
+                    help="all (default): every reading in one sweep, one consumer state per "
+                         "class of readings not yet diverged; or one reading (draft, a preset, "
+                         "or KNOB=OPTION,...)")
+    ex.add_argument("--adversarial", action="store_true",
+                    help="also take the producer's non-conformant moves")
+    ex.add_argument("--graph", help="write the state graph (.graphml or .dot) after the report; it "
+                    "keeps every edge: at the default depth about 5 GB of memory, a minute or "
+                    "two and a 450 MB file (depth 4: seconds)")
+    ex.add_argument("--json", action="store_true", help="print the result as JSON")
+    ex.set_defaults(func=cmd_explore)
+
+
+PARSERS = {"explore": _add_explore}
+"""The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
+
+
+def cmd_explore(args) -> int:
+    """``explore``: the breadth-first search to a depth (:func:`properties.explore.explore`),
+    every reading in one sweep unless ``--reading`` names one. Prints (or ``--json``) what bound
+    stopped it, the shortest split per knob and the properties violated, then writes the graph
+    (``--graph``). Returns 0, 130 when interrupted (the report of what was explored is printed
+    first); raises UsageError (exit 2) for unusable options or vocabulary."""
+    reading, vocabulary = _options(args)
+    report = _explore(args, reading, vocabulary)
+    out = report.to_json(args.depth, reading, args.adversarial)
+    # Ctrl-C: the report of what was explored, then the interrupt's status, as other commands
+    status = EXIT_INTERRUPTED if report.stopped_by == "interrupted" else 0
+    if args.json:
+        print(dump(out))
+        sys.stdout.flush()
+        return (_write_graph(args.graph, report) or status) if args.graph else status
+    con = console()
+    _print_report(con, args, report, out)
+    if args.graph:
+        written = _write_graph(args.graph, report)
+        if written:
+            return written
+        con.print(f"wrote the state graph to {shown(args.graph)}")
+    return status
+
+
+def _options(args):
+    """Check ``explore``'s options (``--max-states 0`` becomes None: no limit); returns ``(the
+    reading or None for all, the vocabulary)``. Raises UsageError."""
+    from model.readings import ReadingError, parse_reading
+    from properties.explore import EXPLORE_VOCABULARY
+
+    if args.depth < 1:
+        raise UsageError("--depth must be at least 1")
+    if args.max_states is not None and args.max_states < 0:
+        raise UsageError("--max-states must be 0 (no limit) or more")
+    if args.max_states == 0:
+        args.max_states = None
+    if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
+        raise UsageError("--timeout must be a positive number of seconds")
+    reading = None
+    if args.reading != "all":
+        try:
+            reading = parse_reading(args.reading)
+        except ReadingError as exc:
+            raise UsageError(f"--reading: {exc}") from None
+    vocabulary = EXPLORE_VOCABULARY
+    if args.vocabulary:
+        vocabulary = read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY)
+    if args.graph and os.path.exists(args.graph):
+        raise UsageError(f"--graph {args.graph}: exists; choose a new file name")
+    if args.graph and not args.graph.endswith((".graphml", ".dot", ".gv")):
+        raise UsageError("--graph: the file name must end in .graphml, .dot or .gv")
+    if args.graph:
+        parent = os.path.dirname(os.path.abspath(args.graph))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+            raise UsageError(f"--graph {args.graph}: {parent} is not a writable directory")
+    return reading, vocabulary
+
+
+def _explore(args, reading, vocabulary):
+    """The search, with a progress line per level on stderr; its :class:`ExploreReport`."""
+    from properties.explore import explore
+
+    with progress_bar(bar=False) as progress:
+        task = progress.add_task("exploring: depth 0, 1 state", total=None)
+
+        def report_level(depth, states, edges, seconds):
+            rate = states / seconds if seconds else 0
+            progress.update(task, description=f"exploring depth {depth + 1}: {states:,} states,"
+                                              f" {edges:,} edges, {rate:,.0f} states/s")
+
+        return explore(depth=args.depth, vocabulary=vocabulary, reading=reading,
+                       adversarial=args.adversarial, max_states=args.max_states,
+                       timeout=args.timeout, progress=report_level,
+                       keep_edges=bool(args.graph))
+
+
+def _print_report(con, args, report, out: dict) -> None:
+    bound = {"depth": f"the depth bound ({args.depth})",
+             "max-states": f"--max-states {args.max_states}",
+             "timeout": f"--timeout {args.timeout}",
+             "interrupted": "an interrupt (Ctrl-C)"}[report.stopped_by]
+    con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
+              f"{report.depth} in {report.seconds:.1f} s ({report.states_per_second:,.0f} "
+              f"states/s)"
+              + (f" under every reading at once ({report.classes:,} "
+                 f"class{'es' if report.classes != 1 else ''} of readings)"
+                 if out["readingClasses"] is not None else f" under reading {out['reading']}")
+              + f"; stopped by {bound}"
+              + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
+    table = Table(title=f"open questions that split a step ({len(report.splits)}), shortest first found")
+    for col in ("knob", "events", "readings", "trace"):
+        table.add_column(col, overflow="fold")
+    for knob, info in out["splits"].items():
+        table.add_row(knob, str(info["length"]), " vs ".join(info["pair"]),
+                      cell(" | ".join(visible(_short(e)) for e in info["trace"]), None))
+    con.print(table)
+    if out["violations"]:
+        for pid, info in out["violations"].items():
+            con.print(f"[bold red]{pid}[/bold red] violated after {info['length']} events: "
+                      f"{shown(info['witness'], None)}")
+    else:
+        con.print(f"no property violated on any explored transition ({report.edges:,} checked)")
+
+
+def _write_graph(path: str, report) -> int:
+    """Write the explored state graph to ``path`` (``.graphml``, else DOT), after the report is
+    printed, with a progress line on stderr (the graph holds every examined edge: at the default
+    bound a minute or more, and gigabytes). The file is created exclusively (never over another)
+    and removed if the write fails or is interrupted, so no partial graph is left; after a
+    search that was interrupted it is not written at all (the user asked the command to stop).
+
+    Returns 0, or 130 when interrupted (one line on stderr). Raises UsageError when the file
+    cannot be written."""
+    from properties.explore import state_graph
+
+    not_written = ("activity-check: interrupted; the state graph was not written to "
+                   f"{visible(path, None)}")
+    if report.stopped_by == "interrupted":
+        print(not_written, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    try:
+        with progress_bar(bar=False) as progress:
+            progress.add_task(f"writing the state graph ({report.states:,} states, "
+                              f"{report.edges:,} edges) to {shown(path)}", total=None)
+            graph = state_graph(report)
+            with open(path, "xb") as fh:
+                try:
+                    if path.endswith(".graphml"):
+                        import networkx as nx
+                        nx.write_graphml(graph, fh)
+                    else:
+                        _write_dot(graph, fh)
+                except BaseException:
+                    fh.close()
+                    os.remove(path)  # ours, created above: no partial graph is left
+                    raise
+    except KeyboardInterrupt:
+        print(not_written, file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except FileExistsError:
+        raise UsageError(f"--graph {path}: exists; choose a new file name") from None
+    except OSError as exc:
+        raise UsageError(f"--graph {path}: {exc.strerror}") from None
+    return 0
+
+
+def _short(event: dict) -> str:
+    """One wire event in a few words, for the report's table."""
+    bits = [event.get("type", "?")]
+    for key in ("messageId", "activityType"):
+        if key in event:
+            bits.append(str(event[key]))
+    if "replace" in event:
+        bits.append(f"replace:{str(event['replace']).lower()}")
+    if "subagentRunId" in event:
+        bits.append(event["subagentRunId"])
+    if "patch" in event:
+        bits.append("[" + ",".join(f"{op.get('op', '?')} {op.get('path', '')}".strip()
+                                   for op in event["patch"]) + "]")
+    if "metadata" in event:
+        bits.append("metadata " + json.dumps(event["metadata"], separators=(",", ":")))
+    if event.get("type") == "MESSAGES_SNAPSHOT":
+        bits.append("[" + ",".join(m.get("id", "?") for m in event.get("messages", [])) + "]")
+    return " ".join(bits)
+
+
+def _write_dot(graph, fh) -> None:
+    """Write a networkx graph as Graphviz DOT (no pydot needed) to ``fh``, a binary file."""
+    def q(text) -> str:
+        return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    lines = ["digraph states {"]
+    for node, data in graph.nodes(data=True):
+        lines.append(f"  {node} [label={q(data.get('label', node))}];")
+    for a, b, data in graph.edges(data=True):
+        lines.append(f"  {a} -> {b} [label={q(data.get('event', ''))}];")
+    lines.append("}")
+    fh.write(("\n".join(lines) + "\n").encode("utf-8"))

@@ -1,0 +1,79 @@
+"""``activity-check export FINDING --format F``: a finding file as JSON lines, the finding JSON
+itself, an ITF trace, a Mermaid sequence diagram or a pytest regression file (all the work is in
+:mod:`counterexamples.export`)."""
+from __future__ import annotations
+
+import sys
+
+from activity_check.cli import UsageError
+
+__all__ = ["PARSERS", "cmd_export"]
+
+
+def _add_export(sub) -> None:
+    xp = sub.add_parser("export", help="a finding as JSON lines, JSON, ITF, Mermaid or pytest")
+    xp.add_argument("finding", help="a finding JSON file (DIR/findings/<id>.json)")
+    xp.add_argument("--format", required=True,
+                    choices=("jsonl", "json", "itf", "mermaid", "pytest"),
+                    help="jsonl (the trace), json (the finding itself), itf (Apalache/Quint "
+                         "trace), mermaid (sequence diagram) or pytest (regression test file)")
+    xp.add_argument("--out", help="write to this file (refused if it exists; default stdout)")
+    xp.add_argument("--reading", help="itf only: the reading whose states are exported "
+                    "(default: the draft's verdict class; a property finding's own reading)")
+    xp.set_defaults(func=cmd_export)
+
+
+PARSERS = {"export": _add_export}
+"""The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
+
+
+def cmd_export(args) -> int:
+    """``export FINDING --format F [--out FILE] [--reading SPEC]``: a finding JSON file as JSON
+    lines, the finding JSON itself, an ITF trace, a Mermaid sequence diagram or a pytest
+    regression file (see :mod:`counterexamples.export`); stdout unless ``--out``, which never
+    overwrites. Returns 0; raises UsageError (exit 2) for an unusable option, an unreadable or
+    unusable finding, or an ``--out`` that exists or cannot be written."""
+    from counterexamples.export import export, load_finding, parse_reading_spec
+    from model.readings import ReadingError
+
+    reading = None
+    if args.reading is not None:  # the option's own faults first, named as the option's
+        if args.format != "itf":
+            raise UsageError(f"--reading applies to --format itf only, not {args.format}")
+        try:
+            reading = parse_reading_spec(args.reading)
+        except ReadingError as exc:
+            raise UsageError(f"--reading: {exc}") from None
+    try:
+        finding = load_finding(args.finding)
+    except OSError as exc:
+        raise UsageError(f"{args.finding}: cannot read the file: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        text = export(finding, args.format, reading)
+    except ValueError as exc:
+        raise UsageError(f"{args.finding}: {exc}") from None
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        # a finding file from elsewhere may lack what the loader does not check
+        raise UsageError(f"{args.finding}: not a finding as activity-check writes it "
+                         f"({type(exc).__name__}: {exc})") from None
+    if args.out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 0
+    _write_file(args.out, text)
+    return 0
+
+
+def _write_file(path: str, text: str) -> None:
+    """Write ``text`` to the new file ``path`` whole or not at all, never over anything there
+    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line)."""
+    from counterexamples.outdir import write_new_file
+    try:
+        write_new_file(path, text)
+    except FileExistsError:
+        raise UsageError(f"--out {path}: already exists; not overwritten") from None
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write the file: "
+                         f"{exc.strerror or exc}; nothing was written") from None

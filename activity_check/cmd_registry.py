@@ -1,0 +1,84 @@
+"""``activity-check clauses`` and ``activity-check readings``: the model's registries, the
+clauses with what covers each (:func:`model.clauses.coverage`) and the knobs with their options
+and the named readings (:mod:`model.readings`)."""
+from __future__ import annotations
+
+from rich.table import Table
+
+from activity_check.cli import console, dump
+
+__all__ = ["PARSERS", "cmd_clauses", "cmd_readings"]
+
+
+def _add_clauses(sub) -> None:
+    cl = sub.add_parser("clauses", help="the clause registry and its coverage")
+    cl.add_argument("--json", action="store_true")
+    cl.set_defaults(func=cmd_clauses)
+
+
+def _add_readings(sub) -> None:
+    rd = sub.add_parser("readings", help="the knobs and named readings")
+    rd.add_argument("--json", action="store_true")
+    rd.set_defaults(func=cmd_readings)
+
+
+PARSERS = {"clauses": _add_clauses, "readings": _add_readings}
+"""The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
+
+
+def cmd_clauses(args) -> int:
+    """``clauses``: the clause registry with what covers each clause (step branches, knobs,
+    adversarial moves, properties); 0."""
+    from model.clauses import coverage
+    from properties.catalogue import coverage_table
+    rows = coverage({"property": coverage_table()})
+    if args.json:
+        print(dump([{"id": c.clause.id, "nIds": list(c.clause.n_ids), "keyword": c.clause.keyword,
+                     "actor": c.clause.actor, "page": c.clause.page, "section": c.clause.section,
+                     "summary": c.clause.summary, "questions": list(c.clause.questions),
+                     "coveredBy": {k: list(v) for k, v in c.covered_by.items()}}
+                    for c in rows]))
+        return 0
+    table = Table(title=f"clause registry ({len(rows)} clauses)")
+    for col in ("id", "N", "keyword", "actor", "where", "covered by", "summary"):
+        table.add_column(col, overflow="fold")
+    for c in rows:
+        cov = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.covered_by.items()) or "-"
+        table.add_row(c.clause.id, ",".join(c.clause.n_ids), c.clause.keyword, c.clause.actor,
+                      f"{c.clause.page} {c.clause.section}", cov, c.clause.summary)
+    con = console()
+    con.print(table)
+    covered = sum(1 for c in rows if c.covered)
+    scoped = sum(1 for c in rows if "out-of-scope" in c.covered_by)
+    con.print(f"{covered} of {len(rows)} clauses covered by a step branch, knob or adversarial "
+              f"move or property; {scoped} declared outside the model's scope")
+    return 0
+
+
+def cmd_readings(args) -> int:
+    """``readings``: the knobs (open questions), their options, clauses and observed peer
+    behaviour, and the named readings; 0."""
+    from model.readings import KNOBS, PRESETS, reading_count
+    if args.json:
+        print(dump({"knobs": [{"id": k.id, "question": k.question, "draft": k.draft,
+                               "options": [{"name": n, "meaning": d} for n, d in k.options],
+                               "clauses": list(k.clauses),
+                               "peers": {peer: option for peer, option in k.peers}}
+                              for k in KNOBS],
+                    "presets": {n: r.as_dict() for n, r in PRESETS.items()},
+                    "readingCount": reading_count()}))
+        return 0
+    table = Table(title=f"knobs ({reading_count():,} readings in all)")
+    for col in ("knob", "question", "options (draft first)", "clauses", "peers observed"):
+        table.add_column(col, overflow="fold")
+    for k in KNOBS:
+        options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}: {meaning}"
+                            for i, (name, meaning) in enumerate(k.options))
+        table.add_row(k.id, k.question, options, ", ".join(k.clauses),
+                      "\n".join(f"{peer}: {option}" for peer, option in k.peers) or "-")
+    con = console()
+    con.print(table)
+    for name, r in PRESETS.items():
+        diff = r.differences()
+        con.print(f"preset {name}: " + (", ".join(f"{a}={b}" for a, b in diff.items()) or "(draft)"))
+    return 0

@@ -1,0 +1,202 @@
+"""``activity-check run`` (the main job, :func:`counterexamples.pipeline.run_pipeline`) and
+``activity-check corpus check|update`` (the committed corpus the run's findings are compared
+with, :mod:`counterexamples.corpus`)."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+from rich.table import Table
+
+from activity_check import __version__
+from activity_check.cli import (UsageError, console, dump, prepare_out, progress_bar,
+                                read_vocabulary, shown, write_out)
+
+__all__ = ["PARSERS", "cmd_run", "cmd_corpus"]
+
+
+def _add_run(sub) -> None:
+    run = sub.add_parser("run", help="search for ambiguities, replay field cases, write findings")
+    run.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    run.add_argument("--out", default="out", help="output directory (default ./out)")
+    run.add_argument("--budget", type=float, default=60.0,
+                     help="stop generating after this many seconds (default 60)")
+    run.add_argument("--examples", type=int, default=3000,
+                     help="conformant traces to generate (default 3000)")
+    run.add_argument("--max-events", type=int, default=10, help="longest trace (default 10)")
+    run.add_argument("--vocabulary", help="JSON file with the producer vocabulary")
+    run.add_argument("--bfs-depth", type=int, default=4,
+                     help="depth of the breadth-first cross-check (default 4; 0 skips it)")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.set_defaults(func=cmd_run)
+
+
+def _add_corpus(sub) -> None:
+    co = sub.add_parser("corpus", help="replay the committed corpus, or rewrite it from a run")
+    co.add_argument("action", choices=["check", "update"])
+    co.add_argument("source", nargs="?", default="",
+                    help="with update: the --out directory of a run")
+    co.add_argument("--json", action="store_true")
+    co.set_defaults(func=cmd_corpus)
+
+
+PARSERS = {"run": _add_run, "corpus": _add_corpus}
+"""The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+def _run_files(previous: dict) -> list:
+    """The finding files an earlier ``run`` summary lists (ValueError: not in run's form)."""
+    listed = previous.get("findings", [])
+    if not isinstance(listed, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("files", []), list) for f in listed):
+        raise ValueError("not a run summary")
+    return [path for f in listed for path in f.get("files", [])]
+
+
+def cmd_run(args) -> int:
+    """``run``, the main job (:func:`counterexamples.pipeline.run_pipeline`): search, shrink and
+    export each finding, check the reference consumer under the conformant and adversarial
+    machines, replay the field cases, compare with the corpus; then write ``DIR/findings`` and
+    ``DIR/summary.json`` and print the summary (``--json``: as written). Returns 0; raises
+    UsageError (exit 2) for unusable options, vocabulary or output directory."""
+    from counterexamples.pipeline import (SUMMARY, ConfigError, RunConfig, run_pipeline,
+                                          write_run)
+
+    try:
+        config = RunConfig(seed=args.seed, examples=args.examples, budget=args.budget,
+                           max_events=args.max_events, bfs_depth=args.bfs_depth)
+    except ConfigError as exc:
+        raise UsageError(f"--{exc.field.replace('_', '-')} {exc.requirement}") from None
+    if args.vocabulary:
+        config = replace(config, vocabulary=read_vocabulary(args.vocabulary))
+    plan = prepare_out(args.out, SUMMARY, "activity-check", _run_files)
+    with progress_bar() as progress:
+        tasks = {}
+
+        def show(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done)
+
+        result = run_pipeline(config, __version__, show)
+    with write_out(plan) as staging:  # swapped in for args.out when complete
+        write_run(result, staging)
+    summary = result.summary.to_json()
+    if args.json:
+        print(dump(summary))
+    else:
+        _print_run(summary, result, args.out)
+    return 0
+
+
+def _print_run(summary: dict, result, out_dir: str) -> None:
+    from counterexamples.field_cases import ARGUED
+    from counterexamples.pipeline import FINDINGS_DIR, SUMMARY
+    from model.readings import KNOB_BY_ID
+    findings = result.ambiguities
+    con = console()
+    con.print(f"activity-check {summary['version']}: seed {summary['seed']}, "
+              f"{summary['examples']} conformant traces ({summary['eventsChecked']} events) "
+              f"under all {summary['readings']:,} readings"
+              + (" [bold yellow](stopped by --budget)[/bold yellow]"
+                 if summary["stoppedBy"] == "budget" else "")
+              + f", {result.seconds:.1f} s")
+    table = Table(title=f"ambiguity findings ({len(findings)})")
+    for col in ("finding", "knob", "events", "readings split", "question"):
+        table.add_column(col, overflow="fold")
+    for f in findings:
+        split = " vs ".join(f"{f.knob}={a[f.knob]}" for a in f.pair)
+        if f.context:
+            split += " (with " + ", ".join(f"{k}={v}" for k, v in f.context.items()) + ")"
+        table.add_row(f.id, f.knob, str(len(f.events)), split, KNOB_BY_ID[f.knob].question)
+    con.print(table)
+    for name, entry in summary["propertyChecks"].items():
+        verdict = "no property failed" if entry["failed"] is None else \
+            f"[bold red]{entry['failed']['property']} failed[/bold red] ({entry['failed']['files'][0]})"
+        con.print(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
+                  f"{entry['steps']} steps, {verdict}")
+    corpus = summary["corpus"]
+    con.print(f"against the committed corpus: {corpus['kept']} findings kept, "
+              f"{len(corpus['new'])} new ({', '.join(corpus['new']) or 'none'}), "
+              f"{len(corpus['vanished'])} vanished ({', '.join(corpus['vanished']) or 'none'})"
+              + (f"; the same question with another witness: {', '.join(corpus['rewitnessed'])}"
+                 if corpus.get("rewitnessed") else ""))
+    cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
+    for col in ("case", "basis", "result", "detail"):
+        cases.add_column(col, overflow="fold")
+    for r in summary["fieldCases"]:
+        argued = ARGUED.get(r["id"], (None, ""))[1] if r["status"] == "argued" else ""
+        detail = "; ".join(r["problems"]) or argued or "; ".join(
+            f"{name}: {', '.join(givers) or 'none'}" for name, givers in r["readings"].items())
+        cases.add_row(r["id"], r["basis"], r["status"], detail)
+    con.print(cases)
+    con.print(f"wrote {len(findings)} findings to {shown(os.path.join(out_dir, FINDINGS_DIR))} "
+              f"and {shown(os.path.join(out_dir, SUMMARY))}")
+
+
+# --- corpus -------------------------------------------------------------------------------------
+
+EMPTY_CORPUS = ("the corpus holds no entry, so nothing was checked (activity-check corpus "
+                "update DIR writes it from a run)")
+"""The change ``corpus check`` reports for an empty corpus (it then exits 1)."""
+
+
+def cmd_corpus(args) -> int:
+    """``corpus check`` (replay the committed corpus: 0 when nothing changed, 1 when a verdict
+    did or the corpus is empty) and ``corpus update DIR`` (rewrite it from a run's output: 0, or 2 when DIR is not a
+    usable run; the corpus is then unchanged)."""
+    from counterexamples.corpus import check_corpus, load_corpus
+    if args.action == "update":
+        return _corpus_update(args)
+    if args.source:
+        raise UsageError(f"corpus check takes no directory (got {args.source!r}); it "
+                         "replays the committed corpus")
+    try:
+        changes = [str(c) for c in check_corpus()]
+        count = len(load_corpus())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if count == 0:  # checks nothing: a corpus emptied by mistake must not pass
+        changes.append(EMPTY_CORPUS)
+    if args.json:
+        print(dump({"entries": count, "changes": changes}))
+    else:
+        for change in changes:
+            print(change)
+        print(f"{count} corpus entries replayed; {len(changes)} change(s)")
+    return 1 if changes else 0
+
+
+def _corpus_update(args) -> int:
+    """``corpus update DIR``: the ambiguity findings a run's summary lists become the corpus."""
+    from counterexamples.corpus import write_corpus
+    from counterexamples.export import load_finding
+    from counterexamples.pipeline import SUMMARY
+    if not args.source:
+        raise UsageError("corpus update: give the --out directory of a run "
+                         "(activity-check corpus update DIR)")
+    summary_path = os.path.join(args.source, SUMMARY)
+    try:
+        with open(summary_path, encoding="utf-8") as fh:
+            summary = json.load(fh)
+        listed = [f for f in summary["findings"] if f.get("kind") == "ambiguity"]
+        paths = [os.path.join(args.source, f["files"][0]) for f in listed]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+        raise UsageError(f"corpus update: {summary_path} is not the summary of an "
+                         "'activity-check run' (give the --out directory of a run)") from None
+    findings = []
+    for path in paths:
+        try:
+            findings.append(load_finding(path))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"corpus update: {path}: {getattr(exc, 'strerror', None) or exc}"
+                             " (the corpus is unchanged)") from None
+    try:
+        written = write_corpus(findings)
+    except ValueError as exc:
+        raise UsageError(f"corpus update: {exc}") from None
+    print(f"corpus now holds {len(written)} entries")
+    return 0

@@ -1,0 +1,1007 @@
+"""``lint``: producer-side conformance of a whole AG-UI stream (issue 22).
+
+The producer monitor (:func:`model.producer.violations`, :func:`model.producer.advance`) knows every
+producer obligation the model encodes, and judges one event against what was sent before it.
+:func:`lint_stream` runs it over a whole stream and keeps going after a violation, so that a
+producer team sees every violation, not only the first, each with:
+
+* the clause id, its BCP 14 keyword and a severity (:func:`severity_of`), from the clause
+  registry :mod:`model.clauses` (or, for the few rules the registry does not number yet,
+  :data:`PENDING_CLAUSES`);
+* the 0-based event index (``None`` for the end-of-stream violations), the source line when known,
+  and the RFC 6901 JSON pointer of the member at fault;
+* our one-line paraphrase of the clause (the registry's ``summary``) and what was seen.
+
+On top of the monitor, lint adds the checks the monitor does not make yet, each citing a clause:
+steps (balanced, per owner, closed before RUN_FINISHED; lifecycle page, section Steps), tool calls
+(closed before RUN_FINISHED, LIF-CLOSE-BEFORE-FINISH; continuations agree with their opener,
+SUB-OWNER-AGREE), a parent invocation named before it was announced, a delta in a later run with no
+fresh snapshot (SNP-SHOULD-SNAPSHOT, a SHOULD: a warning), and, when the stream ends, everything
+left open: messages, tool calls, steps, subagent invocations and the run itself. Malformed events
+are labelled by their actual fault (the wire parser's JSON path and clause), undescribed members one
+violation each; an element that is not JSON at all is reported as an undecodable event. The rest of
+the stream is still checked after any of them.
+
+Readings: where a producer obligation depends on an open question (the knobs of
+:data:`model.producer.PRODUCER_KNOBS`: Q2, Q4-opener), the monitor is asked under each option the
+event makes it consult (a :class:`model.readings.PartialReading` raises
+:class:`~model.readings.KnobUnset` on the knobs it reads), so one pass judges every producer
+reading. A violation that only some readings make carries those readings; with ``reading=R`` only
+R's options judge.
+
+Speed: the monitor's :class:`~model.producer.Belief` keeps tuples that grow with the stream, which
+is fine for the search's short traces but quadratic on a recorded stream of 100,000 events. Lint
+keeps its own indexed copy of the belief (:class:`_Mirror`) and hands the monitor, for each event,
+a belief holding only what that event can read (the ids it names; the run-scoped sets whole), then
+writes the monitor's new belief back for those ids. The monitor stays the one judge; the cost per
+event does not grow with the stream.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import product
+from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence
+
+from model.clause_data import Clause
+from model.clauses import UnknownClauseError, get as registry_clause, registry
+from model.events import (
+    RFC6902_OPS, ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot, Passthrough,
+    PatchOp, RunError,
+    RunFinished, RunStarted, SubagentError, SubagentFinished, SubagentStarted,
+    TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallStart,
+    Unrecognised,
+)
+from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, ActivityBelief, Belief,
+                            ProducerViolation, advance, violations)
+from model.readings import (KNOB_BY_ID, KnobUnset, PartialReading, Reading,
+                            describe_assignment)
+from model.wire import JSON_POINTER, TEXT_MESSAGE_ROLES, parse_event
+
+__all__ = ["StreamEntry", "LintViolation", "LintReport", "lint_stream", "lint_wire",
+           "PENDING_CLAUSES", "clause_of", "severity_of", "SEVERITIES", "FAIL_ON",
+           "LINT_KINDS", "clauses_checked", "producer_readings", "json_path_to_pointer",
+           "REPORT_SCHEMA", "parse", "tool_version"]
+
+REPORT_SCHEMA = "activity-check/lint/1"
+"""The ``schema`` member of the JSON report; changes only when the report's shape does."""
+
+SEVERITIES = ("error", "warning")
+"""Severities, most severe first."""
+
+FAIL_ON = ("error", "warning", "never")
+"""The thresholds ``--fail-on`` takes: fail on errors, on warnings too, or never."""
+
+PENDING_CLAUSES: tuple[Clause, ...] = (
+    Clause(id="LIF-STEP-OPEN-ONCE", n_ids=(), keyword="MUST NOT", actor="producer", page="LIF",
+           section="Steps",
+           summary="A producer does not open a step while a step of the same name and owner is "
+                   "still open."),
+    Clause(id="LIF-STEP-FINISH-OPENED", n_ids=(), keyword="MUST NOT", actor="producer",
+           page="LIF", section="Steps",
+           summary="A producer sends STEP_FINISHED only for a step it opened and has not "
+                   "finished yet."),
+    Clause(id="LIF-STEP-CLOSE-BEFORE-FINISH", n_ids=(), keyword="MUST", actor="producer",
+           page="LIF", section="Steps",
+           summary="Every step a producer opens is finished before the run's RUN_FINISHED."),
+    Clause(id="LIF-RUN-CLOSE", n_ids=(), keyword="MUST", actor="producer", page="LIF",
+           section="Cancelled runs; After a run closes",
+           summary="A producer ends every run it opens, with RUN_FINISHED or, when it cannot "
+                   "close in order, RUN_ERROR; a stream that stops with its run active leaves "
+                   "the run unended."),
+    Clause(id="SUB-PARENT-ANNOUNCED", n_ids=(), keyword="MUST NOT", actor="producer", page="SUB",
+           section="Nesting and parallelism",
+           summary="parentSubagentRunId names only an invocation already announced in the same "
+                   "run."),
+)
+"""Producer rules of the draft pages that the registry does not hold yet (issue 19 adds them):
+lint cites these ids, and the registry's entry wins as soon as it has one of them."""
+
+_PENDING_BY_ID = {c.id: c for c in PENDING_CLAUSES}
+
+LINT_KINDS: dict[str, str] = {
+    "undecodable": "PRC-MALFORMED-FATAL",
+    "malformed-member": "PRC-MALFORMED-FATAL",
+    "undescribed-role": "SCH-MESSAGE-UNION",
+    "tool-owner-disagrees": "SUB-OWNER-AGREE",
+    "step-owner-disagrees": "SUB-OWNER-AGREE",
+    "step-opened-twice": "LIF-STEP-OPEN-ONCE",
+    "step-not-open": "LIF-STEP-FINISH-OPENED",
+    "step-open-at-finish": "LIF-STEP-CLOSE-BEFORE-FINISH",
+    "parent-not-announced": "SUB-PARENT-ANNOUNCED",
+    "delta-without-fresh-snapshot": "SNP-SHOULD-SNAPSHOT",
+    "open-at-end": "LIF-CLOSE-BEFORE-FINISH",
+    "step-open-at-end": "LIF-STEP-CLOSE-BEFORE-FINISH",
+    "run-open-at-end": "LIF-RUN-CLOSE",
+}
+"""Kinds lint reports beyond the monitor's (:data:`model.producer.ADVERSARIAL_KINDS`), with the
+clause each cites by default (malformed members and undescribed members are cited by their
+actual fault: see :func:`_malformed_clause`)."""
+
+_STRUCTURE_CLAUSES = ("SCH-ACTIVITY-SNAPSHOT", "SCH-REPLACE", "SCH-ACTIVITY-DELTA",
+                      "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION", "SCH-MESSAGES-SNAPSHOT",
+                      "SCH-JSON-PATCH", "SCH-JSON-POINTER", "PRC-MALFORMED-FATAL")
+"""The clauses a malformed or undescribed member is cited under, by where it sits."""
+
+_STRIPPED_KINDS = frozenset({"undescribed-member", "undescribed-role"})
+"""Kinds of material a consumer strips rather than fails the run on (PRC-DROP-STRIP)."""
+
+
+@lru_cache(maxsize=1)
+def tool_version() -> str:
+    """The installed activity-check's version (``"unknown"`` when it is not installed)."""
+    from importlib import metadata
+    try:
+        return metadata.version("activity-check")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+        return "unknown"
+
+
+def clause_of(clause_id: str) -> Clause:
+    """The clause ``clause_id``: the registry's entry, else the pending one.
+
+    Raises:
+        UnknownClauseError: for an id in neither.
+    """
+    try:
+        return registry_clause(clause_id)
+    except UnknownClauseError:
+        if clause_id in _PENDING_BY_ID:
+            return _PENDING_BY_ID[clause_id]
+        raise
+
+
+def severity_of(clause: Clause, kind: str = "") -> str:
+    """``"error"`` or ``"warning"`` for a violation of ``clause`` (IDX-CONFORMANCE):
+
+    * MUST, MUST NOT, REQUIRED: error;
+    * SHOULD, SHOULD NOT: warning;
+    * a schema (structure) clause: error when a consumer fails the run on the event (a malformed
+      value, PRC-MALFORMED-FATAL), warning when it strips the material and goes on (an undescribed
+      member or role, PRC-DROP-STRIP: possibly a newer version's addition);
+    * anything else: warning.
+    """
+    if kind in _STRIPPED_KINDS:
+        return "warning"
+    if clause.keyword in ("MUST", "MUST NOT", "REQUIRED"):
+        return "error"
+    if clause.actor == "structure":
+        return "error"
+    return "warning"
+
+
+def clauses_checked() -> tuple[str, ...]:
+    """Every clause id lint can report, registry order first, then the pending ones."""
+    ids = set(ADVERSARIAL_KINDS.values()) | set(LINT_KINDS.values()) | set(_STRUCTURE_CLAUSES)
+    ids |= {"EVM-ABSENT-NOT-NULL", "SUB-ABSENT-PARENT", "MET-NOT-NULL"}
+    ordered = [cid for cid in registry() if cid in ids]
+    return tuple(ordered + [c.id for c in PENDING_CLAUSES if c.id not in registry()])
+
+
+def producer_readings(reading: Optional[Reading] = None) -> tuple[dict[str, str], ...]:
+    """The producer readings judged: every combination of the options of
+    :data:`~model.producer.PRODUCER_KNOBS` (draft's first), or ``reading``'s alone."""
+    if reading is not None:
+        return ({k: getattr(reading, KNOB_BY_ID[k].attr) for k in PRODUCER_KNOBS},)
+    options = [KNOB_BY_ID[k].option_names for k in PRODUCER_KNOBS]
+    return tuple(dict(zip(PRODUCER_KNOBS, combo)) for combo in product(*options))
+
+
+# --- records ------------------------------------------------------------------------------------
+
+class StreamEntry(NamedTuple):
+    """One element of the stream as read: ``value`` the decoded JSON (None when it could not be
+    decoded, then ``problem`` says why), ``line`` its 1-based source line (None: no lines, e.g. a
+    live endpoint)."""
+
+    value: Any
+    line: Optional[int] = None
+    problem: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class LintViolation:
+    """One violation.
+
+    Attributes:
+        clause: clause id (registry, or :data:`PENDING_CLAUSES`).
+        keyword: its BCP 14 keyword (``MUST``, ``SHOULD``, ``non-keyword`` for a schema clause).
+        severity: ``"error"`` or ``"warning"`` (:func:`severity_of`).
+        kind: what was wrong: a key of :data:`model.producer.ADVERSARIAL_KINDS` or of
+            :data:`LINT_KINDS`.
+        event_index: 0-based index of the event (None: at the end of the stream).
+        line: 1-based source line of the event, when known.
+        event_type: the event's wire ``type``, when it has one.
+        pointer: RFC 6901 JSON pointer of the member at fault within the event (``""``: the whole
+            event).
+        message: our one-line paraphrase of the clause.
+        detail: what was seen.
+        readings: None when every producer reading judged makes this violation; else the
+            assignments (``"Q2=parent"``) of the readings that do.
+        related_index: the index of the event it relates to (the opener left open, the step
+            opened before), when there is one.
+    """
+
+    clause: str
+    keyword: str
+    severity: str
+    kind: str
+    event_index: Optional[int]
+    line: Optional[int]
+    event_type: Optional[str]
+    pointer: str
+    message: str
+    detail: str = ""
+    readings: Optional[tuple[str, ...]] = None
+    related_index: Optional[int] = None
+
+    def to_json(self) -> dict:
+        """The violation in the JSON report's form (camelCase members; see the README)."""
+        return {"clause": self.clause, "keyword": self.keyword, "severity": self.severity,
+                "kind": self.kind, "eventIndex": self.event_index, "line": self.line,
+                "eventType": self.event_type, "pointer": self.pointer, "message": self.message,
+                "detail": self.detail,
+                "readings": None if self.readings is None else list(self.readings),
+                "relatedEventIndex": self.related_index}
+
+    def applies_under(self, assignment: dict[str, str]) -> bool:
+        """Whether this violation is made under the complete producer ``assignment``."""
+        if self.readings is None:
+            return True
+        return any(all(assignment.get(k) == v for k, v in _parse_assignment(r).items())
+                   for r in self.readings)
+
+
+def _parse_assignment(text: str) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in text.split(",")) if text else {}
+
+
+@dataclass(frozen=True)
+class LintReport:
+    """What :func:`lint_stream` found.
+
+    Attributes:
+        source: the file name, ``<stdin>`` or the URL.
+        input_format: ``"json"`` (an array), ``"jsonl"`` or ``"sse"``.
+        events: how many events (stream elements) were read.
+        reading: the name of the reading given, or None (every producer reading judged).
+        readings: the producer readings judged, as assignments of the producer knobs.
+        violations: in stream order, the end-of-stream ones last.
+        notes: remarks on the input that are not violations (``{"line", "text"}``), e.g. an SSE
+            line a reader ignores.
+    """
+
+    source: str
+    input_format: str
+    events: int
+    reading: Optional[str]
+    readings: tuple[dict[str, str], ...]
+    violations: tuple[LintViolation, ...]
+    notes: tuple[dict, ...] = ()
+
+    def count(self, severity: str) -> int:
+        """How many violations of ``severity``."""
+        return sum(1 for v in self.violations if v.severity == severity)
+
+    @property
+    def conformant(self) -> bool:
+        """True when no error is made under any reading judged (skipping a SHOULD is no
+        violation, IDX-CONFORMANCE)."""
+        return not any(v.severity == "error" for v in self.violations)
+
+    def reading_names(self) -> list[str]:
+        """The producer readings judged, as assignments (``"Q2=continues,Q4-opener=current"``)."""
+        return [describe_assignment(a) for a in self.readings]
+
+    def conformant_under(self) -> list[str]:
+        """The producer readings judged under which the stream makes no error."""
+        return [describe_assignment(a) for a in self.readings
+                if not any(v.severity == "error" and v.applies_under(a) for v in self.violations)]
+
+    def fails(self, fail_on: str = "error") -> bool:
+        """Whether the stream fails the gate ``fail_on`` (one of :data:`FAIL_ON`): a violation of
+        that severity or a more severe one. Raises ValueError for another threshold."""
+        if fail_on not in FAIL_ON:
+            raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
+        if fail_on == "never":
+            return False
+        rank = SEVERITIES.index(fail_on)
+        return any(SEVERITIES.index(v.severity) <= rank for v in self.violations)
+
+    def violated_clauses(self) -> list[str]:
+        """Clause ids with at least one violation, in first-seen order."""
+        return list(dict.fromkeys(v.clause for v in self.violations))
+
+    def to_json(self, fail_on: str = "error", version: Optional[str] = None) -> dict:
+        """The report as JSON (schema :data:`REPORT_SCHEMA`, documented in the README);
+        ``version``: the tool's (default: the installed distribution's, :func:`tool_version`)."""
+        return {
+            "tool": "activity-check", "version": version or tool_version(),
+            "schema": REPORT_SCHEMA,
+            "source": self.source, "format": self.input_format, "events": self.events,
+            "reading": self.reading,
+            "readings": self.reading_names(),
+            "failOn": fail_on, "failed": self.fails(fail_on), "conformant": self.conformant,
+            "conformantUnder": self.conformant_under(),
+            "counts": {s: self.count(s) for s in SEVERITIES},
+            "clausesChecked": list(clauses_checked()),
+            "violations": [v.to_json() for v in self.violations],
+            "notes": list(self.notes),
+        }
+
+
+# --- JSON paths and pointers --------------------------------------------------------------------
+
+_PATH_TOKEN = re.compile(r'\.([^.\[\s]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def json_path_to_pointer(path: str) -> str:
+    """The RFC 6901 pointer for one of :mod:`model.wire`'s JSON paths (``$.patch[0].path`` ->
+    ``/patch/0/path``, ``$["a b"]`` -> ``/a b``); trailing words after the path (a notice's
+    ``(role "x" unrecognised)``) are dropped. ``$`` alone is ``""``."""
+    import json
+    text = path
+    if not text.startswith("$"):
+        return ""
+    out, pos = [], 1
+    while pos < len(text):
+        m = _PATH_TOKEN.match(text, pos)
+        if m is None:
+            break
+        name = m.group(1) if m.group(1) is not None else (
+            m.group(2) if m.group(2) is not None else json.loads(m.group(3)))
+        out.append("/" + name.replace("~", "~0").replace("/", "~1"))
+        pos = m.end()
+    return "".join(out)
+
+
+_POINTER: dict[str, str] = {
+    "before-start": "/type", "after-close": "/type", "run-started-twice": "/type",
+    "delta-without-baseline": "/messageId", "delta-on-unknown-id": "/messageId",
+    "non-object-result": "/patch", "replace-false-owner-disagrees": "/subagentRunId",
+    "delta-owner-disagrees": "/subagentRunId", "text-owner-disagrees": "/subagentRunId",
+    "id-reused-across-roles": "/messageId", "unknown-event-type": "/type",
+    "subagent-started-twice": "/subagentRunId", "finished-subagent-reused": "/subagentRunId",
+    "tag-after-finished": "/subagentRunId", "announced-after-use": "/subagentRunId",
+    "history-restreamed": "/messageId", "finish-with-open": "",
+}
+"""Monitor kind -> the member at fault (malformed and undescribed members carry their own)."""
+
+
+# --- parsing ------------------------------------------------------------------------------------
+
+_SAFE_INT = 2 ** 53 - 1
+
+_FAST_LANE: dict[str, tuple[type, dict[str, str], frozenset[str]]] = {
+    "TEXT_MESSAGE_CONTENT": (TextMessageContent, {"messageId": "message_id", "delta": "delta",
+                                                  "subagentRunId": "subagent_run_id"},
+                             frozenset({"messageId", "delta"})),
+    "TEXT_MESSAGE_END": (TextMessageEnd, {"messageId": "message_id",
+                                          "subagentRunId": "subagent_run_id"},
+                         frozenset({"messageId"})),
+    "TEXT_MESSAGE_START": (TextMessageStart, {"messageId": "message_id", "role": "role",
+                                              "name": "name", "subagentRunId": "subagent_run_id"},
+                           frozenset({"messageId"})),
+    "TOOL_CALL_ARGS": (ToolCallArgs, {"toolCallId": "tool_call_id", "delta": "delta",
+                                      "subagentRunId": "subagent_run_id"},
+                       frozenset({"toolCallId", "delta"})),
+    "TOOL_CALL_END": (ToolCallEnd, {"toolCallId": "tool_call_id",
+                                    "subagentRunId": "subagent_run_id"},
+                      frozenset({"toolCallId"})),
+    "TOOL_CALL_START": (ToolCallStart, {"toolCallId": "tool_call_id",
+                                        "toolCallName": "tool_call_name",
+                                        "parentMessageId": "parent_message_id",
+                                        "subagentRunId": "subagent_run_id"},
+                        frozenset({"toolCallId", "toolCallName"})),
+    "RUN_STARTED": (RunStarted, {"threadId": "thread_id", "runId": "run_id",
+                                 "parentRunId": "parent_run_id",
+                                 "protocolVersion": "protocol_version"},
+                    frozenset({"threadId", "runId"})),
+    "RUN_FINISHED": (RunFinished, {"threadId": "thread_id", "runId": "run_id"},
+                     frozenset({"threadId", "runId"})),
+    "RUN_ERROR": (RunError, {"message": "message", "code": "code"}, frozenset({"message"})),
+    "SUBAGENT_STARTED": (SubagentStarted, {"subagentRunId": "subagent_run_id", "name": "name",
+                                           "parentSubagentRunId": "parent_subagent_run_id"},
+                         frozenset({"subagentRunId"})),
+    "SUBAGENT_FINISHED": (SubagentFinished, {"subagentRunId": "subagent_run_id"},
+                          frozenset({"subagentRunId"})),
+    "SUBAGENT_ERROR": (SubagentError, {"subagentRunId": "subagent_run_id", "message": "message"},
+                       frozenset({"subagentRunId"})),
+}
+"""The streaming events (a long stream is mostly these) and the lifecycle events that
+:func:`parse` builds directly when every member is a plain string (``timestamp`` a safe integer): ``type -> (class, wire member ->
+field, required members)``. Anything else goes to :func:`model.wire.parse_event`, the one parser;
+``tests/test_lint.py`` checks that the two agree on every object the lane accepts."""
+
+
+def _lane(value: dict) -> Optional[tuple[type, dict]]:
+    """``(class, fields)`` of ``value`` when :data:`_FAST_LANE` takes it (its plain form), else
+    None."""
+    lane = _FAST_LANE.get(value.get("type"))
+    if lane is None:
+        return None
+    cls, members, required = lane
+    fields_: dict = {}
+    for name, item in value.items():
+        attr = members.get(name)
+        if attr is not None and type(item) is str:
+            fields_[attr] = item
+        elif name == "timestamp" and type(item) is int and -_SAFE_INT <= item <= _SAFE_INT:
+            fields_["timestamp"] = item
+        elif name != "type":
+            return None
+    for r in required:
+        if members[r] not in fields_:
+            return None
+    if cls is TextMessageStart and fields_.get("role", "assistant") not in TEXT_MESSAGE_ROLES:
+        return None
+    return cls, fields_
+
+
+_DELTA_MEMBERS = {"messageId": "message_id", "activityType": "activity_type",
+                  "subagentRunId": "subagent_run_id"}
+_OP_NEEDS = {"add": ("path", "value"), "replace": ("path", "value"), "test": ("path", "value"),
+             "remove": ("path",), "move": ("path", "from"), "copy": ("path", "from")}
+"""The members each RFC 6902 operation requires (section 4); ``path`` and ``from`` are JSON
+Pointers (SCH-JSON-POINTER)."""
+assert set(_OP_NEEDS) == RFC6902_OPS
+
+
+def _delta(value: dict) -> Optional[ActivityDelta]:
+    """An ACTIVITY_DELTA in its plain form (string members, a patch of well-formed operations,
+    no metadata or rawEvent), built directly; None for anything else (the parser decides)."""
+    fields_: dict = {}
+    patch = None
+    for name, item in value.items():
+        attr = _DELTA_MEMBERS.get(name)
+        if attr is not None and type(item) is str:
+            fields_[attr] = item
+        elif name == "patch" and type(item) is list:
+            patch = item
+        elif name == "timestamp" and type(item) is int and -_SAFE_INT <= item <= _SAFE_INT:
+            fields_["timestamp"] = item
+        elif name != "type":
+            return None
+    if patch is None or "message_id" not in fields_ or "activity_type" not in fields_:
+        return None
+    for op in patch:
+        if type(op) is not dict or type(op.get("op")) is not str:
+            return None
+        for member in _OP_NEEDS.get(op["op"], ()):
+            if member not in op or (member != "value" and (
+                    type(op[member]) is not str or not JSON_POINTER.fullmatch(op[member]))):
+                return None
+    return ActivityDelta(patch=tuple(PatchOp.of(op) for op in patch), **fields_)
+
+
+def parse(value: dict) -> Event:
+    """The typed event of one decoded wire object: :func:`model.wire.parse_event`'s result (for
+    the common streaming events of :data:`_FAST_LANE` and ACTIVITY_DELTA in their plain forms,
+    built directly)."""
+    lane = _lane(value)
+    if lane is not None:
+        return lane[0](**lane[1])
+    if value.get("type") == "ACTIVITY_DELTA":
+        built = _delta(value)
+        if built is not None:
+            return built
+    return parse_event(value)
+
+
+# --- the belief mirror --------------------------------------------------------------------------
+
+class _Mirror:
+    """The producer's belief, indexed by id (see the module docstring: "Speed").
+
+    :meth:`slice` builds the :class:`~model.producer.Belief` an event can read: the run-scoped
+    members whole (they hold what is open in the run, which a RUN_FINISHED reads whole), the
+    id-keyed members (activities, texts and their owners, ids stated in other roles, dropped
+    activities) only for the ids the event names, and every held activity when a
+    MESSAGES_SNAPSHOT lists one (it revokes those it leaves out, STA-MS-SELF-REVOKE).
+    :meth:`merge` writes the monitor's belief after the event back for those ids."""
+
+    __slots__ = ("run", "runs", "acts", "texts", "text_owner", "open_texts", "subagents",
+                 "finished", "tags_used", "others", "dropped", "_cache")
+
+    def __init__(self) -> None:
+        self.run, self.runs = "idle", 0
+        self.acts: dict[str, ActivityBelief] = {}
+        self.texts: set[str] = set()
+        self.text_owner: dict[str, Optional[str]] = {}
+        self.open_texts: frozenset[str] = frozenset()
+        self.subagents: frozenset[str] = frozenset()
+        self.finished: frozenset[str] = frozenset()
+        self.tags_used: frozenset[str] = frozenset()
+        self.others: set[str] = set()
+        self.dropped: set[str] = set()
+        self._cache: Optional[tuple[tuple[str, ...], Belief]] = None
+
+    @staticmethod
+    def ids_of(event: Event) -> tuple[str, ...]:
+        """The message ids ``event`` names (a MESSAGES_SNAPSHOT: each listed id)."""
+        if type(event) is MessagesSnapshot:
+            return tuple(dict.fromkeys(m.id for m in event.messages))
+        mid = getattr(event, "message_id", None)
+        return () if mid is None else (mid,)
+
+    def slice(self, event: Event) -> tuple[tuple[str, ...], Belief]:
+        """``(ids, belief)``: the ids the belief was cut to, and the belief."""
+        ids = self.ids_of(event)
+        if type(event) is MessagesSnapshot and any(m.is_activity for m in event.messages):
+            ids = tuple(dict.fromkeys(tuple(self.acts) + ids))
+        return self.slice_ids(ids)
+
+    def slice_ids(self, ids: tuple[str, ...]) -> tuple[tuple[str, ...], Belief]:
+        """:meth:`slice` for an event that names ``ids`` (and is no MESSAGES_SNAPSHOT)."""
+        cache = self._cache
+        if cache is not None and cache[0] == ids:
+            return cache
+        acts, texts = self.acts, self.texts
+        belief = Belief(
+            run=self.run, runs=self.runs,
+            activities=tuple((k, acts[k]) for k in ids if k in acts),
+            texts=tuple(k for k in ids if k in texts),
+            open_texts=self.open_texts, subagents=self.subagents, finished=self.finished,
+            text_owners=tuple((k, self.text_owner[k]) for k in ids if k in self.text_owner),
+            tags_used=self.tags_used,
+            others=frozenset(k for k in ids if k in self.others),
+            dropped=frozenset(k for k in ids if k in self.dropped))
+        self._cache = (ids, belief)
+        return self._cache
+
+    def merge(self, ids: tuple[str, ...], before: Belief, after: Belief) -> None:
+        """Take ``after`` (the monitor's belief after the event, from ``before``, the slice for
+        ``ids``) as the belief for those ids and for the run-scoped members."""
+        if after is before:
+            return
+        self._cache = None
+        self.run, self.runs = after.run, after.runs
+        self.open_texts, self.subagents = after.open_texts, after.subagents
+        self.finished, self.tags_used = after.finished, after.tags_used
+        if not ids:
+            return
+        held = dict(after.activities)
+        owners = dict(after.text_owners)
+        for k in ids:
+            if k in held:
+                self.acts[k] = held[k]
+            else:
+                self.acts.pop(k, None)
+            for members, now in ((self.texts, k in after.texts), (self.others, k in after.others),
+                                 (self.dropped, k in after.dropped)):
+                if now:
+                    members.add(k)
+                else:
+                    members.discard(k)
+            if k in owners:
+                self.text_owner[k] = owners[k]
+            else:
+                self.text_owner.pop(k, None)
+
+
+# --- the engine ---------------------------------------------------------------------------------
+
+_ANY_READING = PartialReading({})
+"""Fixes no knob: the monitor raises KnobUnset as soon as it consults one."""
+
+_PAYLOAD_ONLY = frozenset({TextMessageContent, ToolCallArgs})
+"""Chunk events whose monitor verdict and belief update cannot depend on their payload (the
+``delta`` text) nor on ``timestamp`` (EVM-ARRIVAL-ORDER): the producer's obligations are about
+ids, owners and the run, never about what a chunk says. Lint memoises the monitor's answer for
+them on (belief, class, id, tag) when the parser's fast lane takes them (no other member);
+``tests/test_lint.py`` checks the invariance on the monitor itself."""
+
+_UNTRACKED = frozenset({TextMessageContent, RunStarted, RunFinished, RunError, Malformed,
+                        Unrecognised})
+"""Event classes :meth:`_Linter.track` has nothing to do for."""
+
+
+@dataclass
+class _Run:
+    """What lint tracks beside the belief, scoped to the current run: open tool calls (id ->
+    (owner, index)), open steps ((owner, name) -> index), where each open text was started, the
+    index of the last RUN_STARTED, and per activity the run number and index of its last
+    snapshot (for SNP-SHOULD-SNAPSHOT)."""
+
+    tools: dict = field(default_factory=dict)
+    steps: dict = field(default_factory=dict)
+    text_opened: dict = field(default_factory=dict)
+    subagent_opened: dict = field(default_factory=dict)
+    started_at: Optional[int] = None
+    snapshot_run: dict = field(default_factory=dict)
+    warned_fresh: set = field(default_factory=set)
+
+    def reset(self, started_at: Optional[int]) -> None:
+        self.tools, self.steps, self.text_opened, self.subagent_opened = {}, {}, {}, {}
+        self.started_at = started_at
+        self.warned_fresh = set()
+
+
+class _Linter:
+    """One pass over a stream (see :func:`lint_stream`)."""
+
+    def __init__(self, reading: Optional[Reading]):
+        self.reading = reading
+        self.mirror = _Mirror()
+        self.run = _Run()
+        self.out: list[LintViolation] = []
+        self.partials: dict[tuple, PartialReading] = {}
+        self.memo: dict[tuple, tuple] = {}
+
+    # -- helpers --
+    def add(self, kind: str, index: Optional[int], line: Optional[int], event_type: Optional[str],
+            pointer: str, detail: str = "", clause: Optional[str] = None,
+            readings: Optional[tuple[str, ...]] = None, related: Optional[int] = None) -> None:
+        cid = clause or ADVERSARIAL_KINDS.get(kind) or LINT_KINDS[kind]
+        c = clause_of(cid)
+        self.out.append(LintViolation(cid, c.keyword, severity_of(c, kind), kind, index, line,
+                                      event_type, pointer, c.summary, detail, readings, related))
+
+    def judge(self, belief: Belief, event: Event) -> list[tuple[ProducerViolation, Optional[tuple]]]:
+        """The monitor's violations of ``event`` in ``belief``, each with the readings that make
+        it (None: every reading judged)."""
+        if self.reading is not None:
+            found = violations(belief, event, self.reading)
+            return [(v, None) for v in found] if found else []
+        try:  # most events consult no knob: one call answers for every reading
+            found = violations(belief, event, _ANY_READING)
+            return [(v, None) for v in found] if found else []
+        except KnobUnset as exc:
+            stack = [{exc.knob_id: option} for option in
+                     reversed(self._options(exc.knob_id))]
+        leaves: list[tuple[dict, tuple[ProducerViolation, ...]]] = []
+        while stack:
+            assignment = stack.pop()
+            key = tuple(sorted(assignment.items()))
+            partial = self.partials.get(key)
+            if partial is None:
+                partial = self.partials[key] = PartialReading(assignment)
+            try:
+                leaves.append((assignment, violations(belief, event, partial)))
+            except KnobUnset as exc:
+                for option in reversed(self._options(exc.knob_id)):
+                    stack.append({**assignment, exc.knob_id: option})
+        out: dict[ProducerViolation, list[dict]] = {}
+        for assignment, found in leaves:
+            for v in found:
+                out.setdefault(v, []).append(assignment)
+        return [(v, None if len(where) == len(leaves) else
+                 tuple(describe_assignment(a) for a in where)) for v, where in out.items()]
+
+    @staticmethod
+    def _options(knob_id: str) -> tuple[str, ...]:
+        if knob_id not in PRODUCER_KNOBS:  # pragma: no cover - a declaration error
+            raise AssertionError(f"the producer monitor read {knob_id}, which PRODUCER_KNOBS "
+                                 "does not declare")
+        return KNOB_BY_ID[knob_id].option_names
+
+    # -- one event --
+    def step(self, index: int, entry: StreamEntry) -> None:
+        value, line = entry.value, entry.line
+        if entry.problem is not None or type(value) is not dict:
+            problem = entry.problem or f"an event must be a JSON object, got {_kind(value)}"
+            self.add("undecodable", index, line, None, "", problem)
+            return
+        lane = _lane(value)
+        if lane is not None and lane[0] in _PAYLOAD_ONLY:
+            self.chunk(index, line, value, *lane)
+            return
+        if lane is not None:
+            event = lane[0](**lane[1])
+        else:
+            event = (_delta(value) if value.get("type") == "ACTIVITY_DELTA" else None) or \
+                parse_event(value)
+        kind = type(event)
+        event_type = value.get("type")
+        if type(event_type) is not str:
+            event_type = None
+        mirror = self.mirror
+        ids, before = mirror.slice(event)
+        run_active = before.run == "active"
+        found = self.judge(before, event)
+        closing = kind is RunFinished and run_active
+        if closing:
+            found = [f for f in found if f[0].kind != "finish-with-open"]
+            self.open_at_finish(index, line, event_type)
+        for violation, readings in found:
+            self.report_monitor(index, line, event_type, event, value, violation, readings)
+        if run_active and kind not in _UNTRACKED:
+            self.track(index, line, event_type, event, value, bool(found))
+        if kind is SubagentError:
+            # SUBAGENT_ERROR ends the invocation as SUBAGENT_FINISHED does (SUB Lifecycle); the
+            # monitor's advance does not know it yet (see the report to the lead)
+            event = SubagentFinished(subagent_run_id=event.subagent_run_id)
+        after = advance(before, event)
+        if after is not before:
+            mirror.merge(ids, before, after)
+        if kind is RunStarted or kind is RunError or closing:
+            self.run.reset(index if kind is RunStarted else None)
+
+    def chunk(self, index: int, line, value: dict, cls: type, fields_: dict) -> None:
+        """A text or argument chunk in its plain form (see :data:`_PAYLOAD_ONLY`): the
+        monitor's answer is memoised on (belief, class, id, tag); the event is built only when
+        the monitor has to be asked or something is reported."""
+        mid = fields_.get("message_id")
+        ids, before = self.mirror.slice_ids(() if mid is None else (mid,))
+        tag = fields_.get("subagent_run_id")
+        key = (before, cls, mid if mid is not None else fields_["tool_call_id"], tag)
+        hit = self.memo.get(key)
+        event = None
+        if hit is None:
+            if len(self.memo) > 4096:
+                self.memo.clear()
+            event = cls(**fields_)
+            hit = self.memo[key] = (self.judge(before, event), advance(before, event))
+        found, after = hit
+        event_type = value["type"]
+        if found:
+            event = event or cls(**fields_)
+            for violation, readings in found:
+                self.report_monitor(index, line, event_type, event, value, violation, readings)
+        if cls is ToolCallArgs and before.run == "active":
+            self.tool_continues(index, line, event_type, fields_["tool_call_id"], tag)
+        if after is not before:
+            self.mirror.merge(ids, before, after)
+
+    def tool_continues(self, index: int, line, event_type, tool_call_id: str,
+                       tag: Optional[str]) -> None:
+        """SUB-OWNER-AGREE for a TOOL_CALL_ARGS or TOOL_CALL_END of an open tool call."""
+        opened = self.run.tools.get(tool_call_id)
+        if opened is not None and tag is not None and tag != opened[0]:
+            self.add("tool-owner-disagrees", index, line, event_type, "/subagentRunId",
+                     f"{tag} vs opener {opened[0] or 'parent'}", related=opened[1])
+
+    def report_monitor(self, index, line, event_type, event, value, violation: ProducerViolation,
+                       readings) -> None:
+        kind = violation.kind
+        if isinstance(event, Malformed) and kind in ("content-not-object", "malformed-patch"):
+            clause, kind = _malformed_clause(event, value, kind)
+            self.add(kind, index, line, event_type, json_path_to_pointer(event.path),
+                     f"{event.path}: {event.reason}", clause, readings)
+            return
+        if isinstance(event, Malformed):
+            self.add(kind, index, line, event_type, json_path_to_pointer(event.path),
+                     f"{event.path}: {event.reason}", None, readings)
+            return
+        if kind == "undescribed-member":
+            for notice in event.notices:
+                self.add(kind, index, line, event_type, json_path_to_pointer(notice),
+                         f"{notice} is not described by the schema",
+                         _stripped_clause(event_type, notice, value), readings)
+            return
+        if kind == "unknown-event-type" and isinstance(event, Unrecognised) and event.notices:
+            self.add("undescribed-role", index, line, event_type, "/role", event.notices[0],
+                     None, readings)
+            return
+        pointer = _POINTER.get(kind, "")
+        if kind == "id-reused-across-roles" and isinstance(event, MessagesSnapshot):
+            pointer = _snapshot_pointer(value, violation.detail)
+        self.add(kind, index, line, event_type, pointer, violation.detail, None, readings)
+
+    def open_at_finish(self, index: int, line, event_type) -> None:
+        """RUN_FINISHED with something still open: one violation per open entity (the monitor
+        reports texts and invocations in one; lint adds tool calls and steps)."""
+        run = self.run
+        for mid in sorted(self.mirror.open_texts):
+            self.add("finish-with-open", index, line, event_type, "",
+                     f"text message {mid} is still open", related=run.text_opened.get(mid))
+        for call, (_, opened) in run.tools.items():
+            self.add("finish-with-open", index, line, event_type, "",
+                     f"tool call {call} is still open", related=opened)
+        for sub in sorted(self.mirror.subagents):
+            self.add("finish-with-open", index, line, event_type, "",
+                     f"subagent invocation {sub} is still active",
+                     related=run.subagent_opened.get(sub))
+        for (owner, name), opened in run.steps.items():
+            self.add("step-open-at-finish", index, line, event_type, "",
+                     f"step {name!r}{_owned(owner)} is still open", related=opened)
+
+    def track(self, index, line, event_type, event: Event, value: dict, violated: bool) -> None:
+        """Lint's own checks on an event of an active run (steps, tool calls, parents,
+        SNP-SHOULD-SNAPSHOT) and the bookkeeping the end-of-stream checks need."""
+        run, kind = self.run, type(event)
+        if kind is TextMessageStart:
+            run.text_opened.setdefault(event.message_id, index)
+        elif kind is ToolCallStart:
+            run.tools.setdefault(event.tool_call_id, (event.subagent_run_id, index))
+        elif kind is ToolCallArgs or kind is ToolCallEnd:
+            self.tool_continues(index, line, event_type, event.tool_call_id,
+                                event.subagent_run_id)
+            if kind is ToolCallEnd:
+                run.tools.pop(event.tool_call_id, None)
+        elif kind is Passthrough and event.name in ("STEP_STARTED", "STEP_FINISHED"):
+            self.track_step(index, line, event_type, event.name, value)
+        elif kind is SubagentStarted:
+            run.subagent_opened.setdefault(event.subagent_run_id, index)
+            parent = event.parent_subagent_run_id
+            if parent is not None and parent not in self.mirror.subagents and \
+                    parent not in self.mirror.finished:
+                self.add("parent-not-announced", index, line, event_type,
+                         "/parentSubagentRunId", f"{parent} was not announced in this run")
+        elif kind is ActivitySnapshot:
+            run.snapshot_run[event.message_id] = (self.mirror.runs, index)
+        elif kind is MessagesSnapshot:
+            for m in event.messages:
+                if m.is_activity:
+                    run.snapshot_run[m.id] = (self.mirror.runs, index)
+        elif kind is ActivityDelta and not violated and event.message_id in self.mirror.acts:
+            last = run.snapshot_run.get(event.message_id)
+            if last is not None and last[0] < self.mirror.runs and \
+                    event.message_id not in run.warned_fresh:
+                run.warned_fresh.add(event.message_id)
+                self.add("delta-without-fresh-snapshot", index, line, event_type, "/messageId",
+                         f"{event.message_id} was last snapshotted in an earlier run "
+                         f"(event {last[1]}); this run sent no snapshot of it",
+                         related=last[1])
+
+    def track_step(self, index, line, event_type, name: str, value: dict) -> None:
+        step_name, owner = value.get("stepName"), value.get("subagentRunId")
+        if not isinstance(step_name, str) or not (owner is None or isinstance(owner, str)):
+            return  # not a step the page's rules can be read on; the schema is not modelled
+        steps, key = self.run.steps, (owner, step_name)
+        if name == "STEP_STARTED":
+            if key in steps:
+                self.add("step-opened-twice", index, line, event_type, "/stepName",
+                         f"step {step_name!r}{_owned(owner)} is already open",
+                         related=steps[key])
+            else:
+                steps[key] = index
+            return
+        if key in steps:
+            del steps[key]
+            return
+        others = [k for k in steps if k[1] == step_name]
+        if others:
+            self.add("step-owner-disagrees", index, line, event_type, "/subagentRunId",
+                     f"{owner or 'parent'} vs opener {others[0][0] or 'parent'}",
+                     related=steps[others[0]])
+        else:
+            self.add("step-not-open", index, line, event_type, "/stepName",
+                     f"no step {step_name!r}{_owned(owner)} is open")
+
+    def finish(self, events: int) -> None:
+        """The end-of-stream violations: what the stream left open."""
+        mirror, run = self.mirror, self.run
+        if mirror.run != "active":
+            return
+        for mid in sorted(mirror.open_texts):
+            self.add("open-at-end", None, None, None, "",
+                     f"text message {mid} was never ended", related=run.text_opened.get(mid))
+        for call, (_, opened) in run.tools.items():
+            self.add("open-at-end", None, None, None, "", f"tool call {call} was never ended",
+                     related=opened)
+        for (owner, name), opened in run.steps.items():
+            self.add("step-open-at-end", None, None, None, "",
+                     f"step {name!r}{_owned(owner)} was never finished", related=opened)
+        for sub in sorted(mirror.subagents):
+            self.add("open-at-end", None, None, None, "",
+                     f"subagent invocation {sub} was never finished",
+                     related=run.subagent_opened.get(sub))
+        self.add("run-open-at-end", None, None, None, "",
+                 f"the stream ended after {events} events with the run still active (no "
+                 "RUN_FINISHED or RUN_ERROR)", related=run.started_at)
+
+
+def _owned(owner: Optional[str]) -> str:
+    return f" of {owner}" if owner is not None else ""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+_MESSAGE_PATH = re.compile(r"^\$\.messages\[(\d+)\]")
+
+
+def _message_clause(value: dict, path: str) -> Optional[str]:
+    """For a path inside MESSAGES_SNAPSHOT's ``messages``: SCH-ACTIVITY-MESSAGE for an activity
+    message, SCH-MESSAGE-UNION for another; None for a path outside the messages."""
+    m = _MESSAGE_PATH.match(path)
+    if m is None:
+        return None
+    messages = value.get("messages")
+    i = int(m.group(1))
+    item = messages[i] if isinstance(messages, list) and i < len(messages) else None
+    is_activity = isinstance(item, dict) and item.get("role") == "activity"
+    return "SCH-ACTIVITY-MESSAGE" if is_activity else "SCH-MESSAGE-UNION"
+
+
+def _malformed_clause(event: Malformed, value: dict, kind: str) -> tuple[str, str]:
+    """``(clause, kind)`` for a malformed member the monitor calls ``content-not-object`` or
+    ``malformed-patch``, by where it sits: a JSON Pointer that is not one (SCH-JSON-POINTER), a
+    patch (SCH-JSON-PATCH), a member of an activity event (SCH-ACTIVITY-SNAPSHOT, SCH-REPLACE,
+    SCH-ACTIVITY-DELTA), of MESSAGES_SNAPSHOT or one of its messages, or of an event whose schema
+    the reference pages do not hold (PRC-MALFORMED-FATAL)."""
+    if event.clause == "SCH-JSON-POINTER":
+        return "SCH-JSON-POINTER", "malformed-patch"
+    if kind == "malformed-patch":
+        return "SCH-JSON-PATCH", kind
+    name, path = event.name, event.path
+    if name == "ACTIVITY_SNAPSHOT":
+        if path == "$.replace":
+            return "SCH-REPLACE", "malformed-member"
+        return "SCH-ACTIVITY-SNAPSHOT", "content-not-object" if path == "$.content" else \
+            "malformed-member"
+    if name == "ACTIVITY_DELTA":
+        return "SCH-ACTIVITY-DELTA", "malformed-member"
+    if name == "MESSAGES_SNAPSHOT":
+        return _message_clause(value, path) or "SCH-MESSAGES-SNAPSHOT", "malformed-member"
+    return "PRC-MALFORMED-FATAL", "malformed-member"
+
+
+def _stripped_clause(event_type: Optional[str], notice: str, value: dict) -> str:
+    """The schema clause an undescribed member breaks, by the closed object it sits in."""
+    if event_type == "MESSAGES_SNAPSHOT":
+        return _message_clause(value, notice) or "SCH-MESSAGES-SNAPSHOT"
+    if event_type == "ACTIVITY_DELTA":
+        return "SCH-ACTIVITY-DELTA"
+    return "SCH-ACTIVITY-SNAPSHOT"
+
+
+def _snapshot_pointer(value: dict, detail: str) -> str:
+    """The pointer of the message an EVM-ID-UNIQUE violation of a MESSAGES_SNAPSHOT is about."""
+    messages = value.get("messages") if isinstance(value.get("messages"), list) else []
+    ids = [m.get("id") if isinstance(m, dict) else None for m in messages]
+    if detail.startswith("one id twice"):
+        seen: set = set()
+        for i, mid in enumerate(ids):
+            if mid in seen:
+                return f"/messages/{i}/id"
+            seen.add(mid)
+        return "/messages"
+    target = detail.split(":", 1)[0]
+    return f"/messages/{ids.index(target)}/id" if target in ids else "/messages"
+
+
+# --- entry points -------------------------------------------------------------------------------
+
+def lint_stream(entries: Iterable[StreamEntry], reading: Optional[Reading] = None,
+                source: str = "<input>", input_format: str = "jsonl",
+                notes: Sequence[dict] = ()) -> LintReport:
+    """Lint a stream.
+
+    Args:
+        entries: the stream's elements in arrival order (:class:`StreamEntry`; see
+            :mod:`counterexamples.lint_io` for reading files, stdin and endpoints).
+        reading: judge under this reading's producer options only (None: every producer
+            reading, :func:`producer_readings`). Knobs other than
+            :data:`~model.producer.PRODUCER_KNOBS` do not bear on producer conformance.
+        source, input_format, notes: carried into the report.
+
+    Returns:
+        A :class:`LintReport` with every violation (stream order, then the end-of-stream ones).
+
+    Clauses: every producer clause of :data:`model.producer.ADVERSARIAL_KINDS`, the schema
+    clauses of malformed and undescribed members, LIF-CLOSE-BEFORE-FINISH for tool calls, the
+    clauses of :data:`PENDING_CLAUSES` and SNP-SHOULD-SNAPSHOT (:func:`clauses_checked`).
+    """
+    linter = _Linter(reading)
+    count = 0
+    for index, entry in enumerate(entries):
+        linter.step(index, entry)
+        count = index + 1
+    linter.finish(count)
+    return LintReport(source, input_format, count,
+                      None if reading is None else reading.name or "draft",
+                      producer_readings(reading), tuple(linter.out), tuple(notes))
+
+
+def lint_wire(events: Iterable[Any], reading: Optional[Reading] = None,
+              source: str = "<input>") -> LintReport:
+    """:func:`lint_stream` over decoded wire values (dicts), or typed events
+    (:class:`model.events.Event`, taken through their wire form: ``to_wire`` writes the described
+    members only, so members the parser stripped from an event are not seen again; pass the
+    wire dicts to have them reported)."""
+    def entries() -> Iterator[StreamEntry]:
+        for e in events:
+            yield StreamEntry(e.to_wire() if isinstance(e, Event) else e)
+    return lint_stream(entries(), reading, source, "json")

@@ -1,0 +1,230 @@
+"""The formats of a lint report: pretty (rich), JSON, JUnit XML and SARIF 2.1.0.
+
+* :func:`to_json`: the report's JSON (schema ``activity-check/lint/1``, documented in the README:
+  :meth:`counterexamples.lint.LintReport.to_json`).
+* :func:`to_junit`: JUnit XML as CI systems read it: one ``testsuite`` per stream, one
+  ``testcase`` per clause checked (:func:`counterexamples.lint.clauses_checked`), a ``failure``
+  for each clause violated at or above ``--fail-on`` (each violation a line of its text), and a
+  ``system-out`` for violations below it.
+* :func:`to_sarif`: a SARIF 2.1.0 log (OASIS): one run, one rule per clause checked (id, our
+  paraphrase, keyword, page and section), one result per violation with the stream's file and
+  line as its location and the event index, pointer and readings as properties. The tests
+  validate it against the vendored schema (:data:`SARIF_SCHEMA_PATH`).
+* :func:`render_pretty`: the report on a rich console; every string that comes from the stream
+  is escaped, so that markup in an id or a detail is shown, not interpreted.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Optional
+from xml.etree import ElementTree as ET
+
+from counterexamples.lint import (LintReport, LintViolation, SEVERITIES, clause_of,
+                                  clauses_checked, severity_of, tool_version)
+
+__all__ = ["FORMATS", "to_json", "to_junit", "to_sarif", "render_pretty", "render",
+           "SARIF_SCHEMA_PATH", "SARIF_SCHEMA_URI", "REPORT_SCHEMA_PATH"]
+
+FORMATS = ("pretty", "json", "junit", "sarif")
+"""The report formats, ``--format``'s choices (pretty first: the default)."""
+
+SARIF_SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schemas", "sarif-2.1.0.json")
+"""The vendored SARIF 2.1.0 JSON schema (see ``schemas/README.md`` for its source)."""
+
+REPORT_SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schemas", "lint-report.schema.json")
+"""The JSON schema (2020-12) of the JSON report (:func:`to_json`), also given in the README."""
+
+SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
+                    "sarif-schema-2.1.0.json")
+"""The ``$schema`` a SARIF log names: the schema's own id."""
+
+_LEVEL = {"error": "error", "warning": "warning"}
+
+
+def _where(v: LintViolation) -> str:
+    if v.event_index is None:
+        return "end of stream"
+    at = f"event {v.event_index}"
+    return f"{at} (line {v.line})" if v.line is not None else at
+
+
+def _text(v: LintViolation) -> str:
+    """One violation as one line of plain text."""
+    parts = [f"{_where(v)}: {v.severity} {v.clause} ({v.keyword})"]
+    if v.event_type:
+        parts.append(v.event_type)
+    if v.pointer:
+        parts.append(v.pointer)
+    text = " ".join(parts) + f": {v.message}"
+    if v.detail:
+        text += f" [{v.detail}]"
+    if v.readings is not None:
+        text += f" (only under {'; '.join(v.readings)})"
+    return text
+
+
+def to_json(report: LintReport, fail_on: str = "error", version: Optional[str] = None) -> str:
+    """The report as JSON text (indented by 2, non-ASCII kept, newline-terminated)."""
+    return json.dumps(report.to_json(fail_on, version), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_junit(report: LintReport, fail_on: str = "error") -> str:
+    """The report as JUnit XML text (see the module docstring)."""
+    by_clause: dict[str, list[LintViolation]] = {}
+    for v in report.violations:
+        by_clause.setdefault(v.clause, []).append(v)
+    checked = list(clauses_checked())
+    checked += [c for c in by_clause if c not in checked]
+    suite = ET.Element("testsuite", name=f"activity-check lint: {report.source}",
+                       tests=str(len(checked)), errors="0", skipped="0")
+    failures = 0
+    for cid in checked:
+        clause = clause_of(cid)
+        case = ET.SubElement(suite, "testcase", classname=f"activity-check.lint.{clause.page}",
+                             name=f"{cid} ({clause.keyword})")
+        found = by_clause.get(cid, [])
+        failing = [v for v in found if _at_or_above(v.severity, fail_on)]
+        if failing:
+            failures += 1
+            worst = min(failing, key=lambda v: SEVERITIES.index(v.severity)).severity
+            failure = ET.SubElement(case, "failure", type=worst,
+                                    message=f"{len(failing)} violation(s) of {cid}: "
+                                            f"{clause.summary}")
+            failure.text = "\n".join(_text(v) for v in failing)
+        rest = [v for v in found if v not in failing]
+        if rest:
+            ET.SubElement(case, "system-out").text = "\n".join(_text(v) for v in rest)
+    suite.set("failures", str(failures))
+    root = ET.Element("testsuites", name="activity-check lint", tests=str(len(checked)),
+                      failures=str(failures), errors="0")
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _at_or_above(severity: str, fail_on: str) -> bool:
+    if fail_on == "never":
+        return False
+    return SEVERITIES.index(severity) <= SEVERITIES.index(fail_on)
+
+
+def _artifact_uri(source: str) -> Optional[str]:
+    """The artifact URI of the stream: the URL, or the file path in URI form (relative paths
+    stay relative, as SARIF allows); None for stdin."""
+    if source == "<stdin>" or source == "<input>":
+        return None
+    if "://" in source:
+        return source
+    from urllib.parse import quote
+    return quote(source.replace(os.sep, "/"))
+
+
+def to_sarif(report: LintReport, fail_on: str = "error", version: Optional[str] = None) -> dict:
+    """The report as a SARIF 2.1.0 log (a JSON object; see the module docstring); ``version``:
+    the tool's (default :func:`counterexamples.lint.tool_version`)."""
+    release = version or tool_version()
+    checked = list(clauses_checked())
+    checked += [v.clause for v in report.violations if v.clause not in checked]
+    checked = list(dict.fromkeys(checked))
+    index = {cid: i for i, cid in enumerate(checked)}
+    rules = []
+    for cid in checked:
+        c = clause_of(cid)
+        rules.append({
+            "id": cid, "name": cid.replace("-", " ").title().replace(" ", ""),
+            "shortDescription": {"text": c.summary},
+            "defaultConfiguration": {"level": _LEVEL[severity_of(c)]},
+            "properties": {"keyword": c.keyword, "actor": c.actor, "page": c.page,
+                           "section": c.section, "notes": list(c.n_ids),
+                           "tags": ["ag-ui", "activity-check", c.page]},
+        })
+    uri = _artifact_uri(report.source)
+    results = []
+    for v in report.violations:
+        result: dict = {
+            "ruleId": v.clause, "ruleIndex": index[v.clause], "level": _LEVEL[v.severity],
+            "message": {"text": _text(v)},
+            "properties": {"kind": v.kind, "eventIndex": v.event_index, "pointer": v.pointer,
+                           "eventType": v.event_type,
+                           "readings": None if v.readings is None else list(v.readings),
+                           "relatedEventIndex": v.related_index},
+        }
+        if uri is not None:
+            location: dict = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
+            if v.line is not None:
+                location["physicalLocation"]["region"] = {"startLine": v.line}
+            name = _where(v) + (f" {v.pointer}" if v.pointer else "")
+            location["logicalLocations"] = [{"name": name, "kind": "element"}]
+            result["locations"] = [location]
+        results.append(result)
+    run: dict = {
+        "tool": {"driver": {"name": "activity-check lint", "version": release,
+                            "semanticVersion": release, "rules": rules}},
+        "results": results,
+        "invocations": [{"executionSuccessful": True,
+                         "properties": {"failOn": fail_on, "failed": report.fails(fail_on),
+                                        "events": report.events,
+                                        "format": report.input_format,
+                                        "readings": report.reading_names()}}],
+        "columnKind": "unicodeCodePoints",
+    }
+    if uri is not None:
+        run["artifacts"] = [{"location": {"uri": uri}}]
+    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render_pretty(report: LintReport, con, fail_on: str = "error") -> None:
+    """Print the report on the rich console ``con`` (every stream-supplied string escaped)."""
+    from rich.markup import escape
+    readings = report.reading_names()
+    judged = f"under {report.reading}" if report.reading else \
+        f"under every producer reading ({len(readings)}: {'; '.join(readings)})"
+    con.print(f"[bold]{escape(report.source)}[/bold]: {report.events} events "
+              f"({report.input_format}), {judged}")
+    for note in report.notes:
+        con.print(f"  [dim]note: line {note['line']}: {escape(note['text'])}[/dim]")
+    for v in report.violations:
+        colour = "red" if v.severity == "error" else "yellow"
+        head = f"  {escape(_where(v))}: [{colour}]{v.severity}[/{colour}] [bold]{v.clause}" \
+               f"[/bold] ({escape(v.keyword)})"
+        if v.event_type:
+            head += f" {escape(v.event_type)}"
+        if v.pointer:
+            head += f" [cyan]{escape(v.pointer)}[/cyan]"
+        con.print(head)
+        con.print(f"      {escape(v.message)}")
+        if v.detail:
+            con.print(f"      [dim]{escape(v.detail)}[/dim]")
+        if v.readings is not None:
+            con.print(f"      [dim]only under {escape('; '.join(v.readings))}[/dim]")
+    errors, warnings = report.count("error"), report.count("warning")
+    verdict = "conformant" if report.conformant else "not conformant"
+    if report.conformant and warnings:
+        verdict += " (with warnings)"
+    under = report.conformant_under()
+    if not report.conformant and under and report.reading is None:
+        verdict += f"; conformant under {'; '.join(under)}"
+    con.print(f"{errors} error(s), {warnings} warning(s): {escape(verdict)}"
+              + ("" if fail_on == "error" else f" (--fail-on {fail_on})"))
+
+
+def render(report: LintReport, fmt: str, fail_on: str = "error",
+           version: Optional[str] = None) -> str:
+    """The report as text in ``fmt`` (one of :data:`FORMATS`; ``pretty`` as plain text, as
+    written to a file). Raises ValueError for another format."""
+    if fmt == "json":
+        return to_json(report, fail_on, version)
+    if fmt == "junit":
+        return to_junit(report, fail_on)
+    if fmt == "sarif":
+        return json.dumps(to_sarif(report, fail_on, version), indent=2,
+                          ensure_ascii=False) + "\n"
+    if fmt == "pretty":
+        import io
+        from rich.console import Console
+        buffer = io.StringIO()
+        render_pretty(report, Console(file=buffer, width=160, no_color=True, highlight=False,
+                                      soft_wrap=True), fail_on)
+        return buffer.getvalue()
+    raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")

@@ -1,0 +1,319 @@
+"""Reading a stream for ``lint``: a file, stdin, or a live AG-UI endpoint.
+
+Three forms of recorded stream are read (:func:`parse_stream_text`), told apart by their first
+character and lines:
+
+* a JSON array of events (``[`` first), or an object whose ``events`` member is one (a field case
+  or a finding, as ``replay`` reads);
+* JSON lines, one event a line (``{`` first, or any text none of whose lines is an SSE field);
+* a recorded ``text/event-stream`` body (lines ``data: ...``, ``event:``, ``id:``, ``retry:`` or
+  comments ``:``): framed by httpx-sse's decoder, the JSON of each event taken from its data.
+
+:func:`fetch_stream` POSTs a run input (``RunAgentInput`` JSON) to an endpoint with httpx and
+reads its answer with httpx-sse (``connect_sse``), as an AG-UI HTTP client does.
+
+Each element becomes a :class:`counterexamples.lint.StreamEntry`; an element that is not valid
+JSON (in JSON lines or an SSE event) is kept as an entry with its ``problem``, so that lint reports
+it and goes on. Input that cannot be a stream at all raises :class:`model.wire.TraceFormatError`,
+one line naming the file, the line and what is wrong: unreadable, not UTF-8, empty, an array that
+is not valid JSON, or no element that is an event (no ``type``). JSON is read strictly, as every
+file the tool reads (:func:`model.wire.loads_json`): no NaN or infinities, no number out of
+range, no member named twice in one object, nesting at most 128 deep.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional, Sequence
+
+from model.wire import MAX_DEPTH, TraceFormatError, loads_json, read_text
+
+from counterexamples.lint import StreamEntry
+
+__all__ = ["LintInput", "parse_stream_text", "read_stream", "fetch_stream", "decode_event",
+           "DEFAULT_RUN_INPUT", "INPUT_FORMATS"]
+
+INPUT_FORMATS = ("json", "jsonl", "sse")
+"""The forms of stream read: a JSON array, JSON lines, a text/event-stream body."""
+
+DEFAULT_RUN_INPUT: dict = {"threadId": "activity-check-lint", "runId": "activity-check-lint-1",
+                           "state": {}, "messages": [], "tools": [], "context": [],
+                           "forwardedProps": {}}
+"""The run input ``fetch_stream`` POSTs when none is given: an empty thread."""
+
+_SSE_FIELDS = ("data", "event", "id", "retry")
+
+
+@dataclass(frozen=True)
+class LintInput:
+    """A stream read for lint: its entries, where it came from (``source``), its form (one of
+    :data:`INPUT_FORMATS`) and remarks on the input that are not violations (``notes``)."""
+
+    entries: tuple[StreamEntry, ...]
+    source: str
+    input_format: str
+    notes: tuple[dict, ...] = ()
+
+
+class _Repeated(ValueError):
+    pass
+
+
+def _pairs(items: list) -> dict:
+    obj = dict(items)
+    if len(obj) != len(items):
+        raise _Repeated("a member is named twice")
+    return obj
+
+
+def _reject(token: str):
+    raise ValueError(f"{token} is not a JSON value")
+
+
+def _number(token: str) -> float:
+    value = float(token)
+    if math.isinf(value) or (value == 0.0 and any(c in "123456789" for c in
+                                                  token.lower().split("e")[0])):
+        raise ValueError("number out of range")
+    return value
+
+
+_FAST = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_reject, parse_float=_number)
+"""The C decoder with the strict checks as hooks (called only on objects, floats and constants);
+anything it refuses is decoded again by :func:`model.wire.loads_json` for the exact message."""
+
+_SCAN = _FAST.scan_once
+"""The decoder's scanner: one value from a position (what ``decode`` calls, without its checks
+for surrounding whitespace, which :func:`decode_event` strips first)."""
+
+
+def decode_event(text: str) -> tuple[Any, Optional[str]]:
+    """Decode one event's JSON text strictly: ``(value, None)``, or ``(None, problem)`` with the
+    reason and column (``"not valid JSON: Expecting value (column 9)"``)."""
+    body = text.strip(" \t\r\n")
+    try:
+        if body.count("{") + body.count("[") <= MAX_DEPTH:
+            value, end = _SCAN(body, 0)
+            if end == len(body):
+                return value, None
+    except (ValueError, RecursionError, StopIteration):
+        pass
+    try:
+        return loads_json(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"not valid JSON: {exc.msg} (column {exc.colno})"
+    except ValueError as exc:  # pragma: no cover - loads_json raises JSONDecodeError
+        return None, f"not valid JSON: {exc}"
+
+
+def _array_lines(text: str, start: int, count: int) -> list[int]:
+    """1-based line where each of the ``count`` elements of the array at ``start`` begins."""
+    decoder = json.JSONDecoder()
+    lines, pos, n = [], start + 1, len(text)
+    line, counted = 1, 0
+
+    def skip(p: int) -> int:
+        while p < n and text[p] in " \t\r\n":
+            p += 1
+        return p
+
+    pos = skip(pos)
+    while pos < n and text[pos] != "]" and len(lines) < count:
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = decoder.raw_decode(text, pos)
+        pos = skip(pos)
+        if pos < n and text[pos] == ",":
+            pos = skip(pos + 1)
+    return lines + [None] * (count - len(lines))
+
+
+def _json_document(text: str, source: str, start: int) -> Optional[LintInput]:
+    """A JSON array, or an object with an ``events`` array; None when ``text`` (starting with
+    ``{``) is JSON lines instead. Raises TraceFormatError for an array that is not JSON."""
+    try:
+        doc = loads_json(text)
+    except json.JSONDecodeError as exc:
+        if text[start] == "{" and exc.msg == "Extra data":
+            return None
+        if text[start] == "{":
+            return None  # JSON lines whose first line is broken: read line by line
+        raise TraceFormatError(f"not valid JSON: {exc.msg}", file=source, line=exc.lineno,
+                               column=exc.colno) from None
+    if isinstance(doc, dict) and "events" not in doc:
+        return None  # one event on one line
+    if isinstance(doc, dict):
+        events = doc["events"]
+        if not isinstance(events, list):
+            raise TraceFormatError('member "events" must be an array of events', file=source)
+        at = text.find("[", text.find('"events"'))
+        lines = _array_lines(text, at, len(events)) if at >= 0 else [None] * len(events)
+    elif isinstance(doc, list):
+        events = doc
+        lines = _array_lines(text, start, len(events))
+    else:
+        raise TraceFormatError(f"expected a JSON array of events, got {type(doc).__name__}",
+                               file=source)
+    return LintInput(tuple(StreamEntry(v, ln) for v, ln in zip(events, lines)), source, "json")
+
+
+def _is_sse(lines: Sequence[str]) -> bool:
+    for raw in lines:
+        if not raw.strip():
+            continue
+        if raw.startswith(":"):
+            return True
+        name, colon, _ = raw.partition(":")
+        if colon and name in _SSE_FIELDS:
+            return True
+        if raw.lstrip().startswith(("{", "[")):
+            return False
+    return False
+
+
+def _sse_entries(text: str, source: str) -> LintInput:
+    """The events of a recorded text/event-stream body, framed by httpx-sse's decoder (line
+    splitting as the SSE format defines it, fields, data lines joined, dispatch at a blank
+    line); each event's line is that of its first field. The decoder classes are httpx-sse's
+    own (``httpx_sse._decoders``, what its ``EventSource`` runs; the dependency is pinned below
+    0.5): ``EventSource`` itself reads only a live response and gives no line numbers."""
+    from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+
+    splitter = SSELineDecoder()
+    lines = splitter.decode(text) + splitter.flush() + [""]
+    decoder = SSEDecoder()
+    entries: list[StreamEntry] = []
+    notes: list[dict] = []
+    first: Optional[int] = None
+    for number, line in enumerate(lines, start=1):
+        if line and not line.startswith(":"):
+            name = line.partition(":")[0]
+            if name not in _SSE_FIELDS:
+                notes.append({"line": number, "text": "not an SSE field (no 'data:' prefix?): "
+                              "an SSE reader ignores this line, so any event on it is lost"})
+            elif first is None:
+                first = number
+        sse = decoder.decode(line)
+        if sse is None:
+            continue
+        at, first = first, None
+        if sse.data == "":
+            continue  # a keep-alive or an event with no data: no AG-UI event
+        value, problem = decode_event(sse.data)
+        entries.append(StreamEntry(value, at, problem))
+    return LintInput(tuple(entries), source, "sse", tuple(notes))
+
+
+def _jsonl_entries(lines: Sequence[str], source: str) -> LintInput:
+    entries = []
+    append = entries.append
+    for number, raw in enumerate(lines, start=1):
+        if raw and not raw.isspace():
+            value, problem = decode_event(raw)
+            append(StreamEntry(value, number, problem))
+    return LintInput(tuple(entries), source, "jsonl")
+
+
+def _require_trace(found: LintInput) -> LintInput:
+    """Refuse a document none of whose elements is an event (model.wire's rule for traces)."""
+    if not found.entries:
+        raise TraceFormatError("the stream holds no events", file=found.source)
+    if not any(isinstance(e.value, dict) and "type" in e.value for e in found.entries):
+        first = found.entries[0]
+        what = first.problem or "$.type: required member is missing"
+        raise TraceFormatError(f"{what}, and no element of the stream has a type, so it is not "
+                               "an AG-UI stream: expected a JSON array of events, JSON lines or "
+                               "a text/event-stream body", file=found.source, line=first.line,
+                               event_index=0)
+    return found
+
+
+def parse_stream_text(text: str, source: str = "<input>") -> LintInput:
+    """Read a recorded stream (see the module docstring for the forms).
+
+    Raises:
+        TraceFormatError: empty input, an array that is not valid JSON (with line and column), or
+            no element that is an event.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    stripped = text.lstrip()
+    if not stripped:
+        raise TraceFormatError("the file is empty: expected a JSON array of events, JSON lines "
+                               "or a text/event-stream body", file=source)
+    start = len(text) - len(stripped)
+    if stripped[0] in "[{":
+        found = _json_document(text, source, start)
+        if found is not None:
+            return _require_trace(found)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if stripped[0] != "[" and _is_sse(lines):
+        return _require_trace(_sse_entries(text, source))
+    return _require_trace(_jsonl_entries(lines, source))
+
+
+def read_stream(path: str, stdin=None) -> LintInput:
+    """Read the stream in file ``path`` (``-``: ``stdin``, default :data:`sys.stdin`).
+
+    Raises:
+        TraceFormatError: naming the file (``<stdin>``): unreadable, not UTF-8, or not a stream.
+    """
+    if path == "-":
+        import sys
+        stream = stdin if stdin is not None else sys.stdin
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                       file="<stdin>") from None
+        return parse_stream_text(data, "<stdin>")
+    return parse_stream_text(read_text(path), path)
+
+
+def fetch_stream(url: str, run_input: Optional[dict] = None, timeout: float = 30.0,
+                 headers: Optional[dict] = None, transport=None) -> LintInput:
+    """POST ``run_input`` (default :data:`DEFAULT_RUN_INPUT`) to the AG-UI endpoint ``url`` and
+    read its text/event-stream answer (httpx, httpx-sse), every event to the end of the body.
+
+    Args:
+        timeout: seconds to connect and between two reads (httpx's timeout).
+        headers: extra request headers.
+        transport: an httpx transport (tests pass a mock one; default: the network).
+
+    Raises:
+        TraceFormatError: naming the URL: the connection failed or timed out, the answer is not
+            a 2xx, or not ``text/event-stream``, or carries no event.
+    """
+    import httpx
+    from httpx_sse import SSEError, connect_sse
+
+    entries: list[StreamEntry] = []
+    body = DEFAULT_RUN_INPUT if run_input is None else run_input
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            with connect_sse(client, "POST", url, json=body, headers=dict(headers or {})) as source:
+                status = source.response.status_code
+                if not 200 <= status < 300:
+                    raise TraceFormatError(f"the endpoint answered HTTP {status} "
+                                           f"{source.response.reason_phrase}".rstrip(), file=url)
+                for sse in _iter_events(source):
+                    value, problem = decode_event(sse.data)
+                    entries.append(StreamEntry(value, None, problem))
+    except SSEError as exc:
+        raise TraceFormatError(f"not an event stream: {exc}", file=url) from None
+    except httpx.TimeoutException:
+        raise TraceFormatError(f"no answer within {timeout:g} s", file=url) from None
+    except httpx.HTTPError as exc:
+        raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
+                               file=url) from None
+    return _require_trace(LintInput(tuple(entries), url, "sse"))
+
+
+def _iter_events(source) -> Iterator[Any]:
+    for sse in source.iter_sse():
+        if sse.data != "":
+            yield sse

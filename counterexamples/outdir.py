@@ -1,0 +1,310 @@
+"""Output that is written whole or not at all, and only inside the directory the user named.
+
+A command that writes a directory (``run --out``, ``peer check|search --out``, ``corpus
+update``) checks it first (:func:`plan_output`: new, empty, or an earlier output of the same
+command, recognised by its summary file) and then builds the new output in a *staging
+directory* beside it (:meth:`OutputPlan.staged`). Only when everything is written is the
+staging directory swapped in, with one atomic ``renameat2(RENAME_EXCHANGE)`` where the kernel
+offers it (else two renames with the interrupt signals held back between them), and the earlier
+output, now at the staging path, removed. An exception, a Ctrl-C, a SIGTERM (which the command
+line turns into one, :class:`activity_check.Terminated`) or a full disk before the swap removes
+the staging directory and leaves the earlier output exactly as it was.
+
+What an earlier output holds besides what it wrote (the files its summary lists inside
+``findings/`` and the summary itself) is the user's: it is carried into the new output as hard
+links (a symbolic link as the link itself, never what it points to), so nothing the user keeps
+there is lost. A symbolic link where the output's own files go (``findings``, the summary, a
+listed finding file) is replaced, never followed: the new output is a fresh directory tree, and
+the old one is removed with :func:`shutil.rmtree`, which unlinks a symbolic link rather than
+entering it. The directory named must not itself be a symbolic link or a mount point (the swap
+renames it).
+
+A single file (``export --out``) is written with :func:`write_new_file`: to a temporary file
+beside it, then linked to its name, which fails if anything (a symbolic link included) is
+there already.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import secrets
+import shutil
+import signal
+import stat
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Optional
+
+__all__ = ["OutputPlan", "OutputRefused", "plan_output", "write_new_file", "FINDINGS_DIR",
+           "STAGING_MARK"]
+
+FINDINGS_DIR = "findings"
+"""The subdirectory an output keeps its finding files in."""
+
+STAGING_MARK = ".activity-check-"
+"""Part of the name of every staging (and leftover) directory: ``.<name>.activity-check-<hex>``
+beside the target."""
+
+FilesOf = Callable[[dict], Optional[list]]
+"""An earlier summary -> the files it lists (paths relative to the output directory), None when
+the summary is not the command's; ValueError when it is, but not in the form it writes."""
+
+
+class OutputRefused(ValueError):
+    """The directory named is not ours to write: ``str()`` says why in a phrase that follows the
+    directory's name (``"exists and is not a directory"``)."""
+
+
+@dataclass
+class OutputPlan:
+    """A checked output directory, ready for :meth:`staged`.
+
+    Attributes:
+        target: the directory the user named.
+        summary_name: the summary file of this kind of output (``summary.json``).
+        replaced: the paths, relative to ``target``, of what the earlier output wrote (its
+            summary and the finding files it lists inside ``findings/``): not carried over.
+        earlier: True when ``target`` holds an earlier output (False: new or empty).
+    """
+
+    target: str
+    summary_name: str
+    replaced: frozenset = field(default_factory=frozenset)
+    earlier: bool = False
+
+    def check_writable(self) -> None:
+        """Make the missing parents of :attr:`target` and a staging directory beside it, and
+        remove that again: called before a command's work, so that an output that cannot be
+        written is refused before, not after, minutes of search.
+
+        Raises:
+            OSError: the parent cannot be made or written (a path under a file, a read-only
+                file system, no permission).
+        """
+        parent = os.path.dirname(os.path.abspath(self.target))
+        os.makedirs(parent, exist_ok=True)
+        os.rmdir(_new_staging(parent, os.path.basename(os.path.abspath(self.target))))
+
+    @contextmanager
+    def staged(self) -> Iterator[str]:
+        """``with plan.staged() as directory:`` write the whole output into ``directory`` (a
+        new, empty staging directory beside :attr:`target`); when the block ends normally it
+        becomes :attr:`target` (:func:`_commit`). When the block raises anything (an OSError,
+        a KeyboardInterrupt), the staging directory is removed and :attr:`target` is left
+        exactly as it was; the exception propagates.
+
+        Raises:
+            OSError: the staging directory cannot be made beside the target (the parent is
+                not writable), or the swap fails.
+        """
+        parent = os.path.dirname(os.path.abspath(self.target))
+        os.makedirs(parent, exist_ok=True)
+        staging = _new_staging(parent, os.path.basename(os.path.abspath(self.target)))
+        try:
+            yield staging
+            with _signals_held():
+                _commit(self, staging)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+
+def plan_output(target: str, summary_name: str, files_of: FilesOf,
+                owner: str = "activity-check") -> OutputPlan:
+    """Check that ``target`` is ours to write: absent, an empty directory, or an earlier output
+    whose ``summary_name`` names ``"tool": "activity-check"`` and which ``files_of`` accepts
+    (``owner``: the command that writes it, as the refusal names it). Nothing is written or
+    removed.
+
+    Raises:
+        OutputRefused: ``target`` is a symbolic link, a mount point, not a directory, holds
+            something other than an earlier output of this command, or an earlier output whose
+            summary or ``findings`` is not what the command writes (a symbolic link summary is
+            refused, since reading it would follow it).
+    """
+    if os.path.islink(target):
+        raise OutputRefused("is a symbolic link; name the directory itself")
+    if os.path.lexists(target) and not os.path.isdir(target):
+        raise OutputRefused("exists and is not a directory")
+    if not os.path.isdir(target):
+        return OutputPlan(target, summary_name)
+    if os.path.ismount(target):
+        raise OutputRefused("is a mount point; name a directory inside it (the output is "
+                            "built beside the directory and swapped in)")
+    if not os.listdir(target):
+        return OutputPlan(target, summary_name)
+    refusal = OutputRefused(f"directory is not empty and holds no earlier {owner} output; "
+                            "choose another directory")
+    summary_path = os.path.join(target, summary_name)
+    if os.path.islink(summary_path):
+        raise OutputRefused(f"{summary_name} there is a symbolic link; refused (not followed)")
+    try:
+        fd = os.open(summary_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with open(fd, encoding="utf-8") as fh:
+            previous = json.load(fh)
+    except (OSError, ValueError):
+        raise refusal from None
+    if not isinstance(previous, dict) or previous.get("tool") != "activity-check":
+        raise refusal
+    shapeless = OutputRefused(f"{summary_name} there is not in the form activity-check "
+                              "writes; choose another directory or remove it")
+    try:
+        files = files_of(previous)
+    except ValueError:
+        raise shapeless from None
+    if files is None:
+        raise refusal
+    if not all(isinstance(path, str) for path in files):
+        raise shapeless
+    findings = os.path.join(target, FINDINGS_DIR)
+    if os.path.lexists(findings) and not os.path.islink(findings) and \
+            not os.path.isdir(findings):
+        raise OutputRefused(f"{FINDINGS_DIR} there is not a directory; refused")
+    replaced = {summary_name}
+    for path in files:
+        rel = os.path.normpath(path)
+        head, name = os.path.split(rel)
+        if head == FINDINGS_DIR and name.endswith((".json", ".jsonl")):
+            replaced.add(rel)
+    return OutputPlan(target, summary_name, frozenset(replaced), earlier=True)
+
+
+def write_new_file(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path``, which must not exist: into a temporary file in the
+    same directory, then hard-linked to ``path``, so that ``path`` appears whole or not at all
+    and nothing already at ``path`` (a file, a directory, a symbolic link, dangling or not) is
+    overwritten or followed. The temporary file is removed in every case.
+
+    Raises:
+        FileExistsError: something is at ``path``.
+        OSError: the directory cannot be written (full disk, read-only, missing).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.lexists(path):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
+    temporary = os.path.join(directory, f".{os.path.basename(path)}{STAGING_MARK}"
+                                        f"{secrets.token_hex(4)}")
+    try:
+        with open(temporary, "x", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.link(temporary, path, follow_symlinks=False)
+    finally:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+
+
+# --- the swap -----------------------------------------------------------------------------------
+
+def _new_staging(parent: str, name: str) -> str:
+    """A new directory ``parent/.<name>.activity-check-<hex>`` (mode from the umask)."""
+    for _ in range(100):
+        path = os.path.join(parent, f".{name}{STAGING_MARK}{secrets.token_hex(4)}")
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free staging name", parent)  # pragma: no cover
+
+
+def _commit(plan: OutputPlan, staging: str) -> None:
+    """Carry the user's files of an earlier output into ``staging``, give it the target's mode,
+    and swap it in; the earlier output, then at ``staging``, is removed."""
+    target = plan.target
+    if not os.path.isdir(target) or os.path.islink(target):
+        os.rename(staging, target)  # new (or vanished meanwhile); fails if something is there
+        return
+    # whatever is there now that the earlier output did not write (all of it, for a directory
+    # that was empty when checked) is the user's
+    _carry(target, staging, "", plan.replaced)
+    os.chmod(staging, stat.S_IMODE(os.lstat(target).st_mode))
+    if not _exchange(staging, target):
+        aside = staging + "-old"
+        os.rename(target, aside)
+        try:
+            os.rename(staging, target)
+        except BaseException:
+            os.rename(aside, target)
+            raise
+        staging = aside
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _carry(source: str, staging: str, rel: str, replaced: frozenset) -> None:
+    """Hard-link into ``staging`` every entry under ``source/rel`` that the new output did not
+    write and that is not in ``replaced``; directories are made anew, symbolic links linked as
+    links (never followed)."""
+    here = os.path.join(source, rel)
+    for entry in os.scandir(here):
+        sub = os.path.join(rel, entry.name) if rel else entry.name
+        if sub in replaced:
+            continue
+        if sub == FINDINGS_DIR and entry.is_symlink():
+            continue  # ours by name: replaced by the new findings directory, not followed
+        destination = os.path.join(staging, sub)
+        if entry.is_dir(follow_symlinks=False):
+            if not os.path.isdir(destination):
+                if os.path.lexists(destination):
+                    continue  # the new output wrote a file of that name: it wins
+                os.mkdir(destination)
+                os.chmod(destination, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode))
+            _carry(source, staging, sub, replaced)
+        elif not os.path.lexists(destination):
+            try:
+                os.link(entry.path, destination, follow_symlinks=False)
+            except OSError:  # a file system without hard links: a copy (a link as a link)
+                shutil.copy2(entry.path, destination, follow_symlinks=False)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap the directories ``a`` and ``b`` in one atomic ``renameat2(..., RENAME_EXCHANGE)``;
+    False when the system does not offer it (then nothing was done). Raises OSError for
+    another failure."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint)
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), b)
+
+
+@contextmanager
+def _signals_held():
+    """Hold Ctrl-C and SIGTERM back while the swap runs, so that an interrupt finds either the
+    earlier output or the new one in place, never neither: their handlers only record the
+    signal meanwhile, and the handler that was in place then runs once for each (raising
+    KeyboardInterrupt, :class:`activity_check.Terminated`, or ending the process by default).
+    Outside the main thread (where handlers cannot be set) nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, lambda number, frame: pending.append(number))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in pending:
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)

@@ -1,0 +1,349 @@
+"""The run pipeline, what ``activity-check run`` does: search, cross-check, shrink, replay, compare.
+
+:func:`run_pipeline` takes a :class:`RunConfig` and returns a :class:`RunResult`; it writes
+nothing (:func:`write_run` writes a result's findings and ``summary.json``). In order:
+
+1. the seeded ambiguity search over conformant traces, within the time budget
+   (:func:`properties.ambiguity.search_ambiguities`);
+2. the all-readings state machine (:func:`properties.machines.search_with_machine`), whose
+   witnesses are offered to the search's;
+3. the reference consumer under the conformant and the adversarial producer machines
+   (:func:`properties.machines.run_machine`), each checking every property under the draft;
+4. the all-readings breadth-first search (:func:`properties.explore.explore`) to ``bfs_depth``:
+   its conformant witnesses win over the seeded ones (:func:`properties.ambiguity.merge_witnesses`
+   with ``exhaustive=True``), so that the ids of the knobs it reaches depend neither on the seed
+   nor on the budget;
+5. every witness shrunk into a finding (:func:`counterexamples.findings.ambiguity_finding`);
+6. the field cases replayed (:func:`counterexamples.field_cases.check_all`);
+7. the findings' ids compared with the committed corpus (:func:`counterexamples.corpus.diff_ids`).
+
+With ``budget=math.inf`` the same configuration gives the same summary and findings, byte for
+byte, on every run; a finite budget makes them depend on the machine's speed.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional
+
+from model.producer import DEFAULT_VOCABULARY, Vocabulary
+
+if TYPE_CHECKING:
+    from counterexamples.findings import AmbiguityFinding, Finding, PropertyFinding
+    from properties.machines import MachineResult
+
+__all__ = ["RunConfig", "ConfigError", "RunSummary", "RunResult", "PropertyCheck",
+           "run_pipeline", "write_run", "finding_files", "SUMMARY", "FINDINGS_DIR", "STAGES",
+           "MACHINES"]
+
+SUMMARY = "summary.json"
+"""The summary's file name in the output directory."""
+
+FINDINGS_DIR = "findings"
+"""The findings' directory in the output directory (``<id>.json`` and ``<id>.jsonl`` each)."""
+
+TOOL = "activity-check"
+"""The ``tool`` the summary names (an earlier output is recognised by it)."""
+
+STAGES = ("generating conformant traces", "stateful machines",
+          "breadth-first search to depth {depth}", "shrinking findings", "replaying field cases")
+"""The stages :func:`run_pipeline` reports progress on, in order (``{depth}``: the BFS depth)."""
+
+MACHINES = (("conformant", False), ("adversarial", True))
+"""The producer machines the reference consumer is checked under: ``(name, adversarial)``."""
+
+CONSUMER, READING = "reference", "draft"
+"""The consumer the machines check (:data:`properties.zoo.REFERENCE`) and the reading they check
+it under (:data:`model.readings.DRAFT`), as the summary and the property findings name them."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: first called with ``done=0`` when a stage starts."""
+
+
+class ConfigError(ValueError):
+    """An unusable :class:`RunConfig` value: ``field`` names the attribute, ``requirement`` what
+    it must be (``str()``: both)."""
+
+    def __init__(self, name: str, requirement: str):
+        super().__init__(f"{name} {requirement}")
+        self.field = name
+        self.requirement = requirement
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What a run searches with.
+
+    Attributes:
+        seed: the Hypothesis seed of the search and the machines.
+        examples: conformant traces to generate (at least 1); the machines run a tenth of it
+            (at least 1) each.
+        budget: seconds after which generating stops (positive; ``math.inf``: no limit, the
+            only setting whose output does not depend on machine speed).
+        max_events: the longest trace generated (at least 1).
+        vocabulary: the producer's finite world (:class:`model.producer.Vocabulary`).
+        bfs_depth: depth of the breadth-first cross-check (0 skips it).
+
+    Raises:
+        ConfigError: for a value out of range (checked in this order: examples, budget,
+            max_events, bfs_depth).
+    """
+
+    seed: int = 0
+    examples: int = 3000
+    budget: float = 60.0
+    max_events: int = 10
+    vocabulary: Vocabulary = DEFAULT_VOCABULARY
+    bfs_depth: int = 4
+
+    def __post_init__(self):
+        if self.examples < 1:
+            raise ConfigError("examples", "must be at least 1")
+        if math.isnan(self.budget) or self.budget <= 0:
+            raise ConfigError("budget", "must be a positive number of seconds (inf: no limit)")
+        if self.max_events < 1:
+            raise ConfigError("max_events", "must be at least 1")
+        if self.bfs_depth < 0:
+            raise ConfigError("bfs_depth", "must be 0 or more")
+
+    @property
+    def machine_examples(self) -> int:
+        """Runs of each state machine: a tenth of ``examples``, at least 1."""
+        return max(1, self.examples // 10)
+
+
+@dataclass(frozen=True)
+class PropertyCheck:
+    """The reference consumer under one producer machine (conformant or adversarial), under
+    the draft.
+
+    Attributes:
+        name: the machine's name (:data:`MACHINES`).
+        result: the :class:`properties.machines.MachineResult`.
+        finding: the :class:`counterexamples.findings.PropertyFinding` of the property that
+            failed, None when none did.
+    """
+
+    name: str
+    result: MachineResult
+    finding: Optional[PropertyFinding] = None
+
+    def to_json(self) -> dict:
+        """``{"consumer", "reading", "examples", "steps", "failed": None | {"property",
+        "clauses", "files"}}``, as in ``summary.json``'s ``propertyChecks``."""
+        failed = None
+        if self.finding is not None:
+            failed = {"property": self.result.property, "clauses": list(self.result.clauses),
+                      "files": finding_files(self.finding.id)}
+        return {"consumer": CONSUMER, "reading": READING, "examples": self.result.examples,
+                "steps": self.result.steps, "failed": failed}
+
+    def summary_entry(self) -> dict:
+        """The failed property's entry in the summary's ``findings`` (``length``: the machine's
+        whole failing trace)."""
+        return {"id": self.finding.id, "kind": "property", "property": self.result.property,
+                "length": len(self.result.witness), "files": finding_files(self.finding.id)}
+
+
+def finding_files(finding_id: str) -> list[str]:
+    """A finding's two files, relative to the output directory: ``[findings/<id>.json,
+    findings/<id>.jsonl]``."""
+    return [os.path.join(FINDINGS_DIR, finding_id + ext) for ext in (".json", ".jsonl")]
+
+
+@dataclass
+class RunSummary:
+    """What ``summary.json`` holds (:meth:`to_json`).
+
+    Attributes:
+        version: the tool's version.
+        config: the run's :class:`RunConfig`.
+        examples, events_checked, stopped_by: what the seeded search did
+            (:class:`properties.ambiguity.SearchReport`).
+        readings: how many readings every trace was run under.
+        findings: one JSON entry per finding exported, property findings first, then the
+            ambiguities in knob order.
+        property_checks: ``{machine name: PropertyCheck}``.
+        corpus: the ids against the committed corpus (:func:`counterexamples.corpus.diff_ids`).
+        field_cases: the :class:`counterexamples.field_cases.CaseResult` of each field case.
+    """
+
+    version: str
+    config: RunConfig
+    examples: int
+    events_checked: int
+    stopped_by: str
+    readings: int
+    findings: list[dict] = field(default_factory=list)
+    property_checks: dict[str, PropertyCheck] = field(default_factory=dict)
+    corpus: dict = field(default_factory=dict)
+    field_cases: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The summary as ``summary.json`` holds it (wire names; no timings)."""
+        return {
+            "tool": TOOL, "version": self.version, "seed": self.config.seed,
+            "examples": self.examples, "requestedExamples": self.config.examples,
+            "stoppedBy": self.stopped_by, "eventsChecked": self.events_checked,
+            "readings": self.readings, "vocabulary": self.config.vocabulary.to_json(),
+            "findings": self.findings,
+            "propertyChecks": {name: c.to_json() for name, c in self.property_checks.items()},
+            "corpus": self.corpus,
+            "fieldCases": [r.to_json() for r in self.field_cases],
+        }
+
+
+@dataclass
+class RunResult:
+    """What :func:`run_pipeline` returns.
+
+    Attributes:
+        summary: the :class:`RunSummary`.
+        ambiguities: the :class:`counterexamples.findings.AmbiguityFinding` of each knob found
+            to decide a trace, in knob order.
+        seconds: the seeded search's wall time (printed, never written).
+    """
+
+    summary: RunSummary
+    ambiguities: list[AmbiguityFinding] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding to export, in the summary's order: the property findings of the
+        failed property checks, then the ambiguities."""
+        return [c.finding for c in self.summary.property_checks.values()
+                if c.finding is not None] + list(self.ambiguities)
+
+
+def run_pipeline(config: RunConfig, version: str,
+                 progress: Optional[Progress] = None) -> RunResult:
+    """Run the pipeline of the module docstring on ``config``; write nothing.
+
+    Args:
+        config: the :class:`RunConfig`.
+        version: the tool's version, recorded in the summary.
+        progress: called as ``progress(stage, done, total)`` (:data:`STAGES`), first with
+            ``done=0`` as each stage starts.
+
+    Returns:
+        A :class:`RunResult`.
+
+    Raises:
+        AssertionError: when a shrunk witness is no longer one (see
+            :func:`counterexamples.findings.ambiguity_finding`).
+    """
+    from counterexamples.corpus import diff_ids
+    from counterexamples.field_cases import check_all
+    from counterexamples.findings import ambiguity_finding
+    from model.readings import reading_count
+
+    tell = progress or (lambda stage, done, total: None)
+    report, checks = _search(config, tell)
+    bfs = _bfs(config, report, tell)
+    stage = STAGES[3]
+    tell(stage, 0, len(report.witnesses))
+    findings = []
+    for witness in report.witnesses.values():
+        findings.append(ambiguity_finding(witness))
+        tell(stage, len(findings), len(report.witnesses))
+    tell(STAGES[4], 0, 1)
+    cases = check_all()
+    tell(STAGES[4], 1, 1)
+    summary = RunSummary(version, config, report.examples, report.events, report.stopped_by,
+                         reading_count(), corpus=diff_ids(f.id for f in findings),
+                         field_cases=cases)
+    for check in checks:
+        summary.property_checks[check.name] = check
+        if check.finding is not None:
+            summary.findings.append(check.summary_entry())
+    summary.findings.extend(_ambiguity_entry(f, bfs) for f in findings)
+    return RunResult(summary, findings, report.seconds)
+
+
+def _search(config: RunConfig, tell: Progress):
+    """Steps 1 to 3 (module docstring): the seeded search with the all-readings machine's
+    witnesses merged, and the property checks; ``(SearchReport, [PropertyCheck])``."""
+    from counterexamples.findings import property_finding
+    from model.readings import DRAFT
+    from properties.ambiguity import merge_witnesses, search_ambiguities
+    from properties.machines import consumer_machine, run_machine, search_with_machine
+    from properties.zoo import REFERENCE
+
+    tell(STAGES[0], 0, config.examples)
+    report = search_ambiguities(
+        seed=config.seed, examples=config.examples,
+        budget=None if math.isinf(config.budget) else config.budget,
+        vocabulary=config.vocabulary, max_events=config.max_events,
+        progress=lambda done, total: tell(STAGES[0], done, total))
+    machines = STAGES[1]
+    tell(machines, 0, 1 + len(MACHINES))
+    merge_witnesses(report, search_with_machine(config.seed, config.machine_examples,
+                                                config.max_events, config.vocabulary))
+    tell(machines, 1, 1 + len(MACHINES))
+    checks = []
+    for name, adversarial in MACHINES:
+        machine = consumer_machine(REFERENCE, DRAFT, adversarial, config.vocabulary)
+        result = run_machine(machine, seed=config.seed, max_examples=config.machine_examples,
+                             max_steps=config.max_events)
+        finding = property_finding(result.violation, result.witness, CONSUMER, READING) \
+            if result.caught else None
+        checks.append(PropertyCheck(name, result, finding))
+        tell(machines, 1 + len(checks), 1 + len(MACHINES))
+    return report, checks
+
+
+def _bfs(config: RunConfig, report, tell: Progress):
+    """Step 4: the all-readings BFS, whose conformant witnesses replace the seeded ones in
+    ``report``; the :class:`properties.explore.ExploreReport`, or None for ``bfs_depth=0``."""
+    from model.producer import check_trace
+    from properties.ambiguity import merge_witnesses
+    from properties.explore import explore
+
+    stage = STAGES[2].format(depth=config.bfs_depth)
+    tell(stage, 0, 1)
+    bfs = None
+    if config.bfs_depth > 0:
+        bfs = explore(depth=config.bfs_depth, reading=None, properties=())
+        # findings are conformant under the draft's producer obligations; the BFS's witnesses
+        # win over the seeded searches': ids independent of seed and budget
+        merge_witnesses(report, {k: trace for k, (trace, _) in bfs.splits.items()
+                                 if not check_trace(trace)}, exhaustive=True)
+    tell(stage, 1, 1)
+    return bfs
+
+
+def _ambiguity_entry(finding, bfs) -> dict:
+    """An ambiguity finding's entry in the summary (``bfsShortest``: the BFS's shortest split
+    of its knob, None when the BFS did not run or did not reach it)."""
+    bfs_len = len(bfs.splits[finding.knob][0]) \
+        if bfs is not None and finding.knob in bfs.splits else None
+    return {"id": finding.id, "kind": "ambiguity", "knob": finding.knob, "bfsShortest": bfs_len,
+            "length": len(finding.events), "clauses": list(finding.clauses),
+            "context": finding["context"], "verdictClasses": len(finding.classes),
+            "files": finding_files(finding.id)}
+
+
+def write_run(result: RunResult, out_dir: str) -> None:
+    """Write a run's findings into ``out_dir/findings`` (each as ``<id>.json`` and
+    ``<id>.jsonl``: the files the summary lists) and ``out_dir/summary.json`` (indented by 2,
+    non-ASCII kept, as the command line prints it).
+
+    Args:
+        result: a :class:`RunResult`.
+        out_dir: an existing directory, ours to write (see
+            :func:`activity_check.cli.prepare_out`).
+
+    Raises:
+        OSError: when a file cannot be written.
+    """
+    from counterexamples.findings import write_finding
+
+    directory = os.path.join(out_dir, FINDINGS_DIR)
+    for finding in result.findings:
+        paths = write_finding(finding, directory)
+        assert [os.path.relpath(p, out_dir) for p in paths] == finding_files(finding.id), paths
+    with open(os.path.join(out_dir, SUMMARY), "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,107 @@
+"""The finding family (counterexamples/findings.py): one id scheme for every kind, the typed
+findings a document loads as, and what they read from it.
+
+The ids below were given by the writers this family replaced (one per kind); they must not move,
+or every finding a run or a peer check has written changes its name. Exports and the on-disk
+bytes of each kind are checked in test_export.py.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from counterexamples.corpus import load_corpus
+from counterexamples.findings import (ANY_READING, FINDING_TYPES, AmbiguityFinding, Finding,
+                                      PeerDivergenceFinding, PropertyFinding, finding_from_json,
+                                      finding_id, parse_assignment, property_finding)
+from model.readings import describe_assignment
+from model.wire import parse_events
+from properties.machines import check_trace_properties
+from properties.zoo import MUTANT_BY_NAME
+
+RUN = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+SNAP = {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",
+        "content": {"n": 0}}
+
+
+def test_every_committed_corpus_entry_keeps_its_id():
+    """The committed corpus was written with the ambiguity writer's ids: the family's scheme
+    gives each entry's id back from its knob and trace."""
+    entries = load_corpus()
+    assert len(entries) == 14
+    for entry in entries:
+        assert AmbiguityFinding.id_for(entry["knob"], parse_events(entry["events"])) == \
+            entry["id"]
+
+
+def test_property_and_peer_ids_are_those_the_old_writers_gave():
+    empty_patch = [RUN, SNAP, {"type": "ACTIVITY_DELTA", "messageId": "act-1",
+                               "activityType": "A", "patch": []}]
+    assert PropertyFinding.id_for("P00-no-exception", parse_events(empty_patch)) == \
+        "PROP-P00-74fb1823"
+    assert PropertyFinding.id_label("P00-no-exception") == "P00"
+    created = [RUN, {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1",
+                     "activityType": "TYPE-A", "content": {}}]
+    events = parse_events(created)
+    # a peer divergence hashes its initial agent state too (null when none is given)
+    assert PeerDivergenceFinding.id_for("forgetful", events, "null") == \
+        "PEER-forgetful-6cd9351e"
+    assert PeerDivergenceFinding.id_for("forgetful", events, json.dumps({"a": 1})) != \
+        "PEER-forgetful-6cd9351e"
+    # the one function behind them: prefix, label, then the hash of tag, name and trace
+    assert finding_id("PEER", "peer", "forgetful", events, "null") == "PEER-forgetful-6cd9351e"
+    assert finding_id("PEER", "peer", "forgetful", events) != "PEER-forgetful-6cd9351e"
+
+
+def test_property_finding_is_typed_and_keeps_the_trace_up_to_the_violation():
+    wire = [RUN, SNAP, {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "A",
+                        "patch": []}, {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}]
+    events = parse_events(wire)
+    violation = check_trace_properties(events, MUTANT_BY_NAME["crashes-on-empty-patch"])
+    finding = property_finding(violation, events, "crashes-on-empty-patch", "draft")
+    assert isinstance(finding, PropertyFinding) and finding.id == "PROP-P00-74fb1823"
+    assert (finding.property_id, finding.consumer, finding.reading, finding.at_event) == (
+        "P00-no-exception", "crashes-on-empty-patch", "draft", 2)
+    assert finding.events == events[:3] and finding["length"] == 3
+    assert list(finding) == ["id", "kind", "property", "statement", "clauses", "consumer",
+                             "reading", "atEvent", "explanation", "length", "events"]
+    # the document it loads back as is the same finding, of the same type
+    again = finding_from_json(finding.to_json())
+    assert type(again) is PropertyFinding and again == finding and again.events == events[:3]
+
+
+def test_a_document_loads_as_its_kind():
+    assert {k: cls.__name__ for k, cls in FINDING_TYPES.items()} == {
+        "ambiguity": "AmbiguityFinding", "property": "PropertyFinding",
+        "peer-divergence": "PeerDivergenceFinding"}
+    entry = next(e for e in load_corpus() if e["knob"] == "Q1")
+    doc = {"id": entry["id"], "kind": "ambiguity", "knob": "Q1", "events": entry["events"],
+           "pair": ["Q1=merge", "Q1=ignore,Q2=parent"],
+           "verdicts": [{"readings": ["Q1=merge"], "includesDraft": True, "verdict": {}},
+                        {"readings": ["Q1=ignore"], "verdict": {}}]}
+    finding = finding_from_json(doc)
+    assert isinstance(finding, AmbiguityFinding) and isinstance(finding, Finding)
+    assert finding.pair == ({"Q1": "merge"}, {"Q1": "ignore", "Q2": "parent"})
+    assert finding.context == {"Q2": "parent"}
+    assert [(c.label, c.includes_draft) for c in finding.classes] == [("draft", True),
+                                                                        ("Q1=ignore", False)]
+    assert finding.classes[1].reading.q1 == "ignore"
+    with pytest.raises(ValueError, match="unknown kind \"nope\""):
+        finding_from_json(dict(doc, kind="nope"), "x.json")
+    with pytest.raises(ValueError, match="^x.json: not a finding: a peer-divergence finding "
+                                         "needs 'peer'"):
+        finding_from_json(dict(doc, kind="peer-divergence"), "x.json")
+
+
+@pytest.mark.parametrize("assignment", [{}, {"Q1": "ignore"}, {"Q4-opener": "first",
+                                                                "Q7": "fatal"}])
+def test_parse_assignment_reads_what_describe_assignment_writes(assignment):
+    assert parse_assignment(describe_assignment(assignment)) == assignment
+    assert parse_assignment(ANY_READING) == {}
+
+
+@pytest.mark.parametrize("text", ["Q1", "Q1=nope", "Q99=merge", "Q1=merge,"])
+def test_parse_assignment_refuses_what_is_not_one(text):
+    with pytest.raises(ValueError, match="not KNOB=OPTION"):
+        parse_assignment(text)

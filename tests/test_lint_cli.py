@@ -1,0 +1,321 @@
+"""``activity-check lint`` (issue 22): the command, its input forms and exit codes, a real
+producer (ag-ui-protocol's SSE encoder), and a live endpoint on 127.0.0.1.
+
+The command is driven through :func:`activity_check.cli.main`, as the console script runs it.
+"""
+from __future__ import annotations
+
+import io
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from activity_check import cli
+from counterexamples.lint_io import (DEFAULT_RUN_INPUT, decode_event, fetch_stream,
+                                     parse_stream_text, read_stream)
+from model.wire import TraceFormatError
+from wirekit import RF, RS, delta, snap
+
+ag_ui = pytest.importorskip("ag_ui.core", reason="ag-ui-protocol (the dev extra) is not "
+                            "installed")
+from ag_ui.encoder import EventEncoder  # noqa: E402
+
+
+@pytest.fixture
+def lint(monkeypatch, capsys):
+    """``lint(*argv, stdin=None) -> (exit code, stdout, stderr)``."""
+    assert ("lint", "activity_check.cmd_lint") in cli.COMMANDS
+
+    def run(*argv, stdin=None):
+        if stdin is not None:
+            monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(
+                stdin.encode() if isinstance(stdin, str) else stdin), encoding="utf-8"))
+        code = cli.main(["lint", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run
+
+
+def jsonl(*events) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def encoder_stream() -> str:
+    """A stream written by ag-ui-protocol 1.0.0's own models and SSE encoder (it knows the
+    activity events, ``replace`` and ``subagentRunId`` included). It breaks two rules: the
+    subagent is announced after an event it produced (SUB-STARTED-FIRST), and an untagged
+    ``replace: false`` restates the subagent's activity (ACT-ATTR-AGREE, under Q2=parent only)."""
+    c = ag_ui
+    encoder = EventEncoder()
+    assert encoder.get_content_type() == "text/event-stream"
+    events = [
+        c.RunStartedEvent(thread_id="t1", run_id="r1"),
+        c.StepStartedEvent(step_name="research"),
+        c.ActivitySnapshotEvent(message_id="plan", activity_type="PLAN",
+                                content={"steps": []}, subagent_run_id="sub-1"),
+        c.SubagentStartedEvent(subagent_run_id="sub-1", name="researcher"),
+        c.ActivityDeltaEvent(message_id="plan", activity_type="PLAN", subagent_run_id="sub-1",
+                             patch=[{"op": "add", "path": "/steps/-", "value": "search"}]),
+        c.ActivitySnapshotEvent(message_id="plan", activity_type="PLAN", content={"steps": []},
+                                replace=False),
+        c.SubagentFinishedEvent(subagent_run_id="sub-1"),
+        c.TextMessageStartEvent(message_id="m1", role="assistant"),
+        c.TextMessageContentEvent(message_id="m1", delta="done"),
+        c.TextMessageEndEvent(message_id="m1"),
+        c.StepFinishedEvent(step_name="research"),
+        c.RunFinishedEvent(thread_id="t1", run_id="r1"),
+    ]
+    return "".join(encoder.encode(e) for e in events)
+
+
+def conformant_encoder_stream() -> str:
+    c = ag_ui
+    encoder = EventEncoder()
+    events = [c.RunStartedEvent(thread_id="t1", run_id="r1"),
+              c.SubagentStartedEvent(subagent_run_id="sub-1", name="researcher"),
+              c.ActivitySnapshotEvent(message_id="plan", activity_type="PLAN",
+                                      content={"steps": []}, subagent_run_id="sub-1"),
+              c.ActivityDeltaEvent(message_id="plan", activity_type="PLAN",
+                                   patch=[{"op": "add", "path": "/steps/-", "value": "x"}]),
+              c.SubagentFinishedEvent(subagent_run_id="sub-1"),
+              c.RunFinishedEvent(thread_id="t1", run_id="r1")]
+    return "".join(encoder.encode(e) for e in events)
+
+
+# --- a real producer: ag-ui-protocol's encoder ---------------------------------------------------
+
+def test_the_ag_ui_encoders_stream_is_read_back_and_judged(lint, tmp_path):
+    body = encoder_stream()
+    path = tmp_path / "agent.sse"
+    path.write_text(body)
+    code, out, err = lint(str(path), "--format", "json")
+    assert code == 1 and err == ""
+    report = json.loads(out)
+    assert report["format"] == "sse" and report["events"] == 12
+    rows = [(v["eventIndex"], v["line"], v["clause"], v["pointer"], v["readings"])
+            for v in report["violations"]]
+    assert rows == [(3, 7, "SUB-STARTED-FIRST", "/subagentRunId", None),
+                    (5, 11, "ACT-ATTR-AGREE", "/subagentRunId", ["Q2=parent"])]
+    assert report["conformantUnder"] == []     # SUB-STARTED-FIRST is broken under every reading
+    # the same body on stdin, judged under draft's producer options only
+    code, out, _ = lint("-", "--reading", "draft", "--format", "json", stdin=body)
+    assert code == 1
+    assert [v["clause"] for v in json.loads(out)["violations"]] == ["SUB-STARTED-FIRST"]
+    # a stream the encoder writes for a conformant agent passes
+    code, out, _ = lint("-", stdin=conformant_encoder_stream())
+    assert code == 0 and "0 error(s), 0 warning(s): conformant" in out
+
+
+# --- input forms and exit codes -----------------------------------------------------------------
+
+def test_the_parsers_choices_are_the_apis():
+    from activity_check import cmd_lint
+    from counterexamples import lint as engine, lint_formats
+    assert cmd_lint.FORMATS == lint_formats.FORMATS
+    assert cmd_lint.FAIL_ON == engine.FAIL_ON
+
+
+def test_json_array_jsonl_and_a_finding_file_are_read(lint, tmp_path):
+    events = [RS, snap(), delta("act-2"), RF]
+    forms = {"array.json": json.dumps(events, indent=1),
+             "lines.jsonl": jsonl(*events),
+             "finding.json": json.dumps({"id": "X", "events": events}, indent=2)}
+    for name, text in forms.items():
+        (tmp_path / name).write_text(text)
+        code, out, _ = lint(str(tmp_path / name), "--format", "json")
+        report = json.loads(out)
+        assert code == 1 and report["format"] == ("jsonl" if name.endswith("l") else "json")
+        assert [(v["eventIndex"], v["clause"]) for v in report["violations"]] == [
+            (2, "ACT-DELTA-BASELINE"), (2, "SNP-BASELINE")]
+        at = text[:text.index('"act-2"')].count("\n") + 1     # the line of its messageId
+        assert report["violations"][0]["line"] == (at if name.endswith("l") else at - 2)
+
+
+def test_exit_codes_follow_fail_on(lint, tmp_path):
+    warning_only = tmp_path / "w.jsonl"
+    warning_only.write_text(jsonl(RS, snap(x=1), RF))         # an undescribed member: warning
+    assert lint(str(warning_only))[0] == 0
+    assert lint(str(warning_only), "--fail-on", "warning")[0] == 1
+    erroring = tmp_path / "e.jsonl"
+    erroring.write_text(jsonl(RS, delta("ghost"), RF))
+    assert lint(str(erroring))[0] == 1
+    assert lint(str(erroring), "--fail-on", "never")[0] == 0
+    code, out, _ = lint(str(erroring), "--fail-on", "never")
+    assert "2 error(s), 0 warning(s): not conformant (--fail-on never)" in out
+
+
+@pytest.mark.parametrize("content, message", [
+    ("", "{path}: the file is empty"),
+    ('[{"type": "RUN_STARTED",\n  "threadId": }]', "{path}:2:15: not valid JSON: Expecting value"),
+    ('{"foo": []}\n', "{path}:1: event 0: $.type: required member is missing, and no element "
+                      "of the stream has a type"),
+    ("hello\nworld\n", "{path}:1: event 0: not valid JSON"),
+])
+def test_unusable_input_exits_2_with_one_line(lint, tmp_path, content, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    code, out, err = lint(str(path))
+    assert code == 2 and out == ""
+    assert err.startswith("activity-check: error: " + message.format(path=path))
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_unreadable_files_and_arguments_exit_2(lint, tmp_path):
+    code, _, err = lint(str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "cannot read the file" in err
+    (tmp_path / "latin.jsonl").write_bytes(b'{"type": "RUN_STARTED", "x": "\xe9"}\n')
+    code, _, err = lint(str(tmp_path / "latin.jsonl"))
+    assert code == 2 and "not UTF-8 text" in err
+    code, _, err = lint("-", stdin=b"\xff\xfe")
+    assert code == 2 and err.startswith("activity-check: error: <stdin>: not UTF-8 text")
+    code, _, err = lint("x.jsonl", "--url", "http://127.0.0.1:9/")
+    assert code == 2 and "give a FILE or --url, not both" in err
+    code, _, err = lint("-", "--reading", "Q99=x", stdin=jsonl(RS, RF))
+    assert code == 2 and "--reading: unknown knob 'Q99'" in err
+    code, _, err = lint("-", "--format", "xml", stdin=jsonl(RS, RF))
+    assert code == 2 and "invalid choice: 'xml'" in err
+    code, _, err = lint("-", "--out", str(tmp_path / "no" / "dir" / "r.json"),
+                        stdin=jsonl(RS, RF))
+    assert code == 2 and "--out" in err and "cannot write" in err
+
+
+def test_without_a_file_stdin_is_read_unless_it_is_a_terminal(lint, monkeypatch):
+    code, out, _ = lint(stdin=jsonl(RS, RF))
+    assert code == 0 and out.startswith("<stdin>: 2 events (jsonl)")
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr("sys.stdin", Terminal())
+    code, _, err = lint()
+    assert code == 2 and "give the stream: a FILE, '-' to read stdin, or --url URL" in err
+
+
+def test_a_broken_line_is_reported_and_the_rest_checked(lint):
+    body = jsonl(RS) + '{"type": broken\n' + jsonl(delta("ghost"), RF)
+    code, out, _ = lint("-", "--format", "json", stdin=body)
+    report = json.loads(out)
+    assert code == 1 and report["events"] == 4
+    assert [(v["eventIndex"], v["line"], v["kind"]) for v in report["violations"]] == [
+        (1, 2, "undecodable"), (2, 3, "delta-without-baseline"), (2, 3, "delta-on-unknown-id")]
+    assert report["violations"][0]["detail"].startswith("not valid JSON: Expecting value")
+
+
+def test_out_writes_the_report_and_prints_one_line(lint, tmp_path):
+    target = tmp_path / "report.sarif"
+    code, out, _ = lint("-", "--format", "sarif", "--out", str(target),
+                        stdin=jsonl(RS, delta("ghost"), RF))
+    assert code == 1
+    assert out == f"<stdin>: 2 error(s), 0 warning(s): not conformant; report written to " \
+                  f"{target}\n"
+    assert json.loads(target.read_text())["version"] == "2.1.0"
+
+
+def test_decoding_is_as_strict_as_every_other_file():
+    assert decode_event('{"a": 1}') == ({"a": 1}, None)
+    for text, reason in (('{"a": 1, "a": 2}', 'duplicate member "a" in $'),
+                         ('{"a": NaN}', "NaN is not a JSON value"),
+                         ('{"a": 1e999}', "out of range"),
+                         ('{"a": 1.5e-400}', "too small to tell from 0"),
+                         ("[" * 129 + "]" * 129, "nested more than 128 levels deep")):
+        value, problem = decode_event(text)
+        assert value is None and reason in problem, (text, problem)
+    assert decode_event("[" * 128 + "]" * 128)[1] is None
+
+
+def test_sse_framing_is_httpx_sses():
+    body = (": a comment\n"
+            "event: message\n"
+            'data: {"type":"RUN_STARTED",\n'
+            'data:  "threadId":"t","runId":"r"}\n'
+            "\r\n"
+            "id: 7\n\n"                                   # dispatched, no data: no event
+            '{"type":"CUSTOM","name":"x","value":1}\n\n'  # no data: prefix
+            'data: {"type":"RUN_FINISHED","threadId":"t","runId":"r"}\r\n\r\n')
+    found = parse_stream_text(body, "b.sse")
+    assert found.input_format == "sse"
+    assert [(e.value["type"], e.line) for e in found.entries] == [("RUN_STARTED", 2),
+                                                                 ("RUN_FINISHED", 10)]
+    assert found.notes == ({"line": 8, "text": "not an SSE field (no 'data:' prefix?): an SSE "
+                                               "reader ignores this line, so any event on it "
+                                               "is lost"},)
+
+
+def test_read_stream_reads_stdin_bytes(tmp_path):
+    stdin = io.TextIOWrapper(io.BytesIO(("\ufeff" + jsonl(RS, RF)).encode()), encoding="utf-8")
+    found = read_stream("-", stdin)
+    assert found.source == "<stdin>" and len(found.entries) == 2
+    with pytest.raises(TraceFormatError, match="holds no events|empty"):
+        parse_stream_text("\n\n", "x")
+
+
+# --- a live endpoint on 127.0.0.1 ---------------------------------------------------------------
+
+class _Agent(BaseHTTPRequestHandler):
+    """An AG-UI endpoint: POST a RunAgentInput, get the encoder's SSE answer. ``/broken``
+    answers 500, ``/json`` answers application/json."""
+
+    received: list = []
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        length = int(self.headers.get("Content-Length", 0))
+        _Agent.received.append((self.path, self.headers.get("Accept"),
+                                json.loads(self.rfile.read(length))))
+        if self.path == "/broken":
+            self.send_response(500)
+            self.end_headers()
+            return
+        encoder = EventEncoder(accept=self.headers.get("Accept"))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json" if self.path == "/json" else
+                         encoder.get_content_type())
+        self.end_headers()
+        body = encoder_stream() if self.path == "/agent" else conformant_encoder_stream()
+        for frame in body.split("\n\n")[:-1]:    # one event at a time, flushed
+            self.wfile.write((frame + "\n\n").encode())
+            self.wfile.flush()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Agent)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Agent.received.clear()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_live_endpoint_is_posted_a_run_input_and_linted(lint, endpoint, tmp_path):
+    code, out, err = lint("--url", f"{endpoint}/agent", "--format", "json")
+    assert code == 1 and err == ""
+    report = json.loads(out)
+    assert report["source"] == f"{endpoint}/agent" and report["format"] == "sse"
+    assert [(v["eventIndex"], v["clause"], v["line"]) for v in report["violations"]] == [
+        (3, "SUB-STARTED-FIRST", None), (5, "ACT-ATTR-AGREE", None)]
+    path, accept, body = _Agent.received[-1]
+    assert (path, accept, body) == ("/agent", "text/event-stream", DEFAULT_RUN_INPUT)
+    run_input = tmp_path / "input.json"
+    run_input.write_text(json.dumps({**DEFAULT_RUN_INPUT, "threadId": "mine"}))
+    code, out, _ = lint("--url", f"{endpoint}/ok", "--run-input", str(run_input))
+    assert code == 0 and "conformant" in out
+    assert _Agent.received[-1][2]["threadId"] == "mine"
+
+
+def test_a_live_endpoint_that_cannot_be_read_exits_2(lint, endpoint):
+    code, _, err = lint("--url", f"{endpoint}/broken")
+    assert code == 2 and err == (f"activity-check: error: {endpoint}/broken: the endpoint "
+                                 "answered HTTP 500 Internal Server Error\n")
+    code, _, err = lint("--url", f"{endpoint}/json")
+    assert code == 2 and "not an event stream" in err and "application/json" in err
+    with pytest.raises(TraceFormatError, match="cannot read the endpoint"):
+        fetch_stream("http://127.0.0.1:9/", timeout=2)
