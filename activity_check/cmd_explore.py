@@ -165,12 +165,14 @@ def _print_report(con, args, report, out: dict) -> None:
 def _write_graph(path: str, report) -> int:
     """Write the explored state graph to ``path`` (``.graphml``, else DOT), after the report is
     printed, with a progress line on stderr (the graph holds every examined edge: at the default
-    bound a minute or more, and gigabytes). The file is created exclusively (never over another)
-    and removed if the write fails or is interrupted, so no partial graph is left; after a
+    bound a minute or more, and gigabytes). The file is written beside its name and linked to it
+    when complete (:func:`counterexamples.outdir.new_file`: never over another file, never
+    through a symbolic link), so a failed or interrupted write leaves no partial graph; after a
     search that was interrupted it is not written at all (the user asked the command to stop).
 
     Returns 0, or 130 when interrupted (one line on stderr). Raises UsageError when the file
     cannot be written."""
+    from counterexamples.outdir import new_file
     from properties.explore import state_graph
 
     not_written = ("activity-check: interrupted; the state graph was not written to "
@@ -183,17 +185,12 @@ def _write_graph(path: str, report) -> int:
             progress.add_task(f"writing the state graph ({report.states:,} states, "
                               f"{report.edges:,} edges) to {shown(path)}", total=None)
             graph = state_graph(report)
-            with open(path, "xb") as fh:
-                try:
-                    if path.endswith(".graphml"):
-                        import networkx as nx
-                        nx.write_graphml(graph, fh)
-                    else:
-                        _write_dot(graph, fh)
-                except BaseException:
-                    fh.close()
-                    os.remove(path)  # ours, created above: no partial graph is left
-                    raise
+            with new_file(path) as fh:  # whole or not at all, never over anything there
+                if path.endswith(".graphml"):
+                    import networkx as nx
+                    nx.write_graphml(graph, fh)
+                else:
+                    _write_dot(graph, fh)
     except KeyboardInterrupt:
         print(not_written, file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -37,6 +37,9 @@ def _add_corpus(sub) -> None:
     co.add_argument("action", choices=["check", "update"])
     co.add_argument("source", nargs="?", default="",
                     help="with update: the --out directory of a run")
+    co.add_argument("--allow-empty", action="store_true",
+                    help="with update: write an empty corpus when the run found no ambiguity "
+                         "(refused otherwise)")
     co.add_argument("--json", action="store_true")
     co.set_defaults(func=cmd_corpus)
 
@@ -146,11 +149,13 @@ EMPTY_CORPUS = ("the corpus holds no entry, so nothing was checked (activity-che
 
 def cmd_corpus(args) -> int:
     """``corpus check`` (replay the committed corpus: 0 when nothing changed, 1 when a verdict
-    did or the corpus is empty) and ``corpus update DIR`` (rewrite it from a run's output: 0, or 2 when DIR is not a
-    usable run; the corpus is then unchanged)."""
+    did or the corpus is empty) and ``corpus update DIR`` (rewrite it from a run's output: 0,
+    or 2 when DIR is not a usable run; the corpus is then unchanged)."""
     from counterexamples.corpus import check_corpus, load_corpus
     if args.action == "update":
         return _corpus_update(args)
+    if args.allow_empty:
+        raise UsageError("--allow-empty applies to corpus update only")
     if args.source:
         raise UsageError(f"corpus check takes no directory (got {args.source!r}); it "
                          "replays the committed corpus")
@@ -171,10 +176,14 @@ def cmd_corpus(args) -> int:
 
 
 def _corpus_update(args) -> int:
-    """``corpus update DIR``: the ambiguity findings a run's summary lists become the corpus."""
+    """``corpus update DIR``: the ambiguity findings a run's summary lists become the corpus.
+    Each must be ``findings/<id>.json`` of DIR with an id of the finding scheme
+    (:func:`counterexamples.findings.is_finding_id`) that the file itself carries, not a
+    symbolic link; a run with none empties the corpus only with ``--allow-empty``. Returns 0;
+    raises UsageError (exit 2) otherwise, the corpus then unchanged."""
     from counterexamples.corpus import write_corpus
-    from counterexamples.export import load_finding
-    from counterexamples.pipeline import SUMMARY
+    from counterexamples.findings import is_finding_id, load_finding
+    from counterexamples.pipeline import FINDINGS_DIR, SUMMARY
     if not args.source:
         raise UsageError("corpus update: give the --out directory of a run "
                          "(activity-check corpus update DIR)")
@@ -182,21 +191,41 @@ def _corpus_update(args) -> int:
     try:
         with open(summary_path, encoding="utf-8") as fh:
             summary = json.load(fh)
-        listed = [f for f in summary["findings"] if f.get("kind") == "ambiguity"]
-        paths = [os.path.join(args.source, f["files"][0]) for f in listed]
+        listed = [(f["id"], f["files"][0]) for f in summary["findings"]
+                  if f.get("kind") == "ambiguity"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         raise UsageError(f"corpus update: {summary_path} is not the summary of an "
                          "'activity-check run' (give the --out directory of a run)") from None
+    unchanged = "; the corpus is unchanged"
     findings = []
-    for path in paths:
+    for fid, listed_path in listed:
+        expected = os.path.join(FINDINGS_DIR, f"{fid}.json") \
+            if is_finding_id(fid, "ambiguity") else None
+        if expected is None or listed_path != expected:
+            raise UsageError(f"corpus update: {summary_path} lists {json.dumps(fid)[:120]} at "
+                             f"{json.dumps(listed_path)[:120]}, not an ambiguity finding of an "
+                             f"'activity-check run' (findings/AMB-<knob>-<8 hex>.json){unchanged}")
+        path = os.path.join(args.source, expected)
+        if os.path.islink(path):
+            raise UsageError(f"corpus update: {path} is a symbolic link; not followed{unchanged}")
         try:
-            findings.append(load_finding(path))
+            finding = load_finding(path)
         except (OSError, ValueError) as exc:
             raise UsageError(f"corpus update: {path}: {getattr(exc, 'strerror', None) or exc}"
-                             " (the corpus is unchanged)") from None
+                             f"{unchanged}") from None
+        if finding.id != fid:
+            raise UsageError(f"corpus update: {path} holds finding {finding.id}, not {fid}"
+                             f"{unchanged}")
+        findings.append(finding)
+    if not findings and not args.allow_empty:
+        raise UsageError(f"corpus update: {summary_path} lists no ambiguity finding, so the "
+                         f"corpus would be emptied; pass --allow-empty to do that{unchanged}")
     try:
-        written = write_corpus(findings)
+        written = write_corpus(findings, allow_empty=args.allow_empty)
     except ValueError as exc:
         raise UsageError(f"corpus update: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"corpus update: cannot write the corpus: {exc.strerror or exc}"
+                         f"{unchanged}") from None
     print(f"corpus now holds {len(written)} entries")
     return 0

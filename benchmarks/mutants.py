@@ -26,22 +26,30 @@ import time
 
 from properties.explore import EXPLORE_VOCABULARY, explore
 from properties.machines import consumer_machine, run_machine
+from properties.surface import SURFACE_PATCHES
 from properties.zoo import MUTANTS, REFERENCE
 
 
+_SURFACE = dict(SURFACE_PATCHES)
 ZOO_VOCABULARY = replace(
     EXPLORE_VOCABULARY,
-    contents=({"n": 1},),
+    contents=({"n": 1, "f": 1.5, "z": None, "list": [1, 2, 3], "nest": {"x": {"y": 1}},
+               "a/b": 1, "m~n": 2},),
     patches=EXPLORE_VOCABULARY.patches + (
         ("partly-applies", ({"op": "replace", "path": "/n", "value": 5},
                             {"op": "remove", "path": "/missing"})),
         ("test-true", ({"op": "test", "path": "/n", "value": True},
                        {"op": "replace", "path": "/n", "value": 3})),
-    ),
+    ) + tuple((name, _SURFACE[name]) for name in (
+        "move-member", "copy-member", "escaped-slash", "escaped-tilde", "dash-replace",
+        "leading-zero", "root-add", "test-float-int")),
     metadata=(None, {"k": {"a": 1}}, {"k": {"b": None}}),
 )
-"""The exploration vocabulary plus what some mistakes need to show: a patch that applies in part,
-a ``test`` of ``true`` against ``1``, nested and null metadata values."""
+"""The exploration vocabulary plus what some mistakes need to show: a content with a float, a
+null, an array, a nested object and keys a pointer escapes; a patch that applies in part, a
+``test`` of ``true`` against ``1``, and the surface patches (:data:`properties.surface.
+SURFACE_PATCHES`) that tell move from copy, escapes, ``-``, leading zeros, a root add and a test
+of a float against an integer apart; nested and null metadata values."""
 
 
 def bfs_catch(mutant, depth: int = 4, timeout: float = 60.0) -> dict:

@@ -18,8 +18,9 @@ from typing import Iterable, Mapping, Optional
 
 from model.readings import describe_assignment
 from model.verdict import partition
-from model.wire import parse_events
-from counterexamples.findings import AmbiguityFinding
+from model.wire import loads_json, parse_events
+from counterexamples.findings import AmbiguityFinding, is_finding_id
+from counterexamples.outdir import OutputPlan
 
 __all__ = ["corpus_dir", "load_corpus", "entry_of", "check_entry", "check_corpus",
            "write_corpus", "CorpusChange", "diff_ids"]
@@ -31,7 +32,10 @@ def corpus_dir() -> str:
 
 
 def load_corpus(directory: Optional[str] = None) -> list[dict]:
-    """Every corpus entry, sorted by id. Raises ValueError naming a file that is not an entry."""
+    """Every corpus entry (``<id>.json``), sorted by file name. Raises ValueError naming a file
+    that is not an entry: not strict JSON (:func:`model.wire.loads_json`), not an object with
+    ``id``, ``events`` and ``classes``, or an ``id`` that is not an ambiguity finding id
+    (:func:`counterexamples.findings.is_finding_id`) or not the file's name."""
     directory = directory or corpus_dir()
     entries = []
     if not os.path.isdir(directory):
@@ -42,11 +46,15 @@ def load_corpus(directory: Optional[str] = None) -> list[dict]:
         path = os.path.join(directory, name)
         with open(path, encoding="utf-8") as fh:
             try:
-                entry = json.load(fh)
+                entry = loads_json(fh.read())
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
         if not isinstance(entry, dict) or not {"id", "events", "classes"} <= set(entry):
             raise ValueError(f"{path}: not a corpus entry (needs id, events, classes)")
+        if not is_finding_id(entry["id"], AmbiguityFinding.KIND) or \
+                name != f"{entry['id']}.json":
+            raise ValueError(f"{path}: not a corpus entry (its id {json.dumps(entry['id'])[:80]} "
+                             "is not an ambiguity finding id naming the file)")
         entries.append(entry)
     return entries
 
@@ -100,47 +108,59 @@ def check_corpus(directory: Optional[str] = None) -> list[CorpusChange]:
     return [change for entry in load_corpus(directory) for change in check_entry(entry)]
 
 
-def write_corpus(finding_jsons: Iterable[Mapping], directory: Optional[str] = None) -> list[str]:
+def write_corpus(finding_jsons: Iterable[Mapping], directory: Optional[str] = None,
+                 allow_empty: bool = False) -> list[str]:
     """Replace the corpus's entries with those of ``finding_jsons`` (ambiguity findings,
     :class:`~counterexamples.findings.AmbiguityFinding`, or their JSON documents); returns the
-    paths written.
+    paths written (``<directory>/<id>.json``, one per distinct id, in the order given).
 
-    Every entry is built before anything is touched, and the new files are written beside the
-    old ones before the old ``*.json`` entry files are removed, so a bad finding leaves the
-    corpus as it was.
+    Every entry is built and checked before anything is touched; the new corpus is then
+    written into a staging directory beside ``directory`` and swapped in whole
+    (:class:`counterexamples.outdir.OutputPlan`): an error, an interrupt or a full disk leaves
+    the corpus exactly as it was. Files of the directory that are not entries (not
+    ``*.json``) are kept; a symbolic link among the entries is replaced, never followed.
+
+    Args:
+        allow_empty: write an empty corpus when no finding is given (refused otherwise, since
+            an empty corpus checks nothing).
 
     Raises:
-        ValueError: no finding given, or a finding that is not an ambiguity finding with an
-            id, events and verdicts (naming it); the corpus is then unchanged.
+        ValueError: no finding given (without ``allow_empty``); a finding that is not an
+            ambiguity finding with an id of the finding scheme
+            (:func:`counterexamples.findings.is_finding_id`: an id names its file, so nothing
+            else may), events and verdicts (naming it); ``directory`` a symbolic link or not a
+            directory. The corpus is then unchanged.
+        OSError: the corpus cannot be written (it is then unchanged too).
     """
-    entries = []
+    entries: dict[str, dict] = {}
     for finding in finding_jsons:
+        fid = finding.get("id", "?") if isinstance(finding, Mapping) else "?"
         if not isinstance(finding, AmbiguityFinding) and not (
                 isinstance(finding, Mapping) and finding.get("kind") == AmbiguityFinding.KIND):
-            raise ValueError(f"{finding.get('id', '?') if isinstance(finding, Mapping) else '?'}: "
-                             "not an ambiguity finding")
+            raise ValueError(f"{fid}: not an ambiguity finding")
+        if not is_finding_id(fid, AmbiguityFinding.KIND):
+            raise ValueError(f"{json.dumps(fid)[:120]}: not an ambiguity finding id "
+                             "(AMB-<knob>-<8 hex digits>); the corpus is left as it was")
         try:
-            entries.append(entry_of(finding))
+            entries[fid] = entry_of(finding)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{finding.get('id', '?')}: not a finding as 'run' writes it "
+            raise ValueError(f"{fid}: not a finding as 'run' writes it "
                              f"({type(exc).__name__}: {exc})") from None
-    if not entries:
+    if not entries and not allow_empty:
         raise ValueError("no ambiguity finding to write; the corpus is left as it was")
     directory = directory or corpus_dir()
-    os.makedirs(directory, exist_ok=True)
-    old = [n for n in os.listdir(directory) if n.endswith(".json")]
-    staged = []
-    for entry in entries:
-        path = os.path.join(directory, f"{entry['id']}.json")
-        with open(path + ".new", "w", encoding="utf-8") as fh:
-            json.dump(entry, fh, indent=1, ensure_ascii=False, sort_keys=True)
-            fh.write("\n")
-        staged.append(path)
-    for name in old:
-        os.remove(os.path.join(directory, name))
-    for path in staged:
-        os.replace(path + ".new", path)
-    return staged
+    if os.path.islink(directory) or (os.path.lexists(directory) and
+                                     not os.path.isdir(directory)):
+        raise ValueError(f"{directory}: not a directory (a symbolic link is not followed)")
+    old = frozenset(n for n in os.listdir(directory) if n.endswith(".json")) \
+        if os.path.isdir(directory) else frozenset()
+    plan = OutputPlan(directory, "", replaced=old, earlier=bool(old))
+    with plan.staged() as staging:
+        for fid, entry in entries.items():
+            with open(os.path.join(staging, f"{fid}.json"), "x", encoding="utf-8") as fh:
+                json.dump(entry, fh, indent=1, ensure_ascii=False, sort_keys=True)
+                fh.write("\n")
+    return [os.path.join(directory, f"{fid}.json") for fid in entries]
 
 
 def diff_ids(found: Iterable[str], directory: Optional[str] = None) -> dict:

@@ -29,6 +29,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Optional, Sequence
@@ -44,7 +45,8 @@ if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is
 
 __all__ = ["Finding", "ClassedFinding", "AmbiguityFinding", "PropertyFinding",
            "PeerDivergenceFinding", "VerdictClassEntry", "FINDING_TYPES", "ANY_READING",
-           "finding_id", "finding_from_json", "load_finding", "write_finding",
+           "finding_id", "is_finding_id", "FINDING_ID", "finding_from_json", "load_finding",
+           "write_finding",
            "ambiguity_finding", "property_finding", "explain_difference", "explain_steps",
            "parse_reading_spec", "parse_assignment"]
 
@@ -71,6 +73,30 @@ def finding_id(prefix: str, tag: str, name: str, events: Sequence[Event],
     text = f"{tag}\n{name}\n{dump_jsonl(events)}" + ("" if extra is None else f"\n{extra}")
     digest = hashlib.sha256(text.encode()).hexdigest()[:8]
     return f"{prefix}-{label if label is not None else name}-{digest}"
+
+
+FINDING_ID = re.compile(r"(?P<prefix>AMB|PROP|PEER)-(?P<label>[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)"
+                        r"-(?P<hash>[0-9a-f]{8})")
+"""The scheme of every finding id :func:`finding_id` gives: ``AMB-<knob>-<h>``,
+``PROP-<Pnn>-<h>`` or ``PEER-<adapter>-<h>``, the label ASCII letters and digits in
+dash-separated words, ``h`` 8 lowercase hex digits. An id of this scheme is a safe file name
+(no dot, slash or other separator), which is what lets a finding's id name its files; what does
+not match is not one of our findings (:func:`is_finding_id`)."""
+
+
+def is_finding_id(text: Any, kind: Optional[str] = None) -> bool:
+    """True when ``text`` is a finding id of :data:`FINDING_ID` as a whole (and, given a
+    ``kind`` of :data:`FINDING_TYPES`, one with that kind's prefix; an ``AMB-`` id must name a
+    knob of the model)."""
+    if not isinstance(text, str):
+        return False
+    match = FINDING_ID.fullmatch(text)
+    if match is None:
+        return False
+    if kind is not None and (kind not in FINDING_TYPES
+                             or FINDING_TYPES[kind].PREFIX != match["prefix"]):
+        return False
+    return match["prefix"] != "AMB" or match["label"] in KNOB_BY_ID
 
 
 # --- readings as findings write them ------------------------------------------------------------
@@ -543,7 +569,14 @@ def finding_from_json(doc: Any, name: str = "finding") -> Finding:
     if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
         raise _not(name, "'events' must be a non-empty array of event objects")
     cls.check_json(name, doc)
+    if not is_finding_id(doc["id"], cls.KIND):
+        raise _not(name, f"'id' is {json.dumps(doc['id'])[:120]}, not a finding id of its "
+                         f"kind ({cls.PREFIX}-<{_LABEL_OF[cls.KIND]}>-<8 hex digits>, as "
+                         "activity-check gives them)")
     return cls(doc)
+
+
+_LABEL_OF = {"ambiguity": "knob", "property": "Pnn", "peer-divergence": "adapter"}
 
 
 def load_finding(path: str) -> Finding:
@@ -575,7 +608,14 @@ def load_finding(path: str) -> Finding:
 def write_finding(finding: Finding, directory: str) -> tuple[str, str]:
     """Write ``<id>.json`` (:meth:`Finding.to_json`, indented, newline-terminated) and
     ``<id>.jsonl`` (:meth:`Finding.jsonl`, the witness as AG-UI JSON lines) into ``directory``
-    (created if missing). Returns the two paths."""
+    (created if missing). Returns the two paths.
+
+    Raises:
+        ValueError: the id is not of :data:`FINDING_ID` (it names the files, so it must not
+            name anything else); OSError: a file cannot be written.
+    """
+    if not is_finding_id(finding.id, finding.KIND or None):
+        raise ValueError(f"{finding.id!r}: not a finding id; not written")
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, finding.id)
     with open(base + ".json", "w", encoding="utf-8") as fh:

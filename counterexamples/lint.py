@@ -73,28 +73,7 @@ SEVERITIES = ("error", "warning")
 FAIL_ON = ("error", "warning", "never")
 """The thresholds ``--fail-on`` takes: fail on errors, on warnings too, or never."""
 
-PENDING_CLAUSES: tuple[Clause, ...] = (
-    Clause(id="LIF-STEP-OPEN-ONCE", n_ids=(), keyword="MUST NOT", actor="producer", page="LIF",
-           section="Steps",
-           summary="A producer does not open a step while a step of the same name and owner is "
-                   "still open."),
-    Clause(id="LIF-STEP-FINISH-OPENED", n_ids=(), keyword="MUST NOT", actor="producer",
-           page="LIF", section="Steps",
-           summary="A producer sends STEP_FINISHED only for a step it opened and has not "
-                   "finished yet."),
-    Clause(id="LIF-STEP-CLOSE-BEFORE-FINISH", n_ids=(), keyword="MUST", actor="producer",
-           page="LIF", section="Steps",
-           summary="Every step a producer opens is finished before the run's RUN_FINISHED."),
-    Clause(id="LIF-RUN-CLOSE", n_ids=(), keyword="MUST", actor="producer", page="LIF",
-           section="Cancelled runs; After a run closes",
-           summary="A producer ends every run it opens, with RUN_FINISHED or, when it cannot "
-                   "close in order, RUN_ERROR; a stream that stops with its run active leaves "
-                   "the run unended."),
-    Clause(id="SUB-PARENT-ANNOUNCED", n_ids=(), keyword="MUST NOT", actor="producer", page="SUB",
-           section="Nesting and parallelism",
-           summary="parentSubagentRunId names only an invocation already announced in the same "
-                   "run."),
-)
+PENDING_CLAUSES: tuple[Clause, ...] = ()
 """Producer rules of the draft pages that the registry does not hold yet (issue 19 adds them):
 lint cites these ids, and the registry's entry wins as soon as it has one of them."""
 

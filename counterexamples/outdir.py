@@ -19,9 +19,9 @@ the old one is removed with :func:`shutil.rmtree`, which unlinks a symbolic link
 entering it. The directory named must not itself be a symbolic link or a mount point (the swap
 renames it).
 
-A single file (``export --out``) is written with :func:`write_new_file`: to a temporary file
-beside it, then linked to its name, which fails if anything (a symbolic link included) is
-there already.
+A single file (``export --out``, ``explore --graph``) is written with :func:`new_file`: to a
+temporary file beside it, then linked to its name, which fails if anything (a symbolic link
+included) is there already.
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
-__all__ = ["OutputPlan", "OutputRefused", "plan_output", "write_new_file", "FINDINGS_DIR",
-           "STAGING_MARK"]
+__all__ = ["OutputPlan", "OutputRefused", "plan_output", "write_new_file", "new_file",
+           "FINDINGS_DIR", "STAGING_MARK"]
 
 FINDINGS_DIR = "findings"
 """The subdirectory an output keeps its finding files in."""
@@ -120,7 +120,8 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
     removed.
 
     Raises:
-        OutputRefused: ``target`` is a symbolic link, a mount point, not a directory, holds
+        OutputRefused: ``target`` is a symbolic link, a mount point, the working directory
+            (or one holding it), not a directory, holds
             something other than an earlier output of this command, or an earlier output whose
             summary or ``findings`` is not what the command writes (a symbolic link summary is
             refused, since reading it would follow it).
@@ -134,6 +135,10 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
     if os.path.ismount(target):
         raise OutputRefused("is a mount point; name a directory inside it (the output is "
                             "built beside the directory and swapped in)")
+    here, there = os.path.realpath(os.getcwd()), os.path.realpath(target)
+    if here == there or here.startswith(there.rstrip(os.sep) + os.sep):
+        raise OutputRefused("is the working directory or holds it (the output is built beside "
+                            "the directory and swapped in); run from outside it")
     if not os.listdir(target):
         return OutputPlan(target, summary_name)
     refusal = OutputRefused(f"directory is not empty and holds no earlier {owner} output; "
@@ -173,13 +178,27 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
 
 
 def write_new_file(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path``, which must not exist: into a temporary file in the
-    same directory, then hard-linked to ``path``, so that ``path`` appears whole or not at all
-    and nothing already at ``path`` (a file, a directory, a symbolic link, dangling or not) is
-    overwritten or followed. The temporary file is removed in every case.
+    """Write ``text`` (UTF-8) to ``path``, which must not exist, whole or not at all
+    (:func:`new_file`).
 
     Raises:
         FileExistsError: something is at ``path``.
+        OSError: the directory cannot be written (full disk, read-only, missing).
+    """
+    with new_file(path) as fh:
+        fh.write(text.encode("utf-8"))
+
+
+@contextmanager
+def new_file(path: str) -> Iterator:
+    """``with new_file(path) as fh:`` write the binary file ``path``, which must not exist:
+    into a temporary file in the same directory, hard-linked to ``path`` when the block ends
+    normally, so that ``path`` appears whole or not at all and nothing already at ``path`` (a
+    file, a directory, a symbolic link, dangling or not) is overwritten or followed. The
+    temporary file is removed in every case (an exception, a Ctrl-C, a full disk).
+
+    Raises:
+        FileExistsError: something is at ``path`` (before or when linking).
         OSError: the directory cannot be written (full disk, read-only, missing).
     """
     directory = os.path.dirname(os.path.abspath(path))
@@ -188,8 +207,8 @@ def write_new_file(path: str, text: str) -> None:
     temporary = os.path.join(directory, f".{os.path.basename(path)}{STAGING_MARK}"
                                         f"{secrets.token_hex(4)}")
     try:
-        with open(temporary, "x", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with open(temporary, "xb") as fh:
+            yield fh
         os.link(temporary, path, follow_symlinks=False)
     finally:
         try:

@@ -191,7 +191,9 @@ def _command_name(argv: Sequence[str]) -> str:
 
 
 def _slug(text: str) -> str:
-    out = "".join(c if c.isalnum() else "-" for c in text.lower()).strip("-")
+    """``text`` as the label of a finding id (:data:`counterexamples.findings.FINDING_ID`):
+    lowercase ASCII letters and digits, every other run of characters one dash, at most 40."""
+    out = "".join(c if c.isascii() and c.isalnum() else "-" for c in text.lower()).strip("-")
     while "--" in out:
         out = out.replace("--", "-")
     return out[:40] or "peer"
@@ -228,10 +230,11 @@ _EOF = object()
 class AdapterProcess:
     """One long-lived adapter process, restarted after a crash, hang or garbage line.
 
-    Requests are written as JSON lines; a reader thread collects answer lines, so a batch can be
-    written in full before its answers are read (pipelining) without either side blocking. Every
-    answer must carry the ``id`` of its request, in order. Use as a context manager, or call
-    :meth:`close`.
+    Requests are written as JSON lines by a writer thread and answer lines collected by a reader
+    thread, so a batch can be written in full before its answers are read (pipelining) without
+    either side blocking, and an adapter that stops reading its input (a full pipe) costs the
+    answer's ``--timeout``, never a hang of ours. Every answer must carry the ``id`` of its
+    request, in order. Use as a context manager, or call :meth:`close`.
 
     Args:
         spec: what to start (:func:`resolve_adapter`).
@@ -251,6 +254,7 @@ class AdapterProcess:
         self.env = env
         self.proc: Optional[subprocess.Popen] = None
         self.lines: "queue.Queue" = queue.Queue()
+        self.outbox: "queue.Queue" = queue.Queue()
         self.stderr_tail: deque = deque(maxlen=20)
         self.starts = 0
         self.requests = 0
@@ -283,10 +287,13 @@ class AdapterProcess:
         self.starts += 1
         self._fresh = True
         self.lines = queue.Queue()
+        self.outbox = queue.Queue()
         self.stderr_tail = deque(maxlen=20)
         proc, lines, tail = self.proc, self.lines, self.stderr_tail
         threading.Thread(target=_pump_lines, args=(proc.stdout, lines), daemon=True).start()
         threading.Thread(target=_pump_tail, args=(proc.stderr, tail), daemon=True).start()
+        threading.Thread(target=_pump_requests, args=(proc.stdin, self.outbox),
+                         daemon=True).start()
 
     def _stop(self, term_first: bool = False) -> Optional[int]:
         """Kill the adapter's whole process group (its children too, even when the adapter itself
@@ -314,10 +321,7 @@ class AdapterProcess:
         proc = self.proc
         if proc is None:
             return
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
+        self.outbox.put(None)  # the writer closes stdin once what is queued is written
         try:
             proc.wait(timeout=max(0.2, min(2.0, self._left())))
         except subprocess.TimeoutExpired:
@@ -385,12 +389,10 @@ class AdapterProcess:
         return replies
 
     def _write(self, line: str) -> bool:
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError, ValueError):
-            return False
+        """Queue one request line for the writer thread (never blocks); a write that fails
+        shows as the adapter's crash or timeout when its answer is awaited."""
+        self.outbox.put(line + "\n")
+        return True
 
     def _await(self, rid: str) -> tuple[Reply, bool]:
         """Wait for the answer to ``rid``, never past :attr:`deadline`; ``(reply, restart
@@ -422,16 +424,23 @@ class AdapterProcess:
             return Reply("crash", error=f"the adapter stopped ({how}) before answering{last}",
                          stderr=tail), True
         try:
-            response = json.loads(line)
+            response = loads_json(line)
         except json.JSONDecodeError as exc:
+            text = line.strip()
+            if text.startswith("{") and text.endswith("}"):
+                # one whole line, so still in step: an answer of that trace, not JSON the
+                # model can compare (NaN, a number too long or out of range, nesting too deep)
+                return Reply("bad-response", error=f"answer is not strict JSON ({exc.msg})"), \
+                    False
             return Reply("garbage", error=f"answer is not JSON ({exc.msg}): "
-                                          f"{line.strip()[:120]!r}"), True
+                                          f"{text[:120]!r}"), True
         if not isinstance(response, dict):
             return Reply("garbage", error=f"answer is not a JSON object: {line.strip()[:120]!r}"), \
                 True
         if response.get("id") != rid:
-            return Reply("garbage", error=f"answer carries id {response.get('id')!r}, expected "
-                                          f"{rid!r} (answers must come in request order)"), True
+            return Reply("garbage", error=f"answer carries id {str(response.get('id'))[:120]!r}, "
+                                          f"expected {rid!r} (answers must come in request "
+                                          "order)"), True
         if "error" in response:
             return Reply("refused", error=f"the adapter could not process the trace: "
                                           f"{str(response['error'])[:300]}"), False
@@ -460,6 +469,21 @@ def _pump_lines(stream, lines: "queue.Queue") -> None:
     lines.put(_EOF)
 
 
+def _pump_requests(stream, outbox: "queue.Queue") -> None:
+    """The writer thread: write each queued line to the adapter's stdin until None (then close
+    it) or a write fails (the adapter exited or was killed)."""
+    try:
+        for line in iter(outbox.get, None):
+            stream.write(line)
+            stream.flush()
+    except (OSError, ValueError):
+        return
+    try:
+        stream.close()
+    except (OSError, ValueError):
+        pass
+
+
 def _pump_tail(stream, tail: deque) -> None:
     try:
         for line in stream:
@@ -470,13 +494,13 @@ def _pump_tail(stream, tail: deque) -> None:
 
 def _check_response(r: dict) -> Optional[str]:
     """None when an answer has the members the protocol requires, else what is wrong."""
-    if not isinstance(r.get("messages"), list) or not all(isinstance(m, dict)
-                                                           for m in r["messages"]):
-        return "answer needs 'messages', an array of message objects"
+    if not isinstance(r.get("messages"), list) or not all(
+            isinstance(m, dict) and isinstance(m.get("id"), str) for m in r["messages"]):
+        return "answer needs 'messages', an array of message objects, each with a string 'id'"
     if "fatal" not in r:
         return "answer needs 'fatal' (null, or an object)"
     fatal = r["fatal"]
-    if fatal is not None and not isinstance(fatal, (dict, bool)):
+    if fatal is not None and fatal is not True and not isinstance(fatal, dict):
         return "'fatal' must be null, true or an object"
     if isinstance(fatal, dict) and "atEvent" in fatal and (
             not isinstance(fatal["atEvent"], int) or isinstance(fatal["atEvent"], bool)):
@@ -632,7 +656,10 @@ def observed_of(response: dict) -> Observed:
 
 
 def _fatal_view(fatal: Any, at: bool) -> Any:
-    if not fatal:
+    """A verdict's ``fatal`` as compared: None when the run did not fail; else ``{"atEvent"}``
+    when the answer places its failure (``at``), else True. Any object is a failure (the
+    protocol's "otherwise an object": ``{}`` says the run failed, not where), as is ``true``."""
+    if fatal is None or fatal is False:
         return None
     if at:
         return {"atEvent": fatal.get("atEvent") if isinstance(fatal, dict) else None}
@@ -823,25 +850,56 @@ def knob_table(results: Sequence["TraceResult"]) -> list[KnobBehaviour]:
 
 # --- divergences: where, which clauses, shrinking -----------------------------------------------
 
+PREFIX_SAMPLES = 16
+"""How many prefixes of a trace one round of :func:`first_divergence` puts to the peer (one
+batch): a trace this long or shorter has every prefix run at once."""
+
+
 def first_divergence(adapter: AdapterProcess, trace: PeerTrace
                      ) -> Optional[tuple[int, Classification]]:
-    """Where the peer first agrees with no reading: the peer is run on every prefix (one batch).
-    The nearest reading there is sought first among those the peer agreed with one event before.
+    """Where the peer first agrees with no reading, found by a bisection of the prefixes with
+    :data:`PREFIX_SAMPLES` of them a round (one batch each): the first sample that diverges and
+    the sample before it bound the first divergent prefix, until they are adjacent. A trace of
+    at most :data:`PREFIX_SAMPLES` events has every prefix run in one round; a 2,000-event
+    trace takes three rounds (about 40 prefixes) rather than 2,000. The nearest reading at the
+    divergent prefix is sought first among those the peer agreed with one event before (the
+    last round runs every prefix of its span, so that one is known).
+
+    The bisection finds the first divergent prefix when a peer that agrees with no reading on a
+    prefix agrees with none on any longer one either; a peer that a later event brings back to
+    some reading may have an earlier divergence than the one found, which is still a prefix on
+    which the peer goes from agreeing with some reading to agreeing with none.
 
     Returns:
         ``(index of the last event of the first divergent prefix, that prefix's
-        Classification)``, or None when no prefix diverges (or the peer fails on all).
+        Classification)``, or None when the whole trace does not diverge (or the peer fails on
+        every prefix put to it).
     """
-    items = [(trace.wire[:n], trace.state, f"{trace.id}[:{n}]")
-             for n in range(1, len(trace.wire) + 1)]
-    replies = adapter.request_many(items)
-    context: list[dict] = []
-    for n, reply in enumerate(replies, start=1):
-        c = classify(trace.events[:n], reply, trace.state, context)
-        if c.kind == "divergence":
+    lo, lo_matches = 0, []  # a prefix length known not to diverge (0: none), its matches
+    hi, hi_found = len(trace.wire), None  # the shortest prefix known to diverge (None: not yet)
+    while True:
+        span = hi - lo
+        dense = span <= PREFIX_SAMPLES
+        lengths = list(range(lo + 1, hi + 1)) if dense else sorted(
+            {lo + span * k // PREFIX_SAMPLES for k in range(1, PREFIX_SAMPLES + 1)})
+        if hi_found is not None and not dense:
+            lengths = lengths[:-1]  # hi: known to diverge
+        replies = adapter.request_many([(trace.wire[:n], trace.state, f"{trace.id}[:{n}]")
+                                        for n in lengths])
+        found, before, context = None, lo, lo_matches
+        for n, reply in zip(lengths, replies):
+            c = classify(trace.events[:n], reply, trace.state, context)
+            if c.kind == "divergence":
+                found = (n, c)
+                break
+            before, context = n, c.matches
+        found = found or hi_found
+        if found is None:
+            return None
+        n, c = found
+        if n == before + 1 or dense:
             return n - 1, c
-        context = c.matches
-    return None
+        lo, lo_matches, hi, hi_found = before, context, n, found
 
 
 @dataclass(frozen=True)
@@ -954,15 +1012,15 @@ def _signature(branch: str, aspects: Sequence[str]) -> tuple:
 def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
                       holds: Optional[Callable[[tuple[dict, ...]], bool]] = None
                       ) -> tuple[dict, ...]:
-    """Shrink a divergent trace by re-running the peer on smaller candidates: delta debugging to
-    a 1-minimal trace (:func:`counterexamples.shrink.ddmin`), then optional members dropped
-    (:func:`~counterexamples.shrink.simplify_members`) and payloads made plain
-    (:func:`~counterexamples.shrink.simplify_payloads`: an empty patch, ``{}`` content), then
-    canonical names (:func:`~counterexamples.shrink.canonical_names`). A
-    candidate is kept only while the peer still diverges *the same way*: same
-    :attr:`Divergence.signature` (the model's branch and differing parts where it first parts
-    from every
-    reading), so that shrinking does not slide onto another divergence. Candidates are memoised.
+    """Shrink a divergent trace by re-running the peer on smaller candidates: the canonical
+    minimisation to a fixpoint (:func:`counterexamples.shrink.minimise`: delta debugging to a
+    1-minimal trace, optional members dropped, names unified, patch operations and content
+    members dropped, payloads made plain, repeated until a whole round changes nothing), then
+    canonical names (:func:`~counterexamples.shrink.canonical_names`). A candidate is kept only
+    while the peer still diverges *the same way*: same :attr:`Divergence.signature` (the
+    model's branch and differing parts where it first parts from every reading, located by
+    :func:`first_divergence`), so that shrinking does not slide onto another divergence.
+    Candidates are memoised.
 
     Args:
         holds: another predicate over wire events to preserve instead (optional).
@@ -970,7 +1028,7 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     Returns:
         The shrunk wire events (the input itself when it does not diverge).
     """
-    from counterexamples.shrink import canonical_names, ddmin, simplify_members, simplify_payloads
+    from counterexamples.shrink import canonical_names, minimise
     cache: dict[str, bool] = {}
     original = locate_divergence(adapter, trace) if holds is None else None
     if holds is None and original is None:
@@ -994,16 +1052,12 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     test = holds or same_divergence
     if not test(trace.wire):
         return trace.wire
-    wire = ddmin(trace.wire, test)
-    events = parse_events(wire)
 
     def typed(evs: tuple[Event, ...]) -> bool:
         return test(tuple(e.to_wire() for e in evs))
 
-    simplified = simplify_payloads(simplify_members(events, typed), typed)
-    if simplified != events:
-        wire = tuple(e.to_wire() for e in simplified)
-        events = simplified
+    events = minimise(parse_events(trace.wire), typed)
+    wire = tuple(e.to_wire() for e in events)
     renamed = tuple(e.to_wire() for e in canonical_names(events))
     if renamed != wire and test(renamed):
         wire = renamed
@@ -1027,7 +1081,7 @@ def describe_verdict(verdict: dict) -> str:
         parts.append(" ".join(bits))
     text = "messages: " + ("; ".join(parts) if parts else "none")
     fatal = verdict.get("fatal")
-    if fatal:
+    if fatal is not None and fatal is not False:
         where = f" at event {fatal['atEvent']}" if isinstance(fatal, dict) and \
             "atEvent" in fatal else ""
         code = f" {fatal['code']}" if isinstance(fatal, dict) and fatal.get("code") else ""

@@ -333,11 +333,14 @@ def write_run(result: RunResult, out_dir: str) -> None:
 
     Args:
         result: a :class:`RunResult`.
-        out_dir: an existing directory, ours to write (see
-            :func:`activity_check.cli.prepare_out`).
+        out_dir: an existing directory, ours to write: the command line passes the staging
+            directory it swaps in for ``--out`` when this returns
+            (:func:`activity_check.cli.write_out`), so a failure here leaves an earlier output
+            as it was.
 
     Raises:
-        OSError: when a file cannot be written.
+        OSError: when a file cannot be written; ValueError: a finding id not of
+            :data:`counterexamples.findings.FINDING_ID` (never for the pipeline's own).
     """
     from counterexamples.findings import write_finding
 

@@ -81,8 +81,10 @@ BRANCH_LIST: tuple[Branch, ...] = (
            "an event after the run closed (or a second RUN_ERROR): the run fails"),
     Branch("lifecycle.one-active", ("LIF-ONE-ACTIVE",),
            "RUN_STARTED while a run is active: the run fails"),
-    Branch("lifecycle.open-at-finish", ("LIF-CLOSE-BEFORE-FINISH",),
-           "RUN_FINISHED with text messages, tool calls or subagents still open: the run fails"),
+    Branch("lifecycle.open-at-finish", ("LIF-CLOSE-BEFORE-FINISH", "LIF-STEP-CLOSE-BEFORE-FINISH",
+                                        "LIF-STEP-REJECT"),
+           "RUN_FINISHED with text messages, tool calls, steps or subagents still open: the run "
+           "fails"),
     Branch("lifecycle.run-error",
            ("LIF-RUN-ERROR-FAILED", "LIF-FAILED-KEEPS", "SUB-RUN-ERROR-ABANDON",
             "LIF-RUN-ERROR-SURFACE"),
@@ -171,6 +173,16 @@ BRANCH_LIST: tuple[Branch, ...] = (
            "a text continuation attributed to another owner than its message's: the run fails"),
     Branch("subagent.track", ("SUB-ACCEPT-UNANNOUNCED", "SUB-INTERLEAVE"),
            "SUBAGENT_STARTED, _FINISHED or _ERROR: the set of active subagents is tracked"),
+    Branch("step.track", ("SUB-STEP-PER-OWNER", "LIF-STEP-OVERLAP", "LIF-RUN-SCOPED"),
+           "STEP_STARTED opens a step of its owner, STEP_FINISHED closes that owner's step of the "
+           "same name (steps may overlap; they are run-scoped)"),
+    Branch("step.unbalanced",
+           ("LIF-STEP-REJECT", "LIF-STEP-OPEN-ONCE", "LIF-STEP-FINISH-OPENED", "SUB-STEP-PER-OWNER"),
+           "STEP_STARTED for a step its owner has open, or STEP_FINISHED for one its owner has "
+           "not open: the run fails"),
+    Branch("text.still-open", ("MS-IN-FLIGHT-OPEN", "MS-IN-FLIGHT", "LIF-RUN-SCOPED"),
+           "TEXT_MESSAGE_START for an id whose message a MESSAGES_SNAPSHOT dropped while its "
+           "stream stays open (X1=drop-open): the run fails"),
 )
 """Every branch, in the order coverage lists them."""
 

@@ -59,6 +59,8 @@ def is_duty(clause: Clause) -> bool:
 
 
 OUT_OF_SCOPE: dict[str, str] = {
+    "LIF-RUN-CLOSE": "the end of a stream is not an event: the monitor judges events, so a run left "
+                     "active when the stream stops is reported by lint's end-of-stream check",
     "PRC-STAGE-ORDER": "the order of middleware, enforcement and verification stages inside an "
                        "SDK is below the event-level model: the model is one enforcement stage",
     "PRC-OUTGOING": "validation of outgoing run input beyond activity stripping is not modelled",

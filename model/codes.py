@@ -29,7 +29,8 @@ __all__ = ["Code", "CODES", "CODE_LIST", "WARNING", "FATAL",
            "STATE_PATCH_FAILED", "STREAM_NOT_STARTED", "TEXT_MESSAGE_ID_REUSED",
            "TEXT_OWNER_MISMATCH", "TEXT_TARGET_IS_ACTIVITY", "TEXT_TARGET_MISSING",
            "TOOL_CALL_TARGET_MISSING", "UNKNOWN_EVENT_DROPPED", "UNKNOWN_MEMBER_STRIPPED",
-           "UNKNOWN_PATCH_OP", "UNKNOWN_PATCH_OP_DROPPED"]
+           "UNKNOWN_PATCH_OP", "UNKNOWN_PATCH_OP_DROPPED", "STEP_ALREADY_OPEN", "STEP_NOT_OPEN",
+           "TEXT_MESSAGE_STILL_OPEN"]
 
 WARNING, FATAL = "warning", "fatal"
 """The kinds a code comes as."""
@@ -93,6 +94,10 @@ TEXT_TARGET_MISSING = _code("TEXT_TARGET_MISSING", _W, "text.target-missing")
 TEXT_MESSAGE_ID_REUSED = _code("TEXT_MESSAGE_ID_REUSED", _W, "text.target-missing")
 TOOL_CALL_TARGET_MISSING = _code("TOOL_CALL_TARGET_MISSING", _W, "text.target-missing")
 TEXT_OWNER_MISMATCH = _code("TEXT_OWNER_MISMATCH", _F, "text.owner-mismatch")
+TEXT_MESSAGE_STILL_OPEN = _code("TEXT_MESSAGE_STILL_OPEN", _F, "text.still-open")
+# Steps.
+STEP_ALREADY_OPEN = _code("STEP_ALREADY_OPEN", _F, "step.unbalanced")
+STEP_NOT_OPEN = _code("STEP_NOT_OPEN", _F, "step.unbalanced")
 
 CODE_LIST: tuple[Code, ...] = tuple(_DECLARED)
 """Every code, in declaration order."""

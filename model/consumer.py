@@ -27,7 +27,8 @@ from functools import lru_cache
 from typing import Optional, Union
 
 from model.events import (
-    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot, SubagentError,
+    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, RunError,
+    RunFinished, RunStarted, StateDelta, StateSnapshot, StepFinished, StepStarted, SubagentError,
     SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
@@ -38,7 +39,8 @@ from model.codes import (
     ACTIVITY_ID_SEEN_BEFORE, ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED,
     ACTIVITY_TARGET_NOT_ACTIVITY, EVENT_AFTER_RUN_CLOSED, MALFORMED_ACTIVITY_EVENT,
     MALFORMED_EVENT, NULL_MEMBER_SHIMMED, RUN_ALREADY_ACTIVE, RUN_FINISHED_WITH_OPEN,
-    STATE_PATCH_FAILED, STREAM_NOT_STARTED, TEXT_MESSAGE_ID_REUSED, TEXT_OWNER_MISMATCH,
+    STATE_PATCH_FAILED, STEP_ALREADY_OPEN, STEP_NOT_OPEN, STREAM_NOT_STARTED,
+    TEXT_MESSAGE_ID_REUSED, TEXT_MESSAGE_STILL_OPEN, TEXT_OWNER_MISMATCH,
     TEXT_TARGET_IS_ACTIVITY, TEXT_TARGET_MISSING, TOOL_CALL_TARGET_MISSING, UNKNOWN_EVENT_DROPPED,
     UNKNOWN_MEMBER_STRIPPED, UNKNOWN_PATCH_OP, UNKNOWN_PATCH_OP_DROPPED,
 )
@@ -110,6 +112,8 @@ class ConsumerState:
         open_tools: ``(tool call id, message id)`` of tool calls opened and not yet ended.
         state: canonical text of the agent state (``{}`` when the run input carried none).
         subagents: ids of announced, still active subagent invocations.
+        open_steps: ``(owner, step name)`` of steps opened and not yet finished in this run
+            (steps are per owner, SUB-STEP-PER-OWNER; None is the parent agent).
         halted: True once a fatal verdict has been reached; a halted state ignores every event.
     """
 
@@ -120,6 +124,7 @@ class ConsumerState:
     open_tools: tuple[tuple[str, str], ...] = ()
     state: JsonText = EMPTY_OBJECT
     subagents: frozenset[str] = frozenset()
+    open_steps: frozenset[tuple[Optional[str], str]] = frozenset()
     halted: bool = False
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
@@ -248,13 +253,15 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
             return _halt(state, notices, _f("lifecycle.one-active", RUN_ALREADY_ACTIVE,
                                             "RUN_STARTED while a run is active"))
         return StepResult(state.but(run="active", open_texts=frozenset(), open_tools=(),
-                                  subagents=frozenset()), notices, None, "lifecycle.run-boundary")
+                                  subagents=frozenset(), open_steps=frozenset()), notices, None,
+                          "lifecycle.run-boundary")
     if isinstance(event, RunError):
         if state.run == "errored":
             return _halt(state, notices, _f("lifecycle.after-close", EVENT_AFTER_RUN_CLOSED,
                                             "RUN_ERROR after RUN_ERROR"))
         return StepResult(state.but(run="errored", open_texts=frozenset(), open_tools=(),
-                                  subagents=frozenset()), notices, None, "lifecycle.run-error")
+                                  subagents=frozenset(), open_steps=frozenset()), notices, None,
+                          "lifecycle.run-error")
     if state.run != "active":
         if state.run == "idle":
             return _halt(state, notices, _f("lifecycle.not-started", STREAM_NOT_STARTED,
@@ -264,7 +271,7 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
                                         f"{event.type_name} after the run closed", _mid(event)))
     if isinstance(event, RunFinished):
         still_open = sorted(state.open_texts) + [c for c, _ in state.open_tools] + \
-            sorted(state.subagents)
+            sorted(state.subagents) + _step_names(state.open_steps)
         if still_open:
             return _halt(state, notices, _f("lifecycle.open-at-finish", RUN_FINISHED_WITH_OPEN,
                                             f"still open at RUN_FINISHED: {', '.join(still_open)}"))
@@ -278,6 +285,12 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     if notices:
         return StepResult(result.state, notices + result.warnings, result.fatal, result.branch)
     return result
+
+
+def _step_names(open_steps: frozenset) -> list[str]:
+    """Open steps as they read in a fatal's detail: ``step "plan"`` or ``step "plan" of sub-1``."""
+    return sorted(f"step {name!r}" + (f" of {owner}" if owner is not None else "")
+                  for owner, name in open_steps)
 
 
 def _notices(event: Event) -> tuple[Warning, ...]:
@@ -412,6 +425,15 @@ def settle(state: ConsumerState, event: Event, d: Decision) -> StepResult:
 
 # --- ACTIVITY_SNAPSHOT --------------------------------------------------------------------------
 
+def _snapshot_metadata(ev: ActivitySnapshot, reading: AnyReading) -> Optional[JsonText]:
+    """The metadata an ACTIVITY_SNAPSHOT merges into its activity: its own (MET-ACTIVITY-TARGET),
+    or none when reading Q19 takes the metadata table's catch-all row (MET-NO-TARGET). The knob
+    is consulted only for a snapshot that carries metadata."""
+    if ev.metadata is None or reading.q19 == "activity-row":
+        return ev.metadata
+    return None
+
+
 def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Decision:
     held = f.held
     if held is None:
@@ -420,7 +442,7 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
                                             ev.message_id, "the id was held before and is not "
                                             "created again"),), None, "snapshot.seen-not-held")
         created = Message(id=ev.message_id, role="activity", content=ev.content,
-                          activity_type=ev.activity_type, metadata=ev.metadata,
+                          activity_type=ev.activity_type, metadata=_snapshot_metadata(ev, reading),
                           owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
         return Decision(CREATE, created, (), None, "snapshot.create")
     if not held.is_activity:
@@ -436,14 +458,14 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
                                             "message; snapshot skipped"),), None,
                             "snapshot.not-activity")
         became = Message(id=ev.message_id, role="activity", content=ev.content,
-                         activity_type=ev.activity_type, metadata=ev.metadata,
+                         activity_type=ev.activity_type, metadata=_snapshot_metadata(ev, reading),
                          owner=ev.subagent_run_id, first_owner=ev.subagent_run_id)
         return Decision(BECOME, became, (), None, "snapshot.not-activity")
     if ev.replacing:
         # Content and type replaced, never merged; owner re-minted; metadata keeps merging.
         new = held.but(content=ev.content, activity_type=ev.activity_type,
                        owner=ev.subagent_run_id,
-                       metadata=merge_metadata(held.metadata, ev.metadata))
+                       metadata=merge_metadata(held.metadata, _snapshot_metadata(ev, reading)))
         if not f.last and reading.q11 == "move":
             return Decision(MOVE, new, (), None, "snapshot.replace")
         return Decision(PUT, new, (), None, "snapshot.replace")
@@ -473,10 +495,16 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
         if reaction == "warn":
             warnings = (_w("snapshot.owner-disagrees", ACTIVITY_OWNER_MISMATCH, ev.message_id,
                            detail),)
+    new = held
+    if ev.activity_type != held.activity_type and reading.q18 == "schema":
+        new = held.but(activity_type=ev.activity_type)  # the schema names content only (Q18)
     if ev.metadata is not None:
         merged = merge_metadata(held.metadata, ev.metadata)
-        if merged != held.metadata and reading.q1 == "merge":
-            return Decision(PUT, held.but(metadata=merged), warnings, None, branch)
+        if merged != held.metadata and reading.q1 == "merge" and \
+                _snapshot_metadata(ev, reading) is not None:
+            new = new.but(metadata=merged)
+    if new is not held:
+        return Decision(PUT, new, warnings, None, branch)
     return Decision(KEEP, None, warnings, None, branch)
 
 
@@ -575,6 +603,7 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
     carried_roles = {m.role for m in ev.messages}
     activity_types = {m.activity_type for m in ev.messages if m.is_activity}
     branch = "messages-snapshot.reconcile"
+    still_open: frozenset[str] = frozenset()
     kept: list[Message] = []
     for held in state.messages:
         if held.id in incoming:
@@ -601,8 +630,11 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
             continue  # self-revoking: the snapshot declares the complete set (STA-MS-SELF-REVOKE)
         if held.id in state.open_texts:  # in flight: X1 decides
             branch = "messages-snapshot.in-flight"
-            if reading.x1 == "preserve":
+            x1 = reading.x1
+            if x1 == "preserve":
                 kept.append(held)
+            elif x1 == "drop-open":
+                still_open = still_open | {held.id}  # the message goes, its stream stays open
             continue
         # dropped: the producer declares the complete set (STA-MS-COMPLETE)
     kept_ids = {m.id for m in kept}
@@ -613,9 +645,25 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
     new_ids = frozenset(kept_ids)
     return StepResult(state.but(messages=tuple(kept),
                               held_ever=state.held_ever | new_ids,
-                              open_texts=state.open_texts & new_ids,
+                              open_texts=_still_streaming(state, new_ids, still_open),
                               open_tools=tuple(t for t in state.open_tools if t[1] in new_ids)),
                       (), None, branch)
+
+
+def _still_streaming(state: ConsumerState, new_ids: frozenset, dropped_open: frozenset
+                     ) -> frozenset:
+    """The open text streams after a MESSAGES_SNAPSHOT: those whose message it keeps, those it
+    dropped in flight under X1=drop-open (``dropped_open``), and those whose message was not
+    held before it (dropped in flight by an earlier snapshot under X1=drop-open, MS-IN-FLIGHT-OPEN).
+    """
+    open_texts = state.open_texts
+    if not open_texts:
+        return open_texts
+    kept = open_texts & new_ids
+    if kept == open_texts:
+        return open_texts
+    held = {m.id for m in state.messages}
+    return frozenset(t for t in open_texts if t in kept or t in dropped_open or t not in held)
 
 
 # --- text messages, tool calls, state, subagents ------------------------------------------------
@@ -641,6 +689,10 @@ def _text_owner_check(held: Message, tag: Optional[str]) -> Optional[Fatal]:
 
 def _text_start(state: ConsumerState, ev: TextMessageStart, reading: AnyReading) -> StepResult:
     i = find_message(state.messages, ev.message_id)
+    if i < 0 and ev.message_id in state.open_texts:  # dropped in flight, stream open (X1=drop-open)
+        return _halt(state, (), _f("text.still-open", TEXT_MESSAGE_STILL_OPEN,
+                                   "TEXT_MESSAGE_START for a message whose stream is still open",
+                                   ev.message_id))
     if i >= 0:
         held = state.messages[i]
         if held.is_activity:
@@ -664,6 +716,10 @@ def _text_continue(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
     message their START opened (SUB-REJECT-MISMATCH for a disagreeing tag)."""
     i, warn = _text_target(state, ev.message_id)
     if warn is not None:
+        if i < 0 and ev.message_id in state.open_texts and isinstance(ev, TextMessageEnd):
+            # the stream a MESSAGES_SNAPSHOT left open (X1=drop-open) ends here
+            return StepResult(state.but(open_texts=state.open_texts - {ev.message_id}), (warn,),
+                              None, warn.branch)
         return StepResult(state, (warn,), None, warn.branch)
     held = state.messages[i]
     fatal = _text_owner_check(held, ev.subagent_run_id)
@@ -787,6 +843,25 @@ def _subagent_ended(state: ConsumerState, ev, reading: AnyReading) -> StepResult
                       "subagent.track")
 
 
+def _step_started(state: ConsumerState, ev: StepStarted, reading: AnyReading) -> StepResult:
+    key = (ev.subagent_run_id, ev.step_name)
+    if key in state.open_steps:
+        return _halt(state, (), _f("step.unbalanced", STEP_ALREADY_OPEN,
+                                   f"step {ev.step_name!r} is already open"
+                                   + (f" for {ev.subagent_run_id}" if ev.subagent_run_id else "")))
+    return StepResult(state.but(open_steps=state.open_steps | {key}), (), None, "step.track")
+
+
+def _step_finished(state: ConsumerState, ev: StepFinished, reading: AnyReading) -> StepResult:
+    key = (ev.subagent_run_id, ev.step_name)
+    if key not in state.open_steps:
+        return _halt(state, (), _f("step.unbalanced", STEP_NOT_OPEN,
+                                   f"step {ev.step_name!r} is not open"
+                                   + (f" for {ev.subagent_run_id}" if ev.subagent_run_id else
+                                      " for the parent agent")))
+    return StepResult(state.but(open_steps=state.open_steps - {key}), (), None, "step.track")
+
+
 _HANDLERS = {
     MessagesSnapshot: _messages_snapshot,
     TextMessageStart: _text_start,
@@ -801,6 +876,8 @@ _HANDLERS = {
     SubagentStarted: _subagent_started,
     SubagentFinished: _subagent_ended,
     SubagentError: _subagent_ended,
+    StepStarted: _step_started,
+    StepFinished: _step_finished,
 }
 
 

@@ -34,7 +34,8 @@ __all__ = [
     "Event", "RunStarted", "RunFinished", "RunError", "TextMessageStart", "TextMessageContent",
     "TextMessageEnd", "ToolCallStart", "ToolCallArgs", "ToolCallEnd", "ToolCallResult",
     "StateSnapshot", "StateDelta", "MessagesSnapshot", "ActivitySnapshot", "ActivityDelta",
-    "SubagentStarted", "SubagentFinished", "SubagentError", "Passthrough", "Unrecognised",
+    "SubagentStarted", "SubagentFinished", "SubagentError", "StepStarted", "StepFinished",
+    "Passthrough", "Unrecognised",
     "Malformed", "PatchOp", "Patch", "Message", "RFC6902_OPS", "ACTIVITY_TYPES", "EVENT_CLASSES",
 ]
 
@@ -411,8 +412,27 @@ class SubagentError(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StepStarted(Event):
+    """STEP_STARTED: opens the step ``step_name`` of its owner (LIF-STEP-OPEN-ONCE; steps are
+    per owner, SUB-STEP-PER-OWNER: ``subagent_run_id`` None is the parent agent)."""
+    TYPE: ClassVar[str] = "STEP_STARTED"
+    WIRE: ClassVar[dict[str, str]] = {**_COMMON, "step_name": "stepName"}
+    step_name: str
+    subagent_run_id: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepFinished(Event):
+    """STEP_FINISHED: closes the open step ``step_name`` of its owner (LIF-STEP-FINISH-OPENED)."""
+    TYPE: ClassVar[str] = "STEP_FINISHED"
+    WIRE: ClassVar[dict[str, str]] = {**_COMMON, "step_name": "stepName"}
+    step_name: str
+    subagent_run_id: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Passthrough(Event):
-    """A described event type the model does not interpret (STEP_*, RAW, CUSTOM, REASONING_*,
+    """A described event type the model does not interpret (RAW, CUSTOM, REASONING_*,
     chunks): accepted (EVX-ACCEPT-FAMILIES) and subject only to the run lifecycle.
     ``wire`` is the canonical text of the whole event as received."""
     name: str
@@ -475,6 +495,6 @@ EVENT_CLASSES: dict[str, type[Event]] = {
         RunStarted, RunFinished, RunError, TextMessageStart, TextMessageContent, TextMessageEnd,
         ToolCallStart, ToolCallArgs, ToolCallEnd, ToolCallResult, StateSnapshot, StateDelta,
         MessagesSnapshot, ActivitySnapshot, ActivityDelta, SubagentStarted, SubagentFinished,
-        SubagentError)
+        SubagentError, StepStarted, StepFinished)
 }
 """Wire ``type`` -> event class, for the event types the model interprets."""

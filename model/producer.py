@@ -17,12 +17,14 @@ reading's option.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional, Sequence
 
 from model.events import (
     ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, PatchOp, RunError, RunFinished, RunStarted, SubagentFinished, SubagentStarted,
-    TextMessageContent, TextMessageEnd, TextMessageStart, Unrecognised,
+    StepFinished, StepStarted, SubagentError, TextMessageContent, TextMessageEnd, TextMessageStart,
+    ToolCallArgs, ToolCallEnd, ToolCallStart, Unrecognised,
 )
 from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text
 from model.patch import apply_patch
@@ -32,7 +34,7 @@ from model.wire import parse_event
 __all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "violations",
            "PRODUCER_KNOBS",
            "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
-           "ProducerViolation", "load_vocabulary"]
+           "MALFORMED_KIND_CLAUSES", "ProducerViolation", "load_vocabulary"]
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,10 @@ class Belief:
         dropped: ids of activities a self-revoking MESSAGES_SNAPSHOT left out (STA-MS-SELF-REVOKE)
             and not created again since: no longer held, but still ids of the activity role
             (EVM-ID-UNIQUE).
+        open_steps: ``(owner, step name)`` of steps opened in this run and not finished
+            (LIF-STEP-OPEN-ONCE, LIF-STEP-FINISH-OPENED; per owner, SUB-STEP-PER-OWNER).
+        open_tools: ``(tool call id, owner)`` of tool calls started in this run and not ended
+            (TOOL-CALL-OPEN-ONCE, SUB-OWNER-AGREE, LIF-CLOSE-BEFORE-FINISH).
     """
 
     run: str = "idle"
@@ -241,6 +247,8 @@ class Belief:
     tags_used: frozenset[str] = frozenset()
     others: frozenset[str] = frozenset()
     dropped: frozenset[str] = frozenset()
+    open_steps: frozenset[tuple[Optional[str], str]] = frozenset()
+    open_tools: tuple[tuple[str, Optional[str]], ...] = ()
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
@@ -249,7 +257,7 @@ class Belief:
         if not h:
             h = hash((self.run, self.runs, self.activities, self.texts, self.open_texts,
                       self.subagents, self.finished, self.text_owners, self.tags_used, self.others,
-                      self.dropped)) or 1
+                      self.dropped, self.open_steps, self.open_tools)) or 1
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -299,6 +307,7 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "null-metadata": "MET-NOT-NULL",
     "content-not-object": "SCH-ACTIVITY-SNAPSHOT",
     "malformed-patch": "SCH-JSON-PATCH",
+    "malformed-member": "PRC-MALFORMED-FATAL",
     "unknown-event-type": "PRC-NO-PRIVATE-TYPES",
     "undescribed-member": "SCH-ACTIVITY-SNAPSHOT",
     "subagent-started-twice": "SUB-STARTED-ACTIVE",
@@ -307,8 +316,27 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "announced-after-use": "SUB-STARTED-FIRST",
     "history-restreamed": "LIF-RESTATE-SNAPSHOT",
     "finish-with-open": "LIF-CLOSE-BEFORE-FINISH",
+    "step-opened-twice": "LIF-STEP-OPEN-ONCE",
+    "step-not-open": "LIF-STEP-FINISH-OPENED",
+    "step-owner-disagrees": "SUB-OWNER-AGREE",
+    "step-open-at-finish": "LIF-STEP-CLOSE-BEFORE-FINISH",
+    "tool-call-started-twice": "TOOL-CALL-OPEN-ONCE",
+    "tool-owner-disagrees": "SUB-OWNER-AGREE",
+    "parent-not-announced": "SUB-PARENT-ANNOUNCED",
 }
-"""Kind of adversarial move -> the producer clause it breaks."""
+"""Kind of adversarial move -> the producer clause it breaks (a malformed kind's violation cites
+the member's own schema clause, one of :data:`MALFORMED_KIND_CLAUSES`)."""
+
+MALFORMED_KIND_CLAUSES: dict[str, tuple[str, ...]] = {
+    "content-not-object": ("SCH-ACTIVITY-SNAPSHOT",),
+    "malformed-patch": ("SCH-JSON-PATCH", "SCH-JSON-POINTER"),
+    "malformed-member": ("PRC-MALFORMED-FATAL", "SCH-REPLACE", "SCH-ACTIVITY-SNAPSHOT",
+                         "SCH-ACTIVITY-DELTA", "SCH-MESSAGES-SNAPSHOT", "SCH-ACTIVITY-MESSAGE",
+                         "SCH-MESSAGE-UNION"),
+}
+"""The clauses a malformed event's violation may cite, by kind: the schema clause of the member at
+fault (:func:`_malformed_violation`), the first being the kind's entry in
+:data:`ADVERSARIAL_KINDS`."""
 
 
 @dataclass(frozen=True)
@@ -368,10 +396,8 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
             out.append(_v("null-metadata", event.path))
         elif event.clause == "EVM-ABSENT-NOT-NULL":
             out.append(_v("null-optional-member", event.path))
-        elif event.path.startswith(("$.patch", "$.delta")):
-            out.append(_v("malformed-patch", f"{event.path}: {event.reason}"))
         else:
-            out.append(_v("content-not-object", f"{event.path}: {event.reason}"))
+            out.append(_malformed_violation(event, wire))
         return tuple(out)
     if isinstance(event, Unrecognised):
         return (_v("unknown-event-type", event.name),)
@@ -383,8 +409,14 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         return (_v("after-close", "RUN_ERROR after RUN_ERROR"),) if belief.run == "errored" else ()
     if belief.run != "active":
         return (_v("before-start" if belief.run == "idle" else "after-close", event.type_name),)
-    if isinstance(event, RunFinished) and (belief.open_texts or belief.subagents):
-        return (_v("finish-with-open", ", ".join(sorted(belief.open_texts | belief.subagents))),)
+    if isinstance(event, RunFinished):
+        if belief.open_texts or belief.subagents or belief.open_tools:
+            out.append(_v("finish-with-open", ", ".join(
+                sorted(belief.open_texts | belief.subagents) + [c for c, _ in belief.open_tools])))
+        if belief.open_steps:
+            out.append(_v("step-open-at-finish", ", ".join(
+                sorted(name for _, name in belief.open_steps))))
+        return tuple(out)
     if isinstance(event, (ActivitySnapshot, ActivityDelta)):
         out.extend(_activity_violations(belief, event, reading))
         return tuple(out)
@@ -415,7 +447,14 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
                 if not m.is_activity and belief.activity_role(m.id):
                     out.append(_v("id-reused-across-roles", f"{m.id}: stated as {m.role}"))
                     break
+    elif isinstance(event, (StepStarted, StepFinished)):
+        out.extend(_step_violations(belief, event))
+    elif isinstance(event, (ToolCallStart, ToolCallArgs, ToolCallEnd)):
+        out.extend(_tool_violations(belief, event, tag))
     elif isinstance(event, SubagentStarted):
+        parent = event.parent_subagent_run_id
+        if parent is not None and parent not in belief.subagents and parent not in belief.finished:
+            out.append(_v("parent-not-announced", parent))
         if event.subagent_run_id in belief.subagents:
             out.append(_v("subagent-started-twice", event.subagent_run_id))
         elif event.subagent_run_id in belief.finished:
@@ -423,6 +462,73 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         elif event.subagent_run_id in belief.tags_used:
             out.append(_v("announced-after-use", event.subagent_run_id))
     return tuple(out)
+
+
+_MESSAGE_PATH = re.compile(r"^\$\.messages\[(\d+)\]")
+
+
+def _malformed_violation(event: Malformed, wire: dict) -> ProducerViolation:
+    """The violation of a malformed event (not a null optional member), labelled by its actual
+    fault: a pointer that is not one (SCH-JSON-POINTER) or another patch fault (SCH-JSON-PATCH),
+    kind ``malformed-patch``; an ACTIVITY_SNAPSHOT ``content`` that is not an object,
+    ``content-not-object``; any other member, ``malformed-member``, citing the schema of the
+    object it sits in (SCH-REPLACE, SCH-ACTIVITY-SNAPSHOT, SCH-ACTIVITY-DELTA, a message of a
+    MESSAGES_SNAPSHOT: SCH-ACTIVITY-MESSAGE or SCH-MESSAGE-UNION, SCH-MESSAGES-SNAPSHOT), or
+    PRC-MALFORMED-FATAL for an event whose schema the reference pages do not hold."""
+    detail = f"{event.path}: {event.reason}"
+    name, path = event.name, event.path
+    if event.clause == "SCH-JSON-POINTER":
+        return ProducerViolation("malformed-patch", "SCH-JSON-POINTER", detail)
+    if path.startswith(("$.patch", "$.delta")):
+        return ProducerViolation("malformed-patch", "SCH-JSON-PATCH", detail)
+    if name == "ACTIVITY_SNAPSHOT" and path == "$.content":
+        return ProducerViolation("content-not-object", "SCH-ACTIVITY-SNAPSHOT", detail)
+    clause = "PRC-MALFORMED-FATAL"
+    if name == "ACTIVITY_SNAPSHOT":
+        clause = "SCH-REPLACE" if path == "$.replace" else "SCH-ACTIVITY-SNAPSHOT"
+    elif name == "ACTIVITY_DELTA":
+        clause = "SCH-ACTIVITY-DELTA"
+    elif name == "MESSAGES_SNAPSHOT":
+        clause = "SCH-MESSAGES-SNAPSHOT"
+        m = _MESSAGE_PATH.match(path)
+        messages = wire.get("messages")
+        if m is not None and isinstance(messages, list) and int(m.group(1)) < len(messages):
+            item = messages[int(m.group(1))]
+            clause = "SCH-ACTIVITY-MESSAGE" if isinstance(item, dict) and \
+                item.get("role") == "activity" else "SCH-MESSAGE-UNION"
+        elif m is not None:
+            clause = "SCH-MESSAGE-UNION"
+    return ProducerViolation("malformed-member", clause, detail)
+
+
+def _step_violations(belief: Belief, event) -> list[ProducerViolation]:
+    """LIF-STEP-OPEN-ONCE and LIF-STEP-FINISH-OPENED, per owner (SUB-STEP-PER-OWNER); a
+    STEP_FINISHED whose step of that name is open only under another owner carries the wrong
+    attribution (SUB-OWNER-AGREE)."""
+    key = (event.subagent_run_id, event.step_name)
+    if isinstance(event, StepStarted):
+        return [_v("step-opened-twice", event.step_name)] if key in belief.open_steps else []
+    if key in belief.open_steps:
+        return []
+    others = sorted(o or "parent" for o, name in belief.open_steps if name == event.step_name)
+    if others:
+        return [_v("step-owner-disagrees", f"{event.subagent_run_id or 'parent'} vs opener "
+                                           f"{others[0]}")]
+    return [_v("step-not-open", event.step_name)]
+
+
+def _tool_violations(belief: Belief, event, tag: Optional[str]) -> list[ProducerViolation]:
+    """TOOL-CALL-OPEN-ONCE for a TOOL_CALL_START on an open call's id; SUB-OWNER-AGREE for a
+    TOOL_CALL_ARGS or TOOL_CALL_END whose tag disagrees with its TOOL_CALL_START."""
+    opened = next((o for c, o in belief.open_tools if c == event.tool_call_id), _NOT_OPEN)
+    if isinstance(event, ToolCallStart):
+        return [] if opened is _NOT_OPEN else [_v("tool-call-started-twice", event.tool_call_id)]
+    if opened is not _NOT_OPEN and tag is not None and tag != opened:
+        return [_v("tool-owner-disagrees", f"{tag} vs opener {opened or 'parent'}")]
+    return []
+
+
+_NOT_OPEN = object()
 
 
 def _activity_violations(belief: Belief, event, reading: Reading
@@ -476,16 +582,19 @@ def advance(belief: Belief, event: Event) -> Belief:
     another role join ``others`` (EVM-ID-UNIQUE).
     """
     tag = getattr(event, "subagent_run_id", None)
-    if tag is not None and not isinstance(event, (SubagentStarted, SubagentFinished)) and \
-            tag not in belief.tags_used:
+    if tag is not None and tag not in belief.tags_used and \
+            not isinstance(event, (SubagentStarted, SubagentFinished, SubagentError)):
         belief = replace(belief, tags_used=belief.tags_used | {tag})
     if isinstance(event, RunStarted):
         return replace(belief, run="active", runs=belief.runs + 1, open_texts=frozenset(),
-                       subagents=frozenset(), finished=frozenset(), tags_used=frozenset())
+                       subagents=frozenset(), finished=frozenset(), tags_used=frozenset(),
+                       open_steps=frozenset(), open_tools=())
     if isinstance(event, RunFinished):
-        return replace(belief, run="finished", open_texts=frozenset())
+        return replace(belief, run="finished", open_texts=frozenset(), open_steps=frozenset(),
+                       open_tools=())
     if isinstance(event, RunError):
-        return replace(belief, run="errored", open_texts=frozenset())
+        return replace(belief, run="errored", open_texts=frozenset(), open_steps=frozenset(),
+                       open_tools=())
     if isinstance(event, ActivitySnapshot):
         held = belief.activity(event.message_id)
         if held is None:
@@ -536,9 +645,21 @@ def advance(belief: Belief, event: Event) -> Belief:
         return replace(belief, open_texts=belief.open_texts - {event.message_id})
     if isinstance(event, SubagentStarted):
         return replace(belief, subagents=belief.subagents | {event.subagent_run_id})
-    if isinstance(event, SubagentFinished):
+    if isinstance(event, (SubagentFinished, SubagentError)):  # either closes the invocation
         return replace(belief, subagents=belief.subagents - {event.subagent_run_id},
                        finished=belief.finished | {event.subagent_run_id})
+    if isinstance(event, StepStarted):
+        return replace(belief, open_steps=belief.open_steps | {(event.subagent_run_id,
+                                                                event.step_name)})
+    if isinstance(event, StepFinished):
+        return replace(belief, open_steps=belief.open_steps - {(event.subagent_run_id,
+                                                                event.step_name)})
+    if isinstance(event, ToolCallStart):
+        return replace(belief, open_tools=belief.open_tools + ((event.tool_call_id,
+                                                                event.subagent_run_id),))
+    if isinstance(event, ToolCallEnd):
+        return replace(belief, open_tools=tuple(t for t in belief.open_tools
+                                                if t[0] != event.tool_call_id))
     return belief
 
 
@@ -651,6 +772,10 @@ _MALFORMED_WIRE: tuple[dict, ...] = (
     {"type": "ACTIVITY_PROGRESS", "messageId": "act-1"},
     {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
      "content": {"n": 0}, "x-vendor-hint": True},
+    # members of the wrong JSON type, not only null (issue 20)
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+     "content": {"n": 0}, "replace": "false"},
+    {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": 7, "patch": []},
 )
 
 
@@ -698,6 +823,23 @@ def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULAR
         extra.extend(TextMessageContent(message_id=mid, delta="x") for mid, _ in belief.activities)
         extra.extend(ActivityDelta(message_id="act-unknown", activity_type="PLAN", patch=())
                      for _ in (0,))
+        # steps, tool calls and subagent parents (issue 19's producer duties)
+        extra.extend(StepStarted(step_name=name, subagent_run_id=owner)
+                     for owner, name in sorted(belief.open_steps, key=repr))
+        extra.append(StepFinished(step_name="step-unopened"))
+        extra.extend(ToolCallStart(tool_call_id=c, tool_call_name="f")
+                     for c, _ in belief.open_tools)
+        extra.extend(ToolCallArgs(tool_call_id=c, delta="x", subagent_run_id=o)
+                     for c, owner in belief.open_tools for o in vocabulary.owners
+                     if o is not None and o != owner)
+        extra.append(SubagentStarted(subagent_run_id="sub-new",
+                                     parent_subagent_run_id="sub-unannounced"))
+        # activity events aimed at the id of a message of another role (EVM-ID-UNIQUE)
+        for mid in sorted(set(belief.texts) | belief.others):
+            extra.append(ActivityDelta(message_id=mid, activity_type="PLAN", patch=(
+                PatchOp.of({"op": "add", "path": "/n", "value": 1}),)))
+            extra.append(ActivitySnapshot(message_id=mid, activity_type="PLAN",
+                                          content='{"n":1}'))
         extra.extend(TextMessageContent(message_id=t, delta="x", subagent_run_id=owner)
                      for t in sorted(belief.open_texts) for owner in vocabulary.owners
                      if owner is not None and owner != belief.text_owner(t))

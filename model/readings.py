@@ -152,6 +152,27 @@ KNOBS: tuple[Knob, ...] = (
          ("ACT-TOLERATED", "SNP-KEEP-PRIOR", "SNP-SURFACE-FAILURE"),
          peers=(("@ag-ui/client 1.0.0 reducer", "tolerate"),
                 ("@ag-ui/client 1.0.0 pipeline", "tolerate"))),
+    Knob("Q18", "Does a replace:false snapshot that leaves an existing activity alone also leave "
+                "its activityType? (The activity page says content and type stand; the schema's "
+                "description of replace names content only, and defers behaviour to the prose, "
+                "so the prose is the draft option.)",
+         (("prose", "content and activityType both stand, as the activity page says"),
+          ("schema", "only content stands: the declined snapshot's activityType is taken, as a "
+                     "reader of the schema's replace description alone would")),
+         ("ACT-SNAP-REPLACE-FALSE", "SCH-REPLACE"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "prose"),
+                ("@ag-ui/client 1.0.0 pipeline", "prose"))),
+    Knob("Q19", "Does ACTIVITY_SNAPSHOT's metadata merge into the activity message, or does the "
+                "metadata table's catch-all row (whose examples name snapshots) send it nowhere? "
+                "(The table gives ACTIVITY_SNAPSHOT a row of its own, and the activity page says "
+                "accumulated metadata keeps merging across a replacing snapshot, so the specific "
+                "row is the draft option; the catch-all read literally is the other.)",
+         (("activity-row", "its own row: the snapshot's metadata merges into the activity"),
+          ("catch-all", "the catch-all row: the snapshot's metadata merges into nothing (a "
+                        "created activity has none of its own; held metadata stands)")),
+         ("MET-ACTIVITY-TARGET", "MET-NO-TARGET", "ACT-SNAP-KEEP-METADATA"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "activity-row"),
+                ("@ag-ui/client 1.0.0 pipeline", "activity-row"))),
     Knob("Q20", "What happens to an operation with an op RFC 6902 does not define?",
          (("drop-op", "drop that operation with a warning and apply the rest"),
           ("skip-patch", "the whole patch does not apply: warn and skip"),
@@ -166,11 +187,15 @@ KNOBS: tuple[Knob, ...] = (
          peers=(("@ag-ui/client 1.0.0 reducer", "shim"),
                 ("@ag-ui/client 1.0.0 pipeline", "fatal"))),
     Knob("X1", "Does a text message still being streamed survive a MESSAGES_SNAPSHOT that omits it?",
-         (("drop", "the snapshot is complete: the message is dropped"),
-          ("preserve", "in-flight messages survive")),
-         ("MS-IN-FLIGHT", "STA-MS-DROP-EXCEPT"),
+         (("drop", "the snapshot is complete: the message is dropped, and its stream with it"),
+          ("preserve", "in-flight messages survive"),
+          ("drop-open", "the message is dropped but its stream stays open: RUN_FINISHED then "
+                        "finds it open, and a second TEXT_MESSAGE_START for its id fails the run "
+                        "(the snapshot reconciles the message list, not the run's open streams, "
+                        "LIF-RUN-SCOPED)")),
+         ("MS-IN-FLIGHT", "STA-MS-DROP-EXCEPT", "MS-IN-FLIGHT-OPEN", "LIF-RUN-SCOPED"),
          peers=(("@ag-ui/client 1.0.0 reducer", "drop"),
-                ("@ag-ui/client 1.0.0 pipeline", "drop"))),
+                ("@ag-ui/client 1.0.0 pipeline", "drop-open"))),
 )
 """Every knob, in the order the CLI lists them."""
 
@@ -200,6 +225,8 @@ class Reading:
     q10: str = "seen"
     q11: str = "in-place"
     q13: str = "tolerate"
+    q18: str = "prose"
+    q19: str = "activity-row"
     q20: str = "drop-op"
     q21: str = "fatal"
     x1: str = "drop"

@@ -12,8 +12,12 @@ Parsing applies the processing rules of the draft (PRC page; notes N85..N89) to 
   SNP-OPEN-OPS, MET-KEEP-UNKNOWN);
 * a message of an unrecognised ``role`` inside MESSAGES_SNAPSHOT is dropped from the list (the
   list rule, PRC-STRIP-POSITION), noted like a stripped member;
-* a text-message role outside the closed set sits in a required position, so the whole event is
-  treated as unrecognised (PRC-STRIP-POSITION).
+* a TEXT_MESSAGE_START role outside the closed set of text-message roles sits in an optional
+  position, so that member is stripped (noted like any stripped member) and the event goes on with
+  the default role ``assistant`` (PRC-STRIP-POSITION);
+* STEP_STARTED and STEP_FINISHED are typed (:class:`~model.events.StepStarted`,
+  :class:`~model.events.StepFinished`: ``stepName`` a required string), since the consumer
+  tracks steps (LIF-STEP-REJECT).
 
 Event types whose full schema is not among the reference pages (RUN_*, TEXT_*, TOOL_*, STATE_*,
 SUBAGENT_*) are checked on the members the model uses; their other members are ignored without a
@@ -34,7 +38,7 @@ from typing import Any, Iterable, Optional, Sequence
 from model.events import (
     ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
     PatchOp, RFC6902_OPS, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot,
-    SubagentError, SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd,
+    StepFinished, StepStarted, SubagentError, SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd,
     TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
 from model.json_values import freeze
@@ -55,7 +59,7 @@ MESSAGE_ROLES = frozenset({"developer", "system", "assistant", "user", "tool", "
                            "reasoning"})
 
 KNOWN_PASSTHROUGH = frozenset({
-    "STEP_STARTED", "STEP_FINISHED", "RAW", "CUSTOM", "TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK",
+    "RAW", "CUSTOM", "TEXT_MESSAGE_CHUNK", "TOOL_CALL_CHUNK",
     "REASONING_START", "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT",
     "REASONING_MESSAGE_END", "REASONING_MESSAGE_CHUNK", "REASONING_END",
     "REASONING_ENCRYPTED_VALUE",
@@ -238,6 +242,8 @@ _SPECS: dict[str, _Spec] = {
                                 "outcome": (_check_any, False)}, attributable=False),
     "SUBAGENT_ERROR": _spec({"subagentRunId": (_check_str, True), "message": (_check_str, False)},
                             attributable=False),
+    "STEP_STARTED": _spec({"stepName": (_check_str, True)}),
+    "STEP_FINISHED": _spec({"stepName": (_check_str, True)}),
 }
 
 _MESSAGE_COMMON = {"id": (_check_str, True), "role": (_check_str, True),
@@ -375,6 +381,12 @@ def _build(type_name: str, kept: dict, notices: tuple[str, ...]) -> Event:
                                 **common)
     if type_name == "SUBAGENT_ERROR":
         return SubagentError(subagent_run_id=kept["subagentRunId"], message=g("message"), **common)
+    if type_name == "STEP_STARTED":
+        return StepStarted(step_name=kept["stepName"], subagent_run_id=g("subagentRunId"),
+                           **common)
+    if type_name == "STEP_FINISHED":
+        return StepFinished(step_name=kept["stepName"], subagent_run_id=g("subagentRunId"),
+                            **common)
     raise AssertionError(type_name)  # pragma: no cover - _SPECS and _build cover the same types
 
 
@@ -390,13 +402,10 @@ def _parse_known(obj: dict, type_name: str, shimmable: bool = True) -> Event:
                 msgs.append(parsed)
         kept["messages"] = tuple(msgs)
     if type_name == "TEXT_MESSAGE_START" and "role" in kept and kept["role"] not in TEXT_MESSAGE_ROLES:
-        # A closed string set in a required position: the containing event goes (PRC-STRIP-POSITION).
-        raise _Unrecognisable(f"$.role {json.dumps(kept['role'])} is not a text-message role")
+        # An unrecognised member of a closed string set in an optional position: the member is
+        # stripped and the event goes on with the default role (PRC-STRIP-POSITION, PRC-DROP-STRIP).
+        notices.append(f"$.role (role {json.dumps(kept.pop('role'))} unrecognised)")
     return _build(type_name, kept, tuple(notices))
-
-
-class _Unrecognisable(Exception):
-    pass
 
 
 def parse_event(obj: Any) -> Event:
@@ -428,8 +437,6 @@ def parse_event(obj: Any) -> Event:
         return Unrecognised(name=type_name, wire=wire)
     try:
         return _parse_known(obj, type_name)
-    except _Unrecognisable as exc:
-        return Unrecognised(name=type_name, wire=wire, notices=(str(exc),))
     except _Bad as bad:
         shim = None
         if bad.shim_field is not None:

@@ -32,6 +32,7 @@ from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NO
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
                           MessagesSnapshot, Passthrough, RunError, RunFinished, RunStarted,
+                          StepFinished, StepStarted,
                           TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs,
                           ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised)
 from model.json_values import is_json_object_text
@@ -335,7 +336,7 @@ class PropertyViolation(AssertionError):
 def target_view(t: Transition) -> tuple:
     """What a ``"target"``-scoped check reads of ``t`` (besides the reading and the producer's
     belief), as a hashable tuple: the event; the run status, halt flag and whether anything
-    (text, tool call, invocation) was open before the step; the message the event names (its
+    (text, tool call, invocation) was open before the step, and the steps open before it; the message the event names (its
     ``message_id``, or a malformed event's shim's) as held before and after, its position
     counted from the end of the list before and after, and whether its id was ever held; whether
     the message list is unchanged; the warnings, the fatal and the conformance flag. Two
@@ -351,7 +352,8 @@ def target_view(t: Transition) -> tuple:
                   mid in before.held_ever)
     return (ev, before.run, before.halted,
             bool(before.open_texts or before.open_tools or before.subagents), target,
-            before.messages == after.messages, t.warnings, t.fatal, t.conformant)
+            before.messages == after.messages, t.warnings, t.fatal, t.conformant,
+            before.open_steps)
 
 
 def _located(messages: tuple[Message, ...], message_id: str) -> Optional[tuple[Message, int]]:
@@ -477,7 +479,7 @@ def _create(t: Transition) -> Optional[str]:
         return f"{ev.message_id} not created at the end of the message list"
     m = t.after.messages[-1]
     if (m.role, m.content, m.activity_type, m.owner, m.metadata) != (
-            "activity", ev.content, ev.activity_type, ev.subagent_run_id, ev.metadata):
+            "activity", ev.content, ev.activity_type, ev.subagent_run_id, _snap_meta(t, ev)):
         return f"{ev.message_id} created as {m.to_wire()}, not with the snapshot's own values"
     return None
 
@@ -520,14 +522,23 @@ def _replace_keeps_metadata(t: Transition) -> Optional[str]:
     if ev is None or held is None or not held.is_activity or not ev.replacing:
         return None
     m = t.target_after
-    expected = merge_metadata(held.metadata, ev.metadata)
+    expected = merge_metadata(held.metadata, _snap_meta(t, ev))
     if m is not None and m.metadata != expected:
         return f"metadata {m.metadata} after replace, expected {expected}"
     return None
 
 
+def _snap_meta(t: Transition, ev: ActivitySnapshot):
+    """The metadata a snapshot brings under the transition's reading: its own, or none under
+    Q19=catch-all (the knob read only when the snapshot carries metadata)."""
+    if ev.metadata is None or t.reading.q19 == "activity-row":
+        return ev.metadata
+    return None
+
+
 @prop("P09-replace-false-leaves",
-      "replace:false on an existing activity leaves content and type.",
+      "replace:false on an existing activity leaves content and type (content only under "
+      "Q18=schema).",
       clauses=("ACT-SNAP-REPLACE-FALSE", "ACT-SNAP-NO-MERGE", "SNP-SPENT"),
       kind="step", events=_SNAPSHOT, scope="target")
 def _replace_false_leaves(t: Transition) -> Optional[str]:
@@ -536,6 +547,9 @@ def _replace_false_leaves(t: Transition) -> Optional[str]:
         return None
     m = t.target_after
     if m is None or (m.content, m.activity_type) != (held.content, held.activity_type):
+        if m is not None and m.content == held.content and m.activity_type == ev.activity_type \
+                and t.reading.q18 == "schema":  # only content stands under the schema (Q18)
+            return None
         return f"replace:false changed the activity to {m.to_wire() if m else 'nothing'}"
     return None
 
@@ -734,7 +748,8 @@ def _metadata_merged(t: Transition) -> Optional[str]:
     expected = merge_metadata(held.metadata, ev.metadata)
     # the knob last: read only where it changes the verdict
     if (m is None or m.metadata != expected) and \
-            (isinstance(ev, ActivityDelta) or t.reading.q1 == "merge"):
+            (isinstance(ev, ActivityDelta) or (t.reading.q1 == "merge" and
+                                               t.reading.q19 == "activity-row")):
         return f"metadata {m.metadata if m else None}, expected key-by-key merge {expected}"
     return None
 
@@ -816,9 +831,11 @@ def _stripped_warned(t: Transition) -> Optional[str]:
 
 
 @prop("P24-lifecycle-enforced",
-      "An event before RUN_STARTED or after the run closed, or RUN_FINISHED with anything still "
-      "open, fails the stream.",
-      clauses=("LIF-AFTER-CLOSE", "LIF-STREAM-START", "LIF-CLOSE-BEFORE-FINISH"),
+      "An event before RUN_STARTED or after the run closed, RUN_FINISHED with anything still "
+      "open, or an unbalanced step (its owner's step opened twice or finished unopened), fails "
+      "the stream.",
+      clauses=("LIF-AFTER-CLOSE", "LIF-STREAM-START", "LIF-CLOSE-BEFORE-FINISH",
+               "LIF-STEP-REJECT", "SUB-STEP-PER-OWNER"),
       kind="step", scope="target")
 def _after_close_rejected(t: Transition) -> Optional[str]:
     if t.before.halted or isinstance(t.event, (Unrecognised, Malformed)):
@@ -826,9 +843,15 @@ def _after_close_rejected(t: Transition) -> Optional[str]:
     if t.before.run == "idle" and not isinstance(t.event, (RunStarted, RunError)):
         return None if t.fatal is not None else f"{t.event.type_name} accepted before RUN_STARTED"
     if isinstance(t.event, RunFinished) and t.before.run == "active" and (
-            t.before.open_texts or t.before.open_tools or t.before.subagents):
-        return None if t.fatal is not None else "RUN_FINISHED accepted with messages, tool calls " \
-            "or invocations still open"
+            t.before.open_texts or t.before.open_tools or t.before.subagents or
+            t.before.open_steps):
+        return None if t.fatal is not None else "RUN_FINISHED accepted with messages, tool calls, " \
+            "steps or invocations still open"
+    if isinstance(t.event, (StepStarted, StepFinished)) and t.before.run == "active":
+        is_open = (t.event.subagent_run_id, t.event.step_name) in t.before.open_steps
+        if is_open == isinstance(t.event, StepStarted) and t.fatal is None:
+            return f"{t.event.type_name} {t.event.step_name!r} accepted on an unbalanced step"
+        return None
     if t.before.run not in ("finished", "errored"):
         return None
     if isinstance(t.event, (RunStarted, Unrecognised, Malformed)) or (
@@ -1145,7 +1168,7 @@ def _delta_keeps_owner(t: Transition) -> Optional[str]:
 @prop("P39-fatal-justified",
       "The consumer fails the run only where the draft (under the reading) makes the input fatal.",
       clauses=("ACT-TOLERATED", "PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES",
-               "SUB-ACCEPT-UNANNOUNCED", "ACT-DELTA-MISSING-NOFAIL"),
+               "SUB-ACCEPT-UNANNOUNCED", "ACT-DELTA-MISSING-NOFAIL", "LIF-STEP-OVERLAP"),
       kind="step", scope="target")
 def _fatal_justified(t: Transition) -> Optional[str]:
     """A consumer fails the run only where the draft, under the reading, makes it fatal."""
@@ -1170,8 +1193,13 @@ def _fatal_justified_inner(t: Transition, ev: Event) -> Optional[str]:
     if before.run != "active":
         return None  # before start or after close
     if isinstance(ev, RunFinished):
-        return None if (before.open_texts or before.open_tools or before.subagents) else \
+        return None if (before.open_texts or before.open_tools or before.subagents or
+                        before.open_steps) else \
             f"a clean RUN_FINISHED failed the run ({t.fatal.code})"
+    if isinstance(ev, (StepStarted, StepFinished)):  # unbalanced (LIF-STEP-REJECT)
+        is_open = (ev.subagent_run_id, ev.step_name) in before.open_steps
+        return None if is_open == isinstance(ev, StepStarted) else \
+            f"{ev.type_name} on a balanced step failed the run ({t.fatal.code})"
     mid = getattr(ev, "message_id", None)
     held = _held(before, mid) if mid is not None else None
     tag = getattr(ev, "subagent_run_id", None)
@@ -1199,6 +1227,9 @@ def _fatal_justified_inner(t: Transition, ev: Event) -> Optional[str]:
             return None
     if ev.type_name in ("TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END") and held is not None and \
             not held.is_activity and tag is not None and tag != held.owner:
+        return None
+    if isinstance(ev, TextMessageStart) and held is None and ev.message_id in before.open_texts \
+            and r.x1 == "drop-open":  # its stream outlived its message (MS-IN-FLIGHT-OPEN)
         return None
     if ev.type_name == "STATE_DELTA" and any(not op.recognised for op in ev.delta) and \
             r.q20 == "fatal":

@@ -15,6 +15,13 @@ SDK teams can drive their own consumer from their own test suite with these:
   (:func:`model.producer.adversarial_moves`); each trace comes with the violations it contains.
 * :func:`wire_events`: single wire JSON objects of the activity events, well-formed or not.
 
+Besides the vocabulary's moves, every trace strategy draws from the draft's wider surface
+(:mod:`properties.surface`: move and copy, pointer escapes, the ``-`` index, array targets,
+leading-zero indices, ``test`` across number and boolean types, root-pointer operations, floats,
+nulls, nested metadata, unicode keys, wrong-typed members, activity events aimed at other roles'
+ids) and from Hypothesis-drawn JSON values (:data:`JSON_VALUES`); ``surface=False`` keeps to the
+vocabulary alone.
+
 Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(derandomize=True)``).
 """
 from __future__ import annotations
@@ -24,11 +31,14 @@ from hypothesis import strategies as st
 
 from model.events import ActivityDelta, ActivitySnapshot, Event, MessagesSnapshot
 from model.producer import (DEFAULT_VOCABULARY, Belief, ProducerViolation, Vocabulary,
-                            adversarial_moves, advance, moves)
+                            adversarial_moves, advance, moves, violations)
 from model.readings import DRAFT, Reading
+from model.wire import parse_event
+from properties.surface import (POINTER_SHAPES, SURFACE_CONTENT, VALUE_TYPES, malformed_wires, pointer_shape,
+                                role_events, surface_adversarial, surface_moves)
 
 __all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick",
-           "kind_of", "group_by_kind", "grouped_moves"]
+           "kind_of", "group_by_kind", "grouped_moves", "JSON_VALUES", "random_surface_event"]
 
 
 def kind_of(option) -> str:
@@ -71,14 +81,21 @@ _GROUPED: dict = {}
 
 
 def grouped_moves(belief: Belief, vocabulary: Vocabulary, reading: Reading,
-                  adversarial: bool = False):
-    """:func:`group_by_kind` of the conformant (or adversarial) moves, memoised per belief."""
-    key = (adversarial, belief, id(vocabulary), reading)
+                  adversarial: bool = False, surface: bool = True):
+    """:func:`group_by_kind` of the conformant (or adversarial) moves, memoised per belief;
+    with ``surface`` (default) followed by the surface moves' groups
+    (:func:`properties.surface.surface_moves`, :func:`~properties.surface.surface_adversarial`:
+    kinds ``surface:...``), which keep to the vocabulary's activity ids and first type."""
+    key = (adversarial, surface, belief, id(vocabulary), reading)
     hit = _GROUPED.get(key)
     if hit is not None and hit[0] is vocabulary:
         return hit[1]
     options = (adversarial_moves if adversarial else moves)(belief, vocabulary, reading)
     grouped = group_by_kind(options)
+    if surface:
+        extra = (surface_adversarial if adversarial else surface_moves)(
+            belief, reading, vocabulary.activity_ids, vocabulary.activity_types[0])
+        grouped = grouped + extra
     if len(_GROUPED) > 20000:
         _GROUPED.clear()
     _GROUPED[key] = (vocabulary, grouped)
@@ -92,24 +109,33 @@ def as_wire(trace) -> list[dict]:
 
 @st.composite
 def conformant_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_events: int = 12,
-                      reading: Reading = DRAFT) -> tuple[Event, ...]:
+                      reading: Reading = DRAFT, surface: bool = True) -> tuple[Event, ...]:
     """Traces of 1..``max_events`` events, each a conformant move of the producer (see
-    :func:`model.producer.moves`) over ``vocabulary``; the first is RUN_STARTED.
+    :func:`model.producer.moves`, and with ``surface`` the surface moves and Hypothesis-drawn
+    values of :func:`random_surface_event`) over ``vocabulary``; the first is RUN_STARTED. Every
+    event satisfies ``model.producer.violations(belief, event, reading) == ()``.
 
     Shrinks towards shorter traces and earlier (simpler) moves."""
-    events, _ = draw(adversarial_traces(vocabulary, max_events, reading, adversarial_rate=0.0))
+    events, _ = draw(adversarial_traces(vocabulary, max_events, reading, adversarial_rate=0.0,
+                                        surface=surface))
     return events
 
 
 @st.composite
 def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_events: int = 12,
-                       reading: Reading = DRAFT, adversarial_rate: float = 0.25
+                       reading: Reading = DRAFT, adversarial_rate: float = 0.25,
+                       surface: bool = True
                        ) -> tuple[tuple[Event, ...], tuple[tuple[int, ProducerViolation], ...]]:
     """Traces mixing conformant moves with non-conformant ones.
 
+    Args:
+        surface: also draw from the draft's wider surface (see the module docstring); one event
+            in eight is then a Hypothesis-drawn one (:func:`random_surface_event`) when one fits.
+
     Returns:
         ``(trace, violations)`` where ``violations`` lists ``(event index, ProducerViolation)``
-        for each non-conformant event drawn (labelled with the clause it breaks)."""
+        for each non-conformant event drawn (labelled with the clause it breaks); the events not
+        listed are conformant in the belief they were sent in."""
     belief = Belief()
     events: list[Event] = []
     labels: list[tuple[int, ProducerViolation]] = []
@@ -117,15 +143,24 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
     threshold = int(adversarial_rate * 100)
     for index in range(length):
         bad = threshold > 0 and draw(st.integers(0, 99)) < threshold
+        if surface and belief.run == "active" and draw(st.integers(0, 3), label="random") == 0:
+            event = draw(random_surface_event(belief, vocabulary, malformed=bad))
+            found = violations(belief, event, reading)
+            if bool(found) == bad:
+                events.append(event)
+                labels.extend((index, v) for v in found[:1])
+                belief = advance(belief, event)
+                continue
         if bad:
-            options = grouped_moves(belief, vocabulary, reading, adversarial=True)
+            options = grouped_moves(belief, vocabulary, reading, adversarial=True,
+                                    surface=surface)
             if options:
                 event, violation = pick(draw, options)
                 events.append(event)
                 labels.append((index, violation))
                 belief = advance(belief, event)
                 continue
-        options = grouped_moves(belief, vocabulary, reading)
+        options = grouped_moves(belief, vocabulary, reading, surface=surface)
         if not options:
             break
         event = pick(draw, options)
@@ -134,46 +169,175 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
     return tuple(events), tuple(labels)
 
 
-_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.text(max_size=3))
-_JSON = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=3), inner, max_size=3)),
-    max_leaves=6)
+_FLOATS = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
+_KEYS = st.one_of(st.sampled_from(["n", "a/b", "m~n", "", "ключ", "ü", "~1", "0", "-"]),
+                  st.text(max_size=3))
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), _FLOATS,
+                         st.text(max_size=3))
+JSON_VALUES = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)), max_leaves=8)
+"""Any JSON value: nulls, booleans, integers, floats (finite), text (unicode), and arrays and
+objects of them (unicode keys, keys a pointer must escape, numeric keys)."""
+_JSON = JSON_VALUES
+_OBJECTS = st.dictionaries(_KEYS, JSON_VALUES, max_size=4)
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _pointers(value, prefix: str = "", depth: int = 0) -> list[str]:
+    """Every JSON Pointer to a location inside ``value`` (RFC 6901, escaped), root included."""
+    out = [prefix]
+    if depth > 3:
+        return out
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.extend(_pointers(v, f"{prefix}/{_escape(k)}", depth + 1))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(_pointers(v, f"{prefix}/{i}", depth + 1))
+    return out
+
+
+_VALUE_OF_TYPE = {
+    "null": st.none(), "boolean": st.booleans(), "integer": st.integers(-3, 3),
+    "float": _FLOATS.filter(lambda f: f != int(f)), "string": st.text(max_size=3),
+    "array": st.lists(JSON_VALUES, max_size=3), "object": _OBJECTS,
+}
+
+
+def _at(doc, pointer: str):
+    """The value at an (existing, escaped) pointer of :func:`_pointers`."""
+    node = doc
+    for token in pointer.split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    return node
+
+
+@st.composite
+def _pointer(draw, doc, shape: str) -> str:
+    """A pointer of ``shape`` (:data:`properties.surface.POINTER_SHAPES`) into ``doc``, at an
+    existing location when there is one of that shape, else built to that shape."""
+    existing = [p for p in _pointers(doc) if pointer_shape(p) == shape]
+    if existing and draw(st.booleans(), label="existing"):
+        return draw(st.sampled_from(existing), label="pointer")
+    keys = [k for k in doc] if isinstance(doc, dict) else []
+    key = "/" + _escape(draw(st.sampled_from(keys))) if keys and draw(st.booleans()) else "/new"
+    arrays = [p for p in _pointers(doc) if isinstance(_at(doc, p), list)]
+    if shape in ("index", "dash", "leading-zero") and arrays and draw(st.booleans()):
+        key = draw(st.sampled_from(arrays), label="array")  # an index into an existing array
+    built = {"root": "", "member": key, "nested": f"{key}/x", "index": f"{key}/0",
+             "dash": f"{key}/-", "leading-zero": f"{key}/01",
+             "escaped": draw(st.sampled_from(["/a~1b", "/m~0n", "/~1", "/x~0~1y"]))}
+    pointer = built[shape]
+    return pointer if pointer_shape(pointer) == shape else \
+        {"member": "/new", "nested": "/new/x", "index": "/new/0", "dash": "/new/-",
+         "leading-zero": "/new/01"}.get(shape, pointer)
+
+
+@st.composite
+def random_operation(draw, doc) -> dict:
+    """One RFC 6902 operation object over ``doc`` (a thawed JSON value): op, pointer shape
+    (:data:`~properties.surface.POINTER_SHAPES`) and value type
+    (:data:`~properties.surface.VALUE_TYPES`) each drawn uniformly, so that every combination of
+    the coverage report's op dimension is as likely as any other; ``from`` of move and copy is
+    drawn the same way."""
+    op = draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test"]), label="op")
+    obj = {"op": op, "path": draw(_pointer(doc, draw(st.sampled_from(POINTER_SHAPES))))}
+    if op in ("move", "copy"):
+        obj["from"] = draw(_pointer(doc, draw(st.sampled_from(POINTER_SHAPES))))
+    if op in ("add", "replace", "test"):
+        vt = draw(st.sampled_from(VALUE_TYPES), label="value type")
+        obj["value"] = draw(_VALUE_OF_TYPE[vt], label="value")
+    return obj
+
+
+@st.composite
+def random_surface_event(draw, belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
+                         malformed: bool = False) -> Event:
+    """One event with Hypothesis-drawn values: an ACTIVITY_SNAPSHOT of a drawn object (and
+    metadata), or an ACTIVITY_DELTA of one to four :func:`random_operation` over the held
+    content; with ``malformed``, one of :func:`properties.surface.malformed_wires` or an event
+    aimed at an id of another role (:func:`properties.surface.role_events`) instead.
+    Conformance is not guaranteed: callers check :func:`model.producer.violations`."""
+    from model.json_values import thaw
+    if malformed:
+        aimed = role_events(belief, vocabulary.activity_types[0])
+        if aimed and draw(st.booleans(), label="role"):
+            return draw(st.sampled_from(aimed), label="aimed")
+        return parse_event(draw(st.sampled_from([w for _, _, w in malformed_wires()])))
+    mid = draw(st.sampled_from(vocabulary.activity_ids), label="id")
+    held = belief.activity(mid)
+    atype = held.activity_type if held else vocabulary.activity_types[0]
+    wire = {"messageId": mid, "activityType": atype}
+    if held is not None and held.opener is not None:
+        wire["subagentRunId"] = held.opener
+    if held is None or draw(st.integers(0, 2), label="snapshot") == 0:
+        wire.update(type="ACTIVITY_SNAPSHOT", content=draw(
+            st.one_of(_OBJECTS, st.just(SURFACE_CONTENT)), label="content"))
+        if held is not None and held.owner is not None:
+            wire["subagentRunId"] = held.owner
+        flag = draw(st.sampled_from([None, True, False]), label="replace")
+        if flag is not None:
+            wire["replace"] = flag
+    else:
+        doc = thaw(held.content)
+        wire.update(type="ACTIVITY_DELTA",
+                    patch=draw(st.lists(random_operation(doc), min_size=1, max_size=4)))
+    if draw(st.integers(0, 3), label="metadata") == 0:
+        wire["metadata"] = draw(_OBJECTS, label="metadata value")
+    return parse_event(wire)
 
 
 @st.composite
 def wire_events(draw, message_ids=("act-1", "act-2"), malformed: bool = True) -> dict:
-    """One ACTIVITY_SNAPSHOT or ACTIVITY_DELTA as a wire JSON object. With ``malformed=True``
-    members are sometimes dropped, nulled or given the wrong type (the processing rules then make
-    the event fatal, or, for an undescribed member, stripped)."""
+    """One ACTIVITY_SNAPSHOT or ACTIVITY_DELTA as a wire JSON object, over the whole surface:
+    contents and metadata of any JSON values (:data:`JSON_VALUES`), one to four operations of any
+    RFC 6902 op (and an undefined one) with pointers of every shape (root, escapes, ``-``,
+    leading zeros). With ``malformed=True`` members are sometimes dropped, nulled or given a
+    value of another JSON type (``"replace": "false"``, a number for ``activityType``, an object
+    for ``patch``...), or an undescribed member is added (the processing rules then make the
+    event fatal, or, for an undescribed member, stripped)."""
     kind = draw(st.sampled_from(["ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"]))
     obj: dict = {"type": kind, "messageId": draw(st.sampled_from(message_ids)),
                  "activityType": draw(st.sampled_from(["PLAN", "SEARCH"]))}
     if kind == "ACTIVITY_SNAPSHOT":
-        obj["content"] = draw(st.dictionaries(st.text(max_size=3), _JSON, max_size=3))
+        obj["content"] = draw(_OBJECTS)
         if draw(st.booleans()):
             obj["replace"] = draw(st.booleans())
     else:
-        path = draw(st.sampled_from(["", "/a", "/a/0", "/b", "/-"]))
-        op = draw(st.sampled_from(["add", "remove", "replace", "test", "move", "copy", "increment"]))
-        operation = {"op": op, "path": path}
-        if op in ("add", "replace", "test"):
-            operation["value"] = draw(_JSON)
-        if op in ("move", "copy"):
-            operation["from"] = draw(st.sampled_from(["/a", "/b"]))
-        obj["patch"] = [operation]
+        paths = st.sampled_from(["", "/a", "/a/0", "/a/01", "/a/-", "/b", "/-", "/a~1b", "/m~0n",
+                                 "/ключ", "/a/b/c"])
+        operations = []
+        for _ in range(draw(st.integers(1, 4))):
+            op = draw(st.sampled_from(["add", "remove", "replace", "test", "move", "copy",
+                                       "increment"]))
+            operation = {"op": op, "path": draw(paths)}
+            if op in ("add", "replace", "test"):
+                operation["value"] = draw(_JSON)
+            if op in ("move", "copy"):
+                operation["from"] = draw(paths)
+            operations.append(operation)
+        obj["patch"] = operations
     if draw(st.booleans()):
         obj["subagentRunId"] = draw(st.sampled_from(["sub-1", "sub-2"]))
     if draw(st.booleans()):
-        obj["metadata"] = draw(st.dictionaries(st.sampled_from(["k", "x"]), _JSON, max_size=2))
+        obj["metadata"] = draw(st.dictionaries(st.sampled_from(["k", "x", "ключ"]), _JSON,
+                                               max_size=2))
     if malformed and draw(st.integers(0, 3)) == 0:
-        key = draw(st.sampled_from(sorted(obj)))
-        mutation = draw(st.sampled_from(["drop", "null", "number", "extra"]))
+        key = draw(st.sampled_from(sorted(obj) + (["patch[0]"] if "patch" in obj else [])))
+        mutation = draw(st.sampled_from(["drop", "null", "boolean", "number", "string", "array",
+                                         "object", "extra"]))
+        target, name = (obj["patch"][0], draw(st.sampled_from(sorted(obj["patch"][0])))) \
+            if key == "patch[0]" else (obj, key)
+        values = {"null": None, "boolean": False, "number": 7, "string": "false",
+                  "array": [1], "object": {"op": "replace"}}
         if mutation == "drop":
-            obj.pop(key)
-        elif mutation == "null":
-            obj[key] = None
-        elif mutation == "number":
-            obj[key] = 7
-        else:
+            target.pop(name)
+        elif mutation == "extra":
             obj["unexpected"] = True
+        else:
+            target[name] = values[mutation]
     return obj

@@ -20,10 +20,12 @@ from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NO
                          ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, UNKNOWN_MEMBER_STRIPPED,
                          UNKNOWN_PATCH_OP, UNKNOWN_PATCH_OP_DROPPED)
 from model.consumer import ConsumerState, Fatal, StepResult, run_input, step
-from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot,
-                          RunError, RunFinished, SubagentFinished, TextMessageContent,
-                          Unrecognised)
+from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
+                          MessagesSnapshot, PatchOp, RunError, RunFinished, SubagentFinished,
+                          TextMessageContent, Unrecognised)
 from model.json_values import freeze, thaw
+from model.patch import apply_patch
+from model.wire import parse_event
 from model.readings import DRAFT, Reading
 
 __all__ = ["Consumer", "REFERENCE", "MUTANTS", "MUTANT_BY_NAME"]
@@ -474,6 +476,161 @@ def _subagent_end_drops_its_activity(state, event, result):
     return result
 
 
+# --- mistakes over the draft's wider surface (issue 20: one per surface feature generated) ------
+
+def _rewrite_ops(rewrite: Callable[[dict, object], dict | None]) -> Callable:
+    """A pre-step rewrite of each operation of an ACTIVITY_DELTA on a held activity:
+    ``rewrite(operation object, thawed held content)`` returns the operation the mistaken
+    consumer carries out (None: as sent)."""
+    def pre(state, event):
+        if not isinstance(event, ActivityDelta):
+            return event
+        held = state.message(event.message_id)
+        if held is None or not held.is_activity:
+            return event
+        doc = thaw(held.content)
+        ops, changed = [], False
+        for op in event.patch:
+            obj = thaw(op.raw) if op.recognised else None
+            new = rewrite(obj, doc) if obj is not None else None
+            if new is None:
+                ops.append(op)
+            else:
+                ops.append(PatchOp.of(new))
+                changed = True
+        return replace(event, patch=tuple(ops)) if changed else event
+    return pre
+
+
+def _move_as_copy(obj, doc):
+    return {**obj, "op": "copy"} if obj["op"] == "move" else None
+
+
+def _copy_as_move(obj, doc):
+    return {**obj, "op": "move"} if obj["op"] == "copy" else None
+
+
+def _no_unescape(obj, doc):
+    """Reads ``~1`` and ``~0`` literally: the pointer it resolves is the escaped one's."""
+    if "~" not in obj["path"] and "~" not in obj.get("from", ""):
+        return None
+    out = dict(obj)
+    for key in ("path", "from"):
+        if key in out:
+            out[key] = out[key].replace("~", "~0")
+    return out
+
+
+def _unescape_wrong_order(obj, doc):
+    """Decodes ``~0`` before ``~1`` (RFC 6901 section 4 orders them the other way), so ``~01``
+    becomes ``/`` instead of ``~1``; shown on any escaped pointer by decoding both to ``/``."""
+    if "~0" not in obj["path"]:
+        return None
+    return {**obj, "path": obj["path"].replace("~0", "~1")}
+
+
+def _parent(doc, pointer: str):
+    node = doc
+    for token in pointer.split("/")[1:-1]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def _dash_as_last(obj, doc):
+    """Reads ``-`` as the last element on remove, replace and test (it names none: RFC 6901
+    section 4, RFC 6902 4.1)."""
+    if obj["op"] not in ("remove", "replace", "test") or not obj["path"].endswith("/-"):
+        return None
+    parent = _parent(doc, obj["path"])
+    if not isinstance(parent, list) or not parent:
+        return None
+    return {**obj, "path": obj["path"][:-1] + str(len(parent) - 1)}
+
+
+def _leading_zero_accepted(obj, doc):
+    """Reads ``01`` as the index 1 (RFC 6901 forbids leading zeros)."""
+    tokens = obj["path"].split("/")
+    fixed = [str(int(t)) if len(t) > 1 and t.isdigit() and t[0] == "0" else t for t in tokens]
+    return None if fixed == tokens else {**obj, "path": "/".join(fixed)}
+
+
+def _root_add_merges(obj, doc):
+    """Treats ``add`` or ``replace`` at the root with an object as a merge into the document
+    (RFC 6902 4.1/4.3: the value replaces the whole document)."""
+    if obj["op"] not in ("add", "replace") or obj["path"] != "" or \
+            not isinstance(obj.get("value"), dict) or not isinstance(doc, dict):
+        return None
+    return {"op": "replace", "path": "", "value": {**doc, **obj["value"]}}
+
+
+def _numbers_truncated(obj, doc):
+    """Compares numbers in ``test`` by their integer part (1.5 equals 1), so such a test is
+    taken as passed (RFC 6902 4.6: numbers are equal when their values are)."""
+    if obj["op"] != "test" or isinstance(obj.get("value"), bool) or \
+            not isinstance(obj.get("value"), (int, float)):
+        return None
+    parent = _parent(doc, obj["path"])
+    token = obj["path"].split("/")[-1].replace("~1", "/").replace("~0", "~")
+    held = parent.get(token) if isinstance(parent, dict) else None
+    if isinstance(held, (int, float)) and not isinstance(held, bool) and \
+            held != obj["value"] and int(held) == int(obj["value"]):
+        return {**obj, "value": held}
+    return None
+
+
+def _string_booleans_read(state, event):
+    """Takes ``"replace": "false"`` (a string) as the boolean instead of refusing the event."""
+    if isinstance(event, Malformed) and event.path == "$.replace":
+        wire = thaw(event.wire)
+        if wire.get("replace") in ("true", "false"):
+            wire["replace"] = wire["replace"] == "true"
+            return parse_event(wire)
+    return event
+
+
+def _delta_on_other_role_applies(state, event, result):
+    """Treats an ACTIVITY_DELTA on the id of a user, assistant or tool message as an activity:
+    the message becomes an activity holding the patch applied to an empty object."""
+    if not isinstance(event, ActivityDelta) or result.fatal is not None:
+        return result
+    held = state.message(event.message_id)
+    if held is None or held.is_activity:
+        return result
+    outcome = apply_patch("{}", tuple(op for op in event.patch if op.recognised))
+    activity = Message(id=held.id, role="activity", activity_type=event.activity_type,
+                       content=outcome.result if outcome.ok and
+                       (outcome.result or "").startswith("{") else "{}")
+    return replace(result, warnings=tuple(
+        w for w in result.warnings if w.code != ACTIVITY_DELTA_TARGET_NOT_ACTIVITY),
+        state=_with_message(result.state, activity), branch="delta.apply")
+
+
+def _content_nulls_dropped(state, event, result):
+    """Drops members whose value is null from a snapshot's content (EVM-KEEP-NULL-IN-OPEN)."""
+    if _is_live_snapshot(state, event) and result.fatal is None:
+        m = _held(result.state, event.message_id)
+        if m is not None and m.is_activity and m.content and m.content.startswith("{"):
+            return replace(result, state=_with_message(result.state, replace(
+                m, content=freeze({k: v for k, v in thaw(m.content).items() if v is not None}))))
+    return result
+
+
+def _ms_without_activity_drops(state, event, result):
+    """Drops held activity from a MESSAGES_SNAPSHOT that carries messages of other roles but no
+    activity (STA-MS-DROP-EXCEPT: such a snapshot leaves activity alone)."""
+    if isinstance(event, MessagesSnapshot) and result.fatal is None and event.messages and \
+            not any(m.is_activity for m in event.messages):
+        return replace(result, state=replace(result.state, messages=tuple(
+            m for m in result.state.messages if not m.is_activity)))
+    return result
+
+
 def _m(name: str, clause: str, description: str, step_fn: StepFn = step,
        run_input_fn=run_input, case: str = "", reading: Reading = DRAFT) -> Consumer:
     return Consumer(name, step_fn, run_input_fn, clause, description, case, reading)
@@ -589,8 +746,40 @@ MUTANTS: tuple[Consumer, ...] = (
     _m("subagent-end-drops-its-activity", "SUB-INTERLEAVE",
        "drops a subagent's activity when the subagent finishes",
        _post(_subagent_end_drops_its_activity)),
+    _m("move-as-copy", "SCH-JSON-PATCH",
+       "carries out move as copy (the source stays)", _pre(_rewrite_ops(_move_as_copy))),
+    _m("copy-as-move", "SCH-JSON-PATCH",
+       "carries out copy as move (the source goes)", _pre(_rewrite_ops(_copy_as_move))),
+    _m("pointer-not-unescaped", "SCH-JSON-POINTER",
+       "reads ~1 and ~0 in a pointer literally", _pre(_rewrite_ops(_no_unescape))),
+    _m("pointer-unescaped-wrong-order", "SCH-JSON-POINTER",
+       "decodes ~0 before ~1, so an escaped tilde turns into a slash",
+       _pre(_rewrite_ops(_unescape_wrong_order))),
+    _m("dash-as-last-element", "SCH-JSON-POINTER",
+       "reads the '-' index as the last element on remove, replace and test",
+       _pre(_rewrite_ops(_dash_as_last))),
+    _m("leading-zero-index-accepted", "SCH-JSON-POINTER",
+       "reads an array index with a leading zero (01) as the number",
+       _pre(_rewrite_ops(_leading_zero_accepted))),
+    _m("root-add-merges", "ACT-DELTA-APPLY",
+       "merges an object added at the root pointer into the content instead of replacing it",
+       _pre(_rewrite_ops(_root_add_merges))),
+    _m("test-numbers-truncated", "SNP-TEST-FAIL",
+       "compares numbers in test by their integer part (1.5 equals 1)",
+       _pre(_rewrite_ops(_numbers_truncated))),
+    _m("string-replace-flag-read", "ACT-MALFORMED-FATAL",
+       'takes "replace": "false" (a string) as false instead of failing the run',
+       _pre(_string_booleans_read)),
+    _m("delta-on-other-role-applies", "ACT-DELTA-MISSING",
+       "treats a delta on a user, assistant or tool message's id as an activity",
+       _post(_delta_on_other_role_applies)),
+    _m("content-nulls-dropped", "EVM-KEEP-NULL-IN-OPEN",
+       "drops null members from a snapshot's content", _post(_content_nulls_dropped)),
+    _m("ms-without-activity-drops", "STA-MS-DROP-EXCEPT",
+       "drops held activity on a MESSAGES_SNAPSHOT that restates other roles but carries no "
+       "activity", _post(_ms_without_activity_drops)),
 )
-"""The zoo: 44 wrong consumers, one mistake each. Three (``mismatch-applied``,
+"""The zoo: 56 wrong consumers, one mistake each. Three (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``) behave as another reading would: wrong against
 ``draft``, right under that reading, so they are caught by properties checked under draft. Two
 (``delta-missing-silent``, ``strip-silently``) depart from a SHOULD only: caught by SHOULD-level

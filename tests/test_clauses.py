@@ -87,6 +87,10 @@ def test_every_adversarial_kind_is_reachable():
              {"id": "act-2", "role": "activity", "activityType": "PLAN", "content": {}}]}],
         [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
          {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}],
+        # a step and a tool call open: the step, tool-call and parent kinds (issue 19)
+        [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+         {"type": "STEP_STARTED", "stepName": "plan"},
+         {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f"}],
         [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
          {"type": "RUN_ERROR", "message": "x"}],
     ]

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -1332,3 +1333,34 @@ def test_the_command_line_only_wires():
     assert {name: n for name, n in lengths.items() if n > 150} == {}
     assert {name: n for name, n in lengths.items()
             if name.split(":")[1].startswith("cmd_") and n > 50} == {}
+
+
+# --- smt: a bound on --depth, a timeout that can be honoured (issue 18) --------------------------
+
+@pytest.mark.parametrize("argv, needle", [
+    (["smt", "reach", "--depth", "100000"], "--depth must be from 1 to 64"),
+    (["smt", "reach", "--depth", "65"], "--depth must be from 1 to 64"),
+    (["smt", "reach", "--timeout", "inf"], "--timeout"),
+    (["smt", "reach", "--timeout", "nan"], "--timeout"),
+    (["smt", "prove", "--timeout", "0"], "--timeout"),
+])
+def test_smt_refuses_a_depth_past_the_bound_and_an_unusable_timeout(capsys, argv, needle):
+    start = time.monotonic()
+    code, out, err = cli(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert_one_error_line(err, needle)
+    assert time.monotonic() - start < 10  # refused before any solving
+
+
+def test_smt_at_the_deepest_depth_honours_the_timeout(capsys):
+    """At ``--depth 64`` a subject with no witness runs into its timeout and answers unknown;
+    the query ends after about subjects x timeout."""
+    start = time.monotonic()
+    code, out, err = cli(capsys, "smt", "reach", "--subject", "any-fatal", "--depth", "64",
+                         "--timeout", "2", "--json")
+    seconds = time.monotonic() - start
+    assert code == 0, err
+    (answer,) = json.loads(out)["answers"]
+    assert answer["status"] in ("unknown", "unsat")
+    assert seconds < 30, seconds
+    assert err == ""  # the progress line is only drawn on a terminal

@@ -607,6 +607,58 @@ def test_unknown_members_of_content_and_metadata_are_kept():
     assert v["warnings"] == []
 
 
+_STEP = {"type": "STEP_STARTED", "stepName": "plan"}
+_STEP_END = {"type": "STEP_FINISHED", "stepName": "plan"}
+
+
+@pytest.mark.parametrize("trace, code, at", [
+    ([_STEP, _STEP], "STEP_ALREADY_OPEN", 2),
+    ([_STEP_END], "STEP_NOT_OPEN", 1),
+    ([_STEP, _STEP_END, _STEP_END], "STEP_NOT_OPEN", 3),
+    ([_STEP, _STEP_END | {"subagentRunId": "sub-1"}], "STEP_NOT_OPEN", 2),  # per owner
+    ([_STEP, RF], "RUN_FINISHED_WITH_OPEN", 2),
+])
+def test_an_unbalanced_step_is_fatal(trace, code, at):
+    """LIF-STEP-REJECT: an unbalanced step, or one open at RUN_FINISHED, fails the run."""
+    v = run(*trace)
+    assert (v["fatal"]["code"], v["fatal"]["atEvent"]) == (code, at)
+    assert v["fatal"]["clause"] in ("LIF-STEP-REJECT", "LIF-CLOSE-BEFORE-FINISH")
+
+
+def test_steps_are_per_owner_may_overlap_and_are_run_scoped():
+    sub = {"subagentRunId": "sub-1"}
+    v = run(_STEP, _STEP | sub, {"type": "STEP_STARTED", "stepName": "other"}, _STEP_END,
+            _STEP_END | sub, {"type": "STEP_FINISHED", "stepName": "other"}, RF)
+    assert v["fatal"] is None and v["warnings"] == []
+    # RUN_ERROR ends whatever was open; the next run starts with no step open
+    v = run(_STEP, {"type": "RUN_ERROR", "message": "x"}, RS, _STEP, _STEP_END, RF)
+    assert v["fatal"] is None
+
+
+def test_drop_open_keeps_the_dropped_stream_open_across_a_second_snapshot():
+    """X1=drop-open: the in-flight message goes, its stream stays open until its END, whatever
+    later MESSAGES_SNAPSHOTs list (MS-IN-FLIGHT-OPEN)."""
+    end = {"type": "TEXT_MESSAGE_END", "messageId": "a1"}
+    trace = [_X1_TRACE[0], ms(msg("u1", "q", "user")), ms(msg("u1", "q", "user"))]
+    assert under("X1", "drop-open", *trace, RF)["fatal"]["code"] == "RUN_FINISHED_WITH_OPEN"
+    v = under("X1", "drop-open", *trace, end, RF)
+    assert v["fatal"] is None
+    assert [w["code"] for w in v["warnings"]] == ["TEXT_TARGET_MISSING"]
+    assert under("X1", "drop-open", *trace, _X1_TRACE[0])["fatal"]["code"] == \
+        "TEXT_MESSAGE_STILL_OPEN"
+    assert under("X1", "drop", *trace, _X1_TRACE[0], end, RF)["fatal"] is None
+
+
+def test_a_text_start_with_an_unrecognised_role_is_kept_with_the_role_stripped():
+    """PRC-STRIP-POSITION: role is optional, so the unrecognised value goes, not the event."""
+    v = run({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "robot"},
+            {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "hi"},
+            {"type": "TEXT_MESSAGE_END", "messageId": "m1"}, RF)
+    assert v["fatal"] is None
+    assert v["messages"] == [{"id": "m1", "role": "assistant", "content": "hi"}]
+    assert [(w["code"], w["atEvent"]) for w in v["warnings"]] == [("UNKNOWN_MEMBER_STRIPPED", 1)]
+
+
 def test_passthrough_accepted_silently():
     v = run({"type": "STEP_STARTED", "stepName": "s"}, snap(),
             {"type": "STEP_FINISHED", "stepName": "s"}, RF)
@@ -743,6 +795,9 @@ _BRANCH_CASES = {
     "text.owner-mismatch": ([_TEXT, {"type": "TEXT_MESSAGE_END", "messageId": "m1",
                                      "subagentRunId": "sub-1"}], {}),
     "subagent.track": ([_SUB], {}),
+    "step.track": ([{"type": "STEP_STARTED", "stepName": "s"}], {}),
+    "step.unbalanced": ([{"type": "STEP_FINISHED", "stepName": "s"}], {}),
+    "text.still-open": ([_TEXT, ms(act("act-2")), _TEXT], {"X1": "drop-open"}),
 }
 
 
@@ -921,15 +976,30 @@ _KNOB_CASES = [
     ("Q20", "skip-patch", _Q20_TRACE, [act()],
      [("ACTIVITY_PATCH_FAILED", 2, "SNP-SURFACE-FAILURE")], None, DRAFT),
     ("Q20", "fatal", _Q20_TRACE, [act()], [], ("UNKNOWN_PATCH_OP", 2, "SNP-UNKNOWN-OP"), DRAFT),
+    # Q18: a declined replace:false carrying another type (the prose: type stands)
+    ("Q18", "prose", [snap(), snap(atype="SEARCH", content={"n": 9}, replace=False)], [act()],
+     [], None, DRAFT),
+    ("Q18", "schema", [snap(), snap(atype="SEARCH", content={"n": 9}, replace=False)],
+     [act(atype="SEARCH")], [], None, DRAFT),
+    # Q19: which row of the metadata table an ACTIVITY_SNAPSHOT's metadata takes
+    ("Q19", "activity-row", [snap(metadata=M1), snap(content={"n": 1}, metadata={"b": 2})],
+     [act(content={"n": 1}, metadata={"a": 1, "b": 2})], [], None, DRAFT),
+    ("Q19", "catch-all", [snap(metadata=M1), snap(content={"n": 1}, metadata={"b": 2})],
+     [act(content={"n": 1})], [], None, DRAFT),
     # Q21: replace:null
     ("Q21", "fatal", _Q21_TRACE, [act(content={"n": 1}, subagentRunId="sub-1")], [],
      ("MALFORMED_ACTIVITY_EVENT", 2, "EVM-ABSENT-NOT-NULL"), DRAFT),
     ("Q21", "shim", _Q21_TRACE, [act(content={"n": 2})],
      [("NULL_MEMBER_SHIMMED", 2, "EVM-ABSENT-NOT-NULL")], None, DRAFT),
     # X1: MESSAGES_SNAPSHOT during an open text message
-    ("X1", "drop", _X1_TRACE, [msg("u1", "q", "user")],
+    # (RUN_FINISHED at the end tells drop-open from drop: its stream is still open)
+    ("X1", "drop", _X1_TRACE + [RF], [msg("u1", "q", "user")],
      [("TEXT_TARGET_MISSING", 4, "TXT-TARGET-MISSING")], None, DRAFT),
-    ("X1", "preserve", _X1_TRACE, [msg("a1", "part"), msg("u1", "q", "user")], [], None, DRAFT),
+    ("X1", "preserve", _X1_TRACE + [RF], [msg("a1", "part"), msg("u1", "q", "user")], [],
+     ("RUN_FINISHED_WITH_OPEN", 5, "LIF-CLOSE-BEFORE-FINISH"), DRAFT),
+    ("X1", "drop-open", _X1_TRACE + [RF], [msg("u1", "q", "user")],
+     [("TEXT_TARGET_MISSING", 4, "TXT-TARGET-MISSING")],
+     ("RUN_FINISHED_WITH_OPEN", 5, "LIF-CLOSE-BEFORE-FINISH"), DRAFT),
 ]
 
 

@@ -108,3 +108,168 @@ def test_finding_ids_do_not_depend_on_seed_or_budget(tmp_path, capsys):
     assert {k: by_knob[0][k] for k in both} == {k: by_knob[1][k] for k in both}
     for s in summaries:
         assert s["corpus"]["new"] == [] and s["corpus"]["vanished"] == []
+
+
+# --- hostile runs and durable updates (issue 18) ------------------------------------------------
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """A real run's output with a few ambiguity findings."""
+    out = tmp_path_factory.mktemp("run") / "out"
+    assert main(["run", "--examples", "10", "--bfs-depth", "0", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert any(f["kind"] == "ambiguity" for f in summary["findings"])
+    return out
+
+
+@pytest.fixture
+def corpus_copy(tmp_path, monkeypatch):
+    from counterexamples import corpus as corpus_module
+    target = tmp_path / "corpus" / "findings"
+    shutil.copytree(corpus_module.corpus_dir(), target)
+    monkeypatch.setattr(corpus_module, "corpus_dir", lambda: str(target))
+    return target
+
+
+def contents(directory):
+    return {p.name: (p.is_symlink(), p.read_bytes() if not p.is_symlink() else os.readlink(p))
+            for p in sorted(directory.iterdir())}
+
+
+def run_copy(small_run, where):
+    shutil.copytree(small_run, where)
+    return where, json.loads((where / "summary.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("fid, listed", [
+    ("../../victim/package", "findings/../../victim/package.json"),
+    ("AMB-Q1-deadbeef/../../../victim/package",
+     "findings/AMB-Q1-deadbeef/../../../victim/package.json"),
+    ("PEER-x-deadbeef", "findings/PEER-x-deadbeef.json"),
+    ("AMB-Q1-DEADBEEF", "findings/AMB-Q1-DEADBEEF.json"),
+    ("AMB-Q1-deadbeef", "../elsewhere/AMB-Q1-deadbeef.json"),
+], ids=["dotdot", "dotdot-after-id", "peer-id", "upper-hex", "file-elsewhere"])
+def test_corpus_update_takes_only_ids_of_the_finding_scheme(small_run, corpus_copy, tmp_path,
+                                                            capsys, fid, listed):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "package.json").write_text('{"name": "precious"}', encoding="utf-8")
+    run, summary = run_copy(small_run, tmp_path / "run")
+    entry = next(f for f in summary["findings"] if f["kind"] == "ambiguity")
+    entry["id"], entry["files"][0] = fid, listed
+    (run / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    before = contents(corpus_copy)
+    assert main(["corpus", "update", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the corpus is unchanged" in err, err
+    assert contents(corpus_copy) == before
+    assert (victim / "package.json").read_text(encoding="utf-8") == '{"name": "precious"}'
+
+
+def test_corpus_update_refuses_a_finding_file_holding_another_id(small_run, corpus_copy,
+                                                                 tmp_path, capsys):
+    run, summary = run_copy(small_run, tmp_path / "run")
+    first = next(f for f in summary["findings"] if f["kind"] == "ambiguity")
+    path = run / first["files"][0]
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["id"] = "AMB-Q1-00000000"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    before = contents(corpus_copy)
+    assert main(["corpus", "update", str(run)]) == 2
+    assert "holds finding AMB-Q1-00000000" in capsys.readouterr().err
+    assert contents(corpus_copy) == before
+
+
+def test_corpus_update_does_not_follow_a_symbolic_link(small_run, corpus_copy, tmp_path,
+                                                       capsys):
+    run, summary = run_copy(small_run, tmp_path / "run")
+    first = next(f for f in summary["findings"] if f["kind"] == "ambiguity")
+    path = run / first["files"][0]
+    moved = tmp_path / "moved.json"
+    path.rename(moved)
+    path.symlink_to(moved)
+    before = contents(corpus_copy)
+    assert main(["corpus", "update", str(run)]) == 2
+    assert "symbolic link" in capsys.readouterr().err
+    assert contents(corpus_copy) == before
+
+
+def test_a_link_in_the_corpus_is_replaced_never_written_through(small_run, corpus_copy,
+                                                                tmp_path, capsys):
+    victim = tmp_path / "victim.json"
+    victim.write_text("precious", encoding="utf-8")
+    summary = json.loads((small_run / "summary.json").read_text(encoding="utf-8"))
+    ids = [f["id"] for f in summary["findings"] if f["kind"] == "ambiguity"]
+    (corpus_copy / f"{ids[0]}.json").unlink(missing_ok=True)
+    (corpus_copy / f"{ids[0]}.json").symlink_to(victim)
+    (corpus_copy / "README.txt").write_text("kept", encoding="utf-8")
+    assert main(["corpus", "update", str(small_run)]) == 0
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert not (corpus_copy / f"{ids[0]}.json").is_symlink()
+    assert sorted(p.name for p in corpus_copy.iterdir()) == sorted(
+        [f"{i}.json" for i in ids] + ["README.txt"])
+    assert (corpus_copy / "README.txt").read_text(encoding="utf-8") == "kept"
+
+
+@pytest.mark.parametrize("failure", ["interrupt", "full-disk"])
+def test_an_interrupted_corpus_update_leaves_the_corpus(small_run, corpus_copy, tmp_path,
+                                                        capsys, monkeypatch, failure):
+    import errno
+
+    from counterexamples import corpus as corpus_module
+    before = contents(corpus_copy)
+    real_dump = json.dump
+    calls = []
+
+    def flaky(obj, fh, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            fh.write('{"id": ')
+            if failure == "interrupt":
+                raise KeyboardInterrupt
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_dump(obj, fh, **kwargs)
+
+    monkeypatch.setattr(corpus_module.json, "dump", flaky)
+    code = main(["corpus", "update", str(small_run)])
+    err = capsys.readouterr().err
+    if failure == "interrupt":
+        assert code == 130
+    else:
+        assert code == 2 and "No space left on device" in err and "unchanged" in err
+    assert len(calls) == 2
+    assert contents(corpus_copy) == before
+    assert sorted(os.listdir(corpus_copy.parent)) == ["findings"]  # no staging left
+
+
+def test_emptying_the_corpus_needs_allow_empty_and_an_empty_corpus_fails_check(
+        tmp_path, corpus_copy, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps({"tool": "activity-check", "findings": []}),
+                                      encoding="utf-8")
+    before = contents(corpus_copy)
+    assert main(["corpus", "update", str(run)]) == 2
+    assert "--allow-empty" in capsys.readouterr().err
+    assert contents(corpus_copy) == before
+    assert main(["corpus", "update", str(run), "--allow-empty"]) == 0
+    assert "corpus now holds 0 entries" in capsys.readouterr().out
+    assert list(corpus_copy.iterdir()) == []
+    assert main(["corpus", "check"]) == 1
+    out = capsys.readouterr().out
+    assert "holds no entry" in out and "0 corpus entries replayed; 1 change(s)" in out
+    assert main(["corpus", "check", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["entries"] == 0
+
+
+def test_load_corpus_refuses_an_entry_whose_id_is_not_its_name(tmp_path):
+    entry = load_corpus()[0]
+    (tmp_path / "AMB-Q1-00000000.json").write_text(json.dumps(entry), encoding="utf-8")
+    with pytest.raises(ValueError, match="not an ambiguity finding id naming the file"):
+        load_corpus(str(tmp_path))

@@ -249,7 +249,7 @@ def test_mermaid_one_arrow_per_event_and_escaped(findings):
 
 
 def test_mermaid_labels_and_notes():
-    finding = {"id": "AMB-Q1-test", "kind": "ambiguity", "knob": "Q1", "question": "q?",
+    finding = {"id": "AMB-Q1-00000000", "kind": "ambiguity", "knob": "Q1", "question": "q?",
                "pair": ["Q1=merge", "Q1=ignore"], "events": [
                    {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
                    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "A",

@@ -219,6 +219,16 @@ def test_what_is_not_ours_is_refused_untouched(tmp_path, setup, words):
     assert snapshot(tmp_path) == before
 
 
+def test_the_working_directory_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "out" / "sub").mkdir(parents=True)
+    for cwd in (tmp_path / "out", tmp_path / "out" / "sub"):
+        monkeypatch.chdir(cwd)
+        with pytest.raises(OutputRefused, match="working directory"):
+            plan_output(str(tmp_path / "out"), "summary.json", run_files)
+        with pytest.raises(OutputRefused, match="working directory"):
+            plan_output(".", "summary.json", run_files)
+
+
 def test_a_mount_point_is_refused():
     mounts = [p for p in ("/proc", "/sys", "/dev") if os.path.ismount(p)]
     if not mounts:

@@ -15,16 +15,19 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from activity_check.cli import main
 from counterexamples.findings import PeerDivergenceFinding, load_finding
+from counterexamples import peers
 from counterexamples.peers import (
-    AdapterProcess, AdapterSpec, PeerError, PeerTrace, check_peer, classify, corpus_traces,
-    divergence_clauses, generated_traces, knob_table, load_traces, locate_divergence,
-    node_peer_ready, probe_traces, resolve_adapter, search_peer, shrink_divergence,
+    AdapterProcess, AdapterSpec, PeerError, PeerTrace, Reply, check_peer, classify,
+    corpus_traces, divergence_clauses, first_divergence, generated_traces, knob_table,
+    load_traces, locate_divergence, node_peer_ready, probe_traces, resolve_adapter, search_peer,
+    shrink_divergence,
 )
 from model.wire import parse_events
 
@@ -186,7 +189,8 @@ def test_adapter_refusal_and_malformed_answers_are_errors_without_restart(tmp_pa
         assert adapter.starts == 1
     errors = {r.trace.id: r.classification.error for r in report.results}
     assert errors["three"] == "refused: the adapter could not process the trace: cannot do three"
-    assert errors["four"] == "bad-response: answer needs 'messages', an array of message objects"
+    assert errors["four"] == ("bad-response: answer needs 'messages', an array of message "
+                              "objects, each with a string 'id'")
     assert classes(report)["one"] == "draft"  # no messages, no fatal: what any reading gives
 
 
@@ -851,3 +855,234 @@ def test_search_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
         if path.is_file():
             assert path.read_bytes() == (tmp_path / "b" / path.relative_to(tmp_path / "a")
                                          ).read_bytes()
+
+
+# --- peers that answer badly or slowly, long divergent traces (issue 18) -------------------------
+#
+# * An answer that is not strict JSON (a 5,000-digit integer, NaN, 100,000-deep nesting) costs
+#   that trace a ``bad-response``, never a traceback; markup and escape sequences in an answer are
+#   data (shown escaped, compared as values).
+# * ``"fatal": {}`` is a failure: the protocol's "otherwise an object" (README, "Adapter
+#   protocol") says the run failed, without saying where, as ``true`` does.
+# * An adapter that never reads its stdin cannot block a request past ``--timeout``.
+# * Divergences are located by bisection of the prefixes and shrunk to a fixpoint: FC-24 through a
+#   peer that ignores ``replace: false`` shrinks to the 3 events that show it.
+
+BAD_ADAPTER = r'''
+import json, sys, time
+mode = sys.argv[1]
+if mode == "no-read":
+    time.sleep(3600)
+for line in sys.stdin:
+    rid = json.loads(line)["id"]
+    head = '{"id": %s, "messages": [], "fatal": null' % json.dumps(rid)
+    if mode == "bigint":
+        out = head + ', "state": {"n": ' + "9" * 5000 + '}}'
+    elif mode == "nan":
+        out = head + ', "state": {"n": NaN}}'
+    elif mode == "deep":
+        out = head + ', "state": ' + "[" * 100000 + "]" * 100000 + '}'
+    elif mode == "bad-id":
+        out = json.dumps({"id": rid, "messages": [{"id": ["x"], "role": "user"}], "fatal": None})
+    elif mode == "fatal-false":
+        out = json.dumps({"id": rid, "messages": [], "fatal": False})
+    elif mode == "markup":
+        out = json.dumps({"id": rid, "messages": [
+            {"id": "[/]", "role": "activity", "activityType": "[link=https://e.example/]x\u001b[2J",
+             "content": {"[/]": "\u001b]0;t\u0007"}}], "fatal": None,
+            "peer": "[/]\u001b]0;t\u0007 peer"})
+    elif mode == "fatal-empty":
+        out = json.dumps({"id": rid, "messages": [], "fatal": {}})
+    print(out, flush=True)
+'''
+
+
+@pytest.fixture
+def bad_adapter(tmp_path) -> Path:
+    path = tmp_path / "bad_adapter.py"
+    path.write_text(BAD_ADAPTER, encoding="utf-8")
+    return path
+
+
+def write_trace(path: Path, events) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("mode, words", [
+    ("bigint", "number is too long"), ("nan", "NaN is not a JSON value"),
+    ("deep", "nested"), ("bad-id", "string 'id'"), ("fatal-false", "'fatal' must be null"),
+])
+def test_an_answer_that_is_not_usable_json_is_a_bad_response_for_that_trace(
+        tmp_path, capsys, bad_adapter, mode, words):
+    traces = [write_trace(tmp_path / f"t{i}.jsonl", [RUN]) for i in range(2)]
+    code, out, err = cli(capsys, "peer", "check", "--adapter", f"{PY} {bad_adapter} {mode}",
+                         "--json", *traces)
+    assert code == 0 and err == "", err
+    report = json.loads(out)
+    assert report["counts"]["error"] == 2
+    for row in report["traces"]:
+        assert row["class"] == "error" and row["error"].startswith("bad-response: "), row
+        assert words in row["error"], row["error"]
+    code, out, err = cli(capsys, "peer", "check", "--adapter", f"{PY} {bad_adapter} {mode}",
+                         "--fail-on", "error", *traces)
+    assert code == 1 and "Traceback" not in err and "bad-response" in out
+
+
+def test_markup_and_escapes_in_an_answer_are_data(tmp_path, capsys, bad_adapter):
+    trace = write_trace(tmp_path / "t.jsonl", [RUN])
+    code, out, err = cli(capsys, "peer", "check", "--adapter", f"{PY} {bad_adapter} markup",
+                         "--out", tmp_path / "out", trace)
+    assert code == 0, err
+    for ch in ("\x1b", "\x07"):
+        assert ch not in out
+    assert "[/]\\x1b]0;t\\x07 peer" in out  # the peer's name, shown as written
+    (finding_file,) = (tmp_path / "out" / "findings").glob("*.json")
+    finding = json.loads(finding_file.read_text(encoding="utf-8"))
+    assert finding["peerVerdict"]["messages"][0]["id"] == "[/]"  # kept whole in the JSON
+    assert finding["peer"] == "[/]\x1b]0;t\x07 peer"
+
+
+def test_fatal_as_an_empty_object_is_a_failure(tmp_path, capsys, bad_adapter):
+    """``{}``: the run failed, where is not said. On a trace the model fails too (a malformed
+    event) the peer agrees; on one the model accepts it diverges on ``fatal``."""
+    ok = write_trace(tmp_path / "ok.jsonl", [RUN])
+    broken = write_trace(tmp_path / "broken.jsonl", [RUN, {"type": "ACTIVITY_SNAPSHOT",
+                                                            "messageId": "a"}])
+    code, out, _ = cli(capsys, "peer", "check", "--adapter", f"{PY} {bad_adapter} fatal-empty",
+                       "--json", "--no-shrink", ok, broken)
+    assert code == 0
+    report = json.loads(out)
+    rows = {r["id"]: r for r in report["traces"]}
+    assert rows["ok.jsonl"]["class"] == "divergence"
+    assert "fatal" in rows["ok.jsonl"]["differsFromNearest"]
+    assert rows["broken.jsonl"]["class"] in ("draft", "reading")
+    assert "fatal (yes/no)" in report["compared"]
+
+
+def test_an_adapter_that_never_reads_cannot_block_past_the_timeout(bad_adapter):
+    """A 10 MB request fills the pipe of an adapter that reads nothing: the write goes on in
+    the writer thread, and the answer's timeout ends the wait."""
+    spec = resolve_adapter(f"{PY} {bad_adapter} no-read")
+    big = [RUN, {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "T",
+                 "content": {"blob": "x" * 10_000_000}}]
+    started = time.monotonic()
+    with AdapterProcess(spec, timeout=1.0, start_grace=0.5) as adapter:
+        reply = adapter.request(big, None, "big")
+    seconds = time.monotonic() - started
+    assert reply.kind == "timeout", reply
+    assert seconds < 15, seconds
+
+
+def test_peer_check_of_a_huge_trace_with_an_adapter_that_never_reads_ends(tmp_path, capsys,
+                                                                           bad_adapter):
+    big = write_trace(tmp_path / "big.jsonl", [RUN, {
+        "type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "T",
+        "content": {"blob": "x" * 10_000_000}}])
+    started = time.monotonic()
+    code, out, err = cli(capsys, "peer", "check", "--adapter", f"{PY} {bad_adapter} no-read",
+                         "--timeout", "1", "--json", big)
+    assert code == 0, err
+    assert json.loads(out)["traces"][0]["error"].startswith("timeout")
+    assert time.monotonic() - started < 60
+
+
+# --- locating and shrinking ---------------------------------------------------------------------
+
+def fc24() -> list[dict]:
+    from counterexamples.field_cases import load_cases
+    (case,) = [c for c in load_cases() if c.id == "FC-24"]
+    assert len(case.events) == 8
+    return list(case.events)
+
+
+def test_fc24_through_a_peer_that_ignores_replace_false_shrinks_to_three_events(tmp_path,
+                                                                               capsys):
+    trace = write_trace(tmp_path / "FC-24.jsonl", fc24())
+    code, out, err = cli(capsys, "peer", "check", "--adapter", _overwrite(tmp_path), "--json",
+                         "--out", tmp_path / "out", trace)
+    assert code == 0, err
+    (div,) = json.loads(out)["divergences"]
+    assert div["shrunk"] and div["length"] == 3 and div["divergesAt"] == 2
+    finding = json.loads((tmp_path / "out" / div["files"][0]).read_text(encoding="utf-8"))
+    assert [e["type"] for e in finding["events"]] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT",
+                                                      "ACTIVITY_SNAPSHOT"]
+    assert finding["events"][2]["replace"] is False
+    assert finding["events"][1]["content"] != finding["events"][2]["content"]
+
+
+class CountingAdapter:
+    """Stands in for an :class:`AdapterProcess`: answers as the model under draft, except that
+    from event ``diverge_at`` on it reports no messages at all, and counts the prefixes put to
+    it and the batches."""
+
+    def __init__(self, diverge_at: int):
+        self.diverge_at = diverge_at
+        self.prefixes = 0
+        self.batches = 0
+
+    def request_many(self, items):
+        from counterexamples.model_adapter import answer
+        self.batches += 1
+        replies = []
+        for events, state, label in items:
+            self.prefixes += 1
+            response = answer({"id": label, "events": list(events)})
+            if len(events) > self.diverge_at:
+                response["messages"] = []
+            replies.append(Reply("ok", response=response))
+        return replies
+
+
+def long_trace(n: int) -> list[dict]:
+    wire = [RUN]
+    for i in range(n - 1):
+        wire.append({"type": "ACTIVITY_SNAPSHOT", "messageId": f"a{i}", "activityType": "T",
+                     "content": {"n": i}})
+    return wire
+
+
+@pytest.mark.parametrize("diverge_at", [1, 2, 15, 16, 17, 999, 1500, 1999])
+def test_the_first_divergent_event_is_found_by_bisection(diverge_at):
+    wire = long_trace(2000)
+    trace = PeerTrace("long", tuple(wire), parse_events(wire))
+    adapter = CountingAdapter(diverge_at)
+    index, classification = first_divergence(adapter, trace)
+    assert index == diverge_at and classification.kind == "divergence"
+    assert adapter.batches <= 3 and adapter.prefixes <= 3 * peers.PREFIX_SAMPLES, (
+        adapter.batches, adapter.prefixes)
+
+
+def test_a_short_trace_has_every_prefix_run_in_one_batch():
+    wire = long_trace(10)
+    trace = PeerTrace("short", tuple(wire), parse_events(wire))
+    adapter = CountingAdapter(4)
+    assert first_divergence(adapter, trace)[0] == 4
+    assert (adapter.batches, adapter.prefixes) == (1, 10)
+    assert first_divergence(CountingAdapter(99), trace) is None
+
+
+def test_a_long_divergent_trace_shrinks_in_seconds(tmp_path, capsys):
+    """600 events, the divergence in the middle (it took minutes when every prefix was run
+    for every candidate)."""
+    wire = long_trace(300)
+    wire.append({"type": "ACTIVITY_SNAPSHOT", "messageId": "a5", "activityType": "T",
+                 "content": {"n": "x"}, "replace": False})
+    wire += [{"type": "ACTIVITY_DELTA", "messageId": f"a{i % 200}", "activityType": "T",
+              "patch": [{"op": "add", "path": "/m", "value": i}]} for i in range(299)]
+    assert len(wire) == 600
+    trace = write_trace(tmp_path / "long.jsonl", wire)
+    started = time.monotonic()
+    code, out, err = cli(capsys, "peer", "check", "--adapter", _overwrite(tmp_path), "--json",
+                         trace)
+    seconds = time.monotonic() - started
+    assert code == 0, err
+    (div,) = json.loads(out)["divergences"]
+    assert div["length"] == 3 and div["shrunk"]
+    assert seconds < 60, seconds

@@ -10,7 +10,8 @@ import pytest
 from model.events import (RunError, ActivityDelta, ActivitySnapshot, MessagesSnapshot, RunFinished,
                           RunStarted, TextMessageStart)
 from model.json_values import freeze, thaw
-from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, ActivityBelief, Belief,
+from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, MALFORMED_KIND_CLAUSES,
+                            ActivityBelief, Belief,
                             ProducerViolation, Vocabulary, adversarial_moves, advance, check_trace,
                             moves, violations)
 from model.readings import DRAFT, PRESETS
@@ -114,7 +115,8 @@ def test_moves_are_conformant_and_adversarial_moves_are_labelled(index, reading)
     for e, v in bad:
         found = violations(belief, e, r)
         assert found and v in found
-        assert v.kind in ADVERSARIAL_KINDS and v.clause == ADVERSARIAL_KINDS[v.kind]
+        assert v.kind in ADVERSARIAL_KINDS and (
+            v.clause == ADVERSARIAL_KINDS[v.kind] or v.clause in MALFORMED_KIND_CLAUSES[v.kind])
     assert not set(good) & {e for e, _ in bad}
 
 
@@ -321,8 +323,79 @@ def test_other_malformed_events_labelled():
     assert clauses(b, snap() | {"metadata": None}) == ["MET-NOT-NULL"]
     assert clauses(b, snap() | {"replace": None}) == ["EVM-ABSENT-NOT-NULL"]
     assert clauses(b, snap() | {"content": None}) == ["SCH-ACTIVITY-SNAPSHOT"]
-    assert clauses(b, delta(patch=[{"op": "add", "path": "x", "value": 1}])) == ["SCH-JSON-PATCH"]
+    # labelled by the actual fault: a pointer that is not one, a patch that is not an array
+    assert clauses(b, delta(patch=[{"op": "add", "path": "x", "value": 1}])) == ["SCH-JSON-POINTER"]
+    assert kinds(b, delta(patch=[{"op": "add", "path": "x", "value": 1}])) == ["malformed-patch"]
+    assert clauses(b, delta(patch={"op": "add"})) == ["SCH-JSON-PATCH"]
     assert clauses(b, {"type": "ACTIVITY_PROGRESS"}) == ["PRC-NO-PRIVATE-TYPES"]
+
+
+@pytest.mark.parametrize("wire, kind, clause", [
+    ({"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+      "content": {"n": 0}, "replace": "yes"}, "malformed-member", "SCH-REPLACE"),
+    ({"type": "ACTIVITY_SNAPSHOT", "messageId": 7, "activityType": "PLAN", "content": {}},
+     "malformed-member", "SCH-ACTIVITY-SNAPSHOT"),
+    ({"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN", "content": []},
+     "content-not-object", "SCH-ACTIVITY-SNAPSHOT"),
+    ({"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": 5, "patch": []},
+     "malformed-member", "SCH-ACTIVITY-DELTA"),
+    ({"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "a", "role": "activity",
+                                                 "activityType": "P", "content": 1}]},
+     "malformed-member", "SCH-ACTIVITY-MESSAGE"),
+    ({"type": "MESSAGES_SNAPSHOT", "messages": [{"id": 1, "role": "user", "content": "x"}]},
+     "malformed-member", "SCH-MESSAGE-UNION"),
+    ({"type": "MESSAGES_SNAPSHOT", "messages": {}}, "malformed-member", "SCH-MESSAGES-SNAPSHOT"),
+    ({"type": "TOOL_CALL_START", "toolCallId": "c"}, "malformed-member", "PRC-MALFORMED-FATAL"),
+    ({"type": "STEP_STARTED", "stepName": 1}, "malformed-member", "PRC-MALFORMED-FATAL"),
+])
+def test_a_malformed_event_is_labelled_by_its_actual_fault(wire, kind, clause):
+    found = violations(belief_after(RS, snap()), parse_event(wire))
+    assert [(v.kind, v.clause) for v in found] == [(kind, clause)]
+    assert clause in MALFORMED_KIND_CLAUSES[kind]
+
+
+STEP = {"type": "STEP_STARTED", "stepName": "plan"}
+STEP_END = {"type": "STEP_FINISHED", "stepName": "plan"}
+TOOL = {"type": "TOOL_CALL_START", "toolCallId": "tc-1", "toolCallName": "f"}
+TOOL_END = {"type": "TOOL_CALL_END", "toolCallId": "tc-1"}
+
+
+def test_steps_are_balanced_per_owner_and_closed_before_run_finished():
+    assert kinds(belief_after(RS), STEP_END) == ["step-not-open"]
+    b = belief_after(RS, STEP)
+    assert kinds(b, STEP) == ["step-opened-twice"]
+    assert clauses(b, RF) == ["LIF-STEP-CLOSE-BEFORE-FINISH"]
+    assert kinds(b, STEP_END) == []
+    # per owner (SUB-STEP-PER-OWNER): a subagent's step of the same name is another step
+    assert kinds(b, STEP | {"subagentRunId": "sub-1"}) == []
+    assert kinds(b, STEP_END | {"subagentRunId": "sub-1"}) == ["step-owner-disagrees"]
+    assert kinds(b, STEP_END | {"stepName": "other"}) == ["step-not-open"]
+    assert kinds(belief_after(RS, STEP, STEP_END), RF) == []
+    # run-scoped: a new run starts with no step open, and RUN_ERROR ends them
+    assert kinds(belief_after(RS, STEP, {"type": "RUN_ERROR", "message": "x"}, RS), STEP) == []
+
+
+def test_tool_calls_are_tracked_as_the_consumer_tracks_them():
+    b = belief_after(RS, TOOL)
+    assert kinds(b, RF) == ["finish-with-open"]
+    assert kinds(b, TOOL) == ["tool-call-started-twice"]
+    assert clauses(b, {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-1", "delta": "{}",
+                       "subagentRunId": "sub-1"}) == ["SUB-OWNER-AGREE"]
+    assert kinds(b, {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-1", "delta": "{}"}) == []
+    b = belief_after(RS, TOOL, TOOL_END)
+    assert kinds(b, RF) == [] and kinds(b, TOOL) == []
+
+
+def test_a_parent_invocation_must_have_been_announced_in_the_run():
+    child = {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-2", "parentSubagentRunId": "sub-1"}
+    assert clauses(belief_after(RS), child) == ["SUB-PARENT-ANNOUNCED"]
+    started = {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}
+    assert kinds(belief_after(RS, started), child) == []
+    finished = {"type": "SUBAGENT_ERROR", "subagentRunId": "sub-1"}
+    assert kinds(belief_after(RS, started, finished), child) == []  # announced in this run
+    # SUBAGENT_ERROR closes the invocation: RUN_FINISHED after it is conformant
+    assert kinds(belief_after(RS, started, finished), RF) == []
+    assert kinds(belief_after(RS, started, finished, RF, RS), child) == ["parent-not-announced"]
 
 
 def test_subagent_lifecycle_violations():

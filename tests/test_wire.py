@@ -15,7 +15,7 @@ import pytest
 
 from model.events import (
     ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
-    PatchOp, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot, SubagentError,
+    PatchOp, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot, StepFinished, StepStarted, SubagentError,
     SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
@@ -141,7 +141,8 @@ WELL_FORMED: list[tuple[dict, type]] = [
      SubagentFinished),
     ({"type": "SUBAGENT_ERROR", "subagentRunId": "s"}, SubagentError),
     ({"type": "SUBAGENT_ERROR", "subagentRunId": "s", "message": "died"}, SubagentError),
-    ({"type": "STEP_STARTED", "stepName": "plan"}, Passthrough),
+    ({"type": "STEP_STARTED", "stepName": "plan"}, StepStarted),
+    ({"type": "STEP_FINISHED", "stepName": "plan", "subagentRunId": "sub-1"}, StepFinished),
     ({"type": "CUSTOM", "name": "x", "value": {"a": None}}, Passthrough),
     ({"type": "RAW", "event": [1, 2], "source": "openai"}, Passthrough),
     ({"type": "REASONING_MESSAGE_CONTENT", "messageId": "r", "delta": "hm"}, Passthrough),
@@ -713,15 +714,16 @@ def test_unknown_role_message_is_dropped_even_if_otherwise_malformed():
 
 
 @pytest.mark.parametrize("role", ["robot", "activity", "tool", "reasoning"])
-def test_text_message_start_with_non_text_role_is_unrecognised(role):
+def test_text_message_start_with_non_text_role_strips_the_role_not_the_event(role):
+    # role sits in an optional position: the unrecognised value is stripped, the event stays
+    # (PRC-STRIP-POSITION), with the default role and one notice
     obj = {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": role}
     ev = parse_event(obj)
-    assert type(ev) is Unrecognised
-    assert ev.name == "TEXT_MESSAGE_START" and ev.type_name == "TEXT_MESSAGE_START"
-    assert ev.wire == J(obj)
-    assert ev.to_wire() == obj
-    assert len(ev.notices) == 1 and ev.notices[0].startswith("$.role")
-    assert parse_event(ev.to_wire()) == ev
+    assert type(ev) is TextMessageStart
+    assert ev.message_id == "m" and ev.role == "assistant"
+    assert ev.notices == (f'$.role (role "{role}" unrecognised)',)
+    assert ev.to_wire() == {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"}
+    assert parse_event(ev.to_wire()) == ev.without_notices()
 
 
 @pytest.mark.parametrize("name", ["FOO", "activity_snapshot", "ACTIVITY", ""])
@@ -748,9 +750,21 @@ def test_known_uninterpreted_types_pass_through(name):
 
 
 def test_passthrough_set_contains_the_brief_examples():
-    for name in ("STEP_STARTED", "STEP_FINISHED", "CUSTOM", "RAW", "REASONING_START",
+    for name in ("CUSTOM", "RAW", "REASONING_START",
                  "REASONING_MESSAGE_START", "REASONING_MESSAGE_CONTENT", "REASONING_END"):
         assert name in KNOWN_PASSTHROUGH
+    # steps are typed since the consumer tracks them (LIF-STEP-REJECT)
+    assert not {"STEP_STARTED", "STEP_FINISHED"} & KNOWN_PASSTHROUGH
+
+
+@pytest.mark.parametrize("obj, path", [
+    ({"type": "STEP_STARTED"}, "$.stepName"),
+    ({"type": "STEP_FINISHED", "stepName": 3}, "$.stepName"),
+    ({"type": "STEP_STARTED", "stepName": "s", "subagentRunId": 1}, "$.subagentRunId"),
+])
+def test_a_step_event_with_a_bad_member_is_malformed(obj, path):
+    ev = parse_event(obj)
+    assert type(ev) is Malformed and ev.path == path and ev.clause == "PRC-MALFORMED-FATAL"
 
 
 def test_missing_type_is_malformed():
@@ -901,7 +915,7 @@ def test_trace_events_are_parsed_with_processing_rules():
                                     [snap(extra=1), {"type": "NOPE"}, snap(content=None),
                                      {"type": "STEP_STARTED", "stepName": "s"}]))
     assert [type(e) for e in pt.events] == [ActivitySnapshot, Unrecognised, Malformed,
-                                             Passthrough]
+                                             StepStarted]
     assert pt.events[0].notices == ("$.extra",)
     assert pt.events[2].path == "$.content"
 
@@ -1186,7 +1200,10 @@ def test_dump_jsonl_round_trip():
     assert text.endswith("\n")
     assert text.count("\n") == len(events)
     pt = parse_trace_text(text)
-    assert pt.events == events
+    # writing gives the described members only: a stripped role is not written back
+    assert pt.events == tuple(e.without_notices() for e in events)
+    assert [e for e in events if e.notices] == [events[ALL_KINDS.index(
+        {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "robot"})]]
     assert pt.lines == tuple(range(1, len(events) + 1))
 
 

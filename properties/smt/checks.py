@@ -754,7 +754,10 @@ def _p39(at: At) -> z3.BoolRef:
             z3.And(z3.Not(_applies(at)), k.is_("Q13", "fatal")),
             z3.And(_applies(at), nonobject_result,
                    z3.Or(k.is_("Q7", "fatal"), z3.And(k.is_("Q7", "skip"),
-                                                      k.is_("Q13", "fatal")))))))
+                                                      k.is_("Q13", "fatal")))))),
+        # a START whose stream outlived its message (X1=drop-open, MS-IN-FLIGHT-OPEN)
+        z3.And(e.kind == TEXT, z3.Not(at.tgt(B, "ex")), at.tgt(B, "open"),
+               k.is_("X1", "drop-open")))
     return z3.And(at.live, at.st.fatal != 0, z3.Not(justified))
 
 

@@ -49,6 +49,7 @@ from model.codes import (ACTIVITY_CONTENT_NOT_OBJECT, ACTIVITY_DELTA_TARGET_MISS
                          ACTIVITY_DELTA_TARGET_NOT_ACTIVITY, ACTIVITY_ID_SEEN_BEFORE,
                          ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED,
                          ACTIVITY_TARGET_NOT_ACTIVITY, CODES, TEXT_MESSAGE_ID_REUSED,
+                         TEXT_MESSAGE_STILL_OPEN,
                          TEXT_TARGET_IS_ACTIVITY)
 from model.producer import PRODUCER_KNOBS
 from model.readings import KNOB_BY_ID, KNOBS, Reading
@@ -70,6 +71,9 @@ OUTSIDE_KNOBS: dict[str, str] = {
     "Q6-ms": "metadata is outside the fragment, so a MESSAGES_SNAPSHOT never meets accumulated "
              "metadata",
     "Q20": "patches of the fragment use RFC 6902 operations only (unknown ops are outside)",
+    "Q19": "metadata is outside the fragment, so no snapshot carries metadata to merge or not",
+    "Q18": "the encoding models the activity page's replace:false (content and type stand); the "
+           "schema reading, where a declined snapshot's type is taken, is searched by BFS only",
     "Q21": "optional members are absent or well-formed; null members are outside the fragment",
 }
 """Knobs the fragment leaves out, with the reason (the consumer never consults them on the
@@ -115,15 +119,16 @@ FATALS: dict[int, tuple[str, str]] = {
     3: ("delta.owner-mismatch", ACTIVITY_OWNER_MISMATCH),
     4: ("delta.non-object", ACTIVITY_CONTENT_NOT_OBJECT),
     5: ("delta.patch-failed", ACTIVITY_PATCH_FAILED),
+    6: ("text.still-open", TEXT_MESSAGE_STILL_OPEN),
 }
-F_SNAP_NONACT, F_SNAP_OWNER, F_DELTA_OWNER, F_NONOBJ, F_PATCH = range(1, 6)
+F_SNAP_NONACT, F_SNAP_OWNER, F_DELTA_OWNER, F_NONOBJ, F_PATCH, F_STILL_OPEN = range(1, 7)
 
 STEP_BRANCH_IDS: tuple[str, ...] = (
     "lifecycle.halted", "snapshot.create", "snapshot.seen-not-held", "snapshot.not-activity",
     "snapshot.replace", "snapshot.replace-false", "snapshot.owner-disagrees", "delta.missing",
     "delta.not-activity", "delta.owner-mismatch", "delta.apply", "delta.non-object",
     "delta.patch-failed", "text.target-activity", "text.target-missing", "passthrough.accept",
-    "messages-snapshot.reconcile", "messages-snapshot.in-flight")
+    "messages-snapshot.reconcile", "messages-snapshot.in-flight", "text.still-open")
 """The model's step branches the fragment's events can take (:data:`model.branches.BRANCHES`);
 :attr:`Step.branch` is an index into this tuple."""
 
@@ -522,8 +527,9 @@ class Unrolling:
         isD = z3.And(live, e.kind == DELTA)
         isT = z3.And(live, e.kind == TEXT)
         isM = z3.And(live, e.kind == MS)
-        tex, tact, ttyp, town, tfown, tcont, tseen, tpos = (
-            _sel(s[f], e.mid) for f in ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos"))
+        tex, tact, ttyp, town, tfown, tcont, tseen, tpos, topen = (
+            _sel(s[f], e.mid) for f in ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos",
+                                        "open"))
         b = {}
         # ACTIVITY_SNAPSHOT
         b["snapshot.create"] = z3.And(isS, z3.Not(tex), z3.Not(z3.And(tseen, k.is_("Q10", "seen"))))
@@ -561,7 +567,9 @@ class Unrolling:
         # TEXT_MESSAGE_START
         b["text.target-activity"] = z3.And(isT, tex, tact)
         b["text.target-missing"] = z3.And(isT, tex, z3.Not(tact))
-        b["text_create"] = z3.And(isT, z3.Not(tex))
+        # a START whose message a MESSAGES_SNAPSHOT dropped with its stream open (X1=drop-open)
+        b["text.still-open"] = z3.And(isT, z3.Not(tex), topen)
+        b["text_create"] = z3.And(isT, z3.Not(tex), z3.Not(topen))
         b["ms"] = isM
         branch = self._branch(s, e, k, b, failure)
 
@@ -569,7 +577,8 @@ class Unrolling:
                 z3.If(z3.And(b["snapshot.owner-disagrees"], k.is_("Q3", "fatal")), F_SNAP_OWNER,
                 z3.If(z3.And(b["mismatch"], k.is_("Q4", "fatal")), F_DELTA_OWNER,
                 z3.If(nonobj_fatal, F_NONOBJ,
-                z3.If(patch_fatal, F_PATCH, 0)))))
+                z3.If(patch_fatal, F_PATCH,
+                z3.If(b["text.still-open"], F_STILL_OPEN, 0))))))
         warn = z3.If(b["snapshot.seen-not-held"], W_SEEN,
                z3.If(z3.And(b["snapshot.not-activity"], k.is_("Q9", "skip")), W_SNAP_NONACT,
                z3.If(z3.And(b["snapshot.owner-disagrees"], z3.Or(k.is_("Q3", "skip"), k.is_("Q3", "warn"))),
@@ -621,7 +630,11 @@ class Unrolling:
             ms_new["cont"].append(z3.If(listed, z3.If(as_act, e.mcont[j], TEXT_CONTENT),
                                         z3.If(keep, s["cont"][j], 0)))
             ms_new["seen"].append(z3.Or(s["seen"][j], held))
-            ms_new["open"].append(z3.And(s["open"][j], held))
+            # a stream stays open when its message is held, was not held (dropped earlier under
+            # X1=drop-open), or is dropped in flight now under X1=drop-open
+            ms_new["open"].append(z3.And(s["open"][j], z3.Or(
+                held, z3.Not(s["ex"][j]),
+                z3.And(z3.Not(s["act"][j]), z3.Not(listed), k.is_("X1", "drop-open")))))
 
         after = {f: [] for f in CONSUMER_FIELDS}
         for j in range(n):
@@ -680,7 +693,8 @@ class Unrolling:
                 z3.If(b["detect"], _BR["delta.non-object"], _BR["delta.apply"])))))
         text = z3.If(b["text.target-activity"], _BR["text.target-activity"],
                z3.If(b["text.target-missing"], _BR["text.target-missing"],
-                     _BR["passthrough.accept"]))
+               z3.If(b["text.still-open"], _BR["text.still-open"],
+                     _BR["passthrough.accept"])))
         # a held text message still open that the MESSAGES_SNAPSHOT leaves out: X1 decides
         in_flight = z3.Or([z3.And(s["ex"][j], z3.Not(s["act"][j]), s["open"][j],
                                   e.inc[j] == I_NONE) for j in range(n)])

@@ -1,0 +1,192 @@
+"""The generators over the draft's whole surface (issue 20): properties/strategies.py and
+properties/surface.py. Conformant traces stay conformant under the producer monitor; adversarial
+moves carry the clause they break; the surface features are generated."""
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from model.consumer import initial_state, step
+from model.events import (ActivityDelta, ActivitySnapshot, Malformed, MessagesSnapshot,
+                          RunStarted)
+from model.producer import Belief, advance, check_trace, violations
+from model.readings import DRAFT, PRESETS
+from model.wire import parse_event
+from properties.strategies import (adversarial_traces, conformant_traces, random_operation,
+                                   wire_events)
+from properties.surface import (HISTORY_WIRE, MALFORMED_UNIVERSE, POINTER_SHAPES,
+                                SURFACE_CONTENT, malformed_feature, malformed_wires, op_features,
+                                patch_feature, pointer_shape, surface_adversarial, surface_moves,
+                                value_type)
+
+_SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+def _active() -> Belief:
+    return advance(Belief(), RunStarted())
+
+
+def _history_belief() -> Belief:
+    ms = parse_event({"type": "MESSAGES_SNAPSHOT", "messages": list(HISTORY_WIRE)})
+    return advance(_active(), ms)
+
+
+@seed(0)
+@settings(max_examples=150, **_SETTINGS)
+@given(conformant_traces())
+def test_conformant_traces_stay_conformant(trace):
+    assert check_trace(trace) == []
+
+
+@seed(1)
+@settings(max_examples=60, **_SETTINGS)
+@given(conformant_traces(reading=PRESETS["strict"]))
+def test_conformant_traces_stay_conformant_under_another_reading(trace):
+    assert check_trace(trace, PRESETS["strict"]) == []
+
+
+@seed(0)
+@settings(max_examples=150, **_SETTINGS)
+@given(adversarial_traces(adversarial_rate=0.5))
+def test_adversarial_labels_name_a_clause_the_event_breaks(drawn):
+    trace, labels = drawn
+    found = check_trace(trace)
+    for index, violation in labels:
+        assert (index, violation) in found
+    labelled = {i for i, _ in labels}
+    assert all(i in labelled for i, _ in found)  # nothing unlabelled breaks a clause
+
+
+def test_surface_moves_are_conformant_and_hold_each_family():
+    belief = _active()
+    snap = parse_event({"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+                        "content": SURFACE_CONTENT})
+    belief = advance(belief, snap)
+    groups = dict(surface_moves(belief))
+    for kind in ("surface:content", "surface:snapshot", "surface:delta:move-copy",
+                 "surface:delta:pointer", "surface:delta:array", "surface:delta:test",
+                 "surface:delta:root", "surface:metadata", "surface:messages", "surface:state"):
+        assert groups.get(kind), kind
+    for events in groups.values():
+        for event in events:
+            assert violations(belief, event) == ()
+    ops = {op.op for e in groups["surface:delta:move-copy"] for op in e.patch}
+    assert ops == {"move", "copy"}
+
+
+def test_surface_adversarial_labels_and_roles():
+    belief = _history_belief()
+    groups = dict(surface_adversarial(belief))
+    for kind, pairs in groups.items():
+        for event, violation in pairs:
+            assert violation in violations(belief, event), (kind, event)
+    aimed = {(type(e).__name__, e.message_id, v.clause) for e, v in groups["surface:role"]
+             if isinstance(e, (ActivityDelta, ActivitySnapshot))}
+    for mid in ("user-1", "asst-h", "tool-h", "sys-h"):
+        assert ("ActivityDelta", mid, "EVM-ID-UNIQUE") in aimed
+        assert ("ActivitySnapshot", mid, "EVM-ID-UNIQUE") in aimed
+    assert len(groups["surface:malformed"]) >= len(malformed_wires())
+
+
+def test_a_messages_snapshot_without_activity_keeps_a_local_one():
+    belief, state = _active(), initial_state()
+    for wire in ({"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+                 {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+                  "content": {"n": 1}}):
+        state = step(state, parse_event(wire), DRAFT).state
+    belief = advance(belief, parse_event({"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1",
+                                          "activityType": "PLAN", "content": {"n": 1}}))
+    keeping = [e for e in dict(surface_moves(belief))["surface:messages"]
+               if not any(m.is_activity for m in e.messages)]
+    assert keeping and {m.role for m in keeping[0].messages} >= {"user", "assistant", "tool",
+                                                                  "system"}
+    after = step(state, keeping[0], DRAFT).state
+    assert [m.id for m in after.messages if m.is_activity] == ["act-1"]
+
+
+def test_malformed_wires_cover_wrong_types_not_only_null():
+    assert "malformed:ACTIVITY_SNAPSHOT.replace:string" in MALFORMED_UNIVERSE
+    assert "malformed:ACTIVITY_SNAPSHOT.activityType:number" in MALFORMED_UNIVERSE
+    assert "malformed:ACTIVITY_DELTA.patch:object" in MALFORMED_UNIVERSE
+    assert "malformed:ACTIVITY_SNAPSHOT.replace:boolean" not in MALFORMED_UNIVERSE
+    for member, kind, wire in malformed_wires():
+        event = parse_event(wire)
+        assert isinstance(event, Malformed)
+        assert malformed_feature(event) == f"malformed:{member}:{kind}"
+        assert violations(_active(), event)  # the producer monitor flags every one
+
+
+def test_pointer_shapes_and_value_types():
+    assert [pointer_shape(p) for p in ("", "/n", "/a/b", "/list/0", "/list/-", "/list/01",
+                                       "/a~1b", "/m~0n")] == \
+        ["root", "member", "nested", "index", "dash", "leading-zero", "escaped", "escaped"]
+    assert [value_type(v) for v in (None, True, 1, 1.5, "x", [], {})] == \
+        ["null", "boolean", "integer", "float", "string", "array", "object"]
+
+
+def test_patch_feature_tells_a_late_failure_from_an_early_one():
+    from model.events import PatchOp
+    from model.json_values import freeze
+    doc = freeze(SURFACE_CONTENT)
+    ops = lambda *o: tuple(PatchOp.of(x) for x in o)  # noqa: E731
+    assert patch_feature(doc, ops({"op": "replace", "path": "/n", "value": 2},
+                                  {"op": "add", "path": "/x", "value": 1},
+                                  {"op": "remove", "path": "/missing"})) == \
+        "patch:3+:fails-after-applying"
+    assert patch_feature(doc, ops({"op": "remove", "path": "/missing"})) == "patch:1:fails-first"
+    assert patch_feature(doc, ops({"op": "move", "from": "/nest", "path": ""})) == \
+        "patch:1:applies"
+    assert patch_feature(doc, ops({"op": "add", "path": "", "value": 3})) == "patch:1:non-object"
+    assert op_features(ops({"op": "copy", "from": "/n", "path": "/list/-"})) == \
+        ["op:copy:dash:-"]
+
+
+def test_random_operations_reach_every_op_and_pointer_shape():
+    seen: Counter = Counter()
+
+    @settings(max_examples=600, derandomize=True, **_SETTINGS)
+    @given(random_operation(SURFACE_CONTENT))
+    def draw(op):
+        seen[(op["op"], pointer_shape(op["path"]))] += 1
+
+    draw()
+    for op in ("add", "remove", "replace", "move", "copy", "test"):
+        for shape in POINTER_SHAPES:
+            assert seen[(op, shape)], (op, shape)
+
+
+def test_wire_events_give_wrong_types_and_all_ops():
+    types, ops = Counter(), Counter()
+
+    @seed(0)
+    @settings(max_examples=400, **_SETTINGS)
+    @given(wire_events())
+    def draw(obj):
+        event = parse_event(obj)
+        if isinstance(event, Malformed):
+            feature = malformed_feature(event)
+            if feature:
+                types[feature.rsplit(":", 1)[1]] += 1
+        for op in obj.get("patch", []) if isinstance(obj.get("patch"), list) else []:
+            if isinstance(op, dict):
+                ops[op.get("op")] += 1
+
+    draw()
+    assert {"string", "number", "object", "null"} <= set(types)
+    assert {"move", "copy", "test", "add", "remove", "replace"} <= set(ops)
+
+
+def test_a_trace_of_surface_moves_without_surface_keeps_to_the_vocabulary():
+    @seed(0)
+    @settings(max_examples=50, **_SETTINGS)
+    @given(conformant_traces(surface=False))
+    def draw(trace):
+        for e in trace:
+            if isinstance(e, ActivityDelta):
+                assert {op.op for op in e.patch} <= {"replace", "add", "remove", "test",
+                                                     "increment"}
+            assert not isinstance(e, MessagesSnapshot) or \
+                all(m.role in ("user", "assistant", "activity") for m in e.messages)
+    draw()
