@@ -12,15 +12,15 @@ producer team sees every violation, not only the first, each with:
   and the RFC 6901 JSON pointer of the member at fault;
 * our one-line paraphrase of the clause (the registry's ``summary``) and what was seen.
 
-On top of the monitor, lint adds the checks the monitor does not make yet, each citing a clause:
-steps (balanced, per owner, closed before RUN_FINISHED; lifecycle page, section Steps), tool calls
-(closed before RUN_FINISHED, LIF-CLOSE-BEFORE-FINISH; continuations agree with their opener,
-SUB-OWNER-AGREE), a parent invocation named before it was announced, a delta in a later run with no
-fresh snapshot (SNP-SHOULD-SNAPSHOT, a SHOULD: a warning), and, when the stream ends, everything
-left open: messages, tool calls, steps, subagent invocations and the run itself. Malformed events
-are labelled by their actual fault (the wire parser's JSON path and clause), undescribed members one
-violation each; an element that is not JSON at all is reported as an undecodable event. The rest of
-the stream is still checked after any of them.
+The monitor judges steps, tool calls, parent invocations and what RUN_FINISHED leaves open; lint
+reports a RUN_FINISHED's open entities one violation each (from the monitor's belief). On top of
+the monitor, lint adds only what it does not report, each citing a clause: a delta in a later run
+with no fresh snapshot (SNP-SHOULD-SNAPSHOT, a SHOULD: a warning), and, when the stream ends,
+everything left open: messages, tool calls, steps, subagent invocations and the run itself.
+Malformed events carry the monitor's label of their actual fault and the member's schema clause;
+undescribed members are one violation each (a TEXT_MESSAGE_START role outside the text roles is an
+undescribed role, SCH-MESSAGE-UNION); an element that is not JSON at all is reported as an
+undecodable event. The rest of the stream is still checked after any of them.
 
 Readings: where a producer obligation depends on an open question (the knobs of
 :data:`model.producer.PRODUCER_KNOBS`: Q2, Q4-opener), the monitor is asked under each option the
@@ -47,10 +47,9 @@ from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence
 from model.clause_data import Clause
 from model.clauses import UnknownClauseError, get as registry_clause, registry
 from model.events import (
-    RFC6902_OPS, ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot, Passthrough,
-    PatchOp, RunError,
-    RunFinished, RunStarted, SubagentError, SubagentFinished, SubagentStarted,
-    TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallStart,
+    RFC6902_OPS, ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot, PatchOp,
+    RunError, RunFinished, RunStarted, StepFinished, StepStarted, SubagentError,
+    SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallStart,
     Unrecognised,
 )
 from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, ActivityBelief, Belief,
@@ -74,8 +73,9 @@ FAIL_ON = ("error", "warning", "never")
 """The thresholds ``--fail-on`` takes: fail on errors, on warnings too, or never."""
 
 PENDING_CLAUSES: tuple[Clause, ...] = ()
-"""Producer rules of the draft pages that the registry does not hold yet (issue 19 adds them):
-lint cites these ids, and the registry's entry wins as soon as it has one of them."""
+"""Producer rules of the draft pages that the registry does not hold yet: lint cites these ids,
+and the registry's entry wins as soon as it has one of them. Empty: since issue 19 the registry
+holds every clause lint cites."""
 
 _PENDING_BY_ID = {c.id: c for c in PENDING_CLAUSES}
 
@@ -83,20 +83,14 @@ LINT_KINDS: dict[str, str] = {
     "undecodable": "PRC-MALFORMED-FATAL",
     "malformed-member": "PRC-MALFORMED-FATAL",
     "undescribed-role": "SCH-MESSAGE-UNION",
-    "tool-owner-disagrees": "SUB-OWNER-AGREE",
-    "step-owner-disagrees": "SUB-OWNER-AGREE",
-    "step-opened-twice": "LIF-STEP-OPEN-ONCE",
-    "step-not-open": "LIF-STEP-FINISH-OPENED",
-    "step-open-at-finish": "LIF-STEP-CLOSE-BEFORE-FINISH",
-    "parent-not-announced": "SUB-PARENT-ANNOUNCED",
     "delta-without-fresh-snapshot": "SNP-SHOULD-SNAPSHOT",
     "open-at-end": "LIF-CLOSE-BEFORE-FINISH",
     "step-open-at-end": "LIF-STEP-CLOSE-BEFORE-FINISH",
     "run-open-at-end": "LIF-RUN-CLOSE",
 }
 """Kinds lint reports beyond the monitor's (:data:`model.producer.ADVERSARIAL_KINDS`), with the
-clause each cites by default (malformed members and undescribed members are cited by their
-actual fault: see :func:`_malformed_clause`)."""
+clause each cites by default (a malformed member is cited by the monitor's clause of its actual
+fault, an undescribed member by the closed object it sits in: see :func:`_stripped_clause`)."""
 
 _STRUCTURE_CLAUSES = ("SCH-ACTIVITY-SNAPSHOT", "SCH-REPLACE", "SCH-ACTIVITY-DELTA",
                       "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION", "SCH-MESSAGES-SNAPSHOT",
@@ -344,6 +338,10 @@ _POINTER: dict[str, str] = {
     "subagent-started-twice": "/subagentRunId", "finished-subagent-reused": "/subagentRunId",
     "tag-after-finished": "/subagentRunId", "announced-after-use": "/subagentRunId",
     "history-restreamed": "/messageId", "finish-with-open": "",
+    "step-opened-twice": "/stepName", "step-not-open": "/stepName",
+    "step-owner-disagrees": "/subagentRunId", "step-open-at-finish": "",
+    "tool-call-started-twice": "/toolCallId", "tool-owner-disagrees": "/subagentRunId",
+    "parent-not-announced": "/parentSubagentRunId",
 }
 """Monitor kind -> the member at fault (malformed and undescribed members carry their own)."""
 
@@ -477,11 +475,13 @@ class _Mirror:
     members whole (they hold what is open in the run, which a RUN_FINISHED reads whole), the
     id-keyed members (activities, texts and their owners, ids stated in other roles, dropped
     activities) only for the ids the event names, and every held activity when a
-    MESSAGES_SNAPSHOT lists one (it revokes those it leaves out, STA-MS-SELF-REVOKE).
+    MESSAGES_SNAPSHOT lists one (it revokes those it leaves out, STA-MS-SELF-REVOKE). Open steps
+    and tool calls are run-scoped: whole.
     :meth:`merge` writes the monitor's belief after the event back for those ids."""
 
     __slots__ = ("run", "runs", "acts", "texts", "text_owner", "open_texts", "subagents",
-                 "finished", "tags_used", "others", "dropped", "_cache")
+                 "finished", "tags_used", "others", "dropped", "open_steps", "open_tools",
+                 "_cache")
 
     def __init__(self) -> None:
         self.run, self.runs = "idle", 0
@@ -494,6 +494,8 @@ class _Mirror:
         self.tags_used: frozenset[str] = frozenset()
         self.others: set[str] = set()
         self.dropped: set[str] = set()
+        self.open_steps: frozenset[tuple[Optional[str], str]] = frozenset()
+        self.open_tools: tuple[tuple[str, Optional[str]], ...] = ()
         self._cache: Optional[tuple[tuple[str, ...], Belief]] = None
 
     @staticmethod
@@ -525,7 +527,8 @@ class _Mirror:
             text_owners=tuple((k, self.text_owner[k]) for k in ids if k in self.text_owner),
             tags_used=self.tags_used,
             others=frozenset(k for k in ids if k in self.others),
-            dropped=frozenset(k for k in ids if k in self.dropped))
+            dropped=frozenset(k for k in ids if k in self.dropped),
+            open_steps=self.open_steps, open_tools=self.open_tools)
         self._cache = (ids, belief)
         return self._cache
 
@@ -538,6 +541,7 @@ class _Mirror:
         self.run, self.runs = after.run, after.runs
         self.open_texts, self.subagents = after.open_texts, after.subagents
         self.finished, self.tags_used = after.finished, after.tags_used
+        self.open_steps, self.open_tools = after.open_steps, after.open_tools
         if not ids:
             return
         held = dict(after.activities)
@@ -571,17 +575,17 @@ ids, owners and the run, never about what a chunk says. Lint memoises the monito
 them on (belief, class, id, tag) when the parser's fast lane takes them (no other member);
 ``tests/test_lint.py`` checks the invariance on the monitor itself."""
 
-_UNTRACKED = frozenset({TextMessageContent, RunStarted, RunFinished, RunError, Malformed,
-                        Unrecognised})
+_UNTRACKED = frozenset({TextMessageContent, ToolCallArgs, RunStarted, RunFinished, RunError,
+                        Malformed, Unrecognised})
 """Event classes :meth:`_Linter.track` has nothing to do for."""
 
 
 @dataclass
 class _Run:
-    """What lint tracks beside the belief, scoped to the current run: open tool calls (id ->
-    (owner, index)), open steps ((owner, name) -> index), where each open text was started, the
-    index of the last RUN_STARTED, and per activity the run number and index of its last
-    snapshot (for SNP-SHOULD-SNAPSHOT)."""
+    """What lint tracks beside the belief, scoped to the current run, for the related event index
+    of a violation: where each open tool call (id -> index), step ((owner, name) -> index), text
+    and subagent invocation was opened, the index of the last RUN_STARTED, and per activity the
+    run number and index of its last snapshot (for SNP-SHOULD-SNAPSHOT)."""
 
     tools: dict = field(default_factory=dict)
     steps: dict = field(default_factory=dict)
@@ -595,6 +599,17 @@ class _Run:
         self.tools, self.steps, self.text_opened, self.subagent_opened = {}, {}, {}, {}
         self.started_at = started_at
         self.warned_fresh = set()
+
+    def step_opened(self, owner: Optional[str], name: str, other_owner: bool = False
+                    ) -> Optional[int]:
+        """Where step ``name`` of ``owner`` was opened; with ``other_owner``, the opener the
+        monitor names for a STEP_FINISHED under the wrong owner (the first by owner, the parent
+        as ``parent``)."""
+        if not other_owner:
+            return self.steps.get((owner, name))
+        others = sorted((o or "parent", i) for (o, n), i in self.steps.items()
+                        if n == name and o != owner)
+        return others[0][1] if others else None
 
 
 class _Linter:
@@ -679,22 +694,14 @@ class _Linter:
         ids, before = mirror.slice(event)
         run_active = before.run == "active"
         found = self.judge(before, event)
-        closing = kind is RunFinished and run_active
-        if closing:
-            found = [f for f in found if f[0].kind != "finish-with-open"]
-            self.open_at_finish(index, line, event_type)
         for violation, readings in found:
             self.report_monitor(index, line, event_type, event, value, violation, readings)
         if run_active and kind not in _UNTRACKED:
-            self.track(index, line, event_type, event, value, bool(found))
-        if kind is SubagentError:
-            # SUBAGENT_ERROR ends the invocation as SUBAGENT_FINISHED does (SUB Lifecycle); the
-            # monitor's advance does not know it yet (see the report to the lead)
-            event = SubagentFinished(subagent_run_id=event.subagent_run_id)
+            self.track(index, line, event_type, event, bool(found))
         after = advance(before, event)
         if after is not before:
             mirror.merge(ids, before, after)
-        if kind is RunStarted or kind is RunError or closing:
+        if kind is RunStarted or kind is RunError or (kind is RunFinished and run_active):
             self.run.reset(index if kind is RunStarted else None)
 
     def chunk(self, index: int, line, value: dict, cls: type, fields_: dict) -> None:
@@ -718,86 +725,89 @@ class _Linter:
             event = event or cls(**fields_)
             for violation, readings in found:
                 self.report_monitor(index, line, event_type, event, value, violation, readings)
-        if cls is ToolCallArgs and before.run == "active":
-            self.tool_continues(index, line, event_type, fields_["tool_call_id"], tag)
         if after is not before:
             self.mirror.merge(ids, before, after)
 
-    def tool_continues(self, index: int, line, event_type, tool_call_id: str,
-                       tag: Optional[str]) -> None:
-        """SUB-OWNER-AGREE for a TOOL_CALL_ARGS or TOOL_CALL_END of an open tool call."""
-        opened = self.run.tools.get(tool_call_id)
-        if opened is not None and tag is not None and tag != opened[0]:
-            self.add("tool-owner-disagrees", index, line, event_type, "/subagentRunId",
-                     f"{tag} vs opener {opened[0] or 'parent'}", related=opened[1])
-
     def report_monitor(self, index, line, event_type, event, value, violation: ProducerViolation,
                        readings) -> None:
+        """Report one monitor violation: a malformed event at its member with the monitor's
+        clause, an undescribed member (or role) one violation each, what a RUN_FINISHED leaves
+        open one violation per entity; anything else at the member :data:`_POINTER` names, with
+        the related opener's index for the step and tool-call kinds."""
         kind = violation.kind
-        if isinstance(event, Malformed) and kind in ("content-not-object", "malformed-patch"):
-            clause, kind = _malformed_clause(event, value, kind)
-            self.add(kind, index, line, event_type, json_path_to_pointer(event.path),
-                     f"{event.path}: {event.reason}", clause, readings)
-            return
         if isinstance(event, Malformed):
             self.add(kind, index, line, event_type, json_path_to_pointer(event.path),
-                     f"{event.path}: {event.reason}", None, readings)
+                     f"{event.path}: {event.reason}", violation.clause, readings)
             return
         if kind == "undescribed-member":
             for notice in event.notices:
+                if type(event) is TextMessageStart and notice.startswith("$.role "):
+                    self.add("undescribed-role", index, line, event_type, "/role", notice,
+                             None, readings)
+                    continue
                 self.add(kind, index, line, event_type, json_path_to_pointer(notice),
                          f"{notice} is not described by the schema",
                          _stripped_clause(event_type, notice, value), readings)
             return
-        if kind == "unknown-event-type" and isinstance(event, Unrecognised) and event.notices:
-            self.add("undescribed-role", index, line, event_type, "/role", event.notices[0],
-                     None, readings)
+        if kind in ("finish-with-open", "step-open-at-finish") and type(event) is RunFinished:
+            self.open_at_finish(index, line, event_type, kind, readings)
             return
         pointer = _POINTER.get(kind, "")
         if kind == "id-reused-across-roles" and isinstance(event, MessagesSnapshot):
             pointer = _snapshot_pointer(value, violation.detail)
-        self.add(kind, index, line, event_type, pointer, violation.detail, None, readings)
+        related = None
+        if kind == "step-opened-twice" or kind == "step-owner-disagrees":
+            related = self.run.step_opened(event.subagent_run_id, event.step_name,
+                                           kind == "step-owner-disagrees")
+        elif kind == "tool-call-started-twice" or kind == "tool-owner-disagrees":
+            related = self.run.tools.get(event.tool_call_id)
+        self.add(kind, index, line, event_type, pointer, violation.detail, None, readings,
+                 related)
 
-    def open_at_finish(self, index: int, line, event_type) -> None:
-        """RUN_FINISHED with something still open: one violation per open entity (the monitor
-        reports texts and invocations in one; lint adds tool calls and steps)."""
-        run = self.run
-        for mid in sorted(self.mirror.open_texts):
-            self.add("finish-with-open", index, line, event_type, "",
-                     f"text message {mid} is still open", related=run.text_opened.get(mid))
-        for call, (_, opened) in run.tools.items():
-            self.add("finish-with-open", index, line, event_type, "",
-                     f"tool call {call} is still open", related=opened)
-        for sub in sorted(self.mirror.subagents):
-            self.add("finish-with-open", index, line, event_type, "",
-                     f"subagent invocation {sub} is still active",
-                     related=run.subagent_opened.get(sub))
-        for (owner, name), opened in run.steps.items():
-            self.add("step-open-at-finish", index, line, event_type, "",
-                     f"step {name!r}{_owned(owner)} is still open", related=opened)
+    def open_at_finish(self, index: int, line, event_type, kind: str, readings) -> None:
+        """The monitor's ``finish-with-open`` (texts, tool calls, invocations) or
+        ``step-open-at-finish`` of a RUN_FINISHED, one violation per open entity of the belief
+        (LIF-CLOSE-BEFORE-FINISH, LIF-STEP-CLOSE-BEFORE-FINISH)."""
+        run, mirror = self.run, self.mirror
+        if kind == "step-open-at-finish":
+            for owner, name in self.open_steps():
+                self.add(kind, index, line, event_type, "",
+                         f"step {name!r}{_owned(owner)} is still open", None, readings,
+                         run.steps.get((owner, name)))
+            return
+        for mid in sorted(mirror.open_texts):
+            self.add(kind, index, line, event_type, "", f"text message {mid} is still open",
+                     None, readings, run.text_opened.get(mid))
+        for call in dict.fromkeys(c for c, _ in mirror.open_tools):
+            self.add(kind, index, line, event_type, "", f"tool call {call} is still open",
+                     None, readings, run.tools.get(call))
+        for sub in sorted(mirror.subagents):
+            self.add(kind, index, line, event_type, "",
+                     f"subagent invocation {sub} is still active", None, readings,
+                     run.subagent_opened.get(sub))
 
-    def track(self, index, line, event_type, event: Event, value: dict, violated: bool) -> None:
-        """Lint's own checks on an event of an active run (steps, tool calls, parents,
-        SNP-SHOULD-SNAPSHOT) and the bookkeeping the end-of-stream checks need."""
+    def open_steps(self) -> list[tuple[Optional[str], str]]:
+        """The belief's open steps, in the order they were opened."""
+        opened = self.run.steps
+        return sorted(self.mirror.open_steps,
+                      key=lambda k: (opened.get(k, len(opened)), k[0] or "", k[1]))
+
+    def track(self, index, line, event_type, event: Event, violated: bool) -> None:
+        """The bookkeeping for related indices and the end-of-stream checks, and
+        SNP-SHOULD-SNAPSHOT, on an event of an active run."""
         run, kind = self.run, type(event)
         if kind is TextMessageStart:
             run.text_opened.setdefault(event.message_id, index)
         elif kind is ToolCallStart:
-            run.tools.setdefault(event.tool_call_id, (event.subagent_run_id, index))
-        elif kind is ToolCallArgs or kind is ToolCallEnd:
-            self.tool_continues(index, line, event_type, event.tool_call_id,
-                                event.subagent_run_id)
-            if kind is ToolCallEnd:
-                run.tools.pop(event.tool_call_id, None)
-        elif kind is Passthrough and event.name in ("STEP_STARTED", "STEP_FINISHED"):
-            self.track_step(index, line, event_type, event.name, value)
+            run.tools.setdefault(event.tool_call_id, index)
+        elif kind is ToolCallEnd:
+            run.tools.pop(event.tool_call_id, None)
+        elif kind is StepStarted:
+            run.steps.setdefault((event.subagent_run_id, event.step_name), index)
+        elif kind is StepFinished:
+            run.steps.pop((event.subagent_run_id, event.step_name), None)
         elif kind is SubagentStarted:
             run.subagent_opened.setdefault(event.subagent_run_id, index)
-            parent = event.parent_subagent_run_id
-            if parent is not None and parent not in self.mirror.subagents and \
-                    parent not in self.mirror.finished:
-                self.add("parent-not-announced", index, line, event_type,
-                         "/parentSubagentRunId", f"{parent} was not announced in this run")
         elif kind is ActivitySnapshot:
             run.snapshot_run[event.message_id] = (self.mirror.runs, index)
         elif kind is MessagesSnapshot:
@@ -814,45 +824,23 @@ class _Linter:
                          f"(event {last[1]}); this run sent no snapshot of it",
                          related=last[1])
 
-    def track_step(self, index, line, event_type, name: str, value: dict) -> None:
-        step_name, owner = value.get("stepName"), value.get("subagentRunId")
-        if not isinstance(step_name, str) or not (owner is None or isinstance(owner, str)):
-            return  # not a step the page's rules can be read on; the schema is not modelled
-        steps, key = self.run.steps, (owner, step_name)
-        if name == "STEP_STARTED":
-            if key in steps:
-                self.add("step-opened-twice", index, line, event_type, "/stepName",
-                         f"step {step_name!r}{_owned(owner)} is already open",
-                         related=steps[key])
-            else:
-                steps[key] = index
-            return
-        if key in steps:
-            del steps[key]
-            return
-        others = [k for k in steps if k[1] == step_name]
-        if others:
-            self.add("step-owner-disagrees", index, line, event_type, "/subagentRunId",
-                     f"{owner or 'parent'} vs opener {others[0][0] or 'parent'}",
-                     related=steps[others[0]])
-        else:
-            self.add("step-not-open", index, line, event_type, "/stepName",
-                     f"no step {step_name!r}{_owned(owner)} is open")
-
     def finish(self, events: int) -> None:
-        """The end-of-stream violations: what the stream left open."""
+        """The end-of-stream violations: what the stream left open (the belief's open texts,
+        tool calls, steps and invocations, then the run: LIF-CLOSE-BEFORE-FINISH,
+        LIF-STEP-CLOSE-BEFORE-FINISH, LIF-RUN-CLOSE)."""
         mirror, run = self.mirror, self.run
         if mirror.run != "active":
             return
         for mid in sorted(mirror.open_texts):
             self.add("open-at-end", None, None, None, "",
                      f"text message {mid} was never ended", related=run.text_opened.get(mid))
-        for call, (_, opened) in run.tools.items():
+        for call in dict.fromkeys(c for c, _ in mirror.open_tools):
             self.add("open-at-end", None, None, None, "", f"tool call {call} was never ended",
-                     related=opened)
-        for (owner, name), opened in run.steps.items():
+                     related=run.tools.get(call))
+        for owner, name in self.open_steps():
             self.add("step-open-at-end", None, None, None, "",
-                     f"step {name!r}{_owned(owner)} was never finished", related=opened)
+                     f"step {name!r}{_owned(owner)} was never finished",
+                     related=run.steps.get((owner, name)))
         for sub in sorted(mirror.subagents):
             self.add("open-at-end", None, None, None, "",
                      f"subagent invocation {sub} was never finished",
@@ -892,29 +880,6 @@ def _message_clause(value: dict, path: str) -> Optional[str]:
     item = messages[i] if isinstance(messages, list) and i < len(messages) else None
     is_activity = isinstance(item, dict) and item.get("role") == "activity"
     return "SCH-ACTIVITY-MESSAGE" if is_activity else "SCH-MESSAGE-UNION"
-
-
-def _malformed_clause(event: Malformed, value: dict, kind: str) -> tuple[str, str]:
-    """``(clause, kind)`` for a malformed member the monitor calls ``content-not-object`` or
-    ``malformed-patch``, by where it sits: a JSON Pointer that is not one (SCH-JSON-POINTER), a
-    patch (SCH-JSON-PATCH), a member of an activity event (SCH-ACTIVITY-SNAPSHOT, SCH-REPLACE,
-    SCH-ACTIVITY-DELTA), of MESSAGES_SNAPSHOT or one of its messages, or of an event whose schema
-    the reference pages do not hold (PRC-MALFORMED-FATAL)."""
-    if event.clause == "SCH-JSON-POINTER":
-        return "SCH-JSON-POINTER", "malformed-patch"
-    if kind == "malformed-patch":
-        return "SCH-JSON-PATCH", kind
-    name, path = event.name, event.path
-    if name == "ACTIVITY_SNAPSHOT":
-        if path == "$.replace":
-            return "SCH-REPLACE", "malformed-member"
-        return "SCH-ACTIVITY-SNAPSHOT", "content-not-object" if path == "$.content" else \
-            "malformed-member"
-    if name == "ACTIVITY_DELTA":
-        return "SCH-ACTIVITY-DELTA", "malformed-member"
-    if name == "MESSAGES_SNAPSHOT":
-        return _message_clause(value, path) or "SCH-MESSAGES-SNAPSHOT", "malformed-member"
-    return "PRC-MALFORMED-FATAL", "malformed-member"
 
 
 def _stripped_clause(event_type: Optional[str], notice: str, value: dict) -> str:

@@ -78,3 +78,12 @@ def test_clause_data_stands_alone():
     ``model.clause_data`` <-> ``model.clauses`` is gone)."""
     imported = {m.split(".")[0] for m, _ in _imports(ROOT / "model" / "clause_data.py")}
     assert imported.isdisjoint({"model", "properties", "counterexamples", "activity_check"})
+
+
+def test_tests_readme_lists_every_test_file():
+    """``tests/README.md`` names every test file and no file that is gone (issue 17)."""
+    import re
+    listed = set(re.findall(r"`(test_\w+\.py)`", (ROOT / "tests" / "README.md").read_text()))
+    present = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert listed == present, {"missing": sorted(present - listed),
+                               "gone": sorted(listed - present)}
