@@ -55,10 +55,10 @@ _CHUNK = 4096
 
 def local_cluster(workers: int):
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1,
-    without a dashboard (the caller closes it)."""
+    its HTTP server on a free port (the caller closes it)."""
     from distributed import LocalCluster
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                        host="127.0.0.1", dashboard_address=None, silence_logs=40)
+                        host="127.0.0.1", dashboard_address=":0", silence_logs=40)
 
 
 def _system(token: str, spec: tuple) -> TransitionSystem:

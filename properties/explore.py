@@ -99,6 +99,12 @@ a consumer holds, not only in a warning: a peer that reports no warnings still s
 reading it follows."""
 
 
+CACHE_ENTRIES = 6_000_000
+"""The all-readings sweep's memo tables keyed by consumer transitions are emptied past this many
+entries (about 0.6 KB each: some 3.5 GB), so that memory follows the states, not the
+transitions, on deep searches (:meth:`SweepCache.trim`)."""
+
+
 @dataclass
 class ExploreReport:
     """What an exploration found and how far it got.
@@ -238,7 +244,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             progress: Optional[Callable[[int, int, int, float], None]] = None,
             stop_when_found: bool = False, keep_edges: bool = False, workers: int = 1,
             cluster: Optional[str] = None, spill_dir: Optional[str] = None,
-            frontier_limit: int = 2 << 30, parallel_from: int = 10_000) -> ExploreReport:
+            frontier_limit: int = 2 << 30, parallel_from: int = 10_000,
+            cache_entries: int = CACHE_ENTRIES) -> ExploreReport:
     """Breadth-first search to ``depth`` events.
 
     Two modes:
@@ -289,6 +296,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             temporary directory made there; default the system's temporary directory).
         parallel_from: with workers or a cluster, levels whose frontier has fewer nodes than
             this are expanded here (starting the workers costs more than they would save).
+        cache_entries: the all-readings sweep's memo tables are emptied past this many
+            entries (:meth:`SweepCache.trim`; the output is the same, only time changes).
 
     Returns:
         An :class:`ExploreReport`. Deterministic: the same for every number of workers.
@@ -306,7 +315,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         raise ValueError(f"workers must be at least 1, not {workers}")
     properties = tuple(properties)
     if all_readings:
-        system = SweepSystem(vocabulary, properties, adversarial)
+        system = SweepSystem(vocabulary, properties, adversarial, cache_entries)
     else:
         system = SingleSystem(vocabulary, reading, consumer, properties, adversarial,
                               check_readings)
@@ -621,6 +630,25 @@ class SweepCache:
         self.split_settled: dict = {}
         self.numbered_by_id: dict = {}
         self.resteps: dict = {}
+        self.trims = 0
+
+    def size(self) -> int:
+        """Entries of the tables keyed by consumer transitions (the ones that grow)."""
+        return len(self.trees) + len(self.checked) + len(self.step_checked) + \
+            len(self.resteps) + len(self.target_checked) + len(self.local_trees)
+
+    def trim(self, limit: int) -> bool:
+        """Empty the tables keyed by consumer transitions when they hold more than ``limit``
+        entries (every entry is recomputed, equal, when next needed; the interned values, the
+        moves, forks and split costs stay). Returns whether it did."""
+        if self.size() <= limit:
+            return False
+        for table in (self.trees, self.local_trees, self.checked, self.class_checked,
+                      self.after_checked, self.step_checked, self.target_checked, self.inputs,
+                      self.resteps, self.numbered_by_id):
+            table.clear()
+        self.trims += 1
+        return True
 
     def moves_of(self, b: int, p: int) -> list:
         """The moves from (belief ``b``, producer set ``p``): ``[(event, producers after,
@@ -914,9 +942,11 @@ class SweepSystem(TransitionSystem):
 
     width = 4
 
-    def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
-        self.config = (vocabulary, properties, adversarial)
+    def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool,
+                 cache_entries: int = CACHE_ENTRIES):
+        self.config = (vocabulary, properties, adversarial, cache_entries)
         self.cache = SweepCache(vocabulary, properties, adversarial)
+        self.cache_entries = cache_entries
 
     def fresh(self) -> "SweepSystem":
         """The same system with empty memo tables."""
@@ -975,6 +1005,7 @@ class SweepSystem(TransitionSystem):
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
                known: dict) -> None:
         c = self.cache
+        c.trim(self.cache_entries)
         for key, cost in known.items():
             if key[0] == "split" and (key[1] not in c.split_cost or cost < c.split_cost[key[1]]):
                 c.split_cost[key[1]] = cost
