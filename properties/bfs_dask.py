@@ -37,6 +37,7 @@ from __future__ import annotations
 import gc
 import operator
 import os
+import time
 import uuid
 from typing import Optional
 
@@ -96,6 +97,7 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
     """Expand one frontier partition. ``pieces``: ``(ids, values)`` from each absorb task (or
     the driver). Returns ``{"route": [per visited partition: (fps, keys, halted, tags, routes,
     values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None}``."""
+    cpu = time.process_time()
     with _Paused():
         system = _system(token, spec)
         ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
@@ -136,7 +138,9 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                           None if last else system.export(succ[mine])))
         return {"route": route, "findings": findings, "move_ids": ids,
                 "move_counts": np.concatenate(move_counts) if move_counts
-                else np.zeros(0, np.int64), "edges": edges}
+                else np.zeros(0, np.int64), "edges": edges,
+                "cpu": time.process_time() - cpu, "nodes": len(ids),
+                "cache": system.cache_size() if hasattr(system, "cache_size") else None}
 
 
 def _absorb_part(visited: FingerprintSet, routed: list, parts: int) -> tuple:
@@ -179,7 +183,8 @@ def _piece(absorbed: tuple, ids: np.ndarray, part: int, parts: int) -> tuple:
 
 def _findings(expanded: dict) -> tuple:
     """What the driver needs of an expand task: ``(findings, move ids, move counts, edges)``."""
-    return expanded["findings"], expanded["move_ids"], expanded["move_counts"], expanded["edges"]
+    return (expanded["findings"], expanded["move_ids"], expanded["move_counts"],
+            expanded["edges"], (expanded["cpu"], expanded["nodes"], expanded["cache"]))
 
 
 class DaskEngine:
@@ -203,6 +208,7 @@ class DaskEngine:
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
         self.frontier_n = 0
+        self.task_log: list = []  # (level, [(CPU seconds, nodes, cache entries) per task])
 
     def start(self, merge) -> None:
         self.local.start(merge)
@@ -276,6 +282,7 @@ class DaskEngine:
                                  for j, e in enumerate(expanded)])
         del expanded, routed
         batch, ids_of = _merged(summaries, reports, len(merge.result.parents), merge.keep_edges)
+        self.task_log.append((level, [r[4] for r in reports]))
         self.visited = [client.submit(operator.getitem, a, 0, **where[d])
                         for d, a in enumerate(absorbed)]
         self.pieces = [[] for _ in range(parts)]
@@ -298,7 +305,17 @@ class DaskEngine:
                 out["visitedBytes"] = int(sum(sizes))
             except Exception:  # noqa: BLE001 - a figure only; the cluster may be gone
                 pass
+        if self.on_cluster and self.client is not None:
+            try:
+                peaks = self.client.run(_peak_rss)
+                out["workerPeakBytes"] = int(sum(peaks.values()))
+            except Exception:  # noqa: BLE001 - a figure only
+                pass
         out["workers"] = self.workers if self.on_cluster else 1  # who expanded the levels
+        out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0], 2) for t in tasks],
+                               "nodes": [t[1] for t in tasks],
+                               "cacheEntries": [t[2] for t in tasks]}
+                              for level, tasks in self.task_log]
         return out
 
     def close(self) -> None:
@@ -318,6 +335,12 @@ class DaskEngine:
 
 def _identity(x):
     return x
+
+
+def _peak_rss() -> int:
+    """This process's peak resident memory, in bytes (Linux: ``ru_maxrss`` is in KiB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _visited_of(fps: np.ndarray) -> FingerprintSet:

@@ -650,6 +650,15 @@ class SweepCache:
         self.trims += 1
         return True
 
+    def producer_set(self, producers: frozenset) -> int:
+        """The number of a set of producer readings (``draft_conformant`` says, per number,
+        whether the draft's producer reading is in it)."""
+        p = self.producer_sets.number(producers)
+        values, flags = self.producer_sets.values, self.draft_conformant
+        while len(flags) < len(values):
+            flags.append(_DRAFT_PRODUCER in values[len(flags)])
+        return p
+
     def moves_of(self, b: int, p: int) -> list:
         """The moves from (belief ``b``, producer set ``p``): ``[(event, producers after,
         conformant, belief after)]`` as numbers, in the fixed order of :func:`_node_moves`."""
@@ -663,9 +672,7 @@ class SweepCache:
                 e = events.number(event)
                 if e not in self.dispatch:
                     self.dispatch[e] = _Dispatch(self.properties, event)
-                pa = self.producer_sets.number(after)
-                if pa == len(self.draft_conformant):
-                    self.draft_conformant.append(_DRAFT_PRODUCER in after)
+                pa = self.producer_set(after)
                 ba = self.advanced.get((b, e))
                 if ba is None:
                     ba = self.advanced[(b, e)] = beliefs.number(advance(belief, event))
@@ -948,6 +955,10 @@ class SweepSystem(TransitionSystem):
         self.cache = SweepCache(vocabulary, properties, adversarial)
         self.cache_entries = cache_entries
 
+    def cache_size(self) -> int:
+        """Entries of the memo tables keyed by consumer transitions (:meth:`SweepCache.size`)."""
+        return self.cache.size()
+
     def fresh(self) -> "SweepSystem":
         """The same system with empty memo tables."""
         return SweepSystem(*self.config)
@@ -994,7 +1005,7 @@ class SweepSystem(TransitionSystem):
     def import_(self, values: list) -> np.ndarray:
         c = self.cache
         rows = [(c.beliefs.number(Belief(*b)), c.states.number(s),
-                 c.producer_sets.number(frozenset(p)), c.classes.number(cl))
+                 c.producer_set(frozenset(p)), c.classes.number(cl))
                 for b, s, p, cl in values]
         while len(c.representatives) < len(c.classes.values):
             added = c.classes.values[len(c.representatives)]
