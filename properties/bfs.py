@@ -106,13 +106,14 @@ class TransitionSystem:
         """A uint64 per node whose distinct values the driver counts (None: no count)."""
         return None
 
-    def child(self, node: tuple, move: int, leaf: int) -> tuple:
+    def child(self, node: tuple, move: int, leaf: int, level: int) -> tuple:
         """``(event, child node)``: re-execute ``move`` (and take ``leaf`` of its fork) from
-        ``node``."""
+        ``node``, a node at depth ``level`` (a system whose moves depend on the position, as
+        the Z3 cross-check's realised events do, reads it; others ignore it)."""
         raise NotImplementedError
 
-    def event(self, node: tuple, move: int):
-        """The event of ``node``'s ``move``."""
+    def event(self, node: tuple, move: int, level: int):
+        """The event of ``node``'s ``move`` (``node`` at depth ``level``)."""
         raise NotImplementedError
 
     def value(self, node: tuple):

@@ -371,15 +371,16 @@ class _Witnesses:
         self.found, self.system = found, system
 
     def __call__(self, node: int, move: int) -> tuple[Event, ...]:
-        events, current = _replay(self.system, self.found.path(node))
-        return tuple(events) + (self.system.event(current, move),)
+        labels = self.found.path(node)
+        events, current = _replay(self.system, labels)
+        return tuple(events) + (self.system.event(current, move, len(labels)),)
 
 
 def _replay(system: TransitionSystem, labels: list) -> tuple[list, tuple]:
     """``(events, node)``: re-execute ``labels`` (``[(move, leaf)]``) from the root."""
     node, events = system.root(), []
-    for move, leaf in labels:
-        event, node = system.child(node, move, leaf)
+    for level, (move, leaf) in enumerate(labels):
+        event, node = system.child(node, move, leaf, level)
         events.append(event)
     return events, node
 
@@ -393,6 +394,7 @@ class _Nodes(SequenceABC):
         self.found, self.system = found, system
         self._local: Optional[list] = None
         self._events: Optional[list] = None
+        self._levels: Optional[list] = None
 
     def __len__(self) -> int:
         return self.found.states
@@ -401,13 +403,14 @@ class _Nodes(SequenceABC):
         if self._local is not None:
             return
         system, parents = self.system, self.found.parents
-        local, events = [system.root()], [None]
+        local, events, levels = [system.root()], [None], [0]
         for i in range(1, len(parents)):
             parent, move, leaf = unpack_key(parents[i])
-            event, node = system.child(local[parent], move, leaf)
+            event, node = system.child(local[parent], move, leaf, levels[parent])
             local.append(node)
             events.append(event)
-        self._local, self._events = local, events
+            levels.append(levels[parent] + 1)
+        self._local, self._events, self._levels = local, events, levels
 
     def local(self, i: int) -> tuple:
         self._build()
@@ -470,8 +473,8 @@ class _Edges(SequenceABC):
             return [self[j] for j in range(*i.indices(len(self)))]
         source = self.sources[i]
         move = unpack_key(self.keys[i])[1]
-        return (source, self.targets[i],
-                self.nodes.system.event(self.nodes.local(source), move))
+        return (source, self.targets[i], self.nodes.system.event(
+            self.nodes.local(source), move, self.nodes._levels[source]))
 
 
 @contextmanager
@@ -977,7 +980,7 @@ class SweepSystem(TransitionSystem):
     def tags(self, nodes: np.ndarray) -> np.ndarray:
         return self.cache.classes.fingerprints()[nodes[:, 3]]
 
-    def child(self, node: tuple, move: int, leaf: int) -> tuple:
+    def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
         b, s, p, cl = node
         c = self.cache
         e, pa, _, ba = c.moves_of(b, p)[move]
@@ -986,7 +989,7 @@ class SweepSystem(TransitionSystem):
         lc, li = leaves[leaf]
         return c.events.values[e], (ba, tree[li][2], pa, lc)
 
-    def event(self, node: tuple, move: int) -> Event:
+    def event(self, node: tuple, move: int, level: int = 0) -> Event:
         c = self.cache
         return c.events.values[c.moves_of(node[0], node[2])[move][0]]
 
@@ -1145,13 +1148,13 @@ class SingleSystem(TransitionSystem):
                 advance(self.beliefs.values[b], event))
         return ba
 
-    def child(self, node: tuple, move: int, leaf: int) -> tuple:
+    def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
         b, s, ok = node
         event, ok_after = self.moves_of(b, ok)[move]
         result = self.consumer.step(self.states.values[s], event, self.reading)
         return event, (self.after(b, event), self.states.number(result.state), int(ok_after))
 
-    def event(self, node: tuple, move: int) -> Event:
+    def event(self, node: tuple, move: int, level: int = 0) -> Event:
         return self.moves_of(node[0], node[2])[move][0]
 
     def value(self, node: tuple) -> tuple:
@@ -1264,7 +1267,7 @@ class PairSystem(TransitionSystem):
                 advance(self.beliefs.values[b], event))
         return ba
 
-    def child(self, node: tuple, move: int, leaf: int) -> tuple:
+    def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
         b, sa, sb, p = node
         event, pa = self.moves_of(b, p)[move]
         ra = reference_step(self.states.values[sa], event, self.reading_a)
@@ -1272,7 +1275,7 @@ class PairSystem(TransitionSystem):
         return event, (self.after(b, event), self.states.number(ra.state),
                        self.states.number(rb.state), pa)
 
-    def event(self, node: tuple, move: int) -> Event:
+    def event(self, node: tuple, move: int, level: int = 0) -> Event:
         return self.moves_of(node[0], node[3])[move][0]
 
     def value(self, node: tuple) -> tuple:
