@@ -30,8 +30,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from properties.bfs_store import (FINGERPRINT, BlockArray, FingerprintSet, Frontier,
-                                  collision_probability, pack_key, unpack_key)
+from properties.bfs_store import (_MAX_PARENT, FINGERPRINT, KEY_MOVE_BITS, BlockArray,
+                                  FingerprintSet, Frontier, collision_probability, pack_key,
+                                  unpack_key)
 
 __all__ = ["TransitionSystem", "Expansion", "Batch", "Search", "search", "Stop",
            "LocalEngine", "sequence_of_key"]
@@ -228,6 +229,10 @@ class _Merge:
         the node that reaches ``max_states``, and so are its findings and edges)."""
         r = self.result
         keys, findings, edges = batch.keys, batch.findings, batch.edges
+        if len(r.parents) + len(keys) > _MAX_PARENT or (
+                len(batch.move_counts) and int(batch.move_counts.max()) >> KEY_MOVE_BITS):
+            raise OverflowError("more nodes or moves than a parent entry holds "
+                                "(pack_key: 2**35 nodes, 2**16 moves per node)")
         cut = None
         if self.max_states is not None and len(r.parents) + len(keys) >= self.max_states:
             keep = self.max_states - len(r.parents)

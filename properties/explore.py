@@ -61,7 +61,7 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
-from properties.bfs_store import component_fingerprint, mix, unpack_key
+from properties.bfs_store import KEY_LEAF_BITS, component_fingerprint, mix, unpack_key
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
@@ -749,6 +749,9 @@ class SweepCache:
             fixed = dict(cls)
             candidates = tuple(dict.fromkeys(k for lc, _ in selected
                                              for k, _ in classes.values[lc] if k not in fixed))
+            if len(selected) >= 1 << KEY_LEAF_BITS:
+                raise OverflowError(f"a fork into {len(selected)} classes: more than a parent "
+                                    "entry holds (pack_key)")
             found = self.forks[(shape, c)] = (selected, candidates)
             while len(self.representatives) < len(classes.values):
                 added = classes.values[len(self.representatives)]
