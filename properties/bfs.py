@@ -129,6 +129,12 @@ class TransitionSystem:
         """Nodes (int64, shape (len(values), width)) from :meth:`export`'s values."""
         raise NotImplementedError
 
+    def spec(self, workers: int) -> tuple:
+        """``(class, arguments)`` that build this system afresh in a worker process, one of
+        ``workers`` (a system may give each worker a share of a memory budget). Default:
+        ``(type(self), self.config)``."""
+        return type(self), self.config
+
     def done(self, findings: dict) -> bool:
         """Whether the search may stop at the end of this level, given the merged findings
         (``{key: (cost, sequence, payload)}``). Default: never."""

@@ -203,7 +203,7 @@ class DaskEngine:
         self.client = self.cluster = None
         self.names: list = []
         self.token = uuid.uuid4().hex
-        self.spec = (type(system), system.config)
+        self.spec = system.spec(workers)
         self.on_cluster = False
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
@@ -233,6 +233,7 @@ class DaskEngine:
             self.client = Client(self.cluster)
         self.names = sorted(self.client.scheduler_info()["workers"])
         self.workers = len(self.names)
+        self.spec = self.system.spec(max(self.workers, 1))
         if not self.names:
             raise OSError(f"the Dask cluster at {self.address} has no workers")
 

@@ -961,6 +961,11 @@ class SweepSystem(TransitionSystem):
         self.cache = SweepCache(vocabulary, properties, adversarial)
         self.cache_entries = cache_entries
 
+    def spec(self, workers: int) -> tuple:
+        """Each of ``workers`` processes gets a share of the memo-table budget (they hold
+        disjoint consumer states, so the tables stay about as large in all)."""
+        return type(self), self.config[:-1] + (max(self.cache_entries // workers, 1),)
+
     def cache_size(self) -> int:
         """Entries of the memo tables keyed by consumer transitions (:meth:`SweepCache.size`)."""
         return self.cache.size()
