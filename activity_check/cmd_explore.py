@@ -49,6 +49,12 @@ def _add_explore(sub) -> None:
     ex.add_argument("--graph", help="write the state graph (.graphml or .dot) after the report; it "
                     "keeps every edge: at the default depth about 5 GB of memory, a minute or "
                     "two and a 450 MB file (depth 4: seconds)")
+    ex.add_argument("--workers", type=int, default=None,
+                    help="worker processes expanding each level (default: the cores available; "
+                         "1: this process only; the output is the same for any number)")
+    ex.add_argument("--cluster", metavar="ADDRESS",
+                    help="expand the levels on the running Dask cluster whose scheduler is at "
+                         "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of local workers")
     ex.add_argument("--json", action="store_true", help="print the result as JSON")
     ex.set_defaults(func=cmd_explore)
 
@@ -90,6 +96,11 @@ def _options(args):
 
     if args.depth < 1:
         raise UsageError("--depth must be at least 1")
+    if args.workers is None:
+        args.workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
     if args.max_states is not None and args.max_states < 0:
         raise UsageError("--max-states must be 0 (no limit) or more")
     if args.max_states == 0:
@@ -131,7 +142,8 @@ def _explore(args, reading, vocabulary):
         return explore(depth=args.depth, vocabulary=vocabulary, reading=reading,
                        adversarial=args.adversarial, max_states=args.max_states,
                        timeout=args.timeout, progress=report_level,
-                       keep_edges=bool(args.graph))
+                       keep_edges=bool(args.graph), workers=args.workers,
+                       cluster=args.cluster)
 
 
 def _print_report(con, args, report, out: dict) -> None:
@@ -147,6 +159,9 @@ def _print_report(con, args, report, out: dict) -> None:
                  if out["readingClasses"] is not None else f" under reading {out['reading']}")
               + f"; stopped by {bound}"
               + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
+    con.print(f"on {report.workers} worker{'s' if report.workers != 1 else ''}; visited set: "
+              f"{report.storage['fingerprint']}, probability of a fingerprint collision "
+              f"{report.storage['collisionProbability']:.1e} for {report.states:,} states")
     table = Table(title=f"open questions that split a step ({len(report.splits)}), shortest first found")
     for col in ("knob", "events", "readings", "trace"):
         table.add_column(col, overflow="fold")

@@ -30,13 +30,25 @@ the fastest run, with the median beside it: the searches are deterministic, and 
 machine the host's load only ever adds time, so the fastest run is the closest to the code's
 own cost, and the median shows how much the load moved the others.
 
-Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--json]
+Memory: ``bytesPerState`` is the peak resident memory of the run's processes (the search's
+own and, with workers, theirs added up) over its distinct states; ``storage`` says what the
+driver's parts take (visited fingerprints and parent entries, 8 bytes a state each).
+
+Workers: with ``--workers N`` (N > 1) the ``all-readings`` configuration runs again on N local
+Dask worker processes (``all-readings-workersN``), with its ``speedup`` over the one-worker run
+(median seconds over median seconds) and each worker task's CPU seconds, which show how
+evenly the work was split and, beside the wall time, whether the machine gave every worker a
+core (on a shared machine it may not: compare ``cpuSeconds`` with ``seconds``).
+
+Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--workers N]
+[--json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import multiprocessing
+import os
 import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -54,7 +66,8 @@ CONFIGURATIONS = (
 )
 
 
-def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: int = 3) -> dict:
+def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: int = 3,
+            workers: int = 1) -> dict:
     """Run every configuration to ``depth`` and the all-readings ones to ``extra_depth``
     (0: skip those), each ``repeat`` times; returns their figures, from the fastest run of each
     (seconds are wall time; ``secondsMedian`` and ``secondsEach``, in the order run, give the
@@ -64,7 +77,12 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     configuration explore different numbers of states or edges (the search is deterministic)."""
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {repeat}")
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, not {workers}")
     runs = [(name, depth, kwargs) for name, kwargs in CONFIGURATIONS]
+    if workers > 1:
+        runs.append((f"all-readings-workers{workers}", depth,
+                     {"reading": None, "workers": workers}))
     if extra_depth:
         runs += [(f"{name}@{extra_depth}", extra_depth, kwargs)
                  for name, kwargs in CONFIGURATIONS if kwargs.get("reading", DRAFT) is None]
@@ -79,24 +97,53 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
             raise RuntimeError(f"{name}: runs explored different states or edges")
         each = [f["seconds"] for f in figures]  # in the order run
         row = dict(min(figures, key=lambda f: f["seconds"]))
-        row.update(seconds=round(min(each), 2),
-                   secondsMedian=round(statistics.median(each), 2),
-                   secondsEach=[round(x, 2) for x in each])
+        median = statistics.median(each)
+        row.update(seconds=round(min(each), 2), secondsMedian=round(median, 2),
+                   secondsEach=[round(x, 2) for x in each],
+                   statesPerSecondMedian=round(row["states"] / median) if median else None,
+                   bytesPerStateMedian=round(statistics.median(
+                       f["bytesPerState"] for f in figures)))
         rows[name] = row
+    if workers > 1:
+        alone, spread = rows["all-readings"], rows[f"all-readings-workers{workers}"]
+        spread["speedup"] = round(alone["secondsMedian"] / spread["secondsMedian"], 2) \
+            if spread["secondsMedian"] else None
     return {"benchmark": "explore", "depth": depth, "defaultBound": DEFAULT_EXPLORE_DEPTH, "extraDepth": extra_depth,
-            "repeat": repeat, "configurations": rows,
-            "targets": {"statesPerSecond": 20000, "defaultBoundSeconds": 60}}
+            "repeat": repeat, "workers": workers, "configurations": rows,
+            "targets": {"statesPerSecond": 20000, "defaultBoundSeconds": 60,
+                        "issue21": {"statesPerSecond": 100000, "bytesPerState": 100,
+                                    "speedupOnTwoWorkers": 1.7}}}
 
 
 def _run(bound: int, kwargs: dict) -> dict:
     """One search to ``bound`` with ``kwargs`` (run in a fresh process), as figures; seconds
     unrounded."""
+    import resource
+    baseline = _resident()
     r = explore(depth=bound, **kwargs)
-    return {"states": r.states, "edges": r.edges, "depth": r.depth, "complete": r.complete,
-            "readingClasses": r.classes, "seconds": r.seconds,
-            "statesPerSecond": round(r.states_per_second),
-            "edgesPerSecond": round(r.edges / r.seconds) if r.seconds else None,
-            "splits": len(r.splits), "violations": len(r.violations)}
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    peak += r.storage.get("workerPeakBytes", 0)
+    storage = {k: v for k, v in r.storage.items() if k != "workerTasks"}
+    out = {"states": r.states, "edges": r.edges, "depth": r.depth, "complete": r.complete,
+           "readingClasses": r.classes, "seconds": r.seconds,
+           "statesPerSecond": round(r.states_per_second),
+           "edgesPerSecond": round(r.edges / r.seconds) if r.seconds else None,
+           "splits": len(r.splits), "violations": len(r.violations), "workers": r.workers,
+           "peakBytes": peak, "bytesPerState": round(peak / r.states) if r.states else None,
+           "baselineBytes": baseline,  # resident before the search (interpreter, modules)
+           "storage": storage}
+    if "workerTasks" in r.storage:
+        out["workerTasks"] = r.storage["workerTasks"]
+    return out
+
+
+def _resident() -> int:
+    """This process's resident memory now, in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def main(argv=None) -> int:
@@ -108,16 +155,21 @@ def main(argv=None) -> int:
                              "the default bound of activity-check explore)")
     parser.add_argument("--extra-depth", type=int, default=0,
                         help="also run the all-readings configurations to this depth (default 0: "
-                             "not; 4 takes seconds, 6 about five minutes and 7 GB a run)")
+                             "not; 4 takes seconds, 6 several minutes, 7 hours)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="runs of each configuration; figures from the fastest (default 3)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="also run every reading with every property on this many local "
+                             "worker processes, with the speedup over one (default 1: not)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
     if args.depth < 1 or args.extra_depth < 0:
         parser.error("--depth must be at least 1 and --extra-depth at least 0")
-    figures = measure(args.depth, args.extra_depth, args.repeat)
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, not {args.workers}")
+    figures = measure(args.depth, args.extra_depth, args.repeat, args.workers)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -126,8 +178,11 @@ def main(argv=None) -> int:
         print(f"{name:19} depth {row['depth']} ({'exhausted' if row['complete'] else 'partial'}): "
               f"{row['states']:,} states, {row['edges']:,} edges in {row['seconds']} s "
               f"(median of {figures['repeat']}: {row['secondsMedian']} s) -> "
-              f"{row['statesPerSecond']:,} states/s, {row['edgesPerSecond']:,} edges/s; "
-              f"{row['splits']} knobs split, {row['violations']} properties violated")
+              f"{row['statesPerSecond']:,} states/s (median {row['statesPerSecondMedian']:,}), "
+              f"{row['edgesPerSecond']:,} edges/s, {row['bytesPerStateMedian']:,} bytes/state "
+              f"on {row['workers']} worker{'s' if row['workers'] != 1 else ''}"
+              + (f", speedup {row['speedup']}x" if "speedup" in row else "") +
+              f"; {row['splits']} knobs split, {row['violations']} properties violated")
     target, limit = figures["targets"]["statesPerSecond"], figures["targets"]["defaultBoundSeconds"]
     judged = rows["all-readings"]  # every reading and every property, at --depth
     where = f"depth {figures['depth']}" + (

@@ -20,32 +20,38 @@ On every transition every property of the catalogue is checked
 witness recorded for a finding is a shortest one. :func:`shortest_distinguishing` is the same
 search for one pair of readings.
 
-The hot loop keeps plain hashable tuples (``visited``: key -> node id; ``parents``: node id ->
-(parent id, event)); the all-readings sweep numbers beliefs, states, events and classes once
-and keys everything by those ints. It memoises what recurs across classes and beliefs: each
-(state, event)'s decision tree over the knobs, each (tree shape, class)'s fork, moves, beliefs,
-run input, and property outcomes, keyed by the transition, what the properties read of the
-producer's beliefs (:attr:`~properties.catalogue.Property.belief_view`) and the knobs a check
-consulted; only the properties whose ``events`` include the event's class are run, and those of
-a narrower :attr:`~properties.catalogue.Property.scope` share their outcomes across every
-transition that agrees on what they read (the step, the target view, or the state after). An
-activity event's decision tree is computed once per (focus, event), where the focus is the
-little the model's step reads of the state (:func:`model.consumer.focus`), and settled on each
-state with that focus. The re-steps of P36 and P37 read decision trees too, computed once per
-re-stepped (state, event) and shared by every leaf and class that checks it. The cyclic garbage
-collector is paused while a search runs.
+Each search is a transition system (:class:`SweepSystem`, :class:`SingleSystem`,
+:class:`PairSystem`, after the contract :class:`properties.bfs.TransitionSystem`) run by the one
+breadth-first driver :func:`properties.bfs.search`, which keeps a 64-bit fingerprint and an
+8-byte parent entry per node, full nodes only in the frontier, and merges levels expanded in
+any order (in chunks, or on the workers of :mod:`properties.bfs_dask`) into the numbering and
+findings of the sequential search. A system's nodes are tuples of ints numbering interned
+beliefs, states, events and classes. The all-readings sweep's memo tables are one
+:class:`SweepCache`: each (state, event)'s decision tree over the knobs, each (tree shape,
+class)'s fork, moves, beliefs, run input, and property outcomes, keyed by the transition, what
+the properties read of the producer's beliefs (:attr:`~properties.catalogue.Property.belief_view`)
+and the knobs a check consulted; only the properties whose ``events`` include the event's class
+are run, and those of a narrower :attr:`~properties.catalogue.Property.scope` share their
+outcomes across every transition that agrees on what they read (the step, the target view, or
+the state after). An activity event's decision tree is computed once per (focus, event), where
+the focus is the little the model's step reads of the state (:func:`model.consumer.focus`), and
+settled on each state with that focus. The re-steps of P36 and P37 read decision trees too,
+computed once per re-stepped (state, event) and shared by every leaf and class that checks it.
+The cyclic garbage collector is paused while a search runs.
 :func:`state_graph` builds a networkx graph on demand, for export (GraphML, DOT) and graph
-queries.
+queries; the report's nodes, parents and edges are rebuilt for it by re-executing event chains.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
-import time
+from collections.abc import Sequence as SequenceABC
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional, Sequence
 
 import networkx as nx
+import numpy as np
 
 from model.consumer import (ConsumerState, decide, focus, initial_state, settle,
                             step as reference_step)
@@ -54,9 +60,15 @@ from model.producer import PRODUCER_KNOBS, Belief, Vocabulary, adversarial_moves
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
+from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
+from properties.bfs_store import KEY_LEAF_BITS, component_fingerprint, mix, unpack_key
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
+
+__all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
+           "step_splits", "SweepCache", "SweepSystem", "SingleSystem", "PairSystem",
+           "shortest_distinguishing", "shortest_trace_to", "state_graph", "trace_to"]
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
            "step_splits",
@@ -87,6 +99,12 @@ a consumer holds, not only in a warning: a peer that reports no warnings still s
 reading it follows."""
 
 
+CACHE_ENTRIES = 6_000_000
+"""The all-readings sweep's memo tables keyed by consumer transitions are emptied past this many
+entries (about 0.6 KB each: some 3.5 GB), so that memory follows the states, not the
+transitions, on deep searches (:meth:`SweepCache.trim`)."""
+
+
 @dataclass
 class ExploreReport:
     """What an exploration found and how far it got.
@@ -103,6 +121,11 @@ class ExploreReport:
         nodes, parents: the visited nodes and parent map, for :func:`state_graph`.
         edges_seen: every examined edge as ``(from node, to node, event)`` (to node is the
             existing node for an edge into a visited state), for :func:`state_graph`.
+        nodes, parents and edges_seen are sequences rebuilt on demand by re-executing event
+        chains (the search keeps 16 bytes per node: see :mod:`properties.bfs`).
+        classes: distinct classes of readings among the nodes (1 with one reading).
+        workers: processes that expanded the levels; storage: bytes per part of the search's
+            storage, the fingerprint's hash and width and the probability of a collision.
     """
 
     states: int = 0
@@ -117,6 +140,8 @@ class ExploreReport:
     parents: list = field(default_factory=list)
     edges_seen: list = field(default_factory=list)
     classes: int = 1
+    workers: int = 1
+    storage: dict = field(default_factory=dict)
 
     @property
     def states_per_second(self) -> float:
@@ -236,8 +261,9 @@ def _step_key(v: Verdict):
 
 
 def trace_to(report: ExploreReport, node: int) -> tuple[Event, ...]:
-    """The shortest trace (events from the initial node) that reaches ``node``."""
-    return _path(report.parents, node)
+    """The shortest trace (events from the initial node) that reaches ``node``, rebuilt by
+    re-executing the event chain its parent entries spell out."""
+    return report.parents.trace(node)
 
 
 def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
@@ -246,7 +272,10 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             check_readings: bool = True, max_states: Optional[int] = None,
             timeout: Optional[float] = None,
             progress: Optional[Callable[[int, int, int, float], None]] = None,
-            stop_when_found: bool = False, keep_edges: bool = False) -> ExploreReport:
+            stop_when_found: bool = False, keep_edges: bool = False, workers: int = 1,
+            cluster: Optional[str] = None, spill_dir: Optional[str] = None,
+            frontier_limit: int = 2 << 30, parallel_from: int = 10_000,
+            cache_entries: int = CACHE_ENTRIES) -> ExploreReport:
     """Breadth-first search to ``depth`` events.
 
     Two modes:
@@ -268,6 +297,9 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     * ``reading=R`` (default ``draft``): one consumer state per node, the one of reading R; a
       knob is recorded as a split where it decides in R's context (:func:`step_splits`).
 
+    Both run on the one breadth-first driver (:func:`properties.bfs.search`), as a
+    :class:`SweepSystem` or a :class:`SingleSystem`.
+
     Args:
         depth: the longest trace explored (events).
         vocabulary: the producer's finite world (see :data:`EXPLORE_VOCABULARY`).
@@ -286,34 +318,193 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         stop_when_found: stop at the end of the first level with a property violation.
         keep_edges: record every examined edge for :func:`state_graph` (off by default: the
             search itself needs only the parent map).
+        workers: processes expanding each level (1: this one; more: a Dask cluster of that
+            many local worker processes, started for the search and stopped after it).
+        cluster: the address of a running Dask scheduler to expand the levels on (its
+            workers; ``workers`` is then ignored).
+        spill_dir: where a frontier larger than ``frontier_limit`` bytes is spilled (in a
+            temporary directory made there; default the system's temporary directory).
+        parallel_from: with workers or a cluster, levels whose frontier has fewer nodes than
+            this are expanded here (starting the workers costs more than they would save).
+        cache_entries: the all-readings sweep's memo tables are emptied past this many
+            entries (:meth:`SweepCache.trim`; the output is the same, only time changes).
 
     Returns:
-        An :class:`ExploreReport`. Deterministic: moves and forks are taken in a fixed order.
+        An :class:`ExploreReport`. Deterministic: the same for every number of workers.
 
     Raises:
-        ValueError: ``reading=None`` with a consumer other than the reference model.
+        ValueError: ``reading=None`` with a consumer other than the reference model, or
+            ``workers`` below 1.
 
     Clauses: every clause of the property catalogue (P00..P40) and of the knobs (Q-ids).
     """
     all_readings = reading is None
     if all_readings and consumer is not REFERENCE:
         raise ValueError("exploring every reading at once needs the reference consumer")
-    report = ExploreReport()
-    bfs = _Search(report, time.monotonic(), max_states, timeout, progress, keep_edges)
-    search = _sweep if all_readings else _single
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
+    properties = tuple(properties)
+    if all_readings:
+        system = SweepSystem(vocabulary, properties, adversarial, cache_entries)
+    else:
+        system = SingleSystem(vocabulary, reading, consumer, properties, adversarial,
+                              check_readings)
+    engine = None
+    if workers > 1 or cluster:
+        from properties.bfs_dask import DaskEngine
+        engine = DaskEngine(system, workers=workers, address=cluster, local_below=parallel_from,
+                            frontier_limit=frontier_limit, spill_dir=spill_dir)
+    else:
+        engine = LocalEngine(system, frontier_limit=frontier_limit, spill_dir=spill_dir)
+    found = report = None
     try:
-        with _cyclic_gc_paused():
-            search(report, bfs, depth, vocabulary, reading, consumer, tuple(properties),
-                   adversarial, check_readings, stop_when_found)
-    except _Stop as stop:
-        report.stopped_by = stop.reason
-    except KeyboardInterrupt:  # stopped by the user: report how far it got
-        report.stopped_by = "interrupted"
-    report.states = len(report.nodes)
-    report.complete = report.stopped_by == "depth" and (report.depth == depth or bfs.drained)
-    report.seconds = time.monotonic() - bfs.started
-    report.classes = len({n[3] for n in report.nodes})
+        with _cyclic_gc_paused():  # the report too is parked with the oldest generation
+            found = search(system, depth, engine, max_states, timeout, progress,
+                           stop_when_found, keep_edges)
+            report = _report(found, system, depth, all_readings)
+    except KeyboardInterrupt:  # a Ctrl-C while the collector was paused or restored
+        if report is None:
+            report = _report(found or Search(stopped_by="interrupted"), system, depth,
+                             all_readings)
+        report.stopped_by, report.complete = "interrupted", False
     return report
+
+
+def _report(found: Search, system: TransitionSystem, depth: int,
+            all_readings: bool) -> ExploreReport:
+    """The :class:`ExploreReport` of a search: witnesses rebuilt on ``system``, nodes and
+    parents as views that rebuild nodes on a fresh copy of it."""
+    report = ExploreReport(states=found.states, edges=found.edges, depth=found.depth,
+                           stopped_by=found.stopped_by, seconds=found.seconds,
+                           workers=found.workers, storage=found.storage)
+    report.complete = report.stopped_by == "depth" and (report.depth == depth or found.drained)
+    witness = _Witnesses(found, system)
+    for key, (_, _, payload) in found.findings.items():
+        if key[0] == "split":
+            node, move, pair = payload
+            report.splits[key[1]] = (witness(node, move), pair)
+        elif key[0] == "violation":
+            node, move, text = payload
+            report.violations[key[1]] = (witness(node, move), text)
+    report.classes = found.tags if all_readings else 1
+    replay = _Nodes(found, system.fresh())
+    report.nodes, report.parents = replay, _Parents(replay)
+    report.edges_seen = _Edges(replay, found.edge_list) if found.edge_list is not None else []
+    return report
+
+
+class _Witnesses:
+    """Rebuilds the trace of a finding, ``witness(node, move)``: the events to ``node`` and
+    that of its ``move``, re-executed on the search's own system (its memo tables are warm)."""
+
+    def __init__(self, found: Search, system: TransitionSystem):
+        self.found, self.system = found, system
+
+    def __call__(self, node: int, move: int) -> tuple[Event, ...]:
+        labels = self.found.path(node)
+        events, current = _replay(self.system, labels)
+        return tuple(events) + (self.system.event(current, move, len(labels)),)
+
+
+def _replay(system: TransitionSystem, labels: list) -> tuple[list, tuple]:
+    """``(events, node)``: re-execute ``labels`` (``[(move, leaf)]``) from the root."""
+    node, events = system.root(), []
+    for level, (move, leaf) in enumerate(labels):
+        event, node = system.child(node, move, leaf, level)
+        events.append(event)
+    return events, node
+
+
+class _Nodes(SequenceABC):
+    """``report.nodes``: node ``i`` as its system's value (e.g. ``(belief, state, producers,
+    class)``), rebuilt by re-executing the event chain. The first item asked for rebuilds
+    every node, in id order (one step per node, each from its parent); ``len`` does not."""
+
+    def __init__(self, found: Search, system: TransitionSystem):
+        self.found, self.system = found, system
+        self._local: Optional[list] = None
+        self._events: Optional[list] = None
+        self._levels: Optional[list] = None
+
+    def __len__(self) -> int:
+        return self.found.states
+
+    def _build(self) -> None:
+        if self._local is not None:
+            return
+        system, parents = self.system, self.found.parents
+        local, events, levels = [system.root()], [None], [0]
+        for i in range(1, len(parents)):
+            parent, move, leaf = unpack_key(parents[i])
+            event, node = system.child(local[parent], move, leaf, levels[parent])
+            local.append(node)
+            events.append(event)
+            levels.append(levels[parent] + 1)
+        self._local, self._events, self._levels = local, events, levels
+
+    def local(self, i: int) -> tuple:
+        self._build()
+        return self._local[i]
+
+    def event(self, i: int) -> Optional[Event]:
+        """The event that reaches node ``i`` (None for the root)."""
+        self._build()
+        return self._events[i]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.system.value(self.local(i))
+
+    def trace(self, node: int) -> tuple[Event, ...]:
+        return tuple(_replay(self.system, self.found.path(node))[0])
+
+
+class _Parents(SequenceABC):
+    """``report.parents``: ``(parent id, event)`` per node (``(0, None)`` for the root)."""
+
+    def __init__(self, nodes: _Nodes):
+        self.nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        if i == 0:
+            return (0, None)
+        return (unpack_key(self.nodes.found.parents[i])[0], self.nodes.event(i))
+
+    def trace(self, node: int) -> tuple[Event, ...]:
+        return self.nodes.trace(node)
+
+
+class _Edges(SequenceABC):
+    """``report.edges_seen``: every examined edge as ``(from, to, event)``, in search order."""
+
+    def __init__(self, nodes: _Nodes, edge_list: tuple):
+        self.nodes = nodes
+        self.sources, self.targets, self.keys = (a.tolist() for a in edge_list)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        source = self.sources[i]
+        move = unpack_key(self.keys[i])[1]
+        return (source, self.targets[i], self.nodes.system.event(
+            self.nodes.local(source), move, self.nodes._levels[source]))
 
 
 @contextmanager
@@ -352,81 +543,17 @@ def _cyclic_gc_paused():
             finally:
                 gc.enable()
 
-
-class _Stop(Exception):
-    """A bound other than the depth stopped the search; ``reason`` names it."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-class _Search:
-    """The breadth-first bookkeeping both modes share: the visited map (node key -> node id),
-    the node list, the parent map (node id -> (parent id, event)), the next level's frontier,
-    and the bounds besides depth (checked at every new node) with the progress callback."""
-
-    def __init__(self, report: ExploreReport, started: float, max_states: Optional[int],
-                 timeout: Optional[float], progress, keep_edges: bool):
-        self.report, self.started = report, started
-        self.max_states, self.timeout, self.progress = max_states, timeout, progress
-        self.keep_edges = keep_edges
-        self.visited: dict = {}
-        self.nodes: list = []
-        self.parents: list = []
-        self.next_frontier: list = []
-        self.drained = False
-        report.parents = self.parents
-
-    def start(self, key) -> list:
-        """Add the initial node; returns the first frontier."""
-        self.visited[key] = 0
-        self.nodes.append(key)
-        self.parents.append((0, None))
-        return [0]
-
-    def reach(self, key, node: int, event: Event, halted: bool, level: int) -> None:
-        """An edge from ``node`` to the node ``key``: a node not seen before is added (and, unless
-        ``halted``, joins the next frontier). Raises :class:`_Stop` past a bound."""
-        known = self.visited.get(key)
-        if self.keep_edges:
-            self.report.edges_seen.append((node, len(self.nodes) if known is None else known,
-                                           event))
-        if known is not None:
-            return
-        added = self.visited[key] = len(self.nodes)
-        self.nodes.append(key)
-        self.parents.append((node, event))
-        if not halted:
-            self.next_frontier.append(added)
-        count = added + 1
-        if self.max_states is not None and count >= self.max_states:
-            raise _Stop("max-states")
-        if self.timeout is not None and time.monotonic() - self.started > self.timeout:
-            raise _Stop("timeout")
-        if self.progress is not None and count % 2000 == 0:
-            self.progress(level, count, self.report.edges, time.monotonic() - self.started)
-
-    def next_level(self, level: int) -> list:
-        """Close a level (``level`` is the depth now fully expanded); returns the next
-        frontier."""
-        frontier, self.next_frontier = self.next_frontier, []
-        self.report.depth = level
-        self.drained = not frontier
-        if self.progress is not None:
-            self.progress(level, len(self.nodes), self.report.edges,
-                          time.monotonic() - self.started)
-        return frontier
-
-
 class _Interned:
     """Values numbered in order of first appearance: ``number(v)`` gives v's int, ``values[i]``
-    the value. The sweep keys its maps by these ints, so that a hot-loop lookup hashes a tuple
-    of small ints rather than beliefs, states and events."""
+    the value. The systems key their maps by these ints, so that a hot-loop lookup hashes a
+    tuple of small ints rather than beliefs, states and events; ``fingerprints()`` gives each
+    value's 64-bit fingerprint (:func:`~properties.bfs_store.component_fingerprint`, computed
+    once per value, on first need) as a uint64 array indexed by number."""
 
     def __init__(self, first=()):
         self.values: list = []
         self.ids: dict = {}
+        self._fps = np.zeros(0, dtype=np.uint64)
         for value in first:
             self.number(value)
 
@@ -437,107 +564,164 @@ class _Interned:
             self.values.append(value)
         return i
 
+    def fingerprints(self) -> np.ndarray:
+        done = len(self._fps)
+        if done < len(self.values):
+            more = np.array([component_fingerprint(v) for v in self.values[done:]],
+                            dtype=np.uint64)
+            self._fps = np.concatenate((self._fps, more))
+        return self._fps
 
-def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabulary, reading,
-           consumer, properties: tuple, adversarial: bool, check_readings: bool,
-           stop_when_found: bool) -> None:
-    """Every reading in one sweep (see :func:`explore`). A node is ``(belief, state, producer
-    readings, class)`` as interned ints; per (state, event) the step's decision tree is computed
-    once, per (tree shape, class) the fork, and property outcomes are shared across beliefs
-    whose views agree (:attr:`~properties.catalogue.Property.belief_view`) and across classes
-    (by the knobs a check consulted)."""
-    beliefs = _Interned([Belief()])
-    states = _Interned([initial_state()])
-    events = _Interned()
-    producer_sets = _Interned([frozenset(PRODUCER_READINGS)])
-    classes = _Interned([()])
-    shapes = _Interned()  # decision-tree shapes: (leaf assignments, leaf result groups)
-    representatives = [_representative(())]
-    class_attrs = [frozenset()]  # per class: the reading attributes of the knobs it fixes
-    nodes, parents = bfs.nodes, bfs.parents
-    draft_conformant: list = []  # per producer set: the draft's producer reading is in it
-    move_memo: dict = {}  # (belief, producers) -> [(event, producers after, ok, belief after)]
-    advanced: dict = {}  # (belief, event) -> belief after
-    # (state, event) -> ([(assignment, result, result state, halted, outcome, knobs)], shape),
-    # where leaves with equal outcomes (result state, warnings, fatal) share the outcome number
-    # and knobs are the assignment's (reading attribute, option) pairs.
-    trees: dict = {}
-    # (focus, event) -> the decision tree of an activity event ([(assignment items, knobs,
-    # their attributes, Decision)]), or the exception deciding it raised: shared by every
-    # state with that focus.
-    local_trees: dict = {}
-    forks: dict = {}  # (shape, class) -> ([(leaf class, leaf index)], candidate knobs)
-    # event -> (properties for its type, those of them reading beliefs, those of each scope:
-    # "after", "target", "step", "transition")
-    dispatch: dict = {}
-    # Property outcomes, per (what they read of the beliefs, state, event, step outcome,
-    # conformant), with the knobs each computation consulted: shared by every belief whose
-    # views agree (all beliefs, for an event no belief-reading property applies to), every
-    # leaf with the same step outcome and every agreeing class.
-    checked: dict = {}  # (belief views, state, event, outcome, ok) -> [(consulted, result)]
-    # (transition key, class) -> the violations under the class's readings (the first under
-    # each), for the transitions where the checks consulted a knob the class leaves open
-    class_checked: dict = {}
-    # The same for the properties of narrower scope (Property.scope), shared across every
-    # transition that agrees on what they read: the state after (with the conformance flag),
-    # the target view (with the belief views), or the step alone.
-    after_checked: dict = {}  # (result state, ok) -> [(consulted, result)]
-    step_checked: dict = {}  # (state, event, step outcome) -> [(consulted, result)]
-    target_checked: dict = {}  # (belief views, event, rest of the target view) -> [...]
-    order = {p.id: i for i, p in enumerate(properties)}
-    views: dict = {}  # (belief, belief after, event) -> interned belief views
-    view_ids = _Interned()
-    inputs: dict = {}  # result state -> run input
-    split_cost: dict = {}
-    # fork candidates -> the least rank at which no split witness of theirs could improve
-    # (:func:`_may_improve`): it cannot at any rank after it either, as the search's ranks only
-    # grow and the recorded costs only fall
-    split_settled: dict = {}
-    visited, keep_edges = bfs.visited, bfs.keep_edges
-    # the restep's events by identity (:func:`~properties.catalogue.by_identity`): their numbers
-    numbered_by_id: dict = {}
-    # (state, event) -> the decision tree the restep reads, (decided, [(assignment items,
-    # knobs, their attributes, leaf)]) with knobs as (reading attribute, option) pairs and
-    # each leaf a Decision (decided) or a StepResult, or the exception the step raised: for the
-    # states and events the properties re-step (P36, P37), which the search never steps.
-    resteps: dict = {}
-    violations = report.violations
-    frontier = bfs.start((0, 0, 0, 0))
-    level = 0
 
-    def moves_of(b: int, p: int) -> list:
-        found = move_memo.get((b, p))
+def _fps_of(tables: tuple, nodes: np.ndarray) -> np.ndarray:
+    """Node fingerprints: each column of ``nodes`` numbers a value of the matching
+    :class:`_Interned` table (None: the column is a plain int, fingerprinted as itself)."""
+    columns = []
+    for j, table in enumerate(tables):
+        col = nodes[:, j]
+        columns.append(table.fingerprints()[col] if table is not None
+                       else col.astype(np.uint64) * np.uint64(0x9FB21C651E98DF25))
+    return mix(columns)
+
+
+def _record(out: Expansion, recorded: set, key: str, seq: tuple, payload: tuple) -> None:
+    """A finding kept once per key (the first in search order): ``key`` a violated property
+    id (or ``P00-no-exception``), ``seq`` its place (see :class:`~properties.bfs.Expansion`),
+    ``payload`` ``(node, move, witness text)``. ``recorded`` holds the keys already merged or
+    recorded in this expansion (a later one could not win)."""
+    if key not in recorded:
+        recorded.add(key)
+        out.findings.append((("violation", key), (), seq, payload))
+
+
+class _Dispatch:
+    """Per event number: the properties for its type, those reading beliefs, and those of each
+    scope (after, target, step, transition)."""
+
+    __slots__ = ("fires", "readers", "scoped")
+
+    def __init__(self, properties: tuple, event: Event):
+        self.fires = applicable(properties, type(event))
+        self.readers = tuple(q for q in self.fires if q.reads_belief)
+        self.scoped = tuple(tuple(q for q in self.fires if q.scope == scope)
+                            for scope in ("after", "target", "step", "transition"))
+
+
+class SweepCache:
+    """The all-readings sweep's memo tables, shared by every node the sweep expands in one
+    process, and the computations that fill them (all pure: an entry depends on its key
+    alone, so every process computes the same ones, and a table may be dropped at any time).
+
+    Interned values (:class:`_Interned`): ``beliefs``, ``states``, ``events``,
+    ``producer_sets``, ``classes``, ``shapes`` (decision-tree shapes: leaf assignments and
+    result groups), ``view_ids`` (belief views). Tables:
+
+    * ``moves``: (belief, producers) -> ``[(event, producers after, conformant, belief after)]``
+      (``advanced``: (belief, event) -> belief after).
+    * ``trees``: (state, event) -> ``([(assignment items, result, result state, halted, outcome,
+      knobs)], shape)`` or the exception the step raised; ``local_trees``: (focus, event) ->
+      an activity event's decisions (``[(items, knobs, attributes, Decision)]``) or exception.
+    * ``forks``: (shape, class) -> ``([(leaf class, leaf index)], candidate knobs)``.
+    * ``dispatch``: event -> :class:`_Dispatch`; ``views``: (belief, belief after, event) ->
+      view id.
+    * ``checked``: (view, state, event, outcome, conformant) -> ``[(consulted, result,
+      attributes)]``; ``class_checked``: (that key, class) -> the violations under the class's
+      readings; ``after_checked``, ``step_checked``, ``target_checked``: the narrower scopes'.
+    * ``inputs``: result state -> run input; ``resteps``: (state, event) -> the decision tree
+      P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity.
+    * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
+      cannot improve them (:func:`_may_improve`).
+    """
+
+    def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
+        self.vocabulary, self.properties, self.adversarial = vocabulary, properties, adversarial
+        self.beliefs = _Interned([Belief()])
+        self.states = _Interned([initial_state()])
+        self.events = _Interned()
+        self.producer_sets = _Interned([frozenset(PRODUCER_READINGS)])
+        self.classes = _Interned([()])
+        self.shapes = _Interned()
+        self.view_ids = _Interned()
+        self.representatives = [_representative(())]
+        self.class_attrs = [frozenset()]
+        self.draft_conformant: list = []
+        self.moves: dict = {}
+        self.advanced: dict = {}
+        self.trees: dict = {}
+        self.local_trees: dict = {}
+        self.forks: dict = {}
+        self.dispatch: dict = {}
+        self.checked: dict = {}
+        self.class_checked: dict = {}
+        self.after_checked: dict = {}
+        self.step_checked: dict = {}
+        self.target_checked: dict = {}
+        self.order = {p.id: i for i, p in enumerate(properties)}
+        self.views: dict = {}
+        self.inputs: dict = {}
+        self.split_cost: dict = {}
+        self.split_settled: dict = {}
+        self.numbered_by_id: dict = {}
+        self.resteps: dict = {}
+        self.trims = 0
+
+    def size(self) -> int:
+        """Entries of the tables keyed by consumer transitions (the ones that grow)."""
+        return len(self.trees) + len(self.checked) + len(self.step_checked) + \
+            len(self.resteps) + len(self.target_checked) + len(self.local_trees)
+
+    def trim(self, limit: int) -> bool:
+        """Empty the tables keyed by consumer transitions when they hold more than ``limit``
+        entries (every entry is recomputed, equal, when next needed; the interned values, the
+        moves, forks and split costs stay). Returns whether it did."""
+        if self.size() <= limit:
+            return False
+        for table in (self.trees, self.local_trees, self.checked, self.class_checked,
+                      self.after_checked, self.step_checked, self.target_checked, self.inputs,
+                      self.resteps, self.numbered_by_id):
+            table.clear()
+        self.trims += 1
+        return True
+
+    def producer_set(self, producers: frozenset) -> int:
+        """The number of a set of producer readings (``draft_conformant`` says, per number,
+        whether the draft's producer reading is in it)."""
+        p = self.producer_sets.number(producers)
+        values, flags = self.producer_sets.values, self.draft_conformant
+        while len(flags) < len(values):
+            flags.append(_DRAFT_PRODUCER in values[len(flags)])
+        return p
+
+    def moves_of(self, b: int, p: int) -> list:
+        """The moves from (belief ``b``, producer set ``p``): ``[(event, producers after,
+        conformant, belief after)]`` as numbers, in the fixed order of :func:`_node_moves`."""
+        found = self.moves.get((b, p))
         if found is None:
+            beliefs, events = self.beliefs, self.events
             belief = beliefs.values[b]
-            found = move_memo[(b, p)] = []
-            for event, after in _node_moves(belief, vocabulary, DRAFT, producer_sets.values[p],
-                                            adversarial, True):
+            found = self.moves[(b, p)] = []
+            for event, after in _node_moves(belief, self.vocabulary, DRAFT,
+                                            self.producer_sets.values[p], self.adversarial, True):
                 e = events.number(event)
-                if e not in dispatch:
-                    fires = applicable(properties, type(event))
-                    dispatch[e] = (fires, tuple(q for q in fires if q.reads_belief),
-                                   tuple(tuple(q for q in fires if q.scope == scope)
-                                         for scope in ("after", "target", "step",
-                                                       "transition")))
-                pa = producer_sets.number(after)
-                if pa == len(draft_conformant):
-                    draft_conformant.append(_DRAFT_PRODUCER in after)
-                ba = advanced.get((b, e))
+                if e not in self.dispatch:
+                    self.dispatch[e] = _Dispatch(self.properties, event)
+                pa = self.producer_set(after)
+                ba = self.advanced.get((b, e))
                 if ba is None:
-                    ba = advanced[(b, e)] = beliefs.number(advance(belief, event))
+                    ba = self.advanced[(b, e)] = beliefs.number(advance(belief, event))
                 found.append((e, pa, bool(after), ba))
         return found
 
-    def decisions_of(state: ConsumerState, e: int):
+    def decisions_of(self, state: ConsumerState, e: int):
         """The decision tree of an activity event on its focus in ``state`` (computed once per
         (focus, event), :func:`model.consumer.focus`), as ``[(assignment items, knobs, their
         attributes, Decision)]`` with knobs as (reading attribute, option) pairs; None when the
         step reads more of the state than a focus. Raises what deciding raised."""
-        event = events.values[e]
+        event = self.events.values[e]
         f = focus(state, event)
         if f is None:
             return None
-        found = local_trees.get((f, e))
+        found = self.local_trees.get((f, e))
         if found is None:
             try:
                 found = []
@@ -546,95 +730,108 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                     found.append((tuple(a.items()), knobs, tuple(x for x, _ in knobs), d))
             except Exception as exc:  # noqa: BLE001 - raised again for every state with it
                 found = exc.with_traceback(None)
-            local_trees[(f, e)] = found
+            self.local_trees[(f, e)] = found
         if isinstance(found, Exception):
             # afresh each time: a traceback kept would grow by every raise and hold frames
             raise found.with_traceback(None)
         return found
 
-    def leaves_of(state: ConsumerState, e: int) -> list:
+    def leaves_of(self, state: ConsumerState, e: int) -> list:
         """The step's decision tree on (state, event), as ``[(assignment items, knobs,
-        StepResult)]``: an activity event's decisions (:func:`decisions_of`) settled on the
+        StepResult)]``: an activity event's decisions (:meth:`decisions_of`) settled on the
         state, any other event stepped whole (:func:`step_leaves`)."""
-        decisions = decisions_of(state, e)
+        decisions = self.decisions_of(state, e)
+        event = self.events.values[e]
         if decisions is None:
             return [(tuple(a.items()), tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), r)
-                    for a, r in step_leaves(state, events.values[e])]
-        event = events.values[e]
+                    for a, r in step_leaves(state, event)]
         return [(items, knobs, settle(state, event, d)) for items, knobs, _, d in decisions]
 
-    def tree_of(s: int, e: int):
-        tree = trees.get((s, e))
+    def tree_of(self, s: int, e: int):
+        """``trees[(s, e)]``, computed when missing (see the class)."""
+        tree = self.trees.get((s, e))
         if tree is None:
+            states = self.states
             try:
                 leaves = [(items, r, states.number(r.state), r.state.halted, knobs)
-                          for items, knobs, r in leaves_of(states.values[s], e)]
+                          for items, knobs, r in self.leaves_of(states.values[s], e)]
             except Exception as exc:  # noqa: BLE001 - the escape is the finding
                 # kept without its traceback, whose frames would hold the exception in a cycle
-                tree = trees[(s, e)] = exc.with_traceback(None)
+                tree = self.trees[(s, e)] = exc.with_traceback(None)
                 return tree
             outcomes = [(rs, r.warnings, r.fatal) for _, r, rs, _, _ in leaves]
             groups = tuple(outcomes.index(o) for o in outcomes)
-            shape = shapes.number((tuple(leaf[0] for leaf in leaves), groups))
-            tree = trees[(s, e)] = ([(items, r, rs, halted, g, knobs)
-                                     for (items, r, rs, halted, knobs), g in zip(leaves, groups)],
-                                    shape)
+            shape = self.shapes.number((tuple(leaf[0] for leaf in leaves), groups))
+            tree = self.trees[(s, e)] = ([(items, r, rs, halted, g, knobs)
+                                          for (items, r, rs, halted, knobs), g
+                                          in zip(leaves, groups)], shape)
         return tree
 
-    def fork_of(shape: int, c: int) -> tuple:
-        found = forks.get((shape, c))
+    def fork_of(self, shape: int, c: int) -> tuple:
+        """``forks[(shape, c)]``, computed when missing (see the class)."""
+        found = self.forks.get((shape, c))
         if found is None:
-            assignments, groups = shapes.values[shape]
+            classes = self.classes
+            assignments, groups = self.shapes.values[shape]
             cls = classes.values[c]
             selected = [(classes.number(leaf_class), leaf)
                         for leaf_class, leaf in _select(assignments, groups, cls)]
             fixed = dict(cls)
             candidates = tuple(dict.fromkeys(k for lc, _ in selected
                                              for k, _ in classes.values[lc] if k not in fixed))
-            found = forks[(shape, c)] = (selected, candidates)
-            while len(representatives) < len(classes.values):
-                added = classes.values[len(representatives)]
-                representatives.append(_representative(added))
-                class_attrs.append(frozenset(_ATTR_OF_KNOB[k] for k, _ in added))
+            if len(selected) >= 1 << KEY_LEAF_BITS:
+                raise OverflowError(f"a fork into {len(selected)} classes: more than a parent "
+                                    "entry holds (pack_key)")
+            found = self.forks[(shape, c)] = (selected, candidates)
+            while len(self.representatives) < len(classes.values):
+                added = classes.values[len(self.representatives)]
+                self.representatives.append(_representative(added))
+                self.class_attrs.append(frozenset(_ATTR_OF_KNOB[k] for k, _ in added))
         return found
 
-    def view_of(b: int, ba: int, e: int, props: tuple) -> int:
+    def view_of(self, b: int, ba: int, e: int, props: tuple) -> int:
         """What ``props`` read of the beliefs around the event (their ``belief_view``s), as an
         interned int: outcomes are shared across beliefs whose views agree."""
-        found = views.get((b, ba, e))
+        found = self.views.get((b, ba, e))
         if found is None:
-            event, before, after = events.values[e], beliefs.values[b], beliefs.values[ba]
+            beliefs = self.beliefs.values
+            event, before, after = self.events.values[e], beliefs[b], beliefs[ba]
             read = tuple(dict.fromkeys(p.belief_view for p in props))
-            found = views[(b, ba, e)] = view_ids.number(
+            found = self.views[(b, ba, e)] = self.view_ids.number(
                 tuple((view(before, event), view(after, event)) for view in read))
         return found
 
-    def restep_for(recorder: RecordingReading):
-        """The reference step under ``recorder``'s reading, read off the step's decision tree
-        (computed once per (state, event), then shared by every leaf and class that re-steps
-        it): the leaf the reading reaches, with that leaf's knobs recorded as consulted, as the
-        step would consult them."""
+    def restep_tree(self, st: ConsumerState, ev: Event):
+        """The decision tree the re-steps of P36 and P37 read for (``st``, ``ev``): ``(decided,
+        [(items, knobs, attributes, leaf)])``, each leaf a Decision (decided) or a StepResult;
+        raises what the step raised. Computed once per (state, event)."""
+        # The renamed events P37 passes come from its memo table, the same objects each time:
+        # find their numbers by identity before hashing and comparing them whole.
+        key = (st, by_identity(self.numbered_by_id, ev, self.events.number))
+        tree = self.resteps.get(key)
+        if tree is None:
+            try:
+                decisions = self.decisions_of(st, key[1])
+                # an activity event's leaves are settled when a reading reaches them
+                tree = (True, decisions) if decisions is not None else \
+                    (False, [(items, knobs, tuple(a for a, _ in knobs), r)
+                             for items, knobs, r in self.leaves_of(st, key[1])])
+            except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
+                tree = exc.with_traceback(None)
+            self.resteps[key] = tree
+        if isinstance(tree, Exception):
+            raise tree.with_traceback(None)
+        return tree
+
+    def restep_for(self, recorder: RecordingReading):
+        """The reference step under ``recorder``'s reading, read off :meth:`restep_tree`: the
+        leaf the reading reaches, with that leaf's knobs recorded as consulted, as the step
+        would consult them."""
         base = recorder.base
+        restep_tree = self.restep_tree
 
         def restep(st, ev):
-            # The renamed events P37 passes come from its memo table, the same objects each
-            # time: find their numbers by identity before hashing and comparing them whole
-            # (states cache their hash).
-            key = (st, by_identity(numbered_by_id, ev, events.number))
-            tree = resteps.get(key)
-            if tree is None:
-                try:
-                    decisions = decisions_of(st, key[1])
-                    # an activity event's leaves are settled when a reading reaches them
-                    tree = (True, decisions) if decisions is not None else \
-                        (False, [(items, knobs, tuple(a for a, _ in knobs), r)
-                                 for items, knobs, r in leaves_of(st, key[1])])
-                except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
-                    tree = exc.with_traceback(None)
-                resteps[key] = tree
-            if isinstance(tree, Exception):
-                raise tree.with_traceback(None)
-            decided, leaves = tree
+            decided, leaves = restep_tree(st, ev)
             for _, knobs, attrs, leaf in leaves:
                 for attr, option in knobs:
                     if getattr(base, attr) != option:
@@ -646,8 +843,8 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
             raise AssertionError("no leaf of the step's decision tree takes the reading")
         return restep
 
-    def class_outcome(key: tuple, lc: int, entry: Optional[tuple], node: int, state, e: int,
-                      result, rs: int, b: int, ba: int, ok: bool):
+    def class_outcome(self, key: tuple, lc: int, entry: Optional[tuple], t_args: tuple,
+                      report: tuple):
         """The properties the leaf transition ``key`` violates under the readings of class
         ``lc``: for each reading, the first it violates (catalogue order), as a tuple of
         ``(property, witness)`` in catalogue order, one per property (the witness of one found
@@ -660,26 +857,27 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         consulted list and take that option), and so on: the class's readings are partitioned
         by the knobs the checks consult, as a step's by the knobs it consults
         (:func:`step_leaves`). Each outcome comes from ``checked`` when an entry holds for the
-        reading, else from :func:`check`; ``entry`` is the one that holds for the
-        representative, or None when none does yet."""
-        rep = representatives[lc]
-        fixed = class_attrs[lc]
+        reading, else from :meth:`check`; ``entry`` is the one that holds for the
+        representative, or None when none does yet. ``t_args`` are :meth:`check`'s transition
+        arguments, ``report`` its ``(out, recorded, seq, node, move)``."""
+        rep = self.representatives[lc]
+        fixed = self.class_attrs[lc]
         if entry is None:
-            entry = check(key, rep, node, state, e, result, rs, b, ba, ok)
+            entry = self.check(key, rep, t_args, report)
             if entry is _BROKEN:
                 return _BROKEN
         if entry[2] <= fixed:  # it holds class-wide
             return (entry[1],) if entry[1] is not None else ()
-        found = class_checked.get((key, lc))
+        found = self.class_checked.get((key, lc))
         if found is not None:
             return found
         pending = [({}, rep)]  # (options beyond the class's, their reading)
         violated: dict = {}  # property id -> (property, witness), the first found
         while pending:
             extra, reading = pending.pop()
-            entry = _known(checked.get(key), reading)
+            entry = _known(self.checked.get(key), reading)
             if entry is None:
-                entry = check(key, reading, node, state, e, result, rs, b, ba, ok)
+                entry = self.check(key, reading, t_args, report)
                 if entry is _BROKEN:
                     return _BROKEN
             knobs, found, _ = entry
@@ -696,48 +894,53 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
                         fork = {**agreed, attr: other}
                         pending.append((fork, _forked(rep, fork)))
                 agreed[attr] = option
-        outcome = class_checked[(key, lc)] = tuple(
+        order = self.order
+        outcome = self.class_checked[(key, lc)] = tuple(
             sorted(violated.values(), key=lambda found: order[found[0].id]))
         return outcome
 
-    def check(key: tuple, reading: Reading, node: int, state, e: int, result, rs: int, b: int,
-              ba: int, ok: bool):
+    def check(self, key: tuple, reading: Reading, t_args: tuple, report: tuple):
         """Compute (no cached outcome applies to the transition ``key`` under ``reading``) the
         first property the leaf transition violates under ``reading``: the entry ``(consulted
         (attribute, option) pairs, (property, witness) or None, frozenset of the consulted
         attributes)`` added to ``checked[key]``, valid under every reading that agrees on those
-        pairs; :data:`_BROKEN` when the run input raised. The properties of scope ``"after"``,
-        ``"target"`` and ``"step"`` come from their shared tables (:func:`_shared`), the others
-        are checked afresh (:func:`_fresh`)."""
-        event = events.values[e]
-        run_input = inputs.get(rs)
+        pairs; :data:`_BROKEN` when the run input raised (recorded as P00 through ``report``,
+        ``(out, recorded, seq, node, move)``). ``t_args`` is ``(level, state, e, result, rs, b,
+        ba, ok)``. The properties of scope ``"after"``, ``"target"`` and ``"step"`` come from
+        their shared tables (:func:`_shared`), the others are checked afresh (:func:`_fresh`)."""
+        level, state, e, result, rs, b, ba, ok = t_args
+        event = self.events.values[e]
+        run_input = self.inputs.get(rs)
         if run_input is None:
             try:
-                run_input = inputs[rs] = tuple(REFERENCE.run_input(result.state))
+                run_input = self.inputs[rs] = tuple(REFERENCE.run_input(result.state))
             except Exception as exc:  # noqa: BLE001
-                _record(report.violations, "P00-no-exception", node, event,
-                        f"{type(exc).__name__}: {exc}", parents)
+                out, recorded, seq, node, move = report
+                _record(out, recorded, "P00-no-exception", seq,
+                        (node, move, f"{type(exc).__name__}: {exc}"))
                 return _BROKEN
         recorder = RecordingReading(reading)
+        beliefs = self.beliefs.values
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
-                       recorder, run_input, beliefs.values[b], beliefs.values[ba], ok,
-                       restep_for(recorder))
-        after_props, target_props, step_props, other_props = dispatch[e][2]
+                       recorder, run_input, beliefs[b], beliefs[ba], ok,
+                       self.restep_for(recorder))
+        after_props, target_props, step_props, other_props = self.dispatch[e].scoped
         parts = []
         if after_props:
-            parts.append(_shared(after_checked, (rs, ok), t, recorder, after_props))
+            parts.append(_shared(self.after_checked, (rs, ok), t, recorder, after_props))
         if target_props:
             # the event by its number: the view's other members as they are
-            parts.append(_shared(target_checked, (key[0], e) + target_view(t)[1:], t, recorder,
-                                 target_props))
+            parts.append(_shared(self.target_checked, (key[0], e) + target_view(t)[1:], t,
+                                 recorder, target_props))
         if step_props:
             # (state, event, step outcome): the step's outcome numbers its state after,
             # warnings and fatal
-            parts.append(_shared(step_checked, key[1:4], t, recorder, step_props))
+            parts.append(_shared(self.step_checked, key[1:4], t, recorder, step_props))
         if other_props:
             parts.append(_fresh(t, recorder, other_props))
         # The first violation in catalogue order, valid under every reading that agrees on the
         # knobs any part consulted.
+        order = self.order
         outcome, consulted, attrs, merged = None, (), _NOTHING, False
         for knobs, found, part_attrs in parts:
             if knobs:
@@ -753,72 +956,397 @@ def _sweep(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabula
         if merged:
             consulted = tuple(dict.fromkeys(consulted))
         entry = (consulted, outcome, attrs)
-        checked.setdefault(key, []).append(entry)
+        self.checked.setdefault(key, []).append(entry)
         return entry
 
-    try:
-        while frontier and level < depth:
-            for node in frontier:
-                b, s, p, c = nodes[node]
-                state = states.values[s]
-                for e, pa, ok, ba in moves_of(b, p):
-                    report.edges += 1
-                    tree = trees.get((s, e))
-                    if tree is None:
-                        tree = tree_of(s, e)
-                    if isinstance(tree, Exception):
-                        _record(violations, "P00-no-exception", node, events.values[e],
-                                f"{type(tree).__name__}: {tree}", parents)
-                        continue
-                    tree, shape = tree
-                    if len(tree) == 1:
-                        leaves = ((c, 0),)
+    def splits_at(self, out: Expansion, leaves: list, node: int, move: int, rank: tuple) -> None:
+        """Record the knobs that split at a fork, as findings ``("split", knob)`` whose cost
+        is ``rank + (context length,)`` (per knob: the shortest trace; among equally short
+        ones, one conformant under the draft's producer obligations first, then the pair whose
+        context departs least from ``draft``; first found on ties). ``rank`` is (level, not
+        conformant under draft); ``leaves`` are ``[(class, StepResult)]``. Only knobs that
+        improve :attr:`split_cost` are recorded (it is updated)."""
+        cost = self.split_cost
+        verdict_leaves = [(dict(c), Verdict(r.state, tuple((0, w) for w in r.warnings),
+                                            (0, r.fatal) if r.fatal else None, 1))
+                          for c, r in leaves]
+        for knob, pair in knob_splits(verdict_leaves, key=_step_key).items():
+            c = rank + (len(context_of(pair, knob)),)
+            if knob not in cost or c < cost[knob]:
+                cost[knob] = c
+                out.findings.append((("split", knob), c, (node, move, 0), (node, move, pair)))
+
+
+class SweepSystem(TransitionSystem):
+    """Every reading in one sweep (see :func:`explore`), as a transition system: a node is
+    ``(belief, state, producer readings, class)``, each a number of the :class:`SweepCache`'s
+    interned tables; a move is an event of :func:`_node_moves`, a leaf one class of the step's
+    fork (:func:`_select`)."""
+
+    width = 4
+
+    def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool,
+                 cache_entries: int = CACHE_ENTRIES):
+        self.config = (vocabulary, properties, adversarial, cache_entries)
+        self.cache = SweepCache(vocabulary, properties, adversarial)
+        self.cache_entries = cache_entries
+
+    def spec(self, workers: int) -> tuple:
+        """Each of ``workers`` processes gets a share of the memo-table budget (they hold
+        disjoint consumer states, so the tables stay about as large in all)."""
+        return type(self), self.config[:-1] + (max(self.cache_entries // workers, 1),)
+
+    def cache_size(self) -> int:
+        """Entries of the memo tables keyed by consumer transitions (:meth:`SweepCache.size`)."""
+        return self.cache.size()
+
+    def fresh(self) -> "SweepSystem":
+        """The same system with empty memo tables."""
+        return SweepSystem(*self.config)
+
+    def root(self) -> tuple:
+        return (0, 0, 0, 0)
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        c = self.cache
+        return _fps_of((c.beliefs, c.states, c.producer_sets, c.classes), nodes)
+
+    def routing(self, nodes: np.ndarray) -> np.ndarray:
+        # by consumer state: the step trees and most check outcomes are keyed by it
+        return self.cache.states.fingerprints()[nodes[:, 1]]
+
+    def tags(self, nodes: np.ndarray) -> np.ndarray:
+        return self.cache.classes.fingerprints()[nodes[:, 3]]
+
+    def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
+        b, s, p, cl = node
+        c = self.cache
+        e, pa, _, ba = c.moves_of(b, p)[move]
+        tree, shape = c.tree_of(s, e)
+        leaves = ((cl, 0),) if len(tree) == 1 else c.fork_of(shape, cl)[0]
+        lc, li = leaves[leaf]
+        return c.events.values[e], (ba, tree[li][2], pa, lc)
+
+    def event(self, node: tuple, move: int, level: int = 0) -> Event:
+        c = self.cache
+        return c.events.values[c.moves_of(node[0], node[2])[move][0]]
+
+    def value(self, node: tuple) -> tuple:
+        b, s, p, cl = node
+        c = self.cache
+        return (c.beliefs.values[b], c.states.values[s], c.producer_sets.values[p],
+                c.classes.values[cl])
+
+    def export(self, nodes: np.ndarray) -> list:
+        c = self.cache
+        return [(_belief_fields(c.beliefs.values[b]), c.states.values[s],
+                 tuple(sorted(c.producer_sets.values[p])), c.classes.values[cl])
+                for b, s, p, cl in nodes.tolist()]
+
+    def import_(self, values: list) -> np.ndarray:
+        c = self.cache
+        rows = [(c.beliefs.number(Belief(*b)), c.states.number(s),
+                 c.producer_set(frozenset(p)), c.classes.number(cl))
+                for b, s, p, cl in values]
+        while len(c.representatives) < len(c.classes.values):
+            added = c.classes.values[len(c.representatives)]
+            c.representatives.append(_representative(added))
+            c.class_attrs.append(frozenset(_ATTR_OF_KNOB[k] for k, _ in added))
+        return np.array(rows, dtype=np.int64).reshape(len(rows), 4)
+
+    def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
+               known: dict) -> None:
+        c = self.cache
+        c.trim(self.cache_entries)
+        for key, cost in known.items():
+            if key[0] == "split" and (key[1] not in c.split_cost or cost < c.split_cost[key[1]]):
+                c.split_cost[key[1]] = cost
+        recorded = {k[1] for k in known if k[0] == "violation"}
+        for node, (b, s, p, cl) in zip(ids.tolist(), nodes.tolist()):
+            self._expand_node(node, b, s, p, cl, level, out, recorded)
+
+    def _expand_node(self, node: int, b: int, s: int, p: int, cl: int, level: int,
+                     out: Expansion, recorded: set) -> None:
+        """One node's moves, leaves, checks and successors (the sweep's hot loop)."""
+        c = self.cache
+        trees, forks, checked, views = c.trees, c.forks, c.checked, c.views
+        representatives, class_attrs = c.representatives, c.class_attrs
+        dispatch, properties, events = c.dispatch, c.properties, c.events.values
+        known_entry = _known
+        add_node, add_key, add_halted = out.nodes.append, out.keys.append, out.halted.append
+        state = c.states.values[s]
+        node_moves = c.moves.get((b, p)) or c.moves_of(b, p)
+        out.moves.append(len(node_moves))
+        for m, (e, pa, ok, ba) in enumerate(node_moves):
+            tree = trees.get((s, e))
+            if tree is None:
+                tree = c.tree_of(s, e)
+            if isinstance(tree, Exception):
+                _record(out, recorded, "P00-no-exception", (node, m, 0),
+                        (node, m, f"{type(tree).__name__}: {tree}"))
+                continue
+            tree, shape = tree
+            if len(tree) == 1:
+                leaves = ((cl, 0),)
+            else:
+                leaves, candidates = forks.get((shape, cl)) or c.fork_of(shape, cl)
+                if len(leaves) > 1 and ok and not state.halted:
+                    rank = (level, not c.draft_conformant[pa])
+                    settled = c.split_settled.get(candidates)
+                    if settled is not None and settled <= rank:
+                        pass  # no split witness of these knobs can improve any more
+                    elif _may_improve(c.split_cost, candidates, rank):
+                        c.splits_at(out, [(c.classes.values[lc], tree[leaf][1])
+                                          for lc, leaf in leaves], node, m, rank)
                     else:
-                        leaves, candidates = forks.get((shape, c)) or fork_of(shape, c)
-                        if len(leaves) > 1 and ok and not state.halted:
-                            rank = (level, not draft_conformant[pa])
-                            settled = split_settled.get(candidates)
-                            if settled is not None and settled <= rank:
-                                pass  # no split witness of these knobs can improve any more
-                            elif _may_improve(split_cost, candidates, rank):
-                                _record_splits(report, split_cost,
-                                               [(classes.values[lc], tree[leaf][1])
-                                                for lc, leaf in leaves],
-                                               node, events.values[e], parents, rank)
-                            else:
-                                split_settled[candidates] = rank
-                    props, readers, _ = dispatch[e] if properties else ((), (), ())
-                    view = None
-                    if readers:
-                        view = views.get((b, ba, e))
-                        if view is None:
-                            view = view_of(b, ba, e, readers)
-                    for lc, leaf in leaves:
-                        _, result, rs, halted, outcome, _ = tree[leaf]
-                        if props:
-                            key = (view, s, e, outcome, ok)
-                            entry = _known(checked.get(key), representatives[lc])
-                            if entry is not None and entry[2] <= class_attrs[lc]:
-                                # the common case: an outcome that holds class-wide
-                                found = (entry[1],) if entry[1] is not None else ()
-                            else:
-                                found = class_outcome(key, lc, entry, node, state, e, result, rs,
-                                                      b, ba, ok)
-                                if found is _BROKEN:
-                                    continue
-                            for prop, witness in found:
-                                _record(violations, prop.id, node, events.values[e], witness,
-                                        parents)
-                        reached = (ba, rs, pa, lc)
-                        if keep_edges or reached not in visited:  # else reach() would do nothing
-                            bfs.reach(reached, node, events.values[e], halted, level)
-            level += 1
-            frontier = bfs.next_level(level)
-            if stop_when_found and report.violations:
-                break
-    finally:  # also when a bound or Ctrl-C stops it: the report holds what was explored
-        report.nodes = [(beliefs.values[b], states.values[s], producer_sets.values[p],
-                         classes.values[c]) for b, s, p, c in nodes]
+                        c.split_settled[candidates] = rank
+            d = dispatch[e]
+            props, readers = (d.fires, d.readers) if properties else ((), ())
+            view = None
+            if readers:
+                view = views.get((b, ba, e))
+                if view is None:
+                    view = c.view_of(b, ba, e, readers)
+            base = (node << 28) | (m << 12)
+            for j, (lc, leaf) in enumerate(leaves):
+                _, result, rs, halted, outcome, _ = tree[leaf]
+                if props:
+                    key = (view, s, e, outcome, ok)
+                    entry = known_entry(checked.get(key), representatives[lc])
+                    if entry is not None and entry[2] <= class_attrs[lc]:
+                        # the common case: an outcome that holds class-wide
+                        found = (entry[1],) if entry[1] is not None else ()
+                    else:
+                        seq = (node, m, 2 * j + 1)
+                        found = c.class_outcome(key, lc, entry,
+                                                (level, state, e, result, rs, b, ba, ok),
+                                                (out, recorded, seq, node, m))
+                        if found is _BROKEN:
+                            continue
+                    for prop, witness in found:
+                        _record(out, recorded, prop.id, (node, m, 2 * j + 1),
+                                (node, m, witness))
+                add_key(base | j)
+                add_node((ba, rs, pa, lc))
+                add_halted(halted)
+
+
+def _belief_fields(belief: Belief) -> tuple:
+    """A belief as its fields, in order (pickled so: a belief's cached hash is never carried
+    to another process, whose string hashes differ)."""
+    return tuple(getattr(belief, f.name) for f in dataclasses.fields(belief) if f.init)
+
+
+class SingleSystem(TransitionSystem):
+    """One reading (see :func:`explore`) as a transition system: a node is ``(belief, state,
+    conformant so far)``, the first two numbers of interned tables; every property is checked
+    on every edge."""
+
+    width = 3
+
+    def __init__(self, vocabulary: Vocabulary, reading: Reading, consumer, properties: tuple,
+                 adversarial: bool, check_readings: bool):
+        self.config = (vocabulary, reading, consumer, properties, adversarial, check_readings)
+        self.vocabulary, self.reading, self.consumer = vocabulary, reading, consumer
+        self.properties, self.adversarial = properties, adversarial
+        self.check_splits = check_readings and consumer.step is reference_step
+        self.beliefs = _Interned([Belief()])
+        self.states = _Interned([initial_state()])
+        self.flags = _Interned([False, True])
+        self.move_memo: dict = {}
+        self.advanced: dict = {}
+        self.found_knobs: set = set()
+
+    def fresh(self) -> "SingleSystem":
+        return SingleSystem(*self.config)
+
+    def root(self) -> tuple:
+        return (0, 0, 1)
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        return _fps_of((self.beliefs, self.states, self.flags), nodes)
+
+    def routing(self, nodes: np.ndarray) -> np.ndarray:
+        return self.states.fingerprints()[nodes[:, 1]]
+
+    def moves_of(self, b: int, ok: int) -> list:
+        """``[(event, conformant after)]`` from belief ``b`` (see :func:`_node_moves`)."""
+        found = self.move_memo.get((b, ok))
+        if found is None:
+            found = self.move_memo[(b, ok)] = _node_moves(
+                self.beliefs.values[b], self.vocabulary, self.reading, bool(ok),
+                self.adversarial, False)
+        return found
+
+    def after(self, b: int, event: Event) -> int:
+        """The belief after ``event`` from belief ``b``, as a number."""
+        ba = self.advanced.get((b, event))
+        if ba is None:
+            ba = self.advanced[(b, event)] = self.beliefs.number(
+                advance(self.beliefs.values[b], event))
+        return ba
+
+    def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
+        b, s, ok = node
+        event, ok_after = self.moves_of(b, ok)[move]
+        result = self.consumer.step(self.states.values[s], event, self.reading)
+        return event, (self.after(b, event), self.states.number(result.state), int(ok_after))
+
+    def event(self, node: tuple, move: int, level: int = 0) -> Event:
+        return self.moves_of(node[0], node[2])[move][0]
+
+    def value(self, node: tuple) -> tuple:
+        b, s, ok = node
+        return (self.beliefs.values[b], self.states.values[s], bool(ok), _FULL)
+
+    def export(self, nodes: np.ndarray) -> list:
+        return [(_belief_fields(self.beliefs.values[b]), self.states.values[s], ok)
+                for b, s, ok in nodes.tolist()]
+
+    def import_(self, values: list) -> np.ndarray:
+        rows = [(self.beliefs.number(Belief(*b)), self.states.number(s), ok)
+                for b, s, ok in values]
+        return np.array(rows, dtype=np.int64).reshape(len(rows), 3)
+
+    def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
+               known: dict) -> None:
+        recorded = {k[1] for k in known if k[0] == "violation"}
+        self.found_knobs.update(k[1] for k in known if k[0] == "split")
+        for node, (b, s, ok) in zip(ids.tolist(), nodes.tolist()):
+            self._expand_node(node, b, s, ok, level, out, recorded)
+
+    def _expand_node(self, node: int, b: int, s: int, ok_before: int, level: int,
+                     out: Expansion, recorded: set) -> None:
+        """One node's moves: step, split check, properties, successor."""
+        reading, step_fn = self.reading, self.consumer.step
+        run_input_fn = self.consumer.run_input
+        check_splits, properties = self.check_splits, self.properties
+        belief, state = self.beliefs.values[b], self.states.values[s]
+
+        def restep(st, ev):
+            res = step_fn(st, ev, reading)
+            return res.state, res.warnings, res.fatal
+        node_moves = self.moves_of(b, ok_before)
+        out.moves.append(len(node_moves))
+        for m, (event, ok) in enumerate(node_moves):
+            recorder = RecordingReading(reading) if check_splits else reading
+            try:
+                result = step_fn(state, event, recorder)
+            except Exception as exc:  # noqa: BLE001 - the escape is the finding
+                _record(out, recorded, "P00-no-exception", (node, m, 0),
+                        (node, m, f"{type(exc).__name__}: {exc}"))
+                continue
+            if check_splits and ok and not state.halted and recorder.consulted:
+                consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
+                if not consulted <= self.found_knobs:
+                    for knob, pair in step_splits(state, event, reading).items():
+                        if knob not in self.found_knobs:
+                            self.found_knobs.add(knob)
+                            out.findings.append((("split", knob), (), (node, m, 0),
+                                                 (node, m, pair)))
+            ba = self.after(b, event)
+            if properties:
+                try:
+                    run_input = tuple(run_input_fn(result.state))
+                except Exception as exc:  # noqa: BLE001
+                    _record(out, recorded, "P00-no-exception", (node, m, 1),
+                            (node, m, f"{type(exc).__name__}: {exc}"))
+                    continue
+                found = check_transition(Transition(
+                    level, state, event, result.state, result.warnings, result.fatal,
+                    reading, run_input, belief, self.beliefs.values[ba], ok, restep), properties)
+                if found is not None:
+                    _record(out, recorded, found[0].id, (node, m, 1), (node, m, found[1]))
+            out.keys.append((node << 28) | (m << 12))
+            out.nodes.append((ba, self.states.number(result.state), int(ok)))
+            out.halted.append(result.state.halted)
+
+
+class PairSystem(TransitionSystem):
+    """:func:`shortest_distinguishing` as a transition system: a node is ``(belief, state under
+    reading a, state under reading b, producer readings)``, all numbers; the finding
+    ``("distinguishing",)`` is the first step whose results differ in what a verdict shows."""
+
+    width = 4
+
+    def __init__(self, reading_a: Reading, reading_b: Reading, vocabulary: Vocabulary,
+                 producers0: frozenset):
+        self.config = (reading_a, reading_b, vocabulary, producers0)
+        self.reading_a, self.reading_b, self.vocabulary = reading_a, reading_b, vocabulary
+        self.beliefs = _Interned([Belief()])
+        self.states = _Interned([initial_state()])
+        self.producer_sets = _Interned([producers0])
+        self.move_memo: dict = {}
+        self.advanced: dict = {}
+
+    def fresh(self) -> "PairSystem":
+        return PairSystem(*self.config)
+
+    def root(self) -> tuple:
+        return (0, 0, 0, 0)
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        return _fps_of((self.beliefs, self.states, self.states, self.producer_sets), nodes)
+
+    def moves_of(self, b: int, p: int) -> list:
+        """``[(event, producers after)]`` from (belief, producer set), producers numbered."""
+        found = self.move_memo.get((b, p))
+        if found is None:
+            found = self.move_memo[(b, p)] = [
+                (e, self.producer_sets.number(after)) for e, after in _node_moves(
+                    self.beliefs.values[b], self.vocabulary, DRAFT, self.producer_sets.values[p],
+                    False, True)]
+        return found
+
+    def after(self, b: int, event: Event) -> int:
+        ba = self.advanced.get((b, event))
+        if ba is None:
+            ba = self.advanced[(b, event)] = self.beliefs.number(
+                advance(self.beliefs.values[b], event))
+        return ba
+
+    def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
+        b, sa, sb, p = node
+        event, pa = self.moves_of(b, p)[move]
+        ra = reference_step(self.states.values[sa], event, self.reading_a)
+        rb = reference_step(self.states.values[sb], event, self.reading_b)
+        return event, (self.after(b, event), self.states.number(ra.state),
+                       self.states.number(rb.state), pa)
+
+    def event(self, node: tuple, move: int, level: int = 0) -> Event:
+        return self.moves_of(node[0], node[3])[move][0]
+
+    def value(self, node: tuple) -> tuple:
+        b, sa, sb, p = node
+        return (self.beliefs.values[b], self.states.values[sa], self.states.values[sb],
+                self.producer_sets.values[p])
+
+    def done(self, findings: dict) -> bool:
+        return bool(findings)
+
+    def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
+               known: dict) -> None:
+        states = self.states
+        for node, (b, sa, sb, p) in zip(ids.tolist(), nodes.tolist()):
+            state_a, state_b = states.values[sa], states.values[sb]
+            node_moves = self.moves_of(b, p)
+            out.moves.append(len(node_moves))
+            for m, (event, pa) in enumerate(node_moves):
+                ra = reference_step(state_a, event, self.reading_a)
+                rb = reference_step(state_b, event, self.reading_b)
+                if (ra.state, ra.warnings, ra.fatal and (ra.fatal.code, ra.fatal.clause)) != \
+                        (rb.state, rb.warnings, rb.fatal and (rb.fatal.code, rb.fatal.clause)):
+                    va = Verdict(ra.state, tuple((0, w) for w in ra.warnings),
+                                 (0, ra.fatal) if ra.fatal else None, 1)
+                    vb = Verdict(rb.state, tuple((0, w) for w in rb.warnings),
+                                 (0, rb.fatal) if rb.fatal else None, 1)
+                    if _step_key(va) != _step_key(vb):
+                        out.findings.append((("distinguishing",), (), (node, m, 0), (node, m)))
+                out.keys.append((node << 28) | (m << 12))
+                out.nodes.append((self.after(b, event), states.number(ra.state),
+                                  states.number(rb.state), pa))
+                out.halted.append(ra.state.halted or rb.state.halted)
+
 
 
 _NOTHING: frozenset = frozenset()
@@ -841,72 +1369,6 @@ def _select(assignments: tuple, groups: tuple, cls: tuple) -> list[tuple[tuple, 
         return [(cls, reached[0])]
     return [(_class_of(cls, tuple((x, v) for x, v in assignments[i] if x not in fixed)), i)
             for i in reached]
-
-
-def _single(report: ExploreReport, bfs: _Search, depth: int, vocabulary: Vocabulary,
-            reading: Reading, consumer, properties: tuple, adversarial: bool,
-            check_readings: bool, stop_when_found: bool) -> None:
-    """One reading (see :func:`explore`): a node is ``(belief, state, conformant so far,
-    _FULL)``; every property is checked on every edge."""
-    nodes, parents = bfs.nodes, bfs.parents
-    report.nodes = nodes
-    step_fn = consumer.step
-    run_input_fn = consumer.run_input
-    check_splits = check_readings and step_fn is reference_step
-    found_knobs: set = set()
-    move_memo: dict = {}
-    advanced: dict = {}
-    frontier = bfs.start((Belief(), initial_state(), True, _FULL))
-    level = 0
-
-    def restep(s, e):
-        res = step_fn(s, e, reading)
-        return res.state, res.warnings, res.fatal
-
-    while frontier and level < depth:
-        for node in frontier:
-            belief, state, conformant, _ = nodes[node]
-            node_moves = move_memo.get((belief, conformant))
-            if node_moves is None:
-                node_moves = move_memo[(belief, conformant)] = _node_moves(
-                    belief, vocabulary, reading, conformant, adversarial, False)
-            for event, ok in node_moves:
-                report.edges += 1
-                recorder = RecordingReading(reading) if check_splits else reading
-                try:
-                    result = step_fn(state, event, recorder)
-                except Exception as exc:  # noqa: BLE001 - the escape is the finding
-                    _record(report.violations, "P00-no-exception", node, event,
-                            f"{type(exc).__name__}: {exc}", parents)
-                    continue
-                if check_splits and ok and not state.halted and recorder.consulted:
-                    consulted = {_KNOB_OF_ATTR[a] for a in recorder.consulted}
-                    if not consulted <= found_knobs:
-                        for knob, pair in step_splits(state, event, reading).items():
-                            if knob not in report.splits:
-                                found_knobs.add(knob)
-                                report.splits[knob] = (_path(parents, node) + (event,), pair)
-                belief_after = advanced.get((belief, event))
-                if belief_after is None:
-                    belief_after = advanced[(belief, event)] = advance(belief, event)
-                if properties:
-                    try:
-                        run_input = tuple(run_input_fn(result.state))
-                    except Exception as exc:  # noqa: BLE001
-                        _record(report.violations, "P00-no-exception", node, event,
-                                f"{type(exc).__name__}: {exc}", parents)
-                        continue
-                    found = check_transition(Transition(
-                        level, state, event, result.state, result.warnings, result.fatal,
-                        reading, run_input, belief, belief_after, ok, restep), properties)
-                    if found is not None:
-                        _record(report.violations, found[0].id, node, event, found[1], parents)
-                bfs.reach((belief_after, result.state, ok, _FULL), node, event,
-                          result.state.halted, level)
-        level += 1
-        frontier = bfs.next_level(level)
-        if stop_when_found and report.violations:
-            break
 
 
 _KNOB_OF_ATTR = {k.attr: k.id for k in KNOBS}
@@ -1057,23 +1519,6 @@ def _may_improve(cost: dict, candidates: tuple, rank: tuple) -> bool:
                    for k in candidates)
 
 
-def _record_splits(report: ExploreReport, cost: dict, leaves: list, node: int, event: Event,
-                   parents: list, rank: tuple) -> None:
-    """Record the knobs that split at a fork: per knob, the shortest trace; among equally short
-    ones, one conformant under the draft's producer obligations before one conformant only
-    under another producer reading, then the pair whose context departs least from ``draft``
-    (first found on ties). ``rank`` is (level, not conformant under draft). Callers skip forks
-    where :func:`_may_improve` says no knob can improve."""
-    verdict_leaves = [(dict(c), Verdict(r.state, tuple((0, w) for w in r.warnings),
-                                        (0, r.fatal) if r.fatal else None, 1))
-                      for c, r in leaves]
-    for knob, pair in knob_splits(verdict_leaves, key=_step_key).items():
-        c = rank + (len(context_of(pair, knob)),)
-        if knob not in cost or c < cost[knob]:
-            cost[knob] = c
-            report.splits[knob] = (_path(parents, node) + (event,), pair)
-
-
 @_cyclic_gc_paused()
 def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 6,
                             vocabulary: Vocabulary = EXPLORE_VOCABULARY,
@@ -1104,54 +1549,13 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
     """
     producers0 = frozenset(PRODUCER_READINGS) if producer is None else \
         frozenset({tuple((k, producer.as_dict()[k]) for k in PRODUCER_KNOBS)})
-    start = (Belief(), initial_state(), initial_state(), producers0)
-    visited = {start: 0}
-    parents: list = [(0, None)]
-    frontier = [start]
-    level = 0
-    while frontier and level < depth:
-        next_frontier = []
-        for node_key in frontier:
-            node = visited[node_key]
-            belief, sa, sb, producers = node_key
-            for event, producers_after in _node_moves(belief, vocabulary, DRAFT, producers,
-                                                      False, True):
-                ra = reference_step(sa, event, reading_a)
-                rb = reference_step(sb, event, reading_b)
-                if (ra.state, ra.warnings, ra.fatal and (ra.fatal.code, ra.fatal.clause)) != \
-                        (rb.state, rb.warnings, rb.fatal and (rb.fatal.code, rb.fatal.clause)):
-                    va = Verdict(ra.state, tuple((0, w) for w in ra.warnings),
-                                 (0, ra.fatal) if ra.fatal else None, 1)
-                    vb = Verdict(rb.state, tuple((0, w) for w in rb.warnings),
-                                 (0, rb.fatal) if rb.fatal else None, 1)
-                    if _step_key(va) != _step_key(vb):
-                        return _path(parents, node) + (event,)
-                key = (advance(belief, event), ra.state, rb.state, producers_after)
-                if key in visited:
-                    continue
-                visited[key] = len(parents)
-                parents.append((node, event))
-                if not (ra.state.halted or rb.state.halted):
-                    next_frontier.append(key)
-                if max_states is not None and len(visited) >= max_states:
-                    return None
-        frontier = next_frontier
-        level += 1
-    return None
-
-
-def _path(parents: list, node: int) -> tuple[Event, ...]:
-    events = []
-    while node:
-        parent, event = parents[node]
-        events.append(event)
-        node = parent
-    return tuple(reversed(events))
-
-
-def _record(table: dict, key: str, node: int, event: Event, text: str, parents: list) -> None:
-    if key not in table:
-        table[key] = (_path(parents, node) + (event,), text)
+    system = PairSystem(reading_a, reading_b, vocabulary, producers0)
+    found = search(system, depth, LocalEngine(system), max_states=max_states)
+    hit = found.findings.get(("distinguishing",))
+    if hit is None:
+        return None
+    node, move = hit[2]
+    return _Witnesses(found, system)(node, move)
 
 
 def state_graph(report: ExploreReport, max_nodes: Optional[int] = None) -> nx.DiGraph:

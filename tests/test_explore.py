@@ -412,9 +412,9 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
     def run(share: bool) -> list:
         seen = []
 
-        def record(table, key, node, event, text, parents):
-            seen.append((key, node, event, text))
-            real_record(table, key, node, event, text, parents)
+        def record(out, recorded, key, seq, payload):
+            seen.append((key, seq, payload))
+            real_record(out, recorded, key, seq, payload)
         monkeypatch.setattr(explore_module, "_record", record)
         if not share:
             monkeypatch.setattr(explore_module, "_known", lambda entries, reading: None)

@@ -1,0 +1,458 @@
+"""One breadth-first driver for every explicit-state search, over one transition-system contract.
+
+The contract (:class:`TransitionSystem`): a system has a root node, expands nodes into successor
+nodes and findings (:class:`Expansion`), fingerprints nodes, and rebuilds a node from its parent
+and the move taken (so that only the frontier holds full nodes: any other node, and every
+witness, is rebuilt by re-executing its event chain). Nodes are tuples of ``width`` ints (the
+system interns whatever they stand for), held in int64 columns.
+
+The driver (:func:`search`) runs the levels one after another. Every node's *parent entry*
+``(parent id, move index, leaf index)`` (:func:`~properties.bfs_store.pack_key`) is also its
+place in the order in which a sequential search discovers nodes, so a level can be expanded in
+any order, in chunks, on any number of workers: the driver numbers a level's new nodes by their
+sorted parent entries, keeps for each fingerprint the first entry, and keeps for each finding
+the least ``(cost, sequence)``, where a finding's sequence ``(parent, move, sub)`` places it
+among the sequential search's steps. So the node numbering, the parent map, the findings and
+their witnesses are those of the sequential search, byte for byte, whatever the number of
+workers (engines: in-process here, Dask in :mod:`properties.bfs_dask`).
+
+Memory per distinct node: 8 bytes of fingerprint (:class:`~properties.bfs_store.FingerprintSet`)
+and 8 of parent entry (:class:`~properties.bfs_store.BlockArray`); ``8 * width`` more while in
+the frontier (:class:`~properties.bfs_store.Frontier`, spilled to disk past a limit); plus
+whatever the system caches (its memo tables, bounded by the distinct components, not nodes).
+"""
+from __future__ import annotations
+
+import time
+from array import array
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from properties.bfs_store import (_MAX_PARENT, FINGERPRINT, KEY_MOVE_BITS, BlockArray,
+                                  FingerprintSet, Frontier, collision_probability, pack_key,
+                                  unpack_key)
+
+__all__ = ["TransitionSystem", "Expansion", "Batch", "Search", "search", "Stop",
+           "LocalEngine", "sequence_of_key"]
+
+
+class Stop(Exception):
+    """A bound other than the depth stopped the search; ``reason`` names it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Expansion:
+    """What expanding some nodes produced, in the sequential search's order (the driver's
+    merge makes the order of several expansions irrelevant).
+
+    Attributes:
+        nodes: the successors, tuples of ``width`` ints; keys: their parent entries
+            (``array('q')``, :func:`~properties.bfs_store.pack_key`); halted: per successor,
+            whether it is never expanded (a halted consumer).
+        findings: ``[(key, cost, sequence, payload)]``: the driver keeps, per key, the least
+            ``(cost, sequence)``; ``sequence`` is ``(parent id, move index, sub)`` with sub 0
+            for what happens on the move before its leaves, ``2j + 1`` for leaf ``j``'s checks
+            and ``2j + 2`` for leaf ``j``'s successor.
+        moves: per expanded node (in the order given), how many moves it has (edges).
+    """
+
+    __slots__ = ("nodes", "keys", "halted", "findings", "moves")
+
+    def __init__(self):
+        self.nodes: list = []
+        self.keys = array("q")
+        self.halted: list = []
+        self.findings: list = []
+        self.moves = array("q")
+
+
+class TransitionSystem:
+    """The contract every search implements (an abstract base: each method raises
+    NotImplementedError here).
+
+    Attributes:
+        width: ints per node.
+    """
+
+    width: int = 1
+
+    def root(self) -> tuple:
+        """The initial node (a tuple of ``width`` ints)."""
+        raise NotImplementedError
+
+    def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
+               known: dict) -> None:
+        """Expand ``nodes`` (int64, shape (m, width)) whose ids are ``ids``, at ``level``
+        (the depth of the nodes), into ``out``, in order; ``known`` maps every finding key
+        merged so far to its cost (for pruning only: a finding no better than a known one may
+        be left out)."""
+        raise NotImplementedError
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        """The 64-bit fingerprints (uint64) of ``nodes``, equal in every process."""
+        raise NotImplementedError
+
+    def routing(self, nodes: np.ndarray) -> np.ndarray:
+        """A uint64 per node that decides its partition among workers (equal nodes agree):
+        by default the fingerprint; a system may route by a component its caches are keyed
+        by, so that each worker computes those once."""
+        return self.fingerprints(nodes)
+
+    def tags(self, nodes: np.ndarray) -> Optional[np.ndarray]:
+        """A uint64 per node whose distinct values the driver counts (None: no count)."""
+        return None
+
+    def child(self, node: tuple, move: int, leaf: int, level: int) -> tuple:
+        """``(event, child node)``: re-execute ``move`` (and take ``leaf`` of its fork) from
+        ``node``, a node at depth ``level`` (a system whose moves depend on the position, as
+        the Z3 cross-check's realised events do, reads it; others ignore it)."""
+        raise NotImplementedError
+
+    def event(self, node: tuple, move: int, level: int):
+        """The event of ``node``'s ``move`` (``node`` at depth ``level``)."""
+        raise NotImplementedError
+
+    def value(self, node: tuple):
+        """What the node stands for, for a report (e.g. a tuple of belief, state, ...)."""
+        raise NotImplementedError
+
+    def export(self, nodes: np.ndarray) -> list:
+        """``nodes`` as values another process can import (picklable, canonical)."""
+        raise NotImplementedError
+
+    def import_(self, values: list) -> np.ndarray:
+        """Nodes (int64, shape (len(values), width)) from :meth:`export`'s values."""
+        raise NotImplementedError
+
+    def spec(self, workers: int) -> tuple:
+        """``(class, arguments)`` that build this system afresh in a worker process, one of
+        ``workers`` (a system may give each worker a share of a memory budget). Default:
+        ``(type(self), self.config)``."""
+        return type(self), self.config
+
+    def done(self, findings: dict) -> bool:
+        """Whether the search may stop at the end of this level, given the merged findings
+        (``{key: (cost, sequence, payload)}``). Default: never."""
+        return False
+
+
+def sequence_of_key(key: int) -> tuple:
+    """The sequence (see :class:`Expansion`) at which the successor with parent entry ``key``
+    is reached."""
+    parent, move, leaf = unpack_key(key)
+    return (parent, move, 2 * leaf + 2)
+
+
+@dataclass
+class Batch:
+    """New nodes of a level, deduplicated, in the order of their parent entries, with what
+    their expansion found: ``keys`` (int64, sorted), ``fps`` (uint64), ``halted`` (bool),
+    ``tags`` (uint64 or None), ``findings`` (as in :class:`Expansion`), ``edges`` (moves
+    examined), ``move_ids``/``move_counts`` (int64: each expanded node and its moves), and,
+    with ``keep_edges``, ``edge_keys`` and ``edge_fps`` of every successor reached."""
+
+    keys: np.ndarray
+    fps: np.ndarray
+    halted: np.ndarray
+    tags: Optional[np.ndarray]
+    findings: list
+    edges: int
+    move_ids: np.ndarray
+    move_counts: np.ndarray
+    edge_keys: Optional[np.ndarray] = None
+    edge_fps: Optional[np.ndarray] = None
+
+
+@dataclass
+class Search:
+    """A finished (or stopped) search.
+
+    Attributes:
+        parents: parent entry per node id (node 0, the root, has entry 0).
+        findings: ``{key: (cost, sequence, payload)}`` in the order the sequential search
+            first recorded each key.
+        edges: moves examined; depth: deepest level fully expanded; stopped_by: ``"depth"``,
+            ``"max-states"``, ``"timeout"`` or ``"interrupted"``; drained: the frontier ran
+            empty.
+        tags: distinct :meth:`TransitionSystem.tags` seen; workers: processes that expanded.
+        edge_list: with ``keep_edges``, every examined edge as int64 arrays ``(from, to,
+            key)`` in the sequential order (``key``: the successor's parent entry, giving the
+            move).
+        storage: bytes per part and the fingerprint's description (see :meth:`storage_report`).
+        seconds: wall time.
+    """
+
+    parents: BlockArray = field(default_factory=BlockArray)
+    findings: dict = field(default_factory=dict)
+    edges: int = 0
+    depth: int = 0
+    stopped_by: str = "depth"
+    drained: bool = False
+    tags: int = 0
+    workers: int = 1
+    edge_list: Optional[tuple] = None
+    storage: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def states(self) -> int:
+        return len(self.parents)
+
+    def path(self, node: int) -> list[tuple[int, int]]:
+        """``[(move, leaf)]`` from the root to ``node``."""
+        labels = []
+        while node:
+            parent, move, leaf = unpack_key(self.parents[node])
+            labels.append((move, leaf))
+            node = parent
+        labels.reverse()
+        return labels
+
+
+class _Merge:
+    """The driver's bookkeeping over batches: parents, findings, bounds, progress."""
+
+    def __init__(self, result: Search, started: float, max_states: Optional[int],
+                 timeout: Optional[float], progress, keep_edges: bool):
+        self.result, self.started = result, started
+        self.max_states, self.timeout, self.progress = max_states, timeout, progress
+        self.keep_edges = keep_edges
+        self.first: dict = {}  # finding key -> [first sequence, cost, sequence, payload]
+        self.known: dict = {}  # finding key -> cost (handed to the systems for pruning)
+        self.tag_set: set = set()
+        self.edge_parts: list = []  # (edge keys, edge fps)
+        self.node_fps = BlockArray() if keep_edges else None
+        self.level = 0
+
+    def absorb(self, batch: Batch) -> int:
+        """Add a batch of new nodes (in parent-entry order, after every earlier batch's);
+        returns how many were kept. Raises :class:`Stop` past a bound (the batch is cut at
+        the node that reaches ``max_states``, and so are its findings and edges)."""
+        r = self.result
+        keys, findings, edges = batch.keys, batch.findings, batch.edges
+        if len(r.parents) + len(keys) > _MAX_PARENT or (
+                len(batch.move_counts) and int(batch.move_counts.max()) >> KEY_MOVE_BITS):
+            raise OverflowError("more nodes or moves than a parent entry holds "
+                                "(pack_key: 2**35 nodes, 2**16 moves per node)")
+        cut = None
+        if self.max_states is not None and len(r.parents) + len(keys) >= self.max_states:
+            keep = self.max_states - len(r.parents)
+            last = int(keys[keep - 1]) if keep > 0 else None
+            cut = sequence_of_key(last) if last is not None else (-1, 0, 0)
+            findings = [f for f in findings if f[2] <= cut]
+            parent, move, _ = cut
+            before = batch.move_ids < parent
+            edges = int(batch.move_counts[before].sum()) + move + 1
+            keys = keys[:keep]
+            batch = _cut(batch, keep, last)
+        r.parents.extend(keys)
+        r.edges += edges
+        if batch.tags is not None:
+            self.tag_set.update(np.unique(batch.tags).tolist())
+        if self.keep_edges:
+            self.node_fps.extend(batch.fps.view(np.int64))
+            self.edge_parts.append((batch.edge_keys, batch.edge_fps))
+        for key, cost, seq, payload in sorted(findings, key=lambda f: f[2]):
+            known = self.first.get(key)
+            if known is None:
+                self.first[key] = [seq, cost, seq, payload]
+                self.known[key] = cost
+            elif (cost, seq) < (known[1], known[2]):
+                known[1:] = [cost, seq, payload]
+                self.known[key] = cost
+        if cut is not None:
+            raise Stop("max-states")
+        if self.timeout is not None and time.monotonic() - self.started > self.timeout:
+            raise Stop("timeout")
+        if self.progress is not None:
+            self.progress(self.level, len(r.parents), r.edges, time.monotonic() - self.started)
+        return len(keys)
+
+    def finish(self) -> None:
+        r = self.result
+        r.findings = {k: (v[1], v[2], v[3]) for k, v in
+                      sorted(self.first.items(), key=lambda kv: kv[1][0])}
+        r.tags = len(self.tag_set)
+        r.seconds = time.monotonic() - self.started
+        if self.keep_edges:
+            r.edge_list = _edge_list(self.edge_parts, self.node_fps, len(r.parents))
+
+
+def _cut(batch: Batch, keep: int, last: Optional[int]) -> Batch:
+    """The batch's first ``keep`` new nodes, and its edges up to the one reaching the last."""
+    edge_keys, edge_fps = batch.edge_keys, batch.edge_fps
+    if edge_keys is not None:
+        n = int(np.searchsorted(edge_keys, last, side="right")) if last is not None else 0
+        edge_keys, edge_fps = edge_keys[:n], edge_fps[:n]
+    return Batch(batch.keys[:keep], batch.fps[:keep], batch.halted[:keep],
+                 None if batch.tags is None else batch.tags[:keep], [], 0,
+                 batch.move_ids, batch.move_counts, edge_keys, edge_fps)
+
+
+def _edge_list(parts: list, node_fps: BlockArray, states: int) -> tuple:
+    """``(from, to, key)`` int64 arrays of every edge, in sequential order: an edge's target
+    is the node with its fingerprint (the first one, for an edge into a visited node)."""
+    keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros(0, np.int64)
+    fps = np.concatenate([f for _, f in parts]) if parts else np.zeros(0, np.uint64)
+    order = np.argsort(keys, kind="stable")
+    keys, fps = keys[order], fps[order]
+    all_fps = node_fps.to_numpy()[:states].view(np.uint64)
+    by_fp = np.argsort(all_fps, kind="stable")
+    at = np.searchsorted(all_fps[by_fp], fps)
+    at = np.minimum(at, max(len(by_fp) - 1, 0))
+    known = all_fps[by_fp][at] == fps if len(by_fp) else np.zeros(len(fps), bool)
+    targets = np.where(known, by_fp[at] if len(by_fp) else 0, -1)
+    keep = targets >= 0  # edges into nodes a max-states cut dropped are not edges
+    return (keys[keep] >> np.int64(28), targets[keep].astype(np.int64), keys[keep])
+
+
+class LocalEngine:
+    """Expands every level in this process, in chunks of ``chunk`` nodes, deduplicating each
+    chunk's successors as it goes (so memory holds one chunk's successors at a time).
+
+    Attributes:
+        frontier_limit: bytes of frontier kept in memory before spilling to disk.
+        spill_dir: where the spill directory is made (None: the system's temporary one).
+    """
+
+    workers = 1
+
+    def __init__(self, system: TransitionSystem, chunk: int = 4096,
+                 frontier_limit: int = 2 << 30, spill_dir: Optional[str] = None):
+        self.system, self.chunk = system, chunk
+        self.frontier_limit, self.spill_dir = frontier_limit, spill_dir
+        self.visited = FingerprintSet()
+        self.frontier: Optional[Frontier] = None
+        self.next: Optional[Frontier] = None
+        self.spilled = 0
+
+    def start(self, merge: _Merge) -> None:
+        root = np.array([self.system.root()], dtype=np.int64)
+        fps = self.system.fingerprints(root)
+        self.visited.add(fps)
+        tags = self.system.tags(root)
+        merge.absorb(Batch(np.zeros(1, np.int64), fps, np.zeros(1, bool), tags, [], 0,
+                           np.zeros(0, np.int64), np.zeros(0, np.int64),
+                           np.zeros(0, np.int64), np.zeros(0, np.uint64)))
+        self.frontier = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
+        self.frontier.add(np.zeros(1, np.int64), root)
+
+    def frontier_size(self) -> int:
+        return len(self.frontier)
+
+    def level(self, merge: _Merge, level: int, last: bool) -> None:
+        """Expand the frontier (nodes at ``level``), absorbing each chunk's new nodes into
+        ``merge``; ``last``: their successors will not be expanded (not kept in full)."""
+        self.next = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
+        base = len(merge.result.parents)
+        try:
+            for ids, nodes in self.frontier:
+                for lo in range(0, len(ids), self.chunk):
+                    out = Expansion()
+                    part_ids = np.asarray(ids[lo:lo + self.chunk])
+                    self.system.expand(part_ids, np.asarray(nodes[lo:lo + self.chunk]), level,
+                                       out, merge.known)
+                    self._absorb(merge, part_ids, out, last, base)
+        finally:
+            self.spilled = max(self.spilled, self.frontier.spilled)
+            self.frontier.close()
+            self.frontier, self.next = self.next, None
+
+    def _absorb(self, merge: _Merge, ids: np.ndarray, out: Expansion, last: bool,
+                base: int) -> None:
+        system = self.system
+        n = len(out.keys)
+        keys = np.frombuffer(out.keys, dtype=np.int64) if n else np.zeros(0, np.int64)
+        nodes = np.array(out.nodes, dtype=np.int64).reshape(n, system.width)
+        fps = system.fingerprints(nodes) if n else np.zeros(0, np.uint64)
+        unique, first = np.unique(fps, return_index=True)
+        new = self.visited.add(unique)
+        chosen = np.sort(first[new])
+        halted = np.array(out.halted, dtype=bool)[chosen] if n else np.zeros(0, bool)
+        batch = Batch(keys[chosen], fps[chosen], halted,
+                      system.tags(nodes[chosen]) if n else None, out.findings, len(out.moves)
+                      and int(np.frombuffer(out.moves, dtype=np.int64).sum()),
+                      ids, np.frombuffer(out.moves, dtype=np.int64) if len(out.moves)
+                      else np.zeros(0, np.int64),
+                      keys if merge.keep_edges else None, fps if merge.keep_edges else None)
+        start = len(merge.result.parents)
+        try:
+            kept = merge.absorb(batch)
+        finally:
+            if not last:
+                take = chosen[~halted]
+                kept_ids = start + np.flatnonzero(~halted)
+                if merge.max_states is not None:
+                    limit = merge.max_states
+                    take, kept_ids = take[kept_ids < limit], kept_ids[kept_ids < limit]
+                self.next.add(kept_ids.astype(np.int64), nodes[take])
+
+    def storage(self) -> dict:
+        return {"visitedBytes": self.visited.nbytes, "frontierSpilledNodes": self.spilled}
+
+    def close(self) -> None:
+        for f in (self.frontier, self.next):
+            if f is not None:
+                f.close()
+
+
+def search(system: TransitionSystem, depth: int, engine=None, max_states: Optional[int] = None,
+           timeout: Optional[float] = None,
+           progress: Optional[Callable[[int, int, int, float], None]] = None,
+           stop_when_found: bool = False, keep_edges: bool = False) -> Search:
+    """Breadth-first search of ``system`` to ``depth`` levels.
+
+    Args:
+        system: the transition system (also used here to rebuild nodes and witnesses).
+        depth: levels expanded (the longest path, in moves).
+        engine: how levels are expanded: None for :class:`LocalEngine` (in process), or an
+            engine of :mod:`properties.bfs_dask`.
+        max_states, timeout (seconds): further bounds (:class:`Stop` reasons
+            ``"max-states"``, ``"timeout"``); the search stops at exactly ``max_states`` nodes.
+        progress: ``progress(level, states, edges, seconds)`` after each chunk and level.
+        stop_when_found: stop at the end of the first level with a finding (or where
+            :meth:`TransitionSystem.done` says so).
+        keep_edges: keep every examined edge (:attr:`Search.edge_list`).
+
+    Returns:
+        A :class:`Search`; a Ctrl-C ends it with ``stopped_by="interrupted"`` and what was
+        merged until then.
+    """
+    result = Search()
+    engine = engine or LocalEngine(system)
+    result.workers = engine.workers
+    merge = _Merge(result, time.monotonic(), max_states, timeout, progress, keep_edges)
+    level = 0
+    try:
+        engine.start(merge)
+        while level < depth and engine.frontier_size():
+            merge.level = level
+            engine.level(merge, level, last=level + 1 == depth)
+            level += 1
+            result.depth = level
+            result.drained = engine.frontier_size() == 0
+            if progress is not None:
+                progress(level, len(result.parents), result.edges,
+                         time.monotonic() - merge.started)
+            if (stop_when_found and merge.first) or system.done(merge.first):
+                break
+        result.drained = result.drained or not engine.frontier_size()
+    except Stop as stop:
+        result.stopped_by = stop.reason
+    except KeyboardInterrupt:
+        result.stopped_by = "interrupted"
+    finally:
+        storage = engine.storage()
+        engine.close()
+    merge.finish()
+    n = len(result.parents)
+    result.workers = storage.pop("workers", result.workers)
+    storage.update(parentBytes=8 * n, fingerprint=FINGERPRINT, fingerprintBits=64,
+                   collisionProbability=collision_probability(n))
+    result.storage = storage
+    return result

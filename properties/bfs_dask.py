@@ -1,0 +1,391 @@
+"""The breadth-first driver's distributed engine, on Dask distributed.
+
+Why Dask rather than Ray: the driver's levels are a small static task graph (expand each
+partition, exchange, deduplicate each partition), exactly what Dask's futures express, and
+Dask moves the exchanged arrays worker to worker, schedules by data locality, recomputes lost
+results from their lineage, and spills managed data to disk when a worker runs short of memory
+(nothing of that is written here). A ``LocalCluster`` is a scheduler and N plain worker
+processes on 127.0.0.1, light enough on a two-core machine (Ray's local start brings up a raylet,
+a GCS server, an object store and a dashboard first), and the same code joins a cluster of many
+machines by its scheduler's address (``dask scheduler`` / ``dask worker ADDRESS``).
+
+The state space is partitioned by fingerprint: the visited set of partition ``d`` holds the
+fingerprints ``f`` with ``f % P == d`` (P partitions, one per worker), so every node is
+deduplicated by exactly one task. The frontier is partitioned by the system's routing key
+(:meth:`~properties.bfs.TransitionSystem.routing`; for the all-readings sweep the consumer
+state's fingerprint), so that each worker computes a state's decision trees and check outcomes
+once (its memo tables live in the worker process, :data:`_SYSTEMS`, and are only a cache: a
+task moved to another worker rebuilds them). Per level:
+
+1. ``expand`` (one task per frontier partition, on its worker): expand the nodes in id order,
+   fingerprint the successors, keep the first of each fingerprint, route them by fingerprint;
+2. ``absorb`` (one task per visited partition): the routed successors from every expand task,
+   the first parent entry per fingerprint, those not yet visited (a new visited set, sharing
+   the old one's sorted runs);
+3. the driver gathers the new nodes' parent entries (8 bytes each) and the findings, numbers
+   the nodes by sorted parent entry (the sequential search's order) and merges the findings
+   (:class:`properties.bfs._Merge`); each new node's full value stays on its worker, sent to the
+   worker of its routing partition for the next level.
+
+So the output is byte-identical to the in-process search (:class:`properties.bfs.LocalEngine`)
+for any number of workers. Levels whose frontier is smaller than ``local_below`` nodes are
+expanded in the driver's process (the workers would cost more than they save), and the
+driver's state is handed to the workers when the frontier grows past it.
+"""
+from __future__ import annotations
+
+import gc
+import operator
+import os
+import time
+import uuid
+from typing import Optional
+
+import numpy as np
+
+from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
+from properties.bfs_store import FingerprintSet
+
+__all__ = ["DaskEngine", "local_cluster"]
+
+_SYSTEMS: dict = {}
+"""Per worker process: run token -> the transition system (with its memo tables)."""
+
+_CHUNK = 4096
+
+
+def local_cluster(workers: int):
+    """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1,
+    its HTTP server on a free port (the caller closes it)."""
+    from distributed import LocalCluster
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                        host="127.0.0.1", dashboard_address=":0", silence_logs=40)
+
+
+def _system(token: str, spec: tuple) -> TransitionSystem:
+    """The worker's system for run ``token`` (built from ``spec``, ``(class, config)``, on
+    first use)."""
+    system = _SYSTEMS.get(token)
+    if system is None:
+        _SYSTEMS.clear()  # one run at a time per worker: an old run's tables go
+        cls, config = spec
+        system = _SYSTEMS[token] = cls(*config)
+    return system
+
+
+def _forget(token: str) -> None:
+    """Drop run ``token``'s system from this worker."""
+    _SYSTEMS.pop(token, None)
+
+
+class _Paused:
+    """The cyclic collector paused while a task runs; what the task leaves is frozen after it
+    (the memo tables are acyclic and long-lived: no full collection should walk them)."""
+
+    def __enter__(self):
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        gc.freeze()
+        if self.was:
+            gc.enable()
+
+
+def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict, parts: int,
+                 last: bool, keep_edges: bool) -> dict:
+    """Expand one frontier partition. ``pieces``: ``(ids, values)`` from each absorb task (or
+    the driver). Returns ``{"route": [per visited partition: (fps, keys, halted, tags, routes,
+    values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None}``."""
+    cpu = time.process_time()
+    with _Paused():
+        system = _system(token, spec)
+        ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
+        values = [v for p in pieces for v in p[1]]
+        order = np.argsort(ids, kind="stable")
+        ids = ids[order]
+        nodes = system.import_([values[i] for i in order.tolist()])
+        del values
+        findings, move_counts = [], []
+        all_keys, all_nodes, all_halted = [], [], []
+        for lo in range(0, len(ids), _CHUNK):
+            out = Expansion()
+            system.expand(ids[lo:lo + _CHUNK], nodes[lo:lo + _CHUNK], level, out, known)
+            findings.extend(out.findings)
+            move_counts.append(np.frombuffer(out.moves, dtype=np.int64).copy()
+                              if len(out.moves) else np.zeros(0, np.int64))
+            if len(out.keys):
+                all_keys.append(np.frombuffer(out.keys, dtype=np.int64).copy())
+                all_nodes.append(np.array(out.nodes, dtype=np.int64).reshape(-1, system.width))
+                all_halted.append(np.array(out.halted, dtype=bool))
+        keys = np.concatenate(all_keys) if all_keys else np.zeros(0, np.int64)
+        succ = np.concatenate(all_nodes) if all_nodes else np.zeros((0, system.width), np.int64)
+        halted = np.concatenate(all_halted) if all_halted else np.zeros(0, bool)
+        fps = system.fingerprints(succ) if len(keys) else np.zeros(0, np.uint64)
+        edges = (keys, fps) if keep_edges else None
+        # the first of each fingerprint here (keys ascend: the nodes were expanded in id order)
+        _, first = np.unique(fps, return_index=True)
+        first.sort()
+        keys, fps, halted, succ = keys[first], fps[first], halted[first], succ[first]
+        tags = system.tags(succ) if len(keys) else None
+        routes = system.routing(succ) if len(keys) else np.zeros(0, np.uint64)
+        owner = (fps % np.uint64(parts)).astype(np.int64)
+        route = []
+        for d in range(parts):
+            mine = np.flatnonzero(owner == d)
+            route.append((fps[mine], keys[mine], halted[mine],
+                          None if tags is None else tags[mine], routes[mine],
+                          None if last else system.export(succ[mine])))
+        return {"route": route, "findings": findings, "move_ids": ids,
+                "move_counts": np.concatenate(move_counts) if move_counts
+                else np.zeros(0, np.int64), "edges": edges,
+                "cpu": time.process_time() - cpu, "nodes": len(ids),
+                "cache": system.cache_size() if hasattr(system, "cache_size") else None}
+
+
+def _absorb_part(visited: FingerprintSet, routed: list, parts: int) -> tuple:
+    """Deduplicate one visited partition's successors (``routed``: one route from each expand
+    task). Returns ``(visited after, new)``, ``new`` = ``(keys, fps, halted, tags, routes,
+    values or None)`` sorted by key."""
+    with _Paused():
+        keys = np.concatenate([r[1] for r in routed])
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        fps = np.concatenate([r[0] for r in routed])[order]
+        halted = np.concatenate([r[2] for r in routed])[order]
+        routes = np.concatenate([r[4] for r in routed])[order]
+        tagged = [r[3] for r in routed if r[3] is not None]
+        tags = np.concatenate(tagged)[order] if tagged and len(tagged) == len(routed) else None
+        valued = routed[0][5] is not None
+        values = [v for r in routed for v in r[5]] if valued else None
+        _, first = np.unique(fps, return_index=True)
+        visited, new = visited.with_added(fps[first])
+        chosen = np.sort(first[new])
+        out_values = [values[i] for i in order[chosen].tolist()] if valued else None
+        return visited, (keys[chosen], fps[chosen], halted[chosen],
+                         None if tags is None else tags[chosen], routes[chosen], out_values)
+
+
+def _summary(absorbed: tuple) -> tuple:
+    """What the driver needs of an absorb task's new nodes: ``(keys, fps, halted, tags)``."""
+    keys, fps, halted, tags, _, _ = absorbed[1]
+    return keys, fps, halted, tags
+
+
+def _piece(absorbed: tuple, ids: np.ndarray, part: int, parts: int) -> tuple:
+    """The next frontier's nodes of absorb task ``absorbed`` that expansion partition ``part``
+    takes: ``(ids, values)`` of the new nodes not halted whose routing key falls there (``ids``:
+    the driver's numbers of all the new nodes, in the task's order)."""
+    _, _, halted, _, routes, values = absorbed[1]
+    mine = np.flatnonzero(~halted & ((routes % np.uint64(parts)).astype(np.int64) == part))
+    return ids[mine], [values[i] for i in mine.tolist()]
+
+
+def _findings(expanded: dict) -> tuple:
+    """What the driver needs of an expand task: ``(findings, move ids, move counts, edges)``."""
+    return (expanded["findings"], expanded["move_ids"], expanded["move_counts"],
+            expanded["edges"], (expanded["cpu"], expanded["nodes"], expanded["cache"]))
+
+
+class DaskEngine:
+    """Expands levels on a Dask cluster (see the module): one started here (``workers`` local
+    processes, stopped by :meth:`close`) or the running one at ``address``.
+
+    Raises ImportError (at the first distributed level) when ``distributed`` is not installed,
+    and OSError when the cluster cannot be reached."""
+
+    def __init__(self, system: TransitionSystem, workers: int = 2, address: Optional[str] = None,
+                 local_below: int = 20_000, frontier_limit: int = 2 << 30,
+                 spill_dir: Optional[str] = None):
+        self.system, self.address, self.local_below = system, address, local_below
+        self.workers = workers
+        self.local = LocalEngine(system, frontier_limit=frontier_limit, spill_dir=spill_dir)
+        self.client = self.cluster = None
+        self.names: list = []
+        self.token = uuid.uuid4().hex
+        self.spec = system.spec(workers)
+        self.on_cluster = False
+        self.visited: list = []  # per visited partition: a future of its FingerprintSet
+        self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
+        self.frontier_n = 0
+        self.task_log: list = []  # (level, [(CPU seconds, nodes, cache entries) per task])
+
+    def start(self, merge) -> None:
+        self.local.start(merge)
+
+    def frontier_size(self) -> int:
+        return self.frontier_n if self.on_cluster else self.local.frontier_size()
+
+    def level(self, merge, level: int, last: bool) -> None:
+        if not self.on_cluster and self.local.frontier_size() < self.local_below:
+            self.local.level(merge, level, last)
+            return
+        if not self.on_cluster:
+            self._hand_over()
+        self._level(merge, level, last)
+
+    def _connect(self) -> None:
+        from distributed import Client
+        if self.address:
+            self.client = Client(self.address, timeout="30s")
+        else:
+            self.cluster = local_cluster(self.workers)
+            self.client = Client(self.cluster)
+        self.names = sorted(self.client.scheduler_info()["workers"])
+        self.workers = len(self.names)
+        self.spec = self.system.spec(max(self.workers, 1))
+        if not self.names:
+            raise OSError(f"the Dask cluster at {self.address} has no workers")
+
+    def _hand_over(self) -> None:
+        """Move the in-process search's visited set and frontier to the workers."""
+        self._connect()
+        parts, client, system = len(self.names), self.client, self.system
+        runs = self.local.visited.runs
+        fps = np.concatenate(runs) if runs else np.zeros(0, np.uint64)
+        owner = (fps % np.uint64(parts)).astype(np.int64)
+        # the data goes in the task itself, so that Dask can rebuild it if a worker is lost
+        self.visited = [client.submit(_visited_of, fps[owner == d], workers=[self.names[d]],
+                                      allow_other_workers=True, pure=False)
+                        for d in range(parts)]
+        ids_all, values_all, route_all = [], [], []
+        for ids, nodes in self.local.frontier:
+            nodes = np.asarray(nodes)
+            ids_all.append(np.asarray(ids))
+            values_all.extend(system.export(nodes))
+            route_all.append(system.routing(nodes))
+        self.local.frontier.close()
+        ids = np.concatenate(ids_all) if ids_all else np.zeros(0, np.int64)
+        routes = np.concatenate(route_all) if route_all else np.zeros(0, np.uint64)
+        part = (routes % np.uint64(parts)).astype(np.int64)
+        self.pieces = []
+        for j in range(parts):
+            mine = np.flatnonzero(part == j)
+            piece = (ids[mine], [values_all[i] for i in mine.tolist()])
+            self.pieces.append([client.submit(_identity, piece, workers=[self.names[j]],
+                                              allow_other_workers=True, pure=False)])
+        self.frontier_n = len(ids)
+        self.on_cluster = True
+
+    def _level(self, merge, level: int, last: bool) -> None:
+        client, names, parts = self.client, self.names, len(self.names)
+        where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
+        expanded = [client.submit(_expand_part, self.token, self.spec, self.pieces[j], level,
+                                  dict(merge.known), parts, last, merge.keep_edges, **where[j])
+                    for j in range(parts)]
+        routed = [[client.submit(_route, expanded[j], d, **where[j]) for j in range(parts)]
+                  for d in range(parts)]
+        absorbed = [client.submit(_absorb_part, self.visited[d], routed[d], parts, **where[d])
+                    for d in range(parts)]
+        summaries = client.gather([client.submit(_summary, a, **where[d])
+                                   for d, a in enumerate(absorbed)])
+        reports = client.gather([client.submit(_findings, e, **where[j])
+                                 for j, e in enumerate(expanded)])
+        del expanded, routed
+        batch, ids_of = _merged(summaries, reports, len(merge.result.parents), merge.keep_edges)
+        self.task_log.append((level, [r[4] for r in reports]))
+        self.visited = [client.submit(operator.getitem, a, 0, **where[d])
+                        for d, a in enumerate(absorbed)]
+        self.pieces = [[] for _ in range(parts)]
+        self.frontier_n = 0
+        if not last:
+            for d, a in enumerate(absorbed):
+                halted = summaries[d][2]
+                for j in range(parts):
+                    self.pieces[j].append(client.submit(_piece, a, ids_of[d], j, parts,
+                                                        **where[d]))
+                self.frontier_n += int((~halted).sum())
+        merge.absorb(batch)
+
+    def storage(self) -> dict:
+        out = self.local.storage()
+        if self.on_cluster and self.client is not None:
+            try:
+                sizes = self.client.gather([self.client.submit(_nbytes, v, pure=False)
+                                            for v in self.visited])
+                out["visitedBytes"] = int(sum(sizes))
+            except Exception:  # noqa: BLE001 - a figure only; the cluster may be gone
+                pass
+        if self.on_cluster and self.client is not None:
+            try:
+                peaks = self.client.run(_peak_rss)
+                out["workerPeakBytes"] = int(sum(peaks.values()))
+            except Exception:  # noqa: BLE001 - a figure only
+                pass
+        out["workers"] = self.workers if self.on_cluster else 1  # who expanded the levels
+        out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0], 2) for t in tasks],
+                               "nodes": [t[1] for t in tasks],
+                               "cacheEntries": [t[2] for t in tasks]}
+                              for level, tasks in self.task_log]
+        return out
+
+    def close(self) -> None:
+        self.local.close()
+        if self.client is not None:
+            try:
+                self.client.run(_forget, self.token)
+            except Exception:  # noqa: BLE001 - closing anyway
+                pass
+            self.visited = self.pieces = []
+            self.client.close()
+            self.client = None
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
+
+
+def _identity(x):
+    return x
+
+
+def _peak_rss() -> int:
+    """This process's peak resident memory, in bytes (Linux: ``ru_maxrss`` is in KiB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _visited_of(fps: np.ndarray) -> FingerprintSet:
+    """A visited set of ``fps`` (uint64, no repeats)."""
+    return FingerprintSet().with_added(fps)[0]
+
+
+def _nbytes(visited: FingerprintSet) -> int:
+    return visited.nbytes
+
+
+def _route(expanded: dict, d: int) -> tuple:
+    """An expand task's successors for visited partition ``d``."""
+    return expanded["route"][d]
+
+
+def _merged(summaries: list, reports: list, base: int, keep_edges: bool) -> tuple:
+    """The level as one :class:`~properties.bfs.Batch` (new nodes of every partition in
+    parent-entry order), and per absorb task the node ids of its new nodes."""
+    keys = np.concatenate([s[0] for s in summaries])
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    fps = np.concatenate([s[1] for s in summaries])[order]
+    halted = np.concatenate([s[2] for s in summaries])[order]
+    tagged = [s[3] for s in summaries if s[3] is not None]
+    tags = np.concatenate(tagged)[order] if tagged else None
+    ids_of = [base + np.searchsorted(sorted_keys, s[0]) for s in summaries]
+    findings = [f for r in reports for f in r[0]]
+    move_ids = np.concatenate([r[1] for r in reports])
+    move_counts = np.concatenate([r[2] for r in reports])
+    edge_keys = edge_fps = None
+    if keep_edges:
+        edge_keys = np.concatenate([r[3][0] for r in reports])
+        edge_fps = np.concatenate([r[3][1] for r in reports])
+        by_key = np.argsort(edge_keys, kind="stable")
+        edge_keys, edge_fps = edge_keys[by_key], edge_fps[by_key]
+    batch = Batch(sorted_keys, fps, halted, tags, findings, int(move_counts.sum()), move_ids,
+                  move_counts, edge_keys, edge_fps)
+    return batch, [i.astype(np.int64) for i in ids_of]
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,265 @@
+"""Compact storage for the breadth-first driver (:mod:`properties.bfs`).
+
+What the driver keeps for every distinct node is 16 bytes: its *fingerprint* in the visited set
+(:class:`FingerprintSet`, 8 bytes) and its *parent entry* (:class:`BlockArray`, 8 bytes: the
+parent's node id, the move taken and the leaf of the fork, packed by :func:`pack_key`). A node's
+full value is held only while it is in the frontier (:class:`Frontier`, ``width`` int64 columns
+per node, spilled to ``.npy`` files in a temporary directory past a memory limit); any other
+node is rebuilt by re-executing the event chain its parent entries spell out.
+
+Fingerprints. A node is a tuple of components (for the all-readings sweep: producer belief,
+consumer state, producer readings, class of readings). Each component value is fingerprinted
+once, when first seen, as the first 8 bytes of BLAKE2b over its canonical text
+(:func:`canonical`: frozensets sorted, dataclasses by field, so the same value gives the same
+fingerprint in every process whatever its hash seed); a node's fingerprint mixes its
+components' (:func:`mix`: an odd-multiplier sum then the SplitMix64 finaliser), 64 bits. Two
+distinct nodes share a fingerprint with probability about ``n**2 / 2**65`` for ``n`` nodes
+(:func:`collision_probability`); a collision would drop the second node silently, as TLC's
+fingerprint set would.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import shutil
+import tempfile
+from typing import Iterator, Optional
+
+import numpy as np
+
+__all__ = ["canonical", "component_fingerprint", "mix", "collision_probability", "pack_key",
+           "unpack_key", "FingerprintSet", "BlockArray", "Frontier", "FINGERPRINT",
+           "KEY_MOVE_BITS", "KEY_LEAF_BITS"]
+
+FINGERPRINT = "BLAKE2b-64 per component, mixed by SplitMix64 (64 bits)"
+"""How a node's fingerprint is made (printed with the collision probability)."""
+
+KEY_MOVE_BITS = 16
+KEY_LEAF_BITS = 12
+_KEY_LOW = KEY_MOVE_BITS + KEY_LEAF_BITS
+_MAX_PARENT = (1 << (63 - _KEY_LOW)) - 1
+
+
+def pack_key(parent: int, move: int, leaf: int) -> int:
+    """The parent entry of a node, one int64: ``parent`` id (35 bits), ``move`` index among the
+    parent's moves (16 bits) and ``leaf`` index in that move's fork (12 bits). Ordered as the
+    sequential search discovers nodes: by parent, then move, then leaf. Raises ValueError when
+    a field does not fit."""
+    if not (0 <= move < (1 << KEY_MOVE_BITS) and 0 <= leaf < (1 << KEY_LEAF_BITS)
+            and 0 <= parent <= _MAX_PARENT):
+        raise ValueError(f"parent entry out of range: parent {parent}, move {move}, leaf {leaf}")
+    return (parent << _KEY_LOW) | (move << KEY_LEAF_BITS) | leaf
+
+
+def unpack_key(key: int) -> tuple[int, int, int]:
+    """``(parent, move, leaf)`` of a parent entry (see :func:`pack_key`)."""
+    return key >> _KEY_LOW, (key >> KEY_LEAF_BITS) & ((1 << KEY_MOVE_BITS) - 1), \
+        key & ((1 << KEY_LEAF_BITS) - 1)
+
+
+def canonical(value) -> str:
+    """A text that two equal values share in every process: scalars by ``repr``, tuples and
+    lists in order, sets and frozensets sorted by their members' texts, dicts by sorted items,
+    dataclass instances by class name and compared fields. Raises TypeError for anything
+    else (an unknown type has no canonical text)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(canonical(v) for v in value) + ")"
+    if isinstance(value, (frozenset, set)):
+        return "{" + ",".join(sorted(canonical(v) for v in value)) + "}"
+    if isinstance(value, dict):
+        return "<" + ",".join(sorted(f"{canonical(k)}:{canonical(v)}"
+                                     for k, v in value.items())) + ">"
+    if dataclasses.is_dataclass(value):
+        return type(value).__name__ + "(" + ",".join(
+            canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare) + ")"
+    raise TypeError(f"no canonical text for {type(value).__name__}")
+
+
+def component_fingerprint(value) -> int:
+    """The 64-bit fingerprint of a component value: BLAKE2b (8-byte digest) of
+    :func:`canonical`, as an unsigned int. The same in every process."""
+    digest = hashlib.blake2b(canonical(value).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+_MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                         0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53],
+                        dtype=np.uint64)
+
+
+def mix(columns: list) -> np.ndarray:
+    """A node fingerprint per row from its components' fingerprints: ``columns`` is a list of
+    equal-length uint64 arrays (at most 6), one per component; returns a uint64 array. Each
+    component is multiplied by its own odd constant, the products summed (mod 2**64), then
+    SplitMix64's finaliser spreads every bit."""
+    if not 1 <= len(columns) <= len(_MULTIPLIERS):
+        raise ValueError(f"mix takes 1 to {len(_MULTIPLIERS)} columns, not {len(columns)}")
+    with np.errstate(over="ignore"):
+        h = np.zeros(len(columns[0]), dtype=np.uint64)
+        for column, k in zip(columns, _MULTIPLIERS):
+            h += np.asarray(column, dtype=np.uint64) * k
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return h
+
+
+def collision_probability(states: int, bits: int = 64) -> float:
+    """The probability that two of ``states`` distinct nodes share a ``bits``-bit fingerprint,
+    for fingerprints spread uniformly (``1 - exp(-n(n-1)/2**(bits+1))``, about ``n**2/2**65``
+    for 64 bits)."""
+    import math
+    return -math.expm1(-states * (states - 1) / 2.0 ** (bits + 1))
+
+
+class FingerprintSet:
+    """The visited set: 64-bit fingerprints in sorted runs (immutable uint64 arrays, sizes
+    falling geometrically, so at most about log2(n) runs), 8 bytes per member plus a merge's
+    temporary copy.
+
+    :meth:`add` returns which of a batch's fingerprints were new and adds them; :meth:`with_added`
+    does the same without changing this set (the runs are shared, never written), for engines
+    that pass the set from task to task."""
+
+    def __init__(self, runs: tuple = ()):
+        self.runs: tuple = tuple(runs)
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.runs)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(r.nbytes for r in self.runs)
+
+    def contains(self, fps: np.ndarray) -> np.ndarray:
+        """A bool array: which of ``fps`` (uint64) are members."""
+        found = np.zeros(len(fps), dtype=bool)
+        for run in self.runs:
+            if len(run) == 0:
+                continue
+            at = np.searchsorted(run, fps)
+            np.minimum(at, len(run) - 1, out=at)
+            found |= run[at] == fps
+        return found
+
+    def with_added(self, fps: np.ndarray) -> tuple["FingerprintSet", np.ndarray]:
+        """``(set with the new ones added, bool mask of the new ones)`` for ``fps``, a uint64
+        array without repeats. This set is left as it is."""
+        new = ~self.contains(fps)
+        added = np.sort(fps[new])
+        runs = list(self.runs)
+        if len(added):
+            runs.append(added)
+        while len(runs) > 1 and len(runs[-1]) * 2 >= len(runs[-2]):
+            last = runs.pop()
+            runs[-1] = np.sort(np.concatenate((runs[-1], last)), kind="stable")
+        return FingerprintSet(tuple(runs)), new
+
+    def add(self, fps: np.ndarray) -> np.ndarray:
+        """The bool mask of the new ones among ``fps`` (uint64, no repeats); adds them."""
+        updated, new = self.with_added(fps)
+        self.runs = updated.runs
+        return new
+
+
+class BlockArray:
+    """A growable int64 sequence in fixed blocks of 2**20 (8 MiB): appending never copies what
+    is stored, and nothing is over-allocated beyond the last block. Index with ``a[i]``;
+    :meth:`extend` appends an array; :meth:`truncate` drops the tail."""
+
+    BLOCK = 1 << 20
+
+    def __init__(self):
+        self.blocks: list = []
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.blocks) * self.BLOCK * 8
+
+    def __getitem__(self, i: int) -> int:
+        if not 0 <= i < self.size:
+            raise IndexError(i)
+        return int(self.blocks[i >> 20][i & (self.BLOCK - 1)])
+
+    def extend(self, values: np.ndarray) -> None:
+        values = np.asarray(values, dtype=np.int64)
+        done = 0
+        while done < len(values):
+            at = self.size & (self.BLOCK - 1)
+            if at == 0 and self.size >> 20 == len(self.blocks):
+                self.blocks.append(np.zeros(self.BLOCK, dtype=np.int64))
+            take = min(self.BLOCK - at, len(values) - done)
+            self.blocks[self.size >> 20][at:at + take] = values[done:done + take]
+            self.size += take
+            done += take
+
+    def truncate(self, n: int) -> None:
+        if n < self.size:
+            self.size = n
+            del self.blocks[(n + self.BLOCK - 1) >> 20:]
+
+    def to_numpy(self) -> np.ndarray:
+        if not self.blocks:
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate(self.blocks)[:self.size]
+
+
+class Frontier:
+    """The nodes of one level waiting to be expanded, as blocks of ``(ids, nodes)``: node ids
+    (int64) and their full values (an int64 array of ``width`` columns, one row per node).
+    Blocks are kept in memory up to ``memory_limit`` bytes; past it each further block is
+    written to an ``.npy`` pair in a temporary directory (made under ``spill_dir``, default the
+    system's temporary directory, removed by :meth:`close`) and read back, memory-mapped, when
+    iterated. Iteration yields the blocks in the order added."""
+
+    def __init__(self, width: int, memory_limit: int = 2 << 30, spill_dir: Optional[str] = None):
+        self.width, self.memory_limit, self.spill_dir = width, memory_limit, spill_dir
+        self.blocks: list = []  # (ids, nodes) in memory, or (path of ids, path of nodes)
+        self.in_memory = 0
+        self.size = 0
+        self.spilled = 0
+        self._dir: Optional[str] = None
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(self, ids: np.ndarray, nodes: np.ndarray) -> None:
+        """Append a block (``ids``: int64, ``nodes``: int64 of shape (len(ids), width))."""
+        if not len(ids):
+            return
+        nbytes = ids.nbytes + nodes.nbytes
+        self.size += len(ids)
+        if self.in_memory + nbytes <= self.memory_limit:
+            self.blocks.append((ids, nodes))
+            self.in_memory += nbytes
+            return
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="activity-check-frontier-", dir=self.spill_dir)
+        stem = os.path.join(self._dir, f"block{len(self.blocks)}")
+        np.save(stem + "-ids.npy", ids)
+        np.save(stem + "-nodes.npy", nodes)
+        self.blocks.append((stem + "-ids.npy", stem + "-nodes.npy"))
+        self.spilled += len(ids)
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for ids, nodes in self.blocks:
+            if isinstance(ids, str):
+                yield np.load(ids, mmap_mode="r"), np.load(nodes, mmap_mode="r")
+            else:
+                yield ids, nodes
+
+    def close(self) -> None:
+        """Drop the blocks and remove the spill directory, if any."""
+        self.blocks = []
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

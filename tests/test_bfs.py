@@ -1,0 +1,143 @@
+"""The one breadth-first driver (issue 21): compact storage, workers and the Dask engine give the
+sequential search's output byte for byte."""
+import functools
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import properties.explore as explore_module
+from activity_check.cli import main
+from model.consumer import initial_state
+from properties.bfs_store import (BlockArray, FingerprintSet, Frontier, collision_probability,
+                                  component_fingerprint, pack_key, unpack_key)
+from properties.explore import explore, shortest_distinguishing
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A Dask cluster of two single-threaded worker processes on 127.0.0.1, for this module."""
+    from properties.bfs_dask import local_cluster
+    with local_cluster(2) as running:
+        yield running.scheduler_address
+
+
+def _signature(report) -> str:
+    """What a report shows, as JSON text: counts, shortest splits and violations with their
+    wire traces, and every node's parent and event."""
+    return json.dumps({
+        "states": report.states, "edges": report.edges, "depth": report.depth,
+        "complete": report.complete, "stoppedBy": report.stopped_by, "classes": report.classes,
+        "splits": {k: [[e.to_wire() for e in t], list(p)] for k, (t, p) in report.splits.items()},
+        "violations": {k: [[e.to_wire() for e in t], w]
+                       for k, (t, w) in report.violations.items()},
+        "parents": [[p, e.to_wire() if e else None] for p, e in report.parents]})
+
+
+def test_parent_entries_order_nodes_as_the_sequential_search_finds_them():
+    assert unpack_key(pack_key(12345, 7, 3)) == (12345, 7, 3)
+    assert pack_key(1, 0, 5) < pack_key(1, 1, 0) < pack_key(2, 0, 0)
+    with pytest.raises(ValueError):
+        pack_key(0, 1 << 16, 0)
+
+
+def test_fingerprint_set_blockarray_and_collision_probability():
+    seen = FingerprintSet()
+    first = np.array([5, 3, 9], dtype=np.uint64)
+    assert seen.add(first).tolist() == [True, True, True]
+    assert seen.add(np.array([9, 4, 3, 7], dtype=np.uint64)).tolist() == [False, True, False, True]
+    assert len(seen) == 5 and seen.nbytes == 40
+    assert seen.contains(np.array([4, 6], dtype=np.uint64)).tolist() == [True, False]
+    big = np.arange(10, 3000, dtype=np.uint64)  # many runs, merged as they grow
+    for lo in range(0, len(big), 100):
+        seen.add(big[lo:lo + 100])
+    assert len(seen) == 5 + len(big) and len(seen.runs) <= 12
+    assert seen.contains(big).all()
+    parents = BlockArray()
+    parents.extend(np.arange(3, dtype=np.int64) * 7)
+    assert (len(parents), parents[2]) == (3, 14)
+    # the default bound: 492,495 states, about 6.6e-9 (n**2 / 2**65)
+    assert collision_probability(492_495) == pytest.approx(6.574e-9, rel=1e-3)
+
+
+def test_component_fingerprints_do_not_depend_on_the_hash_seed():
+    state = initial_state({"k": [1, 2]}).but(open_texts=frozenset({"a", "b", "c"}))
+    code = ("from model.consumer import initial_state; "
+            "from properties.bfs_store import component_fingerprint as f; "
+            "print(f(initial_state({'k': [1, 2]}).but(open_texts=frozenset({'a', 'b', 'c'}))))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
+            for seed in ("1", "2", "3")}
+    assert outs == {f"{component_fingerprint(state)}\n"}
+
+
+def test_a_frontier_spills_to_disk_and_reads_back(tmp_path):
+    frontier = Frontier(width=2, memory_limit=100, spill_dir=str(tmp_path))
+    for i in range(4):
+        ids = np.arange(i * 3, i * 3 + 3, dtype=np.int64)
+        frontier.add(ids, np.stack([ids, ids * 2], axis=1))
+    assert len(frontier) == 12 and frontier.spilled > 0 and any(tmp_path.iterdir())
+    got = [(ids.tolist(), nodes[:, 1].tolist()) for ids, nodes in frontier]
+    assert [i for ids, _ in got for i in ids] == list(range(12))
+    assert [v for _, vs in got for v in vs] == [2 * i for i in range(12)]
+    frontier.close()
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
+    plain = explore(depth=4, reading=None)
+    squeezed = explore(depth=4, reading=None, frontier_limit=4096, spill_dir=str(tmp_path),
+                       cache_entries=500)
+    assert _signature(plain) == _signature(squeezed)
+    assert squeezed.storage["frontierSpilledNodes"] > 0 and plain.states == 49126
+    assert plain.storage["parentBytes"] == 8 * plain.states
+
+
+def test_the_pair_search_runs_on_the_driver():
+    from model.readings import DRAFT
+    found = shortest_distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=5)
+    assert len(found) == 4
+    # a bound that stops the search before the distinguishing trace: no answer
+    assert shortest_distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=5, max_states=50) is None
+
+
+def test_the_distributed_engine_matches_the_sequential_search(cluster):
+    """Two worker processes from the first level on (every level handed to them): the same
+    nodes, parents, findings and witnesses, also when a state bound cuts a level and in the
+    single-reading search with the producer's non-conformant moves."""
+    cases = [dict(depth=4, reading=None), dict(depth=4, reading=None, max_states=9_000),
+             dict(depth=3, adversarial=True)]
+    for kwargs in cases:
+        alone = explore(**kwargs)
+        spread = explore(**kwargs, cluster=cluster, parallel_from=1)
+        assert spread.workers == 2, kwargs
+        assert _signature(spread) == _signature(alone), kwargs
+
+
+def _cli(args: list, capsys) -> str:
+    assert main(args) == 0
+    return capsys.readouterr().out
+
+
+def test_explore_workers_and_cluster_print_the_same_bytes(cluster, tmp_path, capsys,
+                                                          monkeypatch):
+    """``explore --json --graph`` with one worker, with two local workers (started and
+    stopped by the command) and on a running cluster: the same JSON and the same graph file.
+    Every level goes to the workers (``parallel_from=1``), so that a small search uses them."""
+    one = _cli(["explore", "--depth", "4", "--json", "--workers", "1",
+                "--graph", str(tmp_path / "one.dot")], capsys)
+    monkeypatch.setattr(explore_module, "explore",
+                        functools.partial(explore_module.explore, parallel_from=1))
+    two = _cli(["explore", "--depth", "4", "--json", "--workers", "2",
+                "--graph", str(tmp_path / "two.dot")], capsys)
+    joined = _cli(["explore", "--depth", "4", "--json", "--cluster", cluster,
+                   "--graph", str(tmp_path / "joined.dot")], capsys)
+    assert json.loads(one)["states"] == 49126
+    assert one == two == joined
+    graphs = {(tmp_path / f"{name}.dot").read_bytes() for name in ("one", "two", "joined")}
+    assert len(graphs) == 1
