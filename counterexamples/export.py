@@ -577,8 +577,12 @@ def _event_label(wire: dict, event: Event) -> str:
 
 
 def _message_line(m) -> str:
+    """A new message in a few words: id, activity type, content, and metadata when it has some
+    (readings may differ only in the metadata kept, Q19, so a note must show it)."""
     if m.is_activity:
         text = f"{m.id} {m.activity_type} {_short(m.content or '', 40)}"
+        if m.metadata is not None:
+            text += " metadata " + _short(m.metadata, 40)
     else:
         text = f"{m.id} ({m.role})"
     return text

@@ -26,7 +26,7 @@ from model.frozen import fast_init
 from model.producer import Belief, ProducerViolation, advance, violations
 from model.readings import DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading
 
-__all__ = ["Verdict", "VerdictClass", "StepRecord", "StepFn", "fold", "step_record", "evaluate",
+__all__ = ["LeavesExceeded", "Verdict", "VerdictClass", "StepRecord", "StepFn", "fold", "step_record", "evaluate",
            "partition", "reading_leaves", "knob_splits", "context_of", "split_readings",
            "trace_states", "verdict_key"]
 
@@ -248,9 +248,23 @@ class VerdictClass:
         return any(all(_DRAFT_VALUES[k] == v for k, v in a.items()) for a in self.assignments)
 
 
+class LeavesExceeded(RuntimeError):
+    """:func:`reading_leaves` forked past its ``max_leaves``; ``leaves`` holds the leaves found
+    until then (in the order they were found)."""
+
+    def __init__(self, message: str, leaves: list):
+        super().__init__(message)
+        self.leaves = leaves
+
+
 def reading_leaves(events: Sequence[Event], start: Optional[ConsumerState] = None,
-                   max_leaves: int = 4096) -> list[tuple[dict, Verdict]]:
+                   max_leaves: int = 4096, observe=None) -> list[tuple[dict, Verdict]]:
     """Run ``events`` under every reading at once, forking on the knobs the steps consult.
+
+    Args:
+        observe: called with each :class:`~model.consumer.StepResult` the fork computes (every
+            step of every branch of the fork, once; e.g. to collect the branches, codes and
+            clauses a trace exercised), or None.
 
     Returns:
         ``(assignment, verdict)`` leaves: each assignment (``{knob id: option}``) stands for every
@@ -258,7 +272,8 @@ def reading_leaves(events: Sequence[Event], start: Optional[ConsumerState] = Non
         share every earlier choice. The first leaf is the one that contains ``draft``.
 
     Raises:
-        RuntimeError: past ``max_leaves`` leaves (a guard against runaway forking).
+        LeavesExceeded: (a RuntimeError) past ``max_leaves`` leaves (a guard against runaway
+            forking), with the leaves found so far.
     """
     state0 = start if start is not None else initial_state()
     work = [({}, state0, 0, (), None)]
@@ -277,6 +292,8 @@ def reading_leaves(events: Sequence[Event], start: Optional[ConsumerState] = Non
                     work.append(({**assignment, knob.id: option}, state, index, warnings, fatal))
                 forked = True
                 break
+            if observe is not None:
+                observe(result)
             state = result.state
             if result.warnings:
                 warnings = warnings + tuple((index, w) for w in result.warnings)
@@ -285,7 +302,7 @@ def reading_leaves(events: Sequence[Event], start: Optional[ConsumerState] = Non
             index += 1
         if forked:
             if len(work) + len(leaves) > max_leaves:
-                raise RuntimeError(f"reading exploration exceeded {max_leaves} leaves")
+                raise LeavesExceeded(f"reading exploration exceeded {max_leaves} leaves", leaves)
             continue
         leaves.append((assignment, Verdict(state, warnings, fatal,
                                            (fatal[0] + 1) if fatal else n)))

@@ -32,11 +32,11 @@ from typing import Iterable, Optional, Sequence
 
 from model.branches import BRANCH_LIST, BRANCHES
 from model.codes import CODE_LIST
-from model.consumer import initial_state, step as model_step
+from model.consumer import step as model_step
 from model.events import ActivityDelta, Event, Malformed, MessagesSnapshot, StateDelta
 from model.producer import ADVERSARIAL_KINDS, PRODUCER_KNOBS, check_trace
-from model.readings import DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, RecordingReading
-from model.verdict import Verdict, fold, knob_splits
+from model.readings import DRAFT, KNOB_BY_ID, KNOBS, RecordingReading
+from model.verdict import LeavesExceeded, Verdict, fold, knob_splits, reading_leaves
 from properties.surface import (FEATURE_UNIVERSE, malformed_feature, messages_snapshot_features,
                                 op_features, patch_feature, role_feature)
 
@@ -95,58 +95,36 @@ class Coverage:
 
 def _fork_walk(events: Sequence[Event], items: dict[str, set], max_leaves: int
                ) -> tuple[list[tuple[dict, Verdict]], bool]:
-    """Step ``events`` under every reading (the fork of :func:`model.verdict.reading_leaves`),
-    recording branches, clauses and codes into ``items``; returns the leaves and whether the cap
-    stopped the fork."""
+    """Step ``events`` under every reading (:func:`model.verdict.reading_leaves`), recording
+    branches, clauses and codes into ``items``; returns the leaves and whether the cap stopped
+    the fork. A leaf that failed the run before the last event also exercises the halted
+    consumer (``lifecycle.halted``); one whose final state holds activity, run-input stripping."""
     branches, clauses, codes = items["branch"], items["clause"], items["code"]
-    work = [({}, initial_state(), 0, (), None)]
-    leaves: list[tuple[dict, Verdict]] = []
-    n = len(events)
-    while work:
-        assignment, state, index, warnings, fatal = work.pop()
-        partial = PartialReading(assignment)
-        forked = False
-        while index < n and fatal is None:
-            try:
-                result = model_step(state, events[index], partial)
-            except KnobUnset as unset:
-                knob = KNOB_BY_ID[unset.knob_id]
-                for option in reversed(knob.option_names):
-                    work.append(({**assignment, knob.id: option}, state, index, warnings, fatal))
-                forked = True
-                break
-            if result.branch:
-                branches.add(result.branch)
-                clauses.update(BRANCHES.get(result.branch, ()))
-            for w in result.warnings:
-                codes.add(w.code)
-                clauses.add(w.clause)
-                if w.branch:
-                    branches.add(w.branch)
-            if result.fatal is not None:
-                codes.add(result.fatal.code)
-                clauses.add(result.fatal.clause)
-                fatal = (index, result.fatal)
-            state = result.state
-            if result.warnings:
-                warnings = warnings + tuple((index, w) for w in result.warnings)
-            index += 1
-        if fatal is not None and index < n:  # one step past the fatal: the halted consumer
-            try:
-                after = model_step(state, events[index], partial)
-                branches.add(after.branch)
-            except KnobUnset:
-                pass
-        if forked:
-            if len(work) + len(leaves) > max_leaves:
-                return leaves, True
-            continue
-        if any(m.is_activity for m in state.messages) and not state.halted:
+
+    def observe(result) -> None:
+        if result.branch:
+            branches.add(result.branch)
+            clauses.update(BRANCHES.get(result.branch, ()))
+        for w in result.warnings:
+            codes.add(w.code)
+            clauses.add(w.clause)
+            if w.branch:
+                branches.add(w.branch)
+        if result.fatal is not None:
+            codes.add(result.fatal.code)
+            clauses.add(result.fatal.clause)
+
+    try:
+        leaves, capped = reading_leaves(events, max_leaves=max_leaves, observe=observe), False
+    except LeavesExceeded as exc:
+        leaves, capped = exc.leaves, True
+    for _, verdict in leaves:
+        if verdict.fatal is not None and verdict.fatal[0] + 1 < len(events):
+            branches.add(model_step(verdict.state, events[verdict.fatal[0] + 1], DRAFT).branch)
+        elif any(m.is_activity for m in verdict.state.messages) and not verdict.state.halted:
             branches.add("run-input.strip")
             clauses.update(BRANCHES["run-input.strip"])
-        leaves.append((assignment, Verdict(state, warnings, fatal,
-                                           (fatal[0] + 1) if fatal else n)))
-    return leaves, False
+    return leaves, capped
 
 
 def _surface(events: Sequence[Event], items: dict[str, set]) -> None:

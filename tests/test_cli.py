@@ -504,7 +504,10 @@ def test_clauses_consumer_musts_are_covered(capsys):
     out_of_scope = {r["id"] for r in rows if "out-of-scope" in r["coveredBy"]}
     assert out_of_scope == {"PRC-STAGE-ORDER", "PRC-OUTGOING", "PRC-SAME-VERDICT",
                             "PRC-PRODUCER-INPUT", "VER-DOWNGRADE", "VER-NO-HIDDEN",
-                            "ACT-DELTA-REPEAT-TYPE", "RIN-COMPLETE-HISTORY"}
+                            "ACT-DELTA-REPEAT-TYPE", "RIN-COMPLETE-HISTORY",
+                            # a producer duty judged at the end of the stream, not on an event
+                            # (issue 19; lint's end-of-stream check reports it)
+                            "LIF-RUN-CLOSE"}
 
 
 def test_clauses_table(capsys):
@@ -1288,7 +1291,9 @@ def test_the_pipeline_exports_a_failed_property_check(tmp_path, monkeypatch):
     _in_a_storage_aside(tmp_path, monkeypatch)
     monkeypatch.setattr(zoo, "REFERENCE", zoo.MUTANT_BY_NAME["crashes-on-empty-patch"])
     try:
-        result = run_pipeline(RunConfig(examples=40, budget=math.inf, max_events=6,
+        # 100 examples: the wider generation (issue 20: step, tool and more surface kinds) draws
+        # an empty patch less often than before; 40 examples no longer reach one
+        result = run_pipeline(RunConfig(examples=100, budget=math.inf, max_events=6,
                                         bfs_depth=0), "0.1.0")
     finally:
         set_hypothesis_home_dir(None)

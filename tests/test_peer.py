@@ -84,17 +84,21 @@ def model_report():
 
 
 def test_model_adapter_agrees_with_draft_on_the_whole_corpus(model_report):
-    assert len(CORPUS_IDS) == 32
+    assert len(CORPUS_IDS) == 34  # 16 findings (Q18 and Q19 among them) and 18 FC traces
     assert classes(model_report) == {i: "draft" for i in CORPUS_IDS}
     assert model_report.findings == {}
     assert model_report.compared == ["messages", "fatal (with atEvent)",
                                      "warnings (code, messageId, atEvent)", "runInput", "state"]
     assert model_report.peer == "activity-check model (draft)"
     assert model_report.starts == 1
+    # Q6-ms has no evidence: its witness also fits Q19=catch-all, under which the snapshot's
+    # metadata merges into nothing, so Q6-ms is open there; X1's witness (and FC-34) tells drop
+    # from preserve, not from drop-open, which differs only on a later TEXT_MESSAGE_START
     assert knobs(model_report) == {
-        "Q1": "merge", "Q5": "skip", "Q6": "skip", "Q6-ms": "replace", "Q7": "apply",
+        "Q1": "merge", "Q5": "skip", "Q6": "skip", "Q7": "apply",
         "Q8": "self-revoking", "Q10": "seen", "Q11": "in-place", "Q13": "tolerate",
-        "Q20": "drop-op", "X1": "drop"}
+        "Q18": "prose", "Q19": "activity-row", "Q20": "drop-op",
+        "X1": ("undetermined", ("drop", "drop-open"))}
 
 
 def test_model_adapter_under_another_reading_is_classified_as_that_reading():
@@ -104,20 +108,22 @@ def test_model_adapter_under_another_reading_is_classified_as_that_reading():
     assert got["FC-08"] == "reading"
     assert {k for k, v in got.items() if v != "draft"} == {"AMB-Q1-51c3020f", "FC-08"}
     by_id = {r.trace.id: r.classification for r in report.results}
-    assert by_id["AMB-Q1-51c3020f"].readings == ["Q1=ignore"]
+    # Q19=catch-all sends the declined snapshot's metadata nowhere, as Q1=ignore does
+    assert by_id["AMB-Q1-51c3020f"].readings == ["Q1=merge,Q19=catch-all", "Q1=ignore"]
     # fatal is compared by where it falls, not by its code: Q7=skip with Q13=fatal fails the
     # run at the same event
     assert by_id["FC-08"].readings == ["Q7=skip,Q13=fatal", "Q7=fatal"]
     assert by_id["FC-08"].aspects == ["messages.content", "fatal"]
     behaviour = knobs(report)
-    assert behaviour["Q1"] == "ignore"
+    # so the trace fits both options of Q1 and separates Q19 only (from the draft's activity-row)
+    assert "Q1" not in behaviour and behaviour["Q19"] == "activity-row"
     assert behaviour["Q7"] == ("undetermined", ("skip", "fatal"))  # see FC-08 above
     assert report.findings == {}
 
 
 def test_model_adapter_agrees_with_draft_on_generated_traces_and_probes():
     traces, counts = generated_traces(seed=3, stateful=40, bfs_depth=2)
-    assert counts["corpus"] == 32 and counts["probe"] == len(probe_traces()) == 10
+    assert counts["corpus"] == 34 and counts["probe"] == len(probe_traces()) == 10
     assert counts["stateful"] > 20 and counts["bfs"] > 20
     report = check("model", traces)
     assert set(classes(report).values()) == {"draft"}
@@ -275,7 +281,7 @@ def test_cli_peer_check_json_and_out(tmp_path, capsys):
                  str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["command"] == "peer check" and report["counts"] == {
-        "traces": 32, "draft": 31, "reading": 1, "divergence": 0, "error": 0}
+        "traces": 34, "draft": 33, "reading": 1, "divergence": 0, "error": 0}
     assert [t for t in report["traces"] if t["class"] != "draft"] == [
         {"id": "FC-08", "class": "reading", "readings": ["Q7=skip,Q13=fatal", "Q7=fatal"],
          "differsFromDraft": ["messages.content", "fatal"]}]
@@ -458,10 +464,11 @@ def test_ag_ui_client_reducer_on_the_corpus(reducer_report):
     assert by_id["FC-22"].aspects == ["messages.extra", "fatal"]
     assert reducer_report.compared == ["messages", "fatal (yes/no)", "runInput", "state"]
     assert reducer_report.peer == "@ag-ui/client@1.0.0+@ag-ui/core@1.0.0 (reducer)"
+    # Q6-ms and X1 as for the model adapter (see the first test)
     assert knobs(reducer_report) == {
-        "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
-        "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate",
-        "Q20": "skip-patch", "X1": "drop"}
+        "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q7": "apply",
+        "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate", "Q18": "prose",
+        "Q19": "activity-row", "Q20": "skip-patch", "X1": ("undetermined", ("drop", "drop-open"))}
     # FC-22 (content null) shrinks to the malformed snapshot alone: the reducer validates nothing
     (finding,) = reducer_report.findings.values()
     assert finding["source"] == "FC-22" and finding["branch"] == "malformed.fatal"
@@ -480,9 +487,9 @@ def test_ag_ui_client_pipeline_on_the_corpus(pipeline_report):
     assert pipeline_report.compared == ["messages", "fatal (with atEvent)", "runInput", "state"]
     assert pipeline_report.findings == {}
     assert knobs(pipeline_report) == {
-        "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
-        "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate",
-        "Q20": "drop-op", "X1": "drop"}
+        "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q7": "apply",
+        "Q8": "self-revoking", "Q11": "in-place", "Q13": "tolerate", "Q18": "prose",
+        "Q19": "activity-row", "Q20": "drop-op", "X1": ("undetermined", ("drop", "drop-open"))}
 
 
 @needs_node
@@ -520,6 +527,14 @@ def test_ag_ui_client_on_the_probes(mode, expected):
         assert behaviour["Q21"] == "fatal" and report.findings == {}
 
 
+# The pipeline's failing a second TEXT_MESSAGE_START for a message a MESSAGES_SNAPSHOT dropped was
+# a divergence (passthrough.accept) until X1 gained drop-open (issue 19): it is that reading now.
+X1_DROP_OPEN = [RUN, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"},
+                {"type": "MESSAGES_SNAPSHOT", "messages": [
+                    {"id": "act-1", "role": "activity", "activityType": "PLAN",
+                     "content": {"n": 0}}]},
+                {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}]
+
 # The divergences `peer search` finds in the pipeline (seed 0, defaults), already shrunk.
 PIPELINE_DIVERGENCES = {
     "subagent.track": ([RUN, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}], 1,
@@ -546,15 +561,6 @@ PIPELINE_DIVERGENCES = {
                        delta("act-1", [], subagentRunId="sub-1")], 3,
                       ["ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN", "ACT-DELTA-MISSING-NOFAIL",
                        "ACT-TOLERATED", "EVX-ACCEPT-FAMILIES"]),
-    "passthrough.accept": ([RUN, {"type": "TEXT_MESSAGE_START", "messageId": "msg-1",
-                                  "role": "assistant"},
-                            {"type": "MESSAGES_SNAPSHOT", "messages": [
-                                {"id": "act-1", "role": "activity", "activityType": "PLAN",
-                                 "content": {"n": 0}}]},
-                            {"type": "TEXT_MESSAGE_START", "messageId": "msg-1",
-                             "role": "assistant"}], 3,
-                           ["EVX-ACCEPT-FAMILIES", "EVM-SUPPORT-PATTERNS", "EVM-NO-RAWEVENT",
-                            "EVM-ARRIVAL-ORDER"]),
 }
 
 
@@ -572,8 +578,12 @@ def test_ag_ui_client_pipeline_divergences_are_located_with_their_clauses():
             assert list(where.clauses) == PIPELINE_DIVERGENCES[trace.id][2]
             # already minimal: shrinking keeps every event
             assert len(shrink_divergence(adapter, trace)) == len(trace.wire)
-    # and the reducer alone accepts all six
-    report = check("ag-ui-client:reducer", traces)
+        x1 = PeerTrace.of("x1", X1_DROP_OPEN)
+        reply = adapter.request(x1.wire, None, x1.id)
+        assert reply.response["fatal"]["atEvent"] == 3
+        assert classify(x1.events, reply).readings == ["X1=drop-open"]
+    # and the reducer alone accepts all five, and drops the message and its stream (X1=drop)
+    report = check("ag-ui-client:reducer", traces + [x1])
     assert set(classes(report).values()) == {"draft"}
 
 
@@ -583,10 +593,19 @@ def test_ag_ui_client_pipeline_search_finds_the_divergences_the_corpus_does_not_
         report = search_peer(adapter, seed=0, budget=None, stateful=40, bfs_depth=3)
     assert report.counts()["error"] == 0
     branches = sorted(f["branch"] for f in report.findings.values())
-    assert branches == ["subagent.track", "text.target-missing"]
+    # the wider generation (issue 20) reaches two more: TEXT_MESSAGE_CONTENT for an activity's id,
+    # and a delta removing the whole content (@ag-ui/client's patcher makes it null; the model
+    # treats it as a patch that does not apply, so Q13=tolerate is the nearest reading)
+    assert branches == ["delta.patch-failed", "subagent.track", "text.target-activity",
+                        "text.target-missing"]
+    searched = {
+        "text.target-activity": [RUN, snap("act-1", {}), {"type": "TEXT_MESSAGE_CONTENT",
+                                                          "messageId": "act-1", "delta": "x"}],
+        "delta.patch-failed": [dict(RUN, runId="r2"), snap("act-1", {}),
+                               delta("act-1", [{"op": "remove", "path": ""}])]}
     for f in report.findings.values():
-        expected = PIPELINE_DIVERGENCES[f["branch"]]
-        assert f["events"] == _canonical(expected[0])
+        expected = searched.get(f["branch"]) or PIPELINE_DIVERGENCES[f["branch"]][0]
+        assert f["events"] == _canonical(expected), f["branch"]
     assert knobs(report)["Q4"] == "fatal"
 
 
@@ -607,13 +626,13 @@ def _pytest(*args, cwd):
 def test_pytest_plugin_runs_the_corpus_against_a_named_adapter(tmp_path):
     ran = _pytest("--activity-peer", "model", cwd=tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert "32 passed" in ran.stdout
+    assert "34 passed" in ran.stdout
     skipped = _pytest(cwd=tmp_path)
-    assert skipped.returncode == 0 and "32 skipped" in skipped.stdout
+    assert skipped.returncode == 0 and "34 skipped" in skipped.stdout
     strict = _pytest("--activity-peer", "model:Q7=fatal", "--activity-peer-accept", "draft",
                      cwd=tmp_path)
     assert strict.returncode == 1
-    assert "1 failed, 31 passed" in strict.stdout
+    assert "1 failed, 33 passed" in strict.stdout
     assert "FC-08: the peer agrees only with other readings than draft" in strict.stdout
     assert '{"op":"replace","path":"","value":[]}' in strict.stdout
 
@@ -636,7 +655,7 @@ def test_pytest_plugin_in_a_project_of_its_own(tmp_path):
 def test_pytest_plugin_reports_the_reducer_divergence(tmp_path):
     ran = _pytest("--activity-peer", "ag-ui-client:reducer", cwd=tmp_path)
     assert ran.returncode == 1
-    assert "1 failed, 31 passed" in ran.stdout
+    assert "1 failed, 33 passed" in ran.stdout
     assert "FC-22: the peer agrees with no reading of the draft" in ran.stdout
     assert '"content":null' in ran.stdout
 
@@ -675,16 +694,21 @@ def test_recorded_peer_behaviour_matches_what_the_adapter_shows(mode):
     report = check(f"ag-ui-client:{mode}", corpus_traces() + probe_traces())
     table = {k.knob: k for k in report.knobs}
     recorded = {k.id: dict(k.peers)[name] for k in KNOBS if name in dict(k.peers)}
-    assert len(recorded) == (13 if mode == "reducer" else 14)
+    assert len(recorded) == (15 if mode == "reducer" else 16)  # with Q18 and Q19 (issue 19)
     determined = 0
     for knob, option in recorded.items():
         seen = table[knob]
-        assert seen.status in ("determined", "no-evidence"), (knob, seen)
+        assert seen.status in ("determined", "no-evidence", "undetermined"), (knob, seen)
         if seen.status == "determined":
             assert seen.behaves_as == option, knob
             determined += 1
-    assert determined == len(recorded) - 1  # Q10 is separated by the search's traces only
-    assert table["Q10"].status == "no-evidence"
+        elif seen.status == "undetermined":
+            assert option in seen.options, knob
+    # Q10 is separated by the search's traces only; Q6-ms's witness fits Q19=catch-all too;
+    # X1's witnesses tell drop from preserve, and drop-open from drop only X1_DROP_OPEN does
+    assert determined == len(recorded) - 3
+    assert table["Q10"].status == table["Q6-ms"].status == "no-evidence"
+    assert (table["X1"].status, table["X1"].options) == ("undetermined", ["drop", "drop-open"])
 
 
 # --- budgets, unshrunk exports, process groups, --fail-on (review of issue 6) -------------------
@@ -788,8 +812,8 @@ def test_a_hung_adapter_cannot_outlast_the_budget(tmp_path, capsys):
     took = time.monotonic() - began
     report = json.loads(capsys.readouterr().out)
     # the corpus and probes it could not answer are errors (so --fail-on error catches it)
-    assert report["stoppedBy"] == "budget" and report["counts"]["traces"] == 42
-    assert report["counts"]["error"] == 42
+    assert report["stoppedBy"] == "budget" and report["counts"]["traces"] == 44
+    assert report["counts"]["error"] == 44
     assert took < 2 + 5, took  # the corpus slack (3 s) and closing
 
 
