@@ -87,3 +87,17 @@ def test_tests_readme_lists_every_test_file():
     present = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     assert listed == present, {"missing": sorted(present - listed),
                                "gone": sorted(listed - present)}
+
+
+def test_no_function_is_over_150_lines():
+    """Issue 17: a function long enough to hide several ideas is split (the one BFS driver of
+    issue 21 replaced the last exception, the old sweep)."""
+    long = []
+    for pkg in LAYERED + ("activity_check",):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > 150:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} {lines}")
+    assert not long, long

@@ -170,8 +170,9 @@ def test_wire_events_give_wrong_types_and_all_ops():
             if feature:
                 types[feature.rsplit(":", 1)[1]] += 1
         for op in obj.get("patch", []) if isinstance(obj.get("patch"), list) else []:
-            if isinstance(op, dict):
-                ops[op.get("op")] += 1
+            # a malformed patch[0] may carry an op of another JSON type (issue 20): count names
+            if isinstance(op, dict) and isinstance(op.get("op"), str):
+                ops[op["op"]] += 1
 
     draw()
     assert {"string", "number", "object", "null"} <= set(types)

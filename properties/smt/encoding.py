@@ -275,6 +275,10 @@ def _sel(values: list, index: z3.ArithRef):
     return out
 
 
+_TARGET = ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos", "open")
+"""The per-id state arrays the step reads at the event's target id, in the order it unpacks them."""
+
+
 class Unrolling:
     """An incrementally unrolled encoding: ``extend()`` adds one trace position.
 
@@ -528,8 +532,7 @@ class Unrolling:
         isT = z3.And(live, e.kind == TEXT)
         isM = z3.And(live, e.kind == MS)
         tex, tact, ttyp, town, tfown, tcont, tseen, tpos, topen = (
-            _sel(s[f], e.mid) for f in ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos",
-                                        "open"))
+            _sel(s[f], e.mid) for f in _TARGET)
         b = {}
         # ACTIVITY_SNAPSHOT
         b["snapshot.create"] = z3.And(isS, z3.Not(tex), z3.Not(z3.And(tseen, k.is_("Q10", "seen"))))
