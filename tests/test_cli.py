@@ -518,7 +518,8 @@ def test_clauses_table(capsys):
 
 # --- run -----------------------------------------------------------------------------------------
 
-RUN_SMALL = ("run", "--examples", "30", "--seed", "3")
+RUN_SMALL = ("run", "--examples", "30", "--seed", "3", "--budget", "inf")
+"""A small run; no time budget, so that its output depends on the seed alone (README)."""
 
 
 def test_run_writes_summary_and_findings(tmp_path, capsys):
