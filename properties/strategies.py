@@ -37,6 +37,30 @@ from model.wire import parse_event
 from properties.surface import (POINTER_SHAPES, SURFACE_CONTENT, VALUE_TYPES, malformed_wires, pointer_shape,
                                 role_events, surface_adversarial, surface_moves)
 
+
+def _fixed_constants() -> None:
+    """Make Hypothesis's generation independent of which modules happen to be imported.
+
+    Hypothesis (6.1xx) mixes into its draws the literals it finds in every *local* module in
+    ``sys.modules``, so the same seed drew different traces in the command line, in a script
+    and inside the test suite (whose test modules add their literals). Every search here takes
+    a seed and must give the same bytes whatever ran before in the process, so the local pool is
+    pinned to empty; Hypothesis's own built-in constants still apply."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the local-constant pool
+        return
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "_local_constants"):
+        empty = type(providers._local_constants)(
+            integers=type(providers._local_constants.integers)(),
+            floats=type(providers._local_constants.floats)(key=providers.float_to_int),
+            bytes=type(providers._local_constants.bytes)(),
+            strings=type(providers._local_constants.strings)())
+        providers._get_local_constants = lambda: empty
+
+
+_fixed_constants()
+
 __all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick",
            "kind_of", "group_by_kind", "grouped_moves", "JSON_VALUES", "random_surface_event"]
 
