@@ -956,13 +956,16 @@ def test_run_keeps_a_chosen_hypothesis_storage_subprocess(tmp_path):
     cwd, tmp, chosen = tmp_path / "cwd", tmp_path / "tmp", tmp_path / "hypothesis-home"
     for d in (cwd, tmp):
         d.mkdir()
+    chosen.mkdir()
+    (chosen / "mine").write_text("kept", encoding="utf-8")
     env = _env_without_hypothesis_storage(tmp)
     env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(chosen)
     r = proc("run", "--examples", "20", "--bfs-depth", "0", "--budget", "5",
              "--out", tmp_path / "out", cwd=cwd, env=env)
     assert r.returncode == 0, r.stderr
-    assert (chosen / "constants").is_dir() and os.listdir(chosen / "constants")
-    assert sorted(os.listdir(cwd)) == []
+    # used as it is: neither replaced by a temporary one (none is made) nor emptied
+    assert (chosen / "mine").read_text(encoding="utf-8") == "kept"
+    assert sorted(os.listdir(tmp)) == [] and sorted(os.listdir(cwd)) == []
 
 
 def test_main_restores_hypothesis_storage_in_process(tmp_path, capsys, monkeypatch):
