@@ -8,15 +8,18 @@ SEED ?= 0
 OUT ?= out
 BUDGET ?= 60
 
-.PHONY: run test venv clean bench peers
+.PHONY: run test venv clean bench peers peers-report
 
-# The Node adapter for @ag-ui/client (issue 6): installed from its committed lock file with
-# `npm ci`. `make test` installs it only when npm is on the machine; without Node the peer tests
-# skip with the reason.
+# The Node adapters (issues 6 and 23): @ag-ui/client 1.0.0 and 0.0.59, @assistant-ui/react-ag-ui,
+# @tanstack/ai, each folder pinning its packages in a committed package.json and
+# package-lock.json, installed with `npm ci`. `make test` installs them only when npm is on the
+# machine; without Node the peer tests skip with the reason.
 PEER_DIR := peers/ag-ui-client
 PEER_STAMP := $(PEER_DIR)/node_modules/.package-lock.json
+PEER_DIRS := $(PEER_DIR) peers/ag-ui-client-0.0.59 peers/assistant-ui-react-ag-ui peers/tanstack-ai
+PEER_STAMPS := $(addsuffix /node_modules/.package-lock.json,$(PEER_DIRS))
 NPM := $(shell command -v npm 2>/dev/null)
-TEST_PEERS := $(if $(NPM),$(PEER_STAMP))
+TEST_PEERS := $(if $(NPM),$(PEER_STAMPS))
 
 venv: $(STAMP)
 
@@ -32,11 +35,17 @@ run: $(STAMP)
 test: $(STAMP) $(TEST_PEERS)
 	$(PY) -m pytest -n 2 tests
 
-peers: $(PEER_STAMP)
+peers: $(PEER_STAMPS)
 
-$(PEER_STAMP): $(PEER_DIR)/package.json $(PEER_DIR)/package-lock.json
-	cd $(PEER_DIR) && npm ci --no-audit --no-fund
-	touch $(PEER_STAMP)
+peers/%/node_modules/.package-lock.json: peers/%/package.json peers/%/package-lock.json
+	cd peers/$* && npm ci --no-audit --no-fund
+	touch $@
+
+# The conformance matrix (issue 23): every peer against the corpus and a seeded search, written
+# as matrix.json, matrix.md and matrix.html (with findings/) under $(OUT)/peers. Not part of
+# `make run`: it needs Node.
+peers-report: $(STAMP) $(PEER_STAMPS)
+	$(VENV)/bin/activity-check peer matrix --seed $(SEED) --out $(OUT)/peers
 
 bench: $(STAMP)
 	$(PY) benchmarks/replay.py

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 from rich.table import Table
 
 from activity_check.cli import (UsageError, cell, cell_lines, console, dump, prepare_out,
-                                progress_bar, shown, write_out)
+                                progress_bar, read_vocabulary, shown, write_out)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_peer"]
@@ -50,6 +51,11 @@ def _add_peer(sub) -> None:
                        help="write peer-summary.json and findings/<id>.json|.jsonl here (a new "
                             "or empty directory, or an earlier peer output)")
         p.add_argument("--json", action="store_true", help="print the report as JSON")
+        p.add_argument("--coverage", action="store_true",
+                       help="also report the spec coverage of the traces put to the peer: "
+                            "clauses, step branches, knob options, codes, producer violations "
+                            "and surface features exercised and never (with --json: the member "
+                            "'coverage'; never written to --out)")
         p.add_argument("--fail-on", choices=("divergence", "error", "any"), default=None,
                        help="exit 1 when a trace diverges (divergence), a trace got no usable "
                             "answer (error), or either (any); default: exit 0 whenever the "
@@ -78,7 +84,13 @@ def _add_peer(sub) -> None:
                         help="stateful traces to generate (default 400)")
     search.add_argument("--bfs-depth", type=int, default=4,
                         help="depth of the breadth-first traces (default 4; 0: none)")
+    search.add_argument("--vocabulary", metavar="FILE",
+                        help="JSON file whose members replace those of the stateful traces' "
+                             "producer vocabulary and of the breadth-first search's, as for "
+                             "run and explore")
     common(search)
+    from activity_check.cmd_matrix import add_matrix  # peer matrix (issue 23)
+    add_matrix(actions)
 
 
 PARSERS = {"peer": _add_peer}
@@ -103,35 +115,29 @@ def _prepare_out(out_dir: str):
 def cmd_peer(args) -> int:
     """Run ``peer check`` or ``peer search`` (see the module docstring); 0 when the command ran
     (divergences are data), 1 when ``--fail-on`` names a condition that holds, 2 (UsageError)
-    for an unusable adapter, trace or option."""
+    for an unusable adapter, trace or option. A ``peer check`` trace file that cannot be read,
+    among others that can, is skipped (one line on stderr naming the file, line and field) and
+    the rest checked and reported; the status is then 2 whatever ``--fail-on`` says."""
     import time
     began = time.monotonic()
-    from counterexamples.peers import (AdapterProcess, PeerError, check_peer, corpus_traces,
-                                       load_traces, resolve_adapter, search_peer)
-    from model.wire import TraceFormatError
+    from counterexamples.peers import AdapterProcess, PeerError, check_peer, resolve_adapter, \
+        search_peer
 
     _check_options(args)
+    vocabularies = _vocabularies(args)
     try:
         spec = resolve_adapter(args.adapter)
     except PeerError as exc:
         raise UsageError(str(exc)) from None
-    traces = None
-    if args.peer_action == "check":
-        try:
-            traces = load_traces(args.traces) if args.traces else corpus_traces()
-        except TraceFormatError as exc:
-            raise UsageError(str(exc)) from None
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        if not traces:
-            raise UsageError("no traces to check")
+    traces, skipped = _check_traces(args) if args.peer_action == "check" else (None, [])
     plan = _prepare_out(args.out) if args.out else None
     try:
         with AdapterProcess(spec, timeout=args.timeout) as adapter:
             if traces is not None:
                 report = check_peer(adapter, traces, shrink=not args.no_shrink)
+                report.skipped = skipped
             else:
-                report = _search(args, adapter, search_peer, began)
+                report = _search(args, adapter, search_peer, began, vocabularies)
     except PeerError as exc:
         raise UsageError(str(exc)) from None
     summary = report.to_json()
@@ -141,14 +147,40 @@ def cmd_peer(args) -> int:
     if plan is not None:
         with write_out(plan) as staging:  # swapped in for args.out when complete
             _write_out(staging, report, summary)
+    coverage = _coverage(report) if args.coverage else None
     if args.json:
-        print(dump(summary))
+        print(dump({**summary, "coverage": coverage} if coverage is not None else summary))
     else:
         _print_report(console(), report, summary, args)
+        if coverage is not None:
+            from properties.coverage import render_text
+            print(render_text(coverage))
     counts = summary["counts"]
     failed = {"divergence": counts["divergence"] > 0, "error": counts["error"] > 0,
               "any": counts["divergence"] > 0 or counts["error"] > 0}
+    if skipped:  # unusable input in part: the report covers the rest
+        return 2
     return 1 if args.fail_on and failed[args.fail_on] else 0
+
+
+def _check_traces(args) -> tuple[list, list]:
+    """``peer check``'s traces and the reasons of the files skipped: the files named, or the
+    committed corpus; UsageError when none can be read (one line). Each skipped file is named
+    on stderr; the rest are checked and the exit status is then 2."""
+    from counterexamples.peers import corpus_traces, load_traces
+    skipped: list = []
+    try:
+        traces = load_traces(args.traces, skipped) if args.traces else corpus_traces()
+    except ValueError as exc:  # TraceFormatError included
+        raise UsageError(str(exc)) from None
+    if not traces:
+        raise UsageError(skipped[0] if len(skipped) == 1 else
+                         "no traces to check" + (f" ({len(skipped)} files could not be read, "
+                                                 f"the first: {skipped[0]})" if skipped
+                                                 else ""))
+    for reason in skipped:
+        print(f"activity-check: skipped {visible(reason, 400)}", file=sys.stderr)
+    return traces, skipped
 
 
 def _check_options(args) -> None:
@@ -184,12 +216,33 @@ def _write_out(out_dir: str, report, summary: dict) -> None:
         fh.write(dump(summary) + "\n")
 
 
-def _search(args, adapter, search_peer, began: float):
+def _vocabularies(args):
+    """``peer search --vocabulary FILE``: ``(stateful vocabulary, breadth-first vocabulary)``,
+    each the file's members over that generator's defaults; ``(None, None)`` without the
+    option. Raises UsageError (one line naming the file and the member) for a bad file."""
+    if getattr(args, "vocabulary", None) is None:
+        return None, None
+    from model.producer import DEFAULT_VOCABULARY
+    from properties.explore import EXPLORE_VOCABULARY
+    return (read_vocabulary(args.vocabulary, DEFAULT_VOCABULARY),
+            read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY))
+
+
+def _coverage(report) -> dict:
+    """The spec coverage (:func:`properties.coverage.report`) of the traces the peer was asked
+    about that start from an empty agent state."""
+    from properties.coverage import coverage_of, report as coverage_report
+    return coverage_report(coverage_of(r.trace.events for r in report.results
+                                       if r.trace.state is None))
+
+
+def _search(args, adapter, search_peer, began: float, vocabularies=(None, None)):
     budget = None if math.isinf(args.budget) else args.budget
     with progress_bar() as progress:
         task = progress.add_task("feeding traces to the peer", total=None)
         return search_peer(adapter, seed=args.seed, budget=budget, stateful=args.examples,
-                           bfs_depth=args.bfs_depth,
+                           bfs_depth=args.bfs_depth, vocabulary=vocabularies[0],
+                           bfs_vocabulary=vocabularies[1],
                            deadline=None if budget is None else began + budget,
                            progress=lambda done, total: progress.update(task, completed=done,
                                                                         total=total))
@@ -269,6 +322,19 @@ def _print_report(con, report, summary: dict, args) -> None:
               f"with another reading, {counts['divergence']} with none, {counts['error']} "
               f"errors; {len(summary['divergences'])} divergence finding(s); "
               f"{report.seconds:.1f} s, adapter started {report.starts} time(s)")
+    first = report.first_divergence
+    con.print("first divergence: " + (f"after {first['traces']} traces, {first['seconds']:.1f} s"
+                                      if first else "none"))
+    joint = report.joint
+    con.print(f"readings consistent with every answer: {len(joint.assignments)} partial "
+              f"assignment(s) from {joint.taken} constraining trace(s)"
+              + (f"; set aside as no reading consistent with the others gives them: "
+                 f"{shown(', '.join(joint.conflicts[:5]), None)}"
+                 + (f" (+{len(joint.conflicts) - 5})" if len(joint.conflicts) > 5 else "")
+                 if joint.conflicts else ""))
+    if report.skipped:
+        con.print(f"[bold yellow]{len(report.skipped)} trace file(s) skipped[/bold yellow] "
+                  "(unreadable; listed on stderr and under 'skipped'; exit status 2)")
     if args.out:
         con.print(f"written to {shown(args.out)}/{PEER_SUMMARY}"
                   + (f" and {shown(args.out)}/findings/" if summary.get("files") else ""))

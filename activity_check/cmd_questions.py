@@ -1,12 +1,16 @@
-"""``activity-check questions [--depth N] [--json] [--format text|md]``: the settlement table of
-the open questions Q1..Q25 (:func:`properties.questions.settle`): each question's form (A, B, C
-or none), its knobs, the shortest witness's length and engine, and for C the proof's depth.
+"""``activity-check questions [--depth N] [--json] [--format text|md|html] [--out DIR]``: the
+settlement table of the open questions Q1..Q25 (:func:`properties.questions.settle`): each
+question's form (A, B, C or none), its knobs, the shortest witness's length and engine, the
+witness file, and for C the proof's depth. ``--out DIR`` writes the table (``questions.json``),
+the page (``questions.html``) and the witnesses (``questions/<Q-id>.jsonl``) into DIR, whole or
+not at all (:mod:`counterexamples.outdir`); the rendering is
+:mod:`counterexamples.questions_report`.
 
 Registered in :data:`activity_check.cli.COMMANDS` as ``("questions",
 "activity_check.cmd_questions")`` (issue 19)."""
 from __future__ import annotations
 
-from activity_check.cli import dump
+from activity_check.cli import console, dump, prepare_out, shown, write_out
 
 __all__ = ["PARSERS", "cmd_questions"]
 
@@ -15,45 +19,54 @@ def _add_questions(sub) -> None:
     q = sub.add_parser("questions", help="how each open question of the draft is settled")
     q.add_argument("--depth", type=int, default=4,
                    help="bound of the searches and proofs (events; default 4)")
-    q.add_argument("--json", action="store_true")
-    q.add_argument("--format", choices=("text", "md"), default="text")
+    q.add_argument("--json", action="store_true",
+                   help="print the table as JSON (settled count and rows)")
+    q.add_argument("--format", choices=("text", "md", "html"), default="text")
+    q.add_argument("--out", metavar="DIR",
+                   help="also write questions.json, questions.html and the witnesses there")
     q.set_defaults(func=cmd_questions)
 
 
 PARSERS = {"questions": _add_questions}
 """The parsers this module adds (see :data:`activity_check.cli.COMMANDS`)."""
 
-_COLUMNS = ("question", "form", "knobs", "length", "engine", "z3Length", "proofDepth", "title")
+
+def _question_files(previous: dict):
+    """The files an earlier ``questions --out`` lists; None when it is not one."""
+    if previous.get("command") != "questions":
+        return None
+    files = previous.get("files", [])
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise ValueError("its files member is not a list of paths")
+    return files
 
 
 def cmd_questions(args) -> int:
-    """``questions``: print the settlement table; 0, or 2 for a depth below 2 (one line)."""
+    """``questions``: print the settlement table; 0, or 2 (one line) for a depth below 2 or an
+    ``--out`` that is not ours to write."""
     import sys
-    from properties.questions import settle, settled_count
-    try:
-        rows = settle(depth=args.depth)
-    except ValueError as exc:
-        print(f"activity-check questions: {exc}", file=sys.stderr)
+    from counterexamples.questions_report import (TABLE_FILE, render_html, render_markdown,
+                                                  render_text, table_json, write_questions)
+    from properties.questions import settle
+    if args.depth < 2:
+        print(f"activity-check questions: --depth must be at least 2, not {args.depth}",
+              file=sys.stderr)
         return 2
+    plan = prepare_out(args.out, TABLE_FILE, "'activity-check questions'",
+                       _question_files) if args.out else None
+    rows = settle(depth=args.depth)
+    if plan is not None:
+        with write_out(plan) as staging:
+            write_questions(rows, staging, args.depth, table=True)
+        console(stderr=True).print(f"written to {shown(args.out)}: {TABLE_FILE}, "
+                                   "questions.html and questions/")
     if args.json:
-        print(dump({"depth": args.depth, "settled": settled_count(rows), "questions": rows}))
-        return 0
-    cells = [[_cell(r[c]) for c in _COLUMNS] for r in rows]
-    if args.format == "md":
-        print("| " + " | ".join(_COLUMNS) + " |")
-        print("|" + " --- |" * len(_COLUMNS))
-        for row in cells:
-            print("| " + " | ".join(row) + " |")
+        print(dump(table_json(rows, args.depth)))
+    elif args.format == "md":
+        sys.stdout.write(render_markdown(rows, args.depth))
+    elif args.format == "html":
+        sys.stdout.write(render_html(rows, args.depth))
     else:
-        for row in cells:
-            print("  ".join(row))
-    print(f"{settled_count(rows)} of {len(rows)} questions settled (depth {args.depth})")
+        sys.stdout.write(render_text(rows, args.depth))
     return 0
 
-
-def _cell(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list):
-        return ",".join(value) or "-"
-    return str(value)

@@ -29,6 +29,11 @@ def _add_run(sub) -> None:
     run.add_argument("--bfs-depth", type=int, default=4,
                      help="depth of the breadth-first cross-check (default 4; 0 skips it)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--coverage", action="store_true",
+                     help="print the spec coverage of the search's traces in full: clauses, "
+                          "step branches, knob options, codes, producer violations and surface "
+                          "features exercised and never (with --json: as the member "
+                          "'coverage'); without it the text output ends with the totals line")
     run.set_defaults(func=cmd_run)
 
 
@@ -51,12 +56,16 @@ PARSERS = {"run": _add_run, "corpus": _add_corpus}
 # --- run ----------------------------------------------------------------------------------------
 
 def _run_files(previous: dict) -> list:
-    """The finding files an earlier ``run`` summary lists (ValueError: not in run's form)."""
+    """The files an earlier ``run`` summary lists as its own: its findings' and its settlement
+    table's (``questions.files``); ValueError when it is not in run's form."""
     listed = previous.get("findings", [])
     if not isinstance(listed, list) or not all(
             isinstance(f, dict) and isinstance(f.get("files", []), list) for f in listed):
         raise ValueError("not a run summary")
-    return [path for f in listed for path in f.get("files", [])]
+    questions = (previous.get("questions") or {}).get("files", [])
+    if not isinstance(questions, list):
+        raise ValueError("not a run summary")
+    return [path for f in listed for path in f.get("files", [])] + questions
 
 
 def cmd_run(args) -> int:
@@ -84,15 +93,24 @@ def cmd_run(args) -> int:
                 tasks[stage] = progress.add_task(stage, total=total)
             progress.update(tasks[stage], completed=done)
 
-        result = run_pipeline(config, __version__, show)
+        result = run_pipeline(config, __version__, show,
+                              coverage=args.coverage or not args.json)
     with write_out(plan) as staging:  # swapped in for args.out when complete
         write_run(result, staging)
     summary = result.summary.to_json()
     if args.json:
-        print(dump(summary))
+        print(dump({**summary, "coverage": result.coverage} if args.coverage else summary))
     else:
         _print_run(summary, result, args.out)
+        _print_coverage(result.coverage, args.coverage)
     return 0
+
+
+def _print_coverage(doc: dict, full: bool) -> None:
+    """The coverage report (:func:`properties.coverage.render_text`) in full, or its totals
+    line alone."""
+    from properties.coverage import render_text, totals_line
+    print(render_text(doc) if full else totals_line(doc))
 
 
 def _print_run(summary: dict, result, out_dir: str) -> None:

@@ -35,7 +35,7 @@ def peer_traces(seed: int = 0, examples: int = 400, bfs_depth: int = 4) -> tuple
 def run_traces(seed: int = 0, examples: int = 3000, max_events: int = 10) -> tuple[list, dict]:
     """Seeded conformant traces as the ambiguity search draws them."""
     from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
-    from properties.strategies import conformant_traces
+    from properties.strategies import conformant_traces, fixed_constants
     drawn: list = []
 
     @hseed(seed)
@@ -46,7 +46,8 @@ def run_traces(seed: int = 0, examples: int = 3000, max_events: int = 10) -> tup
         drawn.append(trace)
 
     start = time.perf_counter()
-    draw()
+    with fixed_constants():
+        draw()
     return drawn, {"total": len(drawn), "seconds": round(time.perf_counter() - start, 2)}
 
 

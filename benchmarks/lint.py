@@ -11,8 +11,8 @@ messages. The stream is conformant; ``--violations`` makes every 50th run break 
 It is written as JSON lines (and, with ``--sse``, as a text/event-stream body too) and timed
 through what ``activity-check lint FILE`` does after start-up: reading and decoding the text
 (:func:`counterexamples.lint_io.parse_stream_text`), linting (:func:`counterexamples.lint.lint_stream`)
-and rendering the JSON report; best of ``--repeat`` runs (the model's patch memo cleared before
-each, as in a fresh process), and the first run.
+and rendering the JSON report; best of ``--repeat`` runs (the model's patch memos, outcomes and parsed operations, cleared
+before each, as in a fresh process), and the first run.
 
 Usage: python benchmarks/lint.py [--events N] [--repeat K] [--violations] [--sse]
                                 [--activity-heavy] [--json]
@@ -28,7 +28,7 @@ import time
 from counterexamples.lint import lint_stream
 from counterexamples.lint_formats import to_json
 from counterexamples.lint_io import parse_stream_text
-from model.patch import _apply_cached
+from model.patch import clear_memos
 
 TARGET_SECONDS = 2.0
 """Issue 22's target for 100,000 events."""
@@ -123,7 +123,7 @@ def measure(n_events: int = 100_000, repeat: int = 3, violations: bool = False,
     for name, text in texts.items():
         times, cpus, phases, report = [], [], None, None
         for _ in range(repeat):
-            _apply_cached.cache_clear()  # each run as a fresh process: no patch memoised
+            clear_memos()  # each run as a fresh process: no patch outcome or operation memoised
             c0 = time.process_time()
             t0 = time.perf_counter()
             found = parse_stream_text(text, f"bench.{name}")

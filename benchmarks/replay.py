@@ -68,8 +68,8 @@ def measure(n_events: int = 20000, repeat: int = 5) -> dict:
     t0 = time.perf_counter()
     events = parse_events(wire)
     parse_seconds = time.perf_counter() - t0
-    from model.patch import _apply_cached
-    _apply_cached.cache_clear()
+    from model.patch import clear_memos
+    clear_memos()
     times = []
     verdict = None
     for _ in range(repeat):

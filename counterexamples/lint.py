@@ -23,18 +23,20 @@ undescribed role, SCH-MESSAGE-UNION); an element that is not JSON at all is repo
 undecodable event. The rest of the stream is still checked after any of them.
 
 Readings: where a producer obligation depends on an open question (the knobs of
-:data:`model.producer.PRODUCER_KNOBS`: Q2, Q4-opener), the monitor is asked under each option the
-event makes it consult (a :class:`model.readings.PartialReading` raises
+:data:`model.producer.PRODUCER_KNOBS`: Q2, Q4-opener, Q12, Q17), the monitor is asked under each
+option the event makes it consult (a :class:`model.readings.PartialReading` raises
 :class:`~model.readings.KnobUnset` on the knobs it reads), so one pass judges every producer
-reading. A violation that only some readings make carries those readings; with ``reading=R`` only
-R's options judge.
+reading. A violation that only some readings make carries those readings, merged to the fewest
+knobs (:func:`_merged`); with ``reading=R`` only R's options judge.
 
 Speed: the monitor's :class:`~model.producer.Belief` keeps tuples that grow with the stream, which
 is fine for the search's short traces but quadratic on a recorded stream of 100,000 events. Lint
 keeps its own indexed copy of the belief (:class:`_Mirror`) and hands the monitor, for each event,
 a belief holding only what that event can read (the ids it names; the run-scoped sets whole), then
 writes the monitor's new belief back for those ids. The monitor stays the one judge; the cost per
-event does not grow with the stream.
+event does not grow with the stream. Events are typed by :func:`model.wire.parse_event`, the one
+parser (its plain lane builds the streaming events directly), and the monitor's answer for a text
+or argument chunk is memoised (:data:`_PAYLOAD_ONLY`).
 """
 from __future__ import annotations
 
@@ -47,21 +49,20 @@ from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence
 from model.clause_data import Clause
 from model.clauses import UnknownClauseError, get as registry_clause, registry
 from model.events import (
-    RFC6902_OPS, ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot, PatchOp,
-    RunError, RunFinished, RunStarted, StepFinished, StepStarted, SubagentError,
-    SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallStart,
-    Unrecognised,
+    ActivityDelta, ActivitySnapshot, Event, Malformed, MessagesSnapshot, RunError, RunFinished,
+    RunStarted, StepFinished, StepStarted, SubagentStarted, TextMessageContent, TextMessageStart,
+    ToolCallArgs, ToolCallEnd, ToolCallStart, Unrecognised,
 )
 from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, ActivityBelief, Belief,
                             ProducerViolation, advance, violations)
 from model.readings import (KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             describe_assignment)
-from model.wire import JSON_POINTER, TEXT_MESSAGE_ROLES, parse_event
+from model.wire import parse_event
 
 __all__ = ["StreamEntry", "LintViolation", "LintReport", "lint_stream", "lint_wire",
            "PENDING_CLAUSES", "clause_of", "severity_of", "SEVERITIES", "FAIL_ON",
            "LINT_KINDS", "clauses_checked", "producer_readings", "json_path_to_pointer",
-           "REPORT_SCHEMA", "parse", "tool_version"]
+           "REPORT_SCHEMA", "tool_version"]
 
 REPORT_SCHEMA = "activity-check/lint/1"
 """The ``schema`` member of the JSON report; changes only when the report's shape does."""
@@ -346,126 +347,6 @@ _POINTER: dict[str, str] = {
 """Monitor kind -> the member at fault (malformed and undescribed members carry their own)."""
 
 
-# --- parsing ------------------------------------------------------------------------------------
-
-_SAFE_INT = 2 ** 53 - 1
-
-_FAST_LANE: dict[str, tuple[type, dict[str, str], frozenset[str]]] = {
-    "TEXT_MESSAGE_CONTENT": (TextMessageContent, {"messageId": "message_id", "delta": "delta",
-                                                  "subagentRunId": "subagent_run_id"},
-                             frozenset({"messageId", "delta"})),
-    "TEXT_MESSAGE_END": (TextMessageEnd, {"messageId": "message_id",
-                                          "subagentRunId": "subagent_run_id"},
-                         frozenset({"messageId"})),
-    "TEXT_MESSAGE_START": (TextMessageStart, {"messageId": "message_id", "role": "role",
-                                              "name": "name", "subagentRunId": "subagent_run_id"},
-                           frozenset({"messageId"})),
-    "TOOL_CALL_ARGS": (ToolCallArgs, {"toolCallId": "tool_call_id", "delta": "delta",
-                                      "subagentRunId": "subagent_run_id"},
-                       frozenset({"toolCallId", "delta"})),
-    "TOOL_CALL_END": (ToolCallEnd, {"toolCallId": "tool_call_id",
-                                    "subagentRunId": "subagent_run_id"},
-                      frozenset({"toolCallId"})),
-    "TOOL_CALL_START": (ToolCallStart, {"toolCallId": "tool_call_id",
-                                        "toolCallName": "tool_call_name",
-                                        "parentMessageId": "parent_message_id",
-                                        "subagentRunId": "subagent_run_id"},
-                        frozenset({"toolCallId", "toolCallName"})),
-    "RUN_STARTED": (RunStarted, {"threadId": "thread_id", "runId": "run_id",
-                                 "parentRunId": "parent_run_id",
-                                 "protocolVersion": "protocol_version"},
-                    frozenset({"threadId", "runId"})),
-    "RUN_FINISHED": (RunFinished, {"threadId": "thread_id", "runId": "run_id"},
-                     frozenset({"threadId", "runId"})),
-    "RUN_ERROR": (RunError, {"message": "message", "code": "code"}, frozenset({"message"})),
-    "SUBAGENT_STARTED": (SubagentStarted, {"subagentRunId": "subagent_run_id", "name": "name",
-                                           "parentSubagentRunId": "parent_subagent_run_id"},
-                         frozenset({"subagentRunId"})),
-    "SUBAGENT_FINISHED": (SubagentFinished, {"subagentRunId": "subagent_run_id"},
-                          frozenset({"subagentRunId"})),
-    "SUBAGENT_ERROR": (SubagentError, {"subagentRunId": "subagent_run_id", "message": "message"},
-                       frozenset({"subagentRunId"})),
-}
-"""The streaming events (a long stream is mostly these) and the lifecycle events that
-:func:`parse` builds directly when every member is a plain string (``timestamp`` a safe integer): ``type -> (class, wire member ->
-field, required members)``. Anything else goes to :func:`model.wire.parse_event`, the one parser;
-``tests/test_lint.py`` checks that the two agree on every object the lane accepts."""
-
-
-def _lane(value: dict) -> Optional[tuple[type, dict]]:
-    """``(class, fields)`` of ``value`` when :data:`_FAST_LANE` takes it (its plain form), else
-    None."""
-    lane = _FAST_LANE.get(value.get("type"))
-    if lane is None:
-        return None
-    cls, members, required = lane
-    fields_: dict = {}
-    for name, item in value.items():
-        attr = members.get(name)
-        if attr is not None and type(item) is str:
-            fields_[attr] = item
-        elif name == "timestamp" and type(item) is int and -_SAFE_INT <= item <= _SAFE_INT:
-            fields_["timestamp"] = item
-        elif name != "type":
-            return None
-    for r in required:
-        if members[r] not in fields_:
-            return None
-    if cls is TextMessageStart and fields_.get("role", "assistant") not in TEXT_MESSAGE_ROLES:
-        return None
-    return cls, fields_
-
-
-_DELTA_MEMBERS = {"messageId": "message_id", "activityType": "activity_type",
-                  "subagentRunId": "subagent_run_id"}
-_OP_NEEDS = {"add": ("path", "value"), "replace": ("path", "value"), "test": ("path", "value"),
-             "remove": ("path",), "move": ("path", "from"), "copy": ("path", "from")}
-"""The members each RFC 6902 operation requires (section 4); ``path`` and ``from`` are JSON
-Pointers (SCH-JSON-POINTER)."""
-assert set(_OP_NEEDS) == RFC6902_OPS
-
-
-def _delta(value: dict) -> Optional[ActivityDelta]:
-    """An ACTIVITY_DELTA in its plain form (string members, a patch of well-formed operations,
-    no metadata or rawEvent), built directly; None for anything else (the parser decides)."""
-    fields_: dict = {}
-    patch = None
-    for name, item in value.items():
-        attr = _DELTA_MEMBERS.get(name)
-        if attr is not None and type(item) is str:
-            fields_[attr] = item
-        elif name == "patch" and type(item) is list:
-            patch = item
-        elif name == "timestamp" and type(item) is int and -_SAFE_INT <= item <= _SAFE_INT:
-            fields_["timestamp"] = item
-        elif name != "type":
-            return None
-    if patch is None or "message_id" not in fields_ or "activity_type" not in fields_:
-        return None
-    for op in patch:
-        if type(op) is not dict or type(op.get("op")) is not str:
-            return None
-        for member in _OP_NEEDS.get(op["op"], ()):
-            if member not in op or (member != "value" and (
-                    type(op[member]) is not str or not JSON_POINTER.fullmatch(op[member]))):
-                return None
-    return ActivityDelta(patch=tuple(PatchOp.of(op) for op in patch), **fields_)
-
-
-def parse(value: dict) -> Event:
-    """The typed event of one decoded wire object: :func:`model.wire.parse_event`'s result (for
-    the common streaming events of :data:`_FAST_LANE` and ACTIVITY_DELTA in their plain forms,
-    built directly)."""
-    lane = _lane(value)
-    if lane is not None:
-        return lane[0](**lane[1])
-    if value.get("type") == "ACTIVITY_DELTA":
-        built = _delta(value)
-        if built is not None:
-            return built
-    return parse_event(value)
-
-
 # --- the belief mirror --------------------------------------------------------------------------
 
 class _Mirror:
@@ -572,7 +453,7 @@ _PAYLOAD_ONLY = frozenset({TextMessageContent, ToolCallArgs})
 """Chunk events whose monitor verdict and belief update cannot depend on their payload (the
 ``delta`` text) nor on ``timestamp`` (EVM-ARRIVAL-ORDER): the producer's obligations are about
 ids, owners and the run, never about what a chunk says. Lint memoises the monitor's answer for
-them on (belief, class, id, tag) when the parser's fast lane takes them (no other member);
+them on (belief, class, id, tag) when they carry no ``metadata`` or ``rawEvent``;
 ``tests/test_lint.py`` checks the invariance on the monitor itself."""
 
 _UNTRACKED = frozenset({TextMessageContent, ToolCallArgs, RunStarted, RunFinished, RunError,
@@ -661,7 +542,7 @@ class _Linter:
             for v in found:
                 out.setdefault(v, []).append(assignment)
         return [(v, None if len(where) == len(leaves) else
-                 tuple(describe_assignment(a) for a in where)) for v, where in out.items()]
+                 tuple(describe_assignment(a) for a in _merged(where))) for v, where in out.items()]
 
     @staticmethod
     def _options(knob_id: str) -> tuple[str, ...]:
@@ -677,16 +558,11 @@ class _Linter:
             problem = entry.problem or f"an event must be a JSON object, got {_kind(value)}"
             self.add("undecodable", index, line, None, "", problem)
             return
-        lane = _lane(value)
-        if lane is not None and lane[0] in _PAYLOAD_ONLY:
-            self.chunk(index, line, value, *lane)
-            return
-        if lane is not None:
-            event = lane[0](**lane[1])
-        else:
-            event = (_delta(value) if value.get("type") == "ACTIVITY_DELTA" else None) or \
-                parse_event(value)
+        event = parse_event(value)
         kind = type(event)
+        if kind in _PAYLOAD_ONLY and event.metadata is None and event.raw_event is None:
+            self.chunk(index, line, value, event)
+            return
         event_type = value.get("type")
         if type(event_type) is not str:
             event_type = None
@@ -704,25 +580,21 @@ class _Linter:
         if kind is RunStarted or kind is RunError or (kind is RunFinished and run_active):
             self.run.reset(index if kind is RunStarted else None)
 
-    def chunk(self, index: int, line, value: dict, cls: type, fields_: dict) -> None:
-        """A text or argument chunk in its plain form (see :data:`_PAYLOAD_ONLY`): the
-        monitor's answer is memoised on (belief, class, id, tag); the event is built only when
-        the monitor has to be asked or something is reported."""
-        mid = fields_.get("message_id")
+    def chunk(self, index: int, line, value: dict, event: Event) -> None:
+        """A text or argument chunk with no metadata or rawEvent (see :data:`_PAYLOAD_ONLY`):
+        the monitor's answer is memoised on (belief, class, id, tag)."""
+        mid = getattr(event, "message_id", None)
         ids, before = self.mirror.slice_ids(() if mid is None else (mid,))
-        tag = fields_.get("subagent_run_id")
-        key = (before, cls, mid if mid is not None else fields_["tool_call_id"], tag)
+        key = (before, type(event), mid if mid is not None else event.tool_call_id,
+               event.subagent_run_id)
         hit = self.memo.get(key)
-        event = None
         if hit is None:
             if len(self.memo) > 4096:
                 self.memo.clear()
-            event = cls(**fields_)
             hit = self.memo[key] = (self.judge(before, event), advance(before, event))
         found, after = hit
-        event_type = value["type"]
         if found:
-            event = event or cls(**fields_)
+            event_type = value["type"]
             for violation, readings in found:
                 self.report_monitor(index, line, event_type, event, value, violation, readings)
         if after is not before:
@@ -848,6 +720,37 @@ class _Linter:
         self.add("run-open-at-end", None, None, None, "",
                  f"the stream ended after {events} events with the run still active (no "
                  "RUN_FINISHED or RUN_ERROR)", related=run.started_at)
+
+
+def _merged(where: list[dict]) -> list[dict]:
+    """The partial assignments ``where`` (leaves of one judgement: disjoint, each fixing the knobs
+    the monitor read on its way) with every group that covers all options of one knob, the other
+    knobs agreeing, merged into one assignment without that knob, until none is left; in the
+    order of the first producer reading each covers (``Q4-opener=current,Q12=stream`` ...
+    ``Q4-opener=current,Q12=run`` become ``Q4-opener=current``)."""
+    items = {tuple(sorted(a.items())) for a in where}
+    merged = True
+    while merged:
+        merged = False
+        for knob in PRODUCER_KNOBS:
+            options = set(KNOB_BY_ID[knob].option_names)
+            groups: dict[tuple, set] = {}
+            for item in items:
+                a = dict(item)
+                if knob in a:
+                    rest = tuple(sorted((k, v) for k, v in a.items() if k != knob))
+                    groups.setdefault(rest, set()).add(a[knob])
+            full = [rest for rest, seen in groups.items() if seen == options]
+            if full:
+                for rest in full:
+                    items = {i for i in items if not (dict(i).get(knob) is not None and tuple(
+                        sorted((k, v) for k, v in i if k != knob)) == rest)} | {rest}
+                merged = True
+    readings = producer_readings()
+
+    def first_covered(item: tuple) -> int:
+        return next(n for n, r in enumerate(readings) if all(r[k] == v for k, v in item))
+    return [dict(i) for i in sorted(items, key=lambda i: (first_covered(i), i))]
 
 
 def _owned(owner: Optional[str]) -> str:

@@ -20,7 +20,10 @@ import os
 from typing import Optional
 from xml.etree import ElementTree as ET
 
-from counterexamples.lint import (LintReport, LintViolation, SEVERITIES, clause_of,
+from model.producer import PRODUCER_KNOBS
+from model.readings import describe_assignment
+
+from counterexamples.lint import (LintReport, LintViolation, SEVERITIES, _merged, clause_of,
                                   clauses_checked, severity_of, tool_version)
 
 __all__ = ["FORMATS", "to_json", "to_junit", "to_sarif", "render_pretty", "render",
@@ -177,9 +180,9 @@ def to_sarif(report: LintReport, fail_on: str = "error", version: Optional[str] 
 def render_pretty(report: LintReport, con, fail_on: str = "error") -> None:
     """Print the report on the rich console ``con`` (every stream-supplied string escaped)."""
     from rich.markup import escape
-    readings = report.reading_names()
     judged = f"under {report.reading}" if report.reading else \
-        f"under every producer reading ({len(readings)}: {'; '.join(readings)})"
+        f"under every producer reading ({len(report.readings)}: each combination of the " \
+        f"options of {', '.join(PRODUCER_KNOBS)})"
     con.print(f"[bold]{escape(report.source)}[/bold]: {report.events} events "
               f"({report.input_format}), {judged}")
     for note in report.notes:
@@ -204,9 +207,17 @@ def render_pretty(report: LintReport, con, fail_on: str = "error") -> None:
         verdict += " (with warnings)"
     under = report.conformant_under()
     if not report.conformant and under and report.reading is None:
-        verdict += f"; conformant under {'; '.join(under)}"
+        verdict += f"; conformant under {'; '.join(_merged_names(report, under))}"
     con.print(f"{errors} error(s), {warnings} warning(s): {escape(verdict)}"
               + ("" if fail_on == "error" else f" (--fail-on {fail_on})"))
+
+
+def _merged_names(report: LintReport, names: list[str]) -> list[str]:
+    """``names`` (complete producer readings of ``report``) merged to the fewest knobs, as the
+    violations' readings are (``Q2=continues`` for the twelve readings that take it)."""
+    wanted = set(names)
+    chosen = [a for a in report.readings if describe_assignment(a) in wanted]
+    return [describe_assignment(a) for a in _merged(chosen)]
 
 
 def render(report: LintReport, fmt: str, fail_on: str = "error",

@@ -39,10 +39,19 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
 __all__ = ["OutputPlan", "OutputRefused", "plan_output", "write_new_file", "new_file",
-           "FINDINGS_DIR", "STAGING_MARK"]
+           "FINDINGS_DIR", "QUESTIONS_DIR", "OWN_FILES", "STAGING_MARK"]
 
 FINDINGS_DIR = "findings"
 """The subdirectory an output keeps its finding files in."""
+
+QUESTIONS_DIR = "questions"
+"""The subdirectory an output keeps the settlement table's witness files in (issue 19)."""
+
+OWN_FILES = frozenset({"questions.html", "questions.json"})
+"""Top-level file names an earlier output may list as its own besides its summary (the
+settlement table's page and JSON); anything else at the top level is the user's."""
+
+_OWN_DIRS = {FINDINGS_DIR: (".json", ".jsonl"), QUESTIONS_DIR: (".jsonl",)}
 
 STAGING_MARK = ".activity-check-"
 """Part of the name of every staging (and leftover) directory: ``.<name>.activity-check-<hex>``
@@ -172,7 +181,8 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
     for path in files:
         rel = os.path.normpath(path)
         head, name = os.path.split(rel)
-        if head == FINDINGS_DIR and name.endswith((".json", ".jsonl")):
+        if (head in _OWN_DIRS and name.endswith(_OWN_DIRS[head])) or \
+                (not head and rel in OWN_FILES):
             replaced.add(rel)
     return OutputPlan(target, summary_name, frozenset(replaced), earlier=True)
 

@@ -39,11 +39,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from model.branches import BRANCHES
+from model.codes import CODE_LIST
 from model.consumer import initial_state
 from model.events import Event
 from model.json_values import freeze
-from model.producer import check_trace
-from model.readings import DRAFT, KNOBS, describe_assignment
+from model.producer import Vocabulary, check_trace
+from model.readings import DRAFT, KNOB_BY_ID, KNOBS, describe_assignment
 from model.verdict import fold, reading_leaves, step_record, verdict_key
 from model.wire import (TraceFormatError, dump_jsonl, loads_json, parse_events, parse_trace_text,
                         read_text)
@@ -378,8 +379,10 @@ class AdapterProcess:
                 replies.append(reply)
                 done += 1
                 self.requests += 1
-                self.failures_in_a_row = 0 if reply.kind in ("ok", "refused") else \
-                    self.failures_in_a_row + 1
+                # an answer in step (refused, or unusable for that trace) is no failure of
+                # the process: only crashes, hangs and garbage count towards giving it up
+                answered = reply.kind in ("ok", "refused", "bad-response")
+                self.failures_in_a_row = 0 if answered else self.failures_in_a_row + 1
                 if restart:
                     self._stop()
                     break
@@ -553,13 +556,20 @@ def corpus_traces() -> list[PeerTrace]:
     return out
 
 
-def load_traces(paths: Sequence[str]) -> list[PeerTrace]:
+def load_traces(paths: Sequence[str], skipped: Optional[list] = None) -> list[PeerTrace]:
     """Traces from files and directories (a directory: its ``*.json`` and ``*.jsonl`` files, in
-    name order; of a finding's ``X.json`` and ``X.jsonl`` only the first). A file is a trace as ``activity-check replay`` reads it (its ``id`` member names
-    it, else its file name), or a case set: JSON lines each holding an object with ``events``.
+    name order; of a finding's ``X.json`` and ``X.jsonl`` only the first). A file is a trace as
+    ``activity-check replay`` reads it (its ``id`` member names it, else its file name), or a
+    case set: JSON lines each holding an object with ``events``.
+
+    Args:
+        skipped: when given, a file that cannot be read is left out and the reason appended
+            to it (one line naming the file, line, event index and field) instead of raised, so
+            that one bad file among many does not stop a check.
 
     Raises:
-        TraceFormatError: a file that cannot be read as either (naming the file and line).
+        TraceFormatError: a file that cannot be read as either (naming the file and line), when
+            ``skipped`` is None.
     """
     files: list[str] = []
     for path in paths:
@@ -572,23 +582,34 @@ def load_traces(paths: Sequence[str]) -> list[PeerTrace]:
             files.append(path)
     out: list[PeerTrace] = []
     for path in files:
-        text = read_text(path)
-        cases = _case_lines(text)
-        base = os.path.basename(path)
-        if cases is not None:
-            for lineno, obj in cases:
-                name = obj.get("id") if isinstance(obj.get("id"), str) else f"{base}:{lineno}"
-                try:
-                    out.append(PeerTrace.of(name, obj["events"], obj.get("initialState"), path))
-                except TraceFormatError as exc:
-                    raise TraceFormatError(exc.reason, file=path, line=lineno,
-                                           event_index=exc.event_index) from None
-            continue
-        trace = parse_trace_text(text, path)
-        name = trace.meta.get("id") if isinstance(trace.meta.get("id"), str) else base
-        wire = _wire_of(text, trace.meta)
-        out.append(PeerTrace(name, wire, trace.events, trace.meta.get("initialState"), path))
+        try:
+            out.extend(_file_traces(path))
+        except (TraceFormatError, ValueError) as exc:  # TraceFormatError names file and line
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
     return out
+
+
+def _file_traces(path: str) -> list[PeerTrace]:
+    """The traces of one file (see :func:`load_traces`); TraceFormatError when unreadable."""
+    text = read_text(path)
+    cases = _case_lines(text)
+    base = os.path.basename(path)
+    if cases is not None:
+        out: list[PeerTrace] = []
+        for lineno, obj in cases:
+            name = obj.get("id") if isinstance(obj.get("id"), str) else f"{base}:{lineno}"
+            try:
+                out.append(PeerTrace.of(name, obj["events"], obj.get("initialState"), path))
+            except TraceFormatError as exc:
+                raise TraceFormatError(exc.reason, file=path, line=lineno,
+                                       event_index=exc.event_index) from None
+        return out
+    trace = parse_trace_text(text, path)
+    name = trace.meta.get("id") if isinstance(trace.meta.get("id"), str) else base
+    wire = _wire_of(text, trace.meta)
+    return [PeerTrace(name, wire, trace.events, trace.meta.get("initialState"), path)]
 
 
 def _case_lines(text: str) -> Optional[list[tuple[int, dict]]]:
@@ -631,16 +652,26 @@ class Observed:
 
     ``messages`` and ``fatal`` always; ``fatal_at`` when the peer places its failure at an event
     (``fatal.atEvent``); ``warnings`` when the answer lists them (in activity-check's codes; null
-    means not observable); ``run_input`` and ``state`` when the answer gives them (not null)."""
+    means not observable); ``run_input`` and ``state`` when the answer gives them (not null);
+    ``fatal_code`` and ``fatal_clause`` when its failure names its cause (a ``code`` that is one
+    of activity-check's codes, :data:`model.codes.CODE_LIST`; a string ``clause`` id): then the
+    cause is compared too, so a peer that fails at the right event for another reason
+    diverges."""
 
     fatal_at: bool
     warnings: bool
     run_input: bool
     state: bool
+    fatal_code: bool = False
+    fatal_clause: bool = False
+
+    FIELDS = ("fatal_at", "warnings", "run_input", "state", "fatal_code", "fatal_clause")
 
     def names(self) -> list[str]:
         """The compared parts, as the report lists them."""
-        out = ["messages", "fatal" + (" (with atEvent)" if self.fatal_at else " (yes/no)")]
+        cause = [n for n, on in (("atEvent", self.fatal_at), ("code", self.fatal_code),
+                                 ("clause", self.fatal_clause)) if on]
+        out = ["messages", "fatal" + (f" (with {', '.join(cause)})" if cause else " (yes/no)")]
         out += [n for n, on in (("warnings (code, messageId, atEvent)", self.warnings),
                                 ("runInput", self.run_input), ("state", self.state)) if on]
         return out
@@ -649,21 +680,31 @@ class Observed:
 def observed_of(response: dict) -> Observed:
     """The :class:`Observed` parts of one answer."""
     fatal = response.get("fatal")
-    return Observed(fatal_at=isinstance(fatal, dict) and isinstance(fatal.get("atEvent"), int),
+    named = isinstance(fatal, dict)
+    return Observed(fatal_at=named and isinstance(fatal.get("atEvent"), int),
                     warnings=isinstance(response.get("warnings"), list),
                     run_input=isinstance(response.get("runInput"), list),
-                    state=response.get("state") is not None)
+                    state=response.get("state") is not None,
+                    fatal_code=named and fatal.get("code") in _CODES,
+                    fatal_clause=named and isinstance(fatal.get("clause"), str))
 
 
-def _fatal_view(fatal: Any, at: bool) -> Any:
-    """A verdict's ``fatal`` as compared: None when the run did not fail; else ``{"atEvent"}``
-    when the answer places its failure (``at``), else True. Any object is a failure (the
-    protocol's "otherwise an object": ``{}`` says the run failed, not where), as is ``true``."""
+_CODES = frozenset(c.code for c in CODE_LIST)
+"""activity-check's codes: a peer's fatal ``code`` is compared only when it is one of them."""
+
+
+def _fatal_view(fatal: Any, observed: "Observed") -> Any:
+    """A verdict's ``fatal`` as compared: None when the run did not fail; else the members the
+    answer gives of ``atEvent``, ``code`` and ``clause`` (``observed``), else True. Any object
+    is a failure (the protocol's "otherwise an object": ``{}`` says the run failed, not where),
+    as is ``true``."""
     if fatal is None or fatal is False:
         return None
-    if at:
-        return {"atEvent": fatal.get("atEvent") if isinstance(fatal, dict) else None}
-    return True
+    named = fatal if isinstance(fatal, dict) else {}
+    view = {key: named.get(key) for key, on in (("atEvent", observed.fatal_at),
+                                                ("code", observed.fatal_code),
+                                                ("clause", observed.fatal_clause)) if on}
+    return view or True
 
 
 def view_of(verdict: dict, observed: Observed) -> dict:
@@ -672,7 +713,7 @@ def view_of(verdict: dict, observed: Observed) -> dict:
     as canonical JSON text (:func:`model.json_values.freeze`: member order and ``1`` vs ``1.0``
     do not matter)."""
     view = {"messages": freeze(verdict.get("messages", [])),
-            "fatal": freeze(_fatal_view(verdict.get("fatal"), observed.fatal_at))}
+            "fatal": freeze(_fatal_view(verdict.get("fatal"), observed))}
     if observed.warnings:
         view["warnings"] = freeze([{"code": w.get("code"), "messageId": w.get("messageId"),
                                     "atEvent": w.get("atEvent")}
@@ -704,6 +745,10 @@ class Classification:
             ``{knob id: option}``.
         error: for ``"error"``: what went wrong.
         leaves: every ``(assignment, verdict)`` of the model on the trace.
+        divergent: for ``"divergence"``: the parts of the verdict (``messages``, ``fatal``,
+            ``warnings``, ``runInput``, ``state``, in that order) that no reading gives as the
+            peer does, each a divergence of its own; ``["combined"]`` (:data:`COMBINED`) when
+            every part alone is some reading's and only their combination is none's.
     """
 
     kind: str
@@ -714,10 +759,27 @@ class Classification:
     nearest_assignment: dict = field(default_factory=dict)
     error: str = ""
     leaves: list = field(default_factory=list)
+    divergent: list[str] = field(default_factory=list)
+
+
+COMBINED = "combined"
+"""The part named for a divergence that no single part of the verdict shows (each part is some
+reading's; their combination is none's)."""
+
+PARTS = ("messages", "fatal", "warnings", "runInput", "state")
+"""The parts of a verdict a divergence is split by, in report order."""
+
+
+def _part(view: dict, part: Optional[str]) -> dict:
+    """``view`` restricted to one part (None: the whole view)."""
+    if part is None:
+        return view
+    return {part: view[part]} if part in view else {}
 
 
 def classify(events: Sequence[Event], reply: Reply, state: Any = None,
-             context: Optional[Sequence[dict]] = None) -> Classification:
+             context: Optional[Sequence[dict]] = None,
+             part: Optional[str] = None) -> Classification:
     """Classify one answer against every reading of the model on ``events`` (from a consumer
     holding agent state ``state``).
 
@@ -725,6 +787,8 @@ def classify(events: Sequence[Event], reply: Reply, state: Any = None,
         context: for a divergence, look for the nearest reading among the leaves consistent with
             one of these assignments first (the readings the peer agreed with on a shorter
             prefix), then among all.
+        part: compare only this part of the verdict (one of :data:`PARTS`; None: all of it), as
+            the search does for a divergence in that part alone.
 
     Returns:
         A :class:`Classification`; kind ``"error"`` when ``reply`` is not ``"ok"``.
@@ -737,19 +801,24 @@ def classify(events: Sequence[Event], reply: Reply, state: Any = None,
     except RuntimeError as exc:  # the guard against runaway forking
         return Classification("error", error=f"model: {exc}")
     observed = observed_of(reply.response)
-    peer = view_of(reply.response, observed)
-    views = [view_of(v.to_json(detail=False), observed) for _, v in leaves]
+    whole = view_of(reply.response, observed)
+    full = [view_of(v.to_json(detail=False), observed) for _, v in leaves]
+    peer = _part(whole, part)
+    views = [_part(v, part) for v in full]
     matches = [a for (a, _), view in zip(leaves, views) if view == peer]
     aspects = _aspects(views[0], peer)
     if not matches:
-        # The nearest reading: the leaf the peer differs from in the fewest parts (draft first),
-        # preferring leaves consistent with the context.
+        # The nearest reading: the leaf the peer differs from in the fewest parts of the whole
+        # verdict (draft first), preferring leaves consistent with the context.
         pool = [i for i, (a, _) in enumerate(leaves)
                 if context and any(_consistent(a, c) for c in context)] or range(len(leaves))
-        best = min(pool, key=lambda i: (len(_aspects(views[i], peer)), i))
+        best = min(pool, key=lambda i: (len(_aspects(views[i], peer)),
+                                        len(_aspects(full[i], whole)), i))
+        divergent = [p for p in PARTS if p in peer and all(v.get(p) != peer[p] for v in views)]
         return Classification("divergence", aspects=_aspects(views[best], peer),
                               nearest=describe_assignment(leaves[best][0]),
-                              nearest_assignment=dict(leaves[best][0]), leaves=leaves)
+                              nearest_assignment=dict(leaves[best][0]), leaves=leaves,
+                              divergent=divergent or [COMBINED])
     draft = DRAFT.as_dict()
     kind = "draft" if any(all(draft[k] == v for k, v in a.items()) for a in matches) else "reading"
     return Classification(kind, [describe_assignment(a) for a in matches], matches, aspects,
@@ -768,7 +837,7 @@ def _aspects(model: dict, peer: dict) -> list[str]:
     ``role``...)."""
     out = [k for k in ("fatal", "warnings", "runInput", "state")
            if k in model and model.get(k) != peer.get(k)]
-    if model["messages"] != peer["messages"]:
+    if "messages" in model and model["messages"] != peer.get("messages"):
         mine = json.loads(model["messages"])
         theirs = json.loads(peer["messages"])
         a = {m.get("id"): m for m in mine}
@@ -818,13 +887,22 @@ class KnobBehaviour:
         return self.options[0] if self.status == "determined" else None
 
 
-def knob_table(results: Sequence["TraceResult"]) -> list[KnobBehaviour]:
-    """For each knob, the options the peer behaves as.
+def knob_table(results: Sequence["TraceResult"],
+               joint: Optional["JointReadings"] = None) -> list[KnobBehaviour]:
+    """For each knob, the options the peer behaves as, inferred jointly
+    (:func:`joint_readings`): an option is the peer's when some reading consistent with every
+    trace the peer answered has it, so that a knob no single trace separates is still
+    determined when the other traces rule out the readings that would explain it otherwise.
 
-    A trace *separates* a knob when the readings the peer agrees with on it do not cover every
-    option of the knob: an option fits the trace when some matching leaf fixes the knob to it (a
-    leaf that leaves the knob open fits every option). Divergent traces and errors say nothing.
-    The options that fit every separating trace are the peer's behaviour."""
+    ``evidence`` lists the traces that separate the knob alone: the readings the peer agrees
+    with on the trace do not cover every option of it (an option fits the trace when some
+    matching leaf fixes the knob to it; a leaf that leaves the knob open fits every option);
+    when none does, the traces after which the joint inference narrowed the knob's options
+    (with the options then left). A knob no single option fits on every separating trace is
+    ``inconsistent``; one with all its options left and no such trace ``no-evidence``.
+    Divergent traces and errors say nothing. ``joint``: :func:`joint_readings` of the results,
+    when already computed."""
+    joint = joint if joint is not None else joint_readings(evidence_of(results))
     table = []
     for knob in KNOBS:
         every = list(knob.option_names)
@@ -838,14 +916,155 @@ def knob_table(results: Sequence["TraceResult"]) -> list[KnobBehaviour]:
                 fit.update([a[knob.id]] if knob.id in a else every)
             if fit and len(fit) < len(every):
                 evidence[r.trace.id] = [o for o in every if o in fit]
+        alone = [o for o in every if all(o in fit for fit in evidence.values())]
+        options = joint.options(knob.id)
+        if evidence and not alone:
+            table.append(KnobBehaviour(knob.id, "inconsistent", [], evidence))
+            continue
         if not evidence:
+            evidence = dict(joint.narrowed.get(knob.id, {}))
+        if len(options) == len(every) and not evidence:
             table.append(KnobBehaviour(knob.id, "no-evidence", every, {}))
             continue
-        common = [o for o in every if all(o in fit for fit in evidence.values())]
-        status = "determined" if len(common) == 1 else (
-            "undetermined" if common else "inconsistent")
-        table.append(KnobBehaviour(knob.id, status, common, evidence))
+        status = "determined" if len(options) == 1 else "undetermined"
+        table.append(KnobBehaviour(knob.id, status, options, evidence))
     return table
+
+
+# --- joint inference of the peer's reading ------------------------------------------------------
+
+@dataclass
+class JointReadings:
+    """The readings consistent with every trace a peer answered (:func:`joint_readings`).
+
+    Attributes:
+        assignments: partial assignments ``{knob id: option}``, most general first, none
+            implied by another: a reading is consistent with the traces taken exactly when it
+            agrees with one of them on every knob that one fixes (``[{}]``: every reading).
+        taken: how many traces constrained the inference (the others agreed with every reading
+            or were set aside).
+        conflicts: ids of the traces set aside, in order: no reading consistent with the
+            traces taken before gives the peer's verdict on them (the peer is not one reading
+            of the model there; the knob table shows the knob as ``inconsistent`` when a single
+            knob is at fault), or the assignments would have outgrown ``cap``.
+        narrowed: ``{knob id: {trace id: options left}}``: the traces after which a knob's
+            options narrowed, and what was left.
+    """
+
+    assignments: list[dict] = field(default_factory=lambda: [{}])
+    taken: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    narrowed: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    def options(self, knob_id: str) -> list[str]:
+        """The options of ``knob_id`` some consistent reading has, in the knob's order."""
+        every = KNOB_BY_ID[knob_id].option_names
+        found = set()
+        for a in self.assignments:
+            if knob_id not in a:
+                return list(every)
+            found.add(a[knob_id])
+        return [o for o in every if o in found]
+
+    def consistent(self, assignment: dict) -> bool:
+        """True when the (partial) ``assignment`` agrees with some consistent reading."""
+        return any(_consistent(a, assignment) for a in self.assignments)
+
+    def to_json(self) -> dict:
+        """``{"assignments": [{knob: option}], "taken", "conflicts", "narrowed"}``."""
+        return {"assignments": [dict(a) for a in self.assignments], "taken": self.taken,
+                "conflicts": list(self.conflicts), "narrowed": self.narrowed}
+
+
+JOINT_CAP = 4096
+"""The most partial assignments :func:`joint_readings` keeps; a trace that would make more is
+set aside (listed in ``conflicts``)."""
+
+_KNOB_ORDER = {k.id: i for i, k in enumerate(KNOBS)}
+
+
+def evidence_of(results: Sequence["TraceResult"]) -> list[tuple[str, list[dict]]]:
+    """``[(trace id, matching leaf assignments)]`` of the traces on which the peer agrees with
+    some reading (classes ``draft`` and ``reading``), in order: the input of
+    :func:`joint_readings`."""
+    return [(r.trace.id, r.classification.matches) for r in results
+            if r.classification.kind in ("draft", "reading")]
+
+
+def _key(assignment: frozenset) -> tuple:
+    return len(assignment), sorted((_KNOB_ORDER[k], o) for k, o in assignment)
+
+
+def _simplify(assignments: set) -> list[frozenset]:
+    """The same set of readings with as few, as general assignments as this finds: assignments
+    that differ only in one knob and together cover all its options become one without that
+    knob (repeated), and an assignment implied by a more general one is dropped. Sorted (most
+    general first, then in knob order), so that the result does not depend on hashing."""
+    current = set(assignments)
+    while True:
+        merged = set()
+        for a in current:
+            for knob, option in a:
+                rest = a - {(knob, option)}
+                every = KNOB_BY_ID[knob].option_names
+                if all(rest | {(knob, o)} in current for o in every):
+                    merged.add(rest)
+        if not merged - current:
+            break
+        current |= merged
+    kept: list[frozenset] = []
+    for a in sorted(current, key=_key):
+        if not any(k <= a for k in kept):
+            kept.append(a)
+    return kept
+
+
+def joint_readings(evidence: Sequence[tuple[str, Sequence[dict]]],
+                   cap: int = JOINT_CAP) -> JointReadings:
+    """The readings consistent with every trace of ``evidence`` jointly.
+
+    Args:
+        evidence: ``[(trace id, assignments)]`` (:func:`evidence_of`): for each trace the
+            partial assignments ``{knob id: option}`` whose verdict the peer gave there (any
+            reading extending one of them gives it). Taken in order.
+        cap: the most assignments kept (:data:`JOINT_CAP`).
+
+    Returns:
+        A :class:`JointReadings`: the intersection, over the traces, of the readings each
+        allows, as partial assignments. A trace that would leave no reading (or more than
+        ``cap`` assignments) is set aside and listed in ``conflicts``; the result is then the
+        readings consistent with every other trace. Deterministic: the same evidence in the
+        same order gives the same result, whatever the hash seed.
+    """
+    out = JointReadings()
+    current: list[frozenset] = [frozenset()]
+    options = {k.id: list(k.option_names) for k in KNOBS}
+    for trace_id, matches in evidence:
+        allowed = _simplify({frozenset(m.items()) for m in matches})
+        if not allowed or not allowed[0]:
+            continue  # every reading (or a trace that says nothing)
+        if all(any(m <= a for m in allowed) for a in current):
+            out.taken += 1  # already implied by the traces before
+            continue
+        new = set()
+        for a in current:
+            fixed = dict(a)
+            for m in allowed:
+                if all(fixed.get(k, o) == o for k, o in m):
+                    new.add(a | m)
+        merged = _simplify(new) if new else []
+        if not merged or len(merged) > cap:
+            out.conflicts.append(trace_id)
+            continue
+        current = merged
+        out.taken += 1
+        out.assignments = [dict(sorted(a, key=lambda kv: _KNOB_ORDER[kv[0]])) for a in current]
+        for knob_id, before in options.items():
+            now = out.options(knob_id)
+            if now != before:
+                out.narrowed.setdefault(knob_id, {})[trace_id] = now
+                options[knob_id] = now
+    return out
 
 
 # --- divergences: where, which clauses, shrinking -----------------------------------------------
@@ -855,7 +1074,7 @@ PREFIX_SAMPLES = 16
 batch): a trace this long or shorter has every prefix run at once."""
 
 
-def first_divergence(adapter: AdapterProcess, trace: PeerTrace
+def first_divergence(adapter: AdapterProcess, trace: PeerTrace, part: Optional[str] = None
                      ) -> Optional[tuple[int, Classification]]:
     """Where the peer first agrees with no reading, found by a bisection of the prefixes with
     :data:`PREFIX_SAMPLES` of them a round (one batch each): the first sample that diverges and
@@ -869,6 +1088,9 @@ def first_divergence(adapter: AdapterProcess, trace: PeerTrace
     prefix agrees with none on any longer one either; a peer that a later event brings back to
     some reading may have an earlier divergence than the one found, which is still a prefix on
     which the peer goes from agreeing with some reading to agreeing with none.
+
+    ``part`` (one of :data:`PARTS`): where the peer first agrees with no reading on that part
+    of the verdict alone.
 
     Returns:
         ``(index of the last event of the first divergent prefix, that prefix's
@@ -888,7 +1110,7 @@ def first_divergence(adapter: AdapterProcess, trace: PeerTrace
                                         for n in lengths])
         found, before, context = None, lo, lo_matches
         for n, reply in zip(lengths, replies):
-            c = classify(trace.events[:n], reply, trace.state, context)
+            c = classify(trace.events[:n], reply, trace.state, context, part)
             if c.kind == "divergence":
                 found = (n, c)
                 break
@@ -912,6 +1134,8 @@ class Divergence:
         branch: the nearest reading's step branch at that event; clauses: the clauses the
             divergence breaks; related: clauses the draft's warnings cite before it (see
             :func:`divergence_clauses`).
+        part: the part of the verdict compared (one of :data:`PARTS`), or None for the whole
+            verdict.
     """
 
     index: int
@@ -920,6 +1144,7 @@ class Divergence:
     branch: str
     clauses: tuple[str, ...]
     related: tuple[str, ...]
+    part: Optional[str] = None
 
     @property
     def signature(self) -> tuple:
@@ -927,16 +1152,19 @@ class Divergence:
         return _signature(self.branch, self.aspects)
 
 
-def locate_divergence(adapter: AdapterProcess, trace: PeerTrace) -> Optional[Divergence]:
+def locate_divergence(adapter: AdapterProcess, trace: PeerTrace, part: Optional[str] = None
+                      ) -> Optional[Divergence]:
     """The :class:`Divergence` of ``trace`` (:func:`first_divergence`, then
-    :func:`divergence_clauses`), or None when the peer diverges on no prefix."""
-    found = first_divergence(adapter, trace)
+    :func:`divergence_clauses`), on one ``part`` of the verdict (None: all of it), or None when
+    the peer diverges on no prefix."""
+    found = first_divergence(adapter, trace, part)
     if found is None:
         return None
     index, c = found
     branch, clauses, related = divergence_clauses(trace.events, index, c.aspects, trace.state,
                                                   c.nearest_assignment)
-    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related))
+    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related),
+                      part)
 
 
 _ASPECT_PREFIXES = {
@@ -1010,8 +1238,8 @@ def _signature(branch: str, aspects: Sequence[str]) -> tuple:
 
 
 def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
-                      holds: Optional[Callable[[tuple[dict, ...]], bool]] = None
-                      ) -> tuple[dict, ...]:
+                      holds: Optional[Callable[[tuple[dict, ...]], bool]] = None,
+                      part: Optional[str] = None) -> tuple[dict, ...]:
     """Shrink a divergent trace by re-running the peer on smaller candidates: the canonical
     minimisation to a fixpoint (:func:`counterexamples.shrink.minimise`: delta debugging to a
     1-minimal trace, optional members dropped, names unified, patch operations and content
@@ -1024,13 +1252,15 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
 
     Args:
         holds: another predicate over wire events to preserve instead (optional).
+        part: shrink the divergence in this part of the verdict alone (one of :data:`PARTS`;
+            None: the whole verdict), so that each part gets its own witness.
 
     Returns:
         The shrunk wire events (the input itself when it does not diverge).
     """
     from counterexamples.shrink import canonical_names, minimise
     cache: dict[str, bool] = {}
-    original = locate_divergence(adapter, trace) if holds is None else None
+    original = locate_divergence(adapter, trace, part) if holds is None else None
     if holds is None and original is None:
         return trace.wire
 
@@ -1045,7 +1275,7 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
                 cache[key] = False
                 return False
             candidate = PeerTrace(f"{trace.id}~shrink", tuple(wire), events, trace.state)
-            found = locate_divergence(adapter, candidate)
+            found = locate_divergence(adapter, candidate, part)
             cache[key] = found is not None and found.signature == original.signature
         return cache[key]
 
@@ -1056,7 +1286,10 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
     def typed(evs: tuple[Event, ...]) -> bool:
         return test(tuple(e.to_wire() for e in evs))
 
-    events = minimise(parse_events(trace.wire), typed)
+    start = parse_events(trace.wire)
+    if not typed(start):  # the events as the model writes them back no longer show it
+        return trace.wire
+    events = minimise(start, typed)
     wire = tuple(e.to_wire() for e in events)
     renamed = tuple(e.to_wire() for e in canonical_names(events))
     if renamed != wire and test(renamed):
@@ -1094,7 +1327,7 @@ def describe_verdict(verdict: dict) -> str:
 
 
 def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence[dict],
-                       source: str) -> PeerDivergenceFinding:
+                       source: str, part: Optional[str] = None) -> PeerDivergenceFinding:
     """The finding for a (shrunk) divergent trace
     (:class:`counterexamples.findings.PeerDivergenceFinding`).
 
@@ -1105,7 +1338,9 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     shrunk from), ``clauses``, ``branch`` (the step branch of the model consumer under the
     nearest reading, :func:`divergence_clauses`) and ``divergesAt`` / ``event`` (the first event
     after which the peer agrees with no reading), ``aspects`` (where it differs from the nearest
-    reading), ``compared`` (the parts of a verdict compared), ``conformant`` (no producer clause
+    reading), ``divergesIn`` (the parts of the verdict it is the witness for: ``part``, or
+    :data:`COMBINED` for the whole verdict; a trace that is the shrunk witness of two parts
+    names both), ``compared`` (the parts of a verdict compared), ``conformant`` (no producer clause
     broken) and ``producerViolations``, ``explanation``, ``length``, ``events``, ``initialState``
     (when given), ``peerVerdict`` (the peer's answer: messages, warnings, fatal, runInput, state,
     log) and ``verdicts`` (every verdict class of the model: readings, includesDraft, verdict).
@@ -1113,24 +1348,27 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     events = parse_events(wire)
     small = PeerTrace(trace.id, tuple(wire), events, trace.state, trace.source)
     reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
-    classification = classify(events, reply, small.state)
-    where = locate_divergence(adapter, small)
-    return _finding(adapter, small, reply, classification, where, source, True)
+    classification = classify(events, reply, small.state, part=part)
+    where = locate_divergence(adapter, small, part)
+    return _finding(adapter, small, reply, classification, where, source, True, part)
 
 
 def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
-                     locate: bool = True) -> PeerDivergenceFinding:
+                     locate: bool = True, part: Optional[str] = None) -> PeerDivergenceFinding:
     """The finding for a divergent trace as it was run (not shrunk; ``"shrunk": false``), from
-    the answer already received. ``locate``: re-run the peer on the prefixes to find where it
-    first diverges (else the divergence is placed at the last event)."""
-    where = locate_divergence(adapter, result.trace) if locate else None
-    return _finding(adapter, result.trace, result.reply, result.classification, where,
-                    result.trace.id, False)
+    the answer already received, on one ``part`` of the verdict (None: all of it). ``locate``:
+    re-run the peer on the prefixes to find where it first diverges (else the divergence is
+    placed at the last event)."""
+    where = locate_divergence(adapter, result.trace, part) if locate else None
+    classification = result.classification if part is None else \
+        classify(result.trace.events, result.reply, result.trace.state, part=part)
+    return _finding(adapter, result.trace, result.reply, classification, where,
+                    result.trace.id, False, part)
 
 
 def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
              classification: Classification, where: Optional[Divergence], source: str,
-             shrunk: bool) -> PeerDivergenceFinding:
+             shrunk: bool, part: Optional[str] = None) -> PeerDivergenceFinding:
     events = small.events
     if where is None:  # the peer no longer diverges (a flaky peer): describe the whole trace
         index = len(events) - 1
@@ -1155,7 +1393,9 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
     draft_json = verdicts[0]["verdict"]
     explanation = "\n".join([
         f"On this {len(events)}-event trace the peer ({response.get('peer', adapter.spec.label)}) "
-        f"ends in a verdict that no reading of the model gives.",
+        + ("ends in a verdict that no reading of the model gives." if part is None else
+           f"ends in a verdict whose {part} no reading of the model gives (whatever the other "
+           "parts)."),
         f"It first parts from every reading at event {index} ({at_text}), in the step the "
         f"model consumer under the nearest reading ({nearest}) takes as '{branch}'; there it "
         f"differs from that reading in: {', '.join(aspects) or '-'}.",
@@ -1170,6 +1410,7 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         "peer": response.get("peer", adapter.spec.label), "source": source,
         "clauses": clauses, "relatedClauses": related, "branch": branch, "divergesAt": index,
         "event": at_text, "nearest": nearest, "aspects": aspects,
+        "divergesIn": [part or COMBINED],
         "compared": observed_of(response).names() if response else [],
         "conformant": not violations,
         "producerViolations": [{"atEvent": i, "clause": v.clause, "kind": v.kind}
@@ -1191,12 +1432,14 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
 @dataclass
 class TraceResult:
     """One trace's outcome: the trace, the reply and its classification, and the id of the
-    divergence finding it led to (if any)."""
+    divergence finding it led to (if any; ``findings``: every one, when its parts diverge
+    separately)."""
 
     trace: PeerTrace
     reply: Reply
     classification: Classification
     finding: Optional[str] = None
+    findings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         c = self.classification
@@ -1212,11 +1455,13 @@ class TraceResult:
             out["differsFromDraft"] = c.aspects
         if self.finding:
             out["finding"] = self.finding
+        if len(self.findings) > 1:  # one per part of the verdict that diverges
+            out["findings"] = list(self.findings)
         return out
 
 
 _REPORTED = ("id", "source", "clauses", "relatedClauses", "divergesAt", "event", "branch",
-             "nearest", "aspects", "conformant", "length", "shrunk")
+             "nearest", "aspects", "divergesIn", "conformant", "length", "shrunk")
 """The members of a divergence finding the report lists (in this order)."""
 
 
@@ -1236,6 +1481,14 @@ class PeerReport:
         generated: for a search: ``{"stateful": n, "bfs": n}`` traces generated.
         seconds: wall time (reports on screen only; never in files).
         starts: how many times the adapter process was started.
+        skipped: for a check: the trace files that could not be read, each as one line naming
+            the file, line and field (:func:`load_traces` with ``skipped``); they were left out.
+        scanned: how many results :meth:`note_first_divergence` has looked at.
+        joint: :func:`joint_readings` over the results (the readings consistent with every
+            answer; the knob table is read from it).
+        first_divergence: ``{"traces": n, "seconds": s}``: how many traces had been checked, and
+            how long after the start, when the first divergent answer came in (None: none
+            did); the seconds are on screen only.
     """
 
     adapter: str
@@ -1248,6 +1501,21 @@ class PeerReport:
     generated: dict = field(default_factory=dict)
     seconds: float = 0.0
     starts: int = 0
+    joint: JointReadings = field(default_factory=JointReadings)
+    first_divergence: Optional[dict] = None
+    scanned: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def note_first_divergence(self, started: float) -> None:
+        """Record :attr:`first_divergence` when the results hold the first divergent one."""
+        if self.first_divergence is not None:
+            return
+        for n in range(self.scanned + 1, len(self.results) + 1):
+            if self.results[n - 1].classification.kind == "divergence":
+                self.first_divergence = {"traces": n,
+                                         "seconds": round(time.monotonic() - started, 2)}
+                return
+        self.scanned = len(self.results)
 
     def counts(self) -> dict:
         """``{"traces", "draft", "reading", "divergence", "error"}``."""
@@ -1267,6 +1535,10 @@ class PeerReport:
             "traces": [r.to_json() for r in self.results],
             "knobs": [{"knob": k.knob, "status": k.status, "behavesAs": k.behaves_as,
                        "options": k.options, "evidence": k.evidence} for k in self.knobs],
+            "readings": self.joint.to_json(),
+            **({"skipped": list(self.skipped)} if self.skipped else {}),
+            "firstDivergence": None if self.first_divergence is None else
+            {"traces": self.first_divergence["traces"]},
             "divergences": [{key: f[key] for key in _REPORTED} for f in self.findings.values()],
         }
 
@@ -1279,67 +1551,106 @@ def _run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[Tra
 
 def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
             deadline: Optional[float], max_findings: int) -> None:
-    """Knob table, then shrink divergences into findings (shortest first, one per signature
-    (:func:`_signature`, before and after shrinking), at most ``max_findings``, until
-    ``deadline``). Every divergence left without a finding (``shrink`` off, the deadline passed,
-    ``max_findings`` reached) is exported as it was run (:func:`unshrunk_finding`); past the
-    deadline without re-running the peer."""
-    report.knobs = knob_table(report.results)
+    """Knob table, then shrink divergences into findings (shortest first; each divergent trace
+    once for every part of the verdict no reading gives as the peer does,
+    :attr:`Classification.divergent`, so one part does not hide another; one finding per
+    signature (:func:`_signature`: branch and part, before and after shrinking), at most
+    ``max_findings`` shrunk, until ``deadline``). Every divergence left without a finding
+    (``shrink`` off, the deadline passed, ``max_findings`` reached) is exported as it was run
+    (:func:`unshrunk_finding`); past the deadline without re-running the peer."""
+    report.joint = joint_readings(evidence_of(report.results))
+    report.knobs = knob_table(report.results, report.joint)
     seen = [observed_of(r.reply.response) for r in report.results if r.reply.ok]
     if seen:
         report.compared = Observed(*(any(getattr(o, f) for o in seen) for f in
-                                     ("fatal_at", "warnings", "run_input", "state"))).names()
+                                     Observed.FIELDS)).names()
     divergent = sorted((r for r in report.results if r.classification.kind == "divergence"),
                        key=lambda r: (len(r.trace.wire), dump_jsonl(r.trace.events), r.trace.id))
-    signatures: dict[tuple, str] = {}
-    unshrunk: dict[tuple, str] = {}
-    shrunk_count = 0
+    state = _Shrinking(report, adapter, shrink, deadline, max_findings)
+    for r in divergent:
+        for part in r.classification.divergent or [COMBINED]:
+            state.one(r, None if part == COMBINED else part)
+    report.peer = adapter.peer_name or ""
+    report.starts = adapter.starts
 
-    def export_unshrunk(r: TraceResult, locate: bool) -> None:
+
+class _Shrinking:
+    """The bookkeeping of :func:`_finish`: signatures seen, unshrunk exports, the count."""
+
+    def __init__(self, report: PeerReport, adapter: AdapterProcess, shrink: bool,
+                 deadline: Optional[float], max_findings: int):
+        self.report, self.adapter, self.shrink = report, adapter, shrink
+        self.deadline, self.max_findings = deadline, max_findings
+        self.signatures: dict[tuple, str] = {}
+        self.unshrunk: dict[tuple, str] = {}
+        self.shrunk_count = 0
+
+    def add(self, r: TraceResult, finding: PeerDivergenceFinding) -> str:
+        """Keep ``finding`` (merged with a finding of the same id, the same trace shrunk for
+        another part: its ``divergesIn`` names both) and point ``r`` to it; its id."""
+        findings = self.report.findings
+        old = findings.get(finding.id)
+        if old is None:
+            findings[finding.id] = finding
+        elif not set(finding["divergesIn"]) <= set(old["divergesIn"]):
+            findings[finding.id] = PeerDivergenceFinding({**old.to_json(), "divergesIn": [
+                p for p in (COMBINED, *PARTS) if p in old["divergesIn"] + finding["divergesIn"]]})
+        self.point(r, finding.id)
+        return finding.id
+
+    @staticmethod
+    def point(r: TraceResult, fid: str) -> None:
+        if r.finding is None:
+            r.finding = fid
+        if fid not in r.findings:
+            r.findings.append(fid)
+
+    def export_unshrunk(self, r: TraceResult, locate: bool, part: Optional[str]) -> None:
         # without shrinking (--no-shrink) every divergent trace is exported; a budget or
         # max_findings cut exports one (the shortest) per signature, the others point to it
-        finding = unshrunk_finding(adapter, r, locate)
+        finding = unshrunk_finding(self.adapter, r, locate, part)
         key = _signature(finding.branch, finding.aspects)
-        if shrink and key in unshrunk:
-            r.finding = unshrunk[key]
+        if self.shrink and key in self.unshrunk:
+            self.point(r, self.unshrunk[key])
             return
-        report.findings.setdefault(finding.id, finding)
-        r.finding = unshrunk[key] = finding.id
+        self.unshrunk[key] = self.add(r, finding)
 
-    for r in divergent:
-        out_of_time = deadline is not None and time.monotonic() > deadline
+    def late(self) -> bool:
+        return self.adapter.budget_hit and self.deadline is not None and \
+            time.monotonic() > self.deadline
+
+    def one(self, r: TraceResult, part: Optional[str]) -> None:
+        """Locate, shrink and export the divergence of ``r`` in ``part`` (None: combined)."""
+        adapter, report = self.adapter, self.report
+        out_of_time = self.deadline is not None and time.monotonic() > self.deadline
         if out_of_time:
             report.stopped_by = "budget"
-        if not shrink or out_of_time or shrunk_count >= max_findings:
-            export_unshrunk(r, locate=not out_of_time)
-            continue
-        where = locate_divergence(adapter, r.trace)
+        if not self.shrink or out_of_time or self.shrunk_count >= self.max_findings:
+            self.export_unshrunk(r, not out_of_time, part)
+            return
+        where = locate_divergence(adapter, r.trace, part)
         if where is None:
             if adapter.budget_hit:  # the deadline came while locating it
                 report.stopped_by = "budget"
-                export_unshrunk(r, locate=False)
-            continue
+                self.export_unshrunk(r, False, part)
+            return
         signature = where.signature
-        if signature in signatures:
-            r.finding = signatures[signature]
-            continue
-        wire = shrink_divergence(adapter, r.trace)
-        if adapter.budget_hit and deadline is not None and time.monotonic() > deadline:
-            # the deadline came while shrinking: the candidates after it were not run
+        if signature in self.signatures:
+            self.point(r, self.signatures[signature])
+            return
+        wire = shrink_divergence(adapter, r.trace, part=part)
+        if self.late():  # the deadline came while shrinking: the candidates after it were not run
             report.stopped_by = "budget"
-            export_unshrunk(r, locate=False)
-            continue
-        finding = divergence_finding(adapter, r.trace, wire, r.trace.id)
-        shrunk_count += 1
+            self.export_unshrunk(r, False, part)
+            return
+        finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part)
+        self.shrunk_count += 1
         shrunk = _signature(finding.branch, finding.aspects)
-        if shrunk in signatures:  # shrank onto a divergence already found
-            r.finding = signatures[signature] = signatures[shrunk]
-            continue
-        report.findings.setdefault(finding.id, finding)
-        r.finding = finding.id
-        signatures[signature] = signatures[shrunk] = finding.id
-    report.peer = adapter.peer_name or ""
-    report.starts = adapter.starts
+        if shrunk in self.signatures:  # shrank onto a divergence already found
+            self.signatures[signature] = self.signatures[shrunk]
+            self.point(r, self.signatures[shrunk])
+            return
+        self.signatures[signature] = self.signatures[shrunk] = self.add(r, finding)
 
 
 def check_peer(adapter: AdapterProcess, traces: Sequence[PeerTrace], shrink: bool = True,
@@ -1350,6 +1661,7 @@ def check_peer(adapter: AdapterProcess, traces: Sequence[PeerTrace], shrink: boo
     report = PeerReport(adapter.spec.label)
     for i in range(0, len(traces), batch):
         report.results.extend(_run_batch(adapter, traces[i:i + batch]))
+        report.note_first_divergence(started)
     _finish(report, adapter, shrink, None, max_findings)
     report.seconds = time.monotonic() - started
     return report
@@ -1369,6 +1681,11 @@ def _probe_events() -> dict[str, tuple[str, list[dict]]]:
                 "patch": [{"op": "replace", "path": "/n", "value": 1}] if patch is None else patch,
                 **more}
 
+    end = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+    started = {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1", "name": "helper"}
+    finished = {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}
+    tool = {"type": "TOOL_CALL_START", "toolCallId": "tc-1", "toolCallName": "search"}
+    step = {"type": "STEP_STARTED", "stepName": "plan"}
     dropped = {"type": "MESSAGES_SNAPSHOT", "messages": [
         {"id": "act-2", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]}
     return {
@@ -1400,6 +1717,84 @@ def _probe_events() -> dict[str, tuple[str, list[dict]]]:
         "probe-Q21-metadata": ("metadata sent as null", [run, snap("act-1", metadata=None)]),
         "probe-Q21-owner": ("subagentRunId sent as null",
                             [run, snap("act-1", subagentRunId=None)]),
+        # issue 20: every branch, knob option, code and producer violation a consumer can meet
+        "probe-delta-not-activity": ("ACTIVITY_DELTA aimed at a text message's id",
+                                     [run, *text, delta("msg-1")]),
+        "probe-Q15": ("an untagged delta on an activity whose owning subagent has finished",
+                      [run, started, snap("act-1", subagentRunId="sub-1"), finished,
+                       delta("act-1")]),
+        "probe-Q12": ("a delta from the parent on a subagent's activity, and one in a second "
+                      "run on the first run's activity",
+                      [run, started, snap("act-1", subagentRunId="sub-1"), delta("act-1"),
+                       finished, {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+                       dict(run, runId="r2"), delta("act-1")]),
+        "probe-Q17": ("RUN_STARTED echoing an input that holds an activity message",
+                      [dict(run, input={"threadId": "t1", "runId": "r1", "state": {},
+                                        "messages": [{"id": "act-9", "role": "activity",
+                                                      "activityType": "PLAN",
+                                                      "content": {"n": 0}}],
+                                        "tools": [], "context": [], "forwardedProps": {}}),
+                       snap("act-1")]),
+        "probe-malformed-text": ("TEXT_MESSAGE_START whose messageId is a number",
+                                 [run, {"type": "TEXT_MESSAGE_START", "messageId": 5,
+                                        "role": "assistant"}]),
+        "probe-tool-args-missing": ("TOOL_CALL_ARGS for a tool call never started",
+                                    [run, {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-9",
+                                           "delta": "{}"}]),
+        "probe-tool-twice": ("a tool call started twice, then continued under another owner",
+                             [run, started, tool, tool,
+                              {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-1", "delta": "{}",
+                               "subagentRunId": "sub-1"}]),
+        "probe-subagent-twice": ("SUBAGENT_STARTED twice for one invocation",
+                                 [run, started, started]),
+        "probe-step-twice": ("a step started twice", [run, step, step]),
+        "probe-step-owner": ("a step finished under another owner than the one that started it",
+                             [run, started, step, dict(step, type="STEP_FINISHED",
+                                                       subagentRunId="sub-1")]),
+        "probe-step-not-open": ("STEP_FINISHED for a step never started",
+                                [run, dict(step, type="STEP_FINISHED")]),
+        "probe-subagent-reused": ("SUBAGENT_STARTED again for a finished invocation",
+                                  [run, started, finished, started]),
+        "probe-tag-after-finished": ("an ACTIVITY_SNAPSHOT tagged with a finished invocation",
+                                     [run, started, finished,
+                                      snap("act-1", subagentRunId="sub-1")]),
+        "probe-X1": ("TEXT_MESSAGE_START again for a message a MESSAGES_SNAPSHOT dropped while "
+                     "it was streaming",
+                     [run, text[0], {"type": "MESSAGES_SNAPSHOT", "messages": []}, text[0]]),
+        "probe-remove-root": ("a delta removing the whole content (remove at the root "
+                              "pointer), which leaves no object",
+                              [run, snap("act-1"), delta("act-1", [{"op": "remove",
+                                                                    "path": ""}])]),
+        "probe-Q14": ("a replace:false snapshot after a delta that did not apply",
+                      [run, snap("act-1"), delta("act-1", [{"op": "remove", "path": "/gone"}]),
+                       snap("act-1", {"n": 2}, replace=False)]),
+        "probe-unknown-event": ("an event of an undescribed type",
+                                [run, {"type": "ACTIVITY_PROGRESS", "messageId": "act-1"}]),
+        "probe-undescribed-member": ("an ACTIVITY_SNAPSHOT with a member the schema does not "
+                                     "describe", [run, snap("act-1", extra=1)]),
+        "probe-before-start": ("an ACTIVITY_SNAPSHOT before RUN_STARTED", [snap("act-1")]),
+        "probe-after-close": ("an ACTIVITY_SNAPSHOT after RUN_FINISHED",
+                              [run, end, snap("act-1")]),
+        "probe-run-twice": ("RUN_STARTED while the run is active", [run, dict(run, runId="r2")]),
+        "probe-run-error": ("RUN_ERROR, then an event",
+                            [run, snap("act-1"), {"type": "RUN_ERROR", "message": "boom"},
+                             delta("act-1")]),
+        "probe-text-owner": ("a text message continued under another owner than its start",
+                             [run, started, dict(text[0], subagentRunId="sub-1"),
+                              {"type": "TEXT_MESSAGE_CONTENT", "messageId": "msg-1",
+                               "delta": "x", "subagentRunId": "sub-2"}]),
+        "probe-null-replace": ("replace sent as null", [run, snap("act-1", replace=None)]),
+        "probe-malformed-patch": ("a patch operation without a path",
+                                  [run, snap("act-1"), delta("act-1", [{"op": "remove"}])]),
+        "probe-announced-after-use": ("a subagent's tag used before its SUBAGENT_STARTED",
+                                      [run, snap("act-1", subagentRunId="sub-1"), started]),
+        "probe-finish-with-open": ("RUN_FINISHED with a text message still open",
+                                   [run, text[0], end]),
+        "probe-parent-not-announced": ("SUBAGENT_STARTED naming a parent never announced",
+                                       [run, dict(started, parentSubagentRunId="sub-9")]),
+        "probe-step-open-at-finish": ("RUN_FINISHED with a step still open",
+                                      [run, step, {"type": "RUN_FINISHED", "threadId": "t1",
+                                                   "runId": "r1"}]),
     }
 
 
@@ -1419,7 +1814,9 @@ class _OutOfTime(Exception):
 
 
 def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
-                     max_events: int = 8, deadline: Optional[float] = None
+                     max_events: int = 8, deadline: Optional[float] = None,
+                     vocabulary: Optional[Vocabulary] = None,
+                     bfs_vocabulary: Optional[Vocabulary] = None
                      ) -> tuple[list[PeerTrace], dict]:
     """The traces ``peer search`` feeds a peer, deterministic for a seed.
 
@@ -1432,25 +1829,35 @@ def generated_traces(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
       (:func:`properties.explore.explore`, adversarial moves included) reaches within
       ``bfs_depth`` events over its small vocabulary.
 
+    ``vocabulary`` replaces the stateful traces' producer vocabulary (default
+    :data:`model.producer.DEFAULT_VOCABULARY`), ``bfs_vocabulary`` the breadth-first search's
+    (default :data:`properties.explore.EXPLORE_VOCABULARY`). Hypothesis draws inside
+    :func:`properties.strategies.fixed_constants`, so the traces do not depend on what the
+    process imported.
+
     Duplicates are dropped (first kept). Returns ``(traces, {"corpus": n, "probe": n,
     "stateful": n, "bfs": n})``; with a ``deadline`` (:func:`time.monotonic`), generation stops
     there and the counts also hold ``"stopped": True`` when it did.
     """
     out: list[PeerTrace] = []
     counts: dict = {}
-    for part, counts in generation_parts(seed, stateful, bfs_depth, max_events, deadline):
+    for part, counts in generation_parts(seed, stateful, bfs_depth, max_events, deadline,
+                                         vocabulary, bfs_vocabulary):
         out += part
     return out, counts
 
 
 def generation_parts(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
-                     max_events: int = 8, deadline: Optional[float] = None):
+                     max_events: int = 8, deadline: Optional[float] = None,
+                     vocabulary: Optional[Vocabulary] = None,
+                     bfs_vocabulary: Optional[Vocabulary] = None):
     """:func:`generated_traces` part by part: yields ``(new traces, counts so far)`` after the
     corpus and probes, after the stateful traces and after the breadth-first ones, so that a
     search can feed each part before generating the next (and stop between parts)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hseed, settings
-    from properties.explore import explore, trace_to
-    from properties.strategies import adversarial_traces
+    from model.producer import DEFAULT_VOCABULARY
+    from properties.explore import EXPLORE_VOCABULARY, explore, trace_to
+    from properties.strategies import adversarial_traces, fixed_constants
 
     out: list[PeerTrace] = corpus_traces()
     probes = probe_traces()
@@ -1483,14 +1890,16 @@ def generation_parts(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
         @settings(max_examples=share, database=None, deadline=None, derandomize=False,
                   phases=[Phase.generate], suppress_health_check=list(HealthCheck),
                   verbosity=Verbosity.quiet)
-        @given(adversarial_traces(max_events=max_events, adversarial_rate=rate))
+        @given(adversarial_traces(vocabulary=vocabulary or DEFAULT_VOCABULARY,
+                                  max_events=max_events, adversarial_rate=rate))
         def draw(pair):
             if late():
                 raise _OutOfTime
             drawn.append(pair[0])
 
         try:
-            draw()
+            with fixed_constants():
+                draw()
         except _OutOfTime:
             pass
         for events in drawn:
@@ -1500,7 +1909,8 @@ def generation_parts(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
     yield out, dict(counts)
     out = []
     if bfs_depth > 0 and not late():
-        report = explore(depth=bfs_depth, properties=(), check_readings=False, adversarial=True)
+        report = explore(depth=bfs_depth, vocabulary=bfs_vocabulary or EXPLORE_VOCABULARY,
+                         properties=(), check_readings=False, adversarial=True)
         for node in range(1, len(report.nodes)):
             if late():
                 break
@@ -1536,7 +1946,8 @@ may use; shrinking has the rest (and whatever feeding did not use)."""
 def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] = 60.0,
                 stateful: int = 200, bfs_depth: int = 3, batch: int = 64, max_findings: int = 12,
                 progress: Optional[Callable[[int, int], None]] = None,
-                deadline: Optional[float] = None) -> PeerReport:
+                deadline: Optional[float] = None, vocabulary: Optional[Vocabulary] = None,
+                bfs_vocabulary: Optional[Vocabulary] = None) -> PeerReport:
     """Check the committed corpus and the :data:`PROBES` first (whatever the budget), then
     generate traces (:func:`generated_traces`) and feed them to the peer in batches of ``batch``,
     classify, and shrink the divergences (one finding per first-divergence signature, at most
@@ -1550,6 +1961,8 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
             :data:`CORPUS_SLACK`), and a divergence not shrunk in time is exported unshrunk.
             Without one the report depends only on ``seed`` and the peer.
         progress: called as ``progress(done, total)`` after each batch.
+        vocabulary, bfs_vocabulary: the generators' vocabularies (see
+            :func:`generated_traces`).
     """
     started = time.monotonic()
     if deadline is None and budget is not None:
@@ -1559,13 +1972,15 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
     adapter.deadline = deadline + CORPUS_SLACK if deadline is not None else None
     for i in range(0, len(base), batch):
         report.results.extend(_run_batch(adapter, base[i:i + batch]))
+        report.note_first_divergence(started)
         if progress:
             progress(len(report.results), len(base))
     adapter.deadline = deadline
     # generating and feeding get at most half of what is left; shrinking the rest
     feed_until = None if deadline is None else \
         time.monotonic() + max(0.0, deadline - time.monotonic()) * FEED_SHARE
-    parts = generation_parts(seed, stateful, bfs_depth, deadline=feed_until)
+    parts = generation_parts(seed, stateful, bfs_depth, deadline=feed_until,
+                             vocabulary=vocabulary, bfs_vocabulary=bfs_vocabulary)
     _, counts = next(parts)
     total = len(base)
 
@@ -1578,6 +1993,7 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
             if late():
                 break
             report.results.extend(_run_batch(adapter, fresh[i:i + batch]))
+            report.note_first_divergence(started)
             if progress:
                 progress(len(report.results), total)
         if late():

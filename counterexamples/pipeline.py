@@ -12,7 +12,9 @@ nothing (:func:`write_run` writes a result's findings and ``summary.json``). In 
 4. the all-readings breadth-first search (:func:`properties.explore.explore`) to ``bfs_depth``:
    its conformant witnesses win over the seeded ones (:func:`properties.ambiguity.merge_witnesses`
    with ``exhaustive=True``), so that the ids of the knobs it reaches depend neither on the seed
-   nor on the budget;
+   nor on the budget; on its sweep, the settlement table of the open questions
+   (:func:`properties.questions.settle`, ``summary.json``'s ``questions``, and
+   ``questions.html`` with the witnesses, issue 19);
 5. every witness shrunk into a finding (:func:`counterexamples.findings.ambiguity_finding`);
 6. the field cases replayed (:func:`counterexamples.field_cases.check_all`);
 7. the findings' ids compared with the committed corpus (:func:`counterexamples.corpus.diff_ids`).
@@ -168,6 +170,10 @@ class RunSummary:
         property_checks: ``{machine name: PropertyCheck}``.
         corpus: the ids against the committed corpus (:func:`counterexamples.corpus.diff_ids`).
         field_cases: the :class:`counterexamples.field_cases.CaseResult` of each field case.
+        questions: the settlement table of the open questions at the BFS's depth, reusing its
+            sweep (``{"depth", "settled", "total", "rows", "files"}``,
+            :func:`properties.questions.settle`; ``files``: the page and the witnesses
+            :func:`write_run` writes, relative paths); None with ``bfs_depth`` below 2.
     """
 
     version: str
@@ -180,6 +186,7 @@ class RunSummary:
     property_checks: dict[str, PropertyCheck] = field(default_factory=dict)
     corpus: dict = field(default_factory=dict)
     field_cases: list = field(default_factory=list)
+    questions: Optional[dict] = None
 
     def to_json(self) -> dict:
         """The summary as ``summary.json`` holds it (wire names; no timings)."""
@@ -192,6 +199,7 @@ class RunSummary:
             "propertyChecks": {name: c.to_json() for name, c in self.property_checks.items()},
             "corpus": self.corpus,
             "fieldCases": [r.to_json() for r in self.field_cases],
+            "questions": self.questions,
         }
 
 
@@ -204,11 +212,15 @@ class RunResult:
         ambiguities: the :class:`counterexamples.findings.AmbiguityFinding` of each knob found
             to decide a trace, in knob order.
         seconds: the seeded search's wall time (printed, never written).
+        coverage: with ``run_pipeline(..., coverage=True)``, the spec coverage
+            (:func:`properties.coverage.report`) of the traces the seeded search checked and of
+            every witness offered (the BFS's included); None otherwise. Printed, never written.
     """
 
     summary: RunSummary
     ambiguities: list[AmbiguityFinding] = field(default_factory=list)
     seconds: float = 0.0
+    coverage: Optional[dict] = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -219,7 +231,7 @@ class RunResult:
 
 
 def run_pipeline(config: RunConfig, version: str,
-                 progress: Optional[Progress] = None) -> RunResult:
+                 progress: Optional[Progress] = None, coverage: bool = False) -> RunResult:
     """Run the pipeline of the module docstring on ``config``; write nothing.
 
     Args:
@@ -227,6 +239,8 @@ def run_pipeline(config: RunConfig, version: str,
         version: the tool's version, recorded in the summary.
         progress: called as ``progress(stage, done, total)`` (:data:`STAGES`), first with
             ``done=0`` as each stage starts.
+        coverage: also measure the spec coverage of the search's traces
+            (:attr:`RunResult.coverage`; about a millisecond a trace).
 
     Returns:
         A :class:`RunResult`.
@@ -241,8 +255,21 @@ def run_pipeline(config: RunConfig, version: str,
     from model.readings import reading_count
 
     tell = progress or (lambda stage, done, total: None)
-    report, checks = _search(config, tell)
+    from properties.strategies import fixed_constants, recording
+    drawn: list = []
+    # the seeded searches draw the same traces whatever the process imported; the traces the
+    # seeded search drew are kept for the coverage report
+    with fixed_constants(), recording(drawn):
+        report, checks = _search(config, tell)
+    del drawn[report.examples:]  # a trace drawn as the budget ran out was not checked
     bfs = _bfs(config, report, tell)
+    questions = None
+    if config.bfs_depth >= 2:  # the open questions' table, on the BFS's own sweep (issue 19)
+        from counterexamples.questions_report import PAGE, witness_files
+        from properties.questions import settle, settled_count
+        rows = settle(depth=config.bfs_depth, report=bfs)
+        questions = {"depth": config.bfs_depth, "settled": settled_count(rows),
+                     "total": len(rows), "rows": rows, "files": [PAGE] + witness_files(rows)}
     stage = STAGES[3]
     tell(stage, 0, len(report.witnesses))
     findings = []
@@ -254,13 +281,18 @@ def run_pipeline(config: RunConfig, version: str,
     tell(STAGES[4], 1, 1)
     summary = RunSummary(version, config, report.examples, report.events, report.stopped_by,
                          reading_count(), corpus=diff_ids(f.id for f in findings),
-                         field_cases=cases)
+                         field_cases=cases, questions=questions)
     for check in checks:
         summary.property_checks[check.name] = check
         if check.finding is not None:
             summary.findings.append(check.summary_entry())
     summary.findings.extend(_ambiguity_entry(f, bfs) for f in findings)
-    return RunResult(summary, findings, report.seconds)
+    measured = None
+    if coverage:
+        from properties.coverage import coverage_of, report as coverage_report
+        measured = coverage_report(coverage_of(drawn + [w.events for w in
+                                                        report.witnesses.values()]))
+    return RunResult(summary, findings, report.seconds, measured)
 
 
 def _search(config: RunConfig, tell: Progress):
@@ -328,7 +360,9 @@ def _ambiguity_entry(finding, bfs) -> dict:
 
 def write_run(result: RunResult, out_dir: str) -> None:
     """Write a run's findings into ``out_dir/findings`` (each as ``<id>.json`` and
-    ``<id>.jsonl``: the files the summary lists) and ``out_dir/summary.json`` (indented by 2,
+    ``<id>.jsonl``: the files the summary lists), the open questions' page and witnesses
+    (``questions.html``, ``questions/<Q-id>.jsonl``) when the summary holds the table, and
+    ``out_dir/summary.json`` (indented by 2,
     non-ASCII kept, as the command line prints it).
 
     Args:
@@ -350,3 +384,7 @@ def write_run(result: RunResult, out_dir: str) -> None:
         assert [os.path.relpath(p, out_dir) for p in paths] == finding_files(finding.id), paths
     with open(os.path.join(out_dir, SUMMARY), "w", encoding="utf-8") as fh:
         fh.write(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False) + "\n")
+    table = result.summary.questions
+    if table is not None:  # questions.html and questions/<Q-id>.jsonl (issue 19)
+        from counterexamples.questions_report import write_questions
+        write_questions(table["rows"], out_dir, table["depth"])

@@ -40,7 +40,8 @@ __all__ = ["table", "knobs_markdown", "clauses_markdown", "theme_clauses", "spli
            "split_finding", "trace_finding", "verdicts_markdown", "steps_markdown",
            "mermaid_markdown", "wire_lines", "split_path", "SplitPath", "split_slice",
            "draw_slice", "SIDE_COLOURS", "theme_traces", "peer_reports", "peer_traces_markdown",
-           "peer_markdown", "compare_engines", "engines_markdown"]
+           "peer_markdown", "compare_engines", "engines_markdown", "options_markdown",
+           "recorded_peers_markdown"]
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -606,3 +607,38 @@ def peer_markdown(reports: Mapping[str, object], knob_ids: Sequence[str]) -> str
             row.append(f"{shown}" + (f" ({', '.join(k.evidence)})" if k.evidence else ""))
         rows.append(row)
     return table(["knob", "recorded"] + [f"ag-ui-client:{m} (live)" for m in reports], rows)
+
+
+# --- what each option ends with (the settlement table's ``options``) ---------------------------
+
+def options_markdown(outcomes: Sequence[Mapping[str, object]]) -> str:
+    """What each option of a knob ends with, as a table: ``outcomes`` is a settlement row's
+    ``options`` (:func:`properties.questions.option_outcomes` for a consumer knob: the held
+    messages, warnings, fatal or run status; or, for a producer-side knob, ``{"option",
+    "reading", "conformant", "breaks"}`` rows: whether the witness is conformant under that
+    option and the producer clauses its last event breaks)."""
+    if outcomes and "conformant" in outcomes[0]:
+        return table(("option", "reading", "witness conformant?", "clauses broken"),
+                     [(o["option"], o["reading"], "yes" if o["conformant"] else "no",
+                       ", ".join(o["breaks"]) or "-") for o in outcomes])
+    rows = []
+    for o in outcomes:
+        msgs, _, _ = _verdict_text({"messages": o["messages"], "warnings": []})
+        outcome = f"FATAL {o['fatal']}" if o["fatal"] else o["run"]
+        rows.append((o["option"], o["reading"], msgs, ", ".join(o["warnings"]) or "-", outcome))
+    return table(("option", "reading", "messages", "warnings", "outcome"), rows)
+
+
+def recorded_peers_markdown(knob_ids: Sequence[str]) -> str:
+    """The option each known peer takes per knob of ``knob_ids``, as recorded in the knob's
+    ``peers`` (:attr:`model.readings.Knob.peers`; ``not recorded`` where a peer mode is not
+    listed), one row per knob.
+
+    Raises:
+        KeyError: an unknown knob id."""
+    peers = list(dict.fromkeys(p for kid in knob_ids for p, _ in KNOB_BY_ID[kid].peers))
+    rows = []
+    for kid in knob_ids:
+        recorded = dict(KNOB_BY_ID[kid].peers)
+        rows.append([kid] + [recorded.get(p, "not recorded") for p in peers])
+    return table(["knob"] + peers, rows)

@@ -112,6 +112,11 @@ BRANCH_LIST: tuple[Branch, ...] = (
            ("ACT-SNAP-REPLACE-FALSE", "ACT-ATTR-KEEP", "SNP-SPENT", "ACT-SNAP-NO-MERGE"),
            "replace:false ACTIVITY_SNAPSHOT on a held activity whose owner it agrees with: "
            "content, type and owner stand (metadata merged under Q1=merge)"),
+    Branch("snapshot.resync", ("SNP-ADOPT-NEXT", "SNP-RESYNC", "SNP-SPENT", "ACT-REPAIR",
+                               "ACT-ATTR-KEEP", "MET-MERGE"),
+           "replace:false ACTIVITY_SNAPSHOT on a held activity one of whose deltas was skipped "
+           "since its last snapshot, under Q14=adopt: content and type adopted, owner stands, "
+           "metadata merged"),
     Branch("snapshot.owner-disagrees", ("ACT-ATTR-TOLERATE", "ACT-ATTR-AGREE", "ACT-ATTR-KEEP"),
            "replace:false ACTIVITY_SNAPSHOT attributed to another owner: Q3 decides (fail, "
            "skip, warn or keep silently)"),
@@ -125,6 +130,12 @@ BRANCH_LIST: tuple[Branch, ...] = (
     Branch("delta.not-activity",
            ("ACT-DELTA-MISSING", "ACT-DELTA-MISSING-WARN", "ACT-DELTA-MISSING-NOFAIL"),
            "ACTIVITY_DELTA naming a non-activity message: skipped with a warning"),
+    Branch("delta.owner-ended", ("SUB-ENDED-ACTIVITY", "SUB-NO-REUSE-FINISHED", "ACT-TOLERATED"),
+           "ACTIVITY_DELTA on an activity whose owning invocation ended in this run "
+           "(SUBAGENT_FINISHED or SUBAGENT_ERROR), under Q15=closed: skipped with a warning"),
+    Branch("delta.earlier-run", ("ACT-RUN-BASELINE", "SNP-SHOULD-SNAPSHOT", "ACT-TOLERATED"),
+           "ACTIVITY_DELTA on an activity of an earlier run that no snapshot of this run has "
+           "restated, under Q23=run-scoped: skipped with a warning"),
     Branch("delta.apply",
            ("ACT-DELTA-APPLY", "ACT-DELTA-RETYPE", "SNP-CURRENT-VALUE", "SNP-ATOMIC",
             "MET-ACTIVITY-TARGET", "MET-MERGE", "MET-NO-RECURSE", "SUB-ACCEPT-UNTAGGED",

@@ -30,7 +30,7 @@ __all__ = ["Code", "CODES", "CODE_LIST", "WARNING", "FATAL",
            "TEXT_OWNER_MISMATCH", "TEXT_TARGET_IS_ACTIVITY", "TEXT_TARGET_MISSING",
            "TOOL_CALL_TARGET_MISSING", "UNKNOWN_EVENT_DROPPED", "UNKNOWN_MEMBER_STRIPPED",
            "UNKNOWN_PATCH_OP", "UNKNOWN_PATCH_OP_DROPPED", "STEP_ALREADY_OPEN", "STEP_NOT_OPEN",
-           "TEXT_MESSAGE_STILL_OPEN"]
+           "TEXT_MESSAGE_STILL_OPEN", "ACTIVITY_OWNER_ENDED", "ACTIVITY_DELTA_NO_RUN_BASELINE"]
 
 WARNING, FATAL = "warning", "fatal"
 """The kinds a code comes as."""
@@ -86,6 +86,8 @@ UNKNOWN_PATCH_OP = _code("UNKNOWN_PATCH_OP", _F, "delta.unknown-op")
 UNKNOWN_PATCH_OP_DROPPED = _code("UNKNOWN_PATCH_OP_DROPPED", _W, "delta.unknown-op")
 ACTIVITY_CONTENT_NOT_OBJECT = _code("ACTIVITY_CONTENT_NOT_OBJECT", _F, "delta.non-object")
 ACTIVITY_PATCH_FAILED = _code("ACTIVITY_PATCH_FAILED", _WF, "delta.patch-failed")
+ACTIVITY_OWNER_ENDED = _code("ACTIVITY_OWNER_ENDED", _W, "delta.owner-ended")
+ACTIVITY_DELTA_NO_RUN_BASELINE = _code("ACTIVITY_DELTA_NO_RUN_BASELINE", _W, "delta.earlier-run")
 # Agent state.
 STATE_PATCH_FAILED = _code("STATE_PATCH_FAILED", _W, "state.delta")
 # Text messages and tool calls.

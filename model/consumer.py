@@ -36,7 +36,8 @@ from model.frozen import fast_init
 from model.branches import BRANCHES
 from model.codes import (
     ACTIVITY_CONTENT_NOT_OBJECT, ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
-    ACTIVITY_ID_SEEN_BEFORE, ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED,
+    ACTIVITY_DELTA_NO_RUN_BASELINE, ACTIVITY_ID_SEEN_BEFORE, ACTIVITY_OWNER_ENDED,
+    ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED,
     ACTIVITY_TARGET_NOT_ACTIVITY, EVENT_AFTER_RUN_CLOSED, MALFORMED_ACTIVITY_EVENT,
     MALFORMED_EVENT, NULL_MEMBER_SHIMMED, RUN_ALREADY_ACTIVE, RUN_FINISHED_WITH_OPEN,
     STATE_PATCH_FAILED, STEP_ALREADY_OPEN, STEP_NOT_OPEN, STREAM_NOT_STARTED,
@@ -115,6 +116,12 @@ class ConsumerState:
         open_steps: ``(owner, step name)`` of steps opened and not yet finished in this run
             (steps are per owner, SUB-STEP-PER-OWNER; None is the parent agent).
         halted: True once a fatal verdict has been reached; a halted state ignores every event.
+        stale: ids of activities one of whose deltas was skipped since their last snapshot
+            (their content may have diverged from the producer's; reading Q14).
+        ended: subagent run ids whose invocation ended in this run (SUBAGENT_FINISHED or
+            SUBAGENT_ERROR; reading Q15).
+        earlier: ids of activities held from an earlier run (or from history held before the
+            first) that no snapshot of this run has restated (reading Q23).
     """
 
     messages: tuple[Message, ...] = ()
@@ -126,6 +133,9 @@ class ConsumerState:
     subagents: frozenset[str] = frozenset()
     open_steps: frozenset[tuple[Optional[str], str]] = frozenset()
     halted: bool = False
+    stale: frozenset[str] = frozenset()
+    ended: frozenset[str] = frozenset()
+    earlier: frozenset[str] = frozenset()
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def message(self, message_id: str) -> Optional[Message]:
@@ -252,16 +262,20 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
         if state.run == "active":
             return _halt(state, notices, _f("lifecycle.one-active", RUN_ALREADY_ACTIVE,
                                             "RUN_STARTED while a run is active"))
+        # activities held now come from an earlier run (Q23); invocations end with their run
+        earlier = frozenset(m.id for m in state.messages if m.is_activity) \
+            if state.messages else frozenset()
         return StepResult(state.but(run="active", open_texts=frozenset(), open_tools=(),
-                                  subagents=frozenset(), open_steps=frozenset()), notices, None,
+                                  subagents=frozenset(), open_steps=frozenset(),
+                                  ended=frozenset(), earlier=earlier), notices, None,
                           "lifecycle.run-boundary")
     if isinstance(event, RunError):
         if state.run == "errored":
             return _halt(state, notices, _f("lifecycle.after-close", EVENT_AFTER_RUN_CLOSED,
                                             "RUN_ERROR after RUN_ERROR"))
         return StepResult(state.but(run="errored", open_texts=frozenset(), open_tools=(),
-                                  subagents=frozenset(), open_steps=frozenset()), notices, None,
-                          "lifecycle.run-error")
+                                  subagents=frozenset(), open_steps=frozenset(),
+                                  ended=frozenset()), notices, None, "lifecycle.run-error")
     if state.run != "active":
         if state.run == "idle":
             return _halt(state, notices, _f("lifecycle.not-started", STREAM_NOT_STARTED,
@@ -335,11 +349,18 @@ class Focus:
         last: that message is the last of the list (reading Q11 moves a replaced activity
             there only when it is not).
         seen: the id was ever held (reading Q10).
+        stale: one of the activity's deltas was skipped since its last snapshot (reading Q14).
+        owner_ended: the held message's owner is an invocation that ended in this run (Q15).
+        earlier: the activity comes from an earlier run and no snapshot of this run restated it
+            (reading Q23).
     """
 
     held: Optional[Message]
     last: bool
     seen: bool
+    stale: bool = False
+    owner_ended: bool = False
+    earlier: bool = False
 
 
 KEEP, CREATE, PUT, MOVE, BECOME, HALT = "keep", "create", "put", "move", "become", "halt"
@@ -362,6 +383,9 @@ class Decision:
         fatal: the failure, for HALT; otherwise None.
         branch: the branch decided on (a key of :data:`BRANCHES`), which the step's result
             names.
+        baseline: the event is a new baseline moment for the activity (a snapshot, applied or
+            declined, SNP-SPENT): :func:`settle` clears its stale and earlier-run marks.
+        skipped: a delta for a held activity was skipped: :func:`settle` marks it stale.
     """
 
     change: str
@@ -369,6 +393,8 @@ class Decision:
     warnings: tuple[Warning, ...] = ()
     fatal: Optional[Fatal] = None
     branch: str = ""
+    baseline: bool = False
+    skipped: bool = False
 
 
 def focus(state: ConsumerState, event: Event) -> Optional[Focus]:
@@ -377,18 +403,20 @@ def focus(state: ConsumerState, event: Event) -> Optional[Focus]:
     None otherwise (the step then reads the whole state)."""
     if state.halted or state.run != "active" or type(event) not in _DECIDERS:
         return None
-    messages = state.messages
-    i = find_message(messages, event.message_id)
+    messages, mid = state.messages, event.message_id
+    i = find_message(messages, mid)
     if i < 0:
-        return Focus(None, False, event.message_id in state.held_ever)
-    return Focus(messages[i], i == len(messages) - 1, event.message_id in state.held_ever)
+        return Focus(None, False, mid in state.held_ever)
+    held = messages[i]
+    return Focus(held, i == len(messages) - 1, mid in state.held_ever, mid in state.stale,
+                 held.owner in state.ended if state.ended else False, mid in state.earlier)
 
 
 def decide(f: Focus, event: Event, reading: AnyReading) -> Decision:
     """The :class:`Decision` of an activity event on its focus ``f`` under ``reading``; the
     reading's knobs are consulted as the step consults them (ACTIVITY_SNAPSHOT: SNP-*, ACT-*,
-    MET-*, Q1, Q2, Q3, Q9, Q10, Q11; ACTIVITY_DELTA: ACT-DELTA-*, Q4, Q4-opener, Q5, Q6, Q7,
-    Q13, Q20; every branch names its clauses in :data:`BRANCHES`).
+    MET-*, Q1, Q2, Q3, Q9, Q10, Q11, Q14, Q18, Q19; ACTIVITY_DELTA: ACT-DELTA-*, Q4, Q4-opener,
+    Q5, Q6, Q7, Q13, Q15, Q20, Q23; every branch names its clauses in :data:`BRANCHES`).
 
     Raises KeyError when ``event`` is not an activity event."""
     return _DECIDERS[type(event)](f, event, reading)
@@ -398,10 +426,13 @@ def settle(state: ConsumerState, event: Event, d: Decision) -> StepResult:
     """Apply the decision ``d`` on ``event`` (whose :func:`focus` in ``state`` it was decided
     on) to the whole state, with the event's notices before the decision's warnings.
 
-    Returns a :class:`StepResult` naming the decision's branch; KEEP returns ``state`` itself.
+    Returns a :class:`StepResult` naming the decision's branch; KEEP returns ``state`` itself
+    unless the decision marks the activity (``baseline``, ``skipped``).
     Raises ValueError for a change that is not one of :data:`KEEP` .. :data:`HALT`."""
     warnings = _notices(event) + d.warnings if event.notices else d.warnings
     change, branch = d.change, d.branch
+    if d.skipped or (d.baseline and (state.stale or state.earlier)):
+        state = _marked(state, event.message_id, d.skipped)
     if change == KEEP:
         return StepResult(state, warnings, None, branch)
     if change == HALT:
@@ -434,7 +465,25 @@ def _snapshot_metadata(ev: ActivitySnapshot, reading: AnyReading) -> Optional[Js
     return None
 
 
+def _marked(state: ConsumerState, message_id: str, skipped: bool) -> ConsumerState:
+    """``state`` with the activity ``message_id`` marked stale (a delta for it was skipped), or
+    with its stale and earlier-run marks cleared (a snapshot gave it a new baseline moment)."""
+    if skipped:
+        return state if message_id in state.stale else state.but(stale=state.stale | {message_id})
+    return state.but(stale=state.stale - {message_id}, earlier=state.earlier - {message_id})
+
+
 def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Decision:
+    """An ACTIVITY_SNAPSHOT's decision; on a marked activity (stale, or of an earlier run) it
+    is also a new baseline moment, applied, declined or skipped (SNP-SPENT), unless it fails
+    the run."""
+    d = _decide_snapshot_change(f, ev, reading)
+    if (f.stale or f.earlier) and d.change != HALT:
+        return d.but(baseline=True)
+    return d
+
+
+def _decide_snapshot_change(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Decision:
     held = f.held
     if held is None:
         if f.seen and reading.q10 == "seen":
@@ -495,6 +544,14 @@ def _decide_snapshot(f: Focus, ev: ActivitySnapshot, reading: AnyReading) -> Dec
         if reaction == "warn":
             warnings = (_w("snapshot.owner-disagrees", ACTIVITY_OWNER_MISMATCH, ev.message_id,
                            detail),)
+    if f.stale and (ev.content != held.content or ev.activity_type != held.activity_type) and \
+            reading.q14 == "adopt":
+        # a delta was skipped since the last snapshot: this one resynchronises (Q14=adopt),
+        # content and type adopted, the owner standing, metadata merged (MET-MERGE)
+        return Decision(PUT, held.but(content=ev.content, activity_type=ev.activity_type,
+                                      metadata=merge_metadata(held.metadata,
+                                                              _snapshot_metadata(ev, reading))),
+                        warnings, None, "snapshot.resync")
     new = held
     if ev.activity_type != held.activity_type and reading.q18 == "schema":
         new = held.but(activity_type=ev.activity_type)  # the schema names content only (Q18)
@@ -520,6 +577,16 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
         return Decision(KEEP, None, (_w("delta.not-activity", ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
                                         ev.message_id, f"id is held by {_article(held.role)} "
                                         "message; delta skipped"),), None, "delta.not-activity")
+    if f.earlier and reading.q23 == "run-scoped":
+        return Decision(KEEP, None, (_w("delta.earlier-run", ACTIVITY_DELTA_NO_RUN_BASELINE,
+                                        ev.message_id, "the activity comes from an earlier run "
+                                        "and no snapshot of this run restated it; delta "
+                                        "skipped"),), None, "delta.earlier-run", False, True)
+    if f.owner_ended and reading.q15 == "closed":
+        return Decision(KEEP, None, (_w("delta.owner-ended", ACTIVITY_OWNER_ENDED, ev.message_id,
+                                        f"the activity's owner {held.owner} ended in this run; "
+                                        "delta skipped"),), None, "delta.owner-ended", False,
+                        True)
     tag = ev.subagent_run_id
     if tag is not None and not (tag == held.owner and tag == held.first_owner):
         opener = held.owner if held.owner == held.first_owner or reading.q4_opener == "current" \
@@ -535,7 +602,7 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
             if reaction == "skip":
                 return Decision(KEEP, None, (_w("delta.owner-mismatch", ACTIVITY_OWNER_MISMATCH,
                                                 ev.message_id, detail + "; delta skipped"),), None,
-                                "delta.owner-mismatch")
+                                "delta.owner-mismatch", False, True)
     warnings: tuple[Warning, ...] = ()
     ops = ev.patch
     unknown = [op for op in ops if not op.recognised]
@@ -585,8 +652,8 @@ def _decide_delta(f: Focus, ev: ActivityDelta, reading: AnyReading) -> Decision:
             if merged != held.metadata and reading.q6 == "merge":
                 new = new.but(metadata=merged)
         if new is held:
-            return Decision(KEEP, None, warnings, None, "delta.patch-failed")
-        return Decision(PUT, new, warnings, None, "delta.patch-failed")
+            return Decision(KEEP, None, warnings, None, "delta.patch-failed", False, True)
+        return Decision(PUT, new, warnings, None, "delta.patch-failed", False, True)
     new = held.but(content=result_content, activity_type=ev.activity_type,
                    metadata=merge_metadata(held.metadata, ev.metadata))
     return Decision(PUT, new, warnings, None, branch)
@@ -643,6 +710,11 @@ def _messages_snapshot(state: ConsumerState, ev: MessagesSnapshot, reading: AnyR
             kept.append(m)  # appended in snapshot order (STA-MS-APPEND)
             kept_ids.add(m.id)
     new_ids = frozenset(kept_ids)
+    if state.stale or state.earlier:  # restated or dropped: the marks go (Q14, Q23)
+        state = state.but(stale=frozenset(i for i in state.stale
+                                          if i in new_ids and i not in incoming),
+                          earlier=frozenset(i for i in state.earlier
+                                            if i in new_ids and i not in incoming))
     return StepResult(state.but(messages=tuple(kept),
                               held_ever=state.held_ever | new_ids,
                               open_texts=_still_streaming(state, new_ids, still_open),
@@ -839,7 +911,10 @@ def _subagent_started(state: ConsumerState, ev: SubagentStarted, reading: AnyRea
 
 
 def _subagent_ended(state: ConsumerState, ev, reading: AnyReading) -> StepResult:
-    return StepResult(state.but(subagents=state.subagents - {ev.subagent_run_id}), (), None,
+    """SUBAGENT_FINISHED or SUBAGENT_ERROR: the invocation is no longer active, and has ended in
+    this run (what its activities take afterwards is reading Q15's)."""
+    return StepResult(state.but(subagents=state.subagents - {ev.subagent_run_id},
+                                ended=state.ended | {ev.subagent_run_id}), (), None,
                       "subagent.track")
 
 

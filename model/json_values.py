@@ -23,6 +23,7 @@ __all__ = [
     "JsonText",
     "freeze",
     "thaw",
+    "refreeze",
     "json_equal",
     "is_json_object_text",
     "EMPTY_OBJECT",
@@ -65,16 +66,43 @@ def _normalise(value: Any) -> Any:
 
 
 def _needs_normalising(value: Any) -> bool:
-    """Cheap pre-check: does ``value`` contain a float anywhere (or a tuple, or a non-str key)?"""
-    if isinstance(value, float):
-        return True
-    if isinstance(value, dict):
-        return any(not isinstance(k, str) or _needs_normalising(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_needs_normalising(v) for v in value)
-    if isinstance(value, tuple):
-        return True
-    return value is not None and not isinstance(value, (bool, int, str))
+    """Cheap pre-check: could :func:`_normalise` change ``value``? True when it holds a float, a
+    tuple, a non-string key, or anything but plain ``dict``, ``list``, ``str``, ``int``, ``bool``
+    and ``None`` (a subclass of those too: :func:`_normalise` then decides). Iterative, one
+    ``type`` test per node (freezing is on the hot path of every parse and patch). Past
+    :data:`_WALK_LIMIT` containers (a value that refers to itself never ends) it answers True,
+    so that :func:`_normalise` decides, as it did before."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    budget = _WALK_LIMIT
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        budget -= 1
+        if budget < 0:
+            return True
+        if kind is dict:
+            for key in item:
+                if type(key) is not str:
+                    return True
+            extend(item.values())
+        elif kind is list:
+            extend(item)
+        else:
+            return True
+    return False
+
+
+_WALK_LIMIT = 1_000_000
+"""Containers :func:`_needs_normalising` walks before it leaves the value to :func:`_normalise`."""
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False).encode
+"""The canonical writer, built once (:func:`json.dumps` builds an encoder per call for these
+options)."""
 
 
 def freeze(value: Any) -> JsonText:
@@ -92,8 +120,16 @@ def freeze(value: Any) -> JsonText:
     """
     if _needs_normalising(value):
         value = _normalise(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False)
+    return _CANONICAL(value)
+
+
+def refreeze(value: Any) -> JsonText:
+    """The canonical text of a value built only from parts of thawed canonical texts (what a
+    JSON Patch applied to :func:`thaw`'s result leaves: RFC 6902 operations move, copy and
+    remove values, never compute one): such a value holds no integral float, no ``-0.0``, no
+    tuple and no non-string key, so the normalising walk of :func:`freeze` would change nothing
+    and is skipped. Same result as :func:`freeze` on such values."""
+    return _CANONICAL(value)
 
 
 def thaw(text: JsonText) -> Any:

@@ -8,16 +8,21 @@ clause ids a next event would break (empty = conformant). On top of it:
 * :func:`moves` enumerates the conformant next events over a finite :class:`Vocabulary`;
 * :func:`adversarial_moves` enumerates non-conformant ones, each labelled with the clause it breaks;
 * :func:`advance` updates the belief with an event sent;
-* :func:`check_trace` runs the monitor over a whole trace (for SDK teams checking a producer).
+* :func:`check_trace` runs the monitor over a whole trace (for SDK teams checking a producer);
+* :func:`conformance_splits` finds, for a producer knob, the shortest trace whose conformance
+  one of its options changes.
 
 Where the producer's duty itself depends on an open question (Q2: does an untagged replace:false
-agree with a subagent owner; Q4-opener: which snapshot opened an activity), the monitor takes the
-reading's option.
+agree with a subagent owner; Q4-opener: which snapshot opened an activity; Q12: who must have
+created the activity a delta amends; Q17: must the RUN_STARTED.input echo be stripped of
+activity messages), the monitor takes the reading's option. Q12 and Q17 are read by the monitor
+alone (:data:`PRODUCER_ONLY_KNOBS`).
 """
 from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional, Sequence
 
@@ -26,13 +31,13 @@ from model.events import (
     StepFinished, StepStarted, SubagentError, TextMessageContent, TextMessageEnd, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallStart, Unrecognised,
 )
-from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text
+from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text, thaw
 from model.patch import apply_patch
 from model.readings import DRAFT, KNOB_BY_ID, Reading
 from model.wire import parse_event
 
 __all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "violations",
-           "PRODUCER_KNOBS",
+           "PRODUCER_KNOBS", "PRODUCER_ONLY_KNOBS", "conformance_splits",
            "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
            "MALFORMED_KIND_CLAUSES", "ProducerViolation", "load_vocabulary"]
 
@@ -234,6 +239,8 @@ class Belief:
             (LIF-STEP-OPEN-ONCE, LIF-STEP-FINISH-OPENED; per owner, SUB-STEP-PER-OWNER).
         open_tools: ``(tool call id, owner)`` of tool calls started in this run and not ended
             (TOOL-CALL-OPEN-ONCE, SUB-OWNER-AGREE, LIF-CLOSE-BEFORE-FINISH).
+        earlier: ids of activities held from an earlier run that no snapshot of this run has
+            restated (reading Q12=run).
     """
 
     run: str = "idle"
@@ -249,6 +256,7 @@ class Belief:
     dropped: frozenset[str] = frozenset()
     open_steps: frozenset[tuple[Optional[str], str]] = frozenset()
     open_tools: tuple[tuple[str, Optional[str]], ...] = ()
+    earlier: frozenset[str] = frozenset()
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
@@ -257,7 +265,7 @@ class Belief:
         if not h:
             h = hash((self.run, self.runs, self.activities, self.texts, self.open_texts,
                       self.subagents, self.finished, self.text_owners, self.tags_used, self.others,
-                      self.dropped, self.open_steps, self.open_tools)) or 1
+                      self.dropped, self.open_steps, self.open_tools, self.earlier)) or 1
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -323,6 +331,9 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "tool-call-started-twice": "TOOL-CALL-OPEN-ONCE",
     "tool-owner-disagrees": "SUB-OWNER-AGREE",
     "parent-not-announced": "SUB-PARENT-ANNOUNCED",
+    "delta-by-other-agent": "ACT-DELTA-BASELINE",
+    "delta-from-earlier-run": "ACT-DELTA-BASELINE",
+    "activity-in-echo": "RIN-ECHO-STRIPPED",
 }
 """Kind of adversarial move -> the producer clause it breaks (a malformed kind's violation cites
 the member's own schema clause, one of :data:`MALFORMED_KIND_CLAUSES`)."""
@@ -353,12 +364,20 @@ def _v(kind: str, detail: str = "") -> ProducerViolation:
     return ProducerViolation(kind, ADVERSARIAL_KINDS[kind], detail)
 
 
-PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener")
+PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener", "Q12", "Q17")
 """The knobs the producer's obligations read (:func:`violations`: ACT-ATTR-AGREE reads Q2,
-SUB-OWNER-AGREE reads Q4-opener). What a conformant producer may send depends on them, so the
-engines fork conformance on them: the all-readings sweep, the Z3 encoding's producer readings,
-and ``lint``'s readings. Declared once here; a knob the monitor starts to read must be added."""
-_unknown = [k for k in PRODUCER_KNOBS if k not in KNOB_BY_ID]
+SUB-OWNER-AGREE reads Q4-opener, ACT-DELTA-BASELINE reads Q12, RIN-ECHO-STRIPPED reads Q17).
+What a conformant producer may send depends on them, so the engines fork conformance on them:
+the all-readings sweep, the Z3 encoding's producer readings, and ``lint``'s readings. Declared
+once here; a knob the monitor starts to read must be added."""
+
+PRODUCER_ONLY_KNOBS: tuple[str, ...] = ("Q12", "Q17")
+"""The producer knobs the consumer step never consults (producer-side questions): their options
+change which traces are conformant, never a consumer verdict, so they are settled by
+:func:`conformance_splits` (the shortest trace whose conformance an option changes). Each one's
+draft option is its most permissive: the others only add violations."""
+_unknown = [k for k in PRODUCER_KNOBS if k not in KNOB_BY_ID] + \
+    [k for k in PRODUCER_ONLY_KNOBS if k not in PRODUCER_KNOBS]
 if _unknown:  # pragma: no cover - a declaration error, raised at import
     raise ImportError(f"PRODUCER_KNOBS names unknown knobs: {_unknown}")
 del _unknown
@@ -369,7 +388,10 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     """The producer clauses ``event`` breaks when sent in ``belief`` (empty tuple: conformant).
 
     Clauses: LIF-STREAM-START, LIF-AFTER-CLOSE, LIF-ONE-ACTIVE, ACT-DELTA-BASELINE (and
-    SNP-BASELINE), ACT-DELTA-OBJECT, ACT-ATTR-AGREE (with Q2), SUB-OWNER-AGREE (with Q4-opener),
+    SNP-BASELINE; with Q12: under ``owner`` a delta from another agent than the activity's
+    owner, under ``run`` one against an earlier run's activity no snapshot of this run
+    restated), RIN-ECHO-STRIPPED (with Q17=strip-echo: a RUN_STARTED.input echo holding an
+    activity message), ACT-DELTA-OBJECT, ACT-ATTR-AGREE (with Q2), SUB-OWNER-AGREE (with Q4-opener),
     EVM-ID-UNIQUE, EVM-ABSENT-NOT-NULL / SUB-ABSENT-PARENT / MET-NOT-NULL, the schema shapes,
     PRC-NO-PRIVATE-TYPES, SUB-STARTED-ACTIVE, SUB-NO-REUSE-FINISHED.
 
@@ -404,7 +426,12 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     if event.notices:
         out.append(_v("undescribed-member", ", ".join(event.notices)))
     if isinstance(event, RunStarted):
-        return (_v("run-started-twice"),) if belief.run == "active" else ()
+        if belief.run == "active":
+            return (_v("run-started-twice"),)
+        if event.input is not None and _echoes_activity(event.input) and \
+                reading.q17 == "strip-echo":
+            return (_v("activity-in-echo", event.run_id),)
+        return ()
     if isinstance(event, RunError):
         return (_v("after-close", "RUN_ERROR after RUN_ERROR"),) if belief.run == "errored" else ()
     if belief.run != "active":
@@ -462,6 +489,16 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
         elif event.subagent_run_id in belief.tags_used:
             out.append(_v("announced-after-use", event.subagent_run_id))
     return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _echoes_activity(run_input: JsonText) -> bool:
+    """Whether a RUN_STARTED.input echo's ``messages`` hold an activity message (reading
+    Q17: RIN-ECHO-STRIPPED)."""
+    value = thaw(run_input)
+    messages = value.get("messages") if isinstance(value, dict) else None
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "activity" for m in messages)
 
 
 _MESSAGE_PATH = re.compile(r"^\$\.messages\[(\d+)\]")
@@ -560,9 +597,17 @@ def _activity_violations(belief: Belief, event, reading: Reading
     if not held.via_snapshot:
         out.append(_v("delta-without-baseline", event.message_id))
         return tuple(out)
-    opener = held.owner if reading.q4_opener == "current" else held.opener
-    if tag is not None and tag != opener:
-        out.append(_v("delta-owner-disagrees", f"{tag} vs opener {opener or 'parent'}"))
+    if tag != held.owner and reading.q12 == "owner":  # Q12: only the owner created it
+        out.append(_v("delta-by-other-agent", f"{tag or 'parent'} vs owner "
+                                              f"{held.owner or 'parent'}"))
+    elif event.message_id in belief.earlier and reading.q12 == "run":
+        out.append(_v("delta-from-earlier-run", event.message_id))
+    if tag is not None:
+        # Q4-opener is read only where its options name different openers
+        opener = held.owner if held.owner == held.opener or reading.q4_opener == "current" \
+            else held.opener
+        if tag != opener:
+            out.append(_v("delta-owner-disagrees", f"{tag} vs opener {opener or 'parent'}"))
     ops = event.patch if all(op.recognised for op in event.patch) else \
         tuple(op for op in event.patch if op.recognised)
     outcome = apply_patch(held.content, ops)
@@ -585,10 +630,11 @@ def advance(belief: Belief, event: Event) -> Belief:
     if tag is not None and tag not in belief.tags_used and \
             not isinstance(event, (SubagentStarted, SubagentFinished, SubagentError)):
         belief = replace(belief, tags_used=belief.tags_used | {tag})
-    if isinstance(event, RunStarted):
+    if isinstance(event, RunStarted):  # the activities held now are of an earlier run (Q12)
         return replace(belief, run="active", runs=belief.runs + 1, open_texts=frozenset(),
                        subagents=frozenset(), finished=frozenset(), tags_used=frozenset(),
-                       open_steps=frozenset(), open_tools=())
+                       open_steps=frozenset(), open_tools=(),
+                       earlier=frozenset(mid for mid, _ in belief.activities))
     if isinstance(event, RunFinished):
         return replace(belief, run="finished", open_texts=frozenset(), open_steps=frozenset(),
                        open_tools=())
@@ -596,6 +642,8 @@ def advance(belief: Belief, event: Event) -> Belief:
         return replace(belief, run="errored", open_texts=frozenset(), open_steps=frozenset(),
                        open_tools=())
     if isinstance(event, ActivitySnapshot):
+        if event.message_id in belief.earlier:  # restated in this run
+            belief = replace(belief, earlier=belief.earlier - {event.message_id})
         held = belief.activity(event.message_id)
         if held is None:
             return belief.with_activity(event.message_id, ActivityBelief(
@@ -618,6 +666,9 @@ def advance(belief: Belief, event: Event) -> Belief:
     if isinstance(event, MessagesSnapshot):
         out = belief
         listed = {m.id for m in event.messages if m.is_activity}
+        if out.earlier:  # restated in this run, or dropped: no longer an earlier run's
+            out = replace(out, earlier=frozenset(mid for mid in out.earlier if mid not in listed
+                                                 and not (listed and out.activity(mid))))
         if listed:  # self-revoking: the activities it leaves out are gone
             gone = frozenset(mid for mid, _ in belief.activities if mid not in listed)
             if gone:
@@ -654,9 +705,9 @@ def advance(belief: Belief, event: Event) -> Belief:
     if isinstance(event, StepFinished):
         return replace(belief, open_steps=belief.open_steps - {(event.subagent_run_id,
                                                                 event.step_name)})
-    if isinstance(event, ToolCallStart):
-        return replace(belief, open_tools=belief.open_tools + ((event.tool_call_id,
-                                                                event.subagent_run_id),))
+    if isinstance(event, ToolCallStart):  # a restart (TOOL-CALL-OPEN-ONCE) keeps one entry
+        kept = tuple(t for t in belief.open_tools if t[0] != event.tool_call_id)
+        return replace(belief, open_tools=kept + ((event.tool_call_id, event.subagent_run_id),))
     if isinstance(event, ToolCallEnd):
         return replace(belief, open_tools=tuple(t for t in belief.open_tools
                                                 if t[0] != event.tool_call_id))
@@ -748,6 +799,11 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
             yield MessagesSnapshot(messages=texts + tuple(
                 Message(id=mid, role="activity", content=freeze(vocab.contents[0]),
                         activity_type=vocab.activity_types[0]) for mid in unknown[:1]))
+        if len(unknown) > 1:  # several activities met first in one snapshot: Q11's shortest
+            # witness states two at once, then replaces the first (issue 19 item 4)
+            yield MessagesSnapshot(messages=texts + tuple(
+                Message(id=mid, role="activity", content=freeze(vocab.contents[0]),
+                        activity_type=vocab.activity_types[0]) for mid in unknown))
         if acts:  # the producer restates its activities with another value (MS is authoritative)
             other = freeze(vocab.contents[0])
             restated = tuple(Message(id=mid, role="activity",
@@ -813,6 +869,24 @@ def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULAR
     if hit is not None and hit[0] is vocabulary:
         return list(hit[1])
     out: list[tuple[Event, ProducerViolation]] = []
+    for event in list(_candidates(belief, vocabulary)) + _extra_candidates(belief, vocabulary):
+        out.extend((event, v) for v in violations(belief, event, reading))
+    if len(_MOVES) >= _MOVES_MAX:
+        _MOVES.clear()
+    _MOVES[key] = (vocabulary, tuple(out))
+    return out
+
+
+_ECHO = freeze({"threadId": "t1", "runId": "r1", "messages": [
+    {"id": "user-1", "role": "user", "content": "hello"},
+    {"id": "act-echoed", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]})
+"""A run input echo holding an activity message a consumer failed to strip (reading Q17)."""
+
+
+def _extra_candidates(belief: Belief, vocabulary: Vocabulary) -> list[Event]:
+    """The events :func:`adversarial_moves` tries beyond the vocabulary's candidates: malformed
+    and unrecognised events, lifecycle misuse, id reuse, subagent, step and tool-call misuse,
+    and a RUN_STARTED echoing an input that holds an activity message (Q17)."""
     extra: list[Event] = list(_malformed_events())
     if belief.run == "active":
         extra.append(RunStarted(thread_id="t1", run_id="r-extra"))
@@ -848,12 +922,76 @@ def adversarial_moves(belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULAR
                      if owner is not None and owner != belief.text_owner(t))
     else:
         extra.append(RunFinished(thread_id="t1", run_id="r-extra"))
-    for event in list(_candidates(belief, vocabulary)) + extra:
-        out.extend((event, v) for v in violations(belief, event, reading))
-    if len(_MOVES) >= _MOVES_MAX:
-        _MOVES.clear()
-    _MOVES[key] = (vocabulary, tuple(out))
-    return out
+        if belief.runs < vocabulary.max_runs:
+            extra.append(RunStarted(thread_id="t1", run_id=f"r{belief.runs + 1}", input=_ECHO))
+    return extra
+
+
+def conformance_splits(knobs: Sequence[str] = PRODUCER_ONLY_KNOBS, depth: int = 5,
+                       vocabulary: Vocabulary = DEFAULT_VOCABULARY
+                       ) -> dict[str, tuple[tuple[Event, ...], str, str]]:
+    """For each producer knob in ``knobs``, the shortest trace whose conformance one of its
+    options changes: every event but the last conformant under both readings compared
+    (:data:`DRAFT`, and draft with the knob at that option), the last one breaking a producer
+    clause under exactly one of them. Breadth-first over the producer's beliefs (deduplicated:
+    conformance reads the belief and the event alone), the candidates of :func:`moves` and
+    :func:`adversarial_moves` in their fixed order, first found on ties; the option nearest the
+    knob's draft option first.
+
+    Args:
+        knobs: producer knob ids (:data:`PRODUCER_KNOBS`).
+        depth: the longest trace tried (events).
+        vocabulary: the producer's finite world.
+
+    Returns:
+        ``{knob: (trace, draft option, other option)}`` for the knobs with such a trace; a knob
+        with none up to ``depth`` is absent.
+
+    Raises:
+        ValueError: a knob that is not a producer knob.
+
+    Clauses: those the knobs sit between (ACT-DELTA-BASELINE for Q12, RIN-ECHO-STRIPPED for
+    Q17), IDX-CONFORMANCE."""
+    unknown = [k for k in knobs if k not in PRODUCER_KNOBS]
+    if unknown:
+        raise ValueError(f"not producer knobs: {unknown}; producer knobs: {PRODUCER_KNOBS}")
+    found: dict[str, tuple[tuple[Event, ...], str, str]] = {}
+    for knob_id in knobs:
+        knob = KNOB_BY_ID[knob_id]
+        for option in knob.option_names[1:]:
+            trace = _shortest_conformance_split(DRAFT, DRAFT.with_(**{knob_id: option}), depth,
+                                                vocabulary)
+            if trace is not None and (knob_id not in found or
+                                      len(trace) < len(found[knob_id][0])):
+                found[knob_id] = (trace, knob.draft, option)
+    return found
+
+
+def _shortest_conformance_split(a: Reading, b: Reading, depth: int, vocabulary: Vocabulary
+                                ) -> Optional[tuple[Event, ...]]:
+    """The shortest trace conformant under ``a`` and ``b`` but for its last event, which breaks
+    a producer clause under one of them only; None when none is ``depth`` events long or less."""
+    level: list[tuple[tuple[Event, ...], Belief]] = [((), Belief())]
+    seen = {Belief()}
+    for _ in range(depth):
+        nxt = []
+        for trace, belief in level:
+            tried = set()
+            for event in list(_candidates(belief, vocabulary)) + \
+                    _extra_candidates(belief, vocabulary):
+                if event in tried:
+                    continue
+                tried.add(event)
+                bad_a, bad_b = bool(violations(belief, event, a)), bool(violations(belief, event, b))
+                if bad_a != bad_b:
+                    return trace + (event,)
+                if not bad_a:
+                    after = advance(belief, event)
+                    if after not in seen:
+                        seen.add(after)
+                        nxt.append((trace + (event,), after))
+        level = nxt
+    return None
 
 
 _MALFORMED_EVENTS: list = []

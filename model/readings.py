@@ -146,12 +146,76 @@ KNOBS: tuple[Knob, ...] = (
          ("ACT-SNAP-REPLACE", "ACT-ATTR-REMINT", "ACT-SNAP-CREATE"),
          peers=(("@ag-ui/client 1.0.0 reducer", "in-place"),
                 ("@ag-ui/client 1.0.0 pipeline", "in-place"))),
+    Knob("Q12", "Who is the producer that must have created an activity with a snapshot before "
+                "it sends a delta for it (ACT-DELTA-BASELINE)? A producer-side question, read by "
+                "the producer monitor. (The activity page's 'a producer' is the party that sends "
+                "the stream, IDX's producer role, and the rule exists so that the consumer holds "
+                "a baseline, SNP-BASELINE: the pattern page says an activity has one after its "
+                "first snapshot, whoever sent it. The subagents page has an untagged continuation "
+                "continue whatever the opener owns, so a per-agent reading contradicts it, and "
+                "the snapshot at the start of a continuing run is a SHOULD, so a per-run reading "
+                "turns a SHOULD into a MUST. 'stream' is the draft option.)",
+         (("stream", "any ACTIVITY_SNAPSHOT earlier on the stream is the baseline, whichever "
+                     "agent sent it and in whichever run"),
+          ("owner", "only the activity's owner (the attribution of its creating or last "
+                    "replacing snapshot) created it: a delta from another agent, the parent's "
+                    "untagged delta on a subagent's activity included, breaks the rule"),
+          ("run", "only a snapshot of the delta's own run counts: a delta in a later run "
+                  "against an activity no snapshot of this run has restated breaks the rule")),
+         ("ACT-DELTA-BASELINE", "SNP-BASELINE", "SUB-UNTAGGED-CONTINUES", "SNP-SHOULD-SNAPSHOT"),
+         peers=(("@ag-ui/client 1.0.0 pipeline", "stream"),)),
     Knob("Q13", "May a consumer fail the run on a well-formed activity patch that does not apply?",
          (("tolerate", "warn and keep the prior value"),
           ("fatal", "fail the run")),
          ("ACT-TOLERATED", "SNP-KEEP-PRIOR", "SNP-SURFACE-FAILURE"),
          peers=(("@ag-ui/client 1.0.0 reducer", "tolerate"),
                 ("@ag-ui/client 1.0.0 pipeline", "tolerate"))),
+    Knob("Q14", "Does a replace:false snapshot resynchronise an activity whose last delta did "
+                "not apply? (The pattern page lets a snapshot opt out of replacement through its "
+                "family's field, naming replace:false as the one case, and calls a snapshot "
+                "'applied or declined' the new baseline moment, so declining is foreseen; the "
+                "activity page's replace:false leaves the message as it stands, with no "
+                "exception for a diverged one. 'decline' is the draft option; 'adopt' reads the "
+                "pattern's 'adopt the next snapshot regardless of what it skipped' as overriding "
+                "replace:false.)",
+         (("decline", "the replace:false snapshot is declined as always: content and type "
+                      "stand, stale; it is the new baseline moment but repairs nothing"),
+          ("adopt", "after a skipped delta the next snapshot is adopted whatever its replace: "
+                    "content and type are taken, the owner stands")),
+         ("SNP-ADOPT-NEXT", "ACT-SNAP-REPLACE-FALSE", "SNP-SPENT", "ACT-REPAIR"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "decline"),
+                ("@ag-ui/client 1.0.0 pipeline", "decline"))),
+    Knob("Q15", "Does an activity take deltas after the subagent invocation that owns it has "
+                "ended (SUBAGENT_FINISHED or SUBAGENT_ERROR in this run)? (The subagents page "
+                "forbids reusing a finished invocation's id, which a tagged delta does and the "
+                "producer monitor flags, but an untagged delta continues whatever the opener "
+                "owns and reuses no id; activities are never opened or closed, so run-scoped "
+                "tracking does not end them (lifecycle page), and a failed run keeps what it "
+                "delivered. 'live' is the draft option.)",
+         (("live", "an activity outlives the invocation that owns it: a delta after the "
+                   "invocation ended applies as before"),
+          ("closed", "an ended invocation's activity takes no more continuations: a delta on "
+                     "it is skipped with a warning (a replacing snapshot still takes it over)")),
+         ("SUB-NO-REUSE-FINISHED", "SUB-UNTAGGED-CONTINUES", "LIF-RUN-SCOPED",
+          "SUB-ENDED-ACTIVITY"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "live"),
+                ("@ag-ui/client 1.0.0 pipeline", "live"))),
+    Knob("Q17", "Does the stripping of activity messages from run input bind the producer's echo "
+                "of its input on RUN_STARTED.input? A producer-side question, read by the "
+                "producer monitor. (The run-input page puts the stripping on the consumer, "
+                "before it sends, and lets the producer echo 'the input the run was started "
+                "from'; no producer-side rule names activity messages, and the producer must "
+                "take what it received as the complete history. So an echo shows what was "
+                "received, activity messages a consumer failed to strip included: "
+                "'as-received' is the draft option. Either way an echoed activity gives the "
+                "producer no baseline for a delta: it did not create it with a snapshot.)",
+         (("as-received", "an echo holding activity messages is conformant: it shows the input "
+                          "as received"),
+          ("strip-echo", "every run input on the wire is stripped, the echo included: an "
+                         "activity message in RUN_STARTED.input.messages breaks the rule")),
+         ("RIN-STRIP-ACTIVITY", "RIN-COMPLETE-HISTORY", "ACT-STRIP-RUNINPUT",
+          "RIN-ECHO-STRIPPED"),
+         peers=(("@ag-ui/client 1.0.0 pipeline", "as-received"),)),
     Knob("Q18", "Does a replace:false snapshot that leaves an existing activity alone also leave "
                 "its activityType? (The activity page says content and type stand; the schema's "
                 "description of replace names content only, and defers behaviour to the prose, "
@@ -186,6 +250,18 @@ KNOBS: tuple[Knob, ...] = (
          ("EVM-ABSENT-NOT-NULL", "PRC-MALFORMED-FATAL"),
          peers=(("@ag-ui/client 1.0.0 reducer", "shim"),
                 ("@ag-ui/client 1.0.0 pipeline", "fatal"))),
+    Knob("Q23", "Does a delta in a later run apply against an activity of an earlier run that "
+                "no snapshot of its own run has restated? (Activity messages outlive their run: "
+                "the lifecycle page's run-scoped tracking covers open entities, and activities "
+                "are never opened or closed; nothing forbids the delta, and the snapshot at the "
+                "start of a continuing run is only a SHOULD (pattern page). 'continue' is the "
+                "draft option; 'run-scoped' reads the SHOULD as the only baseline a new run has.)",
+         (("continue", "the held activity is the baseline: the delta applies"),
+          ("run-scoped", "each run gives its own baseline: the delta is skipped with a warning, "
+                         "as one without a baseline")),
+         ("LIF-RUN-SCOPED", "SNP-SHOULD-SNAPSHOT", "ACT-DELTA-BASELINE", "ACT-RUN-BASELINE"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "continue"),
+                ("@ag-ui/client 1.0.0 pipeline", "continue"))),
     Knob("X1", "Does a text message still being streamed survive a MESSAGES_SNAPSHOT that omits it?",
          (("drop", "the snapshot is complete: the message is dropped, and its stream with it"),
           ("preserve", "in-flight messages survive"),
@@ -224,11 +300,16 @@ class Reading:
     q9: str = "skip"
     q10: str = "seen"
     q11: str = "in-place"
+    q12: str = "stream"
     q13: str = "tolerate"
+    q14: str = "decline"
+    q15: str = "live"
+    q17: str = "as-received"
     q18: str = "prose"
     q19: str = "activity-row"
     q20: str = "drop-op"
     q21: str = "fatal"
+    q23: str = "continue"
     x1: str = "drop"
 
     def as_dict(self) -> dict[str, str]:

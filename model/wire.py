@@ -408,6 +408,175 @@ def _parse_known(obj: dict, type_name: str, shimmable: bool = True) -> Event:
     return _build(type_name, kept, tuple(notices))
 
 
+# --- the plain lane ------------------------------------------------------------------------------
+
+_NOT_PLAIN = object()
+"""What a member converter of :data:`_PLAIN_LANES` returns for a value outside the plain form."""
+
+
+def _plain_object(item: Any) -> Any:
+    return freeze(item) if type(item) is dict else _NOT_PLAIN
+
+
+def _plain_bool(item: Any) -> Any:
+    return item if type(item) is bool else _NOT_PLAIN
+
+
+def _plain_text_content(item: Any) -> Any:
+    return freeze(item) if type(item) is str else _NOT_PLAIN
+
+
+_PLAIN_OP_NEEDS = {"add": ("path", "value"), "replace": ("path", "value"),
+                   "test": ("path", "value"), "remove": ("path",), "move": ("path", "from"),
+                   "copy": ("path", "from")}
+"""The members each RFC 6902 operation requires (section 4); ``path`` and ``from`` are JSON
+Pointers (SCH-JSON-POINTER); what :func:`_check_patch` checks, on the same members."""
+assert set(_PLAIN_OP_NEEDS) == RFC6902_OPS
+
+
+def _plain_patch(item: Any) -> Any:
+    """A JSON Patch whose operations are objects with a string ``op`` and, for the recognised
+    ones, their required members (``path``/``from`` JSON Pointer strings): the operations, else
+    :data:`_NOT_PLAIN` (:func:`_check_patch` then decides, naming the fault)."""
+    if type(item) is not list:
+        return _NOT_PLAIN
+    for op in item:
+        if type(op) is not dict or type(op.get("op")) is not str:
+            return _NOT_PLAIN
+        for member in _PLAIN_OP_NEEDS.get(op["op"], ()):
+            if member not in op:
+                return _NOT_PLAIN
+            if member != "value":
+                pointer = op[member]
+                if type(pointer) is not str or not JSON_POINTER.fullmatch(pointer):
+                    return _NOT_PLAIN
+    return tuple(PatchOp.of(op) for op in item)
+
+
+_S = str
+"""In :data:`_PLAIN_LANES`: a member that is plain when it holds a string, kept as it is."""
+
+_PLAIN_LANES: dict[str, tuple[type, dict[str, tuple[str, Any]], tuple[str, ...]]] = {
+    "TEXT_MESSAGE_CONTENT": (TextMessageContent, {"messageId": ("message_id", _S),
+                                                  "delta": ("delta", _S),
+                                                  "subagentRunId": ("subagent_run_id", _S)},
+                             ("messageId", "delta")),
+    "TEXT_MESSAGE_END": (TextMessageEnd, {"messageId": ("message_id", _S),
+                                          "subagentRunId": ("subagent_run_id", _S)},
+                         ("messageId",)),
+    "TEXT_MESSAGE_START": (TextMessageStart, {"messageId": ("message_id", _S),
+                                              "role": ("role", _S), "name": ("name", _S),
+                                              "subagentRunId": ("subagent_run_id", _S)},
+                           ("messageId",)),
+    "TOOL_CALL_ARGS": (ToolCallArgs, {"toolCallId": ("tool_call_id", _S), "delta": ("delta", _S),
+                                      "subagentRunId": ("subagent_run_id", _S)},
+                       ("toolCallId", "delta")),
+    "TOOL_CALL_END": (ToolCallEnd, {"toolCallId": ("tool_call_id", _S),
+                                    "subagentRunId": ("subagent_run_id", _S)}, ("toolCallId",)),
+    "TOOL_CALL_START": (ToolCallStart, {"toolCallId": ("tool_call_id", _S),
+                                        "toolCallName": ("tool_call_name", _S),
+                                        "parentMessageId": ("parent_message_id", _S),
+                                        "subagentRunId": ("subagent_run_id", _S)},
+                        ("toolCallId", "toolCallName")),
+    "TOOL_CALL_RESULT": (ToolCallResult, {"messageId": ("message_id", _S),
+                                          "toolCallId": ("tool_call_id", _S),
+                                          "content": ("content", _plain_text_content),
+                                          "role": ("role", _S),
+                                          "subagentRunId": ("subagent_run_id", _S)},
+                         ("messageId", "toolCallId", "content")),
+    "RUN_STARTED": (RunStarted, {"threadId": ("thread_id", _S), "runId": ("run_id", _S),
+                                 "parentRunId": ("parent_run_id", _S),
+                                 "protocolVersion": ("protocol_version", _S),
+                                 "input": ("input", _plain_object)}, ("threadId", "runId")),
+    "RUN_FINISHED": (RunFinished, {"threadId": ("thread_id", _S), "runId": ("run_id", _S)},
+                     ("threadId", "runId")),
+    "RUN_ERROR": (RunError, {"message": ("message", _S), "code": ("code", _S)}, ("message",)),
+    "SUBAGENT_STARTED": (SubagentStarted, {"subagentRunId": ("subagent_run_id", _S),
+                                           "name": ("name", _S),
+                                           "parentSubagentRunId": ("parent_subagent_run_id", _S)},
+                         ("subagentRunId",)),
+    "SUBAGENT_FINISHED": (SubagentFinished, {"subagentRunId": ("subagent_run_id", _S)},
+                          ("subagentRunId",)),
+    "SUBAGENT_ERROR": (SubagentError, {"subagentRunId": ("subagent_run_id", _S),
+                                       "message": ("message", _S)}, ("subagentRunId",)),
+    "STEP_STARTED": (StepStarted, {"stepName": ("step_name", _S),
+                                   "subagentRunId": ("subagent_run_id", _S)}, ("stepName",)),
+    "STEP_FINISHED": (StepFinished, {"stepName": ("step_name", _S),
+                                     "subagentRunId": ("subagent_run_id", _S)}, ("stepName",)),
+    "STATE_DELTA": (StateDelta, {"delta": ("delta", _plain_patch),
+                                 "subagentRunId": ("subagent_run_id", _S)}, ("delta",)),
+    "ACTIVITY_SNAPSHOT": (ActivitySnapshot, {"messageId": ("message_id", _S),
+                                             "activityType": ("activity_type", _S),
+                                             "content": ("content", _plain_object),
+                                             "replace": ("replace", _plain_bool),
+                                             "subagentRunId": ("subagent_run_id", _S)},
+                          ("messageId", "activityType", "content")),
+    "ACTIVITY_DELTA": (ActivityDelta, {"messageId": ("message_id", _S),
+                                       "activityType": ("activity_type", _S),
+                                       "patch": ("patch", _plain_patch),
+                                       "subagentRunId": ("subagent_run_id", _S)},
+                       ("messageId", "activityType", "patch")),
+}
+"""The plain forms :func:`parse_event` builds directly: ``type -> (class, wire member -> (field,
+converter), required members)``. An event is in its plain form when every member is ``type``, a
+member of its lane holding a plain value (a string for ``_S``; else what the converter takes:
+an object, a boolean, a string ``content``, a patch of well-formed operations), ``timestamp`` a
+safe integer, or ``metadata`` an object, and its required members are there (a
+TEXT_MESSAGE_START's role one of :data:`TEXT_MESSAGE_ROLES`). Such an event passes every check of
+its :data:`_SPECS` entry and strips nothing, so the general path would build the same event; a
+long stream is mostly these (text and argument chunks). ``tests/test_wire.py`` checks that the
+lane and the general path agree on every object the lane takes."""
+
+
+def _plain_event(obj: dict) -> Optional[Event]:
+    """The event of ``obj`` when it is in its plain form (:data:`_PLAIN_LANES`), else None."""
+    kind = obj.get("type")
+    lane = _PLAIN_STRINGS.get(kind) if type(kind) is str else None
+    if lane is None:
+        return None
+    cls, strings, converted, required = lane
+    fields_: dict = {}
+    for name, item in obj.items():
+        attr = strings.get(name)
+        if attr is not None:
+            if type(item) is not str:
+                return None
+            fields_[attr] = item
+        elif name == "type":
+            continue
+        elif name in converted:
+            attr, convert = converted[name]
+            value = convert(item)
+            if value is _NOT_PLAIN:
+                return None
+            fields_[attr] = value
+        elif name == "timestamp":
+            if type(item) is not int or not -MAX_SAFE_INT <= item <= MAX_SAFE_INT:
+                return None
+            fields_["timestamp"] = item
+        elif name == "metadata":
+            if type(item) is not dict:
+                return None
+            fields_["metadata"] = freeze(item)
+        else:
+            return None
+    for name in required:
+        if name not in obj:
+            return None
+    if cls is TextMessageStart and fields_.get("role", "assistant") not in TEXT_MESSAGE_ROLES:
+        return None
+    return cls(**fields_)
+
+
+_PLAIN_STRINGS: dict[str, tuple[type, dict[str, str], dict[str, tuple[str, Any]], tuple[str, ...]]] = {
+    kind: (cls, {name: attr for name, (attr, convert) in members.items() if convert is _S},
+           {name: (attr, convert) for name, (attr, convert) in members.items()
+            if convert is not _S}, required)
+    for kind, (cls, members, required) in _PLAIN_LANES.items()}
+""":data:`_PLAIN_LANES` as :func:`_plain_event` reads it: ``type -> (class, string members ->
+field, other members -> (field, converter), required members)``."""
+
+
 def parse_event(obj: Any) -> Event:
     """Parse one wire event object into a typed event, applying the processing rules.
 
@@ -417,13 +586,26 @@ def parse_event(obj: Any) -> Event:
     Returns:
         A typed :class:`~model.events.Event`; :class:`~model.events.Malformed` for a schema
         violation (never raised), :class:`~model.events.Unrecognised` for an undescribed type.
+        An event in its plain form (:data:`_PLAIN_LANES`: the streaming and lifecycle events,
+        activity events and patches with well-formed members, nothing undescribed) is built
+        directly, with the same result.
 
     Raises:
         TypeError: when ``obj`` is not a JSON object (the caller reports it as a trace-format
             error, since a non-object cannot be typed at all).
     """
-    if not isinstance(obj, dict):
+    if type(obj) is dict:
+        plain = _plain_event(obj)
+        if plain is not None:
+            return plain
+    elif not isinstance(obj, dict):
         raise TypeError(f"an event must be a JSON object, got {_kind_name(obj)}")
+    return _parse_general(obj)
+
+
+def _parse_general(obj: dict) -> Event:
+    """:func:`parse_event` without the plain lane: every check of :data:`_SPECS`, the event's
+    canonical wire text kept for a malformed, unrecognised or passed-through event."""
     wire = freeze(obj)
     type_name = obj.get("type")
     if not isinstance(type_name, str):

@@ -550,6 +550,8 @@ def _replace_false_leaves(t: Transition) -> Optional[str]:
         if m is not None and m.content == held.content and m.activity_type == ev.activity_type \
                 and t.reading.q18 == "schema":  # only content stands under the schema (Q18)
             return None
+        if ev.message_id in t.before.stale and t.reading.q14 == "adopt":
+            return None  # resynchronised: Q14=adopt adopts after a skipped delta (SNP-ADOPT-NEXT)
         return f"replace:false changed the activity to {m.to_wire() if m else 'nothing'}"
     return None
 
@@ -589,10 +591,25 @@ def _position_kept(t: Transition) -> Optional[str]:
 
 # --- delta obligations --------------------------------------------------------------------------
 
+def _skipped_by_reading(t: Transition, held: Message) -> bool:
+    """A delta on a held activity that the reading skips before its patch: one of an earlier
+    run that no snapshot of this run restated (Q23=run-scoped, ACT-RUN-BASELINE), or one whose
+    owning invocation ended in this run (Q15=closed, SUB-ENDED-ACTIVITY). Consults Q23 and Q15
+    only where the consumer does."""
+    mid = t.event.message_id
+    return (mid in t.before.earlier and t.reading.q23 == "run-scoped") or \
+        (held.owner is not None and held.owner in t.before.ended and t.reading.q15 == "closed")
+
+
 def _delta(t: Transition):
+    """(event, held-before) for a live ACTIVITY_DELTA, unless the reading skips it before its
+    patch (:func:`_skipped_by_reading`): the delta properties do not judge such a delta."""
     if not isinstance(t.event, ActivityDelta) or not _live(t):
         return None, None
-    return t.event, t.target_before
+    held = t.target_before
+    if held is not None and held.is_activity and _skipped_by_reading(t, held):
+        return None, None
+    return t.event, held
 
 
 @prop("P12-delta-missing-tolerated",
@@ -737,7 +754,7 @@ def _metadata_merged(t: Transition) -> Optional[str]:
     if held is None or not held.is_activity:
         return None
     if isinstance(ev, ActivityDelta):
-        if not _owner_ok(t, ev, held):
+        if not _owner_ok(t, ev, held) or _skipped_by_reading(t, held):
             return None
         outcome = _reference_patch(ev, held)
         if outcome is None or not outcome.ok or not is_json_object_text(outcome.result):
@@ -1008,7 +1025,8 @@ def _unknown_op(t: Transition):
             all(op.recognised for op in ev.patch) or t.reading.q20 != "drop-op":
         return None
     held = t.target_before
-    if held is None or not held.is_activity or not _owner_ok(t, ev, held):
+    if held is None or not held.is_activity or not _owner_ok(t, ev, held) or \
+            _skipped_by_reading(t, held):
         return None
     return ev
 
@@ -1088,7 +1106,9 @@ def _renamed_state(state: ConsumerState) -> ConsumerState:
     return state.but(messages=tuple(map(_renamed_message, state.messages)),
                      held_ever=frozenset(f(i) for i in state.held_ever),
                      open_texts=frozenset(f(i) for i in state.open_texts),
-                     open_tools=tuple((c, f(m)) for c, m in state.open_tools))
+                     open_tools=tuple((c, f(m)) for c, m in state.open_tools),
+                     stale=frozenset(f(i) for i in state.stale),
+                     earlier=frozenset(f(i) for i in state.earlier))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -1296,6 +1316,83 @@ PROPERTY_BY_ID = {p.id: p for p in PROPERTIES}
 
 MUST_PROPERTIES: tuple[Property, ...] = tuple(p for p in PROPERTIES if p.severity == "must")
 """The properties whose failure is a conformance failure (the SHOULD-level ones left out)."""
+
+
+# --- properties of the settlement table (not in PROPERTIES) --------------------------------------
+
+def _content_open(t: Transition) -> Optional[str]:
+    """PQ25: content is open by key. The event's content (a snapshot's, a MESSAGES_SNAPSHOT's
+    activity entries', a delta's operation values) survives the wire unchanged, with no member
+    stripped inside it, and the content an activity holds after the step is one the producer
+    stated or a patch computed from it: the content before, the snapshot's (or the listed
+    entry's), or the RFC 6902 result of the delta's patch (whole, or its recognised operations,
+    Q20). A key stripped or a null turned into absence anywhere gives another JSON value."""
+    if t.before.halted:
+        return None
+    ev = t.event
+    kept = by_identity(_WIRE_KEPT, ev, _wire_keeps_content)
+    if kept is not None:
+        return kept
+    before = {m.id: m.content for m in t.before.messages if m.is_activity}
+    if isinstance(ev, MessagesSnapshot):
+        listed = {m.id: m.content for m in ev.messages if m.role == "activity"}
+        for m in t.after.messages:
+            if m.is_activity and m.id in listed and m.content not in (listed[m.id],
+                                                                      before.get(m.id)):
+                return f"activity {m.id} holds {m.content}, not the listed {listed[m.id]}"
+        return None
+    m = t.target_after
+    if m is None or not m.is_activity or m.content == before.get(m.id):
+        return None
+    if isinstance(ev, ActivitySnapshot):
+        allowed = {ev.content}
+    else:
+        held = before.get(m.id)
+        allowed = set()
+        for ops in (ev.patch, tuple(op for op in ev.patch if op.recognised)):
+            outcome = apply_patch(held, ops) if held is not None else None
+            if outcome is not None and outcome.ok:
+                allowed.add(outcome.result)
+    return None if m.content in allowed else \
+        f"activity {m.id} holds {m.content}: neither the content stated nor a patch result"
+
+
+def _wire_keeps_content(ev: Event) -> Optional[str]:
+    """None when ``ev``'s wire form parses back with the same content, patch and messages and
+    no member stripped; else what changed."""
+    from model.wire import parse_event
+    parsed = parse_event(ev.to_wire())
+    if type(parsed) is not type(ev) or parsed.notices:
+        return f"{ev.type_name} did not survive the wire ({type(parsed).__name__}, stripped " \
+            f"{list(parsed.notices)})"
+    for name in ("content", "patch", "messages"):
+        if getattr(parsed, name, None) != getattr(ev, name, None):
+            return f"{ev.type_name}'s {name} changed on the wire"
+    return None
+
+
+_WIRE_KEPT: dict = {}
+"""The memo of :func:`_wire_keeps_content` (see :func:`by_identity`)."""
+
+CONTENT_OPEN = Property(
+    "PQ25-content-open",
+    "Content is open by key: processing never strips a content key and nulls inside content "
+    "are data (the content held is one the producer stated, or a patch result on it, and it "
+    "survives the wire unchanged).",
+    ("SCH-ACTIVITY-MESSAGE", "PRC-KEEP-OPEN", "ACT-TYPE-OPEN", "EVM-ABSENT-NOT-NULL"),
+    "step", _content_open, events=(ActivitySnapshot, ActivityDelta, MessagesSnapshot))
+"""The property of open question Q25 (notes N79, N88), checked by the settlement table's
+exhaustive all-readings search (:func:`properties.questions.settle`) over a vocabulary whose
+contents hold unknown keys and nulls. Not in :data:`PROPERTIES`: the catalogue's engines and
+its zoo table do not check it (the table's search does)."""
+
+QUESTION_PROPERTIES: dict[str, Property] = {CONTENT_OPEN.id: CONTENT_OPEN}
+"""The settlement table's properties checked by exhaustive search, by id."""
+for _p in QUESTION_PROPERTIES.values():  # the clause ids exist (as the registry checks)
+    _missing = [c for c in _p.clauses if c not in clause_registry()]
+    if _missing:  # pragma: no cover - a declaration error, raised at import
+        raise PropertyDeclarationError(_p.id, f"clause ids not in the clause registry: {_missing}")
+del _p
 
 
 def check_transition(t: Transition, properties: Sequence[Property] = PROPERTIES

@@ -41,7 +41,7 @@ from properties.surface import (FEATURE_UNIVERSE, malformed_feature, messages_sn
                                 op_features, patch_feature, role_feature)
 
 __all__ = ["Coverage", "trace_coverage", "coverage_of", "universe", "report", "render_text",
-           "totals_line", "DIMENSIONS"]
+           "totals_line", "DIMENSIONS", "exploration_traces"]
 
 DIMENSIONS: tuple[str, ...] = ("clause", "branch", "knob", "split", "code", "violation", "op",
                                "patch", "malformed", "role", "ms")
@@ -108,8 +108,9 @@ def _fork_walk(events: Sequence[Event], items: dict[str, set], max_leaves: int
         for w in result.warnings:
             codes.add(w.code)
             clauses.add(w.clause)
-            if w.branch:
+            if w.branch:  # a notice branch (member.strip...) is taken with its clauses
                 branches.add(w.branch)
+                clauses.update(BRANCHES.get(w.branch, ()))
         if result.fatal is not None:
             codes.add(result.fatal.code)
             clauses.add(result.fatal.clause)
@@ -152,25 +153,34 @@ def _surface(events: Sequence[Event], items: dict[str, set]) -> None:
 
 
 def _producer(events: Sequence[Event], items: dict[str, set]) -> None:
-    """The producer monitor's violations under ``draft``, and the options of the knobs its
-    duties read (:data:`model.producer.PRODUCER_KNOBS`): an option is exercised when the monitor
+    """The producer monitor's violations under ``draft`` and under each other option of the
+    knobs its duties read (:data:`model.producer.PRODUCER_KNOBS`; a violation only some
+    producer reading makes, such as an activity echoed in RUN_STARTED.input under
+    Q17=strip-echo, counts), and those knobs' options: an option is exercised when the monitor
     consulted its knob on the trace, and the knob splits when its options give different
     violations."""
     recorder = RecordingReading(DRAFT)
     found = check_trace(events, recorder)
-    for _, violation in found:
-        items["violation"].add(violation.kind)
-        items["clause"].add(violation.clause)
+    draft = DRAFT.as_dict()
     consulted = set(recorder.consulted)
+    outcomes_seen = [found]
     for knob_id in PRODUCER_KNOBS:
         knob = KNOB_BY_ID[knob_id]
         if knob.attr not in consulted:
             continue
         items["knob"].update(f"{knob_id}={o}" for o in knob.option_names)
-        outcomes = {tuple(check_trace(events, DRAFT.with_(**{knob_id: o})))
-                    for o in knob.option_names}
+        outcomes = {tuple(found)}
+        for o in knob.option_names:
+            if o != draft[knob_id]:
+                other = check_trace(events, DRAFT.with_(**{knob_id: o}))
+                outcomes.add(tuple(other))
+                outcomes_seen.append(other)
         if len(outcomes) > 1:
             items["split"].add(knob_id)
+    for outcome in outcomes_seen:
+        for _, violation in outcome:
+            items["violation"].add(violation.kind)
+            items["clause"].add(violation.clause)
 
 
 def trace_coverage(events: Sequence[Event], max_leaves: int = 512) -> tuple[dict[str, set], bool]:
@@ -196,11 +206,46 @@ def coverage_of(traces: Iterable[Sequence[Event]], into: Optional[Coverage] = No
                 max_leaves: int = 512) -> Coverage:
     """The :class:`Coverage` of ``traces`` (added to ``into`` when given, which is returned)."""
     cov = into if into is not None else Coverage()
+    seen: dict = {}  # a trace drawn twice is walked once
     for events in traces:
-        items, capped = trace_coverage(events, max_leaves)
+        key = tuple(events)
+        try:
+            items, capped = seen[key]
+        except KeyError:
+            items, capped = seen[key] = trace_coverage(events, max_leaves)
+        except TypeError:  # an unhashable event: walk it
+            items, capped = trace_coverage(events, max_leaves)
         cov.add(items)
         cov.leaves_capped += capped
     return cov
+
+
+def exploration_traces(explored) -> list[tuple[Event, ...]]:
+    """The traces a breadth-first search (:class:`properties.explore.ExploreReport`) exercised:
+    the shortest trace to every leaf of its search tree (a node no other node was first reached
+    from; every other node's trace is a prefix of one of these), then the witnesses of its
+    splits and property violations, in node order. Built from the report's parent map, one
+    event per node (no re-execution per trace)."""
+    parents = explored.parents
+    count = len(parents)
+    inner: set[int] = set()
+    chain: list = [None] * count  # (parent, event) per node
+    for i in range(1, count):
+        chain[i] = parents[i]
+        inner.add(chain[i][0])
+    out: list[tuple[Event, ...]] = []
+    for i in range(1, count):
+        if i in inner:
+            continue
+        events, node = [], i
+        while node:
+            parent, event = chain[node]
+            events.append(event)
+            node = parent
+        out.append(tuple(reversed(events)))
+    out += [tuple(trace) for trace, _ in explored.splits.values()]
+    out += [tuple(trace) for trace, _ in explored.violations.values()]
+    return out
 
 
 def report(cov: Coverage) -> dict:

@@ -4,46 +4,83 @@ the tool settles it, computed by the engines, never written by hand (issue 19).
 Forms:
 
 * ``"A"``: a knob of the question whose options give different verdicts on a *conformant* trace;
-  the shortest such trace is its witness (the all-readings breadth-first sweep of
-  :func:`properties.explore.explore`, and for a knob of the Z3 fragment also
-  :func:`properties.smt.queries.distinguishing`).
+  the shortest such trace is its witness: the all-readings breadth-first sweep of
+  :func:`properties.explore.explore` over :data:`properties.explore.EXPLORE_VOCABULARY`, and for
+  a knob of the Z3 fragment also :func:`properties.smt.queries.distinguishing` on the same pair
+  of readings (the sweep's split pair, :func:`model.verdict.split_readings`).
 * ``"B"``: the question's knobs split only on traces that break a producer clause; the shortest
-  such trace (Z3 with conformance dropped, for fragment knobs; otherwise a breadth-first search
-  whose prefix is conformant and whose last event is any adversarial move of
-  :func:`model.producer.adversarial_moves`, each trace partitioned by
-  :func:`model.verdict.reading_leaves`).
+  such trace: a breadth-first search over the same vocabulary whose prefix is conformant and
+  whose last event is any move, adversarial ones (:func:`model.producer.adversarial_moves`)
+  included, each trace forked over the readings as :func:`model.verdict.reading_leaves` does
+  (incrementally, one event at a time), to :data:`VIOLATING_DEPTH` events at most; for fragment
+  knobs also Z3 with conformance dropped.
 * ``"C"``: a bounded proof, to a stated depth, that no reading changes a consumer verdict: a Z3
-  bounded proof of the property that states the question's consumer side, under every reading
-  at once (:func:`properties.smt.queries.bounded_proof`, ``reading=None``), or, for a knob, the
-  exhaustive searches above finding no split to their depth.
+  bounded proof, under every reading at once (:func:`properties.smt.queries.bounded_proof`,
+  ``reading=None``), of the property stating the question's consumer side (``proofs``); or an
+  exhaustive all-readings search finding no violation of such a property to the depth
+  (``searches``, over :data:`OPEN_CONTENT_VOCABULARY`); or, for a knob, the searches above
+  finding no split to their depths. For a producer-side question (a knob of
+  :data:`model.producer.PRODUCER_ONLY_KNOBS`, which the consumer never consults) the row also
+  carries the shortest trace whose conformance an option changes
+  (:func:`model.producer.conformance_splits`).
 * ``None``: not settled: the question has no knob and no proof in the model yet.
 
-Each row is a dict: ``question``, ``title``, ``knobs``, ``form``, ``length`` (events of the
-shortest witness, RUN_STARTED included, for A and B), ``engine`` (``"BFS"``, ``"Z3"`` or
-``"both"`` when both found a witness of that form; Z3 lengths are in the fragment's own count,
-``z3Length``), ``witness`` (the trace as wire events), ``proofDepth`` (for C) and ``note``.
+Lengths count events with the opening RUN_STARTED, in both engines (the fragment's
+:attr:`properties.smt.queries.Witness.length` is its abstract events plus one), so a BFS and a Z3
+length compare as they are.
+
+Each row (:func:`settle`) is a dict with wire names: ``question``, ``title``, ``form``, ``knobs``,
+``knob`` (the one whose witness is shown), ``length`` (the shortest witness's events),
+``engine`` (``"BFS"``, ``"Z3"`` or ``"both"``: which engine found a witness of that length; for C
+the engine of the proof), ``bfsLength`` and ``z3Length`` (each engine's own, None where it found
+none or was not asked), ``readings`` (the two readings of the split, as text), ``witness`` (wire
+events), ``witnessFile`` (where :func:`counterexamples.questions_report.write_questions` puts it,
+relative to the output directory), ``options`` (what each option of ``knob`` ends with on the
+witness: :func:`option_outcomes`), ``proofs`` (property ids), ``proofDepth`` (for C) and
+``note``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
-from model.producer import Belief, adversarial_moves, advance, moves
-from model.readings import DRAFT, KNOB_BY_ID
-from model.verdict import knob_splits, reading_leaves
+from model.consumer import initial_state, step as model_step
+from model.producer import (PRODUCER_ONLY_KNOBS, Belief, adversarial_moves, advance,
+                            check_trace, conformance_splits, moves)
+from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
+                            describe_assignment)
+from model.verdict import Verdict, evaluate, knob_splits, split_readings
 
-__all__ = ["Question", "QUESTIONS", "settle", "settled_count"]
+__all__ = ["Question", "QUESTIONS", "QUESTION_BY_ID", "settle", "settled_count",
+           "option_outcomes", "engine_lengths", "OPEN_CONTENT_VOCABULARY", "VIOLATING_DEPTH",
+           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER"]
+
+DEEPER = 2
+"""How many events past the sweep's depth the pair search for a knob that nothing split goes
+(over :data:`LIFECYCLE_VOCABULARY`): lifecycle knobs need a run or an invocation to end, which
+takes events the sweep's depth does not reach."""
+
+VIOLATING_DEPTH = 3
+"""The longest trace the form-B search tries (events): its last event ranges over every
+adversarial move, so each level costs far more than a conformant one."""
+
+QUESTIONS_DIR = "questions"
+"""Where the witnesses' trace files go, relative to an output directory (``<Q-id>.jsonl``)."""
 
 
 @dataclass(frozen=True)
 class Question:
     """One open question: ``id`` (``"Q1"``), a short ``title`` in our words, the ``knobs`` that
-    model it, and ``proofs``: ids of Z3 proof properties stating its consumer side (form C)."""
+    model it, ``proofs``: ids of Z3 proof properties stating its consumer side
+    (:data:`properties.smt.checks.PROOF_BY_ID`), and ``searches``: ids of properties an
+    exhaustive all-readings search checks for it
+    (:data:`properties.catalogue.QUESTION_PROPERTIES`); both give form C."""
 
     id: str
     title: str
     knobs: tuple[str, ...] = ()
     proofs: tuple[str, ...] = ()
+    searches: tuple[str, ...] = ()
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -60,23 +97,33 @@ QUESTIONS: tuple[Question, ...] = (
     Question("Q9", "ACTIVITY_SNAPSHOT on an id held by a non-activity message", ("Q9",)),
     Question("Q10", "'Has not seen' or 'does not hold'?", ("Q10",)),
     Question("Q11", "Where does an activity stand after a replacing snapshot?", ("Q11",)),
-    Question("Q12", "Who counts as 'it' that created the activity a delta continues?"),
+    Question("Q12", "Who counts as 'it' that created the activity a delta continues? "
+             "(producer-side: the monitor's knob)", ("Q12",)),
     Question("Q13", "May a consumer fail the run on a patch that does not apply?", ("Q13",)),
-    Question("Q14", "Does a replace:false snapshot resynchronise?"),
-    Question("Q15", "Activities of finished or abandoned subagent invocations"),
+    Question("Q14", "Does a replace:false snapshot resynchronise?", ("Q14",)),
+    Question("Q15", "Activities of finished or abandoned subagent invocations", ("Q15",)),
     Question("Q16", "May the parent send untagged deltas to a subagent's activity?",
              proofs=("P19-untagged-accepted",)),
-    Question("Q17", "Stripping scope on the producer side"),
+    Question("Q17", "Stripping scope on the producer side (the RUN_STARTED.input echo; "
+             "producer-side: the monitor's knob)", ("Q17",)),
     Question("Q18", "Schema vs prose on the scope of replace:false", ("Q18",)),
     Question("Q19", "Overlapping rows of the metadata table", ("Q19",)),
     Question("Q20", "Unknown operations inside an activity patch", ("Q20",)),
     Question("Q21", "Which null handling applies (fatal or shimmed)?", ("Q21",)),
-    Question("Q22", "What 'skip' and 'fail the run' mean"),
-    Question("Q23", "Activity events across run boundaries"),
-    Question("Q24", "A delta after a replace:false creation"),
-    Question("Q25", "Open content and unknown keys"),
+    Question("Q22", "What 'skip' and 'fail the run' mean (within a run no reading differs: a "
+             "skipped delta changes nothing and never fails the run, a fatal comes only where "
+             "the draft makes the input fatal, and what was delivered stays; the readings part "
+             "only after a fatal, on a later run of the stream, which no engine steps)",
+             proofs=("P12-delta-missing-tolerated", "P15-patch-atomic", "P39-fatal-justified")),
+    Question("Q23", "Activity events across run boundaries", ("Q23",)),
+    Question("Q24", "A delta after a replace:false creation",
+             proofs=("PQ24-replace-false-creates",)),
+    Question("Q25", "Open content and unknown keys", searches=("PQ25-content-open",)),
 )
-"""Q1..Q25 in order; a question with neither knobs nor proofs is not modelled yet."""
+"""Q1..Q25 in order; a question with neither knobs nor proofs nor searches is not modelled
+yet."""
+
+QUESTION_BY_ID = {q.id: q for q in QUESTIONS}
 
 _unknown = [k for q in QUESTIONS for k in q.knobs if k not in KNOB_BY_ID]
 if _unknown:  # pragma: no cover - a declaration error, raised at import
@@ -84,27 +131,91 @@ if _unknown:  # pragma: no cover - a declaration error, raised at import
 del _unknown
 
 
-def settle(depth: int = 4, z3: bool = True) -> list[dict]:
+def _open_content_vocabulary():
+    from dataclasses import replace
+    from properties.explore import EXPLORE_VOCABULARY
+    return replace(
+        EXPLORE_VOCABULARY, owners=(None,), activity_types=("PLAN",), metadata=(None,),
+        contents=({"n": None, "x-open": {"deep": None}, "list": [None, {}]},),
+        patches=(("add-null", ({"op": "add", "path": "/x-added", "value": None},)),
+                 ("replace-deep", ({"op": "replace", "path": "/x-open/deep",
+                                    "value": {"k": None}},)),
+                 ("unknown-op", ({"op": "increment", "path": "/n"},
+                                 {"op": "add", "path": "/y", "value": None})),
+                 ("remove-missing", ({"op": "remove", "path": "/missing"},))))
+
+
+OPEN_CONTENT_VOCABULARY = _open_content_vocabulary()
+"""The finite world of the Q25 search: the exploration's two activity ids and text id, one type,
+the parent only, and content with unknown keys and nulls at every depth (``{"n": null,
+"x-open": {"deep": null}, "list": [null, {}]}``), patched by operations that add nulls, replace
+a nested null, mix an unrecognised op with one that adds a null (Q20), or fail."""
+
+
+def _lifecycle_vocabulary():
+    from dataclasses import replace
+    from properties.explore import EXPLORE_VOCABULARY
+    return replace(EXPLORE_VOCABULARY, activity_ids=("act-1",), text_ids=(),
+                   activity_types=("PLAN",), patches=(EXPLORE_VOCABULARY.patches[0],),
+                   metadata=(None,), replace_flags=(None,), max_runs=2)
+
+
+LIFECYCLE_VOCABULARY = _lifecycle_vocabulary()
+"""The small world of the deeper pair search: one activity, the parent and one subagent, one
+patch that applies, two runs (the exploration's vocabulary holds one), so that a trace can end a
+run or an invocation and go on (Q15, Q23) within a few events."""
+
+
+def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
     """The settlement table (see the module docstring), one row per question of
     :data:`QUESTIONS`, in order.
 
     Args:
-        depth: the bound of every search (events, RUN_STARTED included) and of every proof.
-        z3: also ask the Z3 fragment (fragment knobs and proofs); False: breadth-first only.
+        depth: the bound of every search (events, RUN_STARTED included) and of every proof; the
+            form-B search stops at ``min(depth, VIOLATING_DEPTH)``.
+        z3: also ask the Z3 fragment (fragment knobs and proofs); False: breadth-first only
+            (a question settled only by a Z3 proof is then unsettled).
+        report: an :class:`properties.explore.ExploreReport` of ``explore(depth=depth,
+            reading=None, properties=())`` already computed (``run``'s own), reused when its
+            depth is ``depth`` and it completed; otherwise the sweep is run here.
 
     Raises:
         ValueError: depth below 2 (no activity event fits after RUN_STARTED)."""
     if depth < 2:
         raise ValueError(f"depth must be at least 2, not {depth}")
-    from properties.explore import explore
-    report = explore(depth=depth, reading=None, properties=())
-    conformant = {k: tuple(trace) for k, (trace, _) in report.splits.items()}
-    wanted = {k for q in QUESTIONS for k in q.knobs if k not in conformant}
-    violating = _violating_splits(min(depth, 3), wanted)
-    rows = []
-    for question in QUESTIONS:
-        rows.append(_row(question, depth, conformant, violating, z3))
-    return rows
+    from properties.explore import EXPLORE_VOCABULARY, explore
+    if report is None or report.depth != depth or not report.complete:
+        report = explore(depth=depth, reading=None, properties=())
+    conformant = {k: (tuple(trace), pair) for k, (trace, pair) in report.splits.items()}
+    mine = {k for q in QUESTIONS for k in q.knobs}
+    producer_side = [k for k in PRODUCER_ONLY_KNOBS if k in mine]
+    producer = conformance_splits(producer_side, depth, EXPLORE_VOCABULARY) if producer_side \
+        else {}
+    wanted = {k for k in mine if k not in conformant and k not in PRODUCER_ONLY_KNOBS}
+    violating = _violating_splits(min(depth, VIOLATING_DEPTH), wanted)
+    beyond = _deeper_splits(wanted - set(violating), depth + DEEPER)
+    conformant.update({k: v for k, v in beyond.items() if k not in conformant})
+    return [_row(q, depth, conformant, violating, producer, z3) for q in QUESTIONS]
+
+
+def _deeper_splits(knobs: set, depth: int) -> dict:
+    """``{knob: (trace, pair)}``: for knobs no search above split, the shortest conformant
+    trace up to ``depth`` events over :data:`LIFECYCLE_VOCABULARY` on which draft and draft
+    with the knob at another option differ (:func:`properties.explore.shortest_distinguishing`,
+    options in order, the shortest kept)."""
+    from properties.explore import shortest_distinguishing
+    found: dict = {}
+    for knob_id in sorted(knobs, key=list(KNOB_BY_ID).index):
+        knob = KNOB_BY_ID[knob_id]
+        for option in knob.option_names:
+            if option == knob.draft:
+                continue
+            trace = shortest_distinguishing(DRAFT, DRAFT.with_(**{knob_id: option}), depth,
+                                            LIFECYCLE_VOCABULARY)
+            if trace is not None and (knob_id not in found or
+                                      len(trace) < len(found[knob_id][0])):
+                found[knob_id] = (tuple(trace), ({knob_id: knob.draft}, {knob_id: option}))
+    return found
 
 
 def settled_count(rows: list[dict]) -> int:
@@ -112,73 +223,222 @@ def settled_count(rows: list[dict]) -> int:
     return sum(1 for r in rows if r["form"] is not None)
 
 
-def _row(question: Question, depth: int, conformant: dict, violating: dict, z3: bool) -> dict:
-    row = {"question": question.id, "title": question.title, "knobs": list(question.knobs),
-           "form": None, "length": None, "engine": None, "z3Length": None, "witness": None,
+def _row(question: Question, depth: int, conformant: dict, violating: dict, producer: dict,
+         z3: bool) -> dict:
+    row = {"question": question.id, "title": question.title, "form": None,
+           "knobs": list(question.knobs), "knob": None, "length": None, "engine": None,
+           "bfsLength": None, "z3Length": None, "readings": None, "witness": None,
+           "witnessFile": None, "options": None,
+           "proofs": list(question.proofs + question.searches),
            "proofDepth": None, "note": ""}
-    found = [(len(conformant[k]), k) for k in question.knobs if k in conformant]
-    form, table = ("A", conformant) if found else ("B", violating)
-    if not found:
-        found = [(len(violating[k]), k) for k in question.knobs if k in violating]
+    for form, table in (("A", conformant), ("B", violating)):
+        found = [(len(table[k][0]), i, k) for i, k in enumerate(question.knobs) if k in table]
+        if found:
+            _, _, knob = min(found)
+            _split_row(row, form, knob, *table[knob], z3, depth)
+            return row
+    found = [(len(producer[k][0]), i, k) for i, k in enumerate(question.knobs) if k in producer]
     if found:
-        length, knob = min(found)
-        z3_length = _z3_length(knob, form == "A") if z3 else None
-        row.update(form=form, length=length, witness=[e.to_wire() for e in table[knob]],
-                   engine="both" if z3_length is not None else "BFS", z3Length=z3_length,
-                   note=f"knob {knob}")
+        _, _, knob = min(found)
+        trace, draft, other = producer[knob]
+        _producer_row(row, knob, trace, (draft, other), depth)
         return row
     if question.knobs:
-        row.update(form="C", engine="BFS", proofDepth=depth,
-                   note="no split on any trace of the exploration vocabulary to this depth")
+        row.update(form="C", engine="BFS", proofDepth=depth, note=(
+            f"no split to depth {depth} on conformant traces (to {depth + DEEPER} in the pair "
+            f"search), nor to depth {min(depth, VIOLATING_DEPTH)} after a producer violation"))
         return row
-    if question.proofs and z3:
-        from properties.smt.queries import bounded_proof
-        proved = all(bounded_proof(p, depth, reading=None).status == "unsat"
-                     for p in question.proofs)
-        if proved:
-            row.update(form="C", engine="Z3", proofDepth=depth,
-                       note="bounded proof under every reading: " + ", ".join(question.proofs))
-            return row
-    row["note"] = "not modelled yet: no knob and no proof"
+    proved = [(pid, engine) for pid, engine in _proofs(question, depth, z3)]
+    if proved and all(engine is not None for _, engine in proved):
+        engines = {engine for _, engine in proved}
+        row.update(form="C", engine=engines.pop() if len(engines) == 1 else "both",
+                   proofDepth=depth, note="no violation under any reading to depth "
+                   f"{depth}: " + ", ".join(pid for pid, _ in proved))
+        return row
+    failed = [pid for pid, engine in proved if engine is None]
+    row["note"] = (f"not proved: {', '.join(failed)}" if failed else
+                   "not modelled yet: no knob and no proof")
     return row
 
 
-def _z3_length(knob: str, conformant: bool) -> Optional[int]:
-    """The shortest Z3 witness (fragment count) of any option of ``knob`` against draft, or
-    None when the knob is outside the fragment or Z3 finds none within its default bound."""
+def _proofs(question: Question, depth: int, z3: bool):
+    """``(property id, engine or None)`` for each of the question's proofs and searches: the
+    engine that proved it to ``depth`` under every reading, None where a violation was found
+    (or the proof could not be asked: Z3 off)."""
+    if question.proofs:
+        from properties.smt.queries import bounded_proof
+        for pid in question.proofs:
+            ok = z3 and bounded_proof(pid, depth, reading=None).status == "unsat"
+            yield pid, "Z3" if ok else None
+    for pid in question.searches:
+        from properties.catalogue import QUESTION_PROPERTIES
+        from properties.explore import explore
+        found = explore(depth=depth, reading=None, vocabulary=OPEN_CONTENT_VOCABULARY,
+                        properties=(QUESTION_PROPERTIES[pid],))
+        yield pid, "BFS" if found.complete and not found.violations else None
+
+
+def _split_row(row: dict, form: str, knob: str, trace: tuple, pair: tuple, z3: bool,
+               depth: int) -> None:
+    """Fill a form A or B row from the breadth-first witness, compared with Z3's on the same
+    pair of readings (the shorter wins; ``both`` on a tie)."""
+    bfs_len, length, engine = len(trace), len(trace), "BFS"
+    z3_witness = _z3_witness(knob, pair, form == "A", bfs_len) if z3 else None
+    z3_len = None if z3_witness is None else z3_witness.length
+    if z3_len is not None and z3_len < bfs_len:
+        trace, length, engine = tuple(z3_witness.trace), z3_len, "Z3"
+    elif z3_len == bfs_len:
+        engine = "both"
+    row.update(form=form, knob=knob, length=length, engine=engine, bfsLength=bfs_len,
+               z3Length=z3_len, readings=[describe_assignment(a) for a in pair],
+               witness=[e.to_wire() for e in trace],
+               witnessFile=f"{QUESTIONS_DIR}/{row['question']}.jsonl",
+               options=option_outcomes(trace, knob, pair),
+               note=f"knob {knob}: " + ("a conformant trace" if form == "A" else
+                                        "only after a producer violation (no conformant split "
+                                        f"to depth {depth})"))
+    if len(trace) > depth:
+        row["note"] += " (longer than the sweep's depth: the pair search over the lifecycle " \
+            "vocabulary)"
+
+
+def _producer_row(row: dict, knob: str, trace: tuple, options: tuple, depth: int) -> None:
+    """Fill a producer-side form C row: no consumer verdict reads the knob; its options change
+    the conformance of ``trace``."""
+    outcomes = []
+    for option in KNOB_BY_ID[knob].option_names:
+        reading = DRAFT.with_(**{knob: option})
+        broken = [v.clause for i, v in check_trace(trace, reading) if i == len(trace) - 1]
+        outcomes.append({"option": option, "reading": reading.name or "draft",
+                         "conformant": not broken, "breaks": sorted(set(broken))})
+    row.update(form="C", knob=knob, length=len(trace), engine="BFS", bfsLength=len(trace),
+               readings=[f"{knob}={o}" for o in options], witness=[e.to_wire() for e in trace],
+               witnessFile=f"{QUESTIONS_DIR}/{row['question']}.jsonl", options=outcomes,
+               proofDepth=depth,
+               note=f"producer-side knob {knob}: no consumer step reads it; its options "
+                    "change this trace's conformance")
+
+
+def option_outcomes(trace, knob: str, pair: tuple) -> list[dict]:
+    """What each option of ``knob`` ends with on ``trace``, in the split's context (the pair's
+    other knobs, draft elsewhere): ``[{"option", "reading", "messages" (wire), "warnings"
+    (codes), "fatal" (code or None), "run"}]`` in option order (:func:`model.verdict.evaluate`;
+    RUN_STARTED included in ``atEvent`` counts)."""
+    base = split_readings(pair, knob)[0]
+    out = []
+    for option in KNOB_BY_ID[knob].option_names:
+        reading = base.with_(**{knob: option})
+        doc = evaluate(trace, reading).to_json(detail=False)
+        out.append({"option": option, "reading": reading.name or "draft",
+                    "messages": doc["messages"], "warnings": [w["code"] for w in doc["warnings"]],
+                    "fatal": doc["fatal"] and doc["fatal"]["code"], "run": doc["run"]})
+    return out
+
+
+def _z3_witness(knob: str, pair: tuple, conformant: bool, bound: int):
+    """Z3's shortest trace (up to ``bound`` events) on which the pair's two readings differ, or
+    None: knob outside the fragment, a context outside it, or none that short."""
     from properties.smt.encoding import FRAGMENT_KNOBS
     from properties.smt.queries import distinguishing
     if knob not in FRAGMENT_KNOBS:
         return None
-    lengths = []
-    for option in KNOB_BY_ID[knob].option_names[1:]:
-        answer = distinguishing(DRAFT, DRAFT.with_(**{knob: option}), 6, conformant=conformant)
-        if answer.status == "sat":
-            lengths.append(answer.length)
-    return min(lengths) if lengths else None
+    a, b = split_readings(pair, knob)
+    try:
+        answer = distinguishing(a, b, bound, conformant=conformant)
+    except ValueError:  # the split's context fixes a knob outside the fragment
+        return None
+    return answer.witness if answer.status == "sat" else None
+
+
+def engine_lengths(report) -> dict[str, tuple[int, Optional[int], Optional[int]]]:
+    """For each knob of the Z3 fragment the all-readings sweep ``report`` splits, ``(BFS
+    length, Z3's shortest on the same pair of readings searched up to that length, Z3's
+    shortest against draft over every other option searched up to one event less)``, None
+    where Z3 found none that short. The exploration vocabulary reaches the knob's shortest
+    witness exactly when the second equals the first and the third is None (issue 19, item 4):
+    no trace of the fragment's world is shorter, in the split's context or in draft's."""
+    from properties.smt.encoding import FRAGMENT_KNOBS
+    from properties.smt.queries import distinguishing
+    out = {}
+    for knob, (trace, pair) in report.splits.items():
+        if knob not in FRAGMENT_KNOBS:
+            continue
+        same = _z3_witness(knob, pair, True, len(trace))
+        shorter = []
+        for option in KNOB_BY_ID[knob].option_names:
+            if option == KNOB_BY_ID[knob].draft or len(trace) - 1 < 2:
+                continue
+            answer = distinguishing(DRAFT, DRAFT.with_(**{knob: option}), len(trace) - 1)
+            if answer.status == "sat":
+                shorter.append(answer.length)
+        out[knob] = (len(trace), same and same.length, min(shorter) if shorter else None)
+    return out
+
+
+# --- form B: the shortest split after a producer violation ---------------------------------------
+
+def _fork(leaves: list, event, index: int) -> list:
+    """Every leaf ``(assignment, state, warnings, fatal)`` stepped by ``event`` (the event at
+    ``index``), forked over each knob the step consults that the leaf leaves open, as
+    :func:`model.verdict.reading_leaves` does; a halted leaf stays as it is."""
+    out = []
+    for assignment, state, warnings, fatal in leaves:
+        if fatal is not None:
+            out.append((assignment, state, warnings, fatal))
+            continue
+        work = [assignment]
+        while work:
+            a = work.pop()
+            try:
+                result = model_step(state, event, PartialReading(a))
+            except KnobUnset as unset:
+                knob = KNOB_BY_ID[unset.knob_id]
+                work.extend({**a, knob.id: o} for o in reversed(knob.option_names))
+                continue
+            w = warnings + tuple((index, x) for x in result.warnings) if result.warnings \
+                else warnings
+            f = (index, result.fatal) if result.fatal is not None else None
+            out.append((a, result.state, w, f))
+    return out
 
 
 def _violating_splits(depth: int, wanted: set) -> dict:
-    """``{knob: trace}``: for each wanted knob, the shortest trace (up to ``depth`` events) whose
-    prefix is conformant under draft and whose last event is any adversarial move, on which the
-    knob splits the readings; breadth-first, first found on ties."""
+    """``{knob: (trace, pair)}``: for each wanted knob, the shortest trace over
+    :data:`~properties.explore.EXPLORE_VOCABULARY` (up to ``depth`` events) whose prefix is
+    conformant under draft and whose last event is any move, adversarial ones included, on
+    which the knob splits the readings (:func:`model.verdict.knob_splits`); breadth-first,
+    first found on ties. Nodes that agree on the producer's belief and on every leaf are
+    expanded once (their extensions are the same)."""
+    from properties.explore import EXPLORE_VOCABULARY as vocab
     found: dict = {}
-    level = [((), Belief())]
-    for _ in range(depth):
+    level = [((), Belief(), [({}, initial_state(), (), None)])]
+    for index in range(depth):
         if not wanted - set(found):
             break
-        nxt = []
-        for trace, belief in level:
-            lasts = [e for e in moves(belief)] + [e for e, _ in adversarial_moves(belief)]
-            seen = set()
-            for event in lasts:
-                if event in seen:
+        nxt, seen = [], set()
+        for trace, belief, leaves in level:
+            conform = moves(belief, vocab)
+            grown: dict = {}
+            for event in conform + [e for e, _ in adversarial_moves(belief, vocab)]:
+                if event in grown:
                     continue
-                seen.add(event)
-                candidate = trace + (event,)
-                for knob in knob_splits(list(reading_leaves(candidate))):
-                    if knob in wanted and knob not in found:
-                        found[knob] = candidate
-            nxt.extend((trace + (e,), advance(belief, e)) for e in moves(belief))
+                grown[event] = after = _fork(leaves, event, index)
+                open_knobs = wanted - set(found)
+                if not any(k in a for a, *_ in after for k in open_knobs):
+                    continue
+                if all(leaf[1:] == after[0][1:] for leaf in after):
+                    continue  # every reading does the same: no knob splits here
+                verdicts = [(a, Verdict(s, w, f, f[0] + 1 if f else index + 1))
+                            for a, s, w, f in after]
+                for knob, pair in knob_splits(verdicts).items():
+                    if knob in open_knobs and knob not in found:
+                        found[knob] = (trace + (event,), pair)
+            for event in conform:
+                after, belief2 = grown[event], advance(belief, event)
+                key = (belief2, tuple((tuple(sorted(a.items())), s, w, f)
+                                      for a, s, w, f in after))
+                if key not in seen:
+                    seen.add(key)
+                    nxt.append((trace + (event,), belief2, after))
         level = nxt
     return found

@@ -22,10 +22,13 @@ nulls, nested metadata, unicode keys, wrong-typed members, activity events aimed
 ids) and from Hypothesis-drawn JSON values (:data:`JSON_VALUES`); ``surface=False`` keeps to the
 vocabulary alone.
 
-Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(derandomize=True)``).
+Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(derandomize=True)``)
+for a given set of loaded modules; inside :func:`fixed_constants` whatever the process imported.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
 
 from hypothesis import strategies as st
 
@@ -38,31 +41,71 @@ from properties.surface import (POINTER_SHAPES, SURFACE_CONTENT, VALUE_TYPES, ma
                                 role_events, surface_adversarial, surface_moves)
 
 
-def _fixed_constants() -> None:
-    """Make Hypothesis's generation independent of which modules happen to be imported.
+_PINNED: dict = {}
+"""The empty pool and the constants cache :func:`fixed_constants` swaps in (made on first use)."""
+_PIN_DEPTH = [0]
+
+
+@contextmanager
+def fixed_constants() -> Iterator[None]:
+    """Within the block, Hypothesis draws as if no local module had been imported.
 
     Hypothesis (6.1xx) mixes into its draws the literals it finds in every *local* module in
     ``sys.modules``, so the same seed drew different traces in the command line, in a script
     and inside the test suite (whose test modules add their literals). Every search here takes
-    a seed and must give the same bytes whatever ran before in the process, so the local pool is
-    pinned to empty; Hypothesis's own built-in constants still apply."""
+    a seed and must give the same bytes whatever ran before in the process, so our searches
+    (``run``'s pipeline, ``peer search``'s generation, the benchmarks) run inside this block:
+    it swaps Hypothesis's local pool for an empty one (its built-in constants still apply) and
+    its cache of permitted constants for one of its own, and puts both back on the way out, so
+    that a user's own Hypothesis tests in the same process keep the heuristic. Re-entrant; not
+    thread-safe (it swaps module attributes of ``hypothesis.internal.conjecture.providers``).
+    A Hypothesis without the pool is left alone."""
     try:
         from hypothesis.internal.conjecture import providers
     except ImportError:  # pragma: no cover - a Hypothesis without the local-constant pool
+        providers = None
+    usable = providers is not None and hasattr(providers, "_get_local_constants") and \
+        hasattr(providers, "_local_constants") and hasattr(providers, "CONSTANTS_CACHE")
+    if not usable or _PIN_DEPTH[0]:
+        _PIN_DEPTH[0] += 1
+        try:
+            yield
+        finally:
+            _PIN_DEPTH[0] -= 1
         return
-    if hasattr(providers, "_get_local_constants") and hasattr(providers, "_local_constants"):
-        empty = type(providers._local_constants)(
-            integers=type(providers._local_constants.integers)(),
-            floats=type(providers._local_constants.floats)(key=providers.float_to_int),
-            bytes=type(providers._local_constants.bytes)(),
-            strings=type(providers._local_constants.strings)())
-        providers._get_local_constants = lambda: empty
+    if not _PINNED:
+        empty = type(providers._local_constants)()
+        _PINNED["pool"] = lambda: empty
+        _PINNED["cache"] = type(providers.CONSTANTS_CACHE)(1024)
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    providers._get_local_constants, providers.CONSTANTS_CACHE = _PINNED["pool"], _PINNED["cache"]
+    _PIN_DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _PIN_DEPTH[0] -= 1
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved
 
 
-_fixed_constants()
+_RECORDERS: list[list] = []
+
+
+@contextmanager
+def recording(into: list) -> Iterator[list]:
+    """Within the block, every trace :func:`conformant_traces` and :func:`adversarial_traces`
+    draw is appended to ``into`` (the events; for :func:`adversarial_traces` without the
+    labels), in draw order; yields ``into``. Used by ``run`` to measure the spec coverage of
+    the traces its search drew (:mod:`properties.coverage`) without drawing them again. A draw
+    Hypothesis abandons midway is not recorded; nested blocks each record."""
+    _RECORDERS.append(into)
+    try:
+        yield into
+    finally:
+        del _RECORDERS[next(i for i, r in enumerate(_RECORDERS) if r is into)]
 
 __all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick",
-           "kind_of", "group_by_kind", "grouped_moves", "JSON_VALUES", "random_surface_event"]
+           "kind_of", "group_by_kind", "grouped_moves", "JSON_VALUES", "random_surface_event",
+           "fixed_constants", "recording"]
 
 
 def kind_of(option) -> str:
@@ -190,6 +233,8 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
         event = pick(draw, options)
         events.append(event)
         belief = advance(belief, event)
+    for into in _RECORDERS:
+        into.append(tuple(events))
     return tuple(events), tuple(labels)
 
 

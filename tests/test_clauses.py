@@ -93,11 +93,23 @@ def test_every_adversarial_kind_is_reachable():
          {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "f"}],
         [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
          {"type": "RUN_ERROR", "message": "x"}],
+        # a second run after an activity of the first (Q12=run)
+        [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+         {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+          "content": {"n": 1}},
+         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"},
+         {"type": "RUN_STARTED", "threadId": "t", "runId": "r2"}],
     ]
+    from model.producer import PRODUCER_ONLY_KNOBS
+    from model.readings import DRAFT, KNOB_BY_ID
+    # the producer-only knobs' kinds are adversarial under their other options only
+    readings = [DRAFT] + [DRAFT.with_(**{k: o}) for k in PRODUCER_ONLY_KNOBS
+                          for o in KNOB_BY_ID[k].option_names[1:]]
     seen = set()
     for prefix in wire:
         belief = Belief()
         for e in parse_events(prefix):
             belief = advance(belief, e)
-        seen |= {v.kind for _, v in adversarial_moves(belief)}
+        for reading in readings:
+            seen |= {v.kind for _, v in adversarial_moves(belief, reading=reading)}
     assert set(ADVERSARIAL_KINDS) - seen == set()

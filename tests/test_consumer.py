@@ -798,6 +798,12 @@ _BRANCH_CASES = {
     "step.track": ([{"type": "STEP_STARTED", "stepName": "s"}], {}),
     "step.unbalanced": ([{"type": "STEP_FINISHED", "stepName": "s"}], {}),
     "text.still-open": ([_TEXT, ms(act("act-2")), _TEXT], {"X1": "drop-open"}),
+    "snapshot.resync": ([snap(), delta(patch=[op("remove", "/missing")]),
+                         snap(atype="SEARCH", replace=False)], {"Q14": "adopt"}),
+    "delta.owner-ended": ([_SUB, snap(subagentRunId="sub-1"),
+                           {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}, delta()],
+                          {"Q15": "closed"}),
+    "delta.earlier-run": ([snap(), RF, RS, delta()], {"Q23": "run-scoped"}),
 }
 
 
@@ -864,9 +870,12 @@ def test_branch_table_cites_registered_clauses():
 # --- knobs: one test per option -----------------------------------------------------------------
 
 def test_every_knob_has_a_test_per_option():
-    """Guard: the parametrised knob tests below name every option of every knob."""
+    """Guard: the parametrised knob tests below name every option of every knob the consumer
+    consults (the producer-only knobs have theirs in tests/test_producer.py)."""
+    from model.producer import PRODUCER_ONLY_KNOBS
     covered = {(k, o) for k, o, *_ in _KNOB_CASES}
-    assert covered == {(k.id, o) for k in KNOBS for o in k.option_names}
+    assert covered == {(k.id, o) for k in KNOBS for o in k.option_names
+                       if k.id not in PRODUCER_ONLY_KNOBS}
 
 
 # Each entry: knob id, option, trace, expected (messages, warnings as (code, atEvent, clause),
@@ -896,6 +905,15 @@ _X1_TRACE = [{"type": "TEXT_MESSAGE_START", "messageId": "a1", "role": "assistan
              ms(msg("u1", "q", "user")),
              {"type": "TEXT_MESSAGE_CONTENT", "messageId": "a1", "delta": "t"}]
 _WARN3 = DRAFT.with_(Q3="warn")
+# Q14: a replace:false snapshot after a delta whose patch did not apply
+_Q14_TRACE = [snap(), delta(patch=[op("remove", "/missing")]),
+              snap(atype="SEARCH", content={"n": 7}, replace=False)]
+# Q15: a delta after the owning invocation finished
+_Q15_TRACE = [{"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"}, snap(subagentRunId="sub-1"),
+              {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"},
+              delta(patch=[op("replace", "/n", 2)])]
+# Q23: a delta in a second run against the first run's activity
+_Q23_TRACE = [snap(), RF, RS | {"runId": "r2"}, delta(patch=[op("replace", "/n", 2)])]
 
 _KNOB_CASES = [
     # Q1: metadata of a declined replace:false snapshot
@@ -970,6 +988,19 @@ _KNOB_CASES = [
      [("ACTIVITY_PATCH_FAILED", 2, "SNP-SURFACE-FAILURE")], None, DRAFT),
     ("Q13", "fatal", _Q13_TRACE, [act()], [],
      ("ACTIVITY_PATCH_FAILED", 2, "SNP-SURFACE-FAILURE"), DRAFT),
+    # Q14: resynchronisation by a replace:false snapshot
+    ("Q14", "decline", _Q14_TRACE, [act()],
+     [("ACTIVITY_PATCH_FAILED", 2, "SNP-SURFACE-FAILURE")], None, DRAFT),
+    ("Q14", "adopt", _Q14_TRACE, [act(atype="SEARCH", content={"n": 7})],
+     [("ACTIVITY_PATCH_FAILED", 2, "SNP-SURFACE-FAILURE")], None, DRAFT),
+    # Q15: the activity of an ended invocation
+    ("Q15", "live", _Q15_TRACE, [act(content={"n": 2}, subagentRunId="sub-1")], [], None, DRAFT),
+    ("Q15", "closed", _Q15_TRACE, [act(subagentRunId="sub-1")],
+     [("ACTIVITY_OWNER_ENDED", 4, "SUB-ENDED-ACTIVITY")], None, DRAFT),
+    # Q23: an earlier run's activity
+    ("Q23", "continue", _Q23_TRACE, [act(content={"n": 2})], [], None, DRAFT),
+    ("Q23", "run-scoped", _Q23_TRACE, [act()],
+     [("ACTIVITY_DELTA_NO_RUN_BASELINE", 4, "ACT-RUN-BASELINE")], None, DRAFT),
     # Q20: unknown op
     ("Q20", "drop-op", _Q20_TRACE, [act(content={"n": 4})],
      [("UNKNOWN_PATCH_OP_DROPPED", 2, "SNP-UNKNOWN-OP")], None, DRAFT),

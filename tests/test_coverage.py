@@ -1,6 +1,8 @@
 """The spec coverage report (issue 20): properties/coverage.py."""
 from __future__ import annotations
 
+import json
+
 from model.branches import BRANCH_LIST
 from model.wire import parse_events
 from properties.coverage import (DIMENSIONS, Coverage, coverage_of, render_text, report,
@@ -77,3 +79,40 @@ def test_coverage_merges_and_universe_is_complete():
     assert both.hits["branch"]["lifecycle.run-boundary"] == 2
     assert isinstance(Coverage(), Coverage) and set(universe()) == set(DIMENSIONS)
     assert len(universe()["knob"]) == len(set(universe()["knob"]))
+
+
+def test_run_prints_the_totals_line_and_its_coverage_in_full(tmp_path, capsys):
+    """``run`` ends its text output with the totals of the coverage of the search's traces;
+    ``--coverage --json`` adds the whole report; summary.json is unchanged by either."""
+    from activity_check.cli import main
+    small = ["run", "--examples", "20", "--seed", "3", "--budget", "inf", "--bfs-depth", "0"]
+    assert main([*small, "--out", str(tmp_path / "a")]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("coverage of ") and "branches " in last
+    traces = int(last.split()[2])
+    assert traces >= 20  # the 20 drawn (a repeat counts again) and the witnesses offered
+    assert main([*small, "--out", str(tmp_path / "b"), "--coverage", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    doc = printed.pop("coverage")
+    assert doc["traces"] == traces and set(doc["dimensions"]) == set(DIMENSIONS)
+    assert doc["dimensions"]["branch"]["counts"]["lifecycle.run-boundary"] >= 20
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert "coverage" not in summary and summary == printed
+    assert (tmp_path / "a" / "summary.json").read_text() == \
+        (tmp_path / "b" / "summary.json").read_text()
+
+
+def test_explore_coverage_walks_every_leaf_of_the_search_tree(capsys):
+    from activity_check.cli import main
+    from properties.coverage import exploration_traces
+    from properties.explore import explore
+    explored = explore(depth=2, reading=None, properties=())
+    traces = exploration_traces(explored)
+    # every node's shortest trace is a prefix of one of them
+    prefixes = {tuple(t[:n]) for t in traces for n in range(1, len(t) + 1)}
+    assert all(explored.parents.trace(i) in prefixes for i in range(1, len(explored.parents)))
+    assert len(traces) < len(explored.parents)
+    assert main(["explore", "--depth", "2", "--workers", "1", "--coverage", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)["coverage"]
+    assert doc["traces"] == len(traces)
+    assert "snapshot.create" in doc["dimensions"]["branch"]["counts"]

@@ -70,15 +70,18 @@ def encoder_stream() -> str:
     return "".join(encoder.encode(e) for e in events)
 
 
-def conformant_encoder_stream() -> str:
+def conformant_encoder_stream(tag_delta: bool = True) -> str:
+    """A subagent's activity, amended by the subagent (``tag_delta``) or by an untagged delta,
+    which is conformant under every producer reading but Q12=owner (the owner must amend)."""
     c = ag_ui
     encoder = EventEncoder()
+    tag = {"subagent_run_id": "sub-1"} if tag_delta else {}
     events = [c.RunStartedEvent(thread_id="t1", run_id="r1"),
               c.SubagentStartedEvent(subagent_run_id="sub-1", name="researcher"),
               c.ActivitySnapshotEvent(message_id="plan", activity_type="PLAN",
                                       content={"steps": []}, subagent_run_id="sub-1"),
               c.ActivityDeltaEvent(message_id="plan", activity_type="PLAN",
-                                   patch=[{"op": "add", "path": "/steps/-", "value": "x"}]),
+                                   patch=[{"op": "add", "path": "/steps/-", "value": "x"}], **tag),
               c.SubagentFinishedEvent(subagent_run_id="sub-1"),
               c.RunFinishedEvent(thread_id="t1", run_id="r1")]
     return "".join(encoder.encode(e) for e in events)
@@ -106,6 +109,15 @@ def test_the_ag_ui_encoders_stream_is_read_back_and_judged(lint, tmp_path):
     # a stream the encoder writes for a conformant agent passes
     code, out, _ = lint("-", stdin=conformant_encoder_stream())
     assert code == 0 and "0 error(s), 0 warning(s): conformant" in out
+    # the parent amending the subagent's activity untagged: an error under Q12=owner only
+    code, out, _ = lint("-", "--format", "json", stdin=conformant_encoder_stream(tag_delta=False))
+    report = json.loads(out)
+    assert code == 1 and [(v["eventIndex"], v["clause"], v["readings"])
+                          for v in report["violations"]] == [(3, "ACT-DELTA-BASELINE", ["Q12=owner"])]
+    assert len(report["conformantUnder"]) == 16 and not any(
+        "Q12=owner" in r for r in report["conformantUnder"])
+    code, _, _ = lint("-", "--reading", "draft", stdin=conformant_encoder_stream(tag_delta=False))
+    assert code == 0
 
 
 # --- input forms and exit codes -----------------------------------------------------------------

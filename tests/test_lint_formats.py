@@ -131,3 +131,15 @@ def test_pretty_escapes_what_the_stream_says():
     with pytest.raises(ValueError, match="unknown format"):
         render(mixed_report(), "xml")
     assert FORMATS == ("pretty", "json", "junit", "sarif")
+
+
+def test_pretty_names_the_readings_merged():
+    from wirekit import RF, RS, snap
+    report = lint_wire([RS, snap(subagentRunId="s1"), snap(replace=False), RF])
+    text = render(report, "pretty")
+    assert "under every producer reading (24: each combination of the options of Q2, " \
+           "Q4-opener, Q12, Q17)" in text
+    # the twelve readings with Q2=continues, said as one
+    assert text.rstrip().endswith("1 error(s), 0 warning(s): not conformant; conformant under "
+                                  "Q2=continues")
+    assert len(report.conformant_under()) == 12

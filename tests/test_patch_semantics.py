@@ -227,3 +227,35 @@ def test_a_patch_that_would_nest_too_deep_does_not_apply():
     too_deep = apply_patch(freeze({"x": 0}), replace_x(MAX_RESULT_DEPTH))  # 129 levels
     assert (too_deep.ok, too_deep.failed_index) == (False, 0)
     assert "deeper than 128" in too_deep.reason
+
+
+# --- the memoised operations and the canonical write-back (speed, same outcomes) ---------------
+
+def test_a_target_or_operation_that_is_not_canonical_is_normalised_as_freeze_does():
+    # apply_patch takes canonical texts; given others it still writes the canonical result
+    from model.patch import apply_patch as apply
+    add = ops({"op": "add", "path": "/b", "value": 2})
+    assert apply('{"a":1.0,"z":-0.0}', add).result == freeze({"a": 1, "b": 2, "z": 0})
+    raw = PatchOp(op="add", raw='{"op":"add","path":"/b","value":2.0}')   # not canonical
+    assert apply(A1, (raw,)).result == '{"a":1,"b":2}'
+    assert apply('{"a":1.5}', add).result == '{"a":1.5,"b":2}'             # 1.5 is canonical
+
+
+def test_refreeze_equals_freeze_on_thawed_canonical_values():
+    from model.json_values import refreeze
+    for value in [{"b": [1, 2.5, {"c": None}], "a": "é"}, [True, False, 0, -7, 1e-300], "x", 3]:
+        assert refreeze(thaw(freeze(value))) == freeze(value)
+
+
+def test_memoised_operations_are_not_shared_with_documents():
+    from model.patch import _library_op, clear_memos
+    clear_memos()
+    patch = ops({"op": "add", "path": "/v", "value": {"k": [1]}},
+                {"op": "add", "path": "/v/k/-", "value": 2})
+    first = apply_patch(freeze({}), patch)
+    again = apply_patch(freeze({"other": 0}), patch)     # the same operations, memoised
+    assert first.result == '{"v":{"k":[1,2]}}'
+    assert again.result == '{"other":0,"v":{"k":[1,2]}}'
+    assert _library_op.cache_info().currsize == 2
+    clear_memos()
+    assert _library_op.cache_info().currsize == 0

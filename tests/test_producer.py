@@ -515,3 +515,102 @@ def test_custom_vocabulary_moves():
     ms = moves(b, vocab)
     assert ActivityDelta(message_id="x", activity_type="T", patch=()) in ms
     assert MessagesSnapshot(messages=(ms[-1].messages[0],)) in ms
+
+
+# --- producer-only knobs (Q12, Q17), the conformance search, and a restarted tool call ---------
+
+RS2 = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"}
+SUB_SNAP = snap(subagentRunId="sub-1")
+UNTAGGED_DELTA = delta(patch=[{"op": "replace", "path": "/n", "value": 2}])
+ECHO = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1", "input": {
+    "threadId": "t1", "runId": "r1", "messages": [
+        {"id": "act-9", "role": "activity", "activityType": "PLAN", "content": {}}]}}
+
+
+def test_q12_each_option_decides_who_created_the_activity():
+    from model.readings import DRAFT as D
+    on_sub = belief_after(RS, SUB_SNAP)
+    # the parent's untagged delta on a subagent's activity: only Q12=owner forbids it
+    assert kinds(on_sub, UNTAGGED_DELTA, D) == []
+    assert kinds(on_sub, UNTAGGED_DELTA, D.with_(Q12="owner")) == ["delta-by-other-agent"]
+    assert clauses(on_sub, UNTAGGED_DELTA, D.with_(Q12="owner")) == ["ACT-DELTA-BASELINE"]
+    assert kinds(on_sub, UNTAGGED_DELTA, D.with_(Q12="run")) == []
+    # a delta in a second run against the first run's activity: only Q12=run forbids it
+    later = belief_after(RS, snap(), RF, RS2)
+    assert later.earlier == frozenset({"act-1"})
+    assert kinds(later, UNTAGGED_DELTA, D) == [] == kinds(later, UNTAGGED_DELTA,
+                                                           D.with_(Q12="owner"))
+    assert kinds(later, UNTAGGED_DELTA, D.with_(Q12="run")) == ["delta-from-earlier-run"]
+    # a snapshot in the second run restates it: the delta is conformant again
+    restated = belief_after(RS, snap(), RF, RS2, snap(replace=False))
+    assert restated.earlier == frozenset()
+    assert kinds(restated, UNTAGGED_DELTA, D.with_(Q12="run")) == []
+
+
+def test_q17_each_option_decides_whether_the_echo_is_stripped():
+    from model.readings import DRAFT as D
+    assert kinds(Belief(), ECHO, D) == []
+    assert clauses(Belief(), ECHO, D.with_(Q17="strip-echo")) == ["RIN-ECHO-STRIPPED"]
+    plain = dict(ECHO, input={"threadId": "t1", "runId": "r1", "messages": [
+        {"id": "user-1", "role": "user", "content": "hi"}]})
+    assert kinds(Belief(), plain, D.with_(Q17="strip-echo")) == []
+    # the echoed activity gives no baseline under either option (ACT-DELTA-BASELINE)
+    assert kinds(belief_after(ECHO), delta("act-9"), D) == ["delta-without-baseline",
+                                                            "delta-on-unknown-id"]
+    # the adversarial moves hold the echo under strip-echo only
+    strip = D.with_(Q17="strip-echo")
+    assert [v.kind for e, v in adversarial_moves(Belief(), reading=strip)
+            if isinstance(e, RunStarted)] == ["activity-in-echo"]
+    assert [e for e, _ in adversarial_moves(Belief()) if isinstance(e, RunStarted)] == []
+
+
+def test_conformance_splits_gives_each_producer_knob_its_shortest_trace():
+    from dataclasses import replace as with_
+    from model.producer import PRODUCER_ONLY_KNOBS, conformance_splits
+    vocab = with_(DEFAULT_VOCABULARY, owners=(None, "sub-1"), metadata=(None,),
+                  replace_flags=(None, False), contents=({"n": 0},),
+                  patches=(("set-n", ({"op": "replace", "path": "/n", "value": 2},)),))
+    found = conformance_splits(PRODUCER_ONLY_KNOBS, 5, vocab)
+    assert {k: ([e.type_name for e in t], a, b) for k, (t, a, b) in found.items()} == {
+        "Q12": (["RUN_STARTED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"], "stream", "owner"),
+        "Q17": (["RUN_STARTED"], "as-received", "strip-echo")}
+    trace = found["Q12"][0]
+    assert trace[1].subagent_run_id == "sub-1" and trace[2].subagent_run_id is None
+    assert check_trace(trace) == [] and check_trace(trace, DRAFT.with_(Q12="owner")) != []
+    # Q12=run alone needs the second run: five events
+    run_only = conformance_splits(("Q12",), 5, with_(vocab, owners=(None,)))
+    assert [e.type_name for e in run_only["Q12"][0]] == [
+        "RUN_STARTED", "ACTIVITY_SNAPSHOT", "RUN_FINISHED", "RUN_STARTED", "ACTIVITY_DELTA"]
+    assert run_only["Q12"][1:] == ("stream", "run")
+    assert conformance_splits(("Q12",), 2, vocab) == {}
+    with pytest.raises(ValueError, match="not producer knobs"):
+        conformance_splits(("Q1",), 3)
+
+
+def test_a_restarted_tool_call_is_listed_once():
+    start = {"type": "TOOL_CALL_START", "toolCallId": "tc-1", "toolCallName": "f"}
+    b = belief_after(RS, start, start | {"subagentRunId": "sub-1"})
+    assert b.open_tools == (("tc-1", "sub-1"),)
+    v = violations(b, parse_event(RF))
+    assert [(x.kind, x.detail) for x in v] == [("finish-with-open", "tc-1")]
+
+
+def test_producer_only_knobs_draft_option_is_the_most_permissive():
+    """What the sweep relies on to keep them at draft: an event conformant under another
+    option of Q12 or Q17 is conformant under the draft option (tried from varied beliefs, over
+    every candidate and adversarial extra, with two runs)."""
+    from model.producer import PRODUCER_ONLY_KNOBS, _candidates, _extra_candidates
+    from model.readings import KNOB_BY_ID
+    beliefs = _beliefs() + [belief_after(RS, SUB_SNAP), belief_after(RS, snap(), RF, RS2),
+                            belief_after(RS, SUB_SNAP, RF, RS2, snap("act-2"))]
+    tried = 0
+    for belief in beliefs:
+        for event in list(_candidates(belief, DEFAULT_VOCABULARY)) + \
+                _extra_candidates(belief, DEFAULT_VOCABULARY):
+            draft_ok = not violations(belief, event)
+            for knob in PRODUCER_ONLY_KNOBS:
+                for option in KNOB_BY_ID[knob].option_names[1:]:
+                    if not violations(belief, event, DRAFT.with_(**{knob: option})):
+                        assert draft_ok, (knob, option, event)
+                    tried += 1
+    assert tried > 10_000

@@ -182,6 +182,64 @@ EXTRA = [
     row("P05-snapshot-creates", "content-nulls-dropped", snap(content={"n": None}), index=1),
     row("P29-ms-activity-survives", "ms-without-activity-drops", snap(), ms(user("u1")),
         index=2),
+    # issue 20 item 5: the mutants for the rest of the generated surface, each on its witness.
+    row("P14-delta-applies", "dash-add-before-last", snap(content={"list": [1, 2]}),
+        delta(patch=[{"op": "add", "path": "/list/-", "value": 3}]), index=2),
+    row("P14-delta-applies", "array-add-overwrites", snap(content={"list": [1, 2]}),
+        delta(patch=[{"op": "add", "path": "/list/0", "value": 0}]), index=2),
+    row("P15-patch-atomic", "array-index-past-end-appends", snap(content={"list": [1]}),
+        delta(patch=[{"op": "add", "path": "/list/5", "value": 2}]), index=2),
+    row("P14-delta-applies", "array-remove-leaves-null", snap(content={"list": [1, 2]}),
+        delta(patch=[{"op": "remove", "path": "/list/0"}]), index=2),
+    row("P15-patch-atomic", "add-creates-missing-parents", snap(content={"n": 1}),
+        delta(patch=[{"op": "add", "path": "/nope/x", "value": 1}]), index=2),
+    row("P15-patch-atomic", "replace-missing-adds", snap(content={"n": 1}),
+        delta(patch=[{"op": "replace", "path": "/m", "value": 2}]), index=2),
+    row("P15-patch-atomic", "move-into-own-child-applied", snap(content={"a": {"b": 1}}),
+        delta(patch=[{"op": "move", "from": "/a", "path": "/a/b/c"}]), index=2),
+    row("P14-delta-applies", "copy-aliases-source", snap(content={"a": {"b": 1}}),
+        delta(patch=[{"op": "copy", "from": "/a", "path": "/c"},
+                     {"op": "add", "path": "/c/d", "value": 2}]), index=2),
+    row("P14-delta-applies", "from-pointer-not-unescaped", snap(content={"m~n": 1}),
+        delta(patch=[{"op": "move", "from": "/m~0n", "path": "/a~1b"}]), index=2),
+    row("P14-delta-applies", "root-pointer-as-empty-key", snap(content={"n": 1}),
+        delta(patch=[{"op": "add", "path": "", "value": {"r": 1}}]), index=2),
+    row("P15-patch-atomic", "test-arrays-unordered", snap(content={"list": [1, 2]}),
+        delta(patch=[{"op": "test", "path": "/list", "value": [2, 1]},
+                     {"op": "replace", "path": "/list", "value": []}]), index=2),
+    row("P15-patch-atomic", "test-missing-equals-null", snap(content={"n": 1}),
+        delta(patch=[{"op": "test", "path": "/m", "value": None},
+                     {"op": "replace", "path": "/n", "value": 2}]), index=2),
+    row("P14-delta-applies", "null-value-removes-member", snap(content={"n": 1}),
+        delta(patch=[{"op": "replace", "path": "/n", "value": None}]), index=2),
+    row("P21-malformed-fatal", "string-replace-flag-truthy", snap(), snap(replace="false"),
+        index=2),
+    row("P21-malformed-fatal", "number-activity-type-coerced", snap(), delta(atype=7), index=2),
+    row("P21-malformed-fatal", "malformed-patch-tolerated", snap(),
+        dict(delta(), patch={"op": "replace"}), index=2),
+    row("P21-malformed-fatal", "array-content-accepted", snap(content=[1]), index=1),
+    row("P35-text-leaves-activity", "text-start-replaces-activity", snap(),
+        {"type": "TEXT_MESSAGE_START", "messageId": "act-1", "role": "assistant"}, index=2),
+    row("P27-ms-restated", "ms-drops-system-messages",
+        ms({"id": "sys-1", "role": "system", "content": "be brief"}), index=1),
+    row("P24-lifecycle-enforced", "step-finish-unopened-accepted",
+        {"type": "STEP_FINISHED", "stepName": "plan"}, index=1),
+    row("P24-lifecycle-enforced", "steps-tracked-by-name",
+        {"type": "STEP_STARTED", "stepName": "plan"},
+        {"type": "STEP_FINISHED", "stepName": "plan", "subagentRunId": "sub-1"}, index=2),
+    row("P24-lifecycle-enforced", "open-step-at-finish-accepted",
+        {"type": "STEP_STARTED", "stepName": "plan"}, RF, index=2),
+    row("P24-lifecycle-enforced", "open-tool-call-at-finish-accepted",
+        {"type": "TOOL_CALL_START", "toolCallId": "call-1", "toolCallName": "search"}, RF,
+        index=2),
+    row("P39-fatal-justified", "unannounced-parent-fatal",
+        {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-2", "parentSubagentRunId": "sub-9"},
+        index=1),
+    row("P23-stripped-warned", "unknown-role-text-dropped",
+        {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "narrator"}, index=1),
+    row("P39-fatal-justified", "in-flight-stream-left-open",
+        {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}, ms(),
+        {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}, index=3),
 ]
 """Rows for the mutants the brief's mapping does not name."""
 
@@ -767,3 +825,31 @@ def test_check_transition_skips_exactly_the_undeclared_classes():
                          (spy, anywhere, never))
         state = r.state
     assert calls == ["any", "ActivitySnapshot", "any", "any"]
+
+
+# --- the surface mutants (issue 20 item 5): honest features, a real difference --------------------
+
+SURFACE_MUTANTS = [m.name for m in MUTANTS if m.features]
+
+
+def test_surface_mutants_declare_coverage_items():
+    from properties.coverage import universe
+    items = set().union(*universe().values())
+    assert len(SURFACE_MUTANTS) == 38
+    assert {m.name: [f for f in m.features if f not in items] for m in MUTANTS} == \
+        {m.name: [] for m in MUTANTS}
+
+
+@pytest.mark.parametrize("name", SURFACE_MUTANTS)
+def test_surface_mutant_differs_on_its_witness_which_hits_its_feature(name):
+    """The row's witness separates the mutant from the reference (a mutant equivalent to the
+    model would be a defect of the zoo) and exercises a surface feature the mutant declares."""
+    from properties.coverage import trace_coverage
+    rows = [p.values[0] for p in ALL_ROWS if p.values[0].mutant == name]
+    assert rows, name
+    events = _events(rows[0])
+    mutant = MUTANT_BY_NAME[name]
+    assert verdict_key(_fold(mutant, events, mutant.reading)) != \
+        verdict_key(evaluate(events, mutant.reading))
+    items, _ = trace_coverage(events)
+    assert set(mutant.features) & set().union(*items.values()), (mutant.features, items)

@@ -26,3 +26,24 @@ def test_presets_in_any_case(spec):
 def test_errors_name_the_fault(spec, message):
     with pytest.raises(ReadingError, match=message.replace("(", r"\(")):
         parse_reading(spec)
+
+
+@pytest.mark.parametrize("knob_id, options, producer_only", [
+    ("Q12", ("stream", "owner", "run"), True),
+    ("Q14", ("decline", "adopt"), False),
+    ("Q15", ("live", "closed"), False),
+    ("Q17", ("as-received", "strip-echo"), True),
+    ("Q23", ("continue", "run-scoped"), False),
+])
+def test_issue_19_knobs_are_declared_with_clauses_and_peers(knob_id, options, producer_only):
+    from model.clauses import registry
+    from model.producer import PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS
+    from model.readings import KNOB_BY_ID
+    knob = KNOB_BY_ID[knob_id]
+    assert knob.option_names == options and getattr(DRAFT, knob.attr) == options[0]
+    assert all(c in registry() for c in knob.clauses)
+    assert all(option in options for _, option in knob.peers)
+    assert dict(knob.peers)["@ag-ui/client 1.0.0 pipeline"] == options[0]
+    assert (knob_id in PRODUCER_ONLY_KNOBS) is producer_only
+    assert (knob_id in PRODUCER_KNOBS) is producer_only
+    assert parse_reading(f"{knob_id}={options[-1]}") == DRAFT.with_(**{knob_id: options[-1]})

@@ -14,8 +14,8 @@ from model.events import (ActivityDelta, ActivitySnapshot, Malformed, MessagesSn
 from model.producer import Belief, advance, check_trace, violations
 from model.readings import DRAFT, PRESETS
 from model.wire import parse_event
-from properties.strategies import (adversarial_traces, conformant_traces, random_operation,
-                                   wire_events)
+from properties.strategies import (adversarial_traces, as_wire, conformant_traces,
+                                   random_operation, wire_events)
 from properties.surface import (HISTORY_WIRE, MALFORMED_UNIVERSE, POINTER_SHAPES,
                                 SURFACE_CONTENT, malformed_feature, malformed_wires, op_features,
                                 patch_feature, pointer_shape, surface_adversarial, surface_moves,
@@ -191,3 +191,47 @@ def test_a_trace_of_surface_moves_without_surface_keeps_to_the_vocabulary():
             assert not isinstance(e, MessagesSnapshot) or \
                 all(m.role in ("user", "assistant", "activity") for m in e.messages)
     draw()
+
+
+# --- issue 20: the local-constants pin is scoped; recording what a search drew -------------------
+
+def test_fixed_constants_pins_the_pool_only_inside_the_block():
+    from hypothesis.internal.conjecture import providers
+    from properties.strategies import fixed_constants
+    kinds = ("integer", "float", "bytes", "string")
+    outside = providers._get_local_constants
+    assert outside.__module__ == providers.__name__  # importing the strategies pinned nothing
+    cache = providers.CONSTANTS_CACHE
+    with fixed_constants():
+        pool = providers._get_local_constants()
+        assert not any(pool.set_for_type(k) for k in kinds)
+        assert providers.CONSTANTS_CACHE is not cache
+        with fixed_constants():  # re-entrant
+            assert providers._get_local_constants() is pool
+        assert providers._get_local_constants() is pool
+    assert providers._get_local_constants is outside and providers.CONSTANTS_CACHE is cache
+
+
+def test_the_same_seed_draws_the_same_traces_inside_the_pin_and_recording_keeps_them():
+    from hypothesis import HealthCheck, Phase, given, seed, settings
+    from properties.strategies import conformant_traces, fixed_constants, recording
+
+    def draw_all():
+        got = []
+
+        @seed(3)
+        @settings(max_examples=25, database=None, deadline=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(conformant_traces(max_events=6))
+        def run(trace):
+            got.append(trace)
+        with fixed_constants():
+            run()
+        return got
+
+    into: list = []
+    with recording(into):
+        first = draw_all()
+    second = draw_all()
+    assert [as_wire(t) for t in first] == [as_wire(t) for t in second]
+    assert into == first and len(first) == 25

@@ -1261,3 +1261,123 @@ def test_loads_json_refuses_numbers_that_underflow(token):
                                           ("4.9e-324", 5e-324)])
 def test_loads_json_keeps_zeros_and_small_numbers(token, value):
     assert loads_json(f'[{token}]') == [value]
+
+
+# --- the plain lane (parse_event builds the plain forms directly) --------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import model.wire as wire_module  # noqa: E402
+
+_HYPOTHESIS = dict(derandomize=True, deadline=None,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+_VALUES = st.one_of(st.text(max_size=3), st.integers(-3, 3),
+                    st.integers(2 ** 53 - 2, 2 ** 53 + 1), st.booleans(), st.none(),
+                    st.floats(allow_nan=False, allow_infinity=False, width=16),
+                    st.just({}), st.just({"k": [1, 2.5]}), st.just([]), st.just(["a"]),
+                    st.sampled_from(["assistant", "user", "tool", "developer", "system"]))
+_MEMBER_NAMES = ["messageId", "delta", "subagentRunId", "toolCallId", "toolCallName",
+                 "parentMessageId", "role", "name", "timestamp", "metadata", "rawEvent", "extra",
+                 "threadId", "runId", "parentRunId", "protocolVersion", "message", "code",
+                 "parentSubagentRunId", "outcome", "stepName", "content", "input", "replace",
+                 "activityType", "result"]
+_POINTERS = st.sampled_from(["", "/n", "/a/0", "/a/-", "/~0x/~1y", "/é", "n", "/~2", 5, None])
+_PATCH_OPS = st.fixed_dictionaries(
+    {"op": st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "increment", 3])},
+    optional={"path": _POINTERS, "from": _POINTERS, "value": _VALUES, "by": st.integers(0, 2)})
+_PATCHES = st.one_of(st.lists(_PATCH_OPS, max_size=3), st.just({}), st.lists(st.integers(),
+                                                                             max_size=1))
+
+
+def _general(obj):
+    return wire_module._parse_general(obj)
+
+
+@settings(max_examples=2500, **_HYPOTHESIS)
+@given(st.sampled_from(sorted(wire_module._PLAIN_LANES)),
+       st.dictionaries(st.sampled_from(_MEMBER_NAMES), _VALUES, max_size=7))
+def test_the_plain_lane_equals_the_general_path(kind, members):
+    obj = {"type": kind, **members}
+    assert parse_event(obj) == _general(obj)
+
+
+@settings(max_examples=1500, **_HYPOTHESIS)
+@given(st.sampled_from(["ACTIVITY_DELTA", "STATE_DELTA"]),
+       st.fixed_dictionaries({}, optional={
+           "messageId": st.one_of(st.text(max_size=2), _VALUES),
+           "activityType": st.one_of(st.text(max_size=2), _VALUES),
+           "subagentRunId": st.one_of(st.text(max_size=2), _VALUES),
+           "timestamp": st.one_of(st.integers(-2 ** 54, 2 ** 54), _VALUES),
+           "metadata": st.sampled_from([{}, None, {"k": 1}, []]), "replace": st.booleans()}),
+       _PATCHES)
+def test_the_plain_lane_equals_the_general_path_on_patches(kind, members, patch):
+    obj = {"type": kind, **members, ("patch" if kind == "ACTIVITY_DELTA" else "delta"): patch}
+    assert parse_event(obj) == _general(obj)
+
+
+@settings(max_examples=600, **_HYPOTHESIS)
+@given(st.fixed_dictionaries({"type": st.just("ACTIVITY_SNAPSHOT"), "messageId": st.text(max_size=2),
+                              "activityType": st.text(max_size=2),
+                              "content": st.dictionaries(st.text(max_size=2), _VALUES, max_size=3)},
+                             optional={"replace": st.booleans(), "subagentRunId": st.text(max_size=2),
+                                       "metadata": st.dictionaries(st.text(max_size=2), _VALUES,
+                                                                   max_size=2),
+                                       "timestamp": st.integers(-2 ** 54, 2 ** 54)}),
+       st.sampled_from([None, "messageId", "content", "replace", "timestamp", "metadata", "x"]),
+       _VALUES)
+def test_plain_snapshots_take_the_lane_and_equal_the_general_path(obj, mutated, value):
+    if mutated is not None:
+        obj = {**obj, mutated: value}
+    assert parse_event(obj) == _general(obj)
+
+
+_PLAIN_FORMS = [
+    {"type": "RUN_STARTED", "threadId": "t", "runId": "r", "parentRunId": "p",
+     "protocolVersion": "1", "input": {"messages": []}},
+    {"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "timestamp": 7},
+    {"type": "RUN_ERROR", "message": "x", "code": "c"},
+    {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "user", "name": "n"},
+    {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "", "timestamp": 3},
+    {"type": "TEXT_MESSAGE_END", "messageId": "m", "subagentRunId": "s"},
+    {"type": "TOOL_CALL_START", "toolCallId": "c", "toolCallName": "f", "parentMessageId": "m",
+     "subagentRunId": "s"},
+    {"type": "TOOL_CALL_ARGS", "toolCallId": "c", "delta": '{"a":'},
+    {"type": "TOOL_CALL_END", "toolCallId": "c"},
+    {"type": "TOOL_CALL_RESULT", "messageId": "r", "toolCallId": "c", "content": "ok",
+     "role": "tool"},
+    {"type": "SUBAGENT_STARTED", "subagentRunId": "s", "name": "n", "parentSubagentRunId": "p"},
+    {"type": "SUBAGENT_FINISHED", "subagentRunId": "s"},
+    {"type": "SUBAGENT_ERROR", "subagentRunId": "s", "message": "m"},
+    {"type": "STEP_STARTED", "stepName": "plan"},
+    {"type": "STEP_FINISHED", "stepName": "plan", "subagentRunId": "s", "metadata": {"k": 1}},
+    {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/a", "value": 1}]},
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "P", "content": {"n": 1.0},
+     "replace": False, "subagentRunId": "s", "metadata": {"m": [1]}},
+    {"type": "ACTIVITY_DELTA", "messageId": "a", "activityType": "P",
+     "patch": [{"op": "move", "from": "/a", "path": "/b"}, {"op": "increment", "by": 1}]},
+]
+
+
+def test_the_plain_forms_take_the_lane():
+    # every lane type has a plain form the lane builds itself, equal to the general path's; a
+    # member the lane does not take (undescribed, null, another type) goes to the general path
+    assert sorted(o["type"] for o in _PLAIN_FORMS) == sorted(wire_module._PLAIN_LANES)
+    for obj in _PLAIN_FORMS:
+        built = wire_module._plain_event(obj)
+        assert built is not None, obj
+        assert built == _general(obj)
+    for obj in ({"type": "RUN_STARTED", "threadId": "t", "runId": "r", "subagentRunId": "s"},
+                {"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "tool"},
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x", "rawEvent": {}},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m", "subagentRunId": None},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": 1.0},
+                {"type": "TEXT_MESSAGE_END", "messageId": "m", "timestamp": True},
+                {"type": "TOOL_CALL_RESULT", "messageId": "r", "toolCallId": "c", "content": []},
+                {"type": "ACTIVITY_DELTA", "messageId": "a", "activityType": "P",
+                 "patch": [{"op": "add", "path": "x", "value": 1}]},
+                {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "P",
+                 "content": {}, "extra": 1}):
+        assert wire_module._plain_event(obj) is None, obj
+        assert parse_event(obj) == _general(obj)

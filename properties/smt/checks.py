@@ -761,6 +761,39 @@ def _p39(at: At) -> z3.BoolRef:
     return z3.And(at.live, at.st.fatal != 0, z3.Not(justified))
 
 
+def _pq24(at: At) -> z3.BoolRef:
+    """PQ24's violation at ``at``: a live replace:false snapshot on an id not held whose step
+    differs, in any state field of any slot, the position counter, the halt flag, the warning or
+    the fatal, from the step of the same snapshot with ``replace`` absent."""
+    e = at.e
+    premise = z3.And(at.live, e.kind == SNAP, e.rep == R_FALSE, z3.Not(at.tgt(at.B, "ex")))
+    other = at.u.step_variant(at.t, at.B, at.k, "pq24_", rep=R_ABSENT)
+    A, O = at.A, other.after
+    differs = [A[f][j] != O[f][j] for f in A if f not in ("npos", "halted") for j in at.slots]
+    differs += [A["npos"] != O["npos"], A["halted"] != O["halted"], at.st.warn != other.warn,
+                at.st.fatal != other.fatal]
+    return z3.And(premise, z3.Or(differs))
+
+
+def _pq24_holds(v: StepView) -> Optional[str]:
+    """PQ24 on the executable model (copy a): None when it holds, else what differs."""
+    from dataclasses import replace as but
+    from model.consumer import step as model_step
+    ev, held = _snap(v)
+    if ev is None or held is not None or ev.replace is not False:
+        return None
+    t = v.a
+    other = model_step(t.before, but(ev, replace=None), t.reading)
+    mine = (t.after, [(w.code, w.message_id, w.clause) for w in t.warnings],
+            t.fatal and (t.fatal.code, t.fatal.clause))
+    theirs = (other.state, [(w.code, w.message_id, w.clause) for w in other.warnings],
+              other.fatal and (other.fatal.code, other.fatal.clause))
+    if mine != theirs:
+        return "a replace:false snapshot on an id not held did not do what the same snapshot " \
+            "without replace does"
+    return None
+
+
 def _prop(pid: str, z3_violation: Callable[[At], z3.BoolRef]) -> Check:
     prop = PROPERTY_BY_ID[pid]
     return Check(pid, prop.statement, prop.clauses, z3_violation,
@@ -806,9 +839,19 @@ PROOF_PROPERTIES: tuple[Check, ...] = (
         _delta_live(at), at.st.fatal == 0, at.tgt(at.A, "ex"),
         at.tgt(at.A, "own") != at.tgt(at.B, "own"))),
     _prop("P39-fatal-justified", _p39),
+    Check("PQ24-replace-false-creates",
+          "A replace:false snapshot on an id the consumer does not hold does exactly what the "
+          "same snapshot without replace does: same state (message, position, owner, opener, "
+          "content, seen ids), same warning, same fatal; so every later event, a delta "
+          "included, behaves as after any creation with the same values (Q24, N7).",
+          ("ACT-SNAP-CREATE", "ACT-SNAP-REPLACE-FALSE", "ACT-DELTA-APPLY", "SNP-BASELINE"),
+          lambda at: _pq24(at), lambda v, aux: _pq24_holds(v) is not None),
 )
-"""The catalogue properties whose premises fall in the fragment, each with its negation
-encoded (a model of the negation is a violation)."""
+"""The properties whose premises fall in the fragment, each with its negation encoded (a model
+of the negation is a violation): the catalogue's (their Python predicate is the catalogue's
+check) and the settlement table's proofs of questions (``PQ<n>-...``: a property stating the
+consumer side of open question Q<n>, with a Python predicate of its own here;
+:data:`properties.questions.QUESTIONS` names them in its ``proofs``)."""
 
 SITUATION_BY_ID = {c.id: c for c in SITUATIONS}
 RULE_BY_ID = {c.id: c for c in RULES}

@@ -51,7 +51,7 @@ from model.codes import (ACTIVITY_CONTENT_NOT_OBJECT, ACTIVITY_DELTA_TARGET_MISS
                          ACTIVITY_TARGET_NOT_ACTIVITY, CODES, TEXT_MESSAGE_ID_REUSED,
                          TEXT_MESSAGE_STILL_OPEN,
                          TEXT_TARGET_IS_ACTIVITY)
-from model.producer import PRODUCER_KNOBS
+from model.producer import PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS
 from model.readings import KNOB_BY_ID, KNOBS, Reading
 from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, I_TEXT, MS, NON_OBJECT, P_APPLY,
                                   P_NONOBJ, R_FALSE, SNAP, TEXT, TEXT_CONTENT, World)
@@ -75,6 +75,15 @@ OUTSIDE_KNOBS: dict[str, str] = {
     "Q18": "the encoding models the activity page's replace:false (content and type stand); the "
            "schema reading, where a declined snapshot's type is taken, is searched by BFS only",
     "Q21": "optional members are absent or well-formed; null members are outside the fragment",
+    "Q12": "a producer-side knob: the consumer never consults it, and the fragment's producer "
+           "encodes its draft option, the most permissive (the others only add violations), so "
+           "a query over every producer reading is exact",
+    "Q14": "the fragment's consumer does not record that a delta was skipped, so a replace:false "
+           "snapshot is declined under the draft option only; searched by BFS",
+    "Q15": "subagent lifecycle events are outside the fragment, so no invocation ends",
+    "Q17": "a producer-side knob on RUN_STARTED.input, which the fragment never carries (its "
+           "draft option is the fragment's producer)",
+    "Q23": "the fragment's traces hold one run",
 }
 """Knobs the fragment leaves out, with the reason (the consumer never consults them on the
 fragment's events)."""
@@ -91,11 +100,16 @@ def _check_knob_partition() -> None:
             f"the Z3 fragment's knobs do not partition the model's: unclassified "
             f"{sorted(set(every) - inside - outside)}, both {sorted(inside & outside)}, unknown "
             f"{sorted((inside | outside) - set(every))}")
-    if not set(PRODUCER_KNOBS) <= inside:
+    # a producer-only knob (never consulted by the consumer) may stay outside: the fragment's
+    # producer then encodes its draft option, its most permissive (model.producer)
+    if not set(PRODUCER_KNOBS) - set(PRODUCER_ONLY_KNOBS) <= inside:
         raise AssertionError(f"producer knobs {PRODUCER_KNOBS} outside the fragment")
 
 
 _check_knob_partition()
+_FRAGMENT_PRODUCER_KNOBS = tuple(k for k in PRODUCER_KNOBS if k in FRAGMENT_KNOBS)
+"""The producer knobs the fragment's producer reads (the producer-only ones outside it are at
+their draft option)."""
 
 # Warning and fatal outcomes of one step: code -> (branch id, wire code) of the model's warning or
 # fatal (model.branches, model.codes); the clause it cites is the branch's first.
@@ -325,7 +339,8 @@ class Unrolling:
             self.pknobs = [self.knobs[producer]]
         else:
             preadings = producer if isinstance(producer, (list, tuple)) else [producer]
-            self.pknobs = [Knobs(r, f"p{i}", PRODUCER_KNOBS) for i, r in enumerate(preadings)]
+            self.pknobs = [Knobs(r, f"p{i}", _FRAGMENT_PRODUCER_KNOBS)
+                           for i, r in enumerate(preadings)]
         for k in {id(k): k for k in list(self.knobs.values()) + self.pknobs}.values():
             self.solver.add(*k.domain)
         n = len(world.ids)
@@ -397,6 +412,22 @@ class Unrolling:
             st = self._consumer_step(self.cstates[name][-1], e, knobs, t, name)
             self.steps[name].append(st)
             self.cstates[name].append(st.after)
+
+    def step_variant(self, t: int, state: dict, knobs: "Knobs", name: str, **fields: int
+                     ) -> "Step":
+        """The consumer step at position ``t`` from ``state`` under ``knobs`` on a *variant* of
+        that position's event: the event with each of ``fields`` (an :class:`EventVars` field
+        name, e.g. ``rep=R_ABSENT``) set to the given constant. For relational properties that
+        compare a step with the step on a variant input (PQ24: a replace:false creation against
+        the same snapshot without ``replace``). ``name`` prefixes the variant's solver
+        variables (distinct from every copy's name); asking twice for the same (``name``,
+        ``t``) adds the same definitions again, which changes nothing.
+
+        Raises:
+            TypeError: a field :class:`EventVars` does not have."""
+        import dataclasses
+        e = dataclasses.replace(self.events[t], **{k: z3.IntVal(v) for k, v in fields.items()})
+        return self._consumer_step(state, e, knobs, t, name)
 
     def _fresh(self, value, name: str, is_bool: bool):
         v = z3.Bool(name) if is_bool else z3.Int(name)

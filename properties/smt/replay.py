@@ -27,8 +27,8 @@ import z3
 
 from model.consumer import initial_state, run_input, step
 from model.events import Event
-from model.producer import Belief, advance, violations
-from model.readings import DRAFT, Reading
+from model.producer import PRODUCER_ONLY_KNOBS, Belief, advance, violations
+from model.readings import DRAFT, KNOB_BY_ID, Reading
 from properties.catalogue import Transition
 from properties.smt.encoding import (CONSUMER_FIELDS, FATALS, PRODUCER_RULES, STEP_BRANCH_IDS,
                                      WARNINGS, Unrolling)
@@ -118,6 +118,16 @@ def model_reading(u: Unrolling, model: z3.ModelRef, copy: str) -> Reading:
     return DRAFT.with_(**knobs.value(model))
 
 
+def fragment_producer(reading: Reading) -> Reading:
+    """``reading`` as the fragment's producer reads it: the producer-side knobs
+    (:data:`model.producer.PRODUCER_ONLY_KNOBS`, which no consumer step consults) at their draft
+    option, the most permissive, which is the one the encoding's producer encodes (see
+    :data:`properties.smt.encoding.OUTSIDE_KNOBS`)."""
+    fixed = {k: KNOB_BY_ID[k].draft for k in PRODUCER_ONLY_KNOBS
+             if reading.as_dict()[k] != KNOB_BY_ID[k].draft}
+    return reading.with_(**fixed) if fixed else reading
+
+
 def _producer_readings(u: Unrolling, model: z3.ModelRef) -> list[Reading]:
     return [k.reading if k.reading is not None else DRAFT.with_(**k.value(model))
             for k in u.pknobs]
@@ -134,7 +144,8 @@ def views_of(world: World, events: tuple[AbstractEvent, ...], readings: dict,
     views = []
     for t in range(1, len(trace)):
         ev = trace[t]
-        broken = frozenset(v.clause for r in producer for v in violations(belief, ev, r))
+        broken = frozenset(v.clause for r in producer
+                           for v in violations(belief, ev, fragment_producer(r)))
         after_belief = advance(belief, ev)
         ok = conformant and not broken
         copies, branches = {}, {}
@@ -295,7 +306,7 @@ def enumerate_shortest(world: World, depth: int, readings: dict,
                      for b in ("current", "first")]
         together = False
     else:
-        producers, together = list(producer), True
+        producers, together = [fragment_producer(r) for r in producer], True
     letters = alphabet(world)
     names = tuple(readings)
     goal_items = list(goals.items())

@@ -1,0 +1,489 @@
+"""The conformance matrix: every peer against the same traces, side by side.
+
+``activity-check peer matrix`` runs each peer (a real consumer behind an adapter,
+:mod:`counterexamples.peers`) through the committed corpus, the probes and a seeded search
+(the traces of :func:`counterexamples.peers.search_peer` without a time budget, generated once,
+so the same seed gives the same matrix), and puts the results in one table:
+
+* per knob (:data:`model.readings.KNOBS`), the option each peer behaves as, inferred over all of
+  its traces (:func:`knob_cells`);
+* per peer, its divergences (the peer agrees with no reading): the clauses, where it parts from
+  the model, and a link to the shrunk finding written beside the matrix;
+* the peers' versions (what each adapter says it drives).
+
+The built-in peers are listed in :data:`MATRIX_PEERS` (shortcuts for ``--adapter``); a peer
+whose toolchain or packages are missing is left out with the reason (:func:`peer_ready`).
+:func:`render_markdown` and :func:`render_html` render the matrix's JSON document
+(:meth:`Matrix.to_json`), so a saved ``matrix.json`` renders the same.
+
+Layering: uses :mod:`counterexamples.peers` and ``model``; the CLI
+(:mod:`activity_check.cmd_matrix`) only wires it.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+from counterexamples.peers import (PEERS_DIR, AdapterProcess, AdapterSpec, PeerError, PeerReport,
+                                   check_peer, generated_traces, resolve_adapter)
+from model.readings import DRAFT, KNOB_BY_ID, KNOBS
+
+__all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "resolve_matrix_adapter",
+           "default_adapters", "PeerColumn", "Matrix", "build_matrix", "knob_cells",
+           "render_markdown", "render_html", "write_matrix", "MATRIX_FILES", "SEARCH_DEFAULTS"]
+
+SEARCH_DEFAULTS = {"stateful": 100, "bfs_depth": 3, "max_findings": 12}
+"""The search each peer gets by default: 100 Hypothesis stateful traces, every state of a
+breadth-first search of depth 3, at most 12 shrunk findings (one per kind of divergence)."""
+
+MATRIX_FILES = ("matrix.json", "matrix.md", "matrix.html")
+"""The files ``peer matrix --out DIR`` writes (with ``findings/<id>.json|.jsonl``)."""
+
+
+@dataclass(frozen=True)
+class CataloguePeer:
+    """A built-in peer of the matrix.
+
+    Attributes:
+        shortcut: what ``--adapter`` accepts (``ag-ui-client@0.0.59:pipeline``).
+        name: the adapter's name in finding ids (``PEER-<name>-<hash>``).
+        folder: its folder under ``peers/``.
+        toolchain: ``"node"`` or ``"python"``.
+        package: the package that must be installed (a folder of ``node_modules``, or a Python
+            distribution name).
+        args: the adapter's arguments after the program (the script first, relative to
+            ``folder``).
+        about: what it drives, in a few words.
+    """
+
+    shortcut: str
+    name: str
+    folder: str
+    toolchain: str
+    package: str
+    args: tuple[str, ...]
+    about: str
+
+
+def _client(version: str, mode: str) -> CataloguePeer:
+    folder = "ag-ui-client" if version == "1.0.0" else f"ag-ui-client-{version}"
+    shortcut = f"ag-ui-client:{mode}" if version == "1.0.0" else f"ag-ui-client@{version}:{mode}"
+    name = f"ag-ui-client-{mode}" if version == "1.0.0" else \
+        f"ag-ui-client-{version.replace('.', '-')}-{mode}"
+    what = "its event reducer alone" if mode == "reducer" else "the full agent pipeline"
+    return CataloguePeer(shortcut, name, folder, "node", "@ag-ui/client",
+                         ("adapter.mjs", "--mode", mode), f"@ag-ui/client {version}, {what}")
+
+
+MATRIX_PEERS: tuple[CataloguePeer, ...] = (
+    _client("1.0.0", "reducer"), _client("1.0.0", "pipeline"),
+    _client("0.0.59", "reducer"), _client("0.0.59", "pipeline"),
+    CataloguePeer("assistant-ui", "assistant-ui-react-ag-ui", "assistant-ui-react-ag-ui", "node",
+                  "@assistant-ui/react-ag-ui", ("adapter.mjs",),
+                  "@assistant-ui/react-ag-ui, its thread runtime core over @ag-ui/client"),
+    CataloguePeer("tanstack-ai", "tanstack-ai", "tanstack-ai", "node", "@tanstack/ai",
+                  ("adapter.mjs",), "@tanstack/ai, its StreamProcessor"),
+    CataloguePeer("ag-ui-protocol", "ag-ui-protocol", "ag-ui-protocol", "python",
+                  "ag-ui-protocol", ("adapter.py",),
+                  "ag-ui-protocol (Python), its event models as the wire layer"),
+)
+"""The built-in peers, in the matrix's column order: both @ag-ui/client versions (two modes
+each), @assistant-ui/react-ag-ui, @tanstack/ai, the Python ag-ui-protocol models."""
+
+_BY_SHORTCUT = {p.shortcut: p for p in MATRIX_PEERS}
+
+
+def peer_ready(peer: CataloguePeer) -> Optional[str]:
+    """None when ``peer`` can run here; otherwise why not (no ``node``, the adapter's folder or
+    packages missing: ``make peers`` installs the Node ones)."""
+    base = os.path.join(PEERS_DIR, peer.folder)
+    script = os.path.join(base, peer.args[0])
+    if peer.toolchain == "node" and shutil.which("node") is None:
+        return "Node.js is not installed (no 'node' on PATH)"
+    if not os.path.isfile(script):
+        return f"{script} is missing (the adapters live in the source checkout)"
+    if peer.toolchain == "node":
+        if not os.path.isdir(os.path.join(base, "node_modules", *peer.package.split("/"))):
+            return (f"the Node packages are not installed in {base} (run 'make peers', or "
+                    "'npm ci' in that folder)")
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        version(peer.package)
+    except PackageNotFoundError:
+        return (f"the Python package {peer.package} is not installed (pip install -r "
+                f"{os.path.join(base, 'requirements.txt')})")
+    return None
+
+
+def _spec(peer: CataloguePeer) -> AdapterSpec:
+    base = os.path.join(PEERS_DIR, peer.folder)
+    program = "node" if peer.toolchain == "node" else sys.executable
+    argv = (program, os.path.join(base, peer.args[0]), *peer.args[1:])
+    # the Python adapter runs from the checkout, so that it imports this checkout's model
+    cwd = base if peer.toolchain == "node" else os.path.dirname(PEERS_DIR)
+    return AdapterSpec(peer.name, argv, peer.shortcut, cwd)
+
+
+def resolve_matrix_adapter(text: str) -> AdapterSpec:
+    """``--adapter`` for the matrix: a shortcut of :data:`MATRIX_PEERS`, else anything
+    :func:`counterexamples.peers.resolve_adapter` accepts (``model[:READING]``, a command line).
+
+    Raises:
+        PeerError: a built-in peer that cannot run here (with the reason), or what
+            ``resolve_adapter`` raises.
+    """
+    peer = _BY_SHORTCUT.get((text or "").strip())
+    if peer is None:
+        return resolve_adapter(text)
+    reason = peer_ready(peer)
+    if reason:
+        raise PeerError(f"--adapter {peer.shortcut}: {reason}")
+    return _spec(peer)
+
+
+def default_adapters() -> tuple[list[str], list[tuple[str, str]]]:
+    """The built-in peers that can run here, and ``(shortcut, reason)`` for those that cannot."""
+    ready, skipped = [], []
+    for peer in MATRIX_PEERS:
+        reason = peer_ready(peer)
+        if reason:
+            skipped.append((peer.shortcut, reason))
+        else:
+            ready.append(peer.shortcut)
+    return ready, skipped
+
+
+# --- running ------------------------------------------------------------------------------------
+
+@dataclass
+class PeerColumn:
+    """One peer's column: its adapter, the report of its search, and what it calls itself.
+
+    Attributes:
+        spec: the adapter; report: its :class:`counterexamples.peers.PeerReport` over the
+            matrix's traces.
+    """
+
+    spec: AdapterSpec
+    report: PeerReport
+
+    @property
+    def version(self) -> str:
+        """What the peer calls itself (its answers' ``peer``: packages and versions)."""
+        return self.report.peer or self.spec.label
+
+
+@dataclass
+class Matrix:
+    """Every peer's column, and how they were searched.
+
+    Attributes:
+        columns: one per peer, in the order given. skipped: ``(shortcut, reason)`` for the
+            built-in peers that could not run. seed, stateful, bfs_depth: the search.
+    """
+
+    columns: list[PeerColumn]
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    seed: int = 0
+    stateful: int = SEARCH_DEFAULTS["stateful"]
+    bfs_depth: int = SEARCH_DEFAULTS["bfs_depth"]
+
+    def to_json(self) -> dict:
+        """The matrix as JSON (no timings: the same seed and peers give the same text):
+        ``{"tool", "command", "seed", "search", "peers": [{"adapter", "name", "version",
+        "counts", "compared", "generated"}], "skipped": [{"adapter", "reason"}], "knobs":
+        [{"knob", "question", "draft", "cells": {name: cell}}], "divergences": {name: [...]}}``
+        (a cell: :func:`knob_cells`; a divergence: the report's members plus ``file``, the
+        finding's path relative to the matrix)."""
+        peers = [{"adapter": c.spec.label, "name": c.spec.name, "version": c.version,
+                  "counts": c.report.counts(), "compared": c.report.compared,
+                  "generated": c.report.generated, "joint": _joint(c.report)}
+                 for c in self.columns]
+        cells = {c.spec.name: knob_cells(c.report) for c in self.columns}
+        draft = DRAFT.as_dict()
+        knobs = [{"knob": k.id, "question": k.question, "draft": draft[k.id],
+                  "cells": {name: cells[name][k.id] for name in cells}} for k in KNOBS]
+        divergences = {}
+        for c in self.columns:
+            summary = c.report.to_json()["divergences"]
+            divergences[c.spec.name] = [dict(d, file=f"findings/{d['id']}.json")
+                                        for d in summary]
+        return {"tool": "activity-check", "command": "peer matrix", "seed": self.seed,
+                "search": {"stateful": self.stateful, "bfsDepth": self.bfs_depth,
+                           "budget": None},
+                "peers": peers,
+                "skipped": [{"adapter": a, "reason": r} for a, r in self.skipped],
+                "knobs": knobs, "divergences": divergences}
+
+
+def _joint(report: PeerReport) -> Optional[dict]:
+    """What the joint inference of the peer's reading rested on
+    (:func:`counterexamples.peers.joint_readings`): ``{"taken": traces that constrained it,
+    "conflicts": traces set aside (no reading consistent with those before gives the peer's
+    verdict on them)}``; None before a report has one."""
+    joint = getattr(report, "joint", None)
+    if joint is None:
+        return None
+    return {"taken": joint.taken, "conflicts": list(joint.conflicts)}
+
+
+def knob_cells(report: PeerReport) -> dict[str, dict]:
+    """``{knob id: {"status", "behavesAs", "options", "evidence"}}`` for one peer: the option it
+    behaves as per knob, inferred jointly over all of its traces (the report's
+    :func:`counterexamples.peers.knob_table`, whose options are those some reading consistent
+    with every trace taken has; ``status`` as in :class:`counterexamples.peers.KnobBehaviour`;
+    ``evidence``: how many traces separate the knob's options, or narrowed them)."""
+    return {k.knob: {"status": k.status, "behavesAs": k.behaves_as, "options": list(k.options),
+                     "evidence": len(k.evidence)} for k in report.knobs}
+
+
+def build_matrix(adapters: Sequence[str], seed: int = 0,
+                 stateful: int = SEARCH_DEFAULTS["stateful"],
+                 bfs_depth: int = SEARCH_DEFAULTS["bfs_depth"],
+                 max_findings: int = SEARCH_DEFAULTS["max_findings"], timeout: float = 10.0,
+                 skipped: Sequence[tuple[str, str]] = (),
+                 progress: Optional[Callable[[str], None]] = None) -> Matrix:
+    """Search every adapter (the corpus and probes, then ``stateful`` Hypothesis traces and a
+    breadth-first search of ``bfs_depth``, seeded, no time budget: the traces ``peer search
+    --budget inf`` feeds, :func:`counterexamples.peers.generated_traces`, generated once and put
+    to every peer, each checked and its divergences shrunk as ``peer search`` does) and gather
+    the columns.
+
+    Args:
+        adapters: ``--adapter`` values (:func:`resolve_matrix_adapter`), in column order.
+        skipped: built-in peers left out, with the reason (shown in the matrix).
+        progress: called with each adapter's label before it is searched.
+
+    Raises:
+        PeerError: an adapter that cannot be resolved or started; ValueError: two adapters
+            with the same name (their finding ids would collide).
+    """
+    specs = [resolve_matrix_adapter(a) for a in adapters]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"--adapter: two adapters are named {', '.join(twice)} (finding ids "
+                         "would collide); give each once")
+    # the traces of `peer search --seed N --budget inf`, generated once for every peer
+    traces, counts = generated_traces(seed, stateful=stateful, bfs_depth=bfs_depth)
+    columns = []
+    for spec in specs:
+        if progress:
+            progress(spec.label)
+        with AdapterProcess(spec, timeout=timeout) as adapter:
+            report = check_peer(adapter, traces, shrink=True, max_findings=max_findings)
+        report.generated = dict(counts)
+        columns.append(PeerColumn(spec, report))
+    return Matrix(columns, list(skipped), seed, stateful, bfs_depth)
+
+
+def write_matrix(directory: str, matrix: Matrix) -> list[str]:
+    """Write ``matrix.json``, ``matrix.md``, ``matrix.html`` and every divergence finding
+    (``findings/<id>.json|.jsonl``, :func:`counterexamples.findings.write_finding`) into
+    ``directory``; returns the paths written, relative to it."""
+    from counterexamples.findings import write_finding
+    written = []
+    findings = os.path.join(directory, "findings")
+    os.makedirs(findings, exist_ok=True)
+    for c in matrix.columns:
+        for f in c.report.findings.values():
+            written += [os.path.relpath(p, directory) for p in write_finding(f, findings)]
+    doc = matrix.to_json()
+    doc["files"] = sorted(written)
+    for name, text in (("matrix.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
+                       ("matrix.md", render_markdown(doc)), ("matrix.html", render_html(doc))):
+        with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    return [*MATRIX_FILES, *sorted(written)]
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+def cell_text(cell: dict) -> str:
+    """A knob cell in words: the option; ``a / b`` when several fit; ``inconsistent`` when none
+    fits every separating trace; ``-`` without evidence."""
+    if cell["status"] == "determined":
+        return cell["behavesAs"]
+    if cell["status"] == "undetermined":
+        return " / ".join(cell["options"])
+    if cell["status"] == "inconsistent":
+        return "inconsistent"
+    return "-"
+
+
+def _set_aside(peer: dict) -> str:
+    joint = peer.get("joint")
+    return "-" if joint is None else str(len(joint["conflicts"]))
+
+
+def _md(text: str) -> str:
+    """Text for a Markdown table cell (pipes and line breaks escaped)."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(doc: dict) -> str:
+    """The matrix document (:meth:`Matrix.to_json`) as Markdown: the peers and their versions,
+    the knob table (the draft's option first; a cell in bold does not admit it), and each peer's
+    divergences with links to the findings."""
+    peers = doc["peers"]
+    out = [f"# Conformance matrix (seed {doc['seed']}, {doc['search']['stateful']} stateful "
+           f"traces, BFS depth {doc['search']['bfsDepth']})", "", "## Peers", "",
+           "| peer | adapter | version | traces | draft | reading | divergence | error | "
+           "set aside |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for p in peers:
+        n = p["counts"]
+        out.append(f"| {_md(p['name'])} | `{_md(p['adapter'])}` | {_md(p['version'])} | "
+                   f"{n['traces']} | {n['draft']} | {n['reading']} | {n['divergence']} | "
+                   f"{n['error']} | {_set_aside(p)} |")
+    for s in doc.get("skipped", []):
+        out.append(f"| {_md(s['adapter'])} | - | not run: {_md(s['reason'])} | | | | | | |")
+    out += ["", "*set aside*: traces the joint inference left out (no reading consistent with "
+            "the traces before gives the peer's verdict there)."]
+    out += ["", "## Which option each peer behaves as", "",
+            "`-`: no trace separates the options; `a / b`: several fit; **bold**: the draft's "
+            "option does not fit.", "",
+            "| knob | draft | " + " | ".join(_md(p["name"]) for p in peers) + " |",
+            "| --- | --- | " + " | ".join("---" for _ in peers) + " |"]
+    for k in doc["knobs"]:
+        row = []
+        for p in peers:
+            c = k["cells"][p["name"]]
+            text = _md(cell_text(c))
+            row.append(f"**{text}**" if c["status"] != "no-evidence" and
+                       k["draft"] not in c["options"] else text)
+        out.append(f"| {k['knob']} | {_md(k['draft'])} | " + " | ".join(row) + " |")
+    out += ["", "## Divergences (the peer agrees with no reading)", ""]
+    for p in peers:
+        divs = doc["divergences"].get(p["name"], [])
+        out.append(f"### {_md(p['name'])}: {len(divs)}")
+        out.append("")
+        for d in divs:
+            out.append(f"- [{d['id']}]({d['file']}){'' if d['shrunk'] else ' (not shrunk)'}: "
+                       f"from {_md(d['source'])}, at event {d['divergesAt']} "
+                       f"({_md(d['event'])}), model branch `{d['branch']}`, differs in "
+                       f"{_md(', '.join(d['aspects']))} from {_md(d['nearest'])}; clauses "
+                       f"{', '.join(d['clauses'])}")
+        out.append("")
+    return "\n".join(out)
+
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #1d1d1f; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border: 1px solid #c8c8cc; padding: 0.3em 0.55em; text-align: left; vertical-align: top; }
+th { background: #f0f0f3; position: sticky; top: 0; }
+td.same { background: #eef7ee; } td.other { background: #fde9d9; font-weight: 600; }
+td.none { color: #8e8e93; } td.split { background: #fff6d5; } td.bad { background: #f8d0d0; }
+td.knob { font-weight: 600; white-space: nowrap; } code { font-size: 0.95em; }
+td.question { max-width: 26em; } td.clauses { max-width: 30em; font-size: 0.92em; }
+table.div { margin-bottom: 1em; } .legend span { padding: 0.1em 0.5em; margin-right: 0.6em; }
+"""
+
+
+def _first_sentence(text: str) -> str:
+    """A knob's question up to its question mark (the rest is the explanation, kept in the
+    cell's title)."""
+    head, mark, _ = text.partition("?")
+    return head + mark if mark else text
+
+
+def _breakable(text: str) -> str:
+    """``text`` escaped, with a line-break opportunity after each ``@``, ``:`` and ``/`` (a
+    peer's adapter as a column header)."""
+    out = html.escape(text)
+    for c in "@:/":
+        out = out.replace(c, c + "<wbr>")
+    return out
+
+
+def _cell_class(cell: dict, draft: str) -> str:
+    if cell["status"] == "no-evidence":
+        return "none"
+    if cell["status"] == "inconsistent":
+        return "bad"
+    if cell["status"] == "undetermined":
+        return "split"
+    return "same" if cell["behavesAs"] == draft else "other"
+
+
+def render_html(doc: dict) -> str:
+    """The matrix document as one self-contained HTML page (no script, no external file): the
+    peers table (``id="peers"``), the knob table (``id="knobs"``: a row per knob, a column per
+    peer, each cell classed ``same``/``other``/``split``/``bad``/``none`` against the draft) and
+    the divergences, each linking its finding file. Every value is escaped."""
+    e = html.escape
+    peers = doc["peers"]
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             "<title>activity-check conformance matrix</title>", f"<style>{_CSS}</style>",
+             "</head><body>",
+             f"<h1>Conformance matrix</h1><p>seed {doc['seed']}, "
+             f"{doc['search']['stateful']} stateful traces, BFS depth "
+             f"{doc['search']['bfsDepth']}, no time budget: the committed corpus, the probes "
+             "and the search, per peer.</p>",
+             '<h2>Peers</h2><table id="peers"><thead><tr><th>peer</th><th>adapter</th>'
+             "<th>version</th><th>traces</th><th>draft</th><th>reading</th><th>divergence</th>"
+             '<th>error</th><th title="traces the joint inference set aside">set aside</th>'
+             "</tr></thead><tbody>"]
+    for p in peers:
+        n = p["counts"]
+        parts.append(f"<tr><td>{e(p['name'])}</td><td><code>{e(p['adapter'])}</code></td>"
+                     f"<td>{e(p['version'])}</td><td>{n['traces']}</td><td>{n['draft']}</td>"
+                     f"<td>{n['reading']}</td><td>{n['divergence']}</td><td>{n['error']}</td>"
+                     f"<td>{_set_aside(p)}</td></tr>")
+    for s in doc.get("skipped", []):
+        parts.append(f'<tr class="skipped"><td>{e(s["adapter"])}</td><td>-</td>'
+                     f'<td colspan="7">not run: {e(s["reason"])}</td></tr>')
+    parts.append("</tbody></table>")
+    parts.append('<h2>Which option each peer behaves as</h2><p class="legend">'
+                 '<span class="same" style="background:#eef7ee">the draft\'s option</span>'
+                 '<span style="background:#fde9d9">another option</span>'
+                 '<span style="background:#fff6d5">several fit</span>'
+                 '<span style="background:#f8d0d0">inconsistent</span>'
+                 '<span style="color:#8e8e93">- no evidence</span></p>')
+    parts.append('<table id="knobs"><thead><tr><th>knob</th><th>question</th><th>draft</th>'
+                 + "".join(f'<th data-peer="{e(p["name"])}" title="{e(p["version"])}">'
+                           f'{_breakable(p["adapter"])}</th>' for p in peers)
+                 + "</tr></thead><tbody>")
+    for k in doc["knobs"]:
+        row = [f'<tr data-knob="{e(k["knob"])}"><td class="knob">{e(k["knob"])}</td>'
+               f'<td class="question" title="{e(k["question"])}">{e(_first_sentence(k["question"]))}'
+               f'</td><td>{e(k["draft"])}</td>']
+        for p in peers:
+            c = k["cells"][p["name"]]
+            title = f'{c["evidence"]} separating trace(s)'
+            row.append(f'<td class="{_cell_class(c, k["draft"])}" title="{e(title)}">'
+                       f"{e(cell_text(c))}</td>")
+        parts.append("".join(row) + "</tr>")
+    parts.append("</tbody></table>")
+    parts.append('<h2>Divergences (the peer agrees with no reading)</h2><div id="divergences">')
+    for p in peers:
+        divs = doc["divergences"].get(p["name"], [])
+        parts.append(f'<h3 data-peer="{e(p["name"])}">{e(p["adapter"])}: {len(divs)}</h3>')
+        if divs:
+            parts.append(f'<table class="div" data-peer="{e(p["name"])}"><thead><tr>'
+                         "<th>finding</th><th>from</th><th>at event</th><th>model branch</th>"
+                         "<th>differs in (from the nearest reading)</th><th>clauses</th>"
+                         "</tr></thead><tbody>")
+            for d in divs:
+                parts.append(
+                    f'<tr><td><a href="{e(d["file"])}">{e(d["id"])}</a>'
+                    f'{"" if d["shrunk"] else " (not shrunk)"}</td><td>{e(d["source"])}</td>'
+                    f'<td>{d["divergesAt"]}: {e(d["event"])}</td>'
+                    f'<td><code>{e(d["branch"])}</code></td>'
+                    f'<td>{e(", ".join(d["aspects"]))}; nearest: {e(d["nearest"])}</td>'
+                    f'<td class="clauses">{e(", ".join(d["clauses"]))}</td></tr>')
+            parts.append("</tbody></table>")
+    parts.append("</div></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def knob_question(knob: str) -> str:
+    """The question a knob asks (for notebooks and reports)."""
+    return KNOB_BY_ID[knob].question

@@ -1,0 +1,314 @@
+// The driver shared by the activity-check adapters of @ag-ui/client (every version): this
+// folder's adapter.mjs (1.0.0) and ../ag-ui-client-0.0.59/adapter.mjs hand it the client and
+// rxjs modules their own node_modules resolve, so one driver serves each pinned version.
+//
+// It speaks the adapter protocol of activity-check (README, "Adapter protocol"): one JSON
+// object per line on stdin, {"id", "events": [wire events], "state"?: initial agent state},
+// answered by one JSON object per line on stdout, in request order:
+//   {"id", "peer", "messages", "warnings", "warningsComplete", "fatal": null | {"atEvent",
+//    "detail"}, "runInput", "state", "log"}
+// or {"id", "error"} when the adapter itself could not process the request.
+//
+// Warnings: the client prints free text on the console. Every line printed while the trace is
+// consumed is kept in "log" and matched against the table in warnings.json (README, "Warnings of
+// @ag-ui/client"): a line a "code" entry matches becomes {code, messageId, atEvent} (atEvent: the
+// event being consumed when it was printed); a line an "ignore" entry matches is not a warning
+// (it accompanies a failure, which "fatal" reports). When every line is matched, "warnings" is
+// the list and "warningsComplete" true; when some line is not, "warnings" is null (not
+// comparable), "warningsComplete" false and the matched part is in "warningsMapped".
+//
+// Two modes:
+//   --mode reducer   the client's event reducer alone (defaultApplyEvents), fed the trace as
+//                    it stands: no enforcement, chunk expansion or verification.
+//   --mode pipeline  an AbstractAgent subclass whose run() streams the trace, driven by the
+//                    client's own runAgent(): compatibility middleware, enforcement (schema
+//                    validation, 1.x), chunk expansion, verification, then the reducer. Events
+//                    are delivered one per macrotask, as a transport would deliver them.
+// In both modes the run input is what the client would send next: agent.prepareRunAgentInput()
+// over the final messages (reducer), or the input a second runAgent() call hands to the agent
+// after the client's outgoing enforcement where the version has it (enforceOutgoingInput, 1.x;
+// 0.0.x sends the input as the agent received it).
+//
+// stdout carries protocol lines only: every console method is captured while a request runs.
+
+import { createInterface } from "node:readline";
+import { readFileSync } from "node:fs";
+
+const TABLE = JSON.parse(readFileSync(new URL("./warnings.json", import.meta.url), "utf8"));
+
+/** The warning table's entries with their patterns compiled: [{re, code|null, messageId}]. */
+export function compileTable(table = TABLE) {
+  return table.entries.map((e) => ({
+    re: new RegExp(e.pattern, "s"),
+    method: e.method ?? "warn",
+    code: e.code ?? null,
+    messageId: e.messageId ?? null,
+  }));
+}
+
+/**
+ * Map captured console lines to warnings: [{method, text, atEvent}] and the trace's wire events
+ * -> {warnings: [{code, messageId, atEvent}], unmapped: [text]}. An entry's messageId is the
+ * name of a capture group of its pattern ("id"), "event" (the messageId of events[atEvent]) or
+ * null.
+ */
+export function mapWarnings(lines, compiled, events = []) {
+  const warnings = [];
+  const unmapped = [];
+  for (const line of lines) {
+    const entry = compiled.find((e) => e.method === line.method && e.re.test(line.text));
+    if (!entry) {
+      unmapped.push(`${line.method}: ${line.text}`);
+      continue;
+    }
+    if (entry.code === null) continue; // a known line that is not a warning
+    const groups = line.text.match(entry.re).groups ?? {};
+    const event = events[line.atEvent];
+    let messageId = null;
+    if (entry.messageId === "event") {
+      messageId = event && typeof event.messageId === "string" ? event.messageId : null;
+    } else if (entry.messageId !== null) {
+      messageId = groups[entry.messageId] ?? null;
+    }
+    warnings.push({ code: entry.code, messageId, atEvent: line.atEvent });
+  }
+  return { warnings, unmapped };
+}
+
+function safeJson(value) {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function clone(value) {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+function describeError(error) {
+  if (error instanceof Error) {
+    if (Array.isArray(error.issues)) {
+      // zod: name each issue by its path
+      const issues = error.issues.map((i) => `${(i.path || []).join(".") || "(root)"}: ${i.message}`);
+      return `${error.name}: ${issues.join("; ")}`.slice(0, 1000);
+    }
+    return `${error.name}: ${error.message}`.slice(0, 1000);
+  }
+  return String(error).slice(0, 1000);
+}
+
+function parseArgs(argv, script) {
+  let mode = null;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--mode") mode = argv[++i];
+    else if (argv[i].startsWith("--mode=")) mode = argv[i].slice(7);
+    else if (argv[i] === "--help" || argv[i] === "-h") {
+      process.stderr.write(`usage: ${script} --mode reducer|pipeline\n`);
+      process.exit(0);
+    } else {
+      process.stderr.write(`${script}: unknown argument ${JSON.stringify(argv[i])}\n`);
+      process.exit(2);
+    }
+  }
+  if (mode !== "reducer" && mode !== "pipeline") {
+    process.stderr.write(`${script}: --mode must be reducer or pipeline\n`);
+    process.exit(2);
+  }
+  return { mode };
+}
+
+/**
+ * Serve the adapter protocol on stdin/stdout.
+ * @param {object} o
+ * @param {object} o.client the @ag-ui/client module (namespace)
+ * @param {object} o.rxjs the rxjs module the client uses
+ * @param {string} o.clientVersion @ag-ui/client's version; o.coreVersion @ag-ui/core's
+ * @param {string[]} o.argv the adapter's arguments (--mode reducer|pipeline)
+ * @param {string} o.script the adapter's name, for usage errors
+ */
+export function serve({ client, rxjs, clientVersion, coreVersion, argv, script }) {
+  const { AbstractAgent, defaultApplyEvents, EventType } = client;
+  const enforceOutgoingInput = client.enforceOutgoingInput ?? null;
+  const { Observable, from, lastValueFrom } = rxjs;
+  const { mode } = parseArgs(argv, script);
+  const PEER = `@ag-ui/client@${clientVersion}+@ag-ui/core@${coreVersion} (${mode})`;
+  const compiled = compileTable();
+
+  // --- console capture: each line with the event being consumed when it was printed ----------
+  let captured = null;
+  let where = () => null; // the event index being consumed (null: not consuming the trace)
+  for (const method of ["log", "info", "debug", "warn", "error", "trace"]) {
+    console[method] = (...args) => {
+      const text = args
+        .map((a) => (typeof a === "string" ? a : a instanceof Error ? `${a.name}: ${a.message}` : safeJson(a)))
+        .join(" ")
+        .slice(0, 2000);
+      if (captured !== null) captured.push({ method, text, atEvent: where() });
+    };
+  }
+
+  // Streams a scripted trace from run(): one event per macrotask (setImmediate), so the
+  // client's asynchronous stages settle between events as they would between network chunks.
+  // Records which event was emitted last, so that a failure or a warning can be placed at the
+  // event that caused it, and the input of every run it was asked for.
+  class ScriptedAgent extends AbstractAgent {
+    constructor(config) {
+      super(config);
+      this.script = [];
+      this.emitted = -1;
+      this.inputs = [];
+    }
+
+    run(input) {
+      this.inputs.push(input);
+      const script = this.script;
+      return new Observable((subscriber) => {
+        let index = 0;
+        let timer = null;
+        const next = () => {
+          if (subscriber.closed) return;
+          if (index >= script.length) {
+            subscriber.complete();
+            return;
+          }
+          this.emitted = index;
+          subscriber.next(script[index++]);
+          timer = setImmediate(next);
+        };
+        timer = setImmediate(next);
+        return () => clearImmediate(timer);
+      });
+    }
+  }
+
+  async function runReducer(events, initialState) {
+    const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) });
+    const input = {
+      threadId: "thread-1",
+      runId: "run-1",
+      state: clone(initialState ?? {}),
+      messages: [],
+      tools: [],
+      context: [],
+      forwardedProps: {},
+    };
+    let messages = [];
+    let state = clone(initialState ?? {});
+    let current = -1;
+    let fatal = null;
+    // The reducer tells each subscriber about an event before applying it; that places a
+    // failure, and the console lines printed while it is applied.
+    const position = new Map(events.map((e, i) => [e, i]));
+    const locator = { onEvent: ({ event }) => void (current = position.get(event) ?? current) };
+    where = () => Math.max(current, 0);
+    try {
+      await lastValueFrom(
+        new Observable((sub) =>
+          defaultApplyEvents(input, from(events), agent, [locator]).subscribe({
+            next: (mutation) => {
+              if (mutation.messages !== undefined) messages = mutation.messages;
+              if (mutation.state !== undefined) state = mutation.state;
+              sub.next(mutation);
+            },
+            error: (err) => sub.error(err),
+            complete: () => sub.complete(),
+          }),
+        ),
+        { defaultValue: null },
+      );
+    } catch (error) {
+      fatal = { atEvent: Math.max(current, 0), detail: describeError(error) };
+    }
+    where = () => null;
+    agent.messages = clone(messages);
+    agent.state = clone(state);
+    const runInput = agent.prepareRunAgentInput({ runId: "run-next" }).messages;
+    return { messages, state, fatal, runInput };
+  }
+
+  async function runPipeline(events, initialState) {
+    const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) });
+    agent.script = events;
+    let fatal = null;
+    where = () => Math.max(agent.emitted, 0);
+    try {
+      await agent.runAgent({ runId: "run-1" });
+    } catch (error) {
+      fatal = { atEvent: Math.max(agent.emitted, 0), detail: describeError(error) };
+    }
+    where = () => null;
+    const messages = clone(agent.messages);
+    const state = clone(agent.state);
+    // What the client sends next: a second run, whose input reaches the agent after the
+    // middleware chain; the outgoing enforcement a transport applies is applied to it.
+    agent.script = [
+      { type: EventType.RUN_STARTED, threadId: "thread-1", runId: "run-next" },
+      { type: EventType.RUN_FINISHED, threadId: "thread-1", runId: "run-next" },
+    ];
+    let runInput;
+    try {
+      await agent.runAgent({ runId: "run-next" });
+      const sent = clone(agent.inputs[agent.inputs.length - 1]);
+      runInput = clone((enforceOutgoingInput ? enforceOutgoingInput(sent) : sent).messages);
+    } catch (error) {
+      // The client refuses to send its next input: the run input is not observable.
+      runInput = null;
+      captured?.push({ method: "error", text: `next run input refused: ${describeError(error)}`, atEvent: null });
+    }
+    return { messages, state, fatal, runInput };
+  }
+
+  async function handle(line) {
+    let request;
+    try {
+      request = JSON.parse(line);
+    } catch (error) {
+      return { id: null, error: `request is not JSON: ${describeError(error)}` };
+    }
+    const id = request && typeof request === "object" ? request.id ?? null : null;
+    if (!request || typeof request !== "object" || !Array.isArray(request.events)) {
+      return { id, error: "request needs an 'events' array" };
+    }
+    captured = [];
+    try {
+      const run = mode === "reducer" ? runReducer : runPipeline;
+      const result = await run(clone(request.events), request.state);
+      // only the lines printed while the trace was consumed are the trace's warnings
+      const during = captured.filter((l) => l.atEvent !== null);
+      const { warnings, unmapped } = mapWarnings(during, compiled, request.events);
+      const complete = unmapped.length === 0;
+      return {
+        id,
+        peer: PEER,
+        messages: result.messages,
+        warnings: complete ? warnings : null,
+        warningsComplete: complete,
+        ...(complete ? {} : { warningsMapped: warnings, warningsUnmapped: unmapped }),
+        fatal: result.fatal,
+        runInput: result.runInput,
+        state: result.state,
+        log: captured.map((l) => (l.atEvent === null ? `${l.method}: ${l.text}` : `${l.method} @${l.atEvent}: ${l.text}`)),
+      };
+    } catch (error) {
+      return { id, error: `adapter failure: ${describeError(error)}`, log: captured.map((l) => l.text) };
+    } finally {
+      captured = null;
+      where = () => null;
+    }
+  }
+
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  let chain = Promise.resolve();
+  lines.on("line", (line) => {
+    if (!line.trim()) return;
+    chain = chain.then(async () => {
+      const response = await handle(line);
+      process.stdout.write(JSON.stringify(response) + "\n");
+    });
+  });
+  lines.on("close", () => {
+    chain.then(() => process.exit(0));
+  });
+}

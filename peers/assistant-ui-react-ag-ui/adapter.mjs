@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+// activity-check adapter for @assistant-ui/react-ag-ui (the version pinned in this folder's
+// package-lock.json), its AG-UI event handling driven headless in Node: no DOM, no React render.
+//
+// What it drives: AgUiThreadRuntimeCore, the plain class the package's only exported runtime
+// entry point, the React hook useAgUiRuntime(), builds and keeps (a hook cannot be called
+// outside a React render, and the package's exports map publishes nothing else that consumes
+// events; the class is loaded by its path in the installed package, dist/runtime/). The core is
+// given an @ag-ui/client AbstractAgent (the client version the package depends on) whose run()
+// streams the trace one event per macrotask; core.reload(null) starts a run as the UI's
+// "regenerate" does: the client's runAgent() pipeline, then assistant-ui's subscriber, event
+// parser (parseAgUiEvent), run aggregator and message repository.
+//
+// Answer: "messages" are the thread in AG-UI wire form as the package itself converts it
+// (toAgUiMessages, exported), which is also what it sends as the next run input ("runInput":
+// buildRunInput() of the next run); "state" is the core's agent state snapshot; "fatal" is the
+// run failing (the core reports it through onError), placed at the event last delivered (an
+// onError for the producer's own RUN_ERROR is not the consumer failing: it goes to "log");
+// "warnings" null (the package logs through a logger, whose lines go to "log"). Ids the package
+// generates for its own assistant placeholders are random: they are renamed "generated-<n>" in
+// order of appearance so that an answer depends on the trace alone.
+
+import { createInterface } from "node:readline";
+import { createRequire } from "node:module";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { Observable } from "rxjs";
+import { AbstractAgent } from "@ag-ui/client";
+import { toAgUiMessages } from "@assistant-ui/react-ag-ui";
+
+const require = createRequire(import.meta.url);
+// the package's exports map publishes "." alone (dist/index.js): its folder is found from there
+const DIST = dirname(fileURLToPath(import.meta.resolve("@assistant-ui/react-ag-ui")));
+const VERSION = JSON.parse(readFileSync(join(DIST, "..", "package.json"), "utf8")).version;
+const CLIENT_VERSION = require("@ag-ui/client/package.json").version;
+const { AgUiThreadRuntimeCore } = await import(
+  pathToFileURL(join(DIST, "runtime", "AgUiThreadRuntimeCore.js")).href
+);
+const PEER = `@assistant-ui/react-ag-ui@${VERSION}+@ag-ui/client@${CLIENT_VERSION} (runtime core)`;
+
+let captured = null;
+for (const method of ["log", "info", "debug", "warn", "error", "trace"]) {
+  console[method] = (...args) => {
+    if (captured !== null) captured.push(`${method}: ${args.map(text).join(" ")}`.slice(0, 2000));
+  };
+}
+
+function text(a) {
+  if (typeof a === "string") return a;
+  if (a instanceof Error) return `${a.name}: ${a.message}`;
+  try {
+    return JSON.stringify(a);
+  } catch {
+    return String(a);
+  }
+}
+
+function clone(value) {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+class ScriptedAgent extends AbstractAgent {
+  constructor(config, script) {
+    super(config);
+    this.script = script;
+    this.emitted = -1;
+  }
+
+  run() {
+    const script = this.script;
+    return new Observable((subscriber) => {
+      let index = 0;
+      let timer = null;
+      const next = () => {
+        if (subscriber.closed) return;
+        if (index >= script.length) {
+          subscriber.complete();
+          return;
+        }
+        this.emitted = index;
+        subscriber.next(script[index++]);
+        timer = setImmediate(next);
+      };
+      timer = setImmediate(next);
+      return () => clearImmediate(timer);
+    });
+  }
+}
+
+// Rename the ids no event carries (assistant-ui's generated placeholders) in order of appearance.
+function renameGenerated(messages, events) {
+  const known = new Set();
+  const walk = (v) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === "object") {
+      for (const [k, x] of Object.entries(v)) {
+        if (typeof x === "string" && (k === "messageId" || k === "id" || k === "parentMessageId")) known.add(x);
+        else walk(x);
+      }
+    }
+  };
+  walk(events);
+  const names = new Map();
+  const rename = (id) => {
+    if (typeof id !== "string" || known.has(id)) return id;
+    if (!names.has(id)) names.set(id, `generated-${names.size + 1}`);
+    return names.get(id);
+  };
+  return messages.map((m) => ({ ...m, id: rename(m.id) }));
+}
+
+async function consume(events, initialState) {
+  const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) }, events);
+  let failure = null;
+  // The core reports through onError both its own failure and a RUN_ERROR the producer sent;
+  // the latter ends the run as the producer said (the model's lifecycle.run-error), it is not
+  // the consumer failing the run: it goes to the log.
+  const fail = (error) => {
+    const at = Math.max(agent.emitted, 0);
+    if (events[at] && events[at].type === "RUN_ERROR") {
+      captured?.push(`onError @${at} (the producer's RUN_ERROR): ${text(error)}`);
+    } else if (failure === null) {
+      failure = { atEvent: at, detail: text(error).slice(0, 1000) };
+    }
+  };
+  const logger = {
+    debug: (...a) => captured?.push(`debug: ${a.map(text).join(" ")}`),
+    error: (...a) => captured?.push(`error: ${a.map(text).join(" ")}`),
+  };
+  const core = new AgUiThreadRuntimeCore({
+    agent,
+    logger,
+    showThinking: true,
+    onError: (error) => fail(error),
+    notifyUpdate: () => {},
+  });
+  if (initialState !== undefined && initialState !== null) core.stateSnapshot = clone(initialState);
+  try {
+    await core.reload(null);
+  } catch (error) {
+    fail(error); // the core reports the failure (onError) and rethrows it
+  }
+  const thread = core.getMessages();
+  const messages = renameGenerated(clone(toAgUiMessages(thread)), events);
+  const runInput = renameGenerated(clone(core.buildRunInput("run-next", {}, thread).messages), events);
+  return { messages, runInput, state: clone(core.getState() ?? null), fatal: failure };
+}
+
+async function handle(line) {
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch (error) {
+    return { id: null, error: `request is not JSON: ${text(error)}` };
+  }
+  const id = request && typeof request === "object" ? request.id ?? null : null;
+  if (!request || typeof request !== "object" || !Array.isArray(request.events)) {
+    return { id, error: "request needs an 'events' array" };
+  }
+  captured = [];
+  try {
+    const r = await consume(clone(request.events), request.state);
+    return {
+      id, peer: PEER, messages: r.messages, warnings: null, fatal: r.fatal,
+      runInput: r.runInput, state: r.state, log: captured,
+    };
+  } catch (error) {
+    return { id, error: `adapter failure: ${text(error)}`.slice(0, 1000), log: captured };
+  } finally {
+    captured = null;
+  }
+}
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+let chain = Promise.resolve();
+lines.on("line", (line) => {
+  if (!line.trim()) return;
+  chain = chain.then(async () => {
+    process.stdout.write(JSON.stringify(await handle(line)) + "\n");
+  });
+});
+lines.on("close", () => {
+  chain.then(() => process.exit(0));
+});
