@@ -95,6 +95,10 @@ def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
                        cache_entries=500)
     assert _signature(plain) == _signature(squeezed)
     assert squeezed.storage["frontierSpilledNodes"] > 0 and plain.states == 49126
+    # the memo tables were emptied (checked before each expansion chunk) and the default
+    # bound never empties them at this depth
+    assert squeezed.storage["memoTrims"] >= 1 and plain.storage["memoTrims"] == 0
+    assert 0 < squeezed.storage["memoEntries"] < plain.storage["memoEntries"]
     assert plain.storage["parentBytes"] == 8 * plain.states
 
 

@@ -401,7 +401,7 @@ class ReplaySystem(TransitionSystem):
                     out.findings.append((("goal", name), (), (node, m, 0), (node, m)))
                 if child is not None:
                     out.keys.append(pack_key(node, m, 0))
-                    out.nodes.append(child)
+                    out.nodes.extend(child)
                     out.halted.append(False)
 
     def child(self, node: tuple, move: int, leaf: int, level: int) -> tuple:
