@@ -3,7 +3,7 @@
 Distinct states, edges, depth reached and states per second for the default exploration
 vocabulary, with and without the per-edge checks.
 
-Five configurations at the default bound of ``activity-check explore`` (depth 5, 492,495 states
+Five configurations at the default bound of ``activity-check explore`` (depth 5, 1,309,825 states
 under every reading), each a breadth-first search from the empty consumer:
 
 * ``all-readings``: every reading in one sweep (one consumer state per class of readings not yet
@@ -16,9 +16,10 @@ under every reading), each a breadth-first search from the empty consumer:
 
 and, with ``--extra-depth N``, the two all-readings configurations again at depth N. The rate
 rises with depth, as outcomes are shared across more beliefs and classes per consumer
-transition: at depth 4 (20,638 states, about 2 s) nearly every step tree and property check is
-computed for the first time, and the rate is about half that of depth 5; depth 6 has 9.9
-million states and takes about five minutes and 7 GB a run.
+transition: at depth 4 (49,126 states, a few seconds) nearly every step tree and property check
+is computed for the first time, and the rate is about half that of depth 5; depth 6 expands
+the 1,056,175 live states of level 5 over 65,477,413 moves (68.0 million edges in all), a
+run of many minutes (see the README's section on the exhaustive search for its figures).
 
 Targets (issue 4): at least 20,000 distinct states per second on one core, and the default bound
 exhausted within 60 s, both judged on ``all-readings`` (every reading and every property) at
@@ -40,8 +41,12 @@ Dask worker processes (``all-readings-workersN``), with its ``speedup`` over the
 evenly the work was split and, beside the wall time, whether the machine gave every worker a
 core (on a shared machine it may not: compare ``cpuSeconds`` with ``seconds``).
 
+Each row also gives ``cpuSeconds`` (this process's and every worker task's CPU time) and
+``loadAverage`` (the host's 1-minute load when the run ended): on a machine shared with other
+work, CPU seconds over wall seconds says how much of a core the run was given.
+
 Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--workers N]
-[--json]
+[--only NAME,...] [--json]
 """
 from __future__ import annotations
 
@@ -52,6 +57,7 @@ import os
 import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from typing import Optional
 
 from activity_check.cli import DEFAULT_EXPLORE_DEPTH
 from model.readings import DRAFT
@@ -67,14 +73,18 @@ CONFIGURATIONS = (
 
 
 def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: int = 3,
-            workers: int = 1) -> dict:
+            workers: int = 1, only: Optional[set] = None) -> dict:
     """Run every configuration to ``depth`` and the all-readings ones to ``extra_depth``
     (0: skip those), each ``repeat`` times; returns their figures, from the fastest run of each
     (seconds are wall time; ``secondsMedian`` and ``secondsEach``, in the order run, give the
     others; rates come from the unrounded seconds).
 
-    Raises ValueError when ``repeat`` is below 1, and RuntimeError when two runs of one
-    configuration explore different numbers of states or edges (the search is deterministic)."""
+    ``only``: the names of the configurations to run (None: all; the extra-depth ones are
+    named ``NAME@N``).
+
+    Raises ValueError when ``repeat`` is below 1 or ``only`` names no configuration, and
+    RuntimeError when two runs of one configuration explore different numbers of states or
+    edges (the search is deterministic)."""
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {repeat}")
     if workers < 1:
@@ -86,6 +96,10 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     if extra_depth:
         runs += [(f"{name}@{extra_depth}", extra_depth, kwargs)
                  for name, kwargs in CONFIGURATIONS if kwargs.get("reading", DRAFT) is None]
+    if only is not None:
+        runs = [run for run in runs if run[0] in only]
+        if not runs:
+            raise ValueError(f"--only names no configuration: {sorted(only)}")
     rows = {}
     spawn = multiprocessing.get_context("spawn")
     for name, bound, kwargs in runs:
@@ -104,11 +118,12 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
                    bytesPerStateMedian=round(statistics.median(
                        f["bytesPerState"] for f in figures)))
         rows[name] = row
-    if workers > 1:
+    if workers > 1 and {"all-readings", f"all-readings-workers{workers}"} <= set(rows):
         alone, spread = rows["all-readings"], rows[f"all-readings-workers{workers}"]
         spread["speedup"] = round(alone["secondsMedian"] / spread["secondsMedian"], 2) \
             if spread["secondsMedian"] else None
-    return {"benchmark": "explore", "depth": depth, "defaultBound": DEFAULT_EXPLORE_DEPTH, "extraDepth": extra_depth,
+    return {"benchmark": "explore", "depth": depth, "defaultBound": DEFAULT_EXPLORE_DEPTH,
+            "extraDepth": extra_depth,
             "repeat": repeat, "workers": workers, "configurations": rows,
             "targets": {"statesPerSecond": 20000, "defaultBoundSeconds": 60,
                         "issue21": {"statesPerSecond": 100000, "bytesPerState": 100,
@@ -119,8 +134,11 @@ def _run(bound: int, kwargs: dict) -> dict:
     """One search to ``bound`` with ``kwargs`` (run in a fresh process), as figures; seconds
     unrounded."""
     import resource
+    import time
     baseline = _resident()
+    cpu = time.process_time()
     r = explore(depth=bound, **kwargs)
+    cpu = time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     peak += r.storage.get("workerPeakBytes", 0)
     storage = {k: v for k, v in r.storage.items() if k != "workerTasks"}
@@ -131,7 +149,13 @@ def _run(bound: int, kwargs: dict) -> dict:
            "splits": len(r.splits), "violations": len(r.violations), "workers": r.workers,
            "peakBytes": peak, "bytesPerState": round(peak / r.states) if r.states else None,
            "baselineBytes": baseline,  # resident before the search (interpreter, modules)
-           "storage": storage}
+           "storage": storage,
+           # CPU seconds of this process and of every worker task, and the host's load (runnable
+           # processes, 1-minute average) when the run ended: on a shared machine the wall time
+           # is only as good as the cores the run was given
+           "cpuSeconds": round(cpu + sum(sum(t["cpuSeconds"]) for t in
+                                         r.storage.get("workerTasks", ())), 2),
+           "loadAverage": round(os.getloadavg()[0], 2)}
     if "workerTasks" in r.storage:
         out["workerTasks"] = r.storage["workerTasks"]
     return out
@@ -161,6 +185,9 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=1,
                         help="also run every reading with every property on this many local "
                              "worker processes, with the speedup over one (default 1: not)")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated names of the configurations to run (default: all; "
+                             "e.g. all-readings@6 with --extra-depth 6)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -169,7 +196,11 @@ def main(argv=None) -> int:
         parser.error("--depth must be at least 1 and --extra-depth at least 0")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
-    figures = measure(args.depth, args.extra_depth, args.repeat, args.workers)
+    only = set(args.only.split(",")) if args.only else None
+    try:
+        figures = measure(args.depth, args.extra_depth, args.repeat, args.workers, only)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -179,12 +210,15 @@ def main(argv=None) -> int:
               f"{row['states']:,} states, {row['edges']:,} edges in {row['seconds']} s "
               f"(median of {figures['repeat']}: {row['secondsMedian']} s) -> "
               f"{row['statesPerSecond']:,} states/s (median {row['statesPerSecondMedian']:,}), "
-              f"{row['edgesPerSecond']:,} edges/s, {row['bytesPerStateMedian']:,} bytes/state "
+              f"{row['edgesPerSecond']:,} edges/s, {row['bytesPerStateMedian']:,} bytes/state, "
+              f"{row['cpuSeconds']} CPU s at load {row['loadAverage']} "
               f"on {row['workers']} worker{'s' if row['workers'] != 1 else ''}"
               + (f", speedup {row['speedup']}x" if "speedup" in row else "") +
               f"; {row['splits']} knobs split, {row['violations']} properties violated")
     target, limit = figures["targets"]["statesPerSecond"], figures["targets"]["defaultBoundSeconds"]
-    judged = rows["all-readings"]  # every reading and every property, at --depth
+    judged = rows.get("all-readings")  # every reading and every property, at --depth
+    if judged is None:
+        return 0
     where = f"depth {figures['depth']}" + (
         " (the default bound)" if figures["depth"] == DEFAULT_EXPLORE_DEPTH
         else f"; the default bound is depth {DEFAULT_EXPLORE_DEPTH}")

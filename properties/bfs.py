@@ -51,9 +51,10 @@ class Expansion:
     merge makes the order of several expansions irrelevant).
 
     Attributes:
-        nodes: the successors, tuples of ``width`` ints; keys: their parent entries
-            (``array('q')``, :func:`~properties.bfs_store.pack_key`); halted: per successor,
-            whether it is never expanded (a halted consumer).
+        nodes: the successors, ``width`` ints each, one after another (``array('q')``:
+            ``out.nodes.extend(node)``); keys: their parent entries (``array('q')``,
+            :func:`~properties.bfs_store.pack_key`); halted: per successor, whether it is
+            never expanded (a halted consumer).
         findings: ``[(key, cost, sequence, payload)]``: the driver keeps, per key, the least
             ``(cost, sequence)``; ``sequence`` is ``(parent id, move index, sub)`` with sub 0
             for what happens on the move before its leaves, ``2j + 1`` for leaf ``j``'s checks
@@ -64,7 +65,7 @@ class Expansion:
     __slots__ = ("nodes", "keys", "halted", "findings", "moves")
 
     def __init__(self):
-        self.nodes: list = []
+        self.nodes = array("q")
         self.keys = array("q")
         self.halted: list = []
         self.findings: list = []
@@ -139,6 +140,11 @@ class TransitionSystem:
         """Whether the search may stop at the end of this level, given the merged findings
         (``{key: (cost, sequence, payload)}``). Default: never."""
         return False
+
+    def storage(self) -> dict:
+        """What the system's own caches hold, for :attr:`Search.storage` (wire names: e.g.
+        ``{"memoEntries": n, "memoTrims": k}``). Default: nothing."""
+        return {}
 
 
 def sequence_of_key(key: int) -> tuple:
@@ -368,7 +374,8 @@ class LocalEngine:
         system = self.system
         n = len(out.keys)
         keys = np.frombuffer(out.keys, dtype=np.int64) if n else np.zeros(0, np.int64)
-        nodes = np.array(out.nodes, dtype=np.int64).reshape(n, system.width)
+        nodes = np.frombuffer(out.nodes, dtype=np.int64).reshape(n, system.width) if n else \
+            np.zeros((0, system.width), np.int64)
         fps = system.fingerprints(nodes) if n else np.zeros(0, np.uint64)
         unique, first = np.unique(fps, return_index=True)
         new = self.visited.add(unique)
@@ -393,7 +400,8 @@ class LocalEngine:
                 self.next.add(kept_ids.astype(np.int64), nodes[take])
 
     def storage(self) -> dict:
-        return {"visitedBytes": self.visited.nbytes, "frontierSpilledNodes": self.spilled}
+        return {"visitedBytes": self.visited.nbytes, "frontierSpilledNodes": self.spilled,
+                **self.system.storage()}
 
     def close(self) -> None:
         for f in (self.frontier, self.next):

@@ -116,7 +116,8 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                               if len(out.moves) else np.zeros(0, np.int64))
             if len(out.keys):
                 all_keys.append(np.frombuffer(out.keys, dtype=np.int64).copy())
-                all_nodes.append(np.array(out.nodes, dtype=np.int64).reshape(-1, system.width))
+                all_nodes.append(np.frombuffer(out.nodes, dtype=np.int64)
+                                 .reshape(-1, system.width))
                 all_halted.append(np.array(out.halted, dtype=bool))
         keys = np.concatenate(all_keys) if all_keys else np.zeros(0, np.int64)
         succ = np.concatenate(all_nodes) if all_nodes else np.zeros((0, system.width), np.int64)

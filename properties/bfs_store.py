@@ -72,10 +72,18 @@ def canonical(value) -> str:
     if isinstance(value, dict):
         return "<" + ",".join(sorted(f"{canonical(k)}:{canonical(v)}"
                                      for k, v in value.items())) + ">"
-    if dataclasses.is_dataclass(value):
+    names = _COMPARED.get(type(value))
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _COMPARED[type(value)] = tuple(f.name for f in dataclasses.fields(value)
+                                               if f.compare)
+    if names is not None:
         return type(value).__name__ + "(" + ",".join(
-            canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare) + ")"
+            canonical(getattr(value, name)) for name in names) + ")"
     raise TypeError(f"no canonical text for {type(value).__name__}")
+
+
+_COMPARED: dict = {}
+"""Per dataclass type, the names of its compared fields, in order (:func:`canonical`)."""
 
 
 def component_fingerprint(value) -> int:

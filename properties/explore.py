@@ -68,11 +68,7 @@ from properties.catalogue import (PROPERTIES, Property, Transition, applicable, 
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
-           "step_splits", "SweepCache", "SweepSystem", "SingleSystem", "PairSystem",
-           "shortest_distinguishing", "shortest_trace_to", "state_graph", "trace_to"]
-
-__all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
-           "step_splits",
+           "step_splits", "MoveTable", "SweepCache", "SweepSystem", "SingleSystem", "PairSystem",
            "shortest_distinguishing", "shortest_trace_to", "state_graph", "trace_to"]
 
 EXPLORE_VOCABULARY = Vocabulary(
@@ -610,81 +606,28 @@ class _Dispatch:
                             for scope in ("after", "target", "step", "transition"))
 
 
-class SweepCache:
-    """The all-readings sweep's memo tables, shared by every node the sweep expands in one
-    process, and the computations that fill them (all pure: an entry depends on its key
-    alone, so every process computes the same ones, and a table may be dropped at any time).
+class MoveTable:
+    """The producer's side of the searches over every producer reading (the all-readings
+    sweep, :class:`SweepCache`, and the pair search, :class:`PairSystem`): interned
+    ``beliefs``, ``events`` and ``producer_sets`` (sets of :data:`PRODUCER_READINGS`), and
+    ``moves``: (belief, producer set) -> ``[(event, producer set after, conformant, belief
+    after)]``, all numbers (``advanced``: (belief, event) -> belief after;
+    ``draft_conformant``: per producer set, whether the draft's producer reading is in it).
 
-    Interned values (:class:`_Interned`): ``beliefs``, ``states``, ``events``,
-    ``producer_sets``, ``classes``, ``shapes`` (decision-tree shapes: leaf assignments and
-    result groups), ``view_ids`` (belief views). Tables:
-
-    * ``moves``: (belief, producers) -> ``[(event, producers after, conformant, belief after)]``
-      (``advanced``: (belief, event) -> belief after).
-    * ``trees``: (state, event) -> ``([(assignment items, result, result state, halted, outcome,
-      knobs)], shape)`` or the exception the step raised; ``local_trees``: (focus, event) ->
-      an activity event's decisions (``[(items, knobs, attributes, Decision)]``) or exception.
-    * ``forks``: (shape, class) -> ``([(leaf class, leaf index)], candidate knobs)``.
-    * ``dispatch``: event -> :class:`_Dispatch`; ``views``: (belief, belief after, event) ->
-      view id.
-    * ``checked``: (view, state, event, outcome, conformant) -> ``[(consulted, result,
-      attributes)]``; ``class_checked``: (that key, class) -> the violations under the class's
-      readings; ``after_checked``, ``step_checked``, ``target_checked``: the narrower scopes'.
-    * ``inputs``: result state -> run input; ``resteps``: (state, event) -> the decision tree
-      P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity.
-    * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
-      cannot improve them (:func:`_may_improve`).
+    Args:
+        vocabulary: the producer's finite world; adversarial: also the non-conformant moves;
+        producers: the producer readings of the initial node (producer set 0).
     """
 
-    def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
-        self.vocabulary, self.properties, self.adversarial = vocabulary, properties, adversarial
+    def __init__(self, vocabulary: Vocabulary, adversarial: bool, producers: frozenset):
+        self.vocabulary, self.adversarial = vocabulary, adversarial
         self.beliefs = _Interned([Belief()])
-        self.states = _Interned([initial_state()])
         self.events = _Interned()
-        self.producer_sets = _Interned([frozenset(PRODUCER_READINGS)])
-        self.classes = _Interned([()])
-        self.shapes = _Interned()
-        self.view_ids = _Interned()
-        self.representatives = [_representative(())]
-        self.class_attrs = [frozenset()]
+        self.producer_sets = _Interned()
         self.draft_conformant: list = []
         self.moves: dict = {}
         self.advanced: dict = {}
-        self.trees: dict = {}
-        self.local_trees: dict = {}
-        self.forks: dict = {}
-        self.dispatch: dict = {}
-        self.checked: dict = {}
-        self.class_checked: dict = {}
-        self.after_checked: dict = {}
-        self.step_checked: dict = {}
-        self.target_checked: dict = {}
-        self.order = {p.id: i for i, p in enumerate(properties)}
-        self.views: dict = {}
-        self.inputs: dict = {}
-        self.split_cost: dict = {}
-        self.split_settled: dict = {}
-        self.numbered_by_id: dict = {}
-        self.resteps: dict = {}
-        self.trims = 0
-
-    def size(self) -> int:
-        """Entries of the tables keyed by consumer transitions (the ones that grow)."""
-        return len(self.trees) + len(self.checked) + len(self.step_checked) + \
-            len(self.resteps) + len(self.target_checked) + len(self.local_trees)
-
-    def trim(self, limit: int) -> bool:
-        """Empty the tables keyed by consumer transitions when they hold more than ``limit``
-        entries (every entry is recomputed, equal, when next needed; the interned values, the
-        moves, forks and split costs stay). Returns whether it did."""
-        if self.size() <= limit:
-            return False
-        for table in (self.trees, self.local_trees, self.checked, self.class_checked,
-                      self.after_checked, self.step_checked, self.target_checked, self.inputs,
-                      self.resteps, self.numbered_by_id):
-            table.clear()
-        self.trims += 1
-        return True
+        self.producer_set(producers)
 
     def producer_set(self, producers: frozenset) -> int:
         """The number of a set of producer readings (``draft_conformant`` says, per number,
@@ -706,14 +649,109 @@ class SweepCache:
             for event, after in _node_moves(belief, self.vocabulary, DRAFT,
                                             self.producer_sets.values[p], self.adversarial, True):
                 e = events.number(event)
-                if e not in self.dispatch:
-                    self.dispatch[e] = _Dispatch(self.properties, event)
                 pa = self.producer_set(after)
                 ba = self.advanced.get((b, e))
                 if ba is None:
                     ba = self.advanced[(b, e)] = beliefs.number(advance(belief, event))
                 found.append((e, pa, bool(after), ba))
         return found
+
+
+class SweepCache(MoveTable):
+    """The all-readings sweep's memo tables, shared by every node the sweep expands in one
+    process, and the computations that fill them (all pure: an entry depends on its key
+    alone, so every process computes the same ones, and a table may be dropped at any time).
+
+    Interned values (:class:`_Interned`): ``beliefs``, ``events``, ``producer_sets`` and the
+    ``moves`` table of the :class:`MoveTable` it is, ``states``, ``classes``, ``shapes``
+    (decision-tree shapes: leaf assignments and result groups), ``view_ids`` (belief views).
+    Tables:
+
+    * ``trees``: (state, event) -> ``([(assignment items, result, result state, halted, outcome,
+      knobs)], shape)`` or the exception the step raised; ``local_trees``: (focus, event) ->
+      an activity event's decisions (``[(items, knobs, attributes, Decision)]``) or exception.
+    * ``forks``: (shape, class) -> ``([(leaf class, leaf index)], candidate knobs)``.
+    * ``dispatch``: event -> :class:`_Dispatch`; ``views``: (belief, belief after, event) ->
+      view id; ``move_rows``: (belief, producers) -> each move with what the hot loop reads
+      of it (:meth:`move_rows_of`).
+    * ``checked``: (view, state, event, outcome, conformant) -> ``[(consulted, result,
+      attributes)]``; ``class_checked``: (that key, class) -> the violations under the class's
+      readings; ``after_checked``, ``step_checked``, ``target_checked``: the narrower scopes'.
+    * ``inputs``: result state -> run input; ``resteps``: (state, event) -> the decision tree
+      P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity.
+    * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
+      cannot improve them (:func:`_may_improve`).
+    """
+
+    def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
+        super().__init__(vocabulary, adversarial, frozenset(PRODUCER_READINGS))
+        self.properties = properties
+        self.states = _Interned([initial_state()])
+        self.classes = _Interned([()])
+        self.shapes = _Interned()
+        self.view_ids = _Interned()
+        self.representatives = [_representative(())]
+        self.class_attrs = [frozenset()]
+        self.move_rows: dict = {}
+        self.trees: dict = {}
+        self.local_trees: dict = {}
+        self.forks: dict = {}
+        self.dispatch: dict = {}
+        self.checked: dict = {}
+        self.class_checked: dict = {}
+        self.after_checked: dict = {}
+        self.step_checked: dict = {}
+        self.target_checked: dict = {}
+        self.order = {p.id: i for i, p in enumerate(properties)}
+        self.views: dict = {}
+        self.inputs: dict = {}
+        self.split_cost: dict = {}
+        self.split_settled: dict = {}
+        self.numbered_by_id: dict = {}
+        self.resteps: dict = {}
+        self.consulted_sets: dict = {}
+        self.trims = 0
+
+    def size(self) -> int:
+        """Entries of the tables keyed by consumer transitions (the ones that grow)."""
+        return len(self.trees) + len(self.checked) + len(self.step_checked) + \
+            len(self.resteps) + len(self.target_checked) + len(self.local_trees)
+
+    def trim(self, limit: int) -> bool:
+        """Empty the tables keyed by consumer transitions when they hold more than ``limit``
+        entries (every entry is recomputed, equal, when next needed; the interned values, the
+        moves, forks and split costs stay). Returns whether it did."""
+        if self.size() <= limit:
+            return False
+        for table in (self.trees, self.local_trees, self.checked, self.class_checked,
+                      self.after_checked, self.step_checked, self.target_checked, self.inputs,
+                      self.resteps, self.numbered_by_id):
+            table.clear()
+        self.trims += 1
+        return True
+
+    def moves_of(self, b: int, p: int) -> list:
+        """:meth:`MoveTable.moves_of`, with each new event's :class:`_Dispatch` made."""
+        found = self.moves.get((b, p))
+        if found is None:
+            found = super().moves_of(b, p)
+            for e, _, _, _ in found:
+                if e not in self.dispatch:
+                    self.dispatch[e] = _Dispatch(self.properties, self.events.values[e])
+        return found
+
+    def move_rows_of(self, b: int, p: int) -> list:
+        """``move_rows[(b, p)]``: the moves of :meth:`moves_of` as ``(event, producers after,
+        conformant, belief after, properties that fire, belief view)`` (the properties of the
+        event's type, none without properties; the view of :meth:`view_of`, None when none of
+        them reads beliefs), computed when missing: what the hot loop reads per move."""
+        rows = self.move_rows[(b, p)] = []
+        for e, pa, ok, ba in self.moves_of(b, p):
+            d = self.dispatch[e]
+            props, readers = (d.fires, d.readers) if self.properties else ((), ())
+            rows.append((e, pa, ok, ba, props,
+                         self.view_of(b, ba, e, readers) if readers else None))
+        return rows
 
     def decisions_of(self, state: ConsumerState, e: int):
         """The decision tree of an activity event on its focus in ``state`` (computed once per
@@ -758,6 +796,10 @@ class SweepCache:
             try:
                 leaves = [(items, r, states.number(r.state), r.state.halted, knobs)
                           for items, knobs, r in self.leaves_of(states.values[s], e)]
+                # each result holds the interned state after, not an equal copy of it
+                leaves = [leaf if leaf[1].state is states.values[leaf[2]] else
+                          (leaf[0], leaf[1].but(state=states.values[leaf[2]])) + leaf[2:]
+                          for leaf in leaves]
             except Exception as exc:  # noqa: BLE001 - the escape is the finding
                 # kept without its traceback, whose frames would hold the exception in a cycle
                 tree = self.trees[(s, e)] = exc.with_traceback(None)
@@ -806,8 +848,10 @@ class SweepCache:
 
     def restep_tree(self, st: ConsumerState, ev: Event):
         """The decision tree the re-steps of P36 and P37 read for (``st``, ``ev``): ``(decided,
-        [(items, knobs, attributes, leaf)])``, each leaf a Decision (decided) or a StepResult;
-        raises what the step raised. Computed once per (state, event)."""
+        [(items, knobs, attributes, leaf)], settled)``, each leaf a Decision (decided) or a
+        StepResult, ``settled[i]`` leaf i's ``(state, warnings, fatal)`` once a re-step
+        reached it (None before); raises what the step raised. Computed once per (state,
+        event)."""
         # The renamed events P37 passes come from its memo table, the same objects each time:
         # find their numbers by identity before hashing and comparing them whole.
         key = (st, by_identity(self.numbered_by_id, ev, self.events.number))
@@ -816,9 +860,10 @@ class SweepCache:
             try:
                 decisions = self.decisions_of(st, key[1])
                 # an activity event's leaves are settled when a reading reaches them
-                tree = (True, decisions) if decisions is not None else \
-                    (False, [(items, knobs, tuple(a for a, _ in knobs), r)
-                             for items, knobs, r in self.leaves_of(st, key[1])])
+                leaves = decisions if decisions is not None else \
+                    [(items, knobs, tuple(a for a, _ in knobs), r)
+                     for items, knobs, r in self.leaves_of(st, key[1])]
+                tree = (decisions is not None, leaves, [None] * len(leaves))
             except Exception as exc:  # noqa: BLE001 - raised to the check, as the step would
                 tree = exc.with_traceback(None)
             self.resteps[key] = tree
@@ -834,15 +879,18 @@ class SweepCache:
         restep_tree = self.restep_tree
 
         def restep(st, ev):
-            decided, leaves = restep_tree(st, ev)
-            for _, knobs, attrs, leaf in leaves:
+            decided, leaves, settled = restep_tree(st, ev)
+            for i, (_, knobs, attrs, leaf) in enumerate(leaves):
                 for attr, option in knobs:
                     if getattr(base, attr) != option:
                         break
                 else:
                     recorder.consulted.extend(attrs)
-                    result = settle(st, ev, leaf) if decided else leaf
-                    return result.state, result.warnings, result.fatal
+                    found = settled[i]
+                    if found is None:
+                        result = settle(st, ev, leaf) if decided else leaf
+                        found = settled[i] = (result.state, result.warnings, result.fatal)
+                    return found
             raise AssertionError("no leaf of the step's decision tree takes the reading")
         return restep
 
@@ -930,17 +978,19 @@ class SweepCache:
         after_props, target_props, step_props, other_props = self.dispatch[e].scoped
         parts = []
         if after_props:
-            parts.append(_shared(self.after_checked, (rs, ok), t, recorder, after_props))
+            parts.append(_shared(self.after_checked, (rs, ok), t, recorder, after_props,
+                                 self.consulted_sets))
         if target_props:
             # the event by its number: the view's other members as they are
             parts.append(_shared(self.target_checked, (key[0], e) + target_view(t)[1:], t,
-                                 recorder, target_props))
+                                 recorder, target_props, self.consulted_sets))
         if step_props:
             # (state, event, step outcome): the step's outcome numbers its state after,
             # warnings and fatal
-            parts.append(_shared(self.step_checked, key[1:4], t, recorder, step_props))
+            parts.append(_shared(self.step_checked, key[1:4], t, recorder, step_props,
+                                 self.consulted_sets))
         if other_props:
-            parts.append(_fresh(t, recorder, other_props))
+            parts.append(_fresh(t, recorder, other_props, self.consulted_sets))
         # The first violation in catalogue order, valid under every reading that agrees on the
         # knobs any part consulted.
         order = self.order
@@ -957,8 +1007,10 @@ class SweepCache:
                                       order[found[0].id] < order[outcome[0].id]):
                 outcome = found
         if merged:
-            consulted = tuple(dict.fromkeys(consulted))
-        entry = (consulted, outcome, attrs)
+            consulted, attrs, _ = _consulted_set(self.consulted_sets,
+                                                 tuple(dict.fromkeys(consulted)))
+        entry = (consulted, outcome, attrs) if outcome is not None else \
+            _consulted_set(self.consulted_sets, consulted)[2]
         self.checked.setdefault(key, []).append(entry)
         return entry
 
@@ -1002,6 +1054,11 @@ class SweepSystem(TransitionSystem):
     def cache_size(self) -> int:
         """Entries of the memo tables keyed by consumer transitions (:meth:`SweepCache.size`)."""
         return self.cache.size()
+
+    def storage(self) -> dict:
+        """``{"memoEntries": entries of the memo tables keyed by consumer transitions now,
+        "memoTrims": how many times they were emptied}`` (:meth:`SweepCache.trim`)."""
+        return {"memoEntries": self.cache.size(), "memoTrims": self.cache.trims}
 
     def fresh(self) -> "SweepSystem":
         """The same system with empty memo tables."""
@@ -1072,15 +1129,14 @@ class SweepSystem(TransitionSystem):
                      out: Expansion, recorded: set) -> None:
         """One node's moves, leaves, checks and successors (the sweep's hot loop)."""
         c = self.cache
-        trees, forks, checked, views = c.trees, c.forks, c.checked, c.views
+        trees, forks, checked = c.trees, c.forks, c.checked
         representatives, class_attrs = c.representatives, c.class_attrs
-        dispatch, properties, events = c.dispatch, c.properties, c.events.values
         known_entry = _known
-        add_node, add_key, add_halted = out.nodes.append, out.keys.append, out.halted.append
+        add_node, add_key, add_halted = out.nodes.extend, out.keys.append, out.halted.append
         state = c.states.values[s]
-        node_moves = c.moves.get((b, p)) or c.moves_of(b, p)
+        node_moves = c.move_rows.get((b, p)) or c.move_rows_of(b, p)
         out.moves.append(len(node_moves))
-        for m, (e, pa, ok, ba) in enumerate(node_moves):
+        for m, (e, pa, ok, ba, props, view) in enumerate(node_moves):
             tree = trees.get((s, e))
             if tree is None:
                 tree = c.tree_of(s, e)
@@ -1103,19 +1159,24 @@ class SweepSystem(TransitionSystem):
                                           for lc, leaf in leaves], node, m, rank)
                     else:
                         c.split_settled[candidates] = rank
-            d = dispatch[e]
-            props, readers = (d.fires, d.readers) if properties else ((), ())
-            view = None
-            if readers:
-                view = views.get((b, ba, e))
-                if view is None:
-                    view = c.view_of(b, ba, e, readers)
             base = (node << 28) | (m << 12)
             for j, (lc, leaf) in enumerate(leaves):
                 _, result, rs, halted, outcome, _ = tree[leaf]
                 if props:
                     key = (view, s, e, outcome, ok)
-                    entry = known_entry(checked.get(key), representatives[lc])
+                    entries = checked.get(key)
+                    if entries is not None and not entries[0][0]:
+                        # the commonest case: the checks consulted no knob (the first entry,
+                        # the one _known would take, holds under every reading)
+                        hit = entries[0][1]
+                        if hit is not None:
+                            _record(out, recorded, hit[0].id, (node, m, 2 * j + 1),
+                                    (node, m, hit[1]))
+                        add_key(base | j)
+                        add_node((ba, rs, pa, lc))
+                        add_halted(halted)
+                        continue
+                    entry = known_entry(entries, representatives[lc])
                     if entry is not None and entry[2] <= class_attrs[lc]:
                         # the common case: an outcome that holds class-wide
                         found = (entry[1],) if entry[1] is not None else ()
@@ -1261,26 +1322,24 @@ class SingleSystem(TransitionSystem):
                 if found is not None:
                     _record(out, recorded, found[0].id, (node, m, 1), (node, m, found[1]))
             out.keys.append((node << 28) | (m << 12))
-            out.nodes.append((ba, self.states.number(result.state), int(ok)))
+            out.nodes.extend((ba, self.states.number(result.state), int(ok)))
             out.halted.append(result.state.halted)
 
 
 class PairSystem(TransitionSystem):
     """:func:`shortest_distinguishing` as a transition system: a node is ``(belief, state under
-    reading a, state under reading b, producer readings)``, all numbers; the finding
-    ``("distinguishing",)`` is the first step whose results differ in what a verdict shows."""
+    reading a, state under reading b, producer readings)``, all numbers (the producer's side
+    is a :class:`MoveTable`, as the all-readings sweep's); the finding ``("distinguishing",)``
+    is the first step whose results differ in what a verdict shows."""
 
     width = 4
 
     def __init__(self, reading_a: Reading, reading_b: Reading, vocabulary: Vocabulary,
                  producers0: frozenset):
         self.config = (reading_a, reading_b, vocabulary, producers0)
-        self.reading_a, self.reading_b, self.vocabulary = reading_a, reading_b, vocabulary
-        self.beliefs = _Interned([Belief()])
+        self.reading_a, self.reading_b = reading_a, reading_b
+        self.table = MoveTable(vocabulary, False, producers0)
         self.states = _Interned([initial_state()])
-        self.producer_sets = _Interned([producers0])
-        self.move_memo: dict = {}
-        self.advanced: dict = {}
 
     def fresh(self) -> "PairSystem":
         return PairSystem(*self.config)
@@ -1289,52 +1348,39 @@ class PairSystem(TransitionSystem):
         return (0, 0, 0, 0)
 
     def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
-        return _fps_of((self.beliefs, self.states, self.states, self.producer_sets), nodes)
-
-    def moves_of(self, b: int, p: int) -> list:
-        """``[(event, producers after)]`` from (belief, producer set), producers numbered."""
-        found = self.move_memo.get((b, p))
-        if found is None:
-            found = self.move_memo[(b, p)] = [
-                (e, self.producer_sets.number(after)) for e, after in _node_moves(
-                    self.beliefs.values[b], self.vocabulary, DRAFT, self.producer_sets.values[p],
-                    False, True)]
-        return found
-
-    def after(self, b: int, event: Event) -> int:
-        ba = self.advanced.get((b, event))
-        if ba is None:
-            ba = self.advanced[(b, event)] = self.beliefs.number(
-                advance(self.beliefs.values[b], event))
-        return ba
+        t = self.table
+        return _fps_of((t.beliefs, self.states, self.states, t.producer_sets), nodes)
 
     def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
         b, sa, sb, p = node
-        event, pa = self.moves_of(b, p)[move]
+        e, pa, _, ba = self.table.moves_of(b, p)[move]
+        event = self.table.events.values[e]
         ra = reference_step(self.states.values[sa], event, self.reading_a)
         rb = reference_step(self.states.values[sb], event, self.reading_b)
-        return event, (self.after(b, event), self.states.number(ra.state),
-                       self.states.number(rb.state), pa)
+        return event, (ba, self.states.number(ra.state), self.states.number(rb.state), pa)
 
     def event(self, node: tuple, move: int, level: int = 0) -> Event:
-        return self.moves_of(node[0], node[3])[move][0]
+        t = self.table
+        return t.events.values[t.moves_of(node[0], node[3])[move][0]]
 
     def value(self, node: tuple) -> tuple:
         b, sa, sb, p = node
-        return (self.beliefs.values[b], self.states.values[sa], self.states.values[sb],
-                self.producer_sets.values[p])
+        t = self.table
+        return (t.beliefs.values[b], self.states.values[sa], self.states.values[sb],
+                t.producer_sets.values[p])
 
     def done(self, findings: dict) -> bool:
         return bool(findings)
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
                known: dict) -> None:
-        states = self.states
+        states, events = self.states, self.table.events.values
         for node, (b, sa, sb, p) in zip(ids.tolist(), nodes.tolist()):
             state_a, state_b = states.values[sa], states.values[sb]
-            node_moves = self.moves_of(b, p)
+            node_moves = self.table.moves_of(b, p)
             out.moves.append(len(node_moves))
-            for m, (event, pa) in enumerate(node_moves):
+            for m, (e, pa, _, ba) in enumerate(node_moves):
+                event = events[e]
                 ra = reference_step(state_a, event, self.reading_a)
                 rb = reference_step(state_b, event, self.reading_b)
                 if (ra.state, ra.warnings, ra.fatal and (ra.fatal.code, ra.fatal.clause)) != \
@@ -1346,14 +1392,15 @@ class PairSystem(TransitionSystem):
                     if _step_key(va) != _step_key(vb):
                         out.findings.append((("distinguishing",), (), (node, m, 0), (node, m)))
                 out.keys.append((node << 28) | (m << 12))
-                out.nodes.append((self.after(b, event), states.number(ra.state),
-                                  states.number(rb.state), pa))
+                out.nodes.extend((ba, states.number(ra.state), states.number(rb.state), pa))
                 out.halted.append(ra.state.halted or rb.state.halted)
-
 
 
 _NOTHING: frozenset = frozenset()
 """The consulted attributes of a sweep check entry that consulted none."""
+
+_NO_KNOBS = ((), None, _NOTHING)
+"""A sweep check entry that consulted no knob and found nothing (the commonest)."""
 
 _BROKEN = ("run input raised",)
 """A sweep check outcome: computing the run input raised (recorded as P00; the leaf is not
@@ -1488,24 +1535,39 @@ def _known(entries: Optional[list], reading: Reading) -> Optional[tuple]:
     return None
 
 
-def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Property]) -> tuple:
+def _consulted_set(interned: dict, consulted: tuple) -> tuple:
+    """``(consulted, attributes, (consulted, None, attributes))`` for a tuple of consulted
+    (attribute, option) pairs, each the same object for equal pairs (``interned``: a sweep's
+    :attr:`SweepCache.consulted_sets`): the check tables hold hundreds of thousands of entries
+    and a few dozen distinct knob sets."""
+    found = interned.get(consulted)
+    if found is None:
+        attrs = frozenset(a for a, _ in consulted)
+        found = interned[consulted] = (consulted, attrs, (consulted, None, attrs))
+    return found
+
+
+def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Property],
+           interned: dict) -> tuple:
     """``(consulted, outcome, attributes)``: :func:`~properties.catalogue.first_violation` of
     ``properties`` (the ones that apply to the event) on ``t``, whose reading is ``recorder``,
     the knobs they consulted, as (attribute, option) pairs, and the frozenset of those
-    attributes: the outcome holds under every reading that agrees on those. Reference consumer
-    only: its step, too, reads the reading only through knobs."""
+    attributes: the outcome holds under every reading that agrees on those (equal pairs and
+    sets as one object, see :func:`_consulted_set`). Reference consumer only: its step, too,
+    reads the reading only through knobs."""
     consulted = recorder.consulted
     start = len(consulted)
     outcome = first_violation(t, properties)
     if len(consulted) == start:
-        return (), outcome, _NOTHING
+        return _NO_KNOBS if outcome is None else ((), outcome, _NOTHING)
     reading = recorder.base
-    attrs = dict.fromkeys(consulted[start:])
-    return tuple([(a, getattr(reading, a)) for a in attrs]), outcome, frozenset(attrs)
+    pairs, attrs, empty = _consulted_set(interned, tuple([(a, getattr(reading, a)) for a in
+                                                         dict.fromkeys(consulted[start:])]))
+    return empty if outcome is None else (pairs, outcome, attrs)
 
 
 def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
-            properties: Sequence[Property]) -> tuple:
+            properties: Sequence[Property], interned: dict) -> tuple:
     """``(consulted, outcome, attributes)`` for ``properties`` on ``t`` (see :func:`_fresh`):
     the entry of ``cache[key]`` that holds for ``t``'s reading (see :func:`_known`), or else
     computed by :func:`_fresh` and added there. ``key`` must stand for everything the
@@ -1513,7 +1575,7 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     entries = cache.get(key)
     entry = _known(entries, recorder.base)
     if entry is None:
-        entry = _fresh(t, recorder, properties)
+        entry = _fresh(t, recorder, properties, interned)
         if entries is None:
             cache[key] = [entry]
         else:

@@ -10,8 +10,9 @@
   :class:`CrossCheckError`: the encoding and the executable model disagree, and one is wrong.
 * :func:`enumerate_shortest` is the executable counterpart of a query: a breadth-first search of
   the *same* abstract event alphabet, realised and stepped on the executable model, returning a
-  shortest trace on which a Python predicate holds. Tests use it to confirm Z3's shortest lengths
-  and its unsat answers at small depth.
+  shortest trace on which a Python predicate holds (:class:`ReplaySystem` on the one driver,
+  :func:`properties.bfs.search`). Tests use it to confirm Z3's shortest lengths and its unsat
+  answers at small depth.
 
 The Python predicates see one :class:`StepView` per event: the event, each consumer copy's
 transition (a :class:`properties.catalogue.Transition`, so catalogue checks apply unchanged), the
@@ -23,12 +24,15 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
+import numpy as np
 import z3
 
 from model.consumer import initial_state, run_input, step
 from model.events import Event
 from model.producer import PRODUCER_ONLY_KNOBS, Belief, advance, violations
 from model.readings import DRAFT, KNOB_BY_ID, Reading
+from properties.bfs import Expansion, LocalEngine, TransitionSystem, search
+from properties.bfs_store import mix, pack_key
 from properties.catalogue import Transition
 from properties.smt.encoding import (CONSUMER_FIELDS, FATALS, PRODUCER_RULES, STEP_BRANCH_IDS,
                                      WARNINGS, Unrolling)
@@ -36,7 +40,7 @@ from properties.smt.world import (DELTA, I_ACT, I_NONE, I_TEXT, MS, SNAP, TEXT, 
                                   MsEntry, World, abstract_state, realise, realise_trace)
 
 __all__ = ["CrossCheckError", "StepView", "decode", "model_reading", "lockstep", "views_of",
-           "alphabet", "Goal", "enumerate_shortest"]
+           "alphabet", "Goal", "ReplaySystem", "enumerate_shortest"]
 
 
 class CrossCheckError(AssertionError):
@@ -278,11 +282,161 @@ class Goal:
     mode: str = "conformant"
 
 
+class _Numbered:
+    """Values numbered in order of first appearance (``number``, ``values``)."""
+
+    def __init__(self, first=()):
+        self.values: list = []
+        self.ids: dict = {}
+        for v in first:
+            self.number(v)
+
+    def number(self, value) -> int:
+        i = self.ids.get(value)
+        if i is None:
+            i = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return i
+
+
+class ReplaySystem(TransitionSystem):
+    """:func:`enumerate_shortest` as a transition system of the one breadth-first driver
+    (:func:`properties.bfs.search`).
+
+    A node is ``(consumer states, producer belief, producer readings still conformant,
+    tracked values)``, each a number of an interned table; a move is a letter of
+    :func:`alphabet` (its index), realised at the node's position (the realised event depends
+    on it: the ``level`` the driver passes); a goal that holds on a step is a finding
+    ``("goal", name)``, the first in the sequential order kept. Nodes are fingerprinted from
+    their interned numbers (exact in one process: this system is never distributed, its goals
+    being arbitrary callables over arbitrary tracked values).
+
+    Args:
+        world: the world; readings: ``{copy name: Reading}``; producers: the producer
+            readings; together: a trace conforms while no producer reading is broken by any
+            event (else: while some one reading allows every event); goals: ``{name: Goal}``.
+    """
+
+    width = 4
+
+    def __init__(self, world: World, readings: dict, producers: list, together: bool,
+                 goals: dict):
+        self.world, self.readings, self.producers = world, readings, producers
+        self.together = together
+        self.letters = alphabet(world)
+        self.names = tuple(readings)
+        self.goal_items = list(goals.items())
+        self.tracked = [(i, g.track) for i, (_, g) in enumerate(self.goal_items)
+                        if g.track is not None]
+        self.need_any = any(g.mode == "any" for g in goals.values())
+        self.need_prefix = any(g.mode == "prefix" for g in goals.values())
+        self.restep = {name: _restep(r) for name, r in readings.items()}
+        start = realise_trace(world, ())[0]
+        self.states = _Numbered([tuple(step(initial_state(), start, r).state
+                                       for r in readings.values())])
+        self.beliefs = _Numbered([advance(Belief(), start)])
+        self.alive = _Numbered([frozenset(range(len(producers)))])
+        self.auxes = _Numbered([tuple(None for _ in self.tracked)])
+        self.realised: dict = {}
+
+    def root(self) -> tuple:
+        return (0, 0, 0, 0)
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        return mix([nodes[:, j].astype(np.uint64) for j in range(4)])
+
+    def _event(self, m: int, t: int) -> Event:
+        ev = self.realised.get((m, t))
+        if ev is None:
+            ev = self.realised[(m, t)] = realise(self.world, self.letters[m], t)
+        return ev
+
+    def _step(self, node: tuple, m: int, t: int, open_goals: Optional[set],
+              found: list) -> Optional[tuple]:
+        """The successor of ``node`` by letter ``m`` at position ``t`` (None when not taken),
+        appending the name of each goal of ``open_goals`` that holds to ``found``."""
+        si, bi, ai, xi = node
+        states, belief = self.states.values[si], self.beliefs.values[bi]
+        alive, auxes = self.alive.values[ai], self.auxes.values[xi]
+        ok = bool(alive)
+        ev = self._event(m, t)
+        per = {i: frozenset(v.clause for v in violations(belief, ev, self.producers[i]))
+               for i in alive}
+        broken = frozenset().union(*per.values()) if per else frozenset()
+        if self.together:
+            alive_after = alive if alive and not broken else frozenset()
+        else:
+            alive_after = frozenset(i for i in alive if not per[i])
+        ok_after = bool(alive_after)
+        if not ok_after and not self.need_any and not (self.need_prefix and ok):
+            return None
+        after_belief = advance(belief, ev)
+        copies, branches, new_states = {}, {}, []
+        for name, st in zip(self.names, states):
+            r = self.readings[name]
+            res = step(st, ev, r)
+            # run input is left empty here: no goal of the fragment reads it
+            copies[name] = Transition(t, st, ev, res.state, res.warnings, res.fatal, r, (),
+                                      belief, after_belief, ok_after, self.restep[name])
+            branches[name] = res.branch
+            new_states.append(res.state)
+        view = StepView(t, ev, self.letters[m], copies, belief, after_belief, broken, ok,
+                        ok_after, branches)
+        if open_goals:
+            aux_of = {i: auxes[k] for k, (i, _) in enumerate(self.tracked)}
+            for i, (name, g) in enumerate(self.goal_items):
+                if name not in open_goals:
+                    continue
+                if (g.mode == "conformant" and not ok_after) or (g.mode == "prefix" and not ok):
+                    continue
+                if g.holds(view, aux_of.get(i)):
+                    found.append(name)
+        if not ok_after and not self.need_any:
+            return None
+        return (self.states.number(tuple(new_states)), self.beliefs.number(after_belief),
+                self.alive.number(alive_after),
+                self.auxes.number(tuple(track(auxes[k], view)
+                                        for k, (_, track) in enumerate(self.tracked))))
+
+    def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
+               known: dict) -> None:
+        t = level + 1  # the position of the letter (RUN_STARTED is 0)
+        open_goals = {name for name, _ in self.goal_items if ("goal", name) not in known}
+        for node, row in zip(ids.tolist(), nodes.tolist()):
+            out.moves.append(len(self.letters))
+            for m in range(len(self.letters)):
+                found: list = []
+                child = self._step(tuple(row), m, t, open_goals, found)
+                for name in found:
+                    open_goals.discard(name)
+                    out.findings.append((("goal", name), (), (node, m, 0), (node, m)))
+                if child is not None:
+                    out.keys.append(pack_key(node, m, 0))
+                    out.nodes.extend(child)
+                    out.halted.append(False)
+
+    def child(self, node: tuple, move: int, leaf: int, level: int) -> tuple:
+        return self.letters[move], self._step(node, move, level + 1, None, [])
+
+    def event(self, node: tuple, move: int, level: int) -> AbstractEvent:
+        return self.letters[move]
+
+    def value(self, node: tuple) -> tuple:
+        si, bi, ai, xi = node
+        return (self.states.values[si], self.beliefs.values[bi], self.alive.values[ai],
+                self.auxes.values[xi])
+
+    def done(self, findings: dict) -> bool:
+        return all(("goal", name) in findings for name, _ in self.goal_items)
+
+
 def enumerate_shortest(world: World, depth: int, readings: dict,
                        producer: Optional[Sequence[Reading]], goals: dict,
                        max_nodes: int = 2_000_000) -> dict:
     """Breadth-first search over the abstract alphabet, stepped on the executable model: for each
-    goal, a shortest trace on which it holds at the last event.
+    goal, a shortest trace on which it holds at the last event (the first such in the search's
+    order: letters in :func:`alphabet`'s order). The search is :class:`ReplaySystem` on the one
+    driver, :func:`properties.bfs.search`.
 
     Args:
         world: the world (keep it small: the alphabet grows fast).
@@ -298,6 +452,9 @@ def enumerate_shortest(world: World, depth: int, readings: dict,
     Returns:
         ``{name: shortest trace (abstract events after RUN_STARTED) or None}``.
 
+    Raises:
+        RuntimeError: the search reached more than ``max_nodes`` distinct nodes.
+
     Nodes are (consumer states, belief, producer readings still conformant, tracked values);
     non-conformant nodes are expanded only when some goal asks about any trace.
     """
@@ -307,73 +464,12 @@ def enumerate_shortest(world: World, depth: int, readings: dict,
         together = False
     else:
         producers, together = [fragment_producer(r) for r in producer], True
-    letters = alphabet(world)
-    names = tuple(readings)
-    goal_items = list(goals.items())
-    tracked = [(i, g.track) for i, (_, g) in enumerate(goal_items) if g.track is not None]
-    need_any = any(g.mode == "any" for g in goals.values())
-    found: dict = {name: None for name in goals}
-    open_goals = set(goals)
-    start_trace = realise_trace(world, ())
-    start_states = tuple(step(initial_state(), start_trace[0], r).state for r in readings.values())
-    all_producers = frozenset(range(len(producers)))
-    start = (start_states, advance(Belief(), start_trace[0]), all_producers,
-             tuple(None for _ in tracked))
-    frontier: list = [(start, ())]
-    seen = {start}
-    realised: dict = {}
-    restep = {name: _restep(r) for name, r in readings.items()}
-    for t in range(1, depth):
-        if not open_goals:
-            break
-        next_frontier = []
-        for (states, belief, alive, auxes), path in frontier:
-            ok = bool(alive)
-            for letter in letters:
-                ev = realised.get((letter, t))
-                if ev is None:
-                    ev = realised[(letter, t)] = realise(world, letter, t)
-                per = {i: frozenset(v.clause for v in violations(belief, ev, producers[i]))
-                       for i in alive}
-                broken = frozenset().union(*per.values()) if per else frozenset()
-                if together:
-                    alive_after = alive if alive and not broken else frozenset()
-                else:
-                    alive_after = frozenset(i for i in alive if not per[i])
-                ok_after = bool(alive_after)
-                if not ok_after and not need_any and not any(
-                        g.mode == "prefix" and ok for g in goals.values()):
-                    continue
-                after_belief = advance(belief, ev)
-                copies, branches, new_states = {}, {}, []
-                for name, st in zip(names, states):
-                    r = readings[name]
-                    res = step(st, ev, r)
-                    # run input is left empty here: no goal of the fragment reads it
-                    copies[name] = Transition(t, st, ev, res.state, res.warnings, res.fatal, r,
-                                              (), belief, after_belief, ok_after, restep[name])
-                    branches[name] = res.branch
-                    new_states.append(res.state)
-                view = StepView(t, ev, letter, copies, belief, after_belief, broken, ok, ok_after,
-                                branches)
-                aux_of = {i: auxes[k] for k, (i, _) in enumerate(tracked)}
-                for i, (gname, g) in enumerate(goal_items):
-                    if gname not in open_goals:
-                        continue
-                    if (g.mode == "conformant" and not ok_after) or (g.mode == "prefix" and not ok):
-                        continue
-                    if g.holds(view, aux_of.get(i)):
-                        found[gname] = path + (letter,)
-                        open_goals.discard(gname)
-                if not ok_after and not need_any:
-                    continue
-                key = (tuple(new_states), after_belief, alive_after,
-                       tuple(track(auxes[k], view) for k, (_, track) in enumerate(tracked)))
-                if key in seen:
-                    continue
-                seen.add(key)
-                if len(seen) > max_nodes:
-                    raise RuntimeError(f"enumeration exceeded {max_nodes} nodes")
-                next_frontier.append((key, path + (letter,)))
-        frontier = next_frontier
-    return found
+    system = ReplaySystem(world, readings, producers, together, goals)
+    found = search(system, max(depth - 1, 0), LocalEngine(system), max_states=max_nodes + 1)
+    if found.stopped_by == "max-states":
+        raise RuntimeError(f"enumeration exceeded {max_nodes} nodes")
+    out: dict = {name: None for name in goals}
+    for key, (_, _, (node, move)) in found.findings.items():
+        out[key[1]] = tuple(system.letters[m] for m, _ in found.path(node)) + \
+            (system.letters[move],)
+    return out
