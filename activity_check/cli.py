@@ -194,6 +194,20 @@ def write_out(plan) -> Iterator[str]:
                          f"{exc.strerror or exc}; {left}") from None
 
 
+def write_new_output(path: str, text: str) -> None:
+    """Write ``text`` to the new file ``path`` (an ``--out FILE``) whole or not at all, never
+    over anything there and never through a symbolic link
+    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line)."""
+    from counterexamples.outdir import write_new_file
+    try:
+        write_new_file(path, text)
+    except FileExistsError:
+        raise UsageError(f"--out {path}: already exists; not overwritten") from None
+    except OSError as exc:
+        raise UsageError(f"--out {path}: cannot write the file: "
+                         f"{exc.strerror or exc}; nothing was written") from None
+
+
 def shown(value, limit: Optional[int] = DEFAULT_LIMIT) -> str:
     """``value`` ready to go inside a rich markup string: its control characters written as
     escapes and cut at ``limit`` (:func:`model.text.visible`), then its markup escaped

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from activity_check.cli import UsageError
+from activity_check.cli import UsageError, write_new_output
 
 __all__ = ["PARSERS", "cmd_export"]
 
@@ -62,18 +62,5 @@ def cmd_export(args) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
         return 0
-    _write_file(args.out, text)
+    write_new_output(args.out, text)
     return 0
-
-
-def _write_file(path: str, text: str) -> None:
-    """Write ``text`` to the new file ``path`` whole or not at all, never over anything there
-    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line)."""
-    from counterexamples.outdir import write_new_file
-    try:
-        write_new_file(path, text)
-    except FileExistsError:
-        raise UsageError(f"--out {path}: already exists; not overwritten") from None
-    except OSError as exc:
-        raise UsageError(f"--out {path}: cannot write the file: "
-                         f"{exc.strerror or exc}; nothing was written") from None

@@ -38,10 +38,12 @@ def _add_lint(sub) -> None:
                    help="with --url: seconds to connect and between reads (default 30)")
     p.add_argument("--format", choices=FORMATS, default="pretty",
                    help="report format (default pretty)")
-    p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout "
+                   "(a new file: never over an existing one, never through a link)")
     p.add_argument("--reading",
                    help="judge under this reading's producer options only (preset or "
-                        "KNOB=OPTION,...; the producer knobs are Q2 and Q4-opener); default: "
+                        "KNOB=OPTION,...; only its producer-side knobs matter: see the README's "
+                        "lint section); default: "
                         "every producer reading, each violation saying which make it")
     p.add_argument("--fail-on", choices=FAIL_ON, default="error",
                    help="exit 1 when a violation of this severity or a worse one is found "
@@ -91,7 +93,7 @@ def cmd_lint(args) -> int:
     """Lint the stream and print or write the report; returns 0, or 1 when a violation reaches
     ``--fail-on``. Raises UsageError (exit 2) for unusable input or arguments."""
     from activity_check import __version__
-    from activity_check.cli import UsageError, console
+    from activity_check.cli import UsageError, console, write_new_output
     from counterexamples.lint import lint_stream
     from counterexamples.lint_formats import render, render_pretty
     from model.readings import parse_reading
@@ -104,11 +106,7 @@ def cmd_lint(args) -> int:
     found = _read(args)
     report = lint_stream(found.entries, reading, found.source, found.input_format, found.notes)
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                fh.write(render(report, args.format, args.fail_on, __version__))
-        except OSError as exc:
-            raise UsageError(f"--out {args.out}: cannot write: {exc.strerror}") from None
+        write_new_output(args.out, render(report, args.format, args.fail_on, __version__))
         verdict = "conformant" if report.conformant else "not conformant"
         print(f"{report.source}: {report.count('error')} error(s), {report.count('warning')} "
               f"warning(s): {verdict}; report written to {args.out}")

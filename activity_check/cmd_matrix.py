@@ -14,6 +14,7 @@ import math
 import os
 
 from activity_check.cli import UsageError, console, prepare_out, shown, write_out
+from activity_check.cmd_peer import add_generation_options
 
 __all__ = ["add_matrix", "cmd_matrix", "MATRIX_SUMMARY"]
 
@@ -36,11 +37,7 @@ def add_matrix(actions) -> None:
     matrix.add_argument("--format", choices=("md", "html", "json"), default=None,
                         help="print the matrix in this form (default: md without --out, "
                              "nothing but where it was written with --out)")
-    matrix.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
-    matrix.add_argument("--examples", type=int, default=100,
-                        help="stateful traces per peer (default 100)")
-    matrix.add_argument("--bfs-depth", type=int, default=3,
-                        help="depth of the breadth-first traces (default 3; 0: none)")
+    add_generation_options(matrix, examples=100, bfs_depth=3, per="per peer")
     matrix.add_argument("--timeout", type=float, default=10.0,
                         help="seconds one answer may take (default 10)")
     matrix.set_defaults(func=cmd_matrix)

@@ -27,9 +27,21 @@ from activity_check.cli import (UsageError, cell, cell_lines, console, dump, pre
                                 progress_bar, read_vocabulary, shown, write_out)
 from model.text import visible
 
-__all__ = ["PARSERS", "cmd_peer"]
+__all__ = ["PARSERS", "cmd_peer", "add_generation_options"]
 
 PEER_SUMMARY = "peer-summary.json"
+
+
+def add_generation_options(p, examples: int, bfs_depth: int, per: str) -> None:
+    """Add the options of the generated traces to parser ``p`` (``peer search``, ``peer
+    matrix``): ``--seed`` (Hypothesis seed, default 0), ``--examples`` (stateful traces, default
+    ``examples``; ``per`` words what they are counted by, e.g. ``"per peer"``) and
+    ``--bfs-depth`` (depth of the breadth-first traces, default ``bfs_depth``; 0: none)."""
+    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    p.add_argument("--examples", type=int, default=examples,
+                   help=f"stateful traces {per} (default {examples})")
+    p.add_argument("--bfs-depth", type=int, default=bfs_depth,
+                   help=f"depth of the breadth-first traces (default {bfs_depth}; 0: none)")
 
 
 def _add_peer(sub) -> None:
@@ -79,11 +91,7 @@ def _add_peer(sub) -> None:
                              "exported unshrunk. A time budget makes the result depend on "
                              "speed (it may cut at another point); with --budget inf the same "
                              "seed gives byte-identical output")
-    search.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
-    search.add_argument("--examples", type=int, default=400,
-                        help="stateful traces to generate (default 400)")
-    search.add_argument("--bfs-depth", type=int, default=4,
-                        help="depth of the breadth-first traces (default 4; 0: none)")
+    add_generation_options(search, examples=400, bfs_depth=4, per="to generate")
     search.add_argument("--vocabulary", metavar="FILE",
                         help="JSON file whose members replace those of the stateful traces' "
                              "producer vocabulary and of the breadth-first search's, as for "

@@ -10,18 +10,25 @@ Registered in :data:`activity_check.cli.COMMANDS` as ``("questions",
 "activity_check.cmd_questions")`` (issue 19)."""
 from __future__ import annotations
 
-from activity_check.cli import console, dump, prepare_out, shown, write_out
+from activity_check.cli import UsageError, console, dump, prepare_out, shown, write_out
 
 __all__ = ["PARSERS", "cmd_questions"]
+
+
+MAX_DEPTH = 5
+"""The deepest ``--depth``: the all-readings sweep under the table grows about twentyfold per
+event (depth 6 is tens of millions of states, hours and over 10 GB here)."""
 
 
 def _add_questions(sub) -> None:
     q = sub.add_parser("questions", help="how each open question of the draft is settled")
     q.add_argument("--depth", type=int, default=4,
-                   help="bound of the searches and proofs (events; default 4)")
+                   help=f"bound of the searches and proofs (events, 2 to {MAX_DEPTH}; default "
+                        "4: seconds; 5: a few minutes and about 2 GB)")
     q.add_argument("--json", action="store_true",
-                   help="print the table as JSON (settled count and rows)")
-    q.add_argument("--format", choices=("text", "md", "html"), default="text")
+                   help="print the table as JSON (depth, settled, total, questions, files)")
+    q.add_argument("--format", choices=("text", "md", "html"), default="text",
+                   help="text (default), a Markdown table, or the self-contained HTML page")
     q.add_argument("--out", metavar="DIR",
                    help="also write questions.json, questions.html and the witnesses there")
     q.set_defaults(func=cmd_questions)
@@ -48,10 +55,8 @@ def cmd_questions(args) -> int:
     from counterexamples.questions_report import (TABLE_FILE, render_html, render_markdown,
                                                   render_text, table_json, write_questions)
     from properties.questions import settle
-    if args.depth < 2:
-        print(f"activity-check questions: --depth must be at least 2, not {args.depth}",
-              file=sys.stderr)
-        return 2
+    if not 2 <= args.depth <= MAX_DEPTH:
+        raise UsageError(f"--depth must be from 2 to {MAX_DEPTH}, not {args.depth}")
     plan = prepare_out(args.out, TABLE_FILE, "'activity-check questions'",
                        _question_files) if args.out else None
     rows = settle(depth=args.depth)

@@ -156,6 +156,10 @@ def _print_run(summary: dict, result, out_dir: str) -> None:
     con.print(cases)
     con.print(f"wrote {len(findings)} findings to {shown(os.path.join(out_dir, FINDINGS_DIR))} "
               f"and {shown(os.path.join(out_dir, SUMMARY))}")
+    table = summary.get("questions")
+    if table:  # the settlement table of the open questions (issue 19)
+        con.print(f"open questions: {table['settled']} of {table['total']} settled at depth "
+                  f"{table['depth']}: {shown(os.path.join(out_dir, table['files'][0]))}")
 
 
 # --- corpus -------------------------------------------------------------------------------------

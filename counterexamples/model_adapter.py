@@ -23,14 +23,14 @@ import argparse
 import json
 import sys
 import time
-from typing import Optional, Sequence, TextIO
+from typing import Iterator, Optional, Sequence, TextIO
 
 from model.consumer import initial_state
 from model.readings import DRAFT, Reading, ReadingError, parse_reading
 from model.verdict import evaluate
 from model.wire import TraceFormatError, parse_events
 
-__all__ = ["answer", "serve", "main"]
+__all__ = ["answer", "requests", "write_response", "serve", "main"]
 
 
 def answer(request: object, reading: Reading = DRAFT) -> dict:
@@ -68,32 +68,46 @@ def _names(rid: object, target: Optional[str]) -> bool:
                                                             or rid.endswith(":" + target))
 
 
-def serve(reading: Reading, stdin: TextIO, stdout: TextIO, crash_on: Optional[str] = None,
-          hang_on: Optional[str] = None, garbage_on: Optional[str] = None) -> int:
-    """Answer every line of ``stdin`` on ``stdout`` until end of input; returns the exit status
-    (0). The three ``*_on`` ids are the test hooks of the module docstring."""
+def requests(stdin: TextIO) -> Iterator[tuple[object, Optional[dict]]]:
+    """The request lines of the adapter protocol, decoded: for each non-blank line of ``stdin``,
+    ``(request, None)`` (any JSON value), or ``(None, {"id": None, "error": ...})`` for a line
+    that is not JSON (the response to send for it). Shared with the Python peer adapters
+    (``peers/ag-ui-protocol/adapter.py``)."""
     for line in stdin:
         if not line.strip():
             continue
         try:
-            request = json.loads(line)
+            yield json.loads(line), None
         except json.JSONDecodeError as exc:
-            response = {"id": None, "error": f"request is not JSON: {exc.msg}"}
-        else:
-            rid = request.get("id") if isinstance(request, dict) else None
-            if _names(rid, crash_on):
-                sys.stderr.write(f"model_adapter: crashing on request {rid!r} as asked\n")
-                sys.stderr.flush()
-                return 3
-            if _names(rid, hang_on):
-                time.sleep(3600)
-            if _names(rid, garbage_on):
-                stdout.write("this is not JSON\n")
-                stdout.flush()
-                continue
-            response = answer(request, reading)
-        stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
-        stdout.flush()
+            yield None, {"id": None, "error": f"request is not JSON: {exc.msg}"}
+
+
+def write_response(stdout: TextIO, response: dict) -> None:
+    """Write one response as a compact JSON line (non-ASCII kept as is) and flush."""
+    stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
+    stdout.flush()
+
+
+def serve(reading: Reading, stdin: TextIO, stdout: TextIO, crash_on: Optional[str] = None,
+          hang_on: Optional[str] = None, garbage_on: Optional[str] = None) -> int:
+    """Answer every line of ``stdin`` on ``stdout`` until end of input; returns the exit status
+    (0). The three ``*_on`` ids are the test hooks of the module docstring."""
+    for request, refused in requests(stdin):
+        if refused is not None:
+            write_response(stdout, refused)
+            continue
+        rid = request.get("id") if isinstance(request, dict) else None
+        if _names(rid, crash_on):
+            sys.stderr.write(f"model_adapter: crashing on request {rid!r} as asked\n")
+            sys.stderr.flush()
+            return 3
+        if _names(rid, hang_on):
+            time.sleep(3600)
+        if _names(rid, garbage_on):
+            stdout.write("this is not JSON\n")
+            stdout.flush()
+            continue
+        write_response(stdout, answer(request, reading))
     return 0
 
 

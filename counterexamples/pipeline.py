@@ -270,6 +270,7 @@ def run_pipeline(config: RunConfig, version: str,
         rows = settle(depth=config.bfs_depth, report=bfs)
         questions = {"depth": config.bfs_depth, "settled": settled_count(rows),
                      "total": len(rows), "rows": rows, "files": [PAGE] + witness_files(rows)}
+        _merge_deeper(report, rows, bfs)
     stage = STAGES[3]
     tell(stage, 0, len(report.witnesses))
     findings = []
@@ -325,6 +326,21 @@ def _search(config: RunConfig, tell: Progress):
         checks.append(PropertyCheck(name, result, finding))
         tell(machines, 1 + len(checks), 1 + len(MACHINES))
     return report, checks
+
+
+def _merge_deeper(report, rows: list, bfs) -> None:
+    """Offer the settlement table's exhaustive witnesses of the knobs the BFS did not split at
+    its depth (form A found by the table's deeper pair search: Q15 and Q23 need 5 events) to
+    ``report`` as exhaustive ones, so that their findings, too, do not depend on seed or
+    budget."""
+    from model.producer import check_trace
+    from model.wire import parse_events
+    from properties.ambiguity import merge_witnesses
+    deeper = {r["knob"]: parse_events(r["witness"]) for r in rows
+              if r["form"] == "A" and r.get("knob") and r.get("witness")
+              and (bfs is None or r["knob"] not in bfs.splits)}
+    merge_witnesses(report, {k: t for k, t in deeper.items() if not check_trace(t)},
+                    exhaustive=True)
 
 
 def _bfs(config: RunConfig, report, tell: Progress):

@@ -22,6 +22,8 @@ import os
 import re
 from typing import Optional, Sequence
 
+from model.producer import PRODUCER_ONLY_KNOBS
+
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
            "witness_mermaid", "mermaid_svg", "write_questions", "witness_files", "PAGE",
            "TABLE_FILE"]
@@ -149,11 +151,12 @@ def _wrap(text: str, width: int = 78) -> list[str]:
     return out
 
 
-def mermaid_svg(source: str) -> str:
+def mermaid_svg(source: str, marker: str = "head") -> str:
     """A Mermaid ``sequenceDiagram`` of the export's shape (participants Producer and
     Consumer, ``Producer->>Consumer:`` arrows, ``Note over ...:`` lines) drawn as an inline SVG:
     two lifelines, one arrow per event with its label, each note as a box on the consumer's
-    side. Every text is escaped; other lines are ignored."""
+    side. Every text is escaped; other lines are ignored. ``marker``: the id of the arrowhead
+    marker, unique per diagram on a page (an HTML id is the page's, not the SVG's)."""
     left, right, note_x, y = 90, 430, 450, 50
     parts = []
     for line in source.splitlines():
@@ -162,7 +165,7 @@ def mermaid_svg(source: str) -> str:
             label = _unmermaid(line.split(":", 1)[1].strip())
             parts.append(f'<text x="{left + 8}" y="{y}" class="label">{html.escape(label)}</text>')
             parts.append(f'<line x1="{left}" y1="{y + 6}" x2="{right}" y2="{y + 6}" '
-                         'class="arrow" marker-end="url(#head)"/>')
+                         f'class="arrow" marker-end="url(#{marker})"/>')
             y += 30
         elif line.startswith("Note over"):
             text = _wrap(line.split(":", 1)[1].strip())
@@ -176,7 +179,7 @@ def mermaid_svg(source: str) -> str:
     height = y + 10
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="1020" height="{height}" '
             f'viewBox="0 0 1020 {height}" role="img">'
-            '<defs><marker id="head" markerWidth="8" markerHeight="8" refX="8" refY="4" '
+            f'<defs><marker id="{marker}" markerWidth="8" markerHeight="8" refX="8" refY="4" '
             'orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>'
             f'<text x="{left - 30}" y="20" class="actor">Producer</text>'
             f'<text x="{right - 30}" y="20" class="actor">Consumer</text>'
@@ -254,9 +257,12 @@ def _section(row: dict) -> str:
     source = witness_mermaid(row)
     if source is not None:
         f = html.escape(row["witnessFile"])
+        # a producer-side question changes conformance, which lint shows; replay, the verdict
+        how = f"activity-check lint {f}" if row.get("knob") in PRODUCER_ONLY_KNOBS \
+            else f"activity-check replay {f} --all-readings"
         out.append(f"<p>Witness trace: <a href='{f}'>{f}</a> "
-                   f"(<code>activity-check replay {f} --all-readings</code>)</p>")
-        out.append(mermaid_svg(source))
+                   f"(<code>{html.escape(how)}</code>)</p>")
+        out.append(mermaid_svg(source, f"head-{row['question']}"))
         out.append("<details><summary>Mermaid source</summary><pre>"
                    f"{html.escape(source)}</pre></details>")
     out.append(_option_table(row))

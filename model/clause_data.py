@@ -1319,11 +1319,11 @@ CLAUSES: tuple[Clause, ...] = (
     Clause(
         id="LIF-STEP-REJECT",
         n_ids=(),
-        keyword="MUST",
+        keyword="MUST NOT",
         actor="consumer",
         page="LIF",
         section="Error Handling",
-        summary="A consumer rejects the stream on an unbalanced step (opened twice, or finished unopened) or a step still open at RUN_FINISHED.",
+        summary="A producer's MUST NOTs of the page are fatal when seen: an unbalanced step (opened twice, finished unopened, open at RUN_FINISHED) fails the run.",
         questions=('Q22',),
     ),
     Clause(

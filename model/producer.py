@@ -39,7 +39,8 @@ from model.wire import parse_event
 __all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "violations",
            "PRODUCER_KNOBS", "PRODUCER_ONLY_KNOBS", "conformance_splits",
            "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
-           "MALFORMED_KIND_CLAUSES", "ProducerViolation", "load_vocabulary"]
+           "MALFORMED_KIND_CLAUSES", "ProducerViolation", "load_vocabulary",
+           "UNKNOWN_ROLE_TEXT_START", "UNDESCRIBED_CLAUSES"]
 
 
 @dataclass(frozen=True)
@@ -170,10 +171,11 @@ def load_vocabulary(doc: dict, base: Optional[Vocabulary] = None) -> Vocabulary:
                              f"[{activity_ids.index(tid)}]; a message id is unique across roles "
                              "(EVM-ID-UNIQUE)")
     for name, ids in (("activityIds", activity_ids), ("textIds", text_ids)):
-        if _HISTORY.id in ids:
-            raise ValueError(f"{name}[{ids.index(_HISTORY.id)}]: {_shown(_HISTORY.id)} is the id "
-                             "of the history message the producer restates; a message id is "
-                             "unique across roles (EVM-ID-UNIQUE)")
+        for restated in _HISTORY_ALL:
+            if restated.id in ids:
+                raise ValueError(f"{name}[{ids.index(restated.id)}]: {_shown(restated.id)} is "
+                                 "the id of a history message the producer restates; a message "
+                                 "id is unique across roles (EVM-ID-UNIQUE)")
     return Vocabulary(
         activity_ids=activity_ids,
         text_ids=text_ids,
@@ -336,7 +338,21 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "activity-in-echo": "RIN-ECHO-STRIPPED",
 }
 """Kind of adversarial move -> the producer clause it breaks (a malformed kind's violation cites
-the member's own schema clause, one of :data:`MALFORMED_KIND_CLAUSES`)."""
+the member's own schema clause, one of :data:`MALFORMED_KIND_CLAUSES`; an undescribed member
+cites the clause of what was stripped, :data:`UNDESCRIBED_CLAUSES`)."""
+
+UNDESCRIBED_CLAUSES: dict[str, str] = {
+    "ACTIVITY_SNAPSHOT": "SCH-ACTIVITY-SNAPSHOT",
+    "ACTIVITY_DELTA": "SCH-ACTIVITY-DELTA",
+    "MESSAGES_SNAPSHOT": "SCH-MESSAGES-SNAPSHOT",
+    "unrecognised-value": "PRC-STRIP-POSITION",
+    "other": "PRC-DROP-STRIP",
+}
+"""The clause an ``undescribed-member`` violation cites, by what the wire stripped: a member the
+schema of an activity event or of MESSAGES_SNAPSHOT does not describe (that event's schema
+clause); a value the draft does not define in a slot, such as an unrecognised ``role``
+(``unrecognised-value``: PRC-STRIP-POSITION); an undescribed member of any other event's closed
+object (``other``: PRC-DROP-STRIP). Read by :func:`violations` from the event's first notice."""
 
 MALFORMED_KIND_CLAUSES: dict[str, tuple[str, ...]] = {
     "content-not-object": ("SCH-ACTIVITY-SNAPSHOT",),
@@ -344,6 +360,7 @@ MALFORMED_KIND_CLAUSES: dict[str, tuple[str, ...]] = {
     "malformed-member": ("PRC-MALFORMED-FATAL", "SCH-REPLACE", "SCH-ACTIVITY-SNAPSHOT",
                          "SCH-ACTIVITY-DELTA", "SCH-MESSAGES-SNAPSHOT", "SCH-ACTIVITY-MESSAGE",
                          "SCH-MESSAGE-UNION"),
+    "undescribed-member": tuple(dict.fromkeys(UNDESCRIBED_CLAUSES.values())),
 }
 """The clauses a malformed event's violation may cite, by kind: the schema clause of the member at
 fault (:func:`_malformed_violation`), the first being the kind's entry in
@@ -362,6 +379,16 @@ class ProducerViolation:
 
 def _v(kind: str, detail: str = "") -> ProducerViolation:
     return ProducerViolation(kind, ADVERSARIAL_KINDS[kind], detail)
+
+
+def _undescribed_violation(event: Event) -> ProducerViolation:
+    """The ``undescribed-member`` violation of an event whose wire had material stripped
+    (``event.notices`` non-empty), citing :data:`UNDESCRIBED_CLAUSES` by its first notice."""
+    if event.notices[0].endswith(" unrecognised)"):
+        clause = UNDESCRIBED_CLAUSES["unrecognised-value"]
+    else:
+        clause = UNDESCRIBED_CLAUSES.get(event.type_name, UNDESCRIBED_CLAUSES["other"])
+    return ProducerViolation("undescribed-member", clause, ", ".join(event.notices))
 
 
 PRODUCER_KNOBS: tuple[str, ...] = ("Q2", "Q4-opener", "Q12", "Q17")
@@ -424,7 +451,7 @@ def violations(belief: Belief, event: Event, reading: Reading = DRAFT
     if isinstance(event, Unrecognised):
         return (_v("unknown-event-type", event.name),)
     if event.notices:
-        out.append(_v("undescribed-member", ", ".join(event.notices)))
+        out.append(_undescribed_violation(event))
     if isinstance(event, RunStarted):
         if belief.run == "active":
             return (_v("run-started-twice"),)
@@ -721,6 +748,18 @@ def _meta(m: Optional[dict]) -> Optional[JsonText]:
 _HISTORY = Message(id="user-1", role="user", content='"hello"')
 """A message a MESSAGES_SNAPSHOT may restate from the run input's history."""
 
+_HISTORY_ALL: tuple[Message, ...] = (_HISTORY, Message(id="sys-h", role="system",
+                                                       content='"be brief"'))
+"""The history the MESSAGES_SNAPSHOT history candidate restates: the user message and a system
+message, which a consumer must keep like any other (STA-MS-COMPLETE)."""
+
+_STEP_NAME = "plan"
+"""The one step name of the vocabulary's candidates (the parent's; SUB-STEP-PER-OWNER,
+LIF-STEP-CLOSE-BEFORE-FINISH)."""
+
+_TOOL_CALL_ID = "call-1"
+"""The one tool call id of the vocabulary's candidates (LIF-CLOSE-BEFORE-FINISH)."""
+
 _STATIC: dict[int, tuple[Vocabulary, dict[str, tuple[Event, ...]], dict[str, tuple[Event, ...]]]] = {}
 
 
@@ -778,6 +817,16 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
             elif tid in belief.open_texts:
                 yield TextMessageContent(message_id=tid, delta="hi")
                 yield TextMessageEnd(message_id=tid)
+        # one step of the parent, opened when not open and finished when open (LIF-STEP-*)
+        if (None, _STEP_NAME) in belief.open_steps:
+            yield StepFinished(step_name=_STEP_NAME)
+        else:
+            yield StepStarted(step_name=_STEP_NAME)
+        # one tool call of the parent, started when not open and ended when open (LIF-CLOSE-*)
+        if any(c == _TOOL_CALL_ID for c, _ in belief.open_tools):
+            yield ToolCallEnd(tool_call_id=_TOOL_CALL_ID)
+        else:
+            yield ToolCallStart(tool_call_id=_TOOL_CALL_ID, tool_call_name="search")
         # MESSAGES_SNAPSHOT: every text the producer sent, plus each subset of its activities.
         # With no activity it leaves held activity alone (STA-MS-DROP-EXCEPT); with some it
         # declares the complete activity set (STA-MS-SELF-REVOKE).
@@ -785,7 +834,7 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
                       for t in belief.texts if t not in belief.open_texts)
         acts = belief.activities
         # ...and once with history the consumer never saw streamed (a user message from input)
-        yield MessagesSnapshot(messages=(_HISTORY,) + texts + tuple(
+        yield MessagesSnapshot(messages=_HISTORY_ALL + texts + tuple(
             Message(id=mid, role="activity", content=a.content, activity_type=a.activity_type,
                     owner=a.owner, first_owner=a.owner) for mid, a in acts))
         for mask in range(1 << len(acts)):
@@ -832,6 +881,7 @@ _MALFORMED_WIRE: tuple[dict, ...] = (
     {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
      "content": {"n": 0}, "replace": "false"},
     {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": 7, "patch": []},
+    {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN", "content": [1]},
 )
 
 
@@ -890,6 +940,8 @@ def _extra_candidates(belief: Belief, vocabulary: Vocabulary) -> list[Event]:
     extra: list[Event] = list(_malformed_events())
     if belief.run == "active":
         extra.append(RunStarted(thread_id="t1", run_id="r-extra"))
+        if UNKNOWN_ROLE_TEXT_START.message_id not in belief.texts:
+            extra.append(UNKNOWN_ROLE_TEXT_START)
         extra.extend(TextMessageStart(message_id=mid) for mid, _ in belief.activities)
         extra.extend(SubagentStarted(subagent_run_id=s)
                      for s in sorted(belief.subagents | belief.finished | belief.tags_used))
@@ -995,6 +1047,13 @@ def _shortest_conformance_split(a: Reading, b: Reading, depth: int, vocabulary: 
 
 
 _MALFORMED_EVENTS: list = []
+
+UNKNOWN_ROLE_TEXT_START_WIRE: dict = {"type": "TEXT_MESSAGE_START", "messageId": "msg-r",
+                                      "role": "narrator"}
+UNKNOWN_ROLE_TEXT_START: Event = parse_event(UNKNOWN_ROLE_TEXT_START_WIRE)
+"""A text opened with a role the draft does not define: the wire strips the member and notes it
+(PRC-STRIP-POSITION), so :func:`violations` reports it (``undescribed-member``). An adversarial
+extra of :func:`adversarial_moves` and of :func:`properties.surface.surface_adversarial`."""
 
 
 def _malformed_events() -> list:

@@ -82,7 +82,9 @@ KNOBS: tuple[Knob, ...] = (
           ("warn", "owner stands, and a warning is surfaced"),
           ("skip", "the event is dropped with a warning (its metadata does not merge)"),
           ("fatal", "the stream is rejected")),
-         ("ACT-ATTR-AGREE", "ACT-ATTR-TOLERATE", "ACT-ATTR-KEEP")),
+         ("ACT-ATTR-AGREE", "ACT-ATTR-TOLERATE", "ACT-ATTR-KEEP"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "keep"),
+                ("@ag-ui/client 1.0.0 pipeline", "keep"))),
     Knob("Q4", "What does a consumer do with an ACTIVITY_DELTA whose subagentRunId disagrees with "
                "the activity's opener?",
          (("fatal", "reject the stream: a continuation's disagreeing tag"),
@@ -132,7 +134,9 @@ KNOBS: tuple[Knob, ...] = (
          (("skip", "neither create nor replace applies: skip with a warning"),
           ("replace", "the message becomes an activity, in place"),
           ("fatal", "reject the stream (the id is not unique across roles)")),
-         ("ACT-SNAP-CREATE", "ACT-SNAP-REPLACE", "EVM-ID-UNIQUE")),
+         ("ACT-SNAP-CREATE", "ACT-SNAP-REPLACE", "EVM-ID-UNIQUE"),
+         peers=(("@ag-ui/client 1.0.0 reducer", "replace"),
+                ("@ag-ui/client 1.0.0 pipeline", "replace"))),
     Knob("Q10", "Does ACTIVITY_SNAPSHOT create a message for an id the consumer held once but no "
                 "longer holds?",
          (("seen", "no: the id has been seen; skip with a warning"),
@@ -248,8 +252,7 @@ KNOBS: tuple[Knob, ...] = (
          (("fatal", "a malformed known value: fail the run"),
           ("shim", "treat it as absent, with a warning")),
          ("EVM-ABSENT-NOT-NULL", "PRC-MALFORMED-FATAL"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "shim"),
-                ("@ag-ui/client 1.0.0 pipeline", "fatal"))),
+         peers=(("@ag-ui/client 1.0.0 pipeline", "fatal"),)),
     Knob("Q23", "Does a delta in a later run apply against an activity of an earlier run that "
                 "no snapshot of its own run has restated? (Activity messages outlive their run: "
                 "the lifecycle page's run-scoped tracking covers open entities, and activities "

@@ -209,6 +209,13 @@ class Search:
     def states(self) -> int:
         return len(self.parents)
 
+    def raise_if_interrupted(self) -> None:
+        """Raise KeyboardInterrupt when a Ctrl-C (or a SIGTERM, which unwinds as one) stopped
+        the search: for a caller that has no partial answer to give, so that an interrupt is
+        not taken for "nothing found"."""
+        if self.stopped_by == "interrupted":
+            raise KeyboardInterrupt
+
     def path(self, node: int) -> list[tuple[int, int]]:
         """``[(move, leaf)]`` from the root to ``node``."""
         labels = []

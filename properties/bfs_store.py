@@ -28,7 +28,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-__all__ = ["canonical", "component_fingerprint", "mix", "collision_probability", "pack_key",
+__all__ = ["canonical", "component_fingerprint", "Interned", "mix", "collision_probability", "pack_key",
            "unpack_key", "FingerprintSet", "BlockArray", "Frontier", "FINGERPRINT",
            "KEY_MOVE_BITS", "KEY_LEAF_BITS"]
 
@@ -96,6 +96,38 @@ def component_fingerprint(value) -> int:
 _MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                          0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53],
                         dtype=np.uint64)
+
+
+
+class Interned:
+    """Values numbered in order of first appearance (the interning every transition system of
+    the driver keys its nodes by): ``number(v)`` gives v's int, ``values[i]``
+    the value. The systems key their maps by these ints, so that a hot-loop lookup hashes a
+    tuple of small ints rather than beliefs, states and events; ``fingerprints()`` gives each
+    value's 64-bit fingerprint (:func:`component_fingerprint`, computed
+    once per value, on first need) as a uint64 array indexed by number."""
+
+    def __init__(self, first=()):
+        self.values: list = []
+        self.ids: dict = {}
+        self._fps = np.zeros(0, dtype=np.uint64)
+        for value in first:
+            self.number(value)
+
+    def number(self, value) -> int:
+        i = self.ids.get(value)
+        if i is None:
+            i = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return i
+
+    def fingerprints(self) -> np.ndarray:
+        done = len(self._fps)
+        if done < len(self.values):
+            more = np.array([component_fingerprint(v) for v in self.values[done:]],
+                            dtype=np.uint64)
+            self._fps = np.concatenate((self._fps, more))
+        return self._fps
 
 
 def mix(columns: list) -> np.ndarray:

@@ -62,7 +62,7 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
-from properties.bfs_store import KEY_LEAF_BITS, component_fingerprint, mix, unpack_key
+from properties.bfs_store import KEY_LEAF_BITS, Interned, component_fingerprint, mix, unpack_key
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
@@ -542,39 +542,9 @@ def _cyclic_gc_paused():
             finally:
                 gc.enable()
 
-class _Interned:
-    """Values numbered in order of first appearance: ``number(v)`` gives v's int, ``values[i]``
-    the value. The systems key their maps by these ints, so that a hot-loop lookup hashes a
-    tuple of small ints rather than beliefs, states and events; ``fingerprints()`` gives each
-    value's 64-bit fingerprint (:func:`~properties.bfs_store.component_fingerprint`, computed
-    once per value, on first need) as a uint64 array indexed by number."""
-
-    def __init__(self, first=()):
-        self.values: list = []
-        self.ids: dict = {}
-        self._fps = np.zeros(0, dtype=np.uint64)
-        for value in first:
-            self.number(value)
-
-    def number(self, value) -> int:
-        i = self.ids.get(value)
-        if i is None:
-            i = self.ids[value] = len(self.values)
-            self.values.append(value)
-        return i
-
-    def fingerprints(self) -> np.ndarray:
-        done = len(self._fps)
-        if done < len(self.values):
-            more = np.array([component_fingerprint(v) for v in self.values[done:]],
-                            dtype=np.uint64)
-            self._fps = np.concatenate((self._fps, more))
-        return self._fps
-
-
 def _fps_of(tables: tuple, nodes: np.ndarray) -> np.ndarray:
     """Node fingerprints: each column of ``nodes`` numbers a value of the matching
-    :class:`_Interned` table (None: the column is a plain int, fingerprinted as itself)."""
+    :class:`Interned` table (None: the column is a plain int, fingerprinted as itself)."""
     columns = []
     for j, table in enumerate(tables):
         col = nodes[:, j]
@@ -621,9 +591,9 @@ class MoveTable:
 
     def __init__(self, vocabulary: Vocabulary, adversarial: bool, producers: frozenset):
         self.vocabulary, self.adversarial = vocabulary, adversarial
-        self.beliefs = _Interned([Belief()])
-        self.events = _Interned()
-        self.producer_sets = _Interned()
+        self.beliefs = Interned([Belief()])
+        self.events = Interned()
+        self.producer_sets = Interned()
         self.draft_conformant: list = []
         self.moves: dict = {}
         self.advanced: dict = {}
@@ -662,7 +632,7 @@ class SweepCache(MoveTable):
     process, and the computations that fill them (all pure: an entry depends on its key
     alone, so every process computes the same ones, and a table may be dropped at any time).
 
-    Interned values (:class:`_Interned`): ``beliefs``, ``events``, ``producer_sets`` and the
+    Interned values (:class:`Interned`): ``beliefs``, ``events``, ``producer_sets`` and the
     ``moves`` table of the :class:`MoveTable` it is, ``states``, ``classes``, ``shapes``
     (decision-tree shapes: leaf assignments and result groups), ``view_ids`` (belief views).
     Tables:
@@ -686,10 +656,10 @@ class SweepCache(MoveTable):
     def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
         super().__init__(vocabulary, adversarial, frozenset(PRODUCER_READINGS))
         self.properties = properties
-        self.states = _Interned([initial_state()])
-        self.classes = _Interned([()])
-        self.shapes = _Interned()
-        self.view_ids = _Interned()
+        self.states = Interned([initial_state()])
+        self.classes = Interned([()])
+        self.shapes = Interned()
+        self.view_ids = Interned()
         self.representatives = [_representative(())]
         self.class_attrs = [frozenset()]
         self.move_rows: dict = {}
@@ -1214,9 +1184,9 @@ class SingleSystem(TransitionSystem):
         self.vocabulary, self.reading, self.consumer = vocabulary, reading, consumer
         self.properties, self.adversarial = properties, adversarial
         self.check_splits = check_readings and consumer.step is reference_step
-        self.beliefs = _Interned([Belief()])
-        self.states = _Interned([initial_state()])
-        self.flags = _Interned([False, True])
+        self.beliefs = Interned([Belief()])
+        self.states = Interned([initial_state()])
+        self.flags = Interned([False, True])
         self.move_memo: dict = {}
         self.advanced: dict = {}
         self.found_knobs: set = set()
@@ -1339,7 +1309,7 @@ class PairSystem(TransitionSystem):
         self.config = (reading_a, reading_b, vocabulary, producers0)
         self.reading_a, self.reading_b = reading_a, reading_b
         self.table = MoveTable(vocabulary, False, producers0)
-        self.states = _Interned([initial_state()])
+        self.states = Interned([initial_state()])
 
     def fresh(self) -> "PairSystem":
         return PairSystem(*self.config)
@@ -1623,6 +1593,7 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
         frozenset({tuple((k, producer.as_dict()[k]) for k in _FORKED_PRODUCER_KNOBS)})
     system = PairSystem(reading_a, reading_b, vocabulary, producers0)
     found = search(system, depth, LocalEngine(system), max_states=max_states)
+    found.raise_if_interrupted()
     hit = found.findings.get(("distinguishing",))
     if hit is None:
         return None

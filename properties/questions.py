@@ -44,12 +44,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+import numpy as np
+
 from model.consumer import initial_state, step as model_step
 from model.producer import (PRODUCER_ONLY_KNOBS, Belief, adversarial_moves, advance,
                             check_trace, conformance_splits, moves)
 from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             describe_assignment)
 from model.verdict import Verdict, evaluate, knob_splits, split_readings
+from properties.bfs import Expansion, TransitionSystem
+from properties.bfs_store import Interned, mix, pack_key
 
 __all__ = ["Question", "QUESTIONS", "QUESTION_BY_ID", "settle", "settled_count",
            "option_outcomes", "engine_lengths", "OPEN_CONTENT_VOCABULARY", "VIOLATING_DEPTH",
@@ -186,6 +190,8 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
     from properties.explore import EXPLORE_VOCABULARY, explore
     if report is None or report.depth != depth or not report.complete:
         report = explore(depth=depth, reading=None, properties=())
+        if report.stopped_by == "interrupted":  # no table from part of a sweep
+            raise KeyboardInterrupt
     conformant = {k: (tuple(trace), pair) for k, (trace, pair) in report.splits.items()}
     mine = {k for q in QUESTIONS for k in q.knobs}
     producer_side = [k for k in PRODUCER_ONLY_KNOBS if k in mine]
@@ -275,6 +281,8 @@ def _proofs(question: Question, depth: int, z3: bool):
         from properties.explore import explore
         found = explore(depth=depth, reading=None, vocabulary=OPEN_CONTENT_VOCABULARY,
                         properties=(QUESTION_PROPERTIES[pid],))
+        if found.stopped_by == "interrupted":
+            raise KeyboardInterrupt
         yield pid, "BFS" if found.complete and not found.violations else None
 
 
@@ -407,38 +415,112 @@ def _violating_splits(depth: int, wanted: set) -> dict:
     :data:`~properties.explore.EXPLORE_VOCABULARY` (up to ``depth`` events) whose prefix is
     conformant under draft and whose last event is any move, adversarial ones included, on
     which the knob splits the readings (:func:`model.verdict.knob_splits`); breadth-first,
-    first found on ties. Nodes that agree on the producer's belief and on every leaf are
-    expanded once (their extensions are the same)."""
-    from properties.explore import EXPLORE_VOCABULARY as vocab
-    found: dict = {}
-    level = [((), Belief(), [({}, initial_state(), (), None)])]
-    for index in range(depth):
-        if not wanted - set(found):
-            break
-        nxt, seen = [], set()
-        for trace, belief, leaves in level:
-            conform = moves(belief, vocab)
-            grown: dict = {}
-            for event in conform + [e for e, _ in adversarial_moves(belief, vocab)]:
-                if event in grown:
-                    continue
-                grown[event] = after = _fork(leaves, event, index)
-                open_knobs = wanted - set(found)
-                if not any(k in a for a, *_ in after for k in open_knobs):
-                    continue
-                if all(leaf[1:] == after[0][1:] for leaf in after):
-                    continue  # every reading does the same: no knob splits here
-                verdicts = [(a, Verdict(s, w, f, f[0] + 1 if f else index + 1))
-                            for a, s, w, f in after]
-                for knob, pair in knob_splits(verdicts).items():
-                    if knob in open_knobs and knob not in found:
-                        found[knob] = (trace + (event,), pair)
-            for event in conform:
-                after, belief2 = grown[event], advance(belief, event)
-                key = (belief2, tuple((tuple(sorted(a.items())), s, w, f)
-                                      for a, s, w, f in after))
-                if key not in seen:
-                    seen.add(key)
-                    nxt.append((trace + (event,), belief2, after))
-        level = nxt
-    return found
+    first found on ties: :class:`SplitSystem` on the one driver
+    (:func:`properties.bfs.search`)."""
+    from properties.bfs import LocalEngine, search
+    from properties.explore import EXPLORE_VOCABULARY
+    system = SplitSystem(EXPLORE_VOCABULARY, wanted)
+    found = search(system, depth, LocalEngine(system))
+    found.raise_if_interrupted()
+    out: dict = {}
+    for (_, knob), (_, _, (node, move, pair)) in found.findings.items():
+        out[knob] = (system.trace_to(found.path(node), move), pair)
+    return out
+
+
+class SplitSystem(TransitionSystem):
+    """The form-B search of :func:`_violating_splits` as a transition system of the one
+    breadth-first driver.
+
+    A node is ``(belief, leaves)``, each a number of an :class:`~properties.bfs_store.Interned`
+    table: the producer's belief and the consumer's reading leaves (``(assignment as sorted
+    pairs, state, warnings, fatal)``, as :func:`_fork` steps them). A node's moves are its
+    belief's distinct events, the conformant ones (:func:`model.producer.moves`) first, then
+    the adversarial ones; only a conformant move has a successor. A knob of ``wanted`` that
+    splits the leaves after a move is the finding ``("split", knob)``, its payload
+    ``(node, move, pair)``. Never distributed (its tables are exact in one process).
+
+    Args:
+        vocabulary: the producer vocabulary; wanted: the knob ids sought.
+    """
+
+    width = 2
+
+    def __init__(self, vocabulary, wanted: set):
+        self.vocabulary, self.wanted = vocabulary, set(wanted)
+        self.beliefs = Interned([Belief()])
+        self.leaves = Interned([(((), initial_state(), (), None),)])
+        self._moves: dict = {}  # belief number -> (events, number of conformant ones)
+
+    def root(self) -> tuple:
+        return (0, 0)
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        return mix([nodes[:, 0].astype(np.uint64), nodes[:, 1].astype(np.uint64)])
+
+    def _events(self, b: int) -> tuple:
+        got = self._moves.get(b)
+        if got is None:
+            belief = self.beliefs.values[b]
+            conform = moves(belief, self.vocabulary)
+            events = list(dict.fromkeys(conform))
+            n, seen = len(events), set(events)
+            events += [e for e in dict.fromkeys(e for e, _ in
+                                                adversarial_moves(belief, self.vocabulary))
+                       if e not in seen]
+            got = self._moves[b] = (tuple(events), n)
+        return got
+
+    def _after(self, node: tuple, m: int, level: int) -> list:
+        leaves = [(dict(a), s, w, f) for a, s, w, f in self.leaves.values[node[1]]]
+        return _fork(leaves, self._events(node[0])[0][m], level)
+
+    def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
+               known: dict) -> None:
+        open_knobs = {k for k in self.wanted if ("split", k) not in known}
+        for node_id, row in zip(ids.tolist(), nodes.tolist()):
+            node = tuple(row)
+            events, n = self._events(node[0])
+            out.moves.append(len(events))
+            for m, event in enumerate(events):
+                after = self._after(node, m, level)
+                if open_knobs and any(k in a for a, *_ in after for k in open_knobs) and \
+                        not all(leaf[1:] == after[0][1:] for leaf in after):
+                    verdicts = [(a, Verdict(s, w, f, f[0] + 1 if f else level + 1))
+                                for a, s, w, f in after]
+                    for knob, pair in knob_splits(verdicts).items():
+                        if knob in open_knobs:
+                            open_knobs.discard(knob)
+                            out.findings.append((("split", knob), (), (node_id, m, 0),
+                                                 (node_id, m, pair)))
+                if m < n:
+                    out.keys.append(pack_key(node_id, m, 0))
+                    out.nodes.extend(self._child(node, event, after))
+                    out.halted.append(False)
+
+    def _child(self, node: tuple, event, after: list) -> tuple:
+        belief = advance(self.beliefs.values[node[0]], event)
+        leaves = tuple((tuple(sorted(a.items())), s, w, f) for a, s, w, f in after)
+        return (self.beliefs.number(belief), self.leaves.number(leaves))
+
+    def child(self, node: tuple, move: int, leaf: int, level: int) -> tuple:
+        event = self._events(node[0])[0][move]
+        return event, self._child(node, event, self._after(node, move, level))
+
+    def event(self, node: tuple, move: int, level: int):
+        return self._events(node[0])[0][move]
+
+    def value(self, node: tuple) -> tuple:
+        return (self.beliefs.values[node[0]], self.leaves.values[node[1]])
+
+    def trace_to(self, path: list, move: int) -> tuple:
+        """The events of ``path`` (``[(move, leaf)]`` from the root) and then ``move``."""
+        node, trace = self.root(), []
+        for level, (m, leaf) in enumerate(path):
+            event, node = self.child(node, m, leaf, level)
+            trace.append(event)
+        return tuple(trace) + (self.event(node, move, len(path)),)
+
+    def done(self, findings: dict) -> bool:
+        return all(("split", k) in findings for k in self.wanted)
+

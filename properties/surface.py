@@ -38,7 +38,8 @@ from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Mes
                           TextMessageContent, TextMessageEnd, TextMessageStart)
 from model.json_values import thaw
 from model.patch import apply_patch
-from model.producer import Belief, ProducerViolation, violations
+from model.producer import (UNKNOWN_ROLE_TEXT_START, Belief, ProducerViolation,
+                            violations)
 from model.readings import DRAFT, Reading
 from model.wire import parse_event
 
@@ -129,13 +130,20 @@ SURFACE_PATCHES: tuple[tuple[str, tuple[dict, ...]], ...] = (
     ("float-value", _ops({"op": "add", "path": "/g", "value": -0.25})),
     ("unknown-op-last", _ops({"op": "replace", "path": "/n", "value": 3},
                              {"op": "merge", "path": "/nest", "value": {}})),
+    ("replace-missing", _ops({"op": "replace", "path": "/missing", "value": 1})),
+    ("copy-then-write", _ops({"op": "copy", "from": "/nest", "path": "/copied"},
+                             {"op": "add", "path": "/copied/x/z", "value": 2})),
+    ("test-missing-null", _ops({"op": "test", "path": "/missing", "value": None},
+                               {"op": "replace", "path": "/n", "value": 5})),
 )
 """Named patches over :data:`SURFACE_CONTENT`: move and copy (RFC 6902 4.4, 4.5), pointer escapes
 (RFC 6901 section 4), the ``-`` index on a write and on a read, array targets, indices with a
 leading zero (which do not resolve), a failing operation after three applying ones, ``test`` of a
 float against an integer, a boolean against a number, null, objects, arrays and unicode text
-(RFC 6902 4.6), root-pointer operations other than replacing with an array, and an unrecognised
-op after one that applies (SNP-UNKNOWN-OP). Which of them apply is decided by the model's patch
+(RFC 6902 4.6), root-pointer operations other than replacing with an array, an unrecognised
+op after one that applies (SNP-UNKNOWN-OP), a replace of a member that does not exist (RFC 6902
+4.3), a write under a copy made earlier in the same patch (the copy is a value of its own, 4.5)
+and a ``test`` of null at a location that does not exist (4.6). Which of them apply is decided by the model's patch
 semantics (:func:`model.patch.apply_patch`), never here."""
 
 HISTORY_WIRE: tuple[dict, ...] = (
@@ -182,7 +190,7 @@ _FAMILY = {"move": "delta:move-copy", "copy": "delta:move-copy", "escaped": "del
            "empty": "delta:pointer", "dash": "delta:pointer", "leading": "delta:pointer",
            "nested": "delta:pointer", "array": "delta:array", "test": "delta:test",
            "root": "delta:root", "fails": "delta:other", "unknown": "delta:other",
-           "null": "delta:other", "float": "delta:other"}
+           "null": "delta:other", "float": "delta:other", "replace": "delta:other"}
 """The sampling kind of each surface patch (by its name's first word): six kinds, so that the
 strategies, which draw a kind first, reach each family as often as a vocabulary kind."""
 
@@ -354,7 +362,9 @@ def surface_adversarial(belief: Belief, reading: Reading = DRAFT,
         PRC-MALFORMED-FATAL, SCH-* and EVM-ABSENT-NOT-NULL), ``surface:role`` (ACTIVITY_SNAPSHOT
         and ACTIVITY_DELTA aimed at the id of a user, assistant, tool or system message the
         producer stated, or of a text it opened, and text events aimed at an activity's id:
-        EVM-ID-UNIQUE, :func:`role_events`) and ``surface:bad-delta`` (the
+        EVM-ID-UNIQUE, :func:`role_events`), ``surface:stripped`` (a TEXT_MESSAGE_START with a
+        role the draft does not define, which the wire strips: PRC-STRIP-POSITION) and
+        ``surface:bad-delta`` (the
         surface patches and snapshots that break a clause, e.g. a root op leaving a non-object:
         ACT-DELTA-OBJECT). An event breaking two clauses appears twice.
     """
@@ -371,6 +381,8 @@ def surface_adversarial(belief: Belief, reading: Reading = DRAFT,
     for event in _malformed_events():
         add("surface:malformed", event)
     if belief.run == "active":
+        if UNKNOWN_ROLE_TEXT_START.message_id not in belief.texts:
+            add("surface:stripped", UNKNOWN_ROLE_TEXT_START)
         for event in role_events(belief, activity_type):
             add("surface:role", event)
         for _, event in _surface_candidates(belief, activity_ids, activity_type):

@@ -19,7 +19,7 @@ from wirekit import delta, snap, trace
 
 def test_depth_three_counts_and_shortest_splits():
     r = explore(depth=3)
-    assert (r.states, r.depth, r.complete, r.stopped_by) == (373, 3, True, "depth")
+    assert (r.states, r.depth, r.complete, r.stopped_by) == (441, 3, True, "depth")
     assert r.violations == {}
     # each question found at depth <= 3 has a 3-event witness (RUN_STARTED + two events), but
     # Q19 (where a snapshot's metadata goes), which splits on the snapshot creating the message;
@@ -161,7 +161,7 @@ def sweep4():
 def test_all_readings_sweep_reaches_contexts_the_draft_sweep_cannot():
     one = explore(depth=3)
     every = explore(depth=3, reading=None)
-    assert (every.states, every.complete, every.violations) == (1543, True, {})
+    assert (every.states, every.complete, every.violations) == (1635, True, {})
     assert every.classes > 1
     # Q2 and Q3 decide only where another knob departs from draft (Q3 needs Q2=parent; Q2's
     # split shows under Q3=warn), so the draft sweep cannot see them and the full sweep must
@@ -217,7 +217,12 @@ def test_graph_query_shortest_trace_to_a_state_class():
     assert retyped_by_subagent(trace_states(found)[-1])
     full = explore(depth=3, keep_edges=True)
     assert len(shortest_trace_to(full, retyped_by_subagent)) == 2
-    assert shortest_trace_to(tree_only, lambda s: len(s.messages) > 3) is None  # not within 3
+    # four messages within 3: two activities met first in one snapshot, then the history
+    # (a user and a system message) restated with them; five are not within 3
+    four = shortest_trace_to(tree_only, lambda s: len(s.messages) > 3)
+    assert [e.type_name for e in four] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "MESSAGES_SNAPSHOT"]
+    assert [m.role for m in four[-1].messages] == ["user", "system", "activity", "activity"]
+    assert shortest_trace_to(tree_only, lambda s: len(s.messages) > 4) is None
     graph = state_graph(explore(depth=2, reading=None))
     assert graph.nodes[0]["readings"] == "(any reading)"
 
@@ -428,7 +433,7 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
         report = explore_module.explore(depth=4, reading=None,
                                         properties=_reading_dependent_properties())
         monkeypatch.undo()
-        assert report.states == 59096
+        assert report.states == 64148
         return seen
 
     shared = run(True)

@@ -29,7 +29,7 @@ def test_every_committed_corpus_entry_keeps_its_id():
     """The committed corpus was written with the ambiguity writer's ids: the family's scheme
     gives each entry's id back from its knob and trace."""
     entries = load_corpus()
-    assert len(entries) == 16  # issue 19 added AMB-Q18-2f257629 and AMB-Q19-9a9218f1
+    assert len(entries) == 19  # issue 19 added AMB-Q18, AMB-Q19, then AMB-Q14, AMB-Q15, AMB-Q23
     for entry in entries:
         assert AmbiguityFinding.id_for(entry["knob"], parse_events(entry["events"])) == \
             entry["id"]

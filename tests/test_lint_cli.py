@@ -158,6 +158,23 @@ def test_exit_codes_follow_fail_on(lint, tmp_path):
     assert "2 error(s), 0 warning(s): not conformant (--fail-on never)" in out
 
 
+def test_out_writes_a_new_file_and_never_over_one(lint, tmp_path):
+    stream = tmp_path / "e.jsonl"
+    stream.write_text(jsonl(RS, delta("ghost"), RF))
+    kept = tmp_path / "kept.txt"
+    kept.write_text("keep me")
+    link = tmp_path / "link.out"
+    link.symlink_to(tmp_path / "elsewhere.txt")
+    for target in (kept, link):
+        code, out, err = lint(str(stream), "--out", str(target))
+        assert code == 2 and out == "" and "already exists; not overwritten" in err
+    assert kept.read_text() == "keep me" and not (tmp_path / "elsewhere.txt").exists()
+    fresh = tmp_path / "report.json"
+    code, out, _ = lint(str(stream), "--out", str(fresh), "--format", "json")
+    assert code == 1 and f"report written to {fresh}" in out
+    assert json.loads(fresh.read_text())["tool"] == "activity-check"
+
+
 @pytest.mark.parametrize("content, message", [
     ("", "{path}: the file is empty"),
     ('[{"type": "RUN_STARTED",\n  "threadId": }]', "{path}:2:15: not valid JSON: Expecting value"),

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from model.events import (RunError, ActivityDelta, ActivitySnapshot, MessagesSnapshot, RunFinished,
-                          RunStarted, TextMessageStart)
+                          RunStarted, StepFinished, StepStarted, TextMessageStart, ToolCallEnd,
+                          ToolCallStart)
 from model.json_values import freeze, thaw
 from model.producer import (ADVERSARIAL_KINDS, DEFAULT_VOCABULARY, MALFORMED_KIND_CLAUSES,
                             ActivityBelief, Belief,
@@ -508,9 +509,19 @@ def test_custom_vocabulary_moves():
     assert got[:3] == [RunFinished(thread_id="t1", run_id="r1"), RunError(message="failed"),
                        snapshot]
     assert got[3].raw_event is not None and got[3].content == snapshot.content  # rawEvent rides along
-    # restated history; an empty set; an activity the consumer meets first in the snapshot
-    assert [len(e.messages) for e in got[4:]] == [1, 0, 1]
-    assert got[6].messages[0].is_activity and got[6].messages[0].id == "x"
+    # one step and one tool call of the parent, opened (LIF-STEP-*, LIF-CLOSE-BEFORE-FINISH)
+    assert got[4:6] == [StepStarted(step_name="plan"),
+                        ToolCallStart(tool_call_id="call-1", tool_call_name="search")]
+    # restated history (a user and a system message); an empty set; an activity the consumer
+    # meets first in the snapshot
+    assert [len(e.messages) for e in got[6:]] == [2, 0, 1]
+    assert [m.role for m in got[6].messages] == ["user", "system"]
+    assert got[8].messages[0].is_activity and got[8].messages[0].id == "x"
+    opened = advance(advance(b, got[4]), got[5])
+    later = moves(opened, vocab)
+    assert StepFinished(step_name="plan") in later and ToolCallEnd(tool_call_id="call-1") in later
+    assert StepStarted(step_name="plan") not in later and RunFinished(thread_id="t1", run_id="r1") \
+        not in later  # the run may not finish with the step and tool call open
     b = advance(b, snapshot)
     ms = moves(b, vocab)
     assert ActivityDelta(message_id="x", activity_type="T", patch=()) in ms

@@ -251,8 +251,10 @@ def test_questions_command_json_text_and_html(tmp_path, capsys):
     q11 = next(r for r in doc["questions"] if r["question"] == "Q11")
     assert main(["replay", str(out / q11["witnessFile"]), "--json", "--all-readings"]) == 0
     assert "Q11=move" in capsys.readouterr().out
-    assert main(["questions", "--depth", "1"]) == 2
-    assert "--depth must be at least 2" in capsys.readouterr().err
+    for depth in ("1", "6", "99"):  # a deeper table would run for hours: refused, one line
+        assert main(["questions", "--depth", depth]) == 2
+        err = capsys.readouterr().err
+        assert f"--depth must be from 2 to 5, not {depth}" in err and len(err.splitlines()) == 1
 
 
 def test_run_writes_the_table_and_the_page(tmp_path, rows):
@@ -293,3 +295,24 @@ def test_bfs_and_smt_distinguish_agree_on_every_fragment_knob():
     assert sorted(lengths) == sorted(set(FRAGMENT_KNOBS) - {"Q7", "Q9"})
     assert {k: v for k, v in lengths.items() if v[1] != v[0] or v[2] is not None} == {}
     assert lengths["Q11"] == (3, 3, None)
+
+
+def test_an_interrupted_sweep_gives_no_table(monkeypatch):
+    """A Ctrl-C (or a SIGTERM, which unwinds as one) during the sweep stops ``settle``: the
+    partial sweep is not taken for "no split" (it would settle questions as form C)."""
+    import properties.explore as explore_module
+    from properties.bfs import Search
+    from properties.questions import settle
+    real = explore_module.explore
+
+    def interrupted(*args, **kwargs):
+        report = real(depth=2, reading=None, properties=())
+        report.stopped_by, report.complete = "interrupted", False
+        return report
+
+    monkeypatch.setattr(explore_module, "explore", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        settle(depth=3, z3=False)
+    with pytest.raises(KeyboardInterrupt):
+        Search(stopped_by="interrupted").raise_if_interrupted()
+    Search(stopped_by="depth").raise_if_interrupted()  # any other stop: nothing raised

@@ -72,8 +72,23 @@ def test_surface_moves_are_conformant_and_hold_each_family():
     for events in groups.values():
         for event in events:
             assert violations(belief, event) == ()
-    ops = {op.op for e in groups["surface:delta:move-copy"] for op in e.patch}
-    assert ops == {"move", "copy"}
+    firsts = {e.patch[0].op for e in groups["surface:delta:move-copy"]}
+    assert firsts == {"move", "copy"}
+    # copy-then-write: a write under a copy made earlier in the same patch (RFC 6902 4.5)
+    assert any([op.op for op in e.patch] == ["copy", "add"]
+               for e in groups["surface:delta:move-copy"])
+    names = {e.patch[0].path for e in groups["surface:delta:other"]}
+    assert "/missing" in names  # replace-missing (RFC 6902 4.3)
+    assert any([op.op for op in e.patch] == ["test", "replace"] and e.patch[0].path == "/missing"
+               for e in groups["surface:delta:test"])  # test-missing-null (RFC 6902 4.6)
+
+
+def test_surface_adversarial_offers_a_text_with_an_unrecognised_role():
+    groups = dict(surface_adversarial(_active()))
+    [(event, v)] = groups["surface:stripped"]
+    assert event.type_name == "TEXT_MESSAGE_START" and event.role == "assistant"
+    assert event.notices and "narrator" in event.notices[0]
+    assert v.kind == "undescribed-member"
 
 
 def test_surface_adversarial_labels_and_roles():
@@ -188,8 +203,9 @@ def test_a_trace_of_surface_moves_without_surface_keeps_to_the_vocabulary():
             if isinstance(e, ActivityDelta):
                 assert {op.op for op in e.patch} <= {"replace", "add", "remove", "test",
                                                      "increment"}
+            # the vocabulary's history candidate restates a user and a system message
             assert not isinstance(e, MessagesSnapshot) or \
-                all(m.role in ("user", "assistant", "activity") for m in e.messages)
+                all(m.role in ("user", "system", "assistant", "activity") for m in e.messages)
     draw()
 
 

@@ -3,17 +3,8 @@
 // @ag-ui/core as pinned in this folder's package-lock.json (1.0.0). The work is in driver.mjs
 // (shared with ../ag-ui-client-0.0.59): this file hands it the modules this folder resolves.
 //   node adapter.mjs --mode reducer|pipeline
-import { createRequire } from "node:module";
 import * as client from "@ag-ui/client";
 import * as rxjs from "rxjs";
 import { serve } from "./driver.mjs";
 
-const require = createRequire(import.meta.url);
-serve({
-  client,
-  rxjs,
-  clientVersion: require("@ag-ui/client/package.json").version,
-  coreVersion: require("@ag-ui/core/package.json").version,
-  argv: process.argv.slice(2),
-  script: "adapter.mjs",
-});
+serve({ client, rxjs, adapterUrl: import.meta.url });

@@ -31,8 +31,9 @@
 //
 // stdout carries protocol lines only: every console method is captured while a request runs.
 
-import { createInterface } from "node:readline";
+import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
+import { captureConsole, clone, readRequest, scriptedAgentClass, serveLines } from "../common/adapter-kit.mjs";
 
 const TABLE = JSON.parse(readFileSync(new URL("./warnings.json", import.meta.url), "utf8"));
 
@@ -75,18 +76,6 @@ export function mapWarnings(lines, compiled, events = []) {
   return { warnings, unmapped };
 }
 
-function safeJson(value) {
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
-}
-
-function clone(value) {
-  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
-}
-
 function describeError(error) {
   if (error instanceof Error) {
     if (Array.isArray(error.issues)) {
@@ -124,11 +113,16 @@ function parseArgs(argv, script) {
  * @param {object} o
  * @param {object} o.client the @ag-ui/client module (namespace)
  * @param {object} o.rxjs the rxjs module the client uses
- * @param {string} o.clientVersion @ag-ui/client's version; o.coreVersion @ag-ui/core's
- * @param {string[]} o.argv the adapter's arguments (--mode reducer|pipeline)
- * @param {string} o.script the adapter's name, for usage errors
+ * @param {string} o.adapterUrl the adapter's import.meta.url: the versions of @ag-ui/client and
+ *   @ag-ui/core are read from the node_modules it resolves
+ * @param {string[]} [o.argv] the adapter's arguments (--mode reducer|pipeline; default: the
+ *   process's)
+ * @param {string} [o.script] the adapter's name, for usage errors (default adapter.mjs)
  */
-export function serve({ client, rxjs, clientVersion, coreVersion, argv, script }) {
+export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), script = "adapter.mjs" }) {
+  const require = createRequire(adapterUrl);
+  const clientVersion = require("@ag-ui/client/package.json").version;
+  const coreVersion = require("@ag-ui/core/package.json").version;
   const { AbstractAgent, defaultApplyEvents, EventType } = client;
   const enforceOutgoingInput = client.enforceOutgoingInput ?? null;
   const { Observable, from, lastValueFrom } = rxjs;
@@ -139,49 +133,11 @@ export function serve({ client, rxjs, clientVersion, coreVersion, argv, script }
   // --- console capture: each line with the event being consumed when it was printed ----------
   let captured = null;
   let where = () => null; // the event index being consumed (null: not consuming the trace)
-  for (const method of ["log", "info", "debug", "warn", "error", "trace"]) {
-    console[method] = (...args) => {
-      const text = args
-        .map((a) => (typeof a === "string" ? a : a instanceof Error ? `${a.name}: ${a.message}` : safeJson(a)))
-        .join(" ")
-        .slice(0, 2000);
-      if (captured !== null) captured.push({ method, text, atEvent: where() });
-    };
-  }
+  captureConsole((method, line) => {
+    if (captured !== null) captured.push({ method, text: line.slice(0, 2000), atEvent: where() });
+  });
 
-  // Streams a scripted trace from run(): one event per macrotask (setImmediate), so the
-  // client's asynchronous stages settle between events as they would between network chunks.
-  // Records which event was emitted last, so that a failure or a warning can be placed at the
-  // event that caused it, and the input of every run it was asked for.
-  class ScriptedAgent extends AbstractAgent {
-    constructor(config) {
-      super(config);
-      this.script = [];
-      this.emitted = -1;
-      this.inputs = [];
-    }
-
-    run(input) {
-      this.inputs.push(input);
-      const script = this.script;
-      return new Observable((subscriber) => {
-        let index = 0;
-        let timer = null;
-        const next = () => {
-          if (subscriber.closed) return;
-          if (index >= script.length) {
-            subscriber.complete();
-            return;
-          }
-          this.emitted = index;
-          subscriber.next(script[index++]);
-          timer = setImmediate(next);
-        };
-        timer = setImmediate(next);
-        return () => clearImmediate(timer);
-      });
-    }
-  }
+  const ScriptedAgent = scriptedAgentClass(AbstractAgent, Observable);
 
   async function runReducer(events, initialState) {
     const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) });
@@ -261,16 +217,8 @@ export function serve({ client, rxjs, clientVersion, coreVersion, argv, script }
   }
 
   async function handle(line) {
-    let request;
-    try {
-      request = JSON.parse(line);
-    } catch (error) {
-      return { id: null, error: `request is not JSON: ${describeError(error)}` };
-    }
-    const id = request && typeof request === "object" ? request.id ?? null : null;
-    if (!request || typeof request !== "object" || !Array.isArray(request.events)) {
-      return { id, error: "request needs an 'events' array" };
-    }
+    const { id, request, answer } = readRequest(line, describeError);
+    if (answer) return answer;
     captured = [];
     try {
       const run = mode === "reducer" ? runReducer : runPipeline;
@@ -299,16 +247,5 @@ export function serve({ client, rxjs, clientVersion, coreVersion, argv, script }
     }
   }
 
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  let chain = Promise.resolve();
-  lines.on("line", (line) => {
-    if (!line.trim()) return;
-    chain = chain.then(async () => {
-      const response = await handle(line);
-      process.stdout.write(JSON.stringify(response) + "\n");
-    });
-  });
-  lines.on("close", () => {
-    chain.then(() => process.exit(0));
-  });
+  serveLines(handle);
 }

@@ -24,13 +24,13 @@ on stdin and stdout, the README's "Adapter protocol").
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import sys
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from ag_ui.core.events import Event
+from counterexamples.model_adapter import requests, write_response
 from model.consumer import initial_state
 from model.readings import DRAFT
 from model.verdict import evaluate
@@ -81,17 +81,8 @@ def answer(request: Any) -> dict:
 
 def main() -> int:
     """Answer every request line of stdin on stdout until end of input; exit status 0."""
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        try:
-            request = json.loads(line)
-        except json.JSONDecodeError as exc:
-            response = {"id": None, "error": f"request is not JSON: {exc.msg}"}
-        else:
-            response = answer(request)
-        sys.stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+    for request, refused in requests(sys.stdin):
+        write_response(sys.stdout, refused if refused is not None else answer(request))
     return 0
 
 

@@ -20,7 +20,6 @@
 // generates for its own assistant placeholders are random: they are renamed "generated-<n>" in
 // order of appearance so that an answer depends on the trace alone.
 
-import { createInterface } from "node:readline";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { readFileSync } from "node:fs";
@@ -28,6 +27,9 @@ import { dirname, join } from "node:path";
 import { Observable } from "rxjs";
 import { AbstractAgent } from "@ag-ui/client";
 import { toAgUiMessages } from "@assistant-ui/react-ag-ui";
+import {
+  captureConsole, clone, readRequest, renameGenerated, scriptedAgentClass, serveLines, text,
+} from "../common/adapter-kit.mjs";
 
 const require = createRequire(import.meta.url);
 // the package's exports map publishes "." alone (dist/index.js): its folder is found from there
@@ -40,75 +42,9 @@ const { AgUiThreadRuntimeCore } = await import(
 const PEER = `@assistant-ui/react-ag-ui@${VERSION}+@ag-ui/client@${CLIENT_VERSION} (runtime core)`;
 
 let captured = null;
-for (const method of ["log", "info", "debug", "warn", "error", "trace"]) {
-  console[method] = (...args) => {
-    if (captured !== null) captured.push(`${method}: ${args.map(text).join(" ")}`.slice(0, 2000));
-  };
-}
+captureConsole((method, line) => captured?.push(`${method}: ${line}`.slice(0, 2000)));
 
-function text(a) {
-  if (typeof a === "string") return a;
-  if (a instanceof Error) return `${a.name}: ${a.message}`;
-  try {
-    return JSON.stringify(a);
-  } catch {
-    return String(a);
-  }
-}
-
-function clone(value) {
-  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
-}
-
-class ScriptedAgent extends AbstractAgent {
-  constructor(config, script) {
-    super(config);
-    this.script = script;
-    this.emitted = -1;
-  }
-
-  run() {
-    const script = this.script;
-    return new Observable((subscriber) => {
-      let index = 0;
-      let timer = null;
-      const next = () => {
-        if (subscriber.closed) return;
-        if (index >= script.length) {
-          subscriber.complete();
-          return;
-        }
-        this.emitted = index;
-        subscriber.next(script[index++]);
-        timer = setImmediate(next);
-      };
-      timer = setImmediate(next);
-      return () => clearImmediate(timer);
-    });
-  }
-}
-
-// Rename the ids no event carries (assistant-ui's generated placeholders) in order of appearance.
-function renameGenerated(messages, events) {
-  const known = new Set();
-  const walk = (v) => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === "object") {
-      for (const [k, x] of Object.entries(v)) {
-        if (typeof x === "string" && (k === "messageId" || k === "id" || k === "parentMessageId")) known.add(x);
-        else walk(x);
-      }
-    }
-  };
-  walk(events);
-  const names = new Map();
-  const rename = (id) => {
-    if (typeof id !== "string" || known.has(id)) return id;
-    if (!names.has(id)) names.set(id, `generated-${names.size + 1}`);
-    return names.get(id);
-  };
-  return messages.map((m) => ({ ...m, id: rename(m.id) }));
-}
+const ScriptedAgent = scriptedAgentClass(AbstractAgent, Observable);
 
 async function consume(events, initialState) {
   const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) }, events);
@@ -148,16 +84,8 @@ async function consume(events, initialState) {
 }
 
 async function handle(line) {
-  let request;
-  try {
-    request = JSON.parse(line);
-  } catch (error) {
-    return { id: null, error: `request is not JSON: ${text(error)}` };
-  }
-  const id = request && typeof request === "object" ? request.id ?? null : null;
-  if (!request || typeof request !== "object" || !Array.isArray(request.events)) {
-    return { id, error: "request needs an 'events' array" };
-  }
+  const { id, request, answer } = readRequest(line);
+  if (answer) return answer;
   captured = [];
   try {
     const r = await consume(clone(request.events), request.state);
@@ -172,14 +100,4 @@ async function handle(line) {
   }
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-let chain = Promise.resolve();
-lines.on("line", (line) => {
-  if (!line.trim()) return;
-  chain = chain.then(async () => {
-    process.stdout.write(JSON.stringify(await handle(line)) + "\n");
-  });
-});
-lines.on("close", () => {
-  chain.then(() => process.exit(0));
-});
+serveLines(handle);

@@ -13,40 +13,19 @@
 // console lines go to "log"). The wall-clock stamp it adds to each message is removed
 // (withoutClock), and the ids it makes up are renamed generated-<n> (renameGenerated).
 
-import { createInterface } from "node:readline";
-import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StreamProcessor, uiMessagesToWire } from "@tanstack/ai";
+import { captureConsole, clone, readRequest, renameGenerated, serveLines, text } from "../common/adapter-kit.mjs";
 
-const require = createRequire(import.meta.url);
 // the exports map publishes no package.json: read it next to the resolved entry (dist/esm/)
 const ENTRY = fileURLToPath(import.meta.resolve("@tanstack/ai"));
 const VERSION = JSON.parse(readFileSync(join(dirname(ENTRY), "..", "..", "package.json"), "utf8")).version;
 const PEER = `@tanstack/ai@${VERSION} (StreamProcessor)`;
-void require;
 
 let captured = null;
-for (const method of ["log", "info", "debug", "warn", "error", "trace"]) {
-  console[method] = (...args) => {
-    if (captured !== null) captured.push(`${method}: ${args.map(text).join(" ")}`.slice(0, 2000));
-  };
-}
-
-function text(a) {
-  if (typeof a === "string") return a;
-  if (a instanceof Error) return `${a.name}: ${a.message}`;
-  try {
-    return JSON.stringify(a);
-  } catch {
-    return String(a);
-  }
-}
-
-function clone(value) {
-  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
-}
+captureConsole((method, line) => captured?.push(`${method}: ${line}`.slice(0, 2000)));
 
 // The processor stamps each message it creates with the wall clock (metadata.tanstack.createdAt);
 // that stamp is removed (and metadata with it when nothing else is left), so that an answer
@@ -60,29 +39,6 @@ function withoutClock(message) {
   const metadata = Object.keys(tanstack).length ? { ...rest, tanstack } : rest;
   const { metadata: __, ...out } = message;
   return Object.keys(metadata).length ? { ...out, metadata } : out;
-}
-
-// Rename the ids no event carries (messages the processor makes up itself, e.g. on RUN_ERROR:
-// msg-<clock>-<random>) in order of appearance, so that an answer depends on the trace alone.
-function renameGenerated(messages, events) {
-  const known = new Set();
-  const walk = (v) => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === "object") {
-      for (const [k, x] of Object.entries(v)) {
-        if (typeof x === "string" && (k === "messageId" || k === "id" || k === "parentMessageId")) known.add(x);
-        else walk(x);
-      }
-    }
-  };
-  walk(events);
-  const names = new Map();
-  const rename = (id) => {
-    if (typeof id !== "string" || known.has(id)) return id;
-    if (!names.has(id)) names.set(id, `generated-${names.size + 1}`);
-    return names.get(id);
-  };
-  return messages.map((m) => ({ ...m, id: rename(m.id) }));
 }
 
 function consume(events) {
@@ -107,16 +63,8 @@ function consume(events) {
 }
 
 function handle(line) {
-  let request;
-  try {
-    request = JSON.parse(line);
-  } catch (error) {
-    return { id: null, error: `request is not JSON: ${text(error)}` };
-  }
-  const id = request && typeof request === "object" ? request.id ?? null : null;
-  if (!request || typeof request !== "object" || !Array.isArray(request.events)) {
-    return { id, error: "request needs an 'events' array" };
-  }
+  const { id, request, answer } = readRequest(line);
+  if (answer) return answer;
   captured = [];
   try {
     const r = consume(clone(request.events));
@@ -129,8 +77,4 @@ function handle(line) {
   }
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-lines.on("line", (line) => {
-  if (!line.trim()) return;
-  process.stdout.write(JSON.stringify(handle(line)) + "\n");
-});
+serveLines(handle);

@@ -32,7 +32,7 @@ from model.events import Event
 from model.producer import PRODUCER_ONLY_KNOBS, Belief, advance, violations
 from model.readings import DRAFT, KNOB_BY_ID, Reading
 from properties.bfs import Expansion, LocalEngine, TransitionSystem, search
-from properties.bfs_store import mix, pack_key
+from properties.bfs_store import Interned, mix, pack_key
 from properties.catalogue import Transition
 from properties.smt.encoding import (CONSUMER_FIELDS, FATALS, PRODUCER_RULES, STEP_BRANCH_IDS,
                                      WARNINGS, Unrolling)
@@ -282,23 +282,6 @@ class Goal:
     mode: str = "conformant"
 
 
-class _Numbered:
-    """Values numbered in order of first appearance (``number``, ``values``)."""
-
-    def __init__(self, first=()):
-        self.values: list = []
-        self.ids: dict = {}
-        for v in first:
-            self.number(v)
-
-    def number(self, value) -> int:
-        i = self.ids.get(value)
-        if i is None:
-            i = self.ids[value] = len(self.values)
-            self.values.append(value)
-        return i
-
-
 class ReplaySystem(TransitionSystem):
     """:func:`enumerate_shortest` as a transition system of the one breadth-first driver
     (:func:`properties.bfs.search`).
@@ -332,11 +315,11 @@ class ReplaySystem(TransitionSystem):
         self.need_prefix = any(g.mode == "prefix" for g in goals.values())
         self.restep = {name: _restep(r) for name, r in readings.items()}
         start = realise_trace(world, ())[0]
-        self.states = _Numbered([tuple(step(initial_state(), start, r).state
+        self.states = Interned([tuple(step(initial_state(), start, r).state
                                        for r in readings.values())])
-        self.beliefs = _Numbered([advance(Belief(), start)])
-        self.alive = _Numbered([frozenset(range(len(producers)))])
-        self.auxes = _Numbered([tuple(None for _ in self.tracked)])
+        self.beliefs = Interned([advance(Belief(), start)])
+        self.alive = Interned([frozenset(range(len(producers)))])
+        self.auxes = Interned([tuple(None for _ in self.tracked)])
         self.realised: dict = {}
 
     def root(self) -> tuple:
@@ -466,6 +449,7 @@ def enumerate_shortest(world: World, depth: int, readings: dict,
         producers, together = [fragment_producer(r) for r in producer], True
     system = ReplaySystem(world, readings, producers, together, goals)
     found = search(system, max(depth - 1, 0), LocalEngine(system), max_states=max_nodes + 1)
+    found.raise_if_interrupted()
     if found.stopped_by == "max-states":
         raise RuntimeError(f"enumeration exceeded {max_nodes} nodes")
     out: dict = {name: None for name in goals}
