@@ -717,7 +717,7 @@ BAD_VOCABULARIES = [
     ('{"textIds": [""]}', "textIds[0]: expected a non-empty string, got the empty string"),
     ('{"activityIds": ["a", "b"], "textIds": ["m", "b"]}',
      'textIds[1]: "b" is also activityIds[1]; a message id is unique across roles (EVM-ID-UNIQUE)'),
-    ('{"textIds": ["user-1"]}', 'textIds[0]: "user-1" is the id of the history message the '
+    ('{"textIds": ["user-1"]}', 'textIds[0]: "user-1" is the id of a history message the '
                                 'producer restates; a message id is unique across roles '
                                 '(EVM-ID-UNIQUE)'),
     ('{"owners": [null, "s", null]}', "owners[2]: null repeats owners[0]"),

@@ -174,7 +174,10 @@ def test_all_readings_sweep_reaches_contexts_the_draft_sweep_cannot():
 def test_all_readings_sweep_finds_every_corpus_question_at_depth_four(sweep4):
     from counterexamples.corpus import load_corpus
     corpus_knobs = {entry["knob"] for entry in load_corpus()}
-    assert corpus_knobs <= set(sweep4.splits)
+    # but Q15 and Q23, whose witnesses have 5 events (the run takes them from the settlement
+    # table's deeper exhaustive search)
+    assert corpus_knobs - {"Q15", "Q23"} <= set(sweep4.splits)
+    assert not {"Q15", "Q23"} & set(sweep4.splits)
     for knob, (witness, pair) in sweep4.splits.items():
         # the executable model, run on the witness under every reading, agrees that the knob
         # decides it, and two complete readings differing only there give different verdicts

@@ -224,7 +224,8 @@ def _check_06(summary: dict, text: str) -> None:
     # X1: drop-open ends like drop on the conformant witness, parts from it on the probe
     assert summary["X1"]["sweep"] == 3
     assert {o: v["texts"] for o, v in summary["X1"]["options"].items()} == {
-        "drop": ["user-1"], "preserve": ["msg-1", "user-1"], "drop-open": ["user-1"]}
+        "drop": ["user-1", "sys-h"], "preserve": ["msg-1", "user-1", "sys-h"],
+        "drop-open": ["user-1", "sys-h"]}
     probe = summary["X1"]["probe"]
     assert probe["length"] == 4 and probe["breaks"] == ["LIF-CLOSE-BEFORE-FINISH"]
     assert {o: v["fatal"] for o, v in probe["options"].items()} == {
