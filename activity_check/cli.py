@@ -194,6 +194,17 @@ def write_out(plan) -> Iterator[str]:
                          f"{exc.strerror or exc}; {left}") from None
 
 
+def reading_option(text: str, parse: Optional[Callable] = None):
+    """The ``--reading`` option's value parsed by ``parse`` (default
+    :func:`model.readings.parse_reading`). Raises UsageError naming the option (one line) when it
+    is not a reading."""
+    from model.readings import ReadingError, parse_reading
+    try:
+        return (parse or parse_reading)(text)
+    except ReadingError as exc:
+        raise UsageError(f"--reading: {exc}") from None
+
+
 def write_new_output(path: str, text: str) -> None:
     """Write ``text`` to the new file ``path`` (an ``--out FILE``) whole or not at all, never
     over anything there and never through a symbolic link

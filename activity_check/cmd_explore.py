@@ -11,7 +11,7 @@ import sys
 from rich.table import Table
 
 from activity_check.cli import (EXIT_INTERRUPTED, UsageError, cell, console, dump, progress_bar,
-                                read_vocabulary, shown)
+                                read_vocabulary, reading_option, shown)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_explore", "DEFAULT_EXPLORE_DEPTH", "DEFAULT_MAX_STATES"]
@@ -106,7 +106,6 @@ def cmd_explore(args) -> int:
 def _options(args):
     """Check ``explore``'s options (``--max-states 0`` becomes None: no limit); returns ``(the
     reading or None for all, the vocabulary)``. Raises UsageError."""
-    from model.readings import ReadingError, parse_reading
     from properties.explore import EXPLORE_VOCABULARY
 
     if args.depth < 1:
@@ -124,10 +123,7 @@ def _options(args):
         raise UsageError("--timeout must be a positive number of seconds")
     reading = None
     if args.reading != "all":
-        try:
-            reading = parse_reading(args.reading)
-        except ReadingError as exc:
-            raise UsageError(f"--reading: {exc}") from None
+        reading = reading_option(args.reading)
     vocabulary = EXPLORE_VOCABULARY
     if args.vocabulary:
         vocabulary = read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY)

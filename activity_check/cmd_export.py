@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from activity_check.cli import UsageError, write_new_output
+from activity_check.cli import UsageError, reading_option, write_new_output
 
 __all__ = ["PARSERS", "cmd_export"]
 
@@ -34,16 +34,12 @@ def cmd_export(args) -> int:
     overwrites. Returns 0; raises UsageError (exit 2) for an unusable option, an unreadable or
     unusable finding, or an ``--out`` that exists or cannot be written."""
     from counterexamples.export import export, load_finding, parse_reading_spec
-    from model.readings import ReadingError
 
     reading = None
     if args.reading is not None:  # the option's own faults first, named as the option's
         if args.format != "itf":
             raise UsageError(f"--reading applies to --format itf only, not {args.format}")
-        try:
-            reading = parse_reading_spec(args.reading)
-        except ReadingError as exc:
-            raise UsageError(f"--reading: {exc}") from None
+        reading = reading_option(args.reading, parse_reading_spec)
     try:
         finding = load_finding(args.finding)
     except OSError as exc:

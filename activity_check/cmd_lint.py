@@ -93,16 +93,12 @@ def cmd_lint(args) -> int:
     """Lint the stream and print or write the report; returns 0, or 1 when a violation reaches
     ``--fail-on``. Raises UsageError (exit 2) for unusable input or arguments."""
     from activity_check import __version__
-    from activity_check.cli import UsageError, console, write_new_output
+    from activity_check.cli import console, reading_option, write_new_output
     from counterexamples.lint import lint_stream
     from counterexamples.lint_formats import render, render_pretty
-    from model.readings import parse_reading
     reading = None
     if args.reading:
-        try:
-            reading = parse_reading(args.reading)
-        except ValueError as exc:
-            raise UsageError(f"--reading: {exc}") from None
+        reading = reading_option(args.reading)
     found = _read(args)
     report = lint_stream(found.entries, reading, found.source, found.input_format, found.notes)
     if args.out:

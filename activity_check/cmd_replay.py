@@ -8,7 +8,7 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import EXIT_USAGE, UsageError, cell, console, dump, shown
+from activity_check.cli import EXIT_USAGE, UsageError, cell, console, dump, reading_option, shown
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_replay"]
@@ -36,14 +36,11 @@ def cmd_replay(args) -> int:
     boundary (the first malformed event, with file:line)."""
     from model.consumer import initial_state
     from model.events import Malformed
-    from model.readings import ReadingError, describe_assignment, parse_reading
+    from model.readings import describe_assignment
     from model.verdict import evaluate, partition
     from model.wire import TraceFormatError, load_trace
 
-    try:
-        reading = parse_reading(args.reading)
-    except ReadingError as exc:
-        raise UsageError(f"--reading: {exc}") from None
+    reading = reading_option(args.reading)
     try:
         trace = load_trace(args.file)
     except TraceFormatError as exc:

@@ -53,8 +53,8 @@ from model.events import (
     RunStarted, StepFinished, StepStarted, SubagentStarted, TextMessageContent, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallStart, Unrecognised,
 )
-from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, ActivityBelief, Belief,
-                            ProducerViolation, advance, violations)
+from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, UNDESCRIBED_CLAUSES,
+                            ActivityBelief, Belief, ProducerViolation, advance, violations)
 from model.readings import (KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             describe_assignment)
 from model.wire import parse_event
@@ -147,7 +147,8 @@ def severity_of(clause: Clause, kind: str = "") -> str:
 
 def clauses_checked() -> tuple[str, ...]:
     """Every clause id lint can report, registry order first, then the pending ones."""
-    ids = set(ADVERSARIAL_KINDS.values()) | set(LINT_KINDS.values()) | set(_STRUCTURE_CLAUSES)
+    ids = set(ADVERSARIAL_KINDS.values()) | set(LINT_KINDS.values()) | set(_STRUCTURE_CLAUSES) | \
+        set(UNDESCRIBED_CLAUSES.values())
     ids |= {"EVM-ABSENT-NOT-NULL", "SUB-ABSENT-PARENT", "MET-NOT-NULL"}
     ordered = [cid for cid in registry() if cid in ids]
     return tuple(ordered + [c.id for c in PENDING_CLAUSES if c.id not in registry()])
@@ -786,12 +787,15 @@ def _message_clause(value: dict, path: str) -> Optional[str]:
 
 
 def _stripped_clause(event_type: Optional[str], notice: str, value: dict) -> str:
-    """The schema clause an undescribed member breaks, by the closed object it sits in."""
+    """The clause an undescribed member breaks, by the closed object it sits in: inside a
+    MESSAGES_SNAPSHOT's messages, the message's schema (:func:`_message_clause`); elsewhere the
+    producer monitor's table, :data:`model.producer.UNDESCRIBED_CLAUSES` (an activity event's or
+    MESSAGES_SNAPSHOT's own schema clause, PRC-DROP-STRIP for any other event)."""
     if event_type == "MESSAGES_SNAPSHOT":
-        return _message_clause(value, notice) or "SCH-MESSAGES-SNAPSHOT"
-    if event_type == "ACTIVITY_DELTA":
-        return "SCH-ACTIVITY-DELTA"
-    return "SCH-ACTIVITY-SNAPSHOT"
+        clause = _message_clause(value, notice)
+        if clause is not None:
+            return clause
+    return UNDESCRIBED_CLAUSES.get(event_type, UNDESCRIBED_CLAUSES["other"])
 
 
 def _snapshot_pointer(value: dict, detail: str) -> str:

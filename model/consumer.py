@@ -470,6 +470,8 @@ def _marked(state: ConsumerState, message_id: str, skipped: bool) -> ConsumerSta
     with its stale and earlier-run marks cleared (a snapshot gave it a new baseline moment)."""
     if skipped:
         return state if message_id in state.stale else state.but(stale=state.stale | {message_id})
+    if message_id not in state.stale and message_id not in state.earlier:
+        return state  # another activity is marked: nothing to clear here
     return state.but(stale=state.stale - {message_id}, earlier=state.earlier - {message_id})
 
 

@@ -1306,9 +1306,9 @@ def test_the_pipeline_exports_a_failed_property_check(tmp_path, monkeypatch):
     checks = result.summary.property_checks
     assert list(checks) == ["conformant", "adversarial"]
     failed = [c for c in checks.values() if c.finding is not None]
-    # which machine reaches an empty patch first depends on the draws; the one that does is
-    # the first failed check
-    assert failed and failed[0].name in ("conformant", "adversarial")
+    # with seed 0 the adversarial machine is the one whose draws reach an empty patch within
+    # 100 examples (the draws are the seed's alone); its failure is the first failed check
+    assert [c.name for c in failed] == ["adversarial"]
     finding = failed[0].finding
     assert isinstance(finding, PropertyFinding) and finding.id.startswith("PROP-P00-")
     summary = result.summary.to_json()
