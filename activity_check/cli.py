@@ -194,6 +194,17 @@ def write_out(plan) -> Iterator[str]:
                          f"{exc.strerror or exc}; {left}") from None
 
 
+def add_timings_option(parser) -> None:
+    """Add ``--timings`` to a command whose text output would otherwise hold no wall-clock
+    figure: without it the same seed and inputs print the same bytes (the searches are
+    deterministic, their durations are not); with it the text says how long the work took and
+    ``--json`` adds the member ``seconds``."""
+    parser.add_argument("--timings", action="store_true",
+                        help="also print how long it took (wall seconds; with --json: the "
+                             "member 'seconds'); without it the output is the same bytes for "
+                             "the same seed and inputs")
+
+
 def reading_option(text: str, parse: Optional[Callable] = None):
     """The ``--reading`` option's value parsed by ``parse`` (default
     :func:`model.readings.parse_reading`). Raises UsageError naming the option (one line) when it

@@ -10,8 +10,8 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import (EXIT_INTERRUPTED, UsageError, cell, console, dump, progress_bar,
-                                read_vocabulary, reading_option, shown)
+from activity_check.cli import (EXIT_INTERRUPTED, UsageError, add_timings_option, cell, console,
+                                dump, progress_bar, read_vocabulary, reading_option, shown)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_explore", "DEFAULT_EXPLORE_DEPTH", "DEFAULT_MAX_STATES"]
@@ -40,7 +40,7 @@ def _add_explore(sub) -> None:
                     "(default: the small exploration vocabulary)")
     ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
                     help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
-                         "about 2 GB; 0: no limit)")
+                         "about 3 GB; 0: no limit)")
     ex.add_argument("--timeout", type=float, help="stop after this many seconds")
     ex.add_argument("--reading", default="all",
                     help="all (default): every reading in one sweep, one consumer state per "
@@ -58,6 +58,7 @@ def _add_explore(sub) -> None:
                     help="expand the levels on the running Dask cluster whose scheduler is at "
                          "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of local workers")
     ex.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_timings_option(ex)
     ex.add_argument("--coverage", action="store_true",
                     help="after the report, the spec coverage of the traces explored (to every "
                          "leaf of the search tree, and the witnesses): clauses, step branches, "
@@ -84,6 +85,8 @@ def cmd_explore(args) -> int:
         report.stopped_by != "interrupted" else None
     if coverage is not None and args.json:
         out["coverage"] = coverage
+    if args.timings and args.json:
+        out["seconds"] = round(report.seconds, 3)
     # Ctrl-C: the report of what was explored, then the interrupt's status, as other commands
     status = EXIT_INTERRUPTED if report.stopped_by == "interrupted" else 0
     if args.json:
@@ -172,15 +175,18 @@ def _print_report(con, args, report, out: dict) -> None:
              "max-states": f"--max-states {args.max_states}",
              "timeout": f"--timeout {args.timeout}",
              "interrupted": "an interrupt (Ctrl-C)"}[report.stopped_by]
+    timing = f" in {report.seconds:.1f} s ({report.states_per_second:,.0f} states/s)" \
+        if args.timings else ""
     con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
-              f"{report.depth} in {report.seconds:.1f} s ({report.states_per_second:,.0f} "
-              f"states/s)"
+              f"{report.depth}{timing}"
               + (f" under every reading at once ({report.classes:,} "
                  f"class{'es' if report.classes != 1 else ''} of readings)"
                  if out["readingClasses"] is not None else f" under reading {out['reading']}")
               + f"; stopped by {bound}"
               + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
-    con.print(f"on {report.workers} worker{'s' if report.workers != 1 else ''}; visited set: "
+    workers = f"on {report.workers} worker{'s' if report.workers != 1 else ''}; " \
+        if args.timings else ""  # a fact of the run, like its time: the rest is the same for any N
+    con.print(f"{workers}visited set: "
               f"{report.storage['fingerprint']}, probability of a fingerprint collision "
               f"{report.storage['collisionProbability']:.1e} for {report.states:,} states")
     table = Table(title=f"open questions that split a step ({len(report.splits)}), shortest first found")

@@ -50,7 +50,9 @@ def _add_peer(sub) -> None:
     shortcuts = "; ".join(f"{k}: {v}" for k, v in BUILTIN_ADAPTERS.items())
     peer = sub.add_parser("peer", help="check a real implementation, driven through an adapter, "
                                        "against the model")
-    actions = peer.add_subparsers(dest="peer_action", required=True, parser_class=type(peer))
+    # metavar: a missing action is named as the user types it, not by its internal dest
+    actions = peer.add_subparsers(dest="peer_action", metavar="{check,search,matrix}",
+                                  required=True, parser_class=type(peer))
 
     def common(p) -> None:
         p.add_argument("--adapter", required=True, metavar="CMD",

@@ -68,10 +68,10 @@ def cmd_questions(args) -> int:
     if args.json:
         print(dump(table_json(rows, args.depth)))
     elif args.format == "md":
-        sys.stdout.write(render_markdown(rows, args.depth))
+        sys.stdout.write(render_markdown(rows, args.depth, args.out))
     elif args.format == "html":
-        sys.stdout.write(render_html(rows, args.depth))
+        sys.stdout.write(render_html(rows, args.depth, written=plan is not None))
     else:
-        sys.stdout.write(render_text(rows, args.depth))
+        sys.stdout.write(render_text(rows, args.depth, args.out))
     return 0
 

@@ -102,17 +102,46 @@ def _print_verdict(out: dict, file: str) -> None:
     ids = ", ".join(visible(m["id"]) for m in out["runInput"])
     con.print(f"run: {shown(out['run'])}; next run input: {len(out['runInput'])} message(s)"
               + (f" ({shown(ids, None)})" if ids else ""))
-    for c in out.get("readingClasses", []):
-        v = c["verdict"]
-        acts = "; ".join(f"{visible(m['id'])}={_json_head(m.get('content'), ascii=True)}/"
-                         f"{visible(m.get('activityType'))}"
-                         for m in v["messages"] if m["role"] == "activity") or "no activity"
-        outcome = (f"fatal {v['fatal']['code']}@{v['fatal']['atEvent']}" if v["fatal"] else
-                   "warnings " + (", ".join(f"{w['code']}@{w['atEvent']}" for w in v["warnings"])
-                                  or "none"))
+    classes = out.get("readingClasses", [])
+    facets = [_class_facets(c["verdict"]) for c in classes]
+    # what tells the classes apart beyond activities and warnings: shown only where it differs
+    differing = [k for k in ("order", "run", "runInput", "state")
+                 if len({f[k] for f in facets}) > 1]
+    for c, f in zip(classes, facets):
+        more = "".join(f"; {_FACET_LABEL[k]} {f[k]}" for k in differing)
         con.print(f"verdict class ({'includes draft' if c['includesDraft'] else 'other'}): "
                   f"{'; '.join(c['readings'][:6])}{' ...' if len(c['readings']) > 6 else ''}"
-                  f"\n    -> {shown(acts, None)}; {shown(outcome)}")
+                  f"\n    -> {shown(f['activities'], None)}; {shown(f['outcome'])}"
+                  f"{shown(more, None)}")
+
+
+_FACET_LABEL = {"order": "messages", "run": "run", "runInput": "run input", "state": "state"}
+
+
+def _class_facets(v: dict) -> dict:
+    """One verdict class's verdict in a few words: its activities (id, content, type, and the
+    owner and metadata when it has them: Q1, Q2 or Q19 may differ in those alone), its warnings
+    or fatal, and the message order, run, run input and agent state (printed only where classes
+    differ in them)."""
+    acts = []
+    for m in v["messages"]:
+        if m["role"] != "activity":
+            continue
+        text = (f"{visible(m['id'])}={_json_head(m.get('content'), ascii=True)}/"
+                f"{visible(m.get('activityType'))}")
+        if m.get("subagentRunId") is not None:
+            text += f" owner {visible(m['subagentRunId'])}"
+        if "metadata" in m:
+            text += f" metadata {_json_head(m['metadata'], ascii=True)}"
+        acts.append(text)
+    outcome = (f"fatal {v['fatal']['code']}@{v['fatal']['atEvent']}" if v["fatal"] else
+               "warnings " + (", ".join(f"{w['code']}@{w['atEvent']}" for w in v["warnings"])
+                              or "none"))
+    return {"activities": "; ".join(acts) or "no activity", "outcome": outcome,
+            "order": ", ".join(visible(m["id"]) for m in v["messages"]) or "none",
+            "run": visible(v.get("run")),
+            "runInput": ", ".join(visible(m["id"]) for m in v.get("runInput", [])) or "none",
+            "state": _json_head(v.get("state"), ascii=True)}
 
 
 def _json_head(value, ascii: bool = False) -> str:

@@ -10,8 +10,8 @@ from dataclasses import replace
 from rich.table import Table
 
 from activity_check import __version__
-from activity_check.cli import (UsageError, console, dump, prepare_out, progress_bar,
-                                read_vocabulary, shown, write_out)
+from activity_check.cli import (UsageError, add_timings_option, console, dump, prepare_out,
+                                progress_bar, read_vocabulary, shown, write_out)
 
 __all__ = ["PARSERS", "cmd_run", "cmd_corpus"]
 
@@ -29,6 +29,7 @@ def _add_run(sub) -> None:
     run.add_argument("--bfs-depth", type=int, default=4,
                      help="depth of the breadth-first cross-check (default 4; 0 skips it)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_timings_option(run)
     run.add_argument("--coverage", action="store_true",
                      help="print the spec coverage of the search's traces in full: clauses, "
                           "step branches, knob options, codes, producer violations and surface "
@@ -99,9 +100,11 @@ def cmd_run(args) -> int:
         write_run(result, staging)
     summary = result.summary.to_json()
     if args.json:
-        print(dump({**summary, "coverage": result.coverage} if args.coverage else summary))
+        printed = {**summary, "coverage": result.coverage} if args.coverage else summary
+        print(dump({**printed, "seconds": round(result.seconds, 3)} if args.timings
+                   else printed))
     else:
-        _print_run(summary, result, args.out)
+        _print_run(summary, result, args.out, args.timings)
         _print_coverage(result.coverage, args.coverage)
     return 0
 
@@ -113,7 +116,7 @@ def _print_coverage(doc: dict, full: bool) -> None:
     print(render_text(doc) if full else totals_line(doc))
 
 
-def _print_run(summary: dict, result, out_dir: str) -> None:
+def _print_run(summary: dict, result, out_dir: str, timings: bool = False) -> None:
     from counterexamples.field_cases import ARGUED
     from counterexamples.pipeline import FINDINGS_DIR, SUMMARY
     from model.readings import KNOB_BY_ID
@@ -124,7 +127,7 @@ def _print_run(summary: dict, result, out_dir: str) -> None:
               f"under all {summary['readings']:,} readings"
               + (" [bold yellow](stopped by --budget)[/bold yellow]"
                  if summary["stoppedBy"] == "budget" else "")
-              + f", {result.seconds:.1f} s")
+              + (f", {result.seconds:.1f} s" if timings else ""))
     table = Table(title=f"ambiguity findings ({len(findings)})")
     for col in ("finding", "knob", "events", "readings split", "question"):
         table.add_column(col, overflow="fold")

@@ -20,7 +20,8 @@ def _add_spec(sub) -> None:
     sp.add_argument("action", choices=["clauses", "coverage", "diff"],
                     help="clauses PAGE.md: the normative sentences; coverage PAGE.md...: match "
                          "them to the clause registry; diff OLD.md NEW.md: what changed")
-    sp.add_argument("files", nargs="+", metavar="FILE", help="spec page(s) (.md)")
+    sp.add_argument("files", nargs="+", metavar="FILE",
+                    help="spec page(s): Markdown (.md); a JSON file is refused")
     sp.add_argument("--all", action="store_true",
                     help="with clauses: every sentence, not only the normative ones")
     sp.add_argument("--json", action="store_true")
@@ -50,16 +51,39 @@ def cmd_spec(args) -> int:
             raise UsageError(f"{path}: not a file")
         try:
             with open(path, encoding="utf-8") as fh:
-                fh.read()
+                text = fh.read()
         except UnicodeDecodeError:
             raise UsageError(f"{path}: not UTF-8 text") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read the file: {exc.strerror}") from None
+        if _is_json(path, text):
+            raise UsageError(f"{path}: a JSON file, not a spec page: spec {args.action} reads "
+                             "Markdown pages (.md), such as the draft's")
     if args.action == "clauses":
         return _spec_clauses(args, spec_text)
     if args.action == "coverage":
         return _spec_coverage(args, spec_text)
     return _spec_diff(args, spec_text)
+
+
+_JSON_NAMES = (".json", ".jsonl", ".ndjson")
+
+
+def _is_json(path: str, text: str) -> bool:
+    """Whether the file is JSON rather than a Markdown page: its name ends in ``.json``,
+    ``.jsonl`` or ``.ndjson``, or its whole text is one JSON array or object (a trace, a
+    finding, a summary), which a page never is."""
+    import json
+    if path.lower().endswith(_JSON_NAMES):
+        return True
+    body = text.strip()
+    if not body or body[0] not in "[{":
+        return False
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 def _spec_clauses(args, spec_text) -> int:

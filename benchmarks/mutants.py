@@ -46,7 +46,10 @@ ZOO_VOCABULARY = replace(
         # issue 20 item 5: the surface patches the newer mutants need to show
         "dash-append", "array-insert", "array-past-end", "array-remove",
         "nested-missing-parent", "move-into-child", "escaped-move", "test-array-order",
-        "null-value")),
+        "null-value",
+        # s3/G1: a write under a copy, the index equal to the length, an open operation member,
+        # a float at the edge of double precision
+        "copy-then-write", "array-replace-at-length", "open-member", "float-precision")),
     metadata=(None, {"k": {"a": 1}}, {"k": {"b": None}}),
 )
 """The exploration vocabulary plus what some mistakes need to show: a content with a float, a
@@ -55,7 +58,10 @@ null, an array, a nested object and keys a pointer escapes; a patch that applies
 SURFACE_PATCHES`) that tell move from copy, escapes, ``-``, leading zeros, a root add and a test
 of a float against an integer apart, and those of the newer surface mutants (``-`` on add, array
 insert, remove and an index past the end, a missing parent, a move into its own child, an escaped
-``from``, a test of array order, a null value); nested and null metadata values. Only patches of
+``from``, a test of array order, a null value) and those the widened generation added (a write
+under a copy in the same patch, a replace at the index equal to the array's length, operations
+with members RFC 6902 does not define, a float at the edge of double precision); nested and null
+metadata values. Only patches of
 :data:`~properties.surface.SURFACE_PATCHES` are taken, so that what BFS catches here is what the
 generated surface can show."""
 

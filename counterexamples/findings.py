@@ -38,7 +38,7 @@ from model.events import Event
 from model.readings import (DRAFT, KNOB_BY_ID, Reading, ReadingError, describe_assignment,
                             parse_reading)
 from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
-from model.wire import dump_jsonl, parse_events
+from model.wire import TraceFormatError, dump_jsonl, parse_events
 
 if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is shrunk
     from properties.ambiguity import Witness
@@ -224,9 +224,19 @@ class Finding(Mapping):
         return copy.deepcopy(self._doc)
 
     def jsonl(self) -> str:
-        """The witness as AG-UI JSON lines (:func:`model.wire.dump_jsonl`), as ``<id>.jsonl``
-        holds it."""
-        return dump_jsonl(self.events)
+        """The witness as AG-UI JSON lines, as ``<id>.jsonl`` holds it: each recorded wire event
+        (:attr:`wire`) as one compact line, exactly as the finding quotes it, so that a member
+        the model strips (PRC-DROP-STRIP) and a number as the trace wrote it (``1.0``, which the
+        model's canonical form writes ``1``) reach an SDK's test as they reached the peer; for
+        a finding the model wrote (its events are typed events' wire form) the same text as
+        :func:`model.wire.dump_jsonl` of :attr:`events`.
+
+        Raises:
+            model.wire.TraceFormatError: an element of ``events`` that is not an event object.
+        """
+        _ = self.events  # the same refusal as before for an element that is not an event object
+        return "".join(json.dumps(w, ensure_ascii=False, separators=(",", ":")) + "\n"
+                       for w in self.wire)
 
     @property
     def id(self) -> str:
@@ -566,8 +576,12 @@ def finding_from_json(doc: Any, name: str = "finding") -> Finding:
         raise _not(name, f"unknown kind {json.dumps(doc['kind'])} (known: "
                          f"{', '.join(FINDING_TYPES)})")
     events = doc["events"]
-    if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
+    if not isinstance(events, list) or not events:
         raise _not(name, "'events' must be a non-empty array of event objects")
+    stray = next((i for i, e in enumerate(events) if not isinstance(e, dict)), None)
+    if stray is not None:  # named as replay names it: the event index, then the fault
+        raise _not(name, f"event {stray}: an event must be a JSON object, got "
+                         f"{_json_kind(events[stray])}")
     cls.check_json(name, doc)
     if not is_finding_id(doc["id"], cls.KIND):
         raise _not(name, f"'id' is {json.dumps(doc['id'])[:120]}, not a finding id of its "
@@ -579,27 +593,43 @@ def finding_from_json(doc: Any, name: str = "finding") -> Finding:
 _LABEL_OF = {"ambiguity": "knob", "property": "Pnn", "peer-divergence": "adapter"}
 
 
+def _json_kind(value: Any) -> str:
+    """A decoded JSON value's type in the wire's words (``a number``, ``null``...), as
+    :mod:`model.wire` says it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def load_finding(path: str) -> Finding:
     """Read a finding JSON file (``out/findings/<id>.json``, as ``activity-check run`` or
     ``peer`` writes it) into its typed finding (:func:`finding_from_json`).
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: the file is not UTF-8 JSON, or not a finding; the message names the file
-            (as given) and what is missing or wrong, e.g. ``"x.jsonl: not a finding: not valid
-            JSON (line 2, column 1: Extra data)"``, ``"t.json: not a finding: missing 'id',
+        ValueError: the file is not UTF-8 JSON (a :class:`model.wire.TraceFormatError`, in
+            the wording ``replay`` and ``lint`` use for the same file: ``"x.jsonl:2:1: not
+            valid JSON: Extra data"``), or not a finding; the message names the file (as given)
+            and what is missing or wrong, e.g. ``"t.json: not a finding: missing 'id',
             'kind'"`` (see :func:`finding_from_json` for the members checked).
     """
     try:
         with open(path, encoding="utf-8-sig") as fh:
             text = fh.read()
-    except UnicodeDecodeError as exc:
-        raise _not(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except UnicodeDecodeError as exc:  # as replay and lint say it (model.wire.read_text)
+        raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                               file=path) from None
     try:
         doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _not(path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: "
-                         f"{exc.msg})") from None
+    except json.JSONDecodeError as exc:  # as replay and lint say it: FILE:LINE:COLUMN: ...
+        raise TraceFormatError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno,
+                               column=exc.colno) from None
     except (ValueError, RecursionError) as exc:
         raise _not(path, f"not readable JSON ({exc})") from None
     return finding_from_json(doc, path)

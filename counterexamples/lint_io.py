@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
-from model.wire import MAX_DEPTH, TraceFormatError, loads_json, read_text
+from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, TraceFormatError,
+                        loads_json, not_a_trace, read_text)
 
 from counterexamples.lint import StreamEntry
 
@@ -43,6 +45,14 @@ DEFAULT_RUN_INPUT: dict = {"threadId": "activity-check-lint", "runId": "activity
 """The run input ``fetch_stream`` POSTs when none is given: an empty thread."""
 
 _SSE_FIELDS = ("data", "event", "id", "retry")
+
+STREAM_FORMS = ('a JSON array of events, JSON lines, an object with an "events" array, or a '
+                "text/event-stream body")
+"""The forms of stream lint reads, as its errors say them (``replay``'s wording,
+:func:`model.wire.not_a_trace`, with the event-stream body added)."""
+
+_COLUMN = re.compile(r"^(not valid JSON: .*) \(column (\d+)\)\Z")
+"""A :func:`decode_event` problem with the column it names."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +157,7 @@ def _json_document(text: str, source: str, start: int) -> Optional[LintInput]:
     if isinstance(doc, dict):
         events = doc["events"]
         if not isinstance(events, list):
-            raise TraceFormatError('member "events" must be an array of events', file=source)
+            raise TraceFormatError(EVENTS_NOT_ARRAY, file=source)
         at = text.find("[", text.find('"events"'))
         lines = _array_lines(text, at, len(events)) if at >= 0 else [None] * len(events)
     elif isinstance(doc, list):
@@ -219,14 +229,15 @@ def _jsonl_entries(lines: Sequence[str], source: str) -> LintInput:
 def _require_trace(found: LintInput) -> LintInput:
     """Refuse a document none of whose elements is an event (model.wire's rule for traces)."""
     if not found.entries:
-        raise TraceFormatError("the stream holds no events", file=found.source)
+        raise TraceFormatError(NO_EVENTS, file=found.source)
     if not any(isinstance(e.value, dict) and "type" in e.value for e in found.entries):
         first = found.entries[0]
-        what = first.problem or "$.type: required member is missing"
-        raise TraceFormatError(f"{what}, and no element of the stream has a type, so it is not "
-                               "an AG-UI stream: expected a JSON array of events, JSON lines or "
-                               "a text/event-stream body", file=found.source, line=first.line,
-                               event_index=0)
+        problem, column = first.problem, None
+        located = _COLUMN.match(problem or "") if found.input_format == "jsonl" else None
+        if located:  # a JSON line: its column is the file's, said where replay says it
+            problem, column = located.group(1), int(located.group(2))
+        raise not_a_trace(first.value, file=found.source, line=first.line, column=column,
+                          problem=problem, forms=STREAM_FORMS)
     return found
 
 
@@ -241,8 +252,7 @@ def parse_stream_text(text: str, source: str = "<input>") -> LintInput:
         text = text[1:]
     stripped = text.lstrip()
     if not stripped:
-        raise TraceFormatError("the file is empty: expected a JSON array of events, JSON lines "
-                               "or a text/event-stream body", file=source)
+        raise TraceFormatError(f"{EMPTY_FILE}: expected {STREAM_FORMS}", file=source)
     start = len(text) - len(stripped)
     if stripped[0] in "[{":
         found = _json_document(text, source, start)

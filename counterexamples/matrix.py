@@ -396,7 +396,7 @@ def _first_sentence(text: str) -> str:
 
 def _breakable(text: str) -> str:
     """``text`` escaped, with a line-break opportunity after each ``@``, ``:`` and ``/`` (a
-    peer's adapter as a column header)."""
+    long header; a peer's name breaks at its hyphens by itself)."""
     out = html.escape(text)
     for c in "@:/":
         out = out.replace(c, c + "<wbr>")
@@ -416,7 +416,7 @@ def _cell_class(cell: dict, draft: str) -> str:
 def render_html(doc: dict) -> str:
     """The matrix document as one self-contained HTML page (no script, no external file): the
     peers table (``id="peers"``), the knob table (``id="knobs"``: a row per knob, a column per
-    peer, each cell classed ``same``/``other``/``split``/``bad``/``none`` against the draft) and
+    peer, headed by the peer's name as in the Markdown and the peers table, each cell classed ``same``/``other``/``split``/``bad``/``none`` against the draft) and
     the divergences, each linking its finding file. Every value is escaped."""
     e = html.escape
     peers = doc["peers"]
@@ -448,8 +448,9 @@ def render_html(doc: dict) -> str:
                  '<span style="background:#f8d0d0">inconsistent</span>'
                  '<span style="color:#8e8e93">- no evidence</span></p>')
     parts.append('<table id="knobs"><thead><tr><th>knob</th><th>question</th><th>draft</th>'
-                 + "".join(f'<th data-peer="{e(p["name"])}" title="{e(p["version"])}">'
-                           f'{_breakable(p["adapter"])}</th>' for p in peers)
+                 + "".join(f'<th data-peer="{e(p["name"])}" '
+                           f'title="{e(p["adapter"])}: {e(p["version"])}">'
+                           f'{_breakable(p["name"])}</th>' for p in peers)
                  + "</tr></thead><tbody>")
     for k in doc["knobs"]:
         row = [f'<tr data-knob="{e(k["knob"])}"><td class="knob">{e(k["knob"])}</td>'
@@ -465,7 +466,7 @@ def render_html(doc: dict) -> str:
     parts.append('<h2>Divergences (the peer agrees with no reading)</h2><div id="divergences">')
     for p in peers:
         divs = doc["divergences"].get(p["name"], [])
-        parts.append(f'<h3 data-peer="{e(p["name"])}">{e(p["adapter"])}: {len(divs)}</h3>')
+        parts.append(f'<h3 data-peer="{e(p["name"])}">{e(p["name"])}: {len(divs)}</h3>')
         if divs:
             parts.append(f'<table class="div" data-peer="{e(p["name"])}"><thead><tr>'
                          "<th>finding</th><th>from</th><th>at event</th><th>model branch</th>"

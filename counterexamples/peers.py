@@ -1688,6 +1688,14 @@ def _probe_events() -> dict[str, tuple[str, list[dict]]]:
     step = {"type": "STEP_STARTED", "stepName": "plan"}
     dropped = {"type": "MESSAGES_SNAPSHOT", "messages": [
         {"id": "act-2", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]}
+    return {**_knob_and_branch_probes(run, text, snap, delta, end, started, finished, tool, step,
+                                      dropped),
+            **_surface_probes(run, snap, delta)}
+
+
+def _knob_and_branch_probes(run, text, snap, delta, end, started, finished, tool, step,
+                            dropped) -> dict[str, tuple[str, list[dict]]]:
+    """The probes of the knobs and of issue 20's branches, codes and producer violations."""
     return {
         "probe-Q3": ("replace:false attributed to another subagent than the owner",
                      [run, snap("act-1", subagentRunId="sub-1"),
@@ -1795,6 +1803,79 @@ def _probe_events() -> dict[str, tuple[str, list[dict]]]:
         "probe-step-open-at-finish": ("RUN_FINISHED with a step still open",
                                       [run, step, {"type": "RUN_FINISHED", "threadId": "t1",
                                                    "runId": "r1"}]),
+    }
+
+
+def _surface_probes(run, snap, delta) -> dict[str, tuple[str, list[dict]]]:
+    """Probes of the wire surface a consumer's own JSON handling decides, which the generated
+    traces (built from the model's canonical values: sorted members, integral floats as
+    integers) cannot carry, or carry rarely: references kept between deltas, array slots at the
+    length, operation members RFC 6902 does not define, numbers written ``1.0``, member order,
+    escapes, empty and non-BMP keys, precision, depth and size (s3/G1)."""
+    deep: dict = {"leaf": 1}
+    for _ in range(64):
+        deep = {"d": deep}
+    return {
+        "probe-copy-then-write": (
+            "a copy written under in the same patch and in later deltas, then its source "
+            "written: a copy is a value of its own (RFC 6902 4.5), never a reference",
+            [run, snap("act-1", {"a": {"b": [1]}}),
+             delta("act-1", [{"op": "copy", "from": "/a", "path": "/c"},
+                             {"op": "add", "path": "/c/x", "value": 1}]),
+             delta("act-1", [{"op": "add", "path": "/c/b/-", "value": 2}]),
+             delta("act-1", [{"op": "replace", "path": "/a/b/0", "value": 3}])]),
+        "probe-snapshot-not-shared": (
+            "a delta after a snapshot whose content repeats the earlier one's: a consumer that "
+            "patches the event's own object in place, or shares it between messages, shows it",
+            [run, snap("act-1", {"a": {"b": 1}}), snap("act-2", {"a": {"b": 1}}),
+             delta("act-1", [{"op": "add", "path": "/a/c", "value": 2}]),
+             snap("act-1", {"a": {"b": 1}}, replace=False),
+             delta("act-2", [{"op": "remove", "path": "/a/b"}])]),
+        "probe-index-at-length": (
+            "replace, remove and test at the index equal to the array's length (out of range: "
+            "each patch fails), then an add there (an append)",
+            [run, snap("act-1", {"list": [1, 2, 3]}),
+             delta("act-1", [{"op": "replace", "path": "/list/3", "value": 9}]),
+             delta("act-1", [{"op": "remove", "path": "/list/3"}]),
+             delta("act-1", [{"op": "test", "path": "/list/3", "value": None}]),
+             delta("act-1", [{"op": "move", "from": "/list/3", "path": "/m"}]),
+             delta("act-1", [{"op": "add", "path": "/list/3", "value": 4}])]),
+        "probe-open-member": (
+            "operations carrying members RFC 6902 does not define (legal: SNP-OPEN-OPS)",
+            [run, snap("act-1"),
+             delta("act-1", [{"op": "replace", "path": "/n", "value": 1, "comment": "why"},
+                             {"op": "add", "path": "/o", "value": 2, "x-trace": {"id": 7}}])]),
+        "probe-number-forms": (
+            "test of 1 written 1.0 and of an object written in another member order, both "
+            "equal in JSON (RFC 6902 4.6), then writes that depend on them",
+            [run, snap("act-1", {"n": 1, "o": {"a": 1, "b": [1.5, 2]}}),
+             delta("act-1", [{"op": "test", "path": "/n", "value": 1.0},
+                             {"op": "test", "path": "/o", "value": {"b": [1.5, 2.0], "a": 1}},
+                             {"op": "replace", "path": "/n", "value": 2}])]),
+        "probe-escaped-keys": (
+            "keys that need escapes and that unescaping in the wrong order confuses (~01 is the "
+            "key ~1, not /), the empty key nested, a key outside the BMP",
+            [run, snap("act-1", {"~1": 1, "/": 2, "": {"": 3}, "😀": 4, "a~b/c": 5}),
+             delta("act-1", [{"op": "replace", "path": "/~01", "value": 9},
+                             {"op": "replace", "path": "//", "value": 8},
+                             {"op": "replace", "path": "/😀", "value": 7},
+                             {"op": "move", "from": "/a~0b~1c", "path": "/~1"}])]),
+        "probe-float-precision": (
+            "floats at the edge of double precision kept exactly",
+            [run, snap("act-1", {"p": 0.30000000000000004, "tiny": 5e-324}),
+             delta("act-1", [{"op": "test", "path": "/p", "value": 0.30000000000000004},
+                             {"op": "add", "path": "/q", "value": 4503599627370495.5}])]),
+        "probe-deep-content": (
+            "content nested 65 objects deep with a 20,000-character string, then a delta at "
+            "the bottom",
+            [run, snap("act-1", {"deep": deep, "long": "x" * 20000}),
+             delta("act-1", [{"op": "replace", "path": "/deep" + "/d" * 64 + "/leaf",
+                              "value": 2}])]),
+        "probe-metadata-nested-null": (
+            "metadata merged key by key (never recursively) with nulls as values",
+            [run, snap("act-1", metadata={"k": {"a": 1}, "j": None}),
+             delta("act-1", [], metadata={"k": {"b": None}}),
+             snap("act-1", {"n": 2}, metadata={"j": {"x": None}})]),
     }
 
 

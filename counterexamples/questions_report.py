@@ -62,35 +62,58 @@ def _cell(value) -> str:
     return str(value)
 
 
-def _cells(row: dict) -> list[str]:
+def _cells(row: dict, out_dir: Optional[str] = None, written: bool = True) -> list[str]:
+    """The row's cells as text; the witness file as its path under ``out_dir`` when given,
+    as written (relative) when ``written``, else ``-`` (nothing was written)."""
     out = []
     for c in COLUMNS:
         value = row[c]
         if c == "knob" and value is None:
             value = row["knobs"] or (row["proofs"] or None)
+        if c == "witnessFile" and value is not None:
+            value = os.path.join(out_dir, value) if out_dir else (value if written else None)
         out.append(_cell(value))
     return out
 
 
-def render_text(rows: Sequence[dict], depth: int) -> str:
-    """Aligned plain-text columns, then ``N of 25 questions settled (depth D)``."""
+def not_written_note(rows: Sequence[dict]) -> str:
+    """The line that says where the witnesses would go when none was written (``questions``
+    without ``--out``): ``witness traces not written (N): questions --out DIR writes them as
+    DIR/questions/<Q-id>.jsonl, with questions.json and questions.html``."""
+    from properties.questions import QUESTIONS_DIR
+    return (f"witness traces not written ({len(witness_files(rows))}): questions --out DIR "
+            f"writes them as DIR/{QUESTIONS_DIR}/<Q-id>.jsonl, with {TABLE_FILE} and {PAGE}")
+
+
+def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None) -> str:
+    """Aligned plain-text columns, then ``N of 25 questions settled (depth D)``. ``out_dir``:
+    the directory the witnesses were written into (the ``witnessFile`` column then gives each
+    file's path in it); None when none was written: the column shows ``-`` and a last line says
+    where ``--out`` would put them (:func:`not_written_note`)."""
     from properties.questions import settled_count
-    table = [list(COLUMNS)] + [_cells(r) for r in rows]
+    table = [list(COLUMNS)] + [_cells(r, out_dir, written=False) for r in rows]
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS) - 1)]
     lines = ["  ".join([c.ljust(w) for c, w in zip(line[:-1], widths)] + [line[-1]])
              for line in table]
     lines.append(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})")
+    if out_dir is None and witness_files(rows):
+        lines.append(not_written_note(rows))
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(rows: Sequence[dict], depth: int) -> str:
-    """A Markdown table (``|`` in a cell escaped), then the settled count."""
+def render_markdown(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None) -> str:
+    """A Markdown table (``|`` in a cell escaped), then the settled count; ``out_dir`` as for
+    :func:`render_text`."""
     from properties.questions import settled_count
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
     for r in rows:
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |")
+        lines.append("| " + " | ".join(c.replace("|", "\\|")
+                                       for c in _cells(r, out_dir, written=False)) + " |")
     lines.append("")
     lines.append(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})")
+    if out_dir is None and witness_files(rows):
+        lines.append("")
+        lines.append(not_written_note(rows))
     return "\n".join(lines) + "\n"
 
 
@@ -240,7 +263,7 @@ def _message_text(m: dict) -> str:
     return " ".join(bits)
 
 
-def _section(row: dict) -> str:
+def _section(row: dict, written: bool = True) -> str:
     q = html.escape(row["question"])
     form = row["form"] or "not settled"
     out = [f"<section id='{q}-detail'><h2>{q}: {html.escape(row['title'])}</h2>",
@@ -260,8 +283,12 @@ def _section(row: dict) -> str:
         # a producer-side question changes conformance, which lint shows; replay, the verdict
         how = f"activity-check lint {f}" if row.get("knob") in PRODUCER_ONLY_KNOBS \
             else f"activity-check replay {f} --all-readings"
-        out.append(f"<p>Witness trace: <a href='{f}'>{f}</a> "
-                   f"(<code>{html.escape(how)}</code>)</p>")
+        if written:
+            out.append(f"<p>Witness trace: <a href='{f}'>{f}</a> "
+                       f"(<code>{html.escape(how)}</code>)</p>")
+        else:  # a page printed without --out: nothing to link to
+            out.append(f"<p>Witness trace: not written (<code>activity-check questions --out "
+                       f"DIR</code> writes it as <code>DIR/{f}</code>)</p>")
         out.append(mermaid_svg(source, f"head-{row['question']}"))
         out.append("<details><summary>Mermaid source</summary><pre>"
                    f"{html.escape(source)}</pre></details>")
@@ -270,13 +297,16 @@ def _section(row: dict) -> str:
     return "".join(out)
 
 
-def render_html(rows: Sequence[dict], depth: int) -> str:
-    """The self-contained page (see the module docstring): no script, no external resource."""
+def render_html(rows: Sequence[dict], depth: int, written: bool = True) -> str:
+    """The self-contained page (see the module docstring): no script, no external resource.
+    ``written``: the witness files are written beside the page (its links are relative to its
+    directory); False for a page printed alone (``questions --format html`` without ``--out``),
+    which then says, instead of linking them, where ``--out`` writes them."""
     from properties.questions import settled_count
     head = "".join(f"<th>{c}</th>" for c in COLUMNS)
     body = []
     for r in rows:
-        cells = _cells(r)
+        cells = _cells(r, written=written)
         cells[0] = f"<a href='#{html.escape(r['question'])}-detail'>{html.escape(cells[0])}</a>"
         tds = "".join(f"<td>{c}</td>" if i == 0 else f"<td>{html.escape(c)}</td>"
                       for i, c in enumerate(cells))
@@ -292,7 +322,7 @@ def render_html(rows: Sequence[dict], depth: int) -> str:
             "reading changes a consumer verdict, or for a producer-side question the shortest "
             "trace whose conformance an option changes.</p>"
             f"<table id='table'><tr>{head}</tr>{''.join(body)}</table>"
-            + "".join(_section(r) for r in rows) + "</body></html>\n")
+            + "".join(_section(r, written) for r in rows) + "</body></html>\n")
 
 
 def write_questions(rows: Sequence[dict], out_dir: str, depth: int,

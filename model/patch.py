@@ -58,6 +58,64 @@ class _Unresolvable(Exception):
     pass
 
 
+def _json_kind(value) -> str:
+    """The JSON type of a thawed value, in the wire's words (object, array, string, number,
+    boolean, null)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _shown(value) -> str:
+    """A thawed value as compact JSON with its type, cut at 80 characters: ``1 (number)``."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return f"{text if len(text) <= 80 else text[:79] + '…'} ({_json_kind(value)})"
+
+
+def _test_failure(document, op: PatchOp) -> str:
+    """Why a ``test`` failed, in JSON terms (SNP-TEST-FAIL): the value at its path and the
+    tested value, each as JSON with its type, never the library's Python types."""
+    value = _op_members(op.raw)[0].get("value")
+    try:
+        held = jsonpointer.resolve_pointer(document, op.path)
+    except (jsonpointer.JsonPointerException, KeyError, IndexError, TypeError):
+        return f"nothing is there to compare with the tested value {_shown(value)}"
+    return f"the value there, {_shown(held)}, is not equal to the tested value {_shown(value)}"
+
+
+_PY_TYPES = {"dict": "an object", "list": "an array", "str": "a string", "int": "a number",
+             "float": "a number", "bool": "a boolean", "NoneType": "null"}
+_LIBRARY_WORDS = (
+    (re.compile(r"Document '<class '(\w+)'>' does not support indexing, must be "
+                r"mapping/sequence or support __getitem__"),
+     lambda m: f"the location holds {_PY_TYPES.get(m.group(1), m.group(1))}, which has no "
+               "members or elements"),
+    (re.compile(r"Cannot apply token '(.*)' to non-container type <class '(\w+)'>"),
+     lambda m: f"token '{m.group(1)}' meets {_PY_TYPES.get(m.group(2), m.group(2))}, which "
+               "has no members or elements"),
+    (re.compile(r"member '(.*)' not found in .*", re.S),
+     lambda m: f"member '{m.group(1)}' not found"),
+    (re.compile(r"can't insert outside of list"),
+     lambda m: "the index is past the end of the array"),
+)
+"""The ``jsonpatch``/``jsonpointer`` messages that show Python types or a Python repr of the
+document, and their wording in JSON terms."""
+
+
+def _wire_words(message: str) -> str:
+    """A library message with Python types and reprs put in JSON terms (:data:`_LIBRARY_WORDS`);
+    other messages unchanged."""
+    for pattern, words in _LIBRARY_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
 def _check_indices(doc, pointer: str, writing: bool) -> None:
     """Walk ``pointer`` over ``doc`` and reject array tokens RFC 6901/6902 do not allow."""
     if pointer == "":
@@ -97,7 +155,8 @@ def _resolve_from(document, pointer: str):
     try:
         return jsonpointer.JsonPointer(pointer).resolve(document)
     except (jsonpointer.JsonPointerException, KeyError, IndexError, TypeError) as exc:
-        raise _Unresolvable(f"the 'from' location {pointer!r} does not exist ({exc})") from None
+        raise _Unresolvable(f"the 'from' location {pointer!r} does not exist "
+                            f"({_wire_words(str(exc))})") from None
 
 
 def _move(document, source: str, target: str):
@@ -228,12 +287,12 @@ def _apply(target: JsonText, ops: Sequence[PatchOp]) -> PatchOutcome:
             document = apply_patch_value(document, [op])
         except _Unresolvable as exc:
             return PatchOutcome(False, None, index, f"op {index} ({op.op}): {exc}")
-        except jsonpatch.JsonPatchTestFailed as exc:
+        except jsonpatch.JsonPatchTestFailed:
             return PatchOutcome(False, None, index, f"op {index} (test) at "
-                                f"{op.path!r}: {exc}")
+                                f"{op.path!r}: {_test_failure(document, op)}")
         except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException,
                 KeyError, IndexError, TypeError, ValueError) as exc:
-            detail = str(exc) or type(exc).__name__
+            detail = _wire_words(str(exc)) or type(exc).__name__
             return PatchOutcome(False, None, index, f"op {index} ({op.op}) at {op.path!r}: "
                                 f"{detail}")
         canonical = canonical and _op_members(op.raw)[1]

@@ -45,6 +45,7 @@ from model.json_values import freeze
 
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
+    "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
     "load_trace", "read_text", "loads_json", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
@@ -858,8 +859,7 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
     """
     stripped = text.lstrip()
     if not stripped:
-        raise TraceFormatError("the file is empty: expected a JSON array of events or JSON lines",
-                               file=file)
+        raise TraceFormatError(f"{EMPTY_FILE}: expected {_TRACE_FORMS}", file=file)
     start = len(text) - len(stripped)
     meta: dict = {}
     if stripped[0] in "[{":
@@ -878,7 +878,7 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
             if "events" in doc:
                 events = doc["events"]
                 if not isinstance(events, list):
-                    raise TraceFormatError("member 'events' must be an array of events", file=file)
+                    raise TraceFormatError(EVENTS_NOT_ARRAY, file=file)
                 arr = _member_offset(text, start, "events")
                 meta = {k: v for k, v in doc.items() if k != "events"}
                 return _finish(events, _array_lines(text, arr), file, meta)
@@ -904,6 +904,51 @@ def parse_trace_text(text: str, file: str = "<input>") -> ParsedTrace:
 _TRACE_FORMS = 'a JSON array of events, JSON lines, or an object with an "events" array'
 """The forms a trace file may take (said in the errors for a file that is none of them)."""
 
+EMPTY_FILE = "the file is empty"
+"""The reason given for a file with nothing but white space (followed by the forms expected)."""
+
+EVENTS_NOT_ARRAY = 'member "events" must be an array of events'
+"""The reason given for an object whose ``events`` member is not an array."""
+
+NESTED_CASE = ('$.type: required member is missing, and the object holds "events": it is a '
+               "case or finding, not an event")
+"""The reason given for a case or finding nested where an event belongs."""
+
+NO_EVENTS = "the trace holds no events"
+"""The reason given for a trace (or stream) with no element at all."""
+
+
+def not_a_trace(first: Any, *, file: str, line: Optional[int], column: Optional[int] = None,
+                problem: Optional[str] = None, forms: str = _TRACE_FORMS) -> TraceFormatError:
+    """The error for a document none of whose elements has a ``type`` (``replay``'s, and
+    ``lint``'s for a stream), in one wording: the first element's fault at ``event 0``, then
+    that the document is not a trace and the forms expected.
+
+    Args:
+        first: the first element, decoded (None with ``problem``).
+        file, line, column: where the first element is (column: of a JSON fault).
+        problem: why the first element could not be decoded (``"not valid JSON: ..."``).
+        forms: the forms the command reads (default: a trace file's).
+
+    Returns:
+        The TraceFormatError, e.g. ``x.json:1: event 0: $.type: required member is missing
+        (members "foo"), and no event of the file has a type, so it is not a trace: expected
+        ...``.
+    """
+    if problem is not None:
+        what = problem
+    elif isinstance(first, dict) and "events" in first:
+        what = NESTED_CASE
+    elif not isinstance(first, dict):
+        what = f"an event must be a JSON object, got {_kind_name(first)}"
+    else:
+        names = ", ".join(json.dumps(k, ensure_ascii=False)[:40] for k in list(first)[:4])
+        what = "$.type: required member is missing (" + (
+            f"members {names}{', ...' if len(first) > 4 else ''}" if first else "no members") + ")"
+    return TraceFormatError(f"{what}, and no event of the file has a type, so it is not a "
+                            f"trace: expected {forms}", file=file, line=line, column=column,
+                            event_index=0)
+
 
 def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) -> ParsedTrace:
     """Parse the decoded elements of a trace, refusing a document that is not a trace.
@@ -914,28 +959,20 @@ def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) ->
     that itself wraps ``events`` is a case or finding nested where an event belongs.
     """
     if not objs:
-        raise TraceFormatError("the trace holds no events", file=file)
+        raise TraceFormatError(NO_EVENTS, file=file)
     events = []
     for i, obj in enumerate(objs):
         line = lines[i] if i < len(lines) else None
         if isinstance(obj, dict) and "type" not in obj and "events" in obj:
             raise TraceFormatError(
-                '$.type: required member is missing, and the object holds "events": it is a '
-                "case or finding, not an event (replay takes one case a file; a file of cases, "
-                "one a line, is a case set, which peer check reads)",
-                file=file, line=line, event_index=i)
+                f"{NESTED_CASE} (replay takes one case a file; a file of cases, one a line, is "
+                "a case set, which peer check reads)", file=file, line=line, event_index=i)
         try:
             events.append(parse_event(obj))
         except TypeError as exc:
             raise TraceFormatError(str(exc), file=file, line=line, event_index=i) from None
     if not any("type" in obj for obj in objs):
-        first = objs[0]
-        names = ", ".join(json.dumps(k, ensure_ascii=False)[:40] for k in list(first)[:4])
-        members = f"members {names}{', ...' if len(first) > 4 else ''}" if first else "no members"
-        raise TraceFormatError(
-            f"$.type: required member is missing ({members}), and no event of the file has a "
-            f"type, so it is not a trace: expected {_TRACE_FORMS}",
-            file=file, line=lines[0] if lines else None, event_index=0)
+        raise not_a_trace(objs[0], file=file, line=lines[0] if lines else None)
     return ParsedTrace(tuple(events), tuple(lines), file, meta)
 
 

@@ -26,13 +26,13 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from model.consumer import ConsumerState, initial_state
 from model.events import Event
-from model.producer import DEFAULT_VOCABULARY, Belief, Vocabulary, advance
+from model.producer import DEFAULT_VOCABULARY, Belief, Vocabulary, advance, violations
 from model.readings import DRAFT, Reading
 from model.verdict import step_record
 from properties.ambiguity import splits_of
 from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, PropertyViolation,
                                   Transition, check_transition)
-from properties.strategies import fixed_constants, grouped_moves, pick
+from properties.strategies import fixed_constants, grouped_moves, pick, random_surface_event
 from properties.zoo import REFERENCE, Consumer
 
 __all__ = ["TraceRunner", "consumer_machine", "AllReadingsMachine", "MachineResult",
@@ -114,10 +114,19 @@ class _Stats:
 
 def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
                      adversarial: bool = False, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
-                     properties: Sequence[Property] = PROPERTIES) -> type:
+                     properties: Sequence[Property] = PROPERTIES,
+                     random_values: bool = True) -> type:
     """A RuleBasedStateMachine class: a producer (conformant, or mixed with adversarial moves one
     time in four) sends events to ``consumer`` under ``reading``; every property is checked on
-    every step. The class carries a ``stats`` record filled while Hypothesis runs it."""
+    every step. With ``random_values`` (default), while a run is active one event in four is
+    drawn with Hypothesis-drawn JSON values instead
+    (:func:`properties.strategies.random_surface_event`: drawn contents and metadata, patches
+    of one to four operations each drawn against the document the operations before it left,
+    array indices at the edges, writes under a copy; when the adversarial draw chose a bad move,
+    a wrong-typed member or an event aimed at another role's id), kept only when the producer
+    monitor agrees it is as conformant as the draw asked (:func:`model.producer.violations`),
+    as :func:`properties.strategies.adversarial_traces` does. The class carries a ``stats``
+    record filled while Hypothesis runs it."""
     stats = _Stats()
 
     class ConsumerMachine(RuleBasedStateMachine):
@@ -129,7 +138,10 @@ def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
         @rule(data=st.data())
         def send(self, data):
             event = None
-            if adversarial and data.draw(st.integers(0, 3), label="adversarial") == 0:
+            bad_draw = adversarial and data.draw(st.integers(0, 3), label="adversarial") == 0
+            if random_values:
+                event = _random_event(data, self.runner.belief, vocabulary, reading, bad_draw)
+            if event is None and bad_draw:
                 bad = grouped_moves(self.runner.belief, vocabulary, reading, adversarial=True)
                 if bad:
                     event = pick(data.draw, bad)[0]
@@ -153,6 +165,18 @@ def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
     ConsumerMachine.stats = stats
     ConsumerMachine.consumer = consumer
     return ConsumerMachine
+
+
+def _random_event(data, belief: Belief, vocabulary: Vocabulary, reading: Reading,
+                  bad: bool) -> Optional[Event]:
+    """One time in four while the run is active, an event of
+    :func:`properties.strategies.random_surface_event`, when the monitor finds it
+    non-conformant exactly when ``bad``; else None (the caller draws a vocabulary or surface
+    move)."""
+    if belief.run != "active" or data.draw(st.integers(0, 3), label="random") != 0:
+        return None
+    event = data.draw(random_surface_event(belief, vocabulary, malformed=bad))
+    return event if bool(violations(belief, event, reading)) == bad else None
 
 
 class AllReadingsMachine(RuleBasedStateMachine):

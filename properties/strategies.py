@@ -19,7 +19,10 @@ Besides the vocabulary's moves, every trace strategy draws from the draft's wide
 (:mod:`properties.surface`: move and copy, pointer escapes, the ``-`` index, array targets,
 leading-zero indices, ``test`` across number and boolean types, root-pointer operations, floats,
 nulls, nested metadata, unicode keys, wrong-typed members, activity events aimed at other roles'
-ids) and from Hypothesis-drawn JSON values (:data:`JSON_VALUES`); ``surface=False`` keeps to the
+ids) and from Hypothesis-drawn JSON values (:data:`JSON_VALUES`, floats at the edge of double
+precision among them) and patches (:func:`random_patch`: each operation drawn against the
+document the operations before it left, copies of containers with writes under them, array
+indices at the edges, members RFC 6902 does not define); ``surface=False`` keeps to the
 vocabulary alone.
 
 Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(derandomize=True)``)
@@ -105,6 +108,7 @@ def recording(into: list) -> Iterator[list]:
 
 __all__ = ["conformant_traces", "adversarial_traces", "wire_events", "as_wire", "pick",
            "kind_of", "group_by_kind", "grouped_moves", "JSON_VALUES", "random_surface_event",
+           "random_operation", "random_patch",
            "fixed_constants", "recording"]
 
 
@@ -241,7 +245,14 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
 _FLOATS = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
 _KEYS = st.one_of(st.sampled_from(["n", "a/b", "m~n", "", "ключ", "ü", "~1", "0", "-"]),
                   st.text(max_size=3))
-_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), _FLOATS,
+_EDGE_FLOATS = st.sampled_from([0.30000000000000004, 5e-324, 2.2250738585072014e-308,
+                                 4503599627370495.5, -1e-07, 123456789.12345679])
+"""Floats at the edge of double precision, none integral (an integral float is an integer in
+the model, :mod:`model.json_values`) and none past 2**53 (where a JavaScript consumer's numbers
+stop being exact): 0.1 + 0.2, the smallest subnormal and normal doubles, a half just under 2**52,
+an exponent form and seventeen significant digits (a consumer that keeps 14 or 15 of them, as
+PHP's old json_encode and lua-cjson do, changes them)."""
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), _FLOATS, _EDGE_FLOATS,
                          st.text(max_size=3))
 JSON_VALUES = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)), max_leaves=8)
@@ -271,7 +282,8 @@ def _pointers(value, prefix: str = "", depth: int = 0) -> list[str]:
 
 _VALUE_OF_TYPE = {
     "null": st.none(), "boolean": st.booleans(), "integer": st.integers(-3, 3),
-    "float": _FLOATS.filter(lambda f: f != int(f)), "string": st.text(max_size=3),
+    "float": st.one_of(_FLOATS.filter(lambda f: f != int(f)), _EDGE_FLOATS),
+    "string": st.text(max_size=3),
     "array": st.lists(JSON_VALUES, max_size=3), "object": _OBJECTS,
 }
 
@@ -295,9 +307,15 @@ def _pointer(draw, doc, shape: str) -> str:
     keys = [k for k in doc] if isinstance(doc, dict) else []
     key = "/" + _escape(draw(st.sampled_from(keys))) if keys and draw(st.booleans()) else "/new"
     arrays = [p for p in _pointers(doc) if isinstance(_at(doc, p), list)]
+    index = 0
     if shape in ("index", "dash", "leading-zero") and arrays and draw(st.booleans()):
         key = draw(st.sampled_from(arrays), label="array")  # an index into an existing array
-    built = {"root": "", "member": key, "nested": f"{key}/x", "index": f"{key}/0",
+        size = len(_at(doc, key))
+        # the edges: the first and last elements, the index equal to the length (an append for
+        # add, out of range for every other op) and one past it (RFC 6902 4.1, 4.2, 4.3)
+        index = draw(st.sampled_from(sorted({0, max(size - 1, 0), size, size + 1})),
+                     label="index")
+    built = {"root": "", "member": key, "nested": f"{key}/x", "index": f"{key}/{index}",
              "dash": f"{key}/-", "leading-zero": f"{key}/01",
              "escaped": draw(st.sampled_from(["/a~1b", "/m~0n", "/~1", "/x~0~1y"]))}
     pointer = built[shape]
@@ -320,14 +338,125 @@ def random_operation(draw, doc) -> dict:
     if op in ("add", "replace", "test"):
         vt = draw(st.sampled_from(VALUE_TYPES), label="value type")
         obj["value"] = draw(_VALUE_OF_TYPE[vt], label="value")
+    if draw(st.integers(0, 15), label="open member") == 0:
+        obj[draw(_OPEN_MEMBERS, label="member")] = draw(JSON_VALUES, label="member value")
     return obj
+
+
+_OPEN_MEMBERS = st.sampled_from(["comment", "meta", "x-trace", "ключ"])
+"""Members RFC 6902 does not define, which an operation may carry (patch operations are open
+objects: SNP-OPEN-OPS, PRC-KEEP-OPEN); never one of the six ops' own members."""
+
+
+def _apply_op(doc, obj: dict):
+    """``doc`` after the operation ``obj`` when it applies and leaves a container, else ``doc``
+    (the working document a patch's later operations are drawn against)."""
+    from model.json_values import freeze, thaw
+    from model.patch import apply_patch
+    from model.events import PatchOp
+    try:
+        outcome = apply_patch(freeze(doc), (PatchOp.of(obj),))
+    except Exception:  # noqa: BLE001 - a value the model refuses leaves the document as it was
+        return doc
+    if not outcome.ok:
+        return doc
+    value = thaw(outcome.result)
+    return value if isinstance(value, (dict, list)) else doc
+
+
+def _containers_under(doc, base: str) -> list[str]:
+    """The pointers to objects and arrays at or under ``base`` in ``doc``."""
+    try:
+        node = _at(doc, base)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return []
+    return [base + p for p in _pointers(node) if isinstance(_at(node, p), (dict, list))]
+
+
+@st.composite
+def _write_under(draw, doc, base: str) -> dict:
+    """An add, replace or remove at or under the container at ``base`` (a location an earlier
+    operation of the same patch copied or moved to, or copied from): a copy is a value of its
+    own (RFC 6902 4.5), so a write under it must not reach its source, nor the other way."""
+    target = draw(st.sampled_from(_containers_under(doc, base)), label="under")
+    node = _at(doc, target)
+    inside = [target + p for p in _pointers(node) if p]
+    op = draw(st.sampled_from(["add", "replace", "remove"] if inside else ["add"]), label="op")
+    if op == "add":
+        path = f"{target}/{'-' if isinstance(node, list) else 'w'}"
+    else:
+        path = draw(st.sampled_from(inside), label="pointer")
+    obj = {"op": op, "path": path}
+    if op != "remove":
+        obj["value"] = draw(_VALUE_OF_TYPE[draw(st.sampled_from(VALUE_TYPES))], label="value")
+    return obj
+
+
+@st.composite
+def _array_edge(draw, doc, arrays: list[str]) -> dict:
+    """An operation at the edge of one of ``arrays`` (pointers into ``doc``): at the index equal
+    to its length (an append for add, out of range for replace, remove, test and a ``from``:
+    RFC 6902 4.1 to 4.6), one past it, or its last element."""
+    array = draw(st.sampled_from(arrays), label="array")
+    size = len(_at(doc, array))
+    index = draw(st.sampled_from([size, size + 1, max(size - 1, 0)]), label="index")
+    op = draw(st.sampled_from(["replace", "remove", "add", "test", "move", "copy"]), label="op")
+    if op in ("move", "copy"):
+        return {"op": op, "from": f"{array}/{index}", "path": f"{array}/0"}
+    obj = {"op": op, "path": f"{array}/{index}"}
+    if op != "remove":
+        obj["value"] = draw(_VALUE_OF_TYPE[draw(st.sampled_from(VALUE_TYPES))], label="value")
+    return obj
+
+
+@st.composite
+def random_patch(draw, doc, max_ops: int = 4) -> list[dict]:
+    """Zero (one time in eight) to ``max_ops`` RFC 6902 operations over ``doc`` (a thawed JSON
+    value), each drawn
+    against the document as the operations before it left it (:func:`random_operation`), so
+    that a later operation can reach what an earlier one created. One operation in four (of an
+    object holding containers) copies or moves one of them to a new member, and one in four of
+    the rest (of a document holding arrays) is at an array's edge (:func:`_array_edge`); after
+    a copy, a move or an add of a container, one time in two an operation follows (one more,
+    whatever the count) that writes at or under its ``path`` (or, after a copy, under its
+    ``from``: :func:`_write_under`): the shape a consumer that copies by reference gets
+    wrong."""
+    ops: list[dict] = []
+    current = doc
+    if draw(st.integers(0, 7), label="empty") == 0:
+        return ops  # the empty patch: legal, applies and changes nothing (RFC 6902 section 3)
+    count = draw(st.integers(1, max_ops), label="operations")
+    while len(ops) < count:
+        sources = [c for c in _containers_under(current, "") if c] \
+            if isinstance(current, dict) else []
+        arrays = [c for c in sources if isinstance(_at(current, c), list)]
+        if sources and draw(st.integers(0, 3), label="copy container") == 0:
+            obj = {"op": draw(st.sampled_from(["copy", "move"]), label="op"),
+                   "from": draw(st.sampled_from(sources), label="from"),
+                   "path": "/" + _escape(draw(st.sampled_from(["copied", "c~", "ü"]),
+                                              label="to"))}
+        elif arrays and draw(st.integers(0, 3), label="array edge") == 0:
+            obj = draw(_array_edge(current, arrays))
+        else:
+            obj = draw(random_operation(current))
+        ops.append(obj)
+        current = _apply_op(current, obj)
+        bases = [] if obj["op"] not in ("copy", "move", "add") else \
+            [b for b in ([obj["path"]] + ([obj["from"]] if obj["op"] == "copy" else []))
+             if b and _containers_under(current, b)]
+        if bases and len(ops) <= max_ops and draw(st.booleans(), label="write under"):
+            under = draw(_write_under(current, draw(st.sampled_from(bases), label="base")))
+            ops.append(under)
+            current = _apply_op(current, under)
+    return ops
 
 
 @st.composite
 def random_surface_event(draw, belief: Belief, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
                          malformed: bool = False) -> Event:
     """One event with Hypothesis-drawn values: an ACTIVITY_SNAPSHOT of a drawn object (and
-    metadata), or an ACTIVITY_DELTA of one to four :func:`random_operation` over the held
+    metadata), or (two times in three when an activity is held, the id drawn among the
+    held ones one time in two) an ACTIVITY_DELTA of a :func:`random_patch` over the held
     content; with ``malformed``, one of :func:`properties.surface.malformed_wires` or an event
     aimed at an id of another role (:func:`properties.surface.role_events`) instead.
     Conformance is not guaranteed: callers check :func:`model.producer.violations`."""
@@ -337,13 +466,15 @@ def random_surface_event(draw, belief: Belief, vocabulary: Vocabulary = DEFAULT_
         if aimed and draw(st.booleans(), label="role"):
             return draw(st.sampled_from(aimed), label="aimed")
         return parse_event(draw(st.sampled_from([w for _, _, w in malformed_wires()])))
-    mid = draw(st.sampled_from(vocabulary.activity_ids), label="id")
+    held_ids = [m for m in vocabulary.activity_ids if belief.activity(m) is not None]
+    mid = draw(st.sampled_from(held_ids if held_ids and draw(st.booleans(), label="held")
+                               else vocabulary.activity_ids), label="id")
     held = belief.activity(mid)
     atype = held.activity_type if held else vocabulary.activity_types[0]
     wire = {"messageId": mid, "activityType": atype}
     if held is not None and held.opener is not None:
         wire["subagentRunId"] = held.opener
-    if held is None or draw(st.integers(0, 2), label="snapshot") == 0:
+    if held is None or draw(st.integers(0, 2), label="snapshot") == 2:
         wire.update(type="ACTIVITY_SNAPSHOT", content=draw(
             st.one_of(_OBJECTS, st.just(SURFACE_CONTENT)), label="content"))
         if held is not None and held.owner is not None:
@@ -354,7 +485,7 @@ def random_surface_event(draw, belief: Belief, vocabulary: Vocabulary = DEFAULT_
     else:
         doc = thaw(held.content)
         wire.update(type="ACTIVITY_DELTA",
-                    patch=draw(st.lists(random_operation(doc), min_size=1, max_size=4)))
+                    patch=draw(random_patch(doc)))
     if draw(st.integers(0, 3), label="metadata") == 0:
         wire["metadata"] = draw(_OBJECTS, label="metadata value")
     return parse_event(wire)

@@ -57,8 +57,10 @@ SURFACE_CONTENT: dict = {
 array, a nested object, keys that a pointer must escape (``~1`` for ``/``, ``~0`` for ``~``), a
 unicode key and the empty key."""
 
-SURFACE_CONTENTS: tuple[dict, ...] = (SURFACE_CONTENT, {"n": None}, {"list": [], "ключ": {}})
-"""Snapshot contents of the surface moves (besides the vocabulary's)."""
+SURFACE_CONTENTS: tuple[dict, ...] = (SURFACE_CONTENT, {"n": None}, {"list": [], "ключ": {}},
+                                      {"p": 0.30000000000000004, "tiny": 5e-324})
+"""Snapshot contents of the surface moves (besides the vocabulary's); the last holds floats at
+the edge of double precision (0.1 + 0.2, the smallest subnormal)."""
 
 SURFACE_METADATA: tuple[dict, ...] = (
     {"k": {"a": 1}}, {"k": {"b": 2}}, {"k": None}, {"ключ": 1.5, "k": {"a": {"deep": [1]}}},
@@ -135,6 +137,14 @@ SURFACE_PATCHES: tuple[tuple[str, tuple[dict, ...]], ...] = (
                              {"op": "add", "path": "/copied/x/z", "value": 2})),
     ("test-missing-null", _ops({"op": "test", "path": "/missing", "value": None},
                                {"op": "replace", "path": "/n", "value": 5})),
+    ("array-replace-at-length", _ops({"op": "replace", "path": "/list/3", "value": 1})),
+    ("array-remove-at-length", _ops({"op": "remove", "path": "/list/3"})),
+    ("copy-write-source", _ops({"op": "copy", "from": "/list", "path": "/copied"},
+                               {"op": "add", "path": "/list/-", "value": 4})),
+    ("open-member", _ops({"op": "replace", "path": "/n", "value": 2, "comment": "why"},
+                         {"op": "add", "path": "/o", "value": 1, "x-trace": {"id": 7}})),
+    ("float-precision", _ops({"op": "add", "path": "/g", "value": 0.30000000000000004},
+                             {"op": "replace", "path": "/f", "value": 4503599627370495.5})),
 )
 """Named patches over :data:`SURFACE_CONTENT`: move and copy (RFC 6902 4.4, 4.5), pointer escapes
 (RFC 6901 section 4), the ``-`` index on a write and on a read, array targets, indices with a
@@ -143,8 +153,11 @@ float against an integer, a boolean against a number, null, objects, arrays and 
 (RFC 6902 4.6), root-pointer operations other than replacing with an array, an unrecognised
 op after one that applies (SNP-UNKNOWN-OP), a replace of a member that does not exist (RFC 6902
 4.3), a write under a copy made earlier in the same patch (the copy is a value of its own, 4.5)
-and a ``test`` of null at a location that does not exist (4.6). Which of them apply is decided by the model's patch
-semantics (:func:`model.patch.apply_patch`), never here."""
+and under its source, a ``test`` of null at a location that does not exist (4.6), a replace and
+a remove at the index equal to the array's length (out of range for both: 4.2, 4.3), operations
+carrying members RFC 6902 does not define (legal: SNP-OPEN-OPS) and floats at the edge of double
+precision. Which of them apply is decided by the model's patch semantics
+(:func:`model.patch.apply_patch`), never here."""
 
 HISTORY_WIRE: tuple[dict, ...] = (
     {"id": "user-1", "role": "user", "content": "hello"},
@@ -504,8 +517,12 @@ def value_type(value: Any) -> str:
 OP_UNIVERSE: tuple[str, ...] = tuple(
     [f"op:{op}:{shape}:{vt}" for op in VALUE_OPS for shape in POINTER_SHAPES for vt in VALUE_TYPES]
     + [f"op:{op}:{shape}:-" for op in PLAIN_OPS for shape in POINTER_SHAPES]
-    + ["op:unknown"])
-"""Every patch-operation feature: op x pointer shape (of ``path``) x value type."""
+    + ["op:unknown", "op:open-member"])
+"""Every patch-operation feature: op x pointer shape (of ``path``) x value type; an unrecognised
+op; and ``op:open-member``, a recognised operation carrying a member RFC 6902 does not define
+(legal, kept whole: SNP-OPEN-OPS, PRC-KEEP-OPEN)."""
+
+_OP_MEMBERS = frozenset(("op", "path", "from", "value"))
 
 PATCH_OUTCOMES = ("applies", "fails-first", "fails-after-applying", "non-object")
 PATCH_UNIVERSE: tuple[str, ...] = tuple(
@@ -525,6 +542,8 @@ def op_features(ops) -> list[str]:
         shape = pointer_shape(raw.get("path", ""))
         vt = value_type(raw["value"]) if op.op in VALUE_OPS else "-"
         out.append(f"op:{op.op}:{shape}:{vt}")
+        if set(raw) - _OP_MEMBERS:
+            out.append("op:open-member")
     return out
 
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
-                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, UNKNOWN_EVENT_DROPPED,
-                         UNKNOWN_MEMBER_STRIPPED, UNKNOWN_PATCH_OP, UNKNOWN_PATCH_OP_DROPPED)
+                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, MALFORMED_ACTIVITY_EVENT,
+                         UNKNOWN_EVENT_DROPPED, UNKNOWN_MEMBER_STRIPPED, UNKNOWN_PATCH_OP,
+                         UNKNOWN_PATCH_OP_DROPPED)
 from model.consumer import ConsumerState, Fatal, StepResult, Warning, run_input, step
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
                           MessagesSnapshot, PatchOp, RunError, RunFinished, StepFinished,
@@ -976,6 +977,80 @@ def _unknown_role_drops_event(state, event, reading):
     return step(state, event, reading)
 
 
+# --- mistakes the widened generation shows (s3/G1: index edges, open operations, precision) ----
+
+def _array_slot(doc, pointer: str):
+    """``(array, index)`` when ``pointer`` names a slot of an array in ``doc`` by a plain decimal
+    index (no leading zero), else None."""
+    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+    if not tokens or not tokens[-1].isdigit() or (len(tokens[-1]) > 1 and tokens[-1][0] == "0"):
+        return None
+    node = doc
+    for token in tokens[:-1]:
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return (node, int(tokens[-1])) if isinstance(node, list) else None
+
+
+def _replace_at_length_appends(obj, doc):
+    """Reads array slots as JavaScript does: ``arr[i] = v`` with ``i`` equal to the length
+    appends, so a replace there adds (RFC 6902 4.3: the target must exist, so the patch fails:
+    SNP-ATOMIC). The index is read against the content as held (the first operation of a patch,
+    or one that no earlier operation reshaped)."""
+    if obj["op"] != "replace":
+        return None
+    slot = _array_slot(doc, obj["path"])
+    if slot is None or slot[1] != len(slot[0]):
+        return None
+    return {**obj, "op": "add"}
+
+
+_RFC6902_MEMBERS = {"op", "path", "from", "value"}
+
+
+def _open_member_fatal(state, event, reading):
+    """Validates patch operations against a closed schema (``additionalProperties: false``): an
+    operation carrying a member RFC 6902 does not define fails the run as malformed, where the
+    draft keeps operations open (SNP-OPEN-OPS, PRC-KEEP-OPEN: such a member is legal and never
+    stripped)."""
+    if isinstance(event, ActivityDelta) and state.run == "active" and not state.halted and \
+            any(op.recognised and set(thaw(op.raw)) - _RFC6902_MEMBERS for op in event.patch):
+        return StepResult(replace(state, halted=True), (), Fatal(
+            MALFORMED_ACTIVITY_EVENT, "SNP-MALFORMED-OP", "an operation carries an undefined "
+            "member", branch="malformed.fatal"), "malformed.fatal")
+    return step(state, event, reading)
+
+
+def _fourteen_digits(value):
+    if isinstance(value, float):
+        return float(f"{value:.14g}")
+    if isinstance(value, list):
+        return [_fourteen_digits(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _fourteen_digits(v) for k, v in value.items()}
+    return value
+
+
+def _numbers_rounded(state, event, result):
+    """Keeps an activity's numbers to 14 significant digits whenever a snapshot or delta writes
+    its content (PHP's json_encode before 7.1 and lua-cjson's default precision): 0.1 + 0.2
+    reads back as 0.3 (SNP-CURRENT-VALUE: the value is the snapshot, or the RFC 6902 result,
+    exactly)."""
+    if not isinstance(event, (ActivitySnapshot, ActivityDelta)) or result.fatal is not None:
+        return result
+    m = _held(result.state, event.message_id)
+    if m is None or not m.is_activity or "." not in m.content and "e" not in m.content:
+        return result
+    rounded = freeze(_fourteen_digits(thaw(m.content)))
+    if rounded == m.content:
+        return result
+    return replace(result, state=_with_message(result.state, replace(m, content=rounded)))
+
+
 def _m(name: str, clause: str, description: str, step_fn: StepFn = step,
        run_input_fn=run_input, case: str = "", reading: Reading = DRAFT,
        features: tuple[str, ...] = ()) -> Consumer:
@@ -1223,12 +1298,26 @@ MUTANTS: tuple[Consumer, ...] = (
        "keeps the stream of a text message a MESSAGES_SNAPSHOT dropped in flight open, so "
        "reopening it fails the run (behaves as X1=drop-open, as @ag-ui/client does)",
        _behaves_as(x1="drop-open"), features=("X1=drop-open", "messages-snapshot.in-flight")),
+    # s3/G1: what only the widened generation shows
+    _m("replace-at-length-appends", "SNP-ATOMIC",
+       "reads array slots as JavaScript does (arr[i] = v): a replace at the index equal to the "
+       "length appends instead of failing the patch (RFC 6902 4.3)",
+       _pre(_rewrite_ops(_replace_at_length_appends)), features=("op:replace:index:integer",)),
+    _m("open-member-fatal", "SNP-OPEN-OPS",
+       "validates patch operations against a closed schema: an operation with a member RFC "
+       "6902 does not define fails the run", _open_member_fatal, features=("op:open-member",)),
+    _m("numbers-rounded-14-digits", "SNP-CURRENT-VALUE",
+       "keeps an activity's numbers to 14 significant digits (PHP's old json_encode, "
+       "lua-cjson), so 0.1 + 0.2 reads back as 0.3", _post(_numbers_rounded),
+       features=("op:add:member:float", "op:replace:member:float")),
 )
-"""The zoo: 82 wrong consumers, one mistake each. Four (``mismatch-applied``,
+"""The zoo: 85 wrong consumers, one mistake each. Four (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``, ``in-flight-stream-left-open``) behave as another
 reading would: wrong against ``draft``, right under that reading, so they are caught by
 properties checked under draft. Three (``delta-missing-silent``, ``strip-silently``,
 ``unknown-role-text-dropped``) are caught by SHOULD-level properties only. The 38 written for the
-draft's wider surface (issue 20) name in ``features`` the coverage items they target."""
+draft's wider surface (issue 20), and the three only the widened generation of s3/G1 shows (a
+replace at an array's length appending, an undefined operation member fatal, numbers kept to 14
+digits), name in ``features`` the coverage items they target."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}

@@ -141,7 +141,7 @@ def test_replay_array_element_not_an_object_names_event_index(tmp_path, capsys):
 @pytest.mark.parametrize("text, needle", [
     ("[]", "no events"),
     ('{"events": []}', "no events"),
-    ('{"events": 5}', "'events' must be an array"),
+    ('{"events": 5}', '"events" must be an array'),
 ])
 def test_replay_no_usable_event_list(tmp_path, capsys, text, needle):
     f = tmp_path / "nothing.json"
@@ -1306,9 +1306,10 @@ def test_the_pipeline_exports_a_failed_property_check(tmp_path, monkeypatch):
     checks = result.summary.property_checks
     assert list(checks) == ["conformant", "adversarial"]
     failed = [c for c in checks.values() if c.finding is not None]
-    # with seed 0 the adversarial machine is the one whose draws reach an empty patch within
-    # 100 examples (the draws are the seed's alone); its failure is the first failed check
-    assert [c.name for c in failed] == ["adversarial"]
+    # with seed 0 both machines reach an empty patch within 100 examples (s3/G1: the machines
+    # also draw Hypothesis-valued events, whose patches are empty one time in eight; the draws
+    # are the seed's alone); the conformant machine's failure is the first failed check
+    assert [c.name for c in failed] == ["conformant", "adversarial"]
     finding = failed[0].finding
     assert isinstance(finding, PropertyFinding) and finding.id.startswith("PROP-P00-")
     summary = result.summary.to_json()

@@ -299,8 +299,21 @@ def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
 
 # --- load_finding -------------------------------------------------------------------------------
 
+def test_load_finding_says_a_json_fault_as_replay_does(tmp_path):
+    """A finding file that is not JSON is refused in the wording ``replay`` and ``lint`` use
+    for the same file (``FILE:LINE:COLUMN: not valid JSON: ...``, R1 item 3)."""
+    from model.wire import TraceFormatError, load_trace
+    file = tmp_path / "bad.json"
+    file.write_text('[{"type": "RUN_STARTED"},\n {"a" 1}]', encoding="utf-8")
+    with pytest.raises(TraceFormatError) as replayed:
+        load_trace(str(file))
+    with pytest.raises(ValueError) as exported:
+        load_finding(str(file))
+    assert str(exported.value) == str(replayed.value) == (
+        f"{file}:2:7: not valid JSON: Expecting ':' delimiter")
+
+
 @pytest.mark.parametrize("text, message", [
-    ("{not json", "not valid JSON (line 1, column 2"),
     ("[1, 2]", "expected a JSON object"),
     ('{"id": "x"}', "missing 'kind', 'events'"),
     ('{"id": "x", "kind": "other", "events": [{}]}', "unknown kind \"other\""),

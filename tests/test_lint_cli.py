@@ -178,9 +178,10 @@ def test_out_writes_a_new_file_and_never_over_one(lint, tmp_path):
 @pytest.mark.parametrize("content, message", [
     ("", "{path}: the file is empty"),
     ('[{"type": "RUN_STARTED",\n  "threadId": }]', "{path}:2:15: not valid JSON: Expecting value"),
-    ('{"foo": []}\n', "{path}:1: event 0: $.type: required member is missing, and no element "
-                      "of the stream has a type"),
-    ("hello\nworld\n", "{path}:1: event 0: not valid JSON"),
+    # replay's wording (model.wire.not_a_trace), the column after the line (R1 item 3)
+    ('{"foo": []}\n', '{path}:1: event 0: $.type: required member is missing (members "foo"), '
+                      "and no event of the file has a type, so it is not a trace"),
+    ("hello\nworld\n", "{path}:1:1: event 0: not valid JSON: Expecting value, and no event"),
 ])
 def test_unusable_input_exits_2_with_one_line(lint, tmp_path, content, message):
     path = tmp_path / "bad.jsonl"

@@ -90,7 +90,8 @@ def test_matrix_html_holds_the_knob_table(small, tmp_path):
     page = Tables()
     page.feed((tmp_path / "matrix.html").read_text())
     knobs = page.tables["knobs"]
-    assert knobs["head"] == ["knob", "question", "draft", "model", "ag-ui-protocol"]
+    # the peers are named as in the peers table and the Markdown (item 7 of R1)
+    assert knobs["head"] == ["knob", "question", "draft", "model-draft", "ag-ui-protocol"]
     assert [r[0][0] for r in knobs["rows"]] == [k.id for k in KNOBS]
     doc = json.loads((tmp_path / "matrix.json").read_text())
     for row, knob in zip(knobs["rows"], doc["knobs"]):
@@ -110,6 +111,10 @@ def test_matrix_html_holds_the_knob_table(small, tmp_path):
     assert sorted(doc["files"]) == sorted(written[3:])
     md = (tmp_path / "matrix.md").read_text()
     assert "| Q20 | drop-op | drop-op | **fatal** |" in md
+    # one naming: the Markdown knob table's columns are the page's (less its question column)
+    md_head = next(line for line in md.splitlines() if line.startswith("| knob |"))
+    assert [c.strip() for c in md_head.strip("|").split("|")] == [
+        h for h in knobs["head"] if h != "question"]
 
 
 def test_matrix_html_escapes_what_a_peer_says():

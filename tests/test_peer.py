@@ -129,7 +129,7 @@ def test_model_adapter_agrees_with_draft_on_generated_traces_and_probes():
     traces, counts = generated_traces(seed=3, stateful=40, bfs_depth=2)
     # one or two probes per knob, and (issue 20) one per branch, code and producer violation
     # the generators rarely reach
-    assert counts["corpus"] == 37 and counts["probe"] == len(probe_traces()) == 39
+    assert counts["corpus"] == 37 and counts["probe"] == len(probe_traces()) == 48
     assert counts["stateful"] > 20 and counts["bfs"] > 20
     report = check("model", traces)
     assert set(classes(report).values()) == {"draft"}

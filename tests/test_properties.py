@@ -240,6 +240,13 @@ EXTRA = [
     row("P39-fatal-justified", "in-flight-stream-left-open",
         {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}, ms(),
         {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}, index=3),
+    # s3/G1: the mistakes only the widened generation shows
+    row("P15-patch-atomic", "replace-at-length-appends", snap(content={"list": [1, 2, 3]}),
+        delta(patch=[{"op": "replace", "path": "/list/3", "value": 1}]), index=2),
+    row("P39-fatal-justified", "open-member-fatal", snap(),
+        delta(patch=[{"op": "replace", "path": "/n", "value": 2, "comment": "why"}]), index=2),
+    row("P14-delta-applies", "numbers-rounded-14-digits", snap(),
+        delta(patch=[{"op": "add", "path": "/g", "value": 0.30000000000000004}]), index=2),
 ]
 """Rows for the mutants the brief's mapping does not name."""
 
@@ -582,8 +589,8 @@ def test_reduced_zoo_benchmark():
 
 def test_search_is_deterministic_for_a_seed():
     mutant = MUTANT_BY_NAME["ms-drops-held-activity"]
-    first = run_machine(consumer_machine(mutant, adversarial=True), seed=4, max_examples=100)
-    second = run_machine(consumer_machine(mutant, adversarial=True), seed=4, max_examples=100)
+    first = run_machine(consumer_machine(mutant, adversarial=True), seed=2, max_examples=100)
+    second = run_machine(consumer_machine(mutant, adversarial=True), seed=2, max_examples=100)
     assert first.caught and second.caught
     assert first.property == second.property
     assert first.examples_until_caught == second.examples_until_caught
@@ -835,7 +842,7 @@ SURFACE_MUTANTS = [m.name for m in MUTANTS if m.features]
 def test_surface_mutants_declare_coverage_items():
     from properties.coverage import universe
     items = set().union(*universe().values())
-    assert len(SURFACE_MUTANTS) == 38
+    assert len(SURFACE_MUTANTS) == 41  # 38 of issue 20, three of s3/G1
     assert {m.name: [f for f in m.features if f not in items] for m in MUTANTS} == \
         {m.name: [] for m in MUTANTS}
 
