@@ -41,9 +41,11 @@ Dask worker processes (``all-readings-workersN``), with its ``speedup`` over the
 evenly the work was split and, beside the wall time, whether the machine gave every worker a
 core (on a shared machine it may not: compare ``cpuSeconds`` with ``seconds``).
 
-Each row also gives ``cpuSeconds`` (this process's and every worker task's CPU time) and
-``loadAverage`` (the host's 1-minute load when the run ended): on a machine shared with other
-work, CPU seconds over wall seconds says how much of a core the run was given.
+Each row also gives ``cpuSeconds`` (this process's and every worker task's CPU time),
+``processCpuSeconds`` (this process's alone), ``clusterCpuSeconds`` (every process of the local
+cluster, workers and nannies, over the whole run, beside the tasks too) and ``loadAverage``
+(the host's 1-minute load when the run ended): on a machine shared with other work, CPU
+seconds over wall seconds says how much of a core the run was given.
 
 Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--workers N]
 [--only NAME,...] [--json]
@@ -139,6 +141,7 @@ def _run(bound: int, kwargs: dict) -> dict:
     cpu = time.process_time()
     r = explore(depth=bound, **kwargs)
     cpu = time.process_time() - cpu
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     peak += r.storage.get("workerPeakBytes", 0)
     storage = {k: v for k, v in r.storage.items() if k != "workerTasks"}
@@ -155,6 +158,10 @@ def _run(bound: int, kwargs: dict) -> dict:
            # is only as good as the cores the run was given
            "cpuSeconds": round(cpu + sum(sum(t["cpuSeconds"]) for t in
                                          r.storage.get("workerTasks", ())), 2),
+           # this process alone, and every process of a local cluster it started (workers and
+           # their nannies, over the whole run: what the tasks and everything beside them cost)
+           "processCpuSeconds": round(cpu, 2),
+           "clusterCpuSeconds": round(children.ru_utime + children.ru_stime, 2),
            "loadAverage": round(os.getloadavg()[0], 2)}
     if "workerTasks" in r.storage:
         out["workerTasks"] = r.storage["workerTasks"]

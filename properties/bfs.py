@@ -17,9 +17,12 @@ their witnesses are those of the sequential search, byte for byte, whatever the 
 workers (engines: in-process here, Dask in :mod:`properties.bfs_dask`).
 
 Memory per distinct node: 8 bytes of fingerprint (:class:`~properties.bfs_store.FingerprintSet`)
-and 8 of parent entry (:class:`~properties.bfs_store.BlockArray`); ``8 * width`` more while in
-the frontier (:class:`~properties.bfs_store.Frontier`, spilled to disk past a limit); plus
-whatever the system caches (its memo tables, bounded by the distinct components, not nodes).
+and 8 of parent entry (:class:`~properties.bfs_store.BlockArray`, memory-mapped from a spill
+file past :attr:`LocalEngine.PARENTS_LIMIT`: only read to rebuild witnesses and nodes); up to
+``8 * n`` more for ``n`` members while the visited set merges its runs in place; ``8 * width``
+more while in the frontier (:class:`~properties.bfs_store.Frontier`, spilled to disk past a
+limit); plus whatever the system caches (its memo tables, bounded by the distinct components,
+not nodes).
 """
 from __future__ import annotations
 
@@ -231,15 +234,18 @@ class _Merge:
     """The driver's bookkeeping over batches: parents, findings, bounds, progress."""
 
     def __init__(self, result: Search, started: float, max_states: Optional[int],
-                 timeout: Optional[float], progress, keep_edges: bool):
+                 timeout: Optional[float], progress, keep_edges: bool,
+                 arrays: Callable[[], BlockArray] = BlockArray):
         self.result, self.started = result, started
         self.max_states, self.timeout, self.progress = max_states, timeout, progress
         self.keep_edges = keep_edges
         self.first: dict = {}  # finding key -> [first sequence, cost, sequence, payload]
         self.known: dict = {}  # finding key -> cost (handed to the systems for pruning)
-        self.tag_set: set = set()
-        self.edge_parts: list = []  # (edge keys, edge fps)
-        self.node_fps = BlockArray() if keep_edges else None
+        self.tag_set = FingerprintSet()  # distinct tags, 8 bytes each
+        # with keep_edges: every edge's key and target fingerprint, every node's fingerprint
+        self.edge_keys = arrays() if keep_edges else None
+        self.edge_fps = arrays() if keep_edges else None
+        self.node_fps = arrays() if keep_edges else None
         self.level = 0
 
     def absorb(self, batch: Batch) -> int:
@@ -266,10 +272,11 @@ class _Merge:
         r.parents.extend(keys)
         r.edges += edges
         if batch.tags is not None:
-            self.tag_set.update(np.unique(batch.tags).tolist())
+            self.tag_set.add(np.unique(batch.tags))
         if self.keep_edges:
             self.node_fps.extend(batch.fps.view(np.int64))
-            self.edge_parts.append((batch.edge_keys, batch.edge_fps))
+            self.edge_keys.extend(batch.edge_keys)
+            self.edge_fps.extend(batch.edge_fps.view(np.int64))
         for key, cost, seq, payload in sorted(findings, key=lambda f: f[2]):
             known = self.first.get(key)
             if known is None:
@@ -293,7 +300,10 @@ class _Merge:
         r.tags = len(self.tag_set)
         r.seconds = time.monotonic() - self.started
         if self.keep_edges:
-            r.edge_list = _edge_list(self.edge_parts, self.node_fps, len(r.parents))
+            r.edge_list = _edge_list(self.edge_keys, self.edge_fps, self.node_fps,
+                                     len(r.parents))
+            for array in (self.edge_keys, self.edge_fps, self.node_fps):
+                array.close()
 
 
 def _cut(batch: Batch, keep: int, last: Optional[int]) -> Batch:
@@ -307,13 +317,14 @@ def _cut(batch: Batch, keep: int, last: Optional[int]) -> Batch:
                  batch.move_ids, batch.move_counts, edge_keys, edge_fps)
 
 
-def _edge_list(parts: list, node_fps: BlockArray, states: int) -> tuple:
+def _edge_list(edge_keys: BlockArray, edge_fps: BlockArray, node_fps: BlockArray,
+               states: int) -> tuple:
     """``(from, to, key)`` int64 arrays of every edge, in sequential order: an edge's target
     is the node with its fingerprint (the first one, for an edge into a visited node)."""
-    keys = np.concatenate([k for k, _ in parts]) if parts else np.zeros(0, np.int64)
-    fps = np.concatenate([f for _, f in parts]) if parts else np.zeros(0, np.uint64)
-    order = np.argsort(keys, kind="stable")
-    keys, fps = keys[order], fps[order]
+    keys, fps = edge_keys.to_numpy(), edge_fps.to_numpy().view(np.uint64)
+    if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():  # the levels come in order
+        order = np.argsort(keys, kind="stable")
+        keys, fps = keys[order], fps[order]
     all_fps = node_fps.to_numpy()[:states].view(np.uint64)
     by_fp = np.argsort(all_fps, kind="stable")
     at = np.searchsorted(all_fps[by_fp], fps)
@@ -330,19 +341,33 @@ class LocalEngine:
 
     Attributes:
         frontier_limit: bytes of frontier kept in memory before spilling to disk.
-        spill_dir: where the spill directory is made (None: the system's temporary one).
+        parents_limit: bytes of parent entries (and, with ``keep_edges``, of edge and node
+            fingerprints) kept in memory before the full blocks go to a memory-mapped spill
+            file (:class:`~properties.bfs_store.BlockArray`; None: :data:`PARENTS_LIMIT`).
+        spill_dir: where the spill directory and files are made (None: the system's
+            temporary directory).
     """
 
     workers = 1
+    PARENTS_LIMIT = 256 << 20
+    """Default of ``parents_limit``: 33 million parent entries (depth 6's 29.7 million fit)."""
 
     def __init__(self, system: TransitionSystem, chunk: int = 4096,
-                 frontier_limit: int = 2 << 30, spill_dir: Optional[str] = None):
+                 frontier_limit: int = 2 << 30, spill_dir: Optional[str] = None,
+                 parents_limit: Optional[int] = None):
         self.system, self.chunk = system, chunk
         self.frontier_limit, self.spill_dir = frontier_limit, spill_dir
+        self.parents_limit = self.PARENTS_LIMIT if parents_limit is None else parents_limit
         self.visited = FingerprintSet()
         self.frontier: Optional[Frontier] = None
         self.next: Optional[Frontier] = None
         self.spilled = 0
+        self.frontier_peak = 0
+
+    def block_array(self) -> BlockArray:
+        """An empty :class:`~properties.bfs_store.BlockArray` with this engine's limit and
+        spill directory (for the parent entries and the kept edges)."""
+        return BlockArray(self.parents_limit, self.spill_dir)
 
     def start(self, merge: _Merge) -> None:
         root = np.array([self.system.root()], dtype=np.int64)
@@ -373,6 +398,8 @@ class LocalEngine:
                     self._absorb(merge, part_ids, out, last, base)
         finally:
             self.spilled = max(self.spilled, self.frontier.spilled)
+            self.frontier_peak = max(self.frontier_peak,
+                                     self.frontier.in_memory + self.next.in_memory)
             self.frontier.close()
             self.frontier, self.next = self.next, None
 
@@ -407,7 +434,13 @@ class LocalEngine:
                 self.next.add(kept_ids.astype(np.int64), nodes[take])
 
     def storage(self) -> dict:
-        return {"visitedBytes": self.visited.nbytes, "frontierSpilledNodes": self.spilled,
+        """Bytes per part (wire names): ``visitedBytes`` (the fingerprints now),
+        ``visitedPeakBytes`` (with a merge's new run), ``frontierPeakBytes`` (the most held in
+        memory by the frontier being expanded and the next one), ``frontierSpilledNodes``,
+        and the system's own (:meth:`TransitionSystem.storage`)."""
+        return {"visitedBytes": self.visited.nbytes,
+                "visitedPeakBytes": self.visited.peak_nbytes,
+                "frontierPeakBytes": self.frontier_peak, "frontierSpilledNodes": self.spilled,
                 **self.system.storage()}
 
     def close(self) -> None:
@@ -438,10 +471,11 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         A :class:`Search`; a Ctrl-C ends it with ``stopped_by="interrupted"`` and what was
         merged until then.
     """
-    result = Search()
     engine = engine or LocalEngine(system)
+    arrays = getattr(engine, "block_array", BlockArray)
+    result = Search(parents=arrays())
     result.workers = engine.workers
-    merge = _Merge(result, time.monotonic(), max_states, timeout, progress, keep_edges)
+    merge = _Merge(result, time.monotonic(), max_states, timeout, progress, keep_edges, arrays)
     level = 0
     try:
         engine.start(merge)
@@ -467,7 +501,8 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
     merge.finish()
     n = len(result.parents)
     result.workers = storage.pop("workers", result.workers)
-    storage.update(parentBytes=8 * n, fingerprint=FINGERPRINT, fingerprintBits=64,
+    storage.update(parentBytes=8 * n, parentSpilledBytes=result.parents.spilled_nbytes,
+                   fingerprint=FINGERPRINT, fingerprintBits=64,
                    collisionProbability=collision_probability(n))
     result.storage = storage
     return result

@@ -54,12 +54,28 @@ _SYSTEMS: dict = {}
 _CHUNK = 4096
 
 
+QUIET = {"distributed.worker.profile.enabled": False,
+         "distributed.admin.tick.interval": "1s",
+         "distributed.admin.system-monitor.interval": "5s",
+         "distributed.worker.memory.monitor-interval": "1s",
+         "distributed.scheduler.work-stealing": False}
+"""Dask settings of the local cluster that cut what its processes spend beside the tasks:
+no statistical profiler sampling each task's stack every 10 ms (about 12% of a task's CPU on
+the sweep's deep Python stacks), the event-loop and system monitors ticking every second or
+five instead of every 20 and 500 ms, the nannies' memory monitor every second, and no work
+stealing (every task is placed on the worker holding its partition; a lost worker's tasks are
+still rerun elsewhere). A cluster joined by address keeps its own settings (the README says how
+to give its workers these)."""
+
+
 def local_cluster(workers: int):
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1,
-    its HTTP server on a free port (the caller closes it)."""
+    its HTTP server on a free port, with :data:`QUIET`'s settings (the caller closes it)."""
+    import dask
     from distributed import LocalCluster
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                        host="127.0.0.1", dashboard_address=":0", silence_logs=40)
+    with dask.config.set(QUIET):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            host="127.0.0.1", dashboard_address=":0", silence_logs=40)
 
 
 def _system(token: str, spec: tuple) -> TransitionSystem:
@@ -97,7 +113,7 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
     """Expand one frontier partition. ``pieces``: ``(ids, values)`` from each absorb task (or
     the driver). Returns ``{"route": [per visited partition: (fps, keys, halted, tags, routes,
     values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None}``."""
-    cpu = time.process_time()
+    cpu, own = time.process_time(), time.thread_time()
     with _Paused():
         system = _system(token, spec)
         ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
@@ -140,7 +156,7 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
         return {"route": route, "findings": findings, "move_ids": ids,
                 "move_counts": np.concatenate(move_counts) if move_counts
                 else np.zeros(0, np.int64), "edges": edges,
-                "cpu": time.process_time() - cpu, "nodes": len(ids),
+                "cpu": (time.process_time() - cpu, time.thread_time() - own), "nodes": len(ids),
                 "cache": system.cache_size() if hasattr(system, "cache_size") else None}
 
 
@@ -209,7 +225,12 @@ class DaskEngine:
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
         self.frontier_n = 0
-        self.task_log: list = []  # (level, [(CPU seconds, nodes, cache entries) per task])
+        # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries) per task])
+        self.task_log: list = []
+
+    def block_array(self):
+        """The driver's arrays (parent entries, kept edges): :meth:`LocalEngine.block_array`."""
+        return self.local.block_array()
 
     def start(self, merge) -> None:
         self.local.start(merge)
@@ -314,7 +335,8 @@ class DaskEngine:
             except Exception:  # noqa: BLE001 - a figure only
                 pass
         out["workers"] = self.workers if self.on_cluster else 1  # who expanded the levels
-        out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0], 2) for t in tasks],
+        out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0][0], 2) for t in tasks],
+                               "threadCpuSeconds": [round(t[0][1], 2) for t in tasks],
                                "nodes": [t[1] for t in tasks],
                                "cacheEntries": [t[2] for t in tasks]}
                               for level, tasks in self.task_log]

@@ -2,7 +2,8 @@
 
 What the driver keeps for every distinct node is 16 bytes: its *fingerprint* in the visited set
 (:class:`FingerprintSet`, 8 bytes) and its *parent entry* (:class:`BlockArray`, 8 bytes: the
-parent's node id, the move taken and the leaf of the fork, packed by :func:`pack_key`). A node's
+parent's node id, the move taken and the leaf of the fork, packed by :func:`pack_key`; past a
+memory limit, in a memory-mapped spill file). A node's
 full value is held only while it is in the frontier (:class:`Frontier`, ``width`` int64 columns
 per node, spilled to ``.npy`` files in a temporary directory past a memory limit); any other
 node is rebuilt by re-executing the event chain its parent entries spell out.
@@ -23,6 +24,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from typing import Iterator, Optional
 
@@ -158,16 +160,29 @@ def collision_probability(states: int, bits: int = 64) -> float:
 
 
 class FingerprintSet:
-    """The visited set: 64-bit fingerprints in sorted runs (immutable uint64 arrays, sizes
-    falling geometrically, so at most about log2(n) runs), 8 bytes per member plus a merge's
-    temporary copy.
+    """The visited set: 64-bit fingerprints in sorted runs (disjoint uint64 arrays, sizes
+    falling geometrically, so at most about log2(n) runs), 8 bytes per member.
 
-    :meth:`add` returns which of a batch's fingerprints were new and adds them; :meth:`with_added`
-    does the same without changing this set (the runs are shared, never written), for engines
-    that pass the set from task to task."""
+    :meth:`add` returns which of a batch's fingerprints were new and adds them, merging runs in
+    place: a merge of runs of ``n`` and ``m`` members grows the older run's buffer to ``n + m``
+    (``realloc``: no copy for large buffers on Linux) and merges backwards into it, block by
+    block, so that it needs the two runs plus ``2 * MERGE_BLOCK`` members of temporaries, not
+    three copies. :meth:`with_added` does the same without changing this set (its runs are then
+    shared, never written: a merge writes a new array, ``2 * (n + m)`` members at its peak),
+    for engines that pass the set from task to task.
+
+    Attributes:
+        runs: the sorted runs, largest first (a tuple of uint64 arrays).
+        peak_nbytes: the most bytes the runs and a merge's new buffer held at once.
+    """
+
+    MERGE_BLOCK = 1 << 20
+    """Members merged per block (each block's temporaries are a few times this, in bytes x 8)."""
 
     def __init__(self, runs: tuple = ()):
         self.runs: tuple = tuple(runs)
+        self._owned: list = [False] * len(self.runs)  # whether a run may be grown in place
+        self.peak_nbytes = self.nbytes
 
     def __len__(self) -> int:
         return sum(len(r) for r in self.runs)
@@ -179,78 +194,198 @@ class FingerprintSet:
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """A bool array: which of ``fps`` (uint64) are members."""
         found = np.zeros(len(fps), dtype=bool)
+        step = self.MERGE_BLOCK
         for run in self.runs:
             if len(run) == 0:
                 continue
-            at = np.searchsorted(run, fps)
-            np.minimum(at, len(run) - 1, out=at)
-            found |= run[at] == fps
+            for lo in range(0, len(fps), step):  # temporaries of one block at a time
+                part = fps[lo:lo + step]
+                at = np.searchsorted(run, part)
+                np.minimum(at, len(run) - 1, out=at)
+                found[lo:lo + step] |= run[at] == part
         return found
 
     def with_added(self, fps: np.ndarray) -> tuple["FingerprintSet", np.ndarray]:
         """``(set with the new ones added, bool mask of the new ones)`` for ``fps``, a uint64
-        array without repeats. This set is left as it is."""
+        array without repeats. This set is left as it is (its runs are shared with the new
+        set and never written again)."""
         new = ~self.contains(fps)
-        added = np.sort(fps[new])
-        runs = list(self.runs)
-        if len(added):
-            runs.append(added)
-        while len(runs) > 1 and len(runs[-1]) * 2 >= len(runs[-2]):
-            last = runs.pop()
-            runs[-1] = np.sort(np.concatenate((runs[-1], last)), kind="stable")
-        return FingerprintSet(tuple(runs)), new
+        self._owned = [False] * len(self.runs)
+        out = FingerprintSet(self.runs)
+        out.peak_nbytes = self.peak_nbytes
+        out._insert(fps[new])
+        return out, new
 
     def add(self, fps: np.ndarray) -> np.ndarray:
         """The bool mask of the new ones among ``fps`` (uint64, no repeats); adds them."""
-        updated, new = self.with_added(fps)
-        self.runs = updated.runs
+        new = ~self.contains(fps)
+        self._insert(fps[new])
         return new
+
+    def _insert(self, added: np.ndarray) -> None:
+        """Add ``added`` (uint64, new members, no repeats; this array is taken over and sorted
+        in place) as a run, merging the last runs while the last is at least half the one
+        before it."""
+        if not len(added):
+            return
+        added.sort()
+        runs, owned = list(self.runs), list(self._owned)
+        runs.append(added)
+        owned.append(True)
+        self.runs, self._owned = (), []  # the lists alone hold the runs while merging
+        while len(runs) > 1 and len(runs[-1]) * 2 >= len(runs[-2]):
+            last, into = runs.pop(), runs.pop()
+            owned.pop()
+            size = len(into) + len(last)
+            if owned.pop() and into.flags.owndata and sys.getrefcount(into) <= 2:  # no other name
+                others = sum(r.nbytes for r in runs)
+                into.resize(size, refcheck=False)  # (refcheck would count this frame's names)
+                self.peak_nbytes = max(self.peak_nbytes, others + into.nbytes + last.nbytes)
+                _merge_backwards(into, size - len(last), last)
+            else:
+                merged = np.empty(size, dtype=np.uint64)
+                self.peak_nbytes = max(self.peak_nbytes, sum(r.nbytes for r in runs)
+                                       + into.nbytes + last.nbytes + merged.nbytes)
+                merged[:len(into)] = into
+                del into
+                _merge_backwards(merged, size - len(last), last)
+                into = merged
+            del last
+            runs.append(into)
+            owned.append(True)
+        self.runs, self._owned = tuple(runs), owned
+        self.peak_nbytes = max(self.peak_nbytes, self.nbytes)
+
+
+def _merge_backwards(buf: np.ndarray, n: int, b: np.ndarray) -> None:
+    """Merge sorted ``b`` into ``buf``, whose first ``n`` members are sorted and whose length
+    is ``n + len(b)``, from the back, :attr:`FingerprintSet.MERGE_BLOCK` members of each side
+    at a time (so the temporaries stay small whatever the sizes). ``b`` and ``buf[:n]`` are
+    disjoint."""
+    step = FingerprintSet.MERGE_BLOCK
+    i, j = n, len(b)  # buf[:i] and b[:j] are still to merge; buf[i + j:] is done
+    while j > 0:
+        b_seg = b[max(j - step, 0):j]
+        lo = int(np.searchsorted(buf[:i], b_seg[0]))
+        if i - lo > step:  # the b block spans many a members: take the last block of a
+            lo = i - step
+            b_seg = b[int(np.searchsorted(b[:j], buf[lo])):j]
+        a_seg = buf[lo:i].copy()  # its place is about to be written over
+        k = len(a_seg) + len(b_seg)
+        region = buf[i + j - k:i + j]
+        at = np.searchsorted(a_seg, b_seg) + np.arange(len(b_seg))
+        rest = np.ones(k, dtype=bool)
+        rest[at] = False
+        region[at] = b_seg
+        region[rest] = a_seg
+        i, j = lo, j - len(b_seg)
 
 
 class BlockArray:
-    """A growable int64 sequence in fixed blocks of 2**20 (8 MiB): appending never copies what
-    is stored, and nothing is over-allocated beyond the last block. Index with ``a[i]``;
-    :meth:`extend` appends an array; :meth:`truncate` drops the tail."""
+    """A growable int64 sequence in fixed blocks of ``2**BLOCK_BITS`` (2**20: 8 MiB):
+    appending never copies what is stored, and nothing is over-allocated beyond the last block.
+    Index with ``a[i]``; :meth:`extend` appends an array; :meth:`truncate` drops the tail;
+    :meth:`to_numpy` gives a copy of the whole.
 
-    BLOCK = 1 << 20
+    Written once, read rarely (parent entries are read only to rebuild witnesses and nodes):
+    past ``memory_limit`` bytes of blocks in memory (None: no limit), every further full block
+    is written to a spill file and replaced by a read-only memory map of it, so that the
+    operating system keeps in memory only the pages read. The spill file is an anonymous
+    temporary file in ``spill_dir`` (default: the system's temporary directory): it has no name
+    once made, and its space is freed when the array is dropped or :meth:`close` d.
 
-    def __init__(self):
+    Attributes:
+        size: members; spilled_blocks: the leading blocks held in the spill file.
+    """
+
+    BLOCK_BITS = 20
+
+    def __init__(self, memory_limit: Optional[int] = None, spill_dir: Optional[str] = None):
+        self.bits = self.BLOCK_BITS
+        self.block = 1 << self.bits
+        self.memory_limit, self.spill_dir = memory_limit, spill_dir
         self.blocks: list = []
         self.size = 0
+        self.spilled_blocks = 0
+        self._file = None
 
     def __len__(self) -> int:
         return self.size
 
     @property
     def nbytes(self) -> int:
-        return len(self.blocks) * self.BLOCK * 8
+        """Bytes of the blocks, in memory or spilled."""
+        return len(self.blocks) * self.block * 8
+
+    @property
+    def spilled_nbytes(self) -> int:
+        """Bytes of the blocks held in the spill file (memory-mapped)."""
+        return self.spilled_blocks * self.block * 8
 
     def __getitem__(self, i: int) -> int:
         if not 0 <= i < self.size:
             raise IndexError(i)
-        return int(self.blocks[i >> 20][i & (self.BLOCK - 1)])
+        return int(self.blocks[i >> self.bits][i & (self.block - 1)])
 
     def extend(self, values: np.ndarray) -> None:
         values = np.asarray(values, dtype=np.int64)
-        done = 0
+        done, block = 0, self.block
         while done < len(values):
-            at = self.size & (self.BLOCK - 1)
-            if at == 0 and self.size >> 20 == len(self.blocks):
-                self.blocks.append(np.zeros(self.BLOCK, dtype=np.int64))
-            take = min(self.BLOCK - at, len(values) - done)
-            self.blocks[self.size >> 20][at:at + take] = values[done:done + take]
+            at = self.size & (block - 1)
+            if at == 0 and self.size >> self.bits == len(self.blocks):
+                self.blocks.append(np.zeros(block, dtype=np.int64))
+            take = min(block - at, len(values) - done)
+            self.blocks[self.size >> self.bits][at:at + take] = values[done:done + take]
             self.size += take
             done += take
+        if self.memory_limit is not None:
+            self._spill()
+
+    def _spill(self) -> None:
+        """Move full blocks, oldest first, to the spill file while the blocks in memory take
+        more than the limit; then map the file once, every spilled block a view of that one
+        map (one map and one descriptor however many blocks: a billion entries are a thousand
+        blocks)."""
+        full, start = self.size >> self.bits, self.spilled_blocks
+        while (self.spilled_blocks < full and
+               (len(self.blocks) - self.spilled_blocks) * self.block * 8 > self.memory_limit):
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="activity-check-blocks-",
+                                                    dir=self.spill_dir)
+            k = self.spilled_blocks
+            self._file.seek(k * self.block * 8)
+            self.blocks[k].tofile(self._file)
+            self.spilled_blocks += 1
+        if self.spilled_blocks > start:
+            self._file.flush()
+            mapped = np.memmap(self._file, dtype=np.int64, mode="r",
+                               shape=(self.spilled_blocks, self.block))
+            for k in range(self.spilled_blocks):
+                self.blocks[k] = mapped[k]
 
     def truncate(self, n: int) -> None:
         if n < self.size:
             self.size = n
-            del self.blocks[(n + self.BLOCK - 1) >> 20:]
+            del self.blocks[(n + self.block - 1) >> self.bits:]
+            self.spilled_blocks = min(self.spilled_blocks, len(self.blocks))
+            if n & (self.block - 1) and self.spilled_blocks == len(self.blocks):
+                # the last block is appended to again: back in memory, writable
+                self.blocks[-1] = np.array(self.blocks[-1])
+                self.spilled_blocks -= 1  # (the file keeps it: it is written over if spilled)
 
     def to_numpy(self) -> np.ndarray:
-        if not self.blocks:
-            return np.zeros(0, dtype=np.int64)
-        return np.concatenate(self.blocks)[:self.size]
+        out = np.empty(self.size, dtype=np.int64)
+        for k, block in enumerate(self.blocks):
+            lo = k << self.bits
+            out[lo:lo + self.block] = block[:self.size - lo]
+        return out
+
+    def close(self) -> None:
+        """Drop the blocks and the spill file."""
+        self.blocks, self.size, self.spilled_blocks = [], 0, 0
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 class Frontier:

@@ -43,7 +43,7 @@ from model.readings import Reading
 __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
            "check_transition", "applicable", "first_violation", "coverage_table",
            "PropertyViolation", "SCOPES", "KINDS", "SEVERITIES", "target_view", "by_identity",
-           "PropertyRegistry", "PropertyDeclarationError", "checked_elsewhere"]
+           "PropertyRegistry", "PropertyDeclarationError", "checked_elsewhere", "decided_alike"]
 
 
 @dataclass(frozen=True, init=False)
@@ -581,6 +581,13 @@ def _position_kept(t: Transition) -> Optional[str]:
             t.fatal is not None or t.target_before is None or \
             t.after.messages is t.before.messages:
         return None
+    held, now = t.before.messages, t.after.messages
+    if len(held) == len(now):  # the common case first: the same ids in the same order
+        for m, n in zip(held, now):
+            if m.id != n.id:
+                break
+        else:
+            return None
     before, after = _ids(t.before), _ids(t.after)
     # the knob last: read only where it changes the verdict
     if before == after or (isinstance(ev, ActivitySnapshot) and ev.replacing and
@@ -1092,6 +1099,34 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
     return None
 
 
+def decided_alike(t: Transition, before: ConsumerState, event: Event) -> bool:
+    """Whether P37's re-step on the renamed ``before`` and ``event`` certainly gives the renamed
+    result of ``t``, read off decisions where the engine's ``t.restep`` offers them (the
+    all-readings sweep's does, :meth:`properties.explore.SweepCache.restep_for`):
+    ``t.restep.decision(before, event)``, the :class:`~model.consumer.Decision` the reading
+    reaches on the renamed activity event's focus (its knobs recorded as consulted, as the
+    re-step would record them), is the renamed decision of the step itself,
+    ``t.restep.step_decision()``: the same change, message (renamed), baseline and skip marks
+    and fatal or none. :func:`model.consumer.settle` treats message ids as names only (it
+    compares and collects them, never reads their spelling; a test checks it on every settle
+    of a sweep), so settling the renamed decision on the renamed state gives the renamed state
+    after. False when the engine offers no decisions (any other consumer), the event is not
+    decided on a focus, or the decisions differ: then P37 re-steps and compares the states.
+    Raises what deciding the renamed event raised."""
+    decision = getattr(t.restep, "decision", None)
+    if decision is None:
+        return False
+    theirs = decision(before, event)
+    if theirs is None:
+        return False
+    mine = t.restep.step_decision()
+    if mine is None or theirs.change != mine.change or theirs.baseline != mine.baseline or \
+            theirs.skipped != mine.skipped or (theirs.fatal is None) != (mine.fatal is None):
+        return False
+    message = mine.message
+    return theirs.message == (None if message is None else _renamed_message(message))
+
+
 def _opaque(message_id: str) -> str:
     """The renaming P37 applies: injective, and sharing no id with any vocabulary."""
     return "op4que:" + message_id[::-1]
@@ -1163,6 +1198,8 @@ def _ids_opaque(t: Transition) -> Optional[str]:
     before, event = _renamed_state(t.before), by_identity(_RENAMED_EVENTS, t.event,
                                                            _renamed_event)
     try:
+        if decided_alike(t, before, event):
+            return None
         state, _, fatal = t.restep(before, event)
     except Exception as exc:  # noqa: BLE001 - the consumer's own failure on the variant input
         return f"the step raised {type(exc).__name__}: {exc} when the message ids were renamed"

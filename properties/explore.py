@@ -36,7 +36,10 @@ outcomes across every transition that agrees on what they read (the step, the ta
 the state after). An activity event's decision tree is computed once per (focus, event), where
 the focus is the little the model's step reads of the state (:func:`model.consumer.focus`), and
 settled on each state with that focus. The re-steps of P36 and P37 read decision trees too,
-computed once per re-stepped (state, event) and shared by every leaf and class that checks it.
+computed once per re-stepped (state, event) and shared by every leaf and class that checks it;
+P37 compares decisions where it can (:func:`properties.catalogue.decided_alike`): on an
+activity event, the renamed event's decision on the renamed focus against the renamed decision
+of the step itself, settling the renamed state only where they differ.
 The cyclic garbage collector is paused while a search runs.
 :func:`state_graph` builds a networkx graph on demand, for export (GraphML, DOT) and graph
 queries; the report's nodes, parents and edges are rebuilt for it by re-executing event chains.
@@ -63,6 +66,7 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
 from properties.bfs_store import KEY_LEAF_BITS, Interned, component_fingerprint, mix, unpack_key
+from properties.sweep_blocks import BlockTables
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
@@ -577,47 +581,62 @@ class _Dispatch:
 
 
 class MoveTable:
-    """The producer's side of the searches over every producer reading (the all-readings
-    sweep, :class:`SweepCache`, and the pair search, :class:`PairSystem`): interned
-    ``beliefs``, ``events`` and ``producer_sets`` (sets of :data:`PRODUCER_READINGS`), and
-    ``moves``: (belief, producer set) -> ``[(event, producer set after, conformant, belief
-    after)]``, all numbers (``advanced``: (belief, event) -> belief after;
-    ``draft_conformant``: per producer set, whether the draft's producer reading is in it).
+    """The producer's side of every search: interned ``beliefs``, ``events`` and
+    ``producer_sets``, and ``moves``: (belief, producer set) -> ``[(event, producer set after,
+    conformant, belief after)]``, all numbers, in the fixed order of :func:`_node_moves`
+    (``advanced``: (belief, event) -> belief after; ``draft_conformant``: per producer set,
+    whether the trace is conformant under the draft's producer obligations).
+
+    Two modes. Over every producer reading (``reading`` None: the all-readings sweep,
+    :class:`SweepCache`, and the pair search, :class:`PairSystem`): a producer set is a
+    frozenset of :data:`PRODUCER_READINGS` and ``draft_conformant`` says whether the draft's
+    is in it. Under one ``reading`` (the single-reading search, :class:`SingleSystem`): a
+    producer set is the conformance flag so far, False numbered 0 and True 1, the moves are
+    those of that reading (the non-conformant ones after, with ``adversarial``), and
+    ``draft_conformant`` is the flag itself.
 
     Args:
         vocabulary: the producer's finite world; adversarial: also the non-conformant moves;
-        producers: the producer readings of the initial node (producer set 0).
+        producers: the producer readings (or, under one reading, the flag) of the initial
+        node; reading: None, or the one reading whose producer obligations the moves keep.
     """
 
-    def __init__(self, vocabulary: Vocabulary, adversarial: bool, producers: frozenset):
-        self.vocabulary, self.adversarial = vocabulary, adversarial
+    def __init__(self, vocabulary: Vocabulary, adversarial: bool, producers,
+                 reading: Optional[Reading] = None):
+        self.vocabulary, self.adversarial, self.reading = vocabulary, adversarial, reading
         self.beliefs = Interned([Belief()])
         self.events = Interned()
-        self.producer_sets = Interned()
+        self.producer_sets = Interned() if reading is None else Interned([False, True])
         self.draft_conformant: list = []
         self.moves: dict = {}
         self.advanced: dict = {}
         self.producer_set(producers)
 
-    def producer_set(self, producers: frozenset) -> int:
-        """The number of a set of producer readings (``draft_conformant`` says, per number,
-        whether the draft's producer reading is in it)."""
+    def producer_set(self, producers) -> int:
+        """The number of a set of producer readings, or of a conformance flag under one
+        reading (``draft_conformant`` says, per number, whether the draft's producer reading
+        is in the set, or gives the flag)."""
         p = self.producer_sets.number(producers)
         values, flags = self.producer_sets.values, self.draft_conformant
         while len(flags) < len(values):
-            flags.append(_DRAFT_PRODUCER in values[len(flags)])
+            value = values[len(flags)]
+            flags.append(value if self.reading is not None else _DRAFT_PRODUCER in value)
         return p
 
     def moves_of(self, b: int, p: int) -> list:
         """The moves from (belief ``b``, producer set ``p``): ``[(event, producers after,
-        conformant, belief after)]`` as numbers, in the fixed order of :func:`_node_moves`."""
+        conformant, belief after)]`` as numbers, in the fixed order of :func:`_node_moves`
+        (``conformant``: whether some producer reading, or the one reading, allows the trace
+        so far with this move)."""
         found = self.moves.get((b, p))
         if found is None:
-            beliefs, events = self.beliefs, self.events
+            beliefs, events, reading = self.beliefs, self.events, self.reading
             belief = beliefs.values[b]
             found = self.moves[(b, p)] = []
-            for event, after in _node_moves(belief, self.vocabulary, DRAFT,
-                                            self.producer_sets.values[p], self.adversarial, True):
+            for event, after in _node_moves(belief, self.vocabulary,
+                                            DRAFT if reading is None else reading,
+                                            self.producer_sets.values[p], self.adversarial,
+                                            reading is None):
                 e = events.number(event)
                 pa = self.producer_set(after)
                 ba = self.advanced.get((b, e))
@@ -648,7 +667,9 @@ class SweepCache(MoveTable):
       attributes)]``; ``class_checked``: (that key, class) -> the violations under the class's
       readings; ``after_checked``, ``step_checked``, ``target_checked``: the narrower scopes'.
     * ``inputs``: result state -> run input; ``resteps``: (state, event) -> the decision tree
-      P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity.
+      P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity;
+      ``step_decisions``: (state, event) -> the step's own decision tree on the state's focus
+      (the ``local_trees`` entry), for P37's decided shortcut (:class:`_Restep`).
     * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
       cannot improve them (:func:`_may_improve`).
     """
@@ -679,13 +700,15 @@ class SweepCache(MoveTable):
         self.split_settled: dict = {}
         self.numbered_by_id: dict = {}
         self.resteps: dict = {}
+        self.step_decisions: dict = {}
         self.consulted_sets: dict = {}
         self.trims = 0
 
     def size(self) -> int:
         """Entries of the tables keyed by consumer transitions (the ones that grow)."""
         return len(self.trees) + len(self.checked) + len(self.step_checked) + \
-            len(self.resteps) + len(self.target_checked) + len(self.local_trees)
+            len(self.resteps) + len(self.target_checked) + len(self.local_trees) + \
+            len(self.step_decisions)
 
     def trim(self, limit: int) -> bool:
         """Empty the tables keyed by consumer transitions when they hold more than ``limit``
@@ -695,7 +718,7 @@ class SweepCache(MoveTable):
             return False
         for table in (self.trees, self.local_trees, self.checked, self.class_checked,
                       self.after_checked, self.step_checked, self.target_checked, self.inputs,
-                      self.resteps, self.numbered_by_id):
+                      self.resteps, self.numbered_by_id, self.step_decisions):
             table.clear()
         self.trims += 1
         return True
@@ -841,28 +864,21 @@ class SweepCache(MoveTable):
             raise tree.with_traceback(None)
         return tree
 
-    def restep_for(self, recorder: RecordingReading):
-        """The reference step under ``recorder``'s reading, read off :meth:`restep_tree`: the
-        leaf the reading reaches, with that leaf's knobs recorded as consulted, as the step
-        would consult them."""
-        base = recorder.base
-        restep_tree = self.restep_tree
+    def restep_for(self, recorder: RecordingReading, s: int, e: int) -> "_Restep":
+        """The reference step under ``recorder``'s reading for the transition from state number
+        ``s`` on event number ``e``, read off decision trees (a :class:`_Restep`)."""
+        return _Restep(self, recorder, s, e)
 
-        def restep(st, ev):
-            decided, leaves, settled = restep_tree(st, ev)
-            for i, (_, knobs, attrs, leaf) in enumerate(leaves):
-                for attr, option in knobs:
-                    if getattr(base, attr) != option:
-                        break
-                else:
-                    recorder.consulted.extend(attrs)
-                    found = settled[i]
-                    if found is None:
-                        result = settle(st, ev, leaf) if decided else leaf
-                        found = settled[i] = (result.state, result.warnings, result.fatal)
-                    return found
-            raise AssertionError("no leaf of the step's decision tree takes the reading")
-        return restep
+    def step_decisions_of(self, s: int, e: int):
+        """``step_decisions[(s, e)]``: the decision tree of event ``e`` on state ``s``'s focus
+        (:meth:`decisions_of`, the same list), or None when the step does not decide it on a
+        focus; computed when missing."""
+        key = (s, e)
+        try:
+            return self.step_decisions[key]
+        except KeyError:
+            found = self.step_decisions[key] = self.decisions_of(self.states.values[s], e)
+            return found
 
     def class_outcome(self, key: tuple, lc: int, entry: Optional[tuple], t_args: tuple,
                       report: tuple):
@@ -944,7 +960,7 @@ class SweepCache(MoveTable):
         beliefs = self.beliefs.values
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs[b], beliefs[ba], ok,
-                       self.restep_for(recorder))
+                       self.restep_for(recorder, key[1], e))
         after_props, target_props, step_props, other_props = self.dispatch[e].scoped
         parts = []
         if after_props:
@@ -1002,6 +1018,65 @@ class SweepCache(MoveTable):
                 out.findings.append((("split", knob), c, (node, move, 0), (node, move, pair)))
 
 
+class _Restep:
+    """The re-step of one checked transition of the all-readings sweep (a
+    :attr:`~properties.catalogue.Transition.restep`), read off the sweep's decision trees:
+    ``restep(st, ev) -> (state, warnings, fatal)`` is the reference step under ``recorder``'s
+    reading, the leaf of :meth:`SweepCache.restep_tree` the reading reaches, with that leaf's
+    knobs recorded as consulted, as the step would consult them.
+
+    It also reads decisions, for P37 (:func:`properties.catalogue.decided_alike`):
+    :meth:`decision` is the :class:`~model.consumer.Decision` the reading reaches on an activity
+    event's decision tree on its focus (the re-step's tree, :meth:`SweepCache.restep_tree`, whose
+    decisions are computed once per (focus, event) and shared by every state with that focus,
+    :meth:`SweepCache.decisions_of`), and :meth:`step_decision` the
+    decision of the transition's own step, from state number ``s`` on event number ``e``."""
+
+    __slots__ = ("cache", "recorder", "s", "e")
+
+    def __init__(self, cache: SweepCache, recorder: RecordingReading, s: int, e: int):
+        self.cache, self.recorder, self.s, self.e = cache, recorder, s, e
+
+    def _reached(self, leaves: list) -> int:
+        """The index of the leaf of a decision tree (``[(items, knobs, attributes, leaf)]``)
+        the reading takes."""
+        base = self.recorder.base
+        for i, (_, knobs, _, _) in enumerate(leaves):
+            for attr, option in knobs:
+                if getattr(base, attr) != option:
+                    break
+            else:
+                return i
+        raise AssertionError("no leaf of the step's decision tree takes the reading")
+
+    def __call__(self, st: ConsumerState, ev: Event) -> tuple:
+        decided, leaves, settled = self.cache.restep_tree(st, ev)
+        i = self._reached(leaves)
+        self.recorder.consulted.extend(leaves[i][2])
+        found = settled[i]
+        if found is None:
+            result = settle(st, ev, leaves[i][3]) if decided else leaves[i][3]
+            found = settled[i] = (result.state, result.warnings, result.fatal)
+        return found
+
+    def decision(self, st: ConsumerState, ev: Event):
+        """The Decision the reading reaches on (``st``, ``ev``), its knobs recorded as
+        :meth:`__call__` would record them; None for an event the step does not decide on a
+        focus. Raises what deciding raised."""
+        decided, leaves, _ = self.cache.restep_tree(st, ev)
+        if not decided:
+            return None
+        _, _, attrs, d = leaves[self._reached(leaves)]
+        self.recorder.consulted.extend(attrs)
+        return d
+
+    def step_decision(self):
+        """The Decision of the transition's own step under the reading (nothing recorded: the
+        step's knobs are the fork's, not the checks'), or None (not decided on a focus)."""
+        leaves = self.cache.step_decisions_of(self.s, self.e)
+        return None if leaves is None else leaves[self._reached(leaves)][3]
+
+
 class SweepSystem(TransitionSystem):
     """Every reading in one sweep (see :func:`explore`), as a transition system: a node is
     ``(belief, state, producer readings, class)``, each a number of the :class:`SweepCache`'s
@@ -1009,12 +1084,17 @@ class SweepSystem(TransitionSystem):
     fork (:func:`_select`)."""
 
     width = 4
+    blocks = True
+    """Expand a chunk of nodes in blocks (:class:`~properties.sweep_blocks.BlockTables`); False:
+    node by node, leaf by leaf (:meth:`_expand_node`, the reference the blocks must equal; also
+    taken while ``_known`` is replaced, as a test does to compare shared and fresh checks)."""
 
     def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool,
                  cache_entries: int = CACHE_ENTRIES):
         self.config = (vocabulary, properties, adversarial, cache_entries)
         self.cache = SweepCache(vocabulary, properties, adversarial)
         self.cache_entries = cache_entries
+        self._tables: Optional[BlockTables] = None
 
     def spec(self, workers: int) -> tuple:
         """Each of ``workers`` processes gets a share of the memo-table budget (they hold
@@ -1092,6 +1172,14 @@ class SweepSystem(TransitionSystem):
             if key[0] == "split" and (key[1] not in c.split_cost or cost < c.split_cost[key[1]]):
                 c.split_cost[key[1]] = cost
         recorded = {k[1] for k in known if k[0] == "violation"}
+        if self.blocks and _known is _KNOWN and len(ids):
+            tables = self._tables
+            if tables is None or tables.trims != c.trims:
+                tables = self._tables = BlockTables(c, _BROKEN, _OPTIONS_OF_ATTR)
+            if tables.fits():
+                tables.expand(ids, np.asarray(nodes, dtype=np.int64), level, out, recorded,
+                              _record, _known, _may_improve)
+                return
         for node, (b, s, p, cl) in zip(ids.tolist(), nodes.tolist()):
             self._expand_node(node, b, s, p, cl, level, out, recorded)
 
@@ -1173,22 +1261,19 @@ def _belief_fields(belief: Belief) -> tuple:
 
 class SingleSystem(TransitionSystem):
     """One reading (see :func:`explore`) as a transition system: a node is ``(belief, state,
-    conformant so far)``, the first two numbers of interned tables; every property is checked
-    on every edge."""
+    conformant so far)``, numbers of interned tables (the producer's side, beliefs, events and
+    the conformance flag, is a :class:`MoveTable` under the reading, as the all-readings
+    sweep's is over every producer reading); every property is checked on every edge."""
 
     width = 3
 
     def __init__(self, vocabulary: Vocabulary, reading: Reading, consumer, properties: tuple,
                  adversarial: bool, check_readings: bool):
         self.config = (vocabulary, reading, consumer, properties, adversarial, check_readings)
-        self.vocabulary, self.reading, self.consumer = vocabulary, reading, consumer
-        self.properties, self.adversarial = properties, adversarial
+        self.reading, self.consumer, self.properties = reading, consumer, properties
         self.check_splits = check_readings and consumer.step is reference_step
-        self.beliefs = Interned([Belief()])
+        self.table = MoveTable(vocabulary, adversarial, True, reading)
         self.states = Interned([initial_state()])
-        self.flags = Interned([False, True])
-        self.move_memo: dict = {}
-        self.advanced: dict = {}
         self.found_knobs: set = set()
 
     def fresh(self) -> "SingleSystem":
@@ -1198,47 +1283,35 @@ class SingleSystem(TransitionSystem):
         return (0, 0, 1)
 
     def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
-        return _fps_of((self.beliefs, self.states, self.flags), nodes)
+        t = self.table
+        return _fps_of((t.beliefs, self.states, t.producer_sets), nodes)
 
     def routing(self, nodes: np.ndarray) -> np.ndarray:
         return self.states.fingerprints()[nodes[:, 1]]
 
-    def moves_of(self, b: int, ok: int) -> list:
-        """``[(event, conformant after)]`` from belief ``b`` (see :func:`_node_moves`)."""
-        found = self.move_memo.get((b, ok))
-        if found is None:
-            found = self.move_memo[(b, ok)] = _node_moves(
-                self.beliefs.values[b], self.vocabulary, self.reading, bool(ok),
-                self.adversarial, False)
-        return found
-
-    def after(self, b: int, event: Event) -> int:
-        """The belief after ``event`` from belief ``b``, as a number."""
-        ba = self.advanced.get((b, event))
-        if ba is None:
-            ba = self.advanced[(b, event)] = self.beliefs.number(
-                advance(self.beliefs.values[b], event))
-        return ba
-
     def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
         b, s, ok = node
-        event, ok_after = self.moves_of(b, ok)[move]
+        t = self.table
+        e, ok_after, _, ba = t.moves_of(b, ok)[move]
+        event = t.events.values[e]
         result = self.consumer.step(self.states.values[s], event, self.reading)
-        return event, (self.after(b, event), self.states.number(result.state), int(ok_after))
+        return event, (ba, self.states.number(result.state), ok_after)
 
     def event(self, node: tuple, move: int, level: int = 0) -> Event:
-        return self.moves_of(node[0], node[2])[move][0]
+        t = self.table
+        return t.events.values[t.moves_of(node[0], node[2])[move][0]]
 
     def value(self, node: tuple) -> tuple:
         b, s, ok = node
-        return (self.beliefs.values[b], self.states.values[s], bool(ok), _FULL)
+        return (self.table.beliefs.values[b], self.states.values[s], bool(ok), _FULL)
 
     def export(self, nodes: np.ndarray) -> list:
-        return [(_belief_fields(self.beliefs.values[b]), self.states.values[s], ok)
+        beliefs = self.table.beliefs.values
+        return [(_belief_fields(beliefs[b]), self.states.values[s], ok)
                 for b, s, ok in nodes.tolist()]
 
     def import_(self, values: list) -> np.ndarray:
-        rows = [(self.beliefs.number(Belief(*b)), self.states.number(s), ok)
+        rows = [(self.table.beliefs.number(Belief(*b)), self.states.number(s), ok)
                 for b, s, ok in values]
         return np.array(rows, dtype=np.int64).reshape(len(rows), 3)
 
@@ -1255,14 +1328,16 @@ class SingleSystem(TransitionSystem):
         reading, step_fn = self.reading, self.consumer.step
         run_input_fn = self.consumer.run_input
         check_splits, properties = self.check_splits, self.properties
-        belief, state = self.beliefs.values[b], self.states.values[s]
+        beliefs, events = self.table.beliefs.values, self.table.events.values
+        belief, state = beliefs[b], self.states.values[s]
 
         def restep(st, ev):
             res = step_fn(st, ev, reading)
             return res.state, res.warnings, res.fatal
-        node_moves = self.moves_of(b, ok_before)
+        node_moves = self.table.moves_of(b, ok_before)
         out.moves.append(len(node_moves))
-        for m, (event, ok) in enumerate(node_moves):
+        for m, (e, ok, _, ba) in enumerate(node_moves):
+            event = events[e]
             recorder = RecordingReading(reading) if check_splits else reading
             try:
                 result = step_fn(state, event, recorder)
@@ -1278,7 +1353,6 @@ class SingleSystem(TransitionSystem):
                             self.found_knobs.add(knob)
                             out.findings.append((("split", knob), (), (node, m, 0),
                                                  (node, m, pair)))
-            ba = self.after(b, event)
             if properties:
                 try:
                     run_input = tuple(run_input_fn(result.state))
@@ -1288,11 +1362,11 @@ class SingleSystem(TransitionSystem):
                     continue
                 found = check_transition(Transition(
                     level, state, event, result.state, result.warnings, result.fatal,
-                    reading, run_input, belief, self.beliefs.values[ba], ok, restep), properties)
+                    reading, run_input, belief, beliefs[ba], bool(ok), restep), properties)
                 if found is not None:
                     _record(out, recorded, found[0].id, (node, m, 1), (node, m, found[1]))
             out.keys.append((node << 28) | (m << 12))
-            out.nodes.extend((ba, self.states.number(result.state), int(ok)))
+            out.nodes.extend((ba, self.states.number(result.state), ok))
             out.halted.append(result.state.halted)
 
 
@@ -1559,6 +1633,10 @@ def _may_improve(cost: dict, candidates: tuple, rank: tuple) -> bool:
     :func:`_record_splits`)."""
     return not all(k in cost and (cost[k][:2] < rank or (cost[k][2] == 0 and cost[k][:2] <= rank))
                    for k in candidates)
+
+
+_KNOWN = _known
+""":func:`_known` as defined (the sweep's blocks stand for it; see :attr:`SweepSystem.blocks`)."""
 
 
 @_cyclic_gc_paused()

@@ -1,0 +1,29 @@
+"""The Dask engine's local cluster (issue 21, workers): its processes run with the quiet settings
+(no statistical profiler on the tasks' stacks, slow monitors, no work stealing), and each task
+reports its worker process's CPU and its own thread's."""
+import pytest
+
+from properties.explore import explore
+
+distributed = pytest.importorskip("distributed")
+
+
+def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu():
+    import dask
+    from distributed import Client
+
+    from properties.bfs_dask import QUIET, local_cluster
+    with local_cluster(2) as cluster, Client(cluster) as client:
+        settings = client.run(lambda: [dask.config.get(k) for k in sorted(QUIET)])
+        assert list(settings.values()) == [[QUIET[k] for k in sorted(QUIET)]] * 2
+        assert client.run_on_scheduler(
+            lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is False
+        report = explore(depth=3, reading=None, cluster=cluster.scheduler_address,
+                         parallel_from=1)
+    assert report.workers == 2 and report.states == explore(depth=3, reading=None).states
+    tasks = report.storage["workerTasks"]
+    assert [t["level"] for t in tasks] == [0, 1, 2]
+    for t in tasks:
+        assert len(t["cpuSeconds"]) == len(t["threadCpuSeconds"]) == 2
+        assert all(0 <= own <= cpu + 0.01
+                   for own, cpu in zip(t["threadCpuSeconds"], t["cpuSeconds"]))

@@ -1,0 +1,121 @@
+"""The all-readings sweep's re-steps read off decision trees (P37's decided shortcut), and the
+single-reading search on the shared producer table (issue 21)."""
+from __future__ import annotations
+
+import model.consumer as consumer_module
+import properties.catalogue as catalogue
+import properties.explore as explore_module
+from model.consumer import HALT, settle
+from model.events import ActivitySnapshot
+from model.producer import advance, moves
+from model.readings import DRAFT
+from properties.catalogue import PROPERTY_BY_ID
+from properties.explore import EXPLORE_VOCABULARY, MoveTable, SingleSystem, explore
+from properties.zoo import REFERENCE
+
+
+def _renamed_decision(d):
+    """A decision with its message renamed as P37 renames ids."""
+    return d if d.message is None else d.but(message=catalogue._renamed_message(d.message))
+
+
+def test_settle_treats_message_ids_as_names_on_every_settle_of_a_sweep(monkeypatch):
+    """What P37's decided shortcut stands on (:func:`properties.catalogue.decided_alike`):
+    settling the renamed decision on the renamed state, on the renamed event, gives the renamed
+    result (state; a fatal or none; the branch), for every (state, event, decision) the sweep
+    settles to depth 3, its re-steps included."""
+    seen = []
+    real = explore_module.settle
+
+    def spy(state, event, d):
+        seen.append((state, event, d))
+        return real(state, event, d)
+    monkeypatch.setattr(explore_module, "settle", spy)
+    # the shortcut off: every P37 check settles the renamed decision too
+    monkeypatch.setattr(catalogue, "decided_alike", lambda t, before, event: False)
+    explore(depth=3, reading=None)
+    monkeypatch.undo()
+    assert len(seen) > 1000
+    renamed = sum(1 for _, event, _ in seen if event.message_id.startswith("op4que:"))
+    assert renamed > 300  # the re-steps' settles are among them
+    changes = set()
+    for state, event, d in seen:
+        mine = settle(state, event, d)
+        theirs = settle(catalogue._renamed_state(state),
+                        catalogue._renamed_event(event), _renamed_decision(d))
+        assert theirs.state == catalogue._renamed_state(mine.state), (state, event, d)
+        assert (theirs.fatal is None) == (mine.fatal is None) and \
+            theirs.branch == mine.branch
+        changes.add(d.change)
+    assert HALT in changes and len(changes) >= 4
+
+
+def test_the_decided_shortcut_agrees_with_the_full_re_step_on_every_p37_check(monkeypatch):
+    """Wherever P37 takes the decided shortcut in a depth-3 sweep, re-stepping the renamed
+    input and comparing the states (what it does without the shortcut) gives the same verdict;
+    and the sweep's outcome is the same with the shortcut off."""
+    taken = []
+    real = catalogue.decided_alike
+
+    def spy(t, before, event):
+        alike = real(t, before, event)
+        if alike:
+            state, _, fatal = t.restep(before, event)
+            taken.append(state == catalogue._renamed_state(t.after) and
+                         (fatal is None) == (t.fatal is None))
+        return alike
+    monkeypatch.setattr(catalogue, "decided_alike", spy)
+    with_shortcut = explore(depth=3, reading=None)
+    monkeypatch.setattr(catalogue, "decided_alike", lambda t, before, event: False)
+    without = explore(depth=3, reading=None)
+    monkeypatch.undo()
+    assert len(taken) > 1000 and all(taken)
+    assert with_shortcut.to_json(3) == without.to_json(3)
+
+
+def test_the_decided_shortcut_leaves_a_renamed_decision_that_differs_to_the_re_step(
+        monkeypatch):
+    """A decider that treats one id's spelling specially gives a renamed decision that is not
+    the renamed decision of the step: P37 re-steps and reports it (the shortcut only ever says
+    that a check holds)."""
+    decide_snapshot = consumer_module._DECIDERS[ActivitySnapshot]
+
+    def odd_for_act_1(f, event, reading):
+        d = decide_snapshot(f, event, reading)
+        if event.message_id == "act-1" and d.message is not None:
+            return d.but(message=d.message.but(activity_type="ODD"))
+        return d
+    monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, odd_for_act_1)
+    verdicts = []
+    real = catalogue.decided_alike
+    monkeypatch.setattr(catalogue, "decided_alike",
+                        lambda t, before, event: verdicts.append(real(t, before, event)) or
+                        verdicts[-1])
+    report = explore(depth=2, reading=None, properties=(PROPERTY_BY_ID["P37-ids-opaque"],))
+    assert list(report.violations) == ["P37-ids-opaque"]
+    trace, witness = report.violations["P37-ids-opaque"]
+    assert witness == "renaming the message ids changed what the step did"
+    assert True in verdicts and False in verdicts
+
+
+def test_the_single_reading_search_takes_its_moves_from_a_move_table_under_its_reading():
+    """SingleSystem's producer side is a MoveTable under the reading: the conformance flag is
+    producer set 0 (False) or 1 (True), a node's moves are the reading's conformant moves
+    (keeping the flag) and, with ``adversarial``, the others after them (flag False), each
+    with the belief after it."""
+    system = SingleSystem(EXPLORE_VOCABULARY, DRAFT, REFERENCE, (), True, False)
+    table = system.table
+    assert isinstance(table, MoveTable) and table.producer_sets.values == [False, True]
+    assert table.draft_conformant == [False, True]
+    rows = table.moves_of(0, 1)
+    events = [table.events.values[e] for e, _, _, _ in rows]
+    conformant = list(moves(table.beliefs.values[0], EXPLORE_VOCABULARY, DRAFT))
+    assert events[:len(conformant)] == conformant and len(events) > len(conformant)
+    assert [p for _, p, _, _ in rows] == [1] * len(conformant) + \
+        [0] * (len(events) - len(conformant))
+    assert all(ok == bool(p) for _, p, ok, _ in rows)
+    assert [p for _, p, _, _ in table.moves_of(0, 0)] == [0] * len(events)
+    e, _, _, ba = rows[0]
+    assert table.beliefs.values[ba] == advance(table.beliefs.values[0], events[0])
+    event, child = system.child((0, 0, 1), 0, 0)
+    assert event == events[0] and child[0] == ba and child[2] == 1

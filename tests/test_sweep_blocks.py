@@ -1,0 +1,99 @@
+"""The all-readings sweep's block expansion (``properties.sweep_blocks``) against the per-leaf
+loop it replaces (``SweepSystem.blocks = False``): chunk by chunk, the same successors (keys,
+nodes, halted), moves, findings (in the sequential order: key, cost, place, payload) and memo
+tables, on the whole catalogue, on properties that fire under some readings only (so that the
+mirrored check entries decide), adversarially, and across chunk boundaries (small chunks, so
+that the mirrors carry outcomes from one chunk to the next)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import properties.explore as explore_module
+from properties.bfs import LocalEngine, search
+from properties.catalogue import PROPERTIES
+from properties.explore import EXPLORE_VOCABULARY, SweepSystem
+from tests.test_explore import _reading_dependent_properties
+
+
+class _Recording(SweepSystem):
+    """A sweep that keeps what each chunk's expansion produced."""
+
+    def __init__(self, *args, blocks: bool):
+        super().__init__(*args)
+        self.blocks = blocks
+        self.chunks: list = []
+
+    def expand(self, ids, nodes, level, out, known):
+        super().expand(ids, nodes, level, out, known)
+        self.chunks.append((level, bytes(out.keys), bytes(out.nodes), list(out.halted),
+                            bytes(out.moves), sorted(out.findings, key=lambda f: f[2])))
+
+
+def _run(properties, depth: int, adversarial: bool, chunk: int, blocks: bool):
+    system = _Recording(EXPLORE_VOCABULARY, tuple(properties), adversarial, blocks=blocks)
+    found = search(system, depth, LocalEngine(system, chunk=chunk), keep_edges=True)
+    c = system.cache
+    tables = {name: len(getattr(c, name)) for name in (
+        "trees", "forks", "checked", "class_checked", "after_checked", "step_checked",
+        "target_checked", "resteps", "split_settled")}
+    return system, found, tables
+
+
+@pytest.mark.parametrize("properties, depth, adversarial, chunk", [
+    (PROPERTIES, 3, False, 4096),
+    (PROPERTIES, 3, True, 97),
+    ("reading-dependent", 3, False, 50),
+])
+def test_blocks_expand_exactly_as_the_per_leaf_loop(properties, depth, adversarial, chunk):
+    if properties == "reading-dependent":
+        properties = _reading_dependent_properties()
+    a, found_a, tables_a = _run(properties, depth, adversarial, chunk, blocks=True)
+    b, found_b, tables_b = _run(properties, depth, adversarial, chunk, blocks=False)
+    assert a._tables is not None and b._tables is None  # each took its own path
+    assert len(a.chunks) == len(b.chunks) >= depth
+    for mine, reference in zip(a.chunks, b.chunks):
+        assert mine == reference
+    assert np.array_equal(found_a.parents.to_numpy(), found_b.parents.to_numpy())
+    assert found_a.findings == found_b.findings
+    for x, y in zip(found_a.edge_list, found_b.edge_list):
+        assert np.array_equal(x, y)
+    assert tables_a == tables_b
+    assert found_a.states == found_b.states > 1000
+    # the comparison means something: findings of each kind were recorded
+    kinds = {key for key in found_a.findings}
+    assert len([k for k in kinds if k[0] == "split"]) >= 10
+    if properties is not PROPERTIES:
+        assert {k[1] for k in kinds if k[0] == "violation"} == {"T0", "T1", "A0", "S0", "X0"}
+
+
+def test_the_mirrors_resolve_most_leaves_of_a_warm_sweep(monkeypatch):
+    """Past the first chunks, most leaf checks are taken from the mirrored entries without a
+    per-leaf call (the point of the blocks): a second sweep over the same warm tables sends
+    almost no leaf to the per-leaf path (only those whose outcome needs the class's forked
+    readings: ``SweepCache.class_outcome``; its splits are not recorded again: the split costs
+    are kept)."""
+    from properties import sweep_blocks
+    slow = []
+    real = sweep_blocks.BlockTables._slow
+
+    def counting(self, leaves, *args):
+        slow.append(len(leaves))
+        return real(self, leaves, *args)
+    monkeypatch.setattr(sweep_blocks.BlockTables, "_slow", counting)
+    system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    first = search(system, 3)
+    cold = sum(slow)
+    slow.clear()
+    again = search(system, 3)  # same system: its tables and mirrors are warm
+    assert np.array_equal(again.parents.to_numpy(), first.parents.to_numpy())
+    assert cold > 1000 and sum(slow) < cold / 100
+
+
+def test_a_replaced_known_takes_the_per_leaf_path(monkeypatch):
+    """While ``_known`` is replaced (as the shared-versus-fresh test does), the sweep expands
+    leaf by leaf, so that the replacement decides."""
+    monkeypatch.setattr(explore_module, "_known", lambda entries, reading: None)
+    system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    search(system, 2)
+    assert system._tables is None
