@@ -28,7 +28,8 @@ task moved to another worker rebuilds them). Per level:
    worker of its routing partition for the next level.
 
 So the output is byte-identical to the in-process search (:class:`properties.bfs.LocalEngine`)
-for any number of workers. Levels whose frontier is smaller than ``local_below`` nodes are
+for any number of workers. Levels whose frontier is smaller than ``local_below`` nodes (ten
+times that for the last level, which only one expansion follows) are
 expanded in the driver's process (the workers would cost more than they save), and the
 driver's state is handed to the workers when the frontier grows past it.
 """
@@ -239,7 +240,11 @@ class DaskEngine:
         return self.frontier_n if self.on_cluster else self.local.frontier_size()
 
     def level(self, merge, level: int, last: bool) -> None:
-        if not self.on_cluster and self.local.frontier_size() < self.local_below:
+        # the cluster is started for a frontier of local_below nodes when a further level
+        # follows (the workers then warm their tables on it), for the last level only when it
+        # is ten times larger (one level's expansion barely pays for starting the workers)
+        needed = self.local_below * (10 if last else 1)
+        if not self.on_cluster and self.local.frontier_size() < needed:
             self.local.level(merge, level, last)
             return
         if not self.on_cluster:

@@ -277,7 +277,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             progress: Optional[Callable[[int, int, int, float], None]] = None,
             stop_when_found: bool = False, keep_edges: bool = False, workers: int = 1,
             cluster: Optional[str] = None, spill_dir: Optional[str] = None,
-            frontier_limit: int = 2 << 30, parallel_from: int = 10_000,
+            frontier_limit: int = 2 << 30, parallel_from: int = 1_000,
             cache_entries: int = CACHE_ENTRIES) -> ExploreReport:
     """Breadth-first search to ``depth`` events.
 
@@ -328,7 +328,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         spill_dir: where a frontier larger than ``frontier_limit`` bytes is spilled (in a
             temporary directory made there; default the system's temporary directory).
         parallel_from: with workers or a cluster, levels whose frontier has fewer nodes than
-            this are expanded here (starting the workers costs more than they would save).
+            this (ten times this for the last level) are expanded here (starting the workers
+            costs more than they would save).
         cache_entries: the all-readings sweep's memo tables are emptied past this many
             entries (:meth:`SweepCache.trim`; the output is the same, only time changes).
 
