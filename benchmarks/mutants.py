@@ -47,7 +47,7 @@ ZOO_VOCABULARY = replace(
         "dash-append", "array-insert", "array-past-end", "array-remove",
         "nested-missing-parent", "move-into-child", "escaped-move", "test-array-order",
         "null-value",
-        # s3/G1: a write under a copy, the index equal to the length, an open operation member,
+        # the widened generation: a write under a copy, the index equal to the length, an open operation member,
         # a float at the edge of double precision
         "copy-then-write", "array-replace-at-length", "open-member", "float-precision")),
     metadata=(None, {"k": {"a": 1}}, {"k": {"b": None}}),

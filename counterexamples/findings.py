@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Optional, Sequence
 
 from model.events import Event
+from model.json_values import a_json_type
 from model.readings import (DRAFT, KNOB_BY_ID, Reading, ReadingError, describe_assignment,
                             parse_reading)
 from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
@@ -581,7 +582,7 @@ def finding_from_json(doc: Any, name: str = "finding") -> Finding:
     stray = next((i for i, e in enumerate(events) if not isinstance(e, dict)), None)
     if stray is not None:  # named as replay names it: the event index, then the fault
         raise _not(name, f"event {stray}: an event must be a JSON object, got "
-                         f"{_json_kind(events[stray])}")
+                         f"{a_json_type(events[stray])}")
     cls.check_json(name, doc)
     if not is_finding_id(doc["id"], cls.KIND):
         raise _not(name, f"'id' is {json.dumps(doc['id'])[:120]}, not a finding id of its "
@@ -591,20 +592,6 @@ def finding_from_json(doc: Any, name: str = "finding") -> Finding:
 
 
 _LABEL_OF = {"ambiguity": "knob", "property": "Pnn", "peer-divergence": "adapter"}
-
-
-def _json_kind(value: Any) -> str:
-    """A decoded JSON value's type in the wire's words (``a number``, ``null``...), as
-    :mod:`model.wire` says it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def load_finding(path: str) -> Finding:

@@ -53,6 +53,7 @@ from model.events import (
     RunStarted, StepFinished, StepStarted, SubagentStarted, TextMessageContent, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallStart, Unrecognised,
 )
+from model.json_values import a_json_type
 from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, UNDESCRIBED_CLAUSES,
                             ActivityBelief, Belief, ProducerViolation, advance, violations)
 from model.readings import (KNOB_BY_ID, KnobUnset, PartialReading, Reading,
@@ -556,7 +557,7 @@ class _Linter:
     def step(self, index: int, entry: StreamEntry) -> None:
         value, line = entry.value, entry.line
         if entry.problem is not None or type(value) is not dict:
-            problem = entry.problem or f"an event must be a JSON object, got {_kind(value)}"
+            problem = entry.problem or f"an event must be a JSON object, got {a_json_type(value)}"
             self.add("undecodable", index, line, None, "", problem)
             return
         event = parse_event(value)
@@ -756,18 +757,6 @@ def _merged(where: list[dict]) -> list[dict]:
 
 def _owned(owner: Optional[str]) -> str:
     return f" of {owner}" if owner is not None else ""
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 _MESSAGE_PATH = re.compile(r"^\$\.messages\[(\d+)\]")

@@ -1811,7 +1811,7 @@ def _surface_probes(run, snap, delta) -> dict[str, tuple[str, list[dict]]]:
     traces (built from the model's canonical values: sorted members, integral floats as
     integers) cannot carry, or carry rarely: references kept between deltas, array slots at the
     length, operation members RFC 6902 does not define, numbers written ``1.0``, member order,
-    escapes, empty and non-BMP keys, precision, depth and size (s3/G1)."""
+    escapes, empty and non-BMP keys, precision, depth and size."""
     deep: dict = {"leaf": 1}
     for _ in range(64):
         deep = {"d": deep}

@@ -28,6 +28,8 @@ __all__ = [
     "is_json_object_text",
     "EMPTY_OBJECT",
     "NonJsonValueError",
+    "json_type",
+    "a_json_type",
 ]
 
 JsonText = str
@@ -35,6 +37,27 @@ JsonText = str
 
 EMPTY_OBJECT: JsonText = "{}"
 
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value in RFC 8259's words: ``"null"``, ``"boolean"``,
+    ``"number"``, ``"string"``, ``"array"`` or ``"object"`` (booleans are not numbers here,
+    unlike Python's)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def a_json_type(value: Any) -> str:
+    """:func:`json_type` as a message says it: ``"null"``, ``"a number"``, ``"an array"``..."""
+    kind = json_type(value)
+    return kind if kind == "null" else ("an " if kind[0] in "ao" else "a ") + kind
 
 
 class NonJsonValueError(ValueError):

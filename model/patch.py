@@ -30,7 +30,7 @@ import jsonpatch
 import jsonpointer
 
 from model.events import PatchOp
-from model.json_values import JsonText, freeze, refreeze, thaw
+from model.json_values import JsonText, freeze, json_type, refreeze, thaw
 
 __all__ = ["PatchOutcome", "apply_patch", "apply_patch_value", "clear_memos"]
 
@@ -58,24 +58,10 @@ class _Unresolvable(Exception):
     pass
 
 
-def _json_kind(value) -> str:
-    """The JSON type of a thawed value, in the wire's words (object, array, string, number,
-    boolean, null)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _shown(value) -> str:
     """A thawed value as compact JSON with its type, cut at 80 characters: ``1 (number)``."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return f"{text if len(text) <= 80 else text[:79] + '…'} ({_json_kind(value)})"
+    return f"{text if len(text) <= 80 else text[:79] + '…'} ({json_type(value)})"
 
 
 def _test_failure(document, op: PatchOp) -> str:

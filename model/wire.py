@@ -41,7 +41,7 @@ from model.events import (
     StepFinished, StepStarted, SubagentError, SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd,
     TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
-from model.json_values import freeze
+from model.json_values import a_json_type, freeze
 
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
@@ -103,33 +103,19 @@ class _Bad(Exception):
         self.path, self.reason, self.clause, self.shim_field = path, reason, clause, shim_field
 
 
-def _kind_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "a boolean"
-    if isinstance(v, (int, float)):
-        return "a number"
-    if isinstance(v, str):
-        return "a string"
-    if isinstance(v, list):
-        return "an array"
-    return "an object"
-
-
 def _check_str(v, path):
     if not isinstance(v, str):
-        raise _Bad(path, f"expected a string, got {_kind_name(v)}")
+        raise _Bad(path, f"expected a string, got {a_json_type(v)}")
 
 
 def _check_obj(v, path):
     if not isinstance(v, dict):
-        raise _Bad(path, f"expected an object, got {_kind_name(v)}")
+        raise _Bad(path, f"expected an object, got {a_json_type(v)}")
 
 
 def _check_bool(v, path):
     if not isinstance(v, bool):
-        raise _Bad(path, f"expected a boolean, got {_kind_name(v)}")
+        raise _Bad(path, f"expected a boolean, got {a_json_type(v)}")
 
 
 def _check_int(v, path):
@@ -149,26 +135,26 @@ def _check_not_null(v, path):
 
 def _check_str_or_array(v, path):
     if not isinstance(v, (str, list)):
-        raise _Bad(path, f"expected a string or an array, got {_kind_name(v)}")
+        raise _Bad(path, f"expected a string or an array, got {a_json_type(v)}")
 
 
 def _check_array(v, path):
     if not isinstance(v, list):
-        raise _Bad(path, f"expected an array, got {_kind_name(v)}")
+        raise _Bad(path, f"expected an array, got {a_json_type(v)}")
 
 
 def _check_patch(v, path, clause="SNP-MALFORMED-OP"):
     """Validate a JSON Patch document structurally (SNP-MALFORMED-OP, SCH-JSON-PATCH, SCH-JSON-POINTER)."""
     if not isinstance(v, list):
-        raise _Bad(path, f"expected a JSON Patch array, got {_kind_name(v)}", clause)
+        raise _Bad(path, f"expected a JSON Patch array, got {a_json_type(v)}", clause)
     for i, op in enumerate(v):
         p = f"{path}[{i}]"
         if not isinstance(op, dict):
-            raise _Bad(p, f"expected a patch operation object, got {_kind_name(op)}", clause)
+            raise _Bad(p, f"expected a patch operation object, got {a_json_type(op)}", clause)
         if "op" not in op:
             raise _Bad(f"{p}.op", "required member is missing", clause)
         if not isinstance(op["op"], str):
-            raise _Bad(f"{p}.op", f"expected a string, got {_kind_name(op['op'])}", clause)
+            raise _Bad(f"{p}.op", f"expected a string, got {a_json_type(op['op'])}", clause)
         if op["op"] not in RFC6902_OPS:
             continue  # unrecognised union member: decided by the step (SNP-UNKNOWN-OP, Q20)
         required = ["path"]
@@ -184,7 +170,7 @@ def _check_patch(v, path, clause="SNP-MALFORMED-OP"):
                 ptr = op[member]
                 if not isinstance(ptr, str):
                     raise _Bad(f"{p}.{member}", f"expected a JSON Pointer string, got "
-                               f"{_kind_name(ptr)}", clause)
+                               f"{a_json_type(ptr)}", clause)
                 if not JSON_POINTER.fullmatch(ptr):
                     raise _Bad(f"{p}.{member}", f"{json.dumps(ptr)} is not a JSON Pointer "
                                "(RFC 6901)", "SCH-JSON-POINTER")
@@ -302,7 +288,7 @@ def parse_message(obj: Any, path: str, notices: list[str]) -> Optional[Message]:
     list rule, with a notice). Raises the internal malformed signal for a schema violation.
     """
     if not isinstance(obj, dict):
-        raise _Bad(path, f"expected a message object, got {_kind_name(obj)}")
+        raise _Bad(path, f"expected a message object, got {a_json_type(obj)}")
     role = obj.get("role")
     if "role" not in obj:
         raise _Bad(f"{path}.role", "required member is missing")
@@ -600,7 +586,7 @@ def parse_event(obj: Any) -> Event:
         if plain is not None:
             return plain
     elif not isinstance(obj, dict):
-        raise TypeError(f"an event must be a JSON object, got {_kind_name(obj)}")
+        raise TypeError(f"an event must be a JSON object, got {a_json_type(obj)}")
     return _parse_general(obj)
 
 
@@ -611,7 +597,7 @@ def _parse_general(obj: dict) -> Event:
     type_name = obj.get("type")
     if not isinstance(type_name, str):
         reason = "required member is missing" if "type" not in obj else \
-            f"expected a string, got {_kind_name(type_name)}"
+            f"expected a string, got {a_json_type(type_name)}"
         return Malformed(name="?", path="$.type", reason=reason, clause="PRC-MALFORMED-FATAL",
                          wire=wire)
     if type_name not in _SPECS:
@@ -940,7 +926,7 @@ def not_a_trace(first: Any, *, file: str, line: Optional[int], column: Optional[
     elif isinstance(first, dict) and "events" in first:
         what = NESTED_CASE
     elif not isinstance(first, dict):
-        what = f"an event must be a JSON object, got {_kind_name(first)}"
+        what = f"an event must be a JSON object, got {a_json_type(first)}"
     else:
         names = ", ".join(json.dumps(k, ensure_ascii=False)[:40] for k in list(first)[:4])
         what = "$.type: required member is missing (" + (

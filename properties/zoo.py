@@ -977,7 +977,7 @@ def _unknown_role_drops_event(state, event, reading):
     return step(state, event, reading)
 
 
-# --- mistakes the widened generation shows (s3/G1: index edges, open operations, precision) ----
+# --- mistakes the widened generation shows (index edges, open operations, precision) ---------
 
 def _array_slot(doc, pointer: str):
     """``(array, index)`` when ``pointer`` names a slot of an array in ``doc`` by a plain decimal
@@ -985,14 +985,7 @@ def _array_slot(doc, pointer: str):
     tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
     if not tokens or not tokens[-1].isdigit() or (len(tokens[-1]) > 1 and tokens[-1][0] == "0"):
         return None
-    node = doc
-    for token in tokens[:-1]:
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
+    node = _parent(doc, pointer)
     return (node, int(tokens[-1])) if isinstance(node, list) else None
 
 
@@ -1298,7 +1291,7 @@ MUTANTS: tuple[Consumer, ...] = (
        "keeps the stream of a text message a MESSAGES_SNAPSHOT dropped in flight open, so "
        "reopening it fails the run (behaves as X1=drop-open, as @ag-ui/client does)",
        _behaves_as(x1="drop-open"), features=("X1=drop-open", "messages-snapshot.in-flight")),
-    # s3/G1: what only the widened generation shows
+    # what only the widened generation shows
     _m("replace-at-length-appends", "SNP-ATOMIC",
        "reads array slots as JavaScript does (arr[i] = v): a replace at the index equal to the "
        "length appends instead of failing the patch (RFC 6902 4.3)",
@@ -1316,7 +1309,7 @@ MUTANTS: tuple[Consumer, ...] = (
 reading would: wrong against ``draft``, right under that reading, so they are caught by
 properties checked under draft. Three (``delta-missing-silent``, ``strip-silently``,
 ``unknown-role-text-dropped``) are caught by SHOULD-level properties only. The 38 written for the
-draft's wider surface (issue 20), and the three only the widened generation of s3/G1 shows (a
+draft's wider surface (issue 20), and the three only the widened random patches show (a
 replace at an array's length appending, an undefined operation member fatal, numbers kept to 14
 digits), name in ``features`` the coverage items they target."""
 

@@ -1306,7 +1306,7 @@ def test_the_pipeline_exports_a_failed_property_check(tmp_path, monkeypatch):
     checks = result.summary.property_checks
     assert list(checks) == ["conformant", "adversarial"]
     failed = [c for c in checks.values() if c.finding is not None]
-    # with seed 0 both machines reach an empty patch within 100 examples (s3/G1: the machines
+    # with seed 0 both machines reach an empty patch within 100 examples (the machines
     # also draw Hypothesis-valued events, whose patches are empty one time in eight; the draws
     # are the seed's alone); the conformant machine's failure is the first failed check
     assert [c.name for c in failed] == ["conformant", "adversarial"]

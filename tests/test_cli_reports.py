@@ -1,4 +1,4 @@
-"""What the command line prints and writes, as a new user meets it (R1 of session 3): the
+"""What the command line prints and writes, as a new user meets it: the
 settlement table without ``--out`` lists no file it did not write; the text of ``explore`` and
 ``run`` holds no wall-clock figure unless ``--timings`` asks for it; ``lint``, ``replay`` and
 ``export`` say a malformed file's fault in one wording; ``spec`` refuses a JSON file in one

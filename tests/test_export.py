@@ -301,7 +301,7 @@ def test_generated_pytest_catches_a_changed_verdict(findings, tmp_path):
 
 def test_load_finding_says_a_json_fault_as_replay_does(tmp_path):
     """A finding file that is not JSON is refused in the wording ``replay`` and ``lint`` use
-    for the same file (``FILE:LINE:COLUMN: not valid JSON: ...``, R1 item 3)."""
+    for the same file (``FILE:LINE:COLUMN: not valid JSON: ...``)."""
     from model.wire import TraceFormatError, load_trace
     file = tmp_path / "bad.json"
     file.write_text('[{"type": "RUN_STARTED"},\n {"a" 1}]', encoding="utf-8")

@@ -178,7 +178,7 @@ def test_out_writes_a_new_file_and_never_over_one(lint, tmp_path):
 @pytest.mark.parametrize("content, message", [
     ("", "{path}: the file is empty"),
     ('[{"type": "RUN_STARTED",\n  "threadId": }]', "{path}:2:15: not valid JSON: Expecting value"),
-    # replay's wording (model.wire.not_a_trace), the column after the line (R1 item 3)
+    # replay's wording (model.wire.not_a_trace), the column after the line
     ('{"foo": []}\n', '{path}:1: event 0: $.type: required member is missing (members "foo"), '
                       "and no event of the file has a type, so it is not a trace"),
     ("hello\nworld\n", "{path}:1:1: event 0: not valid JSON: Expecting value, and no event"),

@@ -90,7 +90,7 @@ def test_matrix_html_holds_the_knob_table(small, tmp_path):
     page = Tables()
     page.feed((tmp_path / "matrix.html").read_text())
     knobs = page.tables["knobs"]
-    # the peers are named as in the peers table and the Markdown (item 7 of R1)
+    # the peers are named as in the peers table and the Markdown
     assert knobs["head"] == ["knob", "question", "draft", "model-draft", "ag-ui-protocol"]
     assert [r[0][0] for r in knobs["rows"]] == [k.id for k in KNOBS]
     doc = json.loads((tmp_path / "matrix.json").read_text())

@@ -240,7 +240,7 @@ EXTRA = [
     row("P39-fatal-justified", "in-flight-stream-left-open",
         {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}, ms(),
         {"type": "TEXT_MESSAGE_START", "messageId": "msg-1", "role": "assistant"}, index=3),
-    # s3/G1: the mistakes only the widened generation shows
+    # the mistakes only the widened generation shows
     row("P15-patch-atomic", "replace-at-length-appends", snap(content={"list": [1, 2, 3]}),
         delta(patch=[{"op": "replace", "path": "/list/3", "value": 1}]), index=2),
     row("P39-fatal-justified", "open-member-fatal", snap(),
@@ -842,7 +842,7 @@ SURFACE_MUTANTS = [m.name for m in MUTANTS if m.features]
 def test_surface_mutants_declare_coverage_items():
     from properties.coverage import universe
     items = set().union(*universe().values())
-    assert len(SURFACE_MUTANTS) == 41  # 38 of issue 20, three of s3/G1
+    assert len(SURFACE_MUTANTS) == 41  # 38 of issue 20, three the widened random patches catch
     assert {m.name: [f for f in m.features if f not in items] for m in MUTANTS} == \
         {m.name: [] for m in MUTANTS}
 
