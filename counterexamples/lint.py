@@ -364,7 +364,7 @@ class _Mirror:
 
     __slots__ = ("run", "runs", "acts", "texts", "text_owner", "open_texts", "subagents",
                  "finished", "tags_used", "others", "dropped", "open_steps", "open_tools",
-                 "_cache")
+                 "earlier", "_cache")
 
     def __init__(self) -> None:
         self.run, self.runs = "idle", 0
@@ -379,6 +379,7 @@ class _Mirror:
         self.dropped: set[str] = set()
         self.open_steps: frozenset[tuple[Optional[str], str]] = frozenset()
         self.open_tools: tuple[tuple[str, Optional[str]], ...] = ()
+        self.earlier: set[str] = set()  # activities of an earlier run not restated (Q12=run)
         self._cache: Optional[tuple[tuple[str, ...], Belief]] = None
 
     @staticmethod
@@ -411,7 +412,8 @@ class _Mirror:
             tags_used=self.tags_used,
             others=frozenset(k for k in ids if k in self.others),
             dropped=frozenset(k for k in ids if k in self.dropped),
-            open_steps=self.open_steps, open_tools=self.open_tools)
+            open_steps=self.open_steps, open_tools=self.open_tools,
+            earlier=frozenset(k for k in ids if k in self.earlier))
         self._cache = (ids, belief)
         return self._cache
 
@@ -425,6 +427,8 @@ class _Mirror:
         self.open_texts, self.subagents = after.open_texts, after.subagents
         self.finished, self.tags_used = after.finished, after.tags_used
         self.open_steps, self.open_tools = after.open_steps, after.open_tools
+        if after.runs != before.runs:  # a RUN_STARTED, which names no id: every activity held
+            self.earlier = set(self.acts)  # is now an earlier run's (model.producer.advance)
         if not ids:
             return
         held = dict(after.activities)
@@ -435,7 +439,8 @@ class _Mirror:
             else:
                 self.acts.pop(k, None)
             for members, now in ((self.texts, k in after.texts), (self.others, k in after.others),
-                                 (self.dropped, k in after.dropped)):
+                                 (self.dropped, k in after.dropped),
+                                 (self.earlier, k in after.earlier)):
                 if now:
                     members.add(k)
                 else:

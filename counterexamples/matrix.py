@@ -31,7 +31,7 @@ from typing import Callable, Optional, Sequence
 
 from counterexamples.peers import (PEERS_DIR, AdapterProcess, AdapterSpec, PeerError, PeerReport,
                                    check_peer, generated_traces, resolve_adapter)
-from model.readings import DRAFT, KNOB_BY_ID, KNOBS
+from model.readings import DRAFT, KNOBS
 
 __all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "resolve_matrix_adapter",
            "default_adapters", "PeerColumn", "Matrix", "build_matrix", "knob_cells",
@@ -222,14 +222,12 @@ class Matrix:
                 "knobs": knobs, "divergences": divergences}
 
 
-def _joint(report: PeerReport) -> Optional[dict]:
+def _joint(report: PeerReport) -> dict:
     """What the joint inference of the peer's reading rested on
     (:func:`counterexamples.peers.joint_readings`): ``{"taken": traces that constrained it,
     "conflicts": traces set aside (no reading consistent with those before gives the peer's
-    verdict on them)}``; None before a report has one."""
-    joint = getattr(report, "joint", None)
-    if joint is None:
-        return None
+    verdict on them)}``."""
+    joint = report.joint
     return {"taken": joint.taken, "conflicts": list(joint.conflicts)}
 
 
@@ -484,7 +482,3 @@ def render_html(doc: dict) -> str:
     parts.append("</div></body></html>")
     return "\n".join(parts) + "\n"
 
-
-def knob_question(knob: str) -> str:
-    """The question a knob asks (for notebooks and reports)."""
-    return KNOB_BY_ID[knob].question

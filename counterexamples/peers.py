@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from model.branches import BRANCHES
-from model.codes import CODE_LIST
+from model.codes import CODES
 from model.consumer import initial_state
 from model.events import Event
 from model.json_values import freeze
@@ -654,7 +654,7 @@ class Observed:
     (``fatal.atEvent``); ``warnings`` when the answer lists them (in activity-check's codes; null
     means not observable); ``run_input`` and ``state`` when the answer gives them (not null);
     ``fatal_code`` and ``fatal_clause`` when its failure names its cause (a ``code`` that is one
-    of activity-check's codes, :data:`model.codes.CODE_LIST`; a string ``clause`` id): then the
+    of activity-check's codes, :data:`model.codes.CODES`; a string ``clause`` id): then the
     cause is compared too, so a peer that fails at the right event for another reason
     diverges."""
 
@@ -685,12 +685,10 @@ def observed_of(response: dict) -> Observed:
                     warnings=isinstance(response.get("warnings"), list),
                     run_input=isinstance(response.get("runInput"), list),
                     state=response.get("state") is not None,
-                    fatal_code=named and fatal.get("code") in _CODES,
+                    fatal_code=named and fatal.get("code") in CODES,
                     fatal_clause=named and isinstance(fatal.get("clause"), str))
 
 
-_CODES = frozenset(c.code for c in CODE_LIST)
-"""activity-check's codes: a peer's fatal ``code`` is compared only when it is one of them."""
 
 
 def _fatal_view(fatal: Any, observed: "Observed") -> Any:

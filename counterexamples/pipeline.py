@@ -24,6 +24,7 @@ byte, on every run; a finite budget makes them depend on the machine's speed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -258,8 +259,8 @@ def run_pipeline(config: RunConfig, version: str,
     from properties.strategies import fixed_constants, recording
     drawn: list = []
     # the seeded searches draw the same traces whatever the process imported; the traces the
-    # seeded search drew are kept for the coverage report
-    with fixed_constants(), recording(drawn):
+    # seeded search drew are kept for the coverage report (only when it is asked for)
+    with fixed_constants(), (recording(drawn) if coverage else contextlib.nullcontext()):
         report, checks = _search(config, tell)
     del drawn[report.examples:]  # a trace drawn as the budget ran out was not checked
     bfs = _bfs(config, report, tell)

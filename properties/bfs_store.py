@@ -30,7 +30,8 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-__all__ = ["canonical", "component_fingerprint", "Interned", "mix", "collision_probability", "pack_key",
+__all__ = ["canonical", "component_fingerprint", "Interned", "mix", "collision_probability",
+           "pack_key",
            "unpack_key", "FingerprintSet", "BlockArray", "Frontier", "FINGERPRINT",
            "KEY_MOVE_BITS", "KEY_LEAF_BITS"]
 
@@ -98,7 +99,6 @@ def component_fingerprint(value) -> int:
 _MULTIPLIERS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                          0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53],
                         dtype=np.uint64)
-
 
 
 class Interned:

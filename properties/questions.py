@@ -161,12 +161,12 @@ def _lifecycle_vocabulary():
     from properties.explore import EXPLORE_VOCABULARY
     return replace(EXPLORE_VOCABULARY, activity_ids=("act-1",), text_ids=(),
                    activity_types=("PLAN",), patches=(EXPLORE_VOCABULARY.patches[0],),
-                   metadata=(None,), replace_flags=(None,), max_runs=2)
+                   metadata=(None,), replace_flags=(None,))
 
 
 LIFECYCLE_VOCABULARY = _lifecycle_vocabulary()
 """The small world of the deeper pair search: one activity, the parent and one subagent, one
-patch that applies, two runs (the exploration's vocabulary holds one), so that a trace can end a
+patch that applies, two runs (as the exploration's vocabulary), so that a trace can end a
 run or an invocation and go on (Q15, Q23) within a few events."""
 
 

@@ -444,7 +444,7 @@ def random_patch(draw, doc, max_ops: int = 4) -> list[dict]:
         bases = [] if obj["op"] not in ("copy", "move", "add") else \
             [b for b in ([obj["path"]] + ([obj["from"]] if obj["op"] == "copy" else []))
              if b and _containers_under(current, b)]
-        if bases and len(ops) <= max_ops and draw(st.booleans(), label="write under"):
+        if bases and draw(st.booleans(), label="write under"):
             under = draw(_write_under(current, draw(st.sampled_from(bases), label="base")))
             ops.append(under)
             current = _apply_op(current, under)

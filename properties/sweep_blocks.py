@@ -3,8 +3,9 @@
 :meth:`properties.explore.SweepSystem.expand` hands a chunk of nodes (up to the driver's 4096)
 to :meth:`BlockTables.expand`, which produces exactly what expanding them one by one, move by
 move and leaf by leaf, produces (the per-leaf loop, ``SweepSystem._expand_node``, which stays as
-the reference): the same successors in the same order, the same findings at the same places, the
-same memo-table entries computed in the same order. The Python work is done once per distinct
+the reference): the same successors in the same order, the same findings at the same places and
+as many memo-table entries (computed in another order: see the slow leaves below; an entry
+depends on what its key stands for alone, so the order changes no outcome and no output). The Python work is done once per distinct
 item of the chunk, not once per leaf:
 
 * per distinct (belief, producer set): its move rows (the :class:`~properties.explore.SweepCache`
@@ -19,8 +20,8 @@ item of the chunk, not once per leaf:
   for every leaf at once by comparing option numbers, and taken when its consulted knobs are
   ones the class fixes (as the per-leaf loop does). Everything else (a key not mirrored yet, no
   entry applies, or one that needs the class's forked readings) is a *slow leaf*, handled as the
-  per-leaf loop handles it (``SweepCache.class_outcome``), in the sequential order (node, move,
-  leaf), so the tables fill in the same order.
+  per-leaf loop handles it (``SweepCache.class_outcome``), in waves: each key's first slow leaf
+  in the sequential order (node, move, leaf), then the later ones against the updated mirrors.
 
 Split candidates (forks into several classes on conformant moves) are visited in the sequential
 order too, since ``split_cost`` updates depend on it; those whose knobs a cost already settles
@@ -41,6 +42,8 @@ check and class-outcome key; per (belief, producers) its move rows, 6 ints per m
 from __future__ import annotations
 
 import numpy as np
+
+from properties.bfs_store import KEY_LEAF_BITS, KEY_MOVE_BITS
 
 __all__ = ["BlockTables"]
 
@@ -428,7 +431,6 @@ class BlockTables:
         ``recorded``, ``record``: the violation keys merged so far and ``explore._record``;
         ``known``: ``explore._known``; ``may_improve``: ``explore._may_improve``."""
         c = self.cache
-        self._grow_components()
         n = len(ids)
         b, s, p, cl = (nodes[:, i] for i in range(4))
         # node x move pairs
@@ -517,7 +519,8 @@ class BlockTables:
         # successors
         keep = np.flatnonzero(alive) if not alive.all() else slice(None)
         q = leaf_pair[keep]
-        out.keys.frombytes((((node_ids[pair_node[q]]) << 28) | (pm[q] << 12) | j[keep])
+        out.keys.frombytes((((node_ids[pair_node[q]]) << (KEY_MOVE_BITS + KEY_LEAF_BITS))
+                            | (pm[q] << KEY_LEAF_BITS) | j[keep])
                            .tobytes())
         succ = np.stack((ba[q], self.l_rs.data[lrow[keep]], pa[q], lc[keep]), axis=1)
         out.nodes.frombytes(np.ascontiguousarray(succ, np.int64).tobytes())

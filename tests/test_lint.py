@@ -291,10 +291,14 @@ def test_subagent_error_closes_the_invocation():
 def test_a_delta_in_a_later_run_without_a_fresh_snapshot_is_a_warning():
     d = delta(patch=[{"op": "replace", "path": "/n", "value": 1}])
     rs2 = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"}
-    report = lint_wire([RS, snap(), d, RF, rs2, d, d, RF])
+    report = lint_wire([RS, snap(), d, RF, rs2, d, d, RF], DRAFT)
     assert [(v.event_index, v.clause, v.severity, v.related_index) for v in report.violations] \
         == [(5, "SNP-SHOULD-SNAPSHOT", "warning", 1)]  # once per activity and run
     assert report.conformant and not report.fails("error") and report.fails("warning")
+    # under every reading, Q12=run makes each such delta break ACT-DELTA-BASELINE
+    every = lint_wire([RS, snap(), d, RF, rs2, d, d, RF])
+    assert [(v.event_index, v.clause, v.severity, v.readings) for v in every.violations] == [
+        (i, "ACT-DELTA-BASELINE", "error", ("Q12=run",)) for i in (5, 6)]
     assert lint_wire([RS, snap(), RF, rs2, snap(), d, RF]).violations == ()
 
 
@@ -508,3 +512,31 @@ def test_the_pytest_plugin_offers_lint_as_a_fixture(tmp_path):
                        cwd=tmp_path, timeout=120)
     assert "1 failed, 1 passed" in r.stdout, r.stdout + r.stderr
     assert "ACT-DELTA-BASELINE" in r.stdout
+
+
+def test_a_delta_on_an_earlier_runs_activity_is_reported_under_q12_run():
+    """Lint carries the producer monitor's ``earlier`` activities across runs (Q12=run,
+    ACT-DELTA-BASELINE): a delta in run 2 on an activity only run 1's snapshot created breaks
+    the rule under Q12=run alone, as :func:`model.producer.check_trace` says, and restating it
+    with a snapshot in run 2 mends it."""
+    from model.producer import check_trace
+    from model.readings import DRAFT
+    from model.wire import parse_events
+    run = lambda kind, rid: {"type": kind, "threadId": "t", "runId": rid}  # noqa: E731
+    snap = {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+            "content": {"n": 0}}
+    delta = {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "PLAN",
+             "patch": [{"op": "replace", "path": "/n", "value": 2}]}
+    wire = [run("RUN_STARTED", "r1"), snap, run("RUN_FINISHED", "r1"), run("RUN_STARTED", "r2"),
+            delta, run("RUN_FINISHED", "r2")]
+    reading = DRAFT.with_(Q12="run")
+    assert [(i, v.kind) for i, v in check_trace(parse_events(wire), reading)] == [
+        (4, "delta-from-earlier-run")]
+    assert [(v.event_index, v.clause, v.kind) for v in lint_wire(wire, reading).violations] == [
+        (4, "ACT-DELTA-BASELINE", "delta-from-earlier-run")]
+    assert [(v.event_index, v.kind, v.readings) for v in lint_wire(wire).violations] == [
+        (4, "delta-from-earlier-run", ("Q12=run",))]
+    assert [(v.event_index, v.kind, v.severity) for v in lint_wire(wire, DRAFT).violations] == [
+        (4, "delta-without-fresh-snapshot", "warning")]  # the draft's SHOULD only
+    restated = wire[:4] + [snap] + wire[4:]
+    assert not lint_wire(restated).violations

@@ -34,6 +34,8 @@ def _run(properties, depth: int, adversarial: bool, chunk: int, blocks: bool):
     system = _Recording(EXPLORE_VOCABULARY, tuple(properties), adversarial, blocks=blocks)
     found = search(system, depth, LocalEngine(system, chunk=chunk), keep_edges=True)
     c = system.cache
+    # how many entries each memo table holds (the blocks compute them in another order, and
+    # the tables' keys differ then, so they are compared by count)
     tables = {name: len(getattr(c, name)) for name in (
         "trees", "forks", "checked", "class_checked", "after_checked", "step_checked",
         "target_checked", "resteps", "split_settled")}
