@@ -78,7 +78,7 @@ def cmd_matrix(args) -> int:
     doc = matrix.to_json()
     if plan is not None:
         with write_out(plan) as staging:
-            write_matrix(staging, matrix)
+            write_matrix(staging, matrix, doc)
         err.print(f"written to {shown(os.path.join(args.out, MATRIX_SUMMARY))}, matrix.md, "
                   "matrix.html and findings/")
     form = args.format or (None if plan is not None else "md")

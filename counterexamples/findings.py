@@ -39,7 +39,7 @@ from model.json_values import a_json_type
 from model.readings import (DRAFT, KNOB_BY_ID, Reading, ReadingError, describe_assignment,
                             parse_reading)
 from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
-from model.wire import TraceFormatError, dump_jsonl, parse_events
+from model.wire import TraceFormatError, dump_jsonl, dump_wire_jsonl, parse_events
 
 if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is shrunk
     from properties.ambiguity import Witness
@@ -236,8 +236,7 @@ class Finding(Mapping):
             model.wire.TraceFormatError: an element of ``events`` that is not an event object.
         """
         _ = self.events  # the same refusal as before for an element that is not an event object
-        return "".join(json.dumps(w, ensure_ascii=False, separators=(",", ":")) + "\n"
-                       for w in self.wire)
+        return dump_wire_jsonl(self.wire)
 
     @property
     def id(self) -> str:

@@ -27,7 +27,9 @@ Readings: where a producer obligation depends on an open question (the knobs of
 option the event makes it consult (a :class:`model.readings.PartialReading` raises
 :class:`~model.readings.KnobUnset` on the knobs it reads), so one pass judges every producer
 reading. A violation that only some readings make carries those readings, merged to the fewest
-knobs (:func:`_merged`); with ``reading=R`` only R's options judge.
+knobs (:func:`_merged`); so does lint's SNP-SHOULD-SNAPSHOT warning, given under the readings at
+which the monitor finds the delta clean, beside the errors the other readings make at that event
+(Q12=run's ACT-DELTA-BASELINE). With ``reading=R`` only R's options judge.
 
 Speed: the monitor's :class:`~model.producer.Belief` keeps tuples that grow with the stream, which
 is fine for the search's short traces but quadratic on a recorded stream of 100,000 events. Lint
@@ -500,6 +502,27 @@ class _Run:
         return others[0][1] if others else None
 
 
+class _Judgement(NamedTuple):
+    """The monitor's judgement of one event under the readings judged: ``found`` its violations,
+    each with the readings that make it (None: every reading judged); ``clean`` the readings under
+    which it makes none (None: every reading judged; ``()``: none)."""
+
+    found: tuple[tuple[ProducerViolation, Optional[tuple[str, ...]]], ...]
+    clean: Optional[tuple[str, ...]]
+
+
+_CLEAN = _Judgement((), None)
+"""The judgement of an event that makes no violation under any reading."""
+
+
+def _described(where: list[dict], leaves: list) -> Optional[tuple[str, ...]]:
+    """The leaves ``where`` (some of ``leaves``, the partial assignments of one judgement) as the
+    assignments a violation carries: None when they are every leaf, else merged (:func:`_merged`)."""
+    if len(where) == len(leaves):
+        return None
+    return tuple(describe_assignment(a) for a in _merged(where))
+
+
 class _Linter:
     """One pass over a stream (see :func:`lint_stream`)."""
 
@@ -520,15 +543,15 @@ class _Linter:
         self.out.append(LintViolation(cid, c.keyword, severity_of(c, kind), kind, index, line,
                                       event_type, pointer, c.summary, detail, readings, related))
 
-    def judge(self, belief: Belief, event: Event) -> list[tuple[ProducerViolation, Optional[tuple]]]:
-        """The monitor's violations of ``event`` in ``belief``, each with the readings that make
-        it (None: every reading judged)."""
+    def judge(self, belief: Belief, event: Event) -> _Judgement:
+        """The monitor's judgement of ``event`` in ``belief``: its violations, each with the
+        readings that make it, and the readings under which it makes none."""
         if self.reading is not None:
             found = violations(belief, event, self.reading)
-            return [(v, None) for v in found] if found else []
+            return _Judgement(tuple((v, None) for v in found), ()) if found else _CLEAN
         try:  # most events consult no knob: one call answers for every reading
             found = violations(belief, event, _ANY_READING)
-            return [(v, None) for v in found] if found else []
+            return _Judgement(tuple((v, None) for v in found), ()) if found else _CLEAN
         except KnobUnset as exc:
             stack = [{exc.knob_id: option} for option in
                      reversed(self._options(exc.knob_id))]
@@ -548,8 +571,10 @@ class _Linter:
         for assignment, found in leaves:
             for v in found:
                 out.setdefault(v, []).append(assignment)
-        return [(v, None if len(where) == len(leaves) else
-                 tuple(describe_assignment(a) for a in _merged(where))) for v, where in out.items()]
+        clean = [assignment for assignment, found in leaves if not found]
+        return _Judgement(
+            tuple((v, _described(where, leaves)) for v, where in out.items()),
+            _described(clean, leaves) if clean else ())
 
     @staticmethod
     def _options(knob_id: str) -> tuple[str, ...]:
@@ -576,11 +601,11 @@ class _Linter:
         mirror = self.mirror
         ids, before = mirror.slice(event)
         run_active = before.run == "active"
-        found = self.judge(before, event)
+        found, clean = self.judge(before, event)
         for violation, readings in found:
             self.report_monitor(index, line, event_type, event, value, violation, readings)
         if run_active and kind not in _UNTRACKED:
-            self.track(index, line, event_type, event, bool(found))
+            self.track(index, line, event_type, event, clean)
         after = advance(before, event)
         if after is not before:
             mirror.merge(ids, before, after)
@@ -599,7 +624,7 @@ class _Linter:
             if len(self.memo) > 4096:
                 self.memo.clear()
             hit = self.memo[key] = (self.judge(before, event), advance(before, event))
-        found, after = hit
+        (found, _), after = hit
         if found:
             event_type = value["type"]
             for violation, readings in found:
@@ -671,9 +696,13 @@ class _Linter:
         return sorted(self.mirror.open_steps,
                       key=lambda k: (opened.get(k, len(opened)), k[0] or "", k[1]))
 
-    def track(self, index, line, event_type, event: Event, violated: bool) -> None:
+    def track(self, index, line, event_type, event: Event,
+              clean: Optional[tuple[str, ...]]) -> None:
         """The bookkeeping for related indices and the end-of-stream checks, and
-        SNP-SHOULD-SNAPSHOT, on an event of an active run."""
+        SNP-SHOULD-SNAPSHOT, on an event of an active run; ``clean``: the readings under which
+        the monitor found no violation at the event (:class:`_Judgement`), those the warning
+        holds under (so a delta that some readings reject, Q12=run's ACT-DELTA-BASELINE, still
+        carries the others' SHOULD)."""
         run, kind = self.run, type(event)
         if kind is TextMessageStart:
             run.text_opened.setdefault(event.message_id, index)
@@ -693,7 +722,7 @@ class _Linter:
             for m in event.messages:
                 if m.is_activity:
                     run.snapshot_run[m.id] = (self.mirror.runs, index)
-        elif kind is ActivityDelta and not violated and event.message_id in self.mirror.acts:
+        elif kind is ActivityDelta and clean != () and event.message_id in self.mirror.acts:
             last = run.snapshot_run.get(event.message_id)
             if last is not None and last[0] < self.mirror.runs and \
                     event.message_id not in run.warned_fresh:
@@ -701,7 +730,7 @@ class _Linter:
                 self.add("delta-without-fresh-snapshot", index, line, event_type, "/messageId",
                          f"{event.message_id} was last snapshotted in an earlier run "
                          f"(event {last[1]}); this run sent no snapshot of it",
-                         related=last[1])
+                         readings=clean, related=last[1])
 
     def finish(self, events: int) -> None:
         """The end-of-stream violations: what the stream left open (the belief's open texts,

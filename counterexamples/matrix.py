@@ -281,10 +281,11 @@ def build_matrix(adapters: Sequence[str], seed: int = 0,
     return Matrix(columns, list(skipped), seed, stateful, bfs_depth)
 
 
-def write_matrix(directory: str, matrix: Matrix) -> list[str]:
+def write_matrix(directory: str, matrix: Matrix, doc: Optional[dict] = None) -> list[str]:
     """Write ``matrix.json``, ``matrix.md``, ``matrix.html`` and every divergence finding
     (``findings/<id>.json|.jsonl``, :func:`counterexamples.findings.write_finding`) into
-    ``directory``; returns the paths written, relative to it."""
+    ``directory``; returns the paths written, relative to it. ``doc``: ``matrix.to_json()`` when
+    the caller has it already (not changed: the files' list goes into a copy)."""
     from counterexamples.findings import write_finding
     written = []
     findings = os.path.join(directory, "findings")
@@ -292,8 +293,7 @@ def write_matrix(directory: str, matrix: Matrix) -> list[str]:
     for c in matrix.columns:
         for f in c.report.findings.values():
             written += [os.path.relpath(p, directory) for p in write_finding(f, findings)]
-    doc = matrix.to_json()
-    doc["files"] = sorted(written)
+    doc = {**(matrix.to_json() if doc is None else doc), "files": sorted(written)}
     for name, text in (("matrix.json", json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
                        ("matrix.md", render_markdown(doc)), ("matrix.html", render_html(doc))):
         with open(os.path.join(directory, name), "w", encoding="utf-8") as fh:

@@ -379,10 +379,10 @@ class AdapterProcess:
                 replies.append(reply)
                 done += 1
                 self.requests += 1
-                # an answer in step (refused, or unusable for that trace) is no failure of
-                # the process: only crashes, hangs and garbage count towards giving it up
-                answered = reply.kind in ("ok", "refused", "bad-response")
-                self.failures_in_a_row = 0 if answered else self.failures_in_a_row + 1
+                # an answer in step (ok, refused, or unusable for that trace: no restart) is
+                # no failure of the process: only what needs a restart (a crash, a hang,
+                # garbage) counts towards giving it up
+                self.failures_in_a_row = self.failures_in_a_row + 1 if restart else 0
                 if restart:
                     self._stop()
                     break
@@ -1132,8 +1132,6 @@ class Divergence:
         branch: the nearest reading's step branch at that event; clauses: the clauses the
             divergence breaks; related: clauses the draft's warnings cite before it (see
             :func:`divergence_clauses`).
-        part: the part of the verdict compared (one of :data:`PARTS`), or None for the whole
-            verdict.
     """
 
     index: int
@@ -1142,7 +1140,6 @@ class Divergence:
     branch: str
     clauses: tuple[str, ...]
     related: tuple[str, ...]
-    part: Optional[str] = None
 
     @property
     def signature(self) -> tuple:
@@ -1161,8 +1158,7 @@ def locate_divergence(adapter: AdapterProcess, trace: PeerTrace, part: Optional[
     index, c = found
     branch, clauses, related = divergence_clauses(trace.events, index, c.aspects, trace.state,
                                                   c.nearest_assignment)
-    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related),
-                      part)
+    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related))
 
 
 _ASPECT_PREFIXES = {

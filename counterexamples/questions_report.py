@@ -23,6 +23,7 @@ import re
 from typing import Optional, Sequence
 
 from model.producer import PRODUCER_ONLY_KNOBS
+from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
            "witness_mermaid", "mermaid_svg", "write_questions", "witness_files", "PAGE",
@@ -337,9 +338,7 @@ def write_questions(rows: Sequence[dict], out_dir: str, depth: int,
     for r in rows:
         if r.get("witnessFile"):
             os.makedirs(os.path.join(out_dir, os.path.dirname(r["witnessFile"])), exist_ok=True)
-            _replace_file(out_dir, r["witnessFile"], "".join(
-                json.dumps(w, ensure_ascii=False, separators=(",", ":")) + "\n"
-                for w in r["witness"]))
+            _replace_file(out_dir, r["witnessFile"], dump_wire_jsonl(r["witness"]))
             written.append(r["witnessFile"])
     _replace_file(out_dir, PAGE, render_html(rows, depth))
     written.append(PAGE)

@@ -31,6 +31,7 @@ from model.events import (
     StepFinished, StepStarted, SubagentError, TextMessageContent, TextMessageEnd, TextMessageStart,
     ToolCallArgs, ToolCallEnd, ToolCallStart, Unrecognised,
 )
+from model.frozen import fast_init
 from model.json_values import JsonText, NonJsonValueError, freeze, is_json_object_text, thaw
 from model.patch import apply_patch
 from model.readings import DRAFT, KNOB_BY_ID, Reading
@@ -199,21 +200,8 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _but(obj, **changes):
-    """``obj`` (a frozen, slot-less dataclass of this module: :class:`Belief`,
-    :class:`ActivityBelief`) with ``changes``: what :func:`dataclasses.replace` gives, without
-    its per-call introspection of the fields and its ``__init__`` (the beliefs are updated on
-    every event of a lint and every move of a search); a cached hash is reset."""
-    new = object.__new__(type(obj))
-    fields = new.__dict__
-    fields.update(obj.__dict__)
-    fields.update(changes)
-    if "_hash" in fields:
-        fields["_hash"] = 0
-    return new
-
-
-@dataclass(frozen=True)
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class ActivityBelief:
     """What the producer believes one activity holds.
 
@@ -233,7 +221,8 @@ class ActivityBelief:
     via_snapshot: bool = True
 
 
-@dataclass(frozen=True)
+@fast_init
+@dataclass(frozen=True, slots=True, init=False)
 class Belief:
     """The producer's view after what it sent; hashable.
 
@@ -275,16 +264,6 @@ class Belief:
     earlier: frozenset[str] = frozenset()
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
-    def __hash__(self) -> int:
-        # Computed once: exhaustive search hashes every belief many times.
-        h = self._hash
-        if not h:
-            h = hash((self.run, self.runs, self.activities, self.texts, self.open_texts,
-                      self.subagents, self.finished, self.text_owners, self.tags_used, self.others,
-                      self.dropped, self.open_steps, self.open_tools, self.earlier)) or 1
-            object.__setattr__(self, "_hash", h)
-        return h
-
     def text_owner(self, message_id: str) -> Optional[str]:
         """The owner a text message was opened under (None: the parent)."""
         return dict(self.text_owners).get(message_id)
@@ -307,12 +286,12 @@ class Belief:
 
     def with_activity(self, message_id: str, belief: ActivityBelief) -> "Belief":
         if message_id in self.dropped:  # created again (Q10: "does not hold")
-            self = _but(self, dropped=self.dropped - {message_id})
+            self = self.but(dropped=self.dropped - {message_id})
         items = [(m, a) for m, a in self.activities if m != message_id]
         if len(items) == len(self.activities):
-            return _but(self, activities=self.activities + ((message_id, belief),))
-        return _but(self, activities=tuple((m, belief if m == message_id else a)
-                                              for m, a in self.activities))
+            return self.but(activities=self.activities + ((message_id, belief),))
+        return self.but(activities=tuple((m, belief if m == message_id else a)
+                                         for m, a in self.activities))
 
 
 ADVERSARIAL_KINDS: dict[str, str] = {
@@ -670,21 +649,21 @@ def advance(belief: Belief, event: Event) -> Belief:
     tag = getattr(event, "subagent_run_id", None)
     if tag is not None and tag not in belief.tags_used and \
             not isinstance(event, (SubagentStarted, SubagentFinished, SubagentError)):
-        belief = _but(belief, tags_used=belief.tags_used | {tag})
+        belief = belief.but(tags_used=belief.tags_used | {tag})
     if isinstance(event, RunStarted):  # the activities held now are of an earlier run (Q12)
-        return _but(belief, run="active", runs=belief.runs + 1, open_texts=frozenset(),
-                       subagents=frozenset(), finished=frozenset(), tags_used=frozenset(),
-                       open_steps=frozenset(), open_tools=(),
-                       earlier=frozenset(mid for mid, _ in belief.activities))
+        return belief.but(run="active", runs=belief.runs + 1, open_texts=frozenset(),
+                          subagents=frozenset(), finished=frozenset(), tags_used=frozenset(),
+                          open_steps=frozenset(), open_tools=(),
+                          earlier=frozenset(mid for mid, _ in belief.activities))
     if isinstance(event, RunFinished):
-        return _but(belief, run="finished", open_texts=frozenset(), open_steps=frozenset(),
-                       open_tools=())
+        return belief.but(run="finished", open_texts=frozenset(), open_steps=frozenset(),
+                          open_tools=())
     if isinstance(event, RunError):
-        return _but(belief, run="errored", open_texts=frozenset(), open_steps=frozenset(),
-                       open_tools=())
+        return belief.but(run="errored", open_texts=frozenset(), open_steps=frozenset(),
+                          open_tools=())
     if isinstance(event, ActivitySnapshot):
         if event.message_id in belief.earlier:  # restated in this run
-            belief = _but(belief, earlier=belief.earlier - {event.message_id})
+            belief = belief.but(earlier=belief.earlier - {event.message_id})
         held = belief.activity(event.message_id)
         if held is None:
             return belief.with_activity(event.message_id, ActivityBelief(
@@ -695,31 +674,31 @@ def advance(belief: Belief, event: Event) -> Belief:
         if event.replacing:
             return belief.with_activity(event.message_id, ActivityBelief(
                 event.content, event.activity_type, event.subagent_run_id, held.opener, True))
-        return belief.with_activity(event.message_id, _but(held, via_snapshot=True))
+        return belief.with_activity(event.message_id, held.but(via_snapshot=True))
     if isinstance(event, ActivityDelta):
         held = belief.activity(event.message_id)
         if held is None:
             return belief
         outcome = apply_patch(held.content, tuple(op for op in event.patch if op.recognised))
         content = outcome.result if outcome.ok else held.content
-        return belief.with_activity(event.message_id, _but(
-            held, content=content, activity_type=event.activity_type))
+        return belief.with_activity(event.message_id, held.but(
+            content=content, activity_type=event.activity_type))
     if isinstance(event, MessagesSnapshot):
         out = belief
         listed = {m.id for m in event.messages if m.is_activity}
         if out.earlier:  # restated in this run, or dropped: no longer an earlier run's
-            out = _but(out, earlier=frozenset(mid for mid in out.earlier if mid not in listed
-                                                 and not (listed and out.activity(mid))))
+            out = out.but(earlier=frozenset(mid for mid in out.earlier if mid not in listed
+                                            and not (listed and out.activity(mid))))
         if listed:  # self-revoking: the activities it leaves out are gone
             gone = frozenset(mid for mid, _ in belief.activities if mid not in listed)
             if gone:
-                out = _but(out, activities=tuple((mid, a) for mid, a in out.activities
-                                                    if mid not in gone),
+                out = out.but(activities=tuple((mid, a) for mid, a in out.activities
+                                               if mid not in gone),
                               dropped=out.dropped | gone)
         stated = frozenset(m.id for m in event.messages
                            if not m.is_activity and m.id not in belief.texts) - out.others
         if stated:
-            out = _but(out, others=out.others | stated)
+            out = out.but(others=out.others | stated)
         for m in event.messages:
             if m.is_activity:
                 prior = out.activity(m.id)
@@ -729,29 +708,29 @@ def advance(belief: Belief, event: Event) -> Belief:
                     prior.via_snapshot if prior else False))
         return out
     if isinstance(event, TextMessageStart):
-        return _but(belief, texts=belief.texts + (event.message_id,),
-                       open_texts=belief.open_texts | {event.message_id},
-                       text_owners=belief.text_owners + ((event.message_id,
-                                                          event.subagent_run_id),))
+        return belief.but(texts=belief.texts + (event.message_id,),
+                          open_texts=belief.open_texts | {event.message_id},
+                          text_owners=belief.text_owners + ((event.message_id,
+                                                             event.subagent_run_id),))
     if isinstance(event, TextMessageEnd):
-        return _but(belief, open_texts=belief.open_texts - {event.message_id})
+        return belief.but(open_texts=belief.open_texts - {event.message_id})
     if isinstance(event, SubagentStarted):
-        return _but(belief, subagents=belief.subagents | {event.subagent_run_id})
+        return belief.but(subagents=belief.subagents | {event.subagent_run_id})
     if isinstance(event, (SubagentFinished, SubagentError)):  # either closes the invocation
-        return _but(belief, subagents=belief.subagents - {event.subagent_run_id},
-                       finished=belief.finished | {event.subagent_run_id})
+        return belief.but(subagents=belief.subagents - {event.subagent_run_id},
+                          finished=belief.finished | {event.subagent_run_id})
     if isinstance(event, StepStarted):
-        return _but(belief, open_steps=belief.open_steps | {(event.subagent_run_id,
-                                                                event.step_name)})
+        return belief.but(open_steps=belief.open_steps | {(event.subagent_run_id,
+                                                           event.step_name)})
     if isinstance(event, StepFinished):
-        return _but(belief, open_steps=belief.open_steps - {(event.subagent_run_id,
-                                                                event.step_name)})
+        return belief.but(open_steps=belief.open_steps - {(event.subagent_run_id,
+                                                           event.step_name)})
     if isinstance(event, ToolCallStart):  # a restart (TOOL-CALL-OPEN-ONCE) keeps one entry
         kept = tuple(t for t in belief.open_tools if t[0] != event.tool_call_id)
-        return _but(belief, open_tools=kept + ((event.tool_call_id, event.subagent_run_id),))
+        return belief.but(open_tools=kept + ((event.tool_call_id, event.subagent_run_id),))
     if isinstance(event, ToolCallEnd):
-        return _but(belief, open_tools=tuple(t for t in belief.open_tools
-                                                if t[0] != event.tool_call_id))
+        return belief.but(open_tools=tuple(t for t in belief.open_tools
+                                           if t[0] != event.tool_call_id))
     return belief
 
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 from model.events import (
-    ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot, Passthrough,
-    PatchOp, RFC6902_OPS, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot,
+    EVENT_CLASSES, ActivityDelta, ActivitySnapshot, Event, Malformed, Message, MessagesSnapshot,
+    Passthrough, PatchOp, RFC6902_OPS, RunError, RunFinished, RunStarted, StateDelta, StateSnapshot,
     StepFinished, StepStarted, SubagentError, SubagentFinished, SubagentStarted, TextMessageContent, TextMessageEnd,
     TextMessageStart, ToolCallArgs, ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised,
 )
@@ -46,7 +46,7 @@ from model.json_values import a_json_type, freeze
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
     "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
-    "load_trace", "read_text", "loads_json", "dump_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
+    "load_trace", "read_text", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
 
@@ -176,6 +176,11 @@ def _check_patch(v, path, clause="SNP-MALFORMED-OP"):
                                "(RFC 6901)", "SCH-JSON-POINTER")
 
 
+def _check_patch_member(v, path):
+    """A patch member (``delta``, ``patch``): :func:`_check_patch` with its default clause."""
+    _check_patch(v, path)
+
+
 # member -> (check, required)
 _BASE = {"type": (_check_str, True), "timestamp": (_check_int, False),
          "rawEvent": (_check_not_null, False), "metadata": (_check_obj, False)}
@@ -216,13 +221,13 @@ _SPECS: dict[str, _Spec] = {
     "TOOL_CALL_RESULT": _spec({"messageId": (_check_str, True), "toolCallId": (_check_str, True),
                                "content": (_check_str_or_array, True), "role": (_check_str, False)}),
     "STATE_SNAPSHOT": _spec({"snapshot": (_check_any, True)}),
-    "STATE_DELTA": _spec({"delta": (lambda v, p: _check_patch(v, p), True)}),
+    "STATE_DELTA": _spec({"delta": (_check_patch_member, True)}),
     "MESSAGES_SNAPSHOT": _spec({"messages": (_check_array, True)}, attributable=False, closed=True),
     "ACTIVITY_SNAPSHOT": _spec({"messageId": (_check_str, True), "activityType": (_check_str, True),
                                 "content": (_check_obj, True), "replace": (_check_bool, False)},
                                closed=True),
     "ACTIVITY_DELTA": _spec({"messageId": (_check_str, True), "activityType": (_check_str, True),
-                             "patch": (lambda v, p: _check_patch(v, p), True)}, closed=True),
+                             "patch": (_check_patch_member, True)}, closed=True),
     "SUBAGENT_STARTED": _spec({"subagentRunId": (_check_str, True), "name": (_check_str, False),
                                "parentSubagentRunId": (_check_str, False)}, attributable=False),
     "SUBAGENT_FINISHED": _spec({"subagentRunId": (_check_str, True),
@@ -443,69 +448,42 @@ def _plain_patch(item: Any) -> Any:
 _S = str
 """In :data:`_PLAIN_LANES`: a member that is plain when it holds a string, kept as it is."""
 
+_PLAIN_CONVERTERS: dict[Any, Any] = {
+    _check_str: _S, _check_obj: _plain_object, _check_bool: _plain_bool,
+    _check_str_or_array: _plain_text_content, _check_patch_member: _plain_patch}
+"""A member check of :data:`_SPECS` -> the plain lane's converter for that member (a check not
+listed, e.g. :func:`_check_any`, has no plain form: such a member sends the event to the general
+path, and a type that requires one has no lane)."""
+
+
+def _plain_lane(type_name: str, spec: _Spec) -> Optional[tuple]:
+    """The lane of ``type_name`` derived from its :data:`_SPECS` entry: its members beyond
+    :data:`_BASE` that have a plain converter, each with the event class's field (the inverse of
+    the class's ``WIRE`` names), and its required members; None when a required member has no
+    plain form (STATE_SNAPSHOT, MESSAGES_SNAPSHOT)."""
+    cls = EVENT_CLASSES[type_name]
+    field_of = {wire: name for name, wire in cls.WIRE.items()}
+    members, required = {}, []
+    for name, (check, needed) in spec.members.items():
+        if name in _BASE:
+            continue
+        convert = _PLAIN_CONVERTERS.get(check)
+        if convert is None:
+            if needed:
+                return None
+            continue
+        members[name] = (field_of.get(name, name), convert)
+        if needed:
+            required.append(name)
+    return cls, members, tuple(required)
+
+
 _PLAIN_LANES: dict[str, tuple[type, dict[str, tuple[str, Any]], tuple[str, ...]]] = {
-    "TEXT_MESSAGE_CONTENT": (TextMessageContent, {"messageId": ("message_id", _S),
-                                                  "delta": ("delta", _S),
-                                                  "subagentRunId": ("subagent_run_id", _S)},
-                             ("messageId", "delta")),
-    "TEXT_MESSAGE_END": (TextMessageEnd, {"messageId": ("message_id", _S),
-                                          "subagentRunId": ("subagent_run_id", _S)},
-                         ("messageId",)),
-    "TEXT_MESSAGE_START": (TextMessageStart, {"messageId": ("message_id", _S),
-                                              "role": ("role", _S), "name": ("name", _S),
-                                              "subagentRunId": ("subagent_run_id", _S)},
-                           ("messageId",)),
-    "TOOL_CALL_ARGS": (ToolCallArgs, {"toolCallId": ("tool_call_id", _S), "delta": ("delta", _S),
-                                      "subagentRunId": ("subagent_run_id", _S)},
-                       ("toolCallId", "delta")),
-    "TOOL_CALL_END": (ToolCallEnd, {"toolCallId": ("tool_call_id", _S),
-                                    "subagentRunId": ("subagent_run_id", _S)}, ("toolCallId",)),
-    "TOOL_CALL_START": (ToolCallStart, {"toolCallId": ("tool_call_id", _S),
-                                        "toolCallName": ("tool_call_name", _S),
-                                        "parentMessageId": ("parent_message_id", _S),
-                                        "subagentRunId": ("subagent_run_id", _S)},
-                        ("toolCallId", "toolCallName")),
-    "TOOL_CALL_RESULT": (ToolCallResult, {"messageId": ("message_id", _S),
-                                          "toolCallId": ("tool_call_id", _S),
-                                          "content": ("content", _plain_text_content),
-                                          "role": ("role", _S),
-                                          "subagentRunId": ("subagent_run_id", _S)},
-                         ("messageId", "toolCallId", "content")),
-    "RUN_STARTED": (RunStarted, {"threadId": ("thread_id", _S), "runId": ("run_id", _S),
-                                 "parentRunId": ("parent_run_id", _S),
-                                 "protocolVersion": ("protocol_version", _S),
-                                 "input": ("input", _plain_object)}, ("threadId", "runId")),
-    "RUN_FINISHED": (RunFinished, {"threadId": ("thread_id", _S), "runId": ("run_id", _S)},
-                     ("threadId", "runId")),
-    "RUN_ERROR": (RunError, {"message": ("message", _S), "code": ("code", _S)}, ("message",)),
-    "SUBAGENT_STARTED": (SubagentStarted, {"subagentRunId": ("subagent_run_id", _S),
-                                           "name": ("name", _S),
-                                           "parentSubagentRunId": ("parent_subagent_run_id", _S)},
-                         ("subagentRunId",)),
-    "SUBAGENT_FINISHED": (SubagentFinished, {"subagentRunId": ("subagent_run_id", _S)},
-                          ("subagentRunId",)),
-    "SUBAGENT_ERROR": (SubagentError, {"subagentRunId": ("subagent_run_id", _S),
-                                       "message": ("message", _S)}, ("subagentRunId",)),
-    "STEP_STARTED": (StepStarted, {"stepName": ("step_name", _S),
-                                   "subagentRunId": ("subagent_run_id", _S)}, ("stepName",)),
-    "STEP_FINISHED": (StepFinished, {"stepName": ("step_name", _S),
-                                     "subagentRunId": ("subagent_run_id", _S)}, ("stepName",)),
-    "STATE_DELTA": (StateDelta, {"delta": ("delta", _plain_patch),
-                                 "subagentRunId": ("subagent_run_id", _S)}, ("delta",)),
-    "ACTIVITY_SNAPSHOT": (ActivitySnapshot, {"messageId": ("message_id", _S),
-                                             "activityType": ("activity_type", _S),
-                                             "content": ("content", _plain_object),
-                                             "replace": ("replace", _plain_bool),
-                                             "subagentRunId": ("subagent_run_id", _S)},
-                          ("messageId", "activityType", "content")),
-    "ACTIVITY_DELTA": (ActivityDelta, {"messageId": ("message_id", _S),
-                                       "activityType": ("activity_type", _S),
-                                       "patch": ("patch", _plain_patch),
-                                       "subagentRunId": ("subagent_run_id", _S)},
-                       ("messageId", "activityType", "patch")),
-}
-"""The plain forms :func:`parse_event` builds directly: ``type -> (class, wire member -> (field,
-converter), required members)``. An event is in its plain form when every member is ``type``, a
+    type_name: lane for type_name, spec in _SPECS.items()
+    if (lane := _plain_lane(type_name, spec)) is not None}
+"""The plain forms :func:`parse_event` builds directly, derived from :data:`_SPECS`
+(:func:`_plain_lane`): ``type -> (class, wire member -> (field, converter), required members)``.
+An event is in its plain form when every member is ``type``, a
 member of its lane holding a plain value (a string for ``_S``; else what the converter takes:
 an object, a boolean, a string ``content``, a patch of well-formed operations), ``timestamp`` a
 safe integer, or ``metadata`` an object, and its required members are there (a
@@ -995,6 +973,15 @@ def event_to_json(event: Event) -> str:
     return json.dumps(event.to_wire(), ensure_ascii=False, separators=(",", ":"))
 
 
+def dump_wire_jsonl(values: Iterable[Any]) -> str:
+    """Wire values (decoded JSON, e.g. a finding's recorded events) as JSON lines: each as one
+    compact line in its own member order, non-ASCII kept, newline-terminated; the form of every
+    ``.jsonl`` the tools write."""
+    return "".join(json.dumps(v, ensure_ascii=False, separators=(",", ":")) + "\n"
+                   for v in values)
+
+
 def dump_jsonl(events: Iterable[Event]) -> str:
-    """A trace as AG-UI JSON lines: one wire event per line, newline-terminated."""
-    return "".join(event_to_json(e) + "\n" for e in events)
+    """A trace as AG-UI JSON lines: one wire event per line, newline-terminated
+    (:func:`dump_wire_jsonl` of the events' wire form)."""
+    return dump_wire_jsonl(e.to_wire() for e in events)

@@ -47,7 +47,7 @@ __all__ = ["SURFACE_CONTENT", "SURFACE_METADATA", "SURFACE_PATCHES", "HISTORY_WI
            "surface_moves", "surface_adversarial", "role_events", "malformed_wires", "pointer_shape",
            "value_type", "op_features", "patch_feature", "malformed_feature", "role_feature",
            "messages_snapshot_features", "OP_UNIVERSE", "PATCH_UNIVERSE", "MALFORMED_UNIVERSE",
-           "ROLE_UNIVERSE", "MS_UNIVERSE", "FEATURE_UNIVERSE"]
+           "ROLE_UNIVERSE", "MS_UNIVERSE", "FEATURE_UNIVERSE", "RFC6902_MEMBERS"]
 
 SURFACE_CONTENT: dict = {
     "n": 1, "f": 1.5, "b": True, "z": None, "s": "x", "list": [1, 2, 3],
@@ -522,7 +522,9 @@ OP_UNIVERSE: tuple[str, ...] = tuple(
 op; and ``op:open-member``, a recognised operation carrying a member RFC 6902 does not define
 (legal, kept whole: SNP-OPEN-OPS, PRC-KEEP-OPEN)."""
 
-_OP_MEMBERS = frozenset(("op", "path", "from", "value"))
+RFC6902_MEMBERS = frozenset(("op", "path", "from", "value"))
+"""The members RFC 6902 defines for an operation (section 4); any other is an open member
+(SNP-OPEN-OPS, PRC-KEEP-OPEN)."""
 
 PATCH_OUTCOMES = ("applies", "fails-first", "fails-after-applying", "non-object")
 PATCH_UNIVERSE: tuple[str, ...] = tuple(
@@ -542,7 +544,7 @@ def op_features(ops) -> list[str]:
         shape = pointer_shape(raw.get("path", ""))
         vt = value_type(raw["value"]) if op.op in VALUE_OPS else "-"
         out.append(f"op:{op.op}:{shape}:{vt}")
-        if set(raw) - _OP_MEMBERS:
+        if set(raw) - RFC6902_MEMBERS:
             out.append("op:open-member")
     return out
 

@@ -17,6 +17,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from jsonpointer import unescape
+
 from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
                          ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, MALFORMED_ACTIVITY_EVENT,
                          UNKNOWN_EVENT_DROPPED, UNKNOWN_MEMBER_STRIPPED, UNKNOWN_PATCH_OP,
@@ -30,6 +32,7 @@ from model.json_values import freeze, thaw
 from model.patch import apply_patch
 from model.wire import parse_event
 from model.readings import DRAFT, Reading
+from properties.surface import RFC6902_MEMBERS
 
 __all__ = ["Consumer", "REFERENCE", "MUTANTS", "MUTANT_BY_NAME"]
 
@@ -103,8 +106,13 @@ def _pre(rewrite: Callable[[ConsumerState, Event], Event]) -> StepFn:
     return mutant
 
 
+def _live_now(state) -> bool:
+    """Whether the consumer is in an active run it has not halted (it takes events)."""
+    return state.run == "active" and not state.halted
+
+
 def _is_live_snapshot(state, event) -> bool:
-    return isinstance(event, ActivitySnapshot) and not state.halted and state.run == "active"
+    return isinstance(event, ActivitySnapshot) and _live_now(state)
 
 
 # --- the mutants --------------------------------------------------------------------------------
@@ -230,14 +238,14 @@ _KNOWN_TYPES = frozenset({"PLAN"})
 
 def _unknown_type_dropped(state, event, reading):
     if isinstance(event, ActivitySnapshot) and event.activity_type not in _KNOWN_TYPES and \
-            state.message(event.message_id) is None and state.run == "active" and not state.halted:
+            state.message(event.message_id) is None and _live_now(state):
         return StepResult(state, branch="snapshot.create")
     return step(state, event, reading)
 
 
 def _unknown_op_fatal(state, event, reading):
     if isinstance(event, ActivityDelta) and any(not op.recognised for op in event.patch) and \
-            state.run == "active" and not state.halted:
+            _live_now(state):
         held = state.message(event.message_id)
         if held is not None and held.is_activity:
             return StepResult(replace(state, halted=True), (), Fatal(
@@ -331,7 +339,7 @@ def _untagged_delta_rejected(state, event, reading):
     held = state.message(getattr(event, "message_id", "")) if isinstance(event, ActivityDelta) \
         else None
     if held is not None and held.is_activity and held.owner is not None and \
-            event.subagent_run_id is None and state.run == "active" and not state.halted:
+            event.subagent_run_id is None and _live_now(state):
         return StepResult(replace(state, halted=True), (), Fatal(
             ACTIVITY_OWNER_MISMATCH, "SUB-ACCEPT-UNTAGGED", message_id=held.id,
             branch="delta.owner-mismatch"), "delta.owner-mismatch")
@@ -463,7 +471,7 @@ def _fails_on_replace_false(state, event, reading):
     held = state.message(getattr(event, "message_id", "")) if isinstance(event, ActivitySnapshot) \
         else None
     if held is not None and held.is_activity and event.replace is False and \
-            state.run == "active" and not state.halted:
+            _live_now(state):
         return StepResult(state.but(halted=True), (), Fatal(
             "REPLACE_FALSE_REJECTED", "ACT-ATTR-TOLERATE", message_id=held.id,
             branch="snapshot.replace-false"), "snapshot.replace-false")
@@ -538,10 +546,20 @@ def _unescape_wrong_order(obj, doc):
     return {**obj, "path": obj["path"].replace("~0", "~1")}
 
 
+def _tokens(pointer: str) -> list[str]:
+    """The reference tokens of a JSON pointer, unescaped (RFC 6901 section 4, ``~1`` then
+    ``~0``: :func:`jsonpointer.unescape`); ``""`` has none."""
+    return [unescape(t) for t in pointer.split("/")[1:]]
+
+
+def _token(pointer: str) -> str:
+    """The last reference token of a JSON pointer, unescaped (RFC 6901 section 4)."""
+    return unescape(pointer.rsplit("/", 1)[-1])
+
+
 def _parent(doc, pointer: str):
     node = doc
-    for token in pointer.split("/")[1:-1]:
-        token = token.replace("~1", "/").replace("~0", "~")
+    for token in _tokens(pointer)[:-1]:
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
@@ -585,7 +603,7 @@ def _numbers_truncated(obj, doc):
             not isinstance(obj.get("value"), (int, float)):
         return None
     parent = _parent(doc, obj["path"])
-    token = obj["path"].split("/")[-1].replace("~1", "/").replace("~0", "~")
+    token = _token(obj["path"])
     held = parent.get(token) if isinstance(parent, dict) else None
     if isinstance(held, (int, float)) and not isinstance(held, bool) and \
             held != obj["value"] and int(held) == int(obj["value"]):
@@ -643,8 +661,6 @@ def _ms_without_activity_drops(state, event, result):
 # --- more of the wider surface (issue 20 item 5: RFC 6902 ops, JSON values, malformed members,
 # roles, MESSAGES_SNAPSHOT, and the lifecycle of issue 19) ---------------------------------------
 
-def _token(pointer: str) -> str:
-    return pointer.split("/")[-1].replace("~1", "/").replace("~0", "~")
 
 
 def _array_index(parent, token: str):
@@ -707,7 +723,7 @@ def _add_creates_parents(obj, doc):
     tokens = obj["path"].split("/")[1:]
     node, built = doc, []
     for depth, raw in enumerate(tokens[:-1]):
-        token = raw.replace("~1", "/").replace("~0", "~")
+        token = unescape(raw)
         if isinstance(node, dict) and token in node:
             node = node[token]
             continue
@@ -790,8 +806,7 @@ def _value_at(doc, pointer: str):
     """``(True, value)`` at an escaped pointer (RFC 6901), ``(False, None)`` when it does not
     resolve."""
     node = doc
-    for raw in pointer.split("/")[1:]:
-        token = raw.replace("~1", "/").replace("~0", "~")
+    for token in _tokens(pointer):
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif _array_index(node, token) is not None and int(token) < len(node):
@@ -866,7 +881,7 @@ def _malformed_patch_tolerated(state, event, reading):
     path that starts with ``/``...) as a patch that does not apply: a warning, the run goes on
     (SNP-MALFORMED-OP, PRC-MALFORMED-FATAL: the run fails)."""
     if isinstance(event, Malformed) and event.name == "ACTIVITY_DELTA" and \
-            event.path.startswith("$.patch") and not state.halted and state.run == "active":
+            event.path.startswith("$.patch") and _live_now(state):
         mid = thaw(event.wire).get("messageId")
         return StepResult(state, (Warning(ACTIVITY_PATCH_FAILED, mid if isinstance(mid, str)
                                           else None, "SNP-SURFACE-FAILURE",
@@ -906,10 +921,6 @@ def _ms_drops_system(state, event, result):
         return replace(result, state=result.state.but(messages=tuple(
             m for m in result.state.messages if m.role != "system")))
     return result
-
-
-def _live_now(state) -> bool:
-    return state.run == "active" and not state.halted
 
 
 def _finish_unopened_accepted(state, event, reading):
@@ -982,11 +993,11 @@ def _unknown_role_drops_event(state, event, reading):
 def _array_slot(doc, pointer: str):
     """``(array, index)`` when ``pointer`` names a slot of an array in ``doc`` by a plain decimal
     index (no leading zero), else None."""
-    tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
-    if not tokens or not tokens[-1].isdigit() or (len(tokens[-1]) > 1 and tokens[-1][0] == "0"):
+    if "/" not in pointer:
         return None
     node = _parent(doc, pointer)
-    return (node, int(tokens[-1])) if isinstance(node, list) else None
+    i = _array_index(node, _token(pointer))
+    return None if i is None else (node, i)
 
 
 def _replace_at_length_appends(obj, doc):
@@ -1002,16 +1013,13 @@ def _replace_at_length_appends(obj, doc):
     return {**obj, "op": "add"}
 
 
-_RFC6902_MEMBERS = {"op", "path", "from", "value"}
-
-
 def _open_member_fatal(state, event, reading):
     """Validates patch operations against a closed schema (``additionalProperties: false``): an
     operation carrying a member RFC 6902 does not define fails the run as malformed, where the
     draft keeps operations open (SNP-OPEN-OPS, PRC-KEEP-OPEN: such a member is legal and never
     stripped)."""
-    if isinstance(event, ActivityDelta) and state.run == "active" and not state.halted and \
-            any(op.recognised and set(thaw(op.raw)) - _RFC6902_MEMBERS for op in event.patch):
+    if isinstance(event, ActivityDelta) and _live_now(state) and \
+            any(op.recognised and set(thaw(op.raw)) - RFC6902_MEMBERS for op in event.patch):
         return StepResult(replace(state, halted=True), (), Fatal(
             MALFORMED_ACTIVITY_EVENT, "SNP-MALFORMED-OP", "an operation carries an undefined "
             "member", branch="malformed.fatal"), "malformed.fatal")

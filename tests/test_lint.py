@@ -295,11 +295,40 @@ def test_a_delta_in_a_later_run_without_a_fresh_snapshot_is_a_warning():
     assert [(v.event_index, v.clause, v.severity, v.related_index) for v in report.violations] \
         == [(5, "SNP-SHOULD-SNAPSHOT", "warning", 1)]  # once per activity and run
     assert report.conformant and not report.fails("error") and report.fails("warning")
-    # under every reading, Q12=run makes each such delta break ACT-DELTA-BASELINE
+    # under every reading, Q12=run makes each such delta break ACT-DELTA-BASELINE, and the
+    # other Q12 options still give the SHOULD at the first one
     every = lint_wire([RS, snap(), d, RF, rs2, d, d, RF])
     assert [(v.event_index, v.clause, v.severity, v.readings) for v in every.violations] == [
-        (i, "ACT-DELTA-BASELINE", "error", ("Q12=run",)) for i in (5, 6)]
+        (5, "ACT-DELTA-BASELINE", "error", ("Q12=run",)),
+        (5, "SNP-SHOULD-SNAPSHOT", "warning", ("Q12=stream", "Q12=owner")),
+        (6, "ACT-DELTA-BASELINE", "error", ("Q12=run",))]
     assert lint_wire([RS, snap(), RF, rs2, snap(), d, RF]).violations == ()
+
+
+def test_a_should_warning_shows_beside_an_error_other_readings_make_at_the_same_event():
+    """In the all-readings mode an event some readings reject still carries the SHOULD the other
+    readings give there: in a later run, the parent's untagged delta on a subagent's activity
+    with no fresh snapshot breaks ACT-DELTA-BASELINE under Q12=owner (not the owner) and under
+    Q12=run (no snapshot in this run), and under Q12=stream, the draft's, it is the SHOULD of
+    SNP-SHOULD-SNAPSHOT; each is reported with the readings it holds under (the SHOULD was
+    dropped at that event before), and the gate follows the reading."""
+    rs2 = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r2"}
+    wire = [RS, {"type": "SUBAGENT_STARTED", "subagentRunId": "s1"}, snap(subagentRunId="s1"),
+            {"type": "SUBAGENT_FINISHED", "subagentRunId": "s1"}, RF, rs2,
+            delta(patch=[{"op": "replace", "path": "/n", "value": 1}]), RF]
+    every = lint_wire(wire)
+    assert [(v.event_index, v.clause, v.severity, v.readings) for v in every.violations] == [
+        (6, "ACT-DELTA-BASELINE", "error", ("Q12=owner",)),
+        (6, "ACT-DELTA-BASELINE", "error", ("Q12=run",)),
+        (6, "SNP-SHOULD-SNAPSHOT", "warning", ("Q12=stream",))]
+    assert not every.conformant and every.count("warning") == 1
+    assert {r.split(",")[2] for r in every.conformant_under()} == {"Q12=stream"}
+    # each reading alone gives what the all-readings report says it holds under
+    for option, expected in (("stream", [("SNP-SHOULD-SNAPSHOT", "warning")]),
+                             ("owner", [("ACT-DELTA-BASELINE", "error")]),
+                             ("run", [("ACT-DELTA-BASELINE", "error")])):
+        alone = lint_wire(wire, DRAFT.with_(Q12=option)).violations
+        assert [(v.clause, v.severity) for v in alone] == expected, option
 
 
 def test_a_violation_only_some_readings_make_carries_them():
@@ -535,7 +564,8 @@ def test_a_delta_on_an_earlier_runs_activity_is_reported_under_q12_run():
     assert [(v.event_index, v.clause, v.kind) for v in lint_wire(wire, reading).violations] == [
         (4, "ACT-DELTA-BASELINE", "delta-from-earlier-run")]
     assert [(v.event_index, v.kind, v.readings) for v in lint_wire(wire).violations] == [
-        (4, "delta-from-earlier-run", ("Q12=run",))]
+        (4, "delta-from-earlier-run", ("Q12=run",)),
+        (4, "delta-without-fresh-snapshot", ("Q12=stream", "Q12=owner"))]
     assert [(v.event_index, v.kind, v.severity) for v in lint_wire(wire, DRAFT).violations] == [
         (4, "delta-without-fresh-snapshot", "warning")]  # the draft's SHOULD only
     restated = wire[:4] + [snap] + wire[4:]

@@ -8,8 +8,15 @@ from properties.questions import QUESTIONS, settle, settled_count
 
 
 @pytest.fixture(scope="module")
-def rows():
-    return settle(depth=4)
+def sweep():
+    """The depth-4 all-readings sweep, run once for the module: the table's and the engines'."""
+    from properties.explore import explore
+    return explore(depth=4, reading=None, properties=())
+
+
+@pytest.fixture(scope="module")
+def rows(sweep):
+    return settle(depth=4, report=sweep)
 
 
 def test_one_row_per_question_in_order(rows):
@@ -212,18 +219,30 @@ def test_pq25_catches_a_stripped_key_and_a_dropped_null():
         assert "neither the content stated nor a patch result" in CONTENT_OPEN.check(t)
 
 
-def test_questions_command_json_text_and_html(tmp_path, capsys):
+def test_questions_command_json_text_and_html(tmp_path, capsys, monkeypatch, sweep, rows):
     """``questions --json`` prints the settled count and the rows; ``--out`` writes the table,
     the page (one table row per question, parsed with html.parser) and the witnesses, which
-    ``replay`` reads."""
+    ``replay`` reads. (The command's depth-4 sweep is the module's: the same call answered by
+    the sweep already run; the rest of the table is computed by the command.)"""
     import json
     from html.parser import HTMLParser
+    import properties.explore as explore_module
     from activity_check.cli import main
+    real, asked = explore_module.explore, []
+
+    def explore(*args, **kwargs):
+        if not args and kwargs == {"depth": 4, "reading": None, "properties": ()}:
+            asked.append(kwargs)
+            return sweep
+        return real(*args, **kwargs)
+    monkeypatch.setattr(explore_module, "explore", explore)
     out = tmp_path / "q"
     assert main(["questions", "--depth", "4", "--json", "--out", str(out)]) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert len(asked) == 1
     assert (doc["settled"], doc["total"], doc["depth"]) == (25, 25, 4)
     assert [r["question"] for r in doc["questions"]] == [f"Q{i}" for i in range(1, 26)]
+    assert doc["questions"] == json.loads(json.dumps(rows))
     assert json.loads((out / "questions.json").read_text()) == doc
 
     class Rows(HTMLParser):
@@ -280,16 +299,14 @@ def test_run_writes_the_table_and_the_page(tmp_path, rows):
     assert table["files"][1:] == [r["witnessFile"] for r in table["rows"] if r["witnessFile"]]
 
 
-def test_bfs_and_smt_distinguish_agree_on_every_fragment_knob():
+def test_bfs_and_smt_distinguish_agree_on_every_fragment_knob(sweep):
     """Issue 19 item 4: the sweep at depth 4 splits every knob of the Z3 fragment, and for each
     Z3 (``smt distinguish``) finds a witness of exactly the BFS's length on the same readings,
-    and none shorter against draft (knobs split only after a violation aside). Costs about
-    5 s on a quiet machine (one sweep at depth 4, some 25 small Z3 searches)."""
-    from properties.explore import explore
+    and none shorter against draft (knobs split only after a violation aside). Costs some
+    25 small Z3 searches (the sweep is the module's)."""
     from properties.questions import engine_lengths
     from properties.smt.encoding import FRAGMENT_KNOBS
-    report = explore(depth=4, reading=None, properties=())
-    lengths = engine_lengths(report)
+    lengths = engine_lengths(sweep)
     # Q7 and Q9 split only after a producer violation (form B): their rows compare the
     # violating search with Z3 on any trace (test_bfs_and_z3_lengths_for_fragment_knobs)
     assert sorted(lengths) == sorted(set(FRAGMENT_KNOBS) - {"Q7", "Q9"})

@@ -228,26 +228,66 @@ def test_fixed_constants_pins_the_pool_only_inside_the_block():
     assert providers._get_local_constants is outside and providers.CONSTANTS_CACHE is cache
 
 
-def test_the_same_seed_draws_the_same_traces_inside_the_pin_and_recording_keeps_them():
-    from hypothesis import HealthCheck, Phase, given, seed, settings
-    from properties.strategies import conformant_traces, fixed_constants, recording
+_PIN_DRAW = """
+import json, sys
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from properties.strategies import as_wire, conformant_traces, fixed_constants, recording
 
-    def draw_all():
-        got = []
 
-        @seed(3)
-        @settings(max_examples=25, database=None, deadline=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
-        @given(conformant_traces(max_events=6))
-        def run(trace):
-            got.append(trace)
-        with fixed_constants():
-            run()
-        return got
+def draw():
+    got, into = [], []
 
-    into: list = []
-    with recording(into):
-        first = draw_all()
-    second = draw_all()
-    assert [as_wire(t) for t in first] == [as_wire(t) for t in second]
-    assert into == first and len(first) == 25
+    @seed(3)
+    @settings(max_examples=25, database=None, deadline=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(conformant_traces(max_events=10))
+    def run(trace):
+        got.append(trace)
+    with recording(into), fixed_constants():
+        run()
+    assert into == got and len(got) == 25
+    return json.loads(json.dumps([as_wire(t) for t in got]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:  # a local module of literals, as a user's code or the suite adds them
+        sys.path.insert(0, sys.argv[1])
+        import vendor_literals  # noqa: F401
+        from hypothesis.internal.conjecture import providers
+        pool = providers._get_local_constants()  # outside the pin: Hypothesis mixes these in
+        assert "zebra-47" in pool.set_for_type("string") and \\
+            987654321 in pool.set_for_type("integer")
+    print(json.dumps(draw()))
+"""
+"""``draw()``: 25 conformant traces drawn with seed 3 inside the pin, recorded, in wire form; run
+as a script, prints them (argument: a folder holding ``vendor_literals.py``, imported first)."""
+
+
+def test_the_same_seed_draws_the_same_traces_inside_the_pin_and_recording_keeps_them(tmp_path):
+    """The pin makes the draw independent of the local modules a process has loaded: two fresh
+    processes with other hash seeds, one of which first imports a module of literals Hypothesis
+    would otherwise mix into its draws (checked there: they are in its pool), draw the same
+    traces as this one, which has the whole suite loaded. (Without the pin the second process
+    draws other traces: with this seed, from the first 25.) Inside each, ``recording`` keeps
+    exactly what the search drew."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "vendor_literals.py").write_text(
+        'WORDS = ("zebra-47", "quokka", "act-9", "m-31337", "PLAN-X", 987654321, -31337, '
+        '2.718281828, 10**15)\n', encoding="utf-8")
+
+    def fresh(*argv: str, hash_seed: str) -> list:
+        r = subprocess.run([sys.executable, "-c", _PIN_DRAW, *argv], capture_output=True,
+                           text=True, cwd=tmp_path, timeout=300,
+                           env=dict(os.environ, PYTHONHASHSEED=hash_seed))
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    here: dict = {"__name__": "pin_draw"}
+    exec(compile(_PIN_DRAW, "<pin draw>", "exec"), here)  # noqa: S102 - the script above
+    plain = fresh(hash_seed="1")
+    assert fresh(str(tmp_path), hash_seed="2") == plain
+    assert here["draw"]() == plain

@@ -27,9 +27,7 @@ import { dirname, join } from "node:path";
 import { Observable } from "rxjs";
 import { AbstractAgent } from "@ag-ui/client";
 import { toAgUiMessages } from "@assistant-ui/react-ag-ui";
-import {
-  captureConsole, clone, readRequest, renameGenerated, scriptedAgentClass, serveLines, text,
-} from "../common/adapter-kit.mjs";
+import { clone, renameGenerated, scriptedAgentClass, serveConsumer, text } from "../common/adapter-kit.mjs";
 
 const require = createRequire(import.meta.url);
 // the package's exports map publishes "." alone (dist/index.js): its folder is found from there
@@ -41,12 +39,9 @@ const { AgUiThreadRuntimeCore } = await import(
 );
 const PEER = `@assistant-ui/react-ag-ui@${VERSION}+@ag-ui/client@${CLIENT_VERSION} (runtime core)`;
 
-let captured = null;
-captureConsole((method, line) => captured?.push(`${method}: ${line}`.slice(0, 2000)));
-
 const ScriptedAgent = scriptedAgentClass(AbstractAgent, Observable);
 
-async function consume(events, initialState) {
+async function consume(events, initialState, log) {
   const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) }, events);
   let failure = null;
   // The core reports through onError both its own failure and a RUN_ERROR the producer sent;
@@ -55,14 +50,14 @@ async function consume(events, initialState) {
   const fail = (error) => {
     const at = Math.max(agent.emitted, 0);
     if (events[at] && events[at].type === "RUN_ERROR") {
-      captured?.push(`onError @${at} (the producer's RUN_ERROR): ${text(error)}`);
+      log(`onError @${at} (the producer's RUN_ERROR): ${text(error)}`);
     } else if (failure === null) {
       failure = { atEvent: at, detail: text(error).slice(0, 1000) };
     }
   };
   const logger = {
-    debug: (...a) => captured?.push(`debug: ${a.map(text).join(" ")}`),
-    error: (...a) => captured?.push(`error: ${a.map(text).join(" ")}`),
+    debug: (...a) => log(`debug: ${a.map(text).join(" ")}`),
+    error: (...a) => log(`error: ${a.map(text).join(" ")}`),
   };
   const core = new AgUiThreadRuntimeCore({
     agent,
@@ -83,21 +78,4 @@ async function consume(events, initialState) {
   return { messages, runInput, state: clone(core.getState() ?? null), fatal: failure };
 }
 
-async function handle(line) {
-  const { id, request, answer } = readRequest(line);
-  if (answer) return answer;
-  captured = [];
-  try {
-    const r = await consume(clone(request.events), request.state);
-    return {
-      id, peer: PEER, messages: r.messages, warnings: null, fatal: r.fatal,
-      runInput: r.runInput, state: r.state, log: captured,
-    };
-  } catch (error) {
-    return { id, error: `adapter failure: ${text(error)}`.slice(0, 1000), log: captured };
-  } finally {
-    captured = null;
-  }
-}
-
-serveLines(handle);
+serveConsumer(PEER, consume);

@@ -3,6 +3,8 @@
 // package imports of its own: each adapter folder is its own npm package, so whatever a piece
 // needs from node_modules (AbstractAgent, Observable) is handed in by the adapter, resolved from
 // the adapter's own folder. Imported by relative path; this folder needs no package.json.
+// serveConsumer() is the whole request loop of an adapter whose peer reports no warnings
+// (assistant-ui, tanstack-ai); the @ag-ui/client driver maps warnings and has its own.
 
 import { createInterface } from "node:readline";
 
@@ -136,5 +138,36 @@ export function serveLines(handle) {
   });
   lines.on("close", () => {
     chain.then(() => process.exit(0));
+  });
+}
+
+/**
+ * Serve the adapter protocol for a peer that reports no warnings of its own (warnings: null):
+ * every console line, and every line the adapter hands to log(), goes to the answer's "log"
+ * (a console line as "<method>: <text>", cut to 2,000 characters). consume(events, state, log)
+ * gets a copy of the request's events and its initial state, may return a promise, and gives
+ * {messages, runInput, fatal, state?} (state: null when absent); an exception out of it answers
+ * {id, error: "adapter failure: ..."}. Adapters: ../assistant-ui-react-ag-ui/adapter.mjs,
+ * ../tanstack-ai/adapter.mjs.
+ */
+export function serveConsumer(peer, consume) {
+  let captured = null;
+  captureConsole((method, line) => captured?.push(`${method}: ${line}`.slice(0, 2000)));
+  const log = (line) => captured?.push(line);
+  serveLines(async (line) => {
+    const { id, request, answer } = readRequest(line);
+    if (answer) return answer;
+    captured = [];
+    try {
+      const r = await consume(clone(request.events), request.state, log);
+      return {
+        id, peer, messages: r.messages, warnings: null, fatal: r.fatal,
+        runInput: r.runInput, state: r.state ?? null, log: captured,
+      };
+    } catch (error) {
+      return { id, error: `adapter failure: ${text(error)}`.slice(0, 1000), log: captured };
+    } finally {
+      captured = null;
+    }
   });
 }

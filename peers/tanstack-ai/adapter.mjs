@@ -17,15 +17,12 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { StreamProcessor, uiMessagesToWire } from "@tanstack/ai";
-import { captureConsole, clone, readRequest, renameGenerated, serveLines, text } from "../common/adapter-kit.mjs";
+import { clone, renameGenerated, serveConsumer, text } from "../common/adapter-kit.mjs";
 
 // the exports map publishes no package.json: read it next to the resolved entry (dist/esm/)
 const ENTRY = fileURLToPath(import.meta.resolve("@tanstack/ai"));
 const VERSION = JSON.parse(readFileSync(join(dirname(ENTRY), "..", "..", "package.json"), "utf8")).version;
 const PEER = `@tanstack/ai@${VERSION} (StreamProcessor)`;
-
-let captured = null;
-captureConsole((method, line) => captured?.push(`${method}: ${line}`.slice(0, 2000)));
 
 // The processor stamps each message it creates with the wall clock (metadata.tanstack.createdAt);
 // that stamp is removed (and metadata with it when nothing else is left), so that an answer
@@ -62,19 +59,4 @@ function consume(events) {
   return { messages: wire, runInput: clone(wire), fatal };
 }
 
-function handle(line) {
-  const { id, request, answer } = readRequest(line);
-  if (answer) return answer;
-  captured = [];
-  try {
-    const r = consume(clone(request.events));
-    return { id, peer: PEER, messages: r.messages, warnings: null, fatal: r.fatal,
-             runInput: r.runInput, state: null, log: captured };
-  } catch (error) {
-    return { id, error: `adapter failure: ${text(error)}`.slice(0, 1000), log: captured };
-  } finally {
-    captured = null;
-  }
-}
-
-serveLines(handle);
+serveConsumer(PEER, consume);
