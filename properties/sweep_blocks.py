@@ -425,11 +425,11 @@ class BlockTables:
             len(c.producer_sets.values) < 1 << 24 and len(self.tree_objs) < _TREE_LIMIT
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out, recorded: set,
-               record, known, may_improve) -> None:
+               record, may_improve) -> None:
         """Expand ``nodes`` (int64 (n, 4): belief, state, producers, class) whose ids are
         ``ids`` into ``out`` (:class:`~properties.bfs.Expansion`), as the per-leaf loop does;
         ``recorded``, ``record``: the violation keys merged so far and ``explore._record``;
-        ``known``: ``explore._known``; ``may_improve``: ``explore._may_improve``."""
+        ``may_improve``: ``explore._may_improve``."""
         c = self.cache
         n = len(ids)
         b, s, p, cl = (nodes[:, i] for i in range(4))
@@ -511,7 +511,7 @@ class BlockTables:
                 now = slow[first]
                 self._slow(checking[pending[now]], cid[now], packed[now], leaf_pair,
                            pair_node, node_ids, pm, j, lc, li, tid, b, s, p, level, alive,
-                           findings, known)
+                           findings)
                 pending = pending[slow[~first]]
         findings.sort(key=lambda f: f[0])
         for seq, key, payload in findings:
@@ -561,45 +561,35 @@ class BlockTables:
                 settled_now[candidates] = rank
 
     def _slow(self, leaves, cid, packed, leaf_pair, pair_node, node_ids, pm, j, lc, li, tid,
-              b, s, p, level: int, alive, findings: list, known) -> None:
+              b, s, p, level: int, alive, findings: list) -> None:
         """The slow leaves (indices ``leaves``, in order), checked as the per-leaf loop checks
-        them; their violations go to ``findings``, a leaf whose run input raised is marked
+        them (:meth:`~properties.explore.SweepCache.leaf_outcome`); their violations go to ``findings``, a leaf whose run input raised is marked
         not ``alive``; then the mirrors of the keys they touched are brought up to date."""
         c = self.cache
-        checked, reps, class_attrs = c.checked, c.representatives, c.class_attrs
         states, move_rows, broken = c.states.values, c.move_rows, self.broken
+        leaf_outcome, tree_objs = c.leaf_outcome, self.tree_objs
         touched, cid_of, settled = {}, {}, []
         class_checked = c.class_checked
         qs = leaf_pair[leaves]
         ns = pair_node[qs]
-        for leaf, q, ni, lcv, liv, ci, pk in zip(
-                leaves.tolist(), qs.tolist(), ns.tolist(), lc[leaves].tolist(),
-                li[leaves].tolist(), cid.tolist(), packed.tolist()):
-            node, m, jj = int(node_ids[ni]), int(pm[q]), int(j[leaf])
-            bv, sv = int(b[ni]), int(s[ni])
-            e, pa, ok, ba, _, view = move_rows[(bv, int(p[ni]))][m]
-            _, result, rs, _, outcome, _ = self.tree_objs[tid[q]][0][liv]
+        for leaf, tq, node, m, jj, bv, sv, pv, lcv, liv, ci, pk in zip(
+                leaves.tolist(), tid[qs].tolist(), node_ids[ns].tolist(), pm[qs].tolist(),
+                j[leaves].tolist(), b[ns].tolist(), s[ns].tolist(), p[ns].tolist(),
+                lc[leaves].tolist(), li[leaves].tolist(), cid.tolist(), packed.tolist()):
+            e, pa, ok, ba, _, view = move_rows[(bv, pv)][m]
+            _, result, rs, _, outcome, _ = tree_objs[tq][0][liv]
             key = (view, sv, e, outcome, ok)
             seq = (node, m, 2 * jj + 1)
-            entries = checked.get(key)
-            if entries is not None and not entries[0][0]:
-                hit = entries[0][1]
-                found = (hit,) if hit is not None else ()
-            else:
-                entry = known(entries, reps[lcv])
-                if entry is not None and entry[2] <= class_attrs[lcv]:
-                    found = (entry[1],) if entry[1] is not None else ()
-                else:
-                    collector = _Collector()
-                    found = c.class_outcome(key, lcv, entry,
-                                            (level, states[sv], e, result, rs, bv, ba, ok),
-                                            (collector, set(), seq, node, m))
-                    findings.extend((f[2], f[0][1], f[3]) for f in collector.findings)
-                    if found is broken:
-                        alive[leaf] = False
-                        continue
-                    if ci != -2 and (key, lcv) in class_checked:
-                        settled.append((pk, lcv, found))
+            collector = _Collector()
+            found = leaf_outcome(key, lcv, (level, states[sv], e, result, rs, bv, ba, ok),
+                                 (collector, set(), seq, node, m))
+            if collector.findings:
+                findings.extend((f[2], f[0][1], f[3]) for f in collector.findings)
+            if found is broken:
+                alive[leaf] = False
+                continue
+            if ci != -2 and class_checked and (key, lcv) in class_checked:
+                settled.append((pk, lcv, found))
             for prop, witness in found:
                 findings.append((seq, prop.id, (node, m, witness)))
             if ci != -2:
