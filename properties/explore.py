@@ -794,9 +794,12 @@ class SweepCache(MoveTable):
         tree = self.trees.get((s, e))
         if tree is None:
             states = self.states
+            state = states.values[s]
+            number = states.number
             try:
-                leaves = [(items, r, states.number(r.state), r.state.halted, knobs)
-                          for items, knobs, r in self.leaves_of(states.values[s], e, s)]
+                # a step that leaves the state itself (a kept or dropped event) needs no lookup
+                leaves = [(items, r, s if r.state is state else number(r.state), r.state.halted,
+                           knobs) for items, knobs, r in self.leaves_of(state, e, s)]
                 # each result holds the interned state after, not an equal copy of it
                 leaves = [leaf if leaf[1].state is states.values[leaf[2]] else
                           (leaf[0], leaf[1].but(state=states.values[leaf[2]])) + leaf[2:]
@@ -1073,6 +1076,8 @@ class _Restep:
     def _reached(self, leaves: list) -> int:
         """The index of the leaf of a decision tree (``[(items, knobs, attributes, leaf)]``)
         the reading takes."""
+        if not leaves[0][1]:  # a tree of one leaf, which consulted no knob
+            return 0
         base = self.recorder.base
         for i, (_, knobs, _, _) in enumerate(leaves):
             for attr, option in knobs:
@@ -1658,6 +1663,8 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     computed by :func:`_fresh` and added there. ``key`` must stand for everything the
     properties read of ``t`` besides its reading."""
     entries = cache.get(key)
+    if entries is not None and not entries[0][0] and _known is _KNOWN:
+        return entries[0]  # the commonest: the first entry, which _known takes, consulted none
     entry = _known(entries, recorder.base)
     if entry is None:
         entry = _fresh(t, recorder, properties, interned)

@@ -20,8 +20,9 @@ item of the chunk, not once per leaf:
   for every leaf at once by comparing option numbers, and taken when its consulted knobs are
   ones the class fixes (as the per-leaf loop does). Everything else (a key not mirrored yet, no
   entry applies, or one that needs the class's forked readings) is a *slow leaf*, handled as the
-  per-leaf loop handles it (``SweepCache.class_outcome``), in waves: each key's first slow leaf
-  in the sequential order (node, move, leaf), then the later ones against the updated mirrors.
+  per-leaf loop handles it (``SweepCache.leaf_outcome``, the one sequence both take), in
+  waves: each key's first slow leaf in the sequential order (node, move, leaf), then the later
+  ones against the updated mirrors.
 
 Split candidates (forks into several classes on conformant moves) are visited in the sequential
 order too, since ``split_cost`` updates depend on it; those whose knobs a cost already settles
@@ -168,6 +169,7 @@ class BlockTables:
         self.class_index = _KeyIndex()  # check id << 24 | class -> hit id + 1 (0: none)
         self.consulted_ids: dict = {}
         self.consulted: list = []  # per consulted-set id: [(attribute column, option id)]
+        self.entry_codes: dict = {}  # see _entry_code
         self.pk = self.po = None  # consulted sets as padded (column, option) matrices
         self.rep = np.zeros((0, len(self.attrs) + 1), np.int16)  # class -> option ids
         self.class_mask = np.zeros(0, np.int64)
@@ -301,13 +303,25 @@ class BlockTables:
                                    for a, o in consulted])
         return found
 
+    def _entry_code(self, consulted: tuple, attrs: frozenset) -> tuple:
+        """``(consulted, attrs, consulted-set id, attribute mask)`` of a check entry's consulted
+        pairs and attributes (the id None when one of them is not a knob: the mirror stops
+        there), kept in :attr:`entry_codes` by the identity of the two (the sweep's entries
+        share a few dozen such objects, :func:`properties.explore._consulted_set`)."""
+        cs = self._consulted_id(consulted)
+        if cs is not None and any(a not in self.bit for a in attrs):
+            cs = None
+        code = (consulted, attrs, cs, None if cs is None else sum(self.bit[a] for a in attrs))
+        self.entry_codes[(id(consulted), id(attrs))] = code
+        return code
+
     def _mirror(self, cids: list, entry_lists: list) -> None:
         """(Re)write the mirrors of check ids ``cids`` from their ``checked`` lists: the fast
         flag (the first entry consulted no knob) and hit, and each entry's consulted set, hit
         and attribute mask, up to the first entry that cannot be mirrored."""
         fast, hit, eoff, en, seen, e_cs, e_hit, e_mask = [], [], [], [], [], [], [], []
         at = self.e_cs.n
-        hits = self.hits
+        hits, codes = self.hits, self.entry_codes
         for entries in entry_lists:
             first = entries[0]
             fast.append(0 if first[0] else 1)
@@ -316,11 +330,14 @@ class BlockTables:
                 hits.append((first[1],))
             count = 0
             for consulted, outcome, attrs in entries:
-                cs = self._consulted_id(consulted)
-                if cs is None or any(a not in self.bit for a in attrs):
+                code = codes.get((id(consulted), id(attrs)))
+                if code is None or code[0] is not consulted or code[1] is not attrs:
+                    code = self._entry_code(consulted, attrs)
+                cs = code[2]
+                if cs is None:
                     break
                 e_cs.append(cs)
-                e_mask.append(sum(self.bit[a] for a in attrs))
+                e_mask.append(code[3])
                 if outcome is None:
                     e_hit.append(-1)
                 else:
@@ -570,6 +587,7 @@ class BlockTables:
         leaf_outcome, tree_objs = c.leaf_outcome, self.tree_objs
         touched, cid_of, settled = {}, {}, []
         class_checked = c.class_checked
+        collector, recorded = _Collector(), set()  # for a leaf's P00, emptied after each
         qs = leaf_pair[leaves]
         ns = pair_node[qs]
         for leaf, tq, node, m, jj, bv, sv, pv, lcv, liv, ci, pk in zip(
@@ -580,11 +598,12 @@ class BlockTables:
             _, result, rs, _, outcome, _ = tree_objs[tq][0][liv]
             key = (view, sv, e, outcome, ok)
             seq = (node, m, 2 * jj + 1)
-            collector = _Collector()
             found = leaf_outcome(key, lcv, (level, states[sv], e, result, rs, bv, ba, ok),
-                                 (collector, set(), seq, node, m))
-            if collector.findings:
+                                 (collector, recorded, seq, node, m))
+            if collector.findings:  # a P00 recorded for this leaf (once per leaf)
                 findings.extend((f[2], f[0][1], f[3]) for f in collector.findings)
+                collector.findings.clear()
+                recorded.clear()
             if found is broken:
                 alive[leaf] = False
                 continue
