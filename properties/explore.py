@@ -1062,10 +1062,12 @@ class _Restep:
 
     It also reads decisions, for P37 (:func:`properties.catalogue.decided_alike`):
     :meth:`decision` is the :class:`~model.consumer.Decision` the reading reaches on an activity
-    event's decision tree on its focus (the re-step's tree, :meth:`SweepCache.restep_tree`, whose
-    decisions are computed once per (focus, event) and shared by every state with that focus,
-    :meth:`SweepCache.decisions_of`), and :meth:`step_decision` the
-    decision of the transition's own step, from state number ``s`` on event number ``e``."""
+    event's decision tree on its focus (computed once per (focus, event) and shared by every
+    state with that focus, :meth:`SweepCache.decisions_of`; the tree last read for this
+    transition is kept with the renamed state and event it was read for, and taken again only
+    for those same objects), and :meth:`step_decision` the decision of the transition's own
+    step, from state number ``s`` on event number ``e`` (both from
+    :meth:`SweepCache.step_decisions_of`)."""
 
     __slots__ = ("cache", "recorder", "s", "e", "pair")
 
