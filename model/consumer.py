@@ -51,7 +51,7 @@ from model.readings import PartialReading, Reading
 
 __all__ = ["ConsumerState", "Warning", "Fatal", "StepResult", "step", "run_input",
            "initial_state", "BRANCHES", "merge_metadata", "find_message", "Focus", "Decision",
-           "focus", "decide", "settle", "KEEP", "CREATE", "PUT", "MOVE", "BECOME", "HALT"]
+           "focus", "focus_fields", "decide", "settle", "KEEP", "CREATE", "PUT", "MOVE", "BECOME", "HALT"]
 
 AnyReading = Union[Reading, PartialReading]
 
@@ -401,15 +401,23 @@ def focus(state: ConsumerState, event: Event) -> Optional[Focus]:
     """The :class:`Focus` of ``event`` in ``state``, when the step decides the event on its
     focus alone: an ACTIVITY_SNAPSHOT or ACTIVITY_DELTA, the run active, the state not halted.
     None otherwise (the step then reads the whole state)."""
+    fields = focus_fields(state, event)
+    return None if fields is None else Focus(*fields)
+
+
+def focus_fields(state: ConsumerState, event: Event) -> Optional[tuple]:
+    """The fields of :func:`focus` in order, ``(held, last, seen, stale, owner_ended,
+    earlier)`` (``Focus(*fields)`` is the focus), or None where it is None: what a search keys
+    its memo of decisions by without building a Focus."""
     if state.halted or state.run != "active" or type(event) not in _DECIDERS:
         return None
     messages, mid = state.messages, event.message_id
     i = find_message(messages, mid)
     if i < 0:
-        return Focus(None, False, mid in state.held_ever)
+        return None, False, mid in state.held_ever, False, False, False
     held = messages[i]
-    return Focus(held, i == len(messages) - 1, mid in state.held_ever, mid in state.stale,
-                 held.owner in state.ended if state.ended else False, mid in state.earlier)
+    return (held, i == len(messages) - 1, mid in state.held_ever, mid in state.stale,
+            held.owner in state.ended if state.ended else False, mid in state.earlier)
 
 
 def decide(f: Focus, event: Event, reading: AnyReading) -> Decision:
@@ -431,7 +439,7 @@ def settle(state: ConsumerState, event: Event, d: Decision) -> StepResult:
     Raises ValueError for a change that is not one of :data:`KEEP` .. :data:`HALT`."""
     warnings = _notices(event) + d.warnings if event.notices else d.warnings
     change, branch = d.change, d.branch
-    if d.skipped or (d.baseline and (state.stale or state.earlier)):
+    if d.skipped or d.baseline:  # a baseline is decided only on a marked focus
         state = _marked(state, event.message_id, d.skipped)
     if change == KEEP:
         return StepResult(state, warnings, None, branch)
@@ -470,8 +478,8 @@ def _marked(state: ConsumerState, message_id: str, skipped: bool) -> ConsumerSta
     with its stale and earlier-run marks cleared (a snapshot gave it a new baseline moment)."""
     if skipped:
         return state if message_id in state.stale else state.but(stale=state.stale | {message_id})
-    if message_id not in state.stale and message_id not in state.earlier:
-        return state  # another activity is marked: nothing to clear here
+    # a baseline: the activity is stale or of an earlier run (its focus says so, and
+    # _decide_snapshot decides a baseline only then)
     return state.but(stale=state.stale - {message_id}, earlier=state.earlier - {message_id})
 
 

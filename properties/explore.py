@@ -56,7 +56,7 @@ from typing import Callable, Optional, Sequence
 import networkx as nx
 import numpy as np
 
-from model.consumer import (ConsumerState, decide, focus, initial_state, settle,
+from model.consumer import (ConsumerState, Focus, decide, focus_fields, initial_state, settle,
                             step as reference_step)
 from model.events import Event
 from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, Vocabulary,
@@ -658,8 +658,9 @@ class SweepCache(MoveTable):
     Tables:
 
     * ``trees``: (state, event) -> ``([(assignment items, result, result state, halted, outcome,
-      knobs)], shape)`` or the exception the step raised; ``local_trees``: (focus, event) ->
-      an activity event's decisions (``[(items, knobs, attributes, Decision)]``) or exception.
+      knobs)], shape)`` or the exception the step raised; ``local_trees``: the fields of a
+      focus (:func:`model.consumer.focus_fields`) and an event -> an activity event's decisions
+      (``[(items, knobs, attributes, Decision)]``) or exception.
     * ``forks``: (shape, class) -> ``([(leaf class, leaf index)], candidate knobs)``.
     * ``dispatch``: event -> :class:`_Dispatch`; ``views``: (belief, belief after, event) ->
       view id; ``move_rows``: (belief, producers) -> each move with what the hot loop reads
@@ -670,7 +671,8 @@ class SweepCache(MoveTable):
     * ``inputs``: result state -> run input; ``resteps``: (state, event) -> the decision tree
       P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity;
       ``step_decisions``: (state, event) -> the step's own decision tree on the state's focus
-      (the ``local_trees`` entry), for P37's decided shortcut (:class:`_Restep`).
+      (the ``local_trees`` entry) and the renamed one P37 last compared it with, for P37's
+      decided shortcut (:meth:`step_decisions_of`, :class:`_Restep`).
     * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
       cannot improve them (:func:`_may_improve`).
     """
@@ -753,29 +755,34 @@ class SweepCache(MoveTable):
         attributes, Decision)]`` with knobs as (reading attribute, option) pairs; None when the
         step reads more of the state than a focus. Raises what deciding raised."""
         event = self.events.values[e]
-        f = focus(state, event)
-        if f is None:
+        fields = focus_fields(state, event)
+        if fields is None:
             return None
-        found = self.local_trees.get((f, e))
+        key = fields + (e,)  # the focus's fields: no Focus built, nor hashed, to look it up
+        found = self.local_trees.get(key)
         if found is None:
             try:
                 found = []
-                for a, d in step_leaves(f, event, decide):
+                for a, d in step_leaves(Focus(*fields), event, decide):
                     knobs = tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items())
                     found.append((tuple(a.items()), knobs, tuple(x for x, _ in knobs), d))
             except Exception as exc:  # noqa: BLE001 - raised again for every state with it
                 found = exc.with_traceback(None)
-            self.local_trees[(f, e)] = found
+            self.local_trees[key] = found
         if isinstance(found, Exception):
             # afresh each time: a traceback kept would grow by every raise and hold frames
             raise found.with_traceback(None)
         return found
 
-    def leaves_of(self, state: ConsumerState, e: int) -> list:
+    def leaves_of(self, state: ConsumerState, e: int, s: Optional[int] = None) -> list:
         """The step's decision tree on (state, event), as ``[(assignment items, knobs,
         StepResult)]``: an activity event's decisions (:meth:`decisions_of`) settled on the
-        state, any other event stepped whole (:func:`step_leaves`)."""
+        state, any other event stepped whole (:func:`step_leaves`). With ``s``, the state's
+        number, and properties to check, the decisions are also kept as ``step_decisions[(s,
+        e)]`` (:meth:`step_decisions_of`), which P37's checks of the tree read."""
         decisions = self.decisions_of(state, e)
+        if s is not None and decisions is not None and self.properties:
+            self.step_decisions.setdefault((s, e), [decisions, None, None, None])
         event = self.events.values[e]
         if decisions is None:
             return [(tuple(a.items()), tuple((_ATTR_OF_KNOB[k], v) for k, v in a.items()), r)
@@ -787,9 +794,12 @@ class SweepCache(MoveTable):
         tree = self.trees.get((s, e))
         if tree is None:
             states = self.states
+            state = states.values[s]
+            number = states.number
             try:
-                leaves = [(items, r, states.number(r.state), r.state.halted, knobs)
-                          for items, knobs, r in self.leaves_of(states.values[s], e)]
+                # a step that leaves the state itself (a kept or dropped event) needs no lookup
+                leaves = [(items, r, s if r.state is state else number(r.state), r.state.halted,
+                           knobs) for items, knobs, r in self.leaves_of(state, e, s)]
                 # each result holds the interned state after, not an equal copy of it
                 leaves = [leaf if leaf[1].state is states.values[leaf[2]] else
                           (leaf[0], leaf[1].but(state=states.values[leaf[2]])) + leaf[2:]
@@ -870,16 +880,40 @@ class SweepCache(MoveTable):
         ``s`` on event number ``e``, read off decision trees (a :class:`_Restep`)."""
         return _Restep(self, recorder, s, e)
 
-    def step_decisions_of(self, s: int, e: int):
-        """``step_decisions[(s, e)]``: the decision tree of event ``e`` on state ``s``'s focus
-        (:meth:`decisions_of`, the same list), or None when the step does not decide it on a
-        focus; computed when missing."""
+    def step_decisions_of(self, s: int, e: int) -> list:
+        """``step_decisions[(s, e)]``, computed when missing: ``[the decision tree of event
+        ``e`` on state ``s``'s focus (:meth:`decisions_of`, the same list) or None when the step
+        does not decide it on a focus, then the renamed state, renamed event and decision tree
+        of P37's last re-step of this transition (None before)]`` (:class:`_Restep`)."""
         key = (s, e)
-        try:
-            return self.step_decisions[key]
-        except KeyError:
-            found = self.step_decisions[key] = self.decisions_of(self.states.values[s], e)
-            return found
+        found = self.step_decisions.get(key)
+        if found is None:
+            found = self.step_decisions[key] = [self.decisions_of(self.states.values[s], e),
+                                                None, None, None]
+        return found
+
+    def leaf_outcome(self, key: tuple, lc: int, t_args: tuple, report: tuple):
+        """The per-leaf check sequence (the per-leaf loop's, :meth:`SweepSystem._expand_node`,
+        and the blocks' slow leaves', :meth:`~properties.sweep_blocks.BlockTables._slow`): what
+        :meth:`class_outcome` returns for the leaf transition ``key`` under the readings of
+        class ``lc`` (``t_args``, ``report`` as there), taken from ``checked`` where an entry
+        holds class-wide (the first entry when it consulted no knob; else the one ``_known``
+        finds for the class's representative, when the knobs it consulted are ones the class
+        fixes), else checked: :meth:`check` under the representative first when no entry
+        holds for it, then :meth:`class_outcome` when that entry does not hold class-wide."""
+        entries = self.checked.get(key)
+        if entries is not None and not entries[0][0]:
+            hit = entries[0][1]
+            return (hit,) if hit is not None else ()
+        rep = self.representatives[lc]
+        entry = _known(entries, rep)
+        if entry is None:  # a first-time check: what class_outcome would call first
+            entry = self.check(key, rep, t_args, report)
+            if entry is _BROKEN:
+                return _BROKEN
+        if entry[2] <= self.class_attrs[lc]:  # it holds class-wide
+            return (entry[1],) if entry[1] is not None else ()
+        return self.class_outcome(key, lc, entry, t_args, report)
 
     def class_outcome(self, key: tuple, lc: int, entry: Optional[tuple], t_args: tuple,
                       report: tuple):
@@ -1028,19 +1062,24 @@ class _Restep:
 
     It also reads decisions, for P37 (:func:`properties.catalogue.decided_alike`):
     :meth:`decision` is the :class:`~model.consumer.Decision` the reading reaches on an activity
-    event's decision tree on its focus (the re-step's tree, :meth:`SweepCache.restep_tree`, whose
-    decisions are computed once per (focus, event) and shared by every state with that focus,
-    :meth:`SweepCache.decisions_of`), and :meth:`step_decision` the
-    decision of the transition's own step, from state number ``s`` on event number ``e``."""
+    event's decision tree on its focus (computed once per (focus, event) and shared by every
+    state with that focus, :meth:`SweepCache.decisions_of`; the tree last read for this
+    transition is kept with the renamed state and event it was read for, and taken again only
+    for those same objects), and :meth:`step_decision` the decision of the transition's own
+    step, from state number ``s`` on event number ``e`` (both from
+    :meth:`SweepCache.step_decisions_of`)."""
 
-    __slots__ = ("cache", "recorder", "s", "e")
+    __slots__ = ("cache", "recorder", "s", "e", "pair")
 
     def __init__(self, cache: SweepCache, recorder: RecordingReading, s: int, e: int):
         self.cache, self.recorder, self.s, self.e = cache, recorder, s, e
+        self.pair = None
 
     def _reached(self, leaves: list) -> int:
         """The index of the leaf of a decision tree (``[(items, knobs, attributes, leaf)]``)
         the reading takes."""
+        if not leaves[0][1]:  # a tree of one leaf, which consulted no knob
+            return 0
         base = self.recorder.base
         for i, (_, knobs, _, _) in enumerate(leaves):
             for attr, option in knobs:
@@ -1064,8 +1103,16 @@ class _Restep:
         """The Decision the reading reaches on (``st``, ``ev``), its knobs recorded as
         :meth:`__call__` would record them; None for an event the step does not decide on a
         focus. Raises what deciding raised."""
-        decided, leaves, _ = self.cache.restep_tree(st, ev)
-        if not decided:
+        pair = self._pair()
+        if pair[1] is st and pair[2] is ev:
+            leaves = pair[3]
+        else:
+            c = self.cache
+            # the focus's decision tree itself (shared by every state with that focus), not
+            # the re-step's tree of this state: the same leaves, without a table entry per state
+            leaves = c.decisions_of(st, by_identity(c.numbered_by_id, ev, c.events.number))
+            pair[1:] = st, ev, leaves
+        if leaves is None:
             return None
         _, _, attrs, d = leaves[self._reached(leaves)]
         self.recorder.consulted.extend(attrs)
@@ -1074,8 +1121,17 @@ class _Restep:
     def step_decision(self):
         """The Decision of the transition's own step under the reading (nothing recorded: the
         step's knobs are the fork's, not the checks'), or None (not decided on a focus)."""
-        leaves = self.cache.step_decisions_of(self.s, self.e)
+        leaves = self._pair()[0]
         return None if leaves is None else leaves[self._reached(leaves)][3]
+
+    def _pair(self) -> list:
+        """``SweepCache.step_decisions[(s, e)]`` (:meth:`SweepCache.step_decisions_of`), kept
+        for the checks of this transition."""
+        pair = self.pair
+        if pair is None:
+            pair = self.pair = self.cache.step_decisions.get((self.s, self.e)) or \
+                self.cache.step_decisions_of(self.s, self.e)
+        return pair
 
 
 class SweepSystem(TransitionSystem):
@@ -1179,7 +1235,7 @@ class SweepSystem(TransitionSystem):
                 tables = self._tables = BlockTables(c, _BROKEN, _OPTIONS_OF_ATTR)
             if tables.fits():
                 tables.expand(ids, np.asarray(nodes, dtype=np.int64), level, out, recorded,
-                              _record, _known, _may_improve)
+                              _record, _may_improve)
                 return
         for node, (b, s, p, cl) in zip(ids.tolist(), nodes.tolist()):
             self._expand_node(node, b, s, p, cl, level, out, recorded)
@@ -1189,8 +1245,6 @@ class SweepSystem(TransitionSystem):
         """One node's moves, leaves, checks and successors (the sweep's hot loop)."""
         c = self.cache
         trees, forks, checked = c.trees, c.forks, c.checked
-        representatives, class_attrs = c.representatives, c.class_attrs
-        known_entry = _known
         add_node, add_key, add_halted = out.nodes.extend, out.keys.append, out.halted.append
         state = c.states.values[s]
         node_moves = c.move_rows.get((b, p)) or c.move_rows_of(b, p)
@@ -1235,17 +1289,10 @@ class SweepSystem(TransitionSystem):
                         add_node((ba, rs, pa, lc))
                         add_halted(halted)
                         continue
-                    entry = known_entry(entries, representatives[lc])
-                    if entry is not None and entry[2] <= class_attrs[lc]:
-                        # the common case: an outcome that holds class-wide
-                        found = (entry[1],) if entry[1] is not None else ()
-                    else:
-                        seq = (node, m, 2 * j + 1)
-                        found = c.class_outcome(key, lc, entry,
-                                                (level, state, e, result, rs, b, ba, ok),
-                                                (out, recorded, seq, node, m))
-                        if found is _BROKEN:
-                            continue
+                    found = c.leaf_outcome(key, lc, (level, state, e, result, rs, b, ba, ok),
+                                           (out, recorded, (node, m, 2 * j + 1), node, m))
+                    if found is _BROKEN:
+                        continue
                     for prop, witness in found:
                         _record(out, recorded, prop.id, (node, m, 2 * j + 1),
                                 (node, m, witness))
@@ -1618,6 +1665,8 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     computed by :func:`_fresh` and added there. ``key`` must stand for everything the
     properties read of ``t`` besides its reading."""
     entries = cache.get(key)
+    if entries is not None and not entries[0][0] and _known is _KNOWN:
+        return entries[0]  # the commonest: the first entry, which _known takes, consulted none
     entry = _known(entries, recorder.base)
     if entry is None:
         entry = _fresh(t, recorder, properties, interned)

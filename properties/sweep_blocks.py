@@ -20,8 +20,9 @@ item of the chunk, not once per leaf:
   for every leaf at once by comparing option numbers, and taken when its consulted knobs are
   ones the class fixes (as the per-leaf loop does). Everything else (a key not mirrored yet, no
   entry applies, or one that needs the class's forked readings) is a *slow leaf*, handled as the
-  per-leaf loop handles it (``SweepCache.class_outcome``), in waves: each key's first slow leaf
-  in the sequential order (node, move, leaf), then the later ones against the updated mirrors.
+  per-leaf loop handles it (``SweepCache.leaf_outcome``, the one sequence both take), in
+  waves: each key's first slow leaf in the sequential order (node, move, leaf), then the later
+  ones against the updated mirrors.
 
 Split candidates (forks into several classes on conformant moves) are visited in the sequential
 order too, since ``split_cost`` updates depend on it; those whose knobs a cost already settles
@@ -168,6 +169,7 @@ class BlockTables:
         self.class_index = _KeyIndex()  # check id << 24 | class -> hit id + 1 (0: none)
         self.consulted_ids: dict = {}
         self.consulted: list = []  # per consulted-set id: [(attribute column, option id)]
+        self.entry_codes: dict = {}  # see _entry_code
         self.pk = self.po = None  # consulted sets as padded (column, option) matrices
         self.rep = np.zeros((0, len(self.attrs) + 1), np.int16)  # class -> option ids
         self.class_mask = np.zeros(0, np.int64)
@@ -301,13 +303,25 @@ class BlockTables:
                                    for a, o in consulted])
         return found
 
+    def _entry_code(self, consulted: tuple, attrs: frozenset) -> tuple:
+        """``(consulted, attrs, consulted-set id, attribute mask)`` of a check entry's consulted
+        pairs and attributes (the id None when one of them is not a knob: the mirror stops
+        there), kept in :attr:`entry_codes` by the identity of the two (the sweep's entries
+        share a few dozen such objects, :func:`properties.explore._consulted_set`)."""
+        cs = self._consulted_id(consulted)
+        if cs is not None and any(a not in self.bit for a in attrs):
+            cs = None
+        code = (consulted, attrs, cs, None if cs is None else sum(self.bit[a] for a in attrs))
+        self.entry_codes[(id(consulted), id(attrs))] = code
+        return code
+
     def _mirror(self, cids: list, entry_lists: list) -> None:
         """(Re)write the mirrors of check ids ``cids`` from their ``checked`` lists: the fast
         flag (the first entry consulted no knob) and hit, and each entry's consulted set, hit
         and attribute mask, up to the first entry that cannot be mirrored."""
         fast, hit, eoff, en, seen, e_cs, e_hit, e_mask = [], [], [], [], [], [], [], []
         at = self.e_cs.n
-        hits = self.hits
+        hits, codes = self.hits, self.entry_codes
         for entries in entry_lists:
             first = entries[0]
             fast.append(0 if first[0] else 1)
@@ -316,11 +330,14 @@ class BlockTables:
                 hits.append((first[1],))
             count = 0
             for consulted, outcome, attrs in entries:
-                cs = self._consulted_id(consulted)
-                if cs is None or any(a not in self.bit for a in attrs):
+                code = codes.get((id(consulted), id(attrs)))
+                if code is None or code[0] is not consulted or code[1] is not attrs:
+                    code = self._entry_code(consulted, attrs)
+                cs = code[2]
+                if cs is None:
                     break
                 e_cs.append(cs)
-                e_mask.append(sum(self.bit[a] for a in attrs))
+                e_mask.append(code[3])
                 if outcome is None:
                     e_hit.append(-1)
                 else:
@@ -425,11 +442,11 @@ class BlockTables:
             len(c.producer_sets.values) < 1 << 24 and len(self.tree_objs) < _TREE_LIMIT
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out, recorded: set,
-               record, known, may_improve) -> None:
+               record, may_improve) -> None:
         """Expand ``nodes`` (int64 (n, 4): belief, state, producers, class) whose ids are
         ``ids`` into ``out`` (:class:`~properties.bfs.Expansion`), as the per-leaf loop does;
         ``recorded``, ``record``: the violation keys merged so far and ``explore._record``;
-        ``known``: ``explore._known``; ``may_improve``: ``explore._may_improve``."""
+        ``may_improve``: ``explore._may_improve``."""
         c = self.cache
         n = len(ids)
         b, s, p, cl = (nodes[:, i] for i in range(4))
@@ -511,7 +528,7 @@ class BlockTables:
                 now = slow[first]
                 self._slow(checking[pending[now]], cid[now], packed[now], leaf_pair,
                            pair_node, node_ids, pm, j, lc, li, tid, b, s, p, level, alive,
-                           findings, known)
+                           findings)
                 pending = pending[slow[~first]]
         findings.sort(key=lambda f: f[0])
         for seq, key, payload in findings:
@@ -561,45 +578,37 @@ class BlockTables:
                 settled_now[candidates] = rank
 
     def _slow(self, leaves, cid, packed, leaf_pair, pair_node, node_ids, pm, j, lc, li, tid,
-              b, s, p, level: int, alive, findings: list, known) -> None:
+              b, s, p, level: int, alive, findings: list) -> None:
         """The slow leaves (indices ``leaves``, in order), checked as the per-leaf loop checks
-        them; their violations go to ``findings``, a leaf whose run input raised is marked
+        them (:meth:`~properties.explore.SweepCache.leaf_outcome`); their violations go to ``findings``, a leaf whose run input raised is marked
         not ``alive``; then the mirrors of the keys they touched are brought up to date."""
         c = self.cache
-        checked, reps, class_attrs = c.checked, c.representatives, c.class_attrs
         states, move_rows, broken = c.states.values, c.move_rows, self.broken
+        leaf_outcome, tree_objs = c.leaf_outcome, self.tree_objs
         touched, cid_of, settled = {}, {}, []
         class_checked = c.class_checked
+        collector, recorded = _Collector(), set()  # for a leaf's P00, emptied after each
         qs = leaf_pair[leaves]
         ns = pair_node[qs]
-        for leaf, q, ni, lcv, liv, ci, pk in zip(
-                leaves.tolist(), qs.tolist(), ns.tolist(), lc[leaves].tolist(),
-                li[leaves].tolist(), cid.tolist(), packed.tolist()):
-            node, m, jj = int(node_ids[ni]), int(pm[q]), int(j[leaf])
-            bv, sv = int(b[ni]), int(s[ni])
-            e, pa, ok, ba, _, view = move_rows[(bv, int(p[ni]))][m]
-            _, result, rs, _, outcome, _ = self.tree_objs[tid[q]][0][liv]
+        for leaf, tq, node, m, jj, bv, sv, pv, lcv, liv, ci, pk in zip(
+                leaves.tolist(), tid[qs].tolist(), node_ids[ns].tolist(), pm[qs].tolist(),
+                j[leaves].tolist(), b[ns].tolist(), s[ns].tolist(), p[ns].tolist(),
+                lc[leaves].tolist(), li[leaves].tolist(), cid.tolist(), packed.tolist()):
+            e, pa, ok, ba, _, view = move_rows[(bv, pv)][m]
+            _, result, rs, _, outcome, _ = tree_objs[tq][0][liv]
             key = (view, sv, e, outcome, ok)
             seq = (node, m, 2 * jj + 1)
-            entries = checked.get(key)
-            if entries is not None and not entries[0][0]:
-                hit = entries[0][1]
-                found = (hit,) if hit is not None else ()
-            else:
-                entry = known(entries, reps[lcv])
-                if entry is not None and entry[2] <= class_attrs[lcv]:
-                    found = (entry[1],) if entry[1] is not None else ()
-                else:
-                    collector = _Collector()
-                    found = c.class_outcome(key, lcv, entry,
-                                            (level, states[sv], e, result, rs, bv, ba, ok),
-                                            (collector, set(), seq, node, m))
-                    findings.extend((f[2], f[0][1], f[3]) for f in collector.findings)
-                    if found is broken:
-                        alive[leaf] = False
-                        continue
-                    if ci != -2 and (key, lcv) in class_checked:
-                        settled.append((pk, lcv, found))
+            found = leaf_outcome(key, lcv, (level, states[sv], e, result, rs, bv, ba, ok),
+                                 (collector, recorded, seq, node, m))
+            if collector.findings:  # a P00 recorded for this leaf (once per leaf)
+                findings.extend((f[2], f[0][1], f[3]) for f in collector.findings)
+                collector.findings.clear()
+                recorded.clear()
+            if found is broken:
+                alive[leaf] = False
+                continue
+            if ci != -2 and class_checked and (key, lcv) in class_checked:
+                settled.append((pk, lcv, found))
             for prop, witness in found:
                 findings.append((seq, prop.id, (node, m, witness)))
             if ci != -2:

@@ -1,0 +1,105 @@
+"""The all-readings sweep's first-time checks (issue 21): what their shortcuts stand on. A
+baseline decision is settled only on a marked activity (so :func:`model.consumer.settle` need
+not test for it), the focus's fields are the focus (the decision memo's key), and P37's
+decisions kept per transition are those read afresh."""
+from __future__ import annotations
+
+import properties.explore as explore_module
+from model.consumer import Focus, focus, focus_fields, initial_state, step
+from model.events import ActivityDelta, ActivitySnapshot, Message, RunStarted
+from model.readings import DRAFT, RecordingReading
+from properties.catalogue import PROPERTIES, _renamed_event, _renamed_state
+from properties.explore import EXPLORE_VOCABULARY, SweepCache, explore
+
+
+def _settles(monkeypatch, **kwargs) -> list:
+    """Every (state, event, decision) the sweep settles."""
+    seen = []
+    real = explore_module.settle
+
+    def spy(state, event, d):
+        seen.append((state, event, d))
+        return real(state, event, d)
+    monkeypatch.setattr(explore_module, "settle", spy)
+    explore(reading=None, **kwargs)
+    monkeypatch.undo()
+    return seen
+
+
+def test_a_baseline_is_settled_only_on_a_stale_or_earlier_run_activity(monkeypatch):
+    """``settle`` clears an activity's marks on a baseline decision without asking whether it
+    has any: ``_decide_snapshot`` decides a baseline only on a focus that is stale or of an
+    earlier run, so the state settled holds the id in ``stale`` or ``earlier``; on every
+    settle of a depth-4 sweep and of an adversarial depth-3 one."""
+    seen = _settles(monkeypatch, depth=4) + _settles(monkeypatch, depth=3, adversarial=True)
+    baselines = [(state, event) for state, event, d in seen if d.baseline]
+    assert len(seen) > 10000 and len(baselines) > 100
+    for state, event in baselines:
+        assert event.message_id in state.stale or event.message_id in state.earlier
+    assert any(e.message_id in s.stale for s, e in baselines)
+
+
+def test_a_snapshot_on_an_earlier_run_activity_clears_its_mark():
+    """The other mark a baseline clears (an earlier run's activity, Q23), which the sweep meets
+    only past depth 4: a snapshot of this run restating it is a baseline that clears it, and
+    another activity's snapshot leaves it marked."""
+    held = Message("act-1", "activity", '{"n":0}', "PLAN", first_owner=None)
+    state = step(initial_state(messages=(held,)), RunStarted(), DRAFT).state
+    assert state.earlier == {"act-1"}
+    other = step(state, ActivitySnapshot(message_id="act-2", activity_type="PLAN",
+                                         content='{"n":0}'), DRAFT)
+    assert other.state.earlier == {"act-1"}
+    restated = step(state, ActivitySnapshot(message_id="act-1", activity_type="PLAN",
+                                            content='{"n":1}', replace=False), DRAFT)
+    assert restated.state.earlier == frozenset() and restated.state.stale == frozenset()
+
+
+def test_the_focus_fields_are_the_focus_on_every_state_of_a_sweep():
+    """The sweep keys its decisions by :func:`model.consumer.focus_fields`; those build the
+    :func:`model.consumer.focus` itself, for every state a depth-4 sweep reaches and every
+    activity event of its vocabulary (None exactly where the focus is None)."""
+    cache = SweepCache(EXPLORE_VOCABULARY, (), False)
+    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, (), False)
+    explore_module.search(system, 4)
+    states = system.cache.states.values
+    events = [e for e in system.cache.events.values
+              if isinstance(e, (ActivitySnapshot, ActivityDelta))]
+    assert len(states) > 1000 and len(events) > 20
+    nones = 0
+    for state in states:
+        for event in events:
+            fields = focus_fields(state, event)
+            f = focus(state, event)
+            assert (fields is None) == (f is None)
+            if fields is None:
+                nones += 1
+            else:
+                assert Focus(*fields) == f and hash(Focus(*fields)) == hash(f)
+    assert 0 < nones < len(states) * len(events)
+    assert cache.local_trees == {}  # untouched: a fresh cache holds no decisions
+
+
+def test_p37_decisions_kept_per_transition_are_those_read_afresh():
+    """``_Restep.decision`` keeps the renamed decision tree of a transition with the renamed
+    state and event it was read for; the same objects give the same tree, and another state
+    (an equal copy, or another state) is read afresh, never taken from the kept one."""
+    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    explore_module.search(system, 3)
+    c = system.cache
+    checked = 0
+    for (s, e), pair in list(c.step_decisions.items())[:400]:
+        if pair[0] is None:
+            continue
+        st, ev = _renamed_state(c.states.values[s]), _renamed_event(c.events.values[e])
+        first = explore_module._Restep(c, RecordingReading(DRAFT), s, e).decision(st, ev)
+        kept = c.step_decisions[(s, e)]
+        assert kept[1] is st and kept[2] is ev
+        again = explore_module._Restep(c, RecordingReading(DRAFT), s, e)
+        assert again.decision(st, ev) is first  # the kept tree
+        assert kept[3] is c.decisions_of(st, c.events.number(ev))
+        # an equal copy of the state is another object: read afresh, the same decision
+        copy = st.but(messages=tuple(st.messages))
+        assert copy is not st and copy == st
+        assert again.decision(copy, ev) == first and c.step_decisions[(s, e)][1] is copy
+        checked += 1
+    assert checked > 100
