@@ -12,8 +12,12 @@ fail) and their throughput in steps per second.
 Targets (issue 3): at least 90% of the zoo caught within 500 examples each, median time to catch
 under 5 s; at least 1,000 machine steps per second on one core.
 
+``--random-share N``: one conformant event in N (while a run is active) drawn from the random
+surface (:func:`properties.strategies.random_surface_event`), 0 for none; default the machines'
+own (:data:`properties.machines.RANDOM_SHARE`). The JSON reports it as ``randomShare``.
+
 Usage: python benchmarks/mutants.py [--examples N] [--seed S] [--only NAME...] [--no-bfs]
-       [--bfs-depth D] [--json]
+       [--bfs-depth D] [--random-share N] [--no-shrink] [--json]
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ import sys
 import time
 
 from properties.explore import EXPLORE_VOCABULARY, explore
-from properties.machines import consumer_machine, run_machine
+from properties.machines import RANDOM_SHARE, consumer_machine, run_machine
 from properties.surface import SURFACE_PATCHES
 from properties.zoo import MUTANTS, REFERENCE
 
@@ -49,7 +53,10 @@ ZOO_VOCABULARY = replace(
         "null-value",
         # the widened generation: a write under a copy, the index equal to the length, an open operation member,
         # a float at the edge of double precision
-        "copy-then-write", "array-replace-at-length", "open-member", "float-precision")),
+        "copy-then-write", "array-replace-at-length", "open-member", "float-precision",
+        # the blind red team's pointer and move edges, self-contained where they need an array
+        "edge-own-negative-index", "edge-own-remove-first", "edge-own-move-index",
+        "edge-move-sibling-prefix", "edge-tilde-one")),
     metadata=(None, {"k": {"a": 1}}, {"k": {"b": None}}),
 )
 """The exploration vocabulary plus what some mistakes need to show: a content with a float, a
@@ -82,15 +89,18 @@ def bfs_catch(mutant, depth: int = 4, timeout: float = 60.0) -> dict:
 
 
 def measure(examples: int = 500, seed: int = 0, only=None, bfs: bool = True,
-            bfs_depth: int = 4) -> dict:
-    """Run the zoo under the adversarial state machine (and, with ``bfs``, the exhaustive
-    search); returns figures per mutant and in total."""
+            bfs_depth: int = 4, random_share: int = RANDOM_SHARE, shrink: bool = True) -> dict:
+    """Run the zoo under the adversarial state machine (one conformant event in ``random_share``
+    from the random surface, 0: none) and, with ``bfs``, the exhaustive search; returns figures per
+    mutant and in total. Without ``shrink`` the witnesses are the first failing traces (the
+    examples until caught do not change: the first failure comes before shrinking)."""
     rows = []
     for mutant in MUTANTS:
         if only and mutant.name not in only:
             continue
-        r = run_machine(consumer_machine(mutant, mutant.reading, adversarial=True), seed=seed,
-                        max_examples=examples)
+        r = run_machine(consumer_machine(mutant, mutant.reading, adversarial=True,
+                                         random_share=random_share), seed=seed,
+                        max_examples=examples, shrink=shrink)
         rows.append({
             "mutant": mutant.name, "clause": mutant.clause, "case": mutant.case or None,
             "reading": mutant.reading.name or "draft",
@@ -104,17 +114,20 @@ def measure(examples: int = 500, seed: int = 0, only=None, bfs: bool = True,
     throughput = {}
     for adversarial in (False, True):
         start = time.perf_counter()
-        r = run_machine(consumer_machine(REFERENCE, adversarial=adversarial), seed=seed,
+        r = run_machine(consumer_machine(REFERENCE, adversarial=adversarial,
+                                         random_share=random_share), seed=seed,
                         max_examples=examples, shrink=False)
         seconds = time.perf_counter() - start
         throughput["adversarial" if adversarial else "conformant"] = {
             "referenceFailed": r.caught, "property": r.property, "examples": r.examples,
-            "steps": r.steps, "stepsPerSecond": round(r.steps / seconds)}
+            "steps": r.steps, "randomSteps": r.random_steps,
+            "stepsPerSecond": round(r.steps / seconds)}
     caught = [row for row in rows if row["caught"]]
     bfs_caught = [row for row in rows if row["bfs"] and row["bfs"]["caught"]]
     times = [row["secondsUntilCaught"] for row in caught]
     return {
         "benchmark": "mutants", "seed": seed, "examplesPerMutant": examples,
+        "randomShare": random_share, "shrunk": shrink,
         "mutants": len(rows), "caught": len(caught),
         "caughtShare": round(len(caught) / len(rows), 3) if rows else None,
         "medianSecondsUntilCaught": round(statistics.median(times), 3) if times else None,
@@ -138,11 +151,20 @@ def main(argv=None) -> int:
     parser.add_argument("--no-bfs", action="store_true", help="skip the exhaustive search")
     parser.add_argument("--bfs-depth", type=int, default=4,
                         help="depth bound of the exhaustive search (default 4)")
+    parser.add_argument("--random-share", type=int, default=RANDOM_SHARE, metavar="N",
+                        help="one event in N from the random surface, 0 for none "
+                             f"(default {RANDOM_SHARE}, the machines' own)")
+    parser.add_argument("--no-shrink", action="store_true",
+                        help="report the first failing trace, unshrunk (faster; the examples "
+                             "until caught are the same)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    if args.random_share < 0:
+        parser.error(f"--random-share: must be 0 (off) or positive, not {args.random_share}")
     from properties.strategies import fixed_constants
     with fixed_constants():  # the same seed draws the same traces whatever was imported
-        figures = measure(args.examples, args.seed, args.only, not args.no_bfs, args.bfs_depth)
+        figures = measure(args.examples, args.seed, args.only, not args.no_bfs, args.bfs_depth,
+                          args.random_share, not args.no_shrink)
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -159,7 +181,8 @@ def main(argv=None) -> int:
                  f"{b.get('witnessLength') or '-':>4} {b.get('seconds', '-'):>7}" if b else "-"))
     print(f"caught {figures['caught']}/{figures['mutants']} ({figures['caughtShare']:.0%}) within "
           f"{figures['examplesPerMutant']} examples each; median {figures['medianSecondsUntilCaught']} s "
-          f"and {figures['medianExamplesUntilCaught']} examples until caught")
+          f"and {figures['medianExamplesUntilCaught']} examples until caught "
+          f"(random share {figures['randomShare'] or 'off'})")
     if figures["bfsCaught"] is not None:
         print(f"BFS (depth {figures['bfsDepth']}, zoo vocabulary): caught "
               f"{figures['bfsCaught']}/{figures['mutants']}")

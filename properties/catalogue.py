@@ -1333,6 +1333,75 @@ def _untouched_activity_persists(t: Transition) -> Optional[str]:
     return None
 
 
+# --- the blind red team's: agent state, reasoning messages, subagent ends ----------------
+
+from model.events import StateDelta, StateSnapshot, SubagentError, SubagentFinished  # noqa: E402
+
+
+@prop("P41-state-follows",
+      "The agent state is the last STATE_SNAPSHOT's value amended by every STATE_DELTA since, "
+      "whoever sent it: a snapshot replaces the state (no merge), a delta that applies gives its "
+      "RFC 6902 result and one that does not leaves the state as it was.",
+      clauses=("SNP-REPLACE", "SNP-CURRENT-VALUE", "SNP-ATOMIC", "STA-PATCHFAIL"),
+      kind="step", events=(StateSnapshot, StateDelta), scope="step")
+def _state_follows(t: Transition) -> Optional[str]:
+    """State is run-scoped, so a subagent's update counts as the parent's (the subagents page,
+    section State); a delta holding an op RFC 6902 does not define is reading Q20's and not
+    judged here."""
+    if not _live(t) or t.fatal is not None:
+        return None
+    ev = t.event
+    if isinstance(ev, StateSnapshot):
+        want = ev.snapshot
+    elif not isinstance(ev, StateDelta):
+        return None
+    else:
+        if not all(op.recognised for op in ev.delta):
+            return None
+        outcome = apply_patch(t.before.state, ev.delta)
+        want = outcome.result if outcome.ok else t.before.state
+    if t.after.state == want:
+        return None
+    sender = f" from {ev.subagent_run_id}" if ev.subagent_run_id is not None else ""
+    return f"{ev.type_name}{sender} left the state {t.after.state}, not {want}"
+
+
+@prop("P42-ms-reasoning-survives",
+      "A MESSAGES_SNAPSHOT carrying no reasoning message drops no held reasoning message (the "
+      "exception for client-only material is per role).",
+      clauses=("STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE"),
+      kind="step", events=_MS, scope="step")
+def _ms_reasoning_survives(t: Transition) -> Optional[str]:
+    ev = _ms(t)
+    if ev is None or any(m.role == "reasoning" for m in ev.messages):
+        return None
+    lost = [m.id for m in t.before.messages if m.role == "reasoning" and
+            _held(t.after, m.id) is None]
+    return f"snapshot without reasoning dropped {lost}" if lost else None
+
+
+def _owner_of(state: ConsumerState, message_id: Optional[str]) -> Optional[str]:
+    held = _held(state, message_id) if message_id is not None else None
+    return held.owner if held is not None else None
+
+
+@prop("P43-subagent-end-keeps-others",
+      "SUBAGENT_FINISHED or SUBAGENT_ERROR closes no text message or tool call another owner "
+      "has open.",
+      clauses=("SUB-INTERLEAVE",),
+      kind="step", events=(SubagentFinished, SubagentError), scope="step")
+def _subagent_end_keeps_others(t: Transition) -> Optional[str]:
+    if not isinstance(t.event, (SubagentFinished, SubagentError)) or not _live(t) or \
+            t.fatal is not None:
+        return None
+    ended = t.event.subagent_run_id
+    closed = [mid for mid in sorted(t.before.open_texts) if mid not in t.after.open_texts
+              and _owner_of(t.before, mid) != ended]
+    closed += [call for call, mid in t.before.open_tools if (call, mid) not in t.after.open_tools
+               and _owner_of(t.before, mid) != ended]
+    return f"the end of {ended} closed {closed}, which it does not own" if closed else None
+
+
 # --- checked across readings --------------------------------------------------------------------
 
 # properties.ambiguity (and explore's all-readings sweep) check P32 across readings.
@@ -1346,7 +1415,7 @@ declare("P32-readings-agree",
 # --- the catalogue ------------------------------------------------------------------------------
 
 PROPERTIES: tuple[Property, ...] = _REGISTRY.close()
-"""Every property, in declaration order (id order, P32 after P40): the order the engines
+"""Every property, in declaration order (id order, P32 after P43): the order the engines
 check them in."""
 
 PROPERTY_BY_ID = {p.id: p for p in PROPERTIES}

@@ -35,8 +35,8 @@ from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, Property
 from properties.strategies import fixed_constants, grouped_moves, pick, random_surface_event
 from properties.zoo import REFERENCE, Consumer
 
-__all__ = ["TraceRunner", "consumer_machine", "AllReadingsMachine", "MachineResult",
-           "run_machine", "check_trace_properties", "search_with_machine"]
+__all__ = ["TraceRunner", "consumer_machine", "RANDOM_SHARE", "AllReadingsMachine",
+           "MachineResult", "run_machine", "check_trace_properties", "search_with_machine"]
 
 
 class TraceRunner:
@@ -99,6 +99,12 @@ def check_trace_properties(events: Sequence[Event], consumer: Consumer = REFEREN
     return None
 
 
+RANDOM_SHARE = 4
+"""The machines' default random share: while a run is active, one conformant event in this many
+is drawn from the random surface (:func:`properties.strategies.random_surface_event`); 0 draws
+none (see :func:`consumer_machine`)."""
+
+
 @dataclass
 class _Stats:
     """Bookkeeping shared by every instance of one machine class during one run."""
@@ -110,23 +116,36 @@ class _Stats:
     last_violation: Optional[PropertyViolation] = None
     last_events: tuple = ()
     steps: int = 0
+    random_steps: int = 0
 
 
 def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
                      adversarial: bool = False, vocabulary: Vocabulary = DEFAULT_VOCABULARY,
                      properties: Sequence[Property] = PROPERTIES,
-                     random_values: bool = True) -> type:
-    """A RuleBasedStateMachine class: a producer (conformant, or mixed with adversarial moves one
-    time in four) sends events to ``consumer`` under ``reading``; every property is checked on
-    every step. With ``random_values`` (default), while a run is active one event in four is
-    drawn with Hypothesis-drawn JSON values instead
+                     random_share: int = RANDOM_SHARE) -> type:
+    """A RuleBasedStateMachine class: a producer sends events to ``consumer`` under ``reading``;
+    every property is checked on every step. With ``adversarial`` one event in four is a
+    labelled non-conformant move (:func:`model.producer.adversarial_moves` and the surface's,
+    :func:`properties.surface.surface_adversarial`: wrong-typed members, events aimed at
+    another role's id...); the others are conformant. Of the conformant ones, while a run is
+    active, one in ``random_share`` (default :data:`RANDOM_SHARE`; 0: none, the vocabulary's
+    and the named surface's moves only) is drawn with Hypothesis-drawn JSON values
     (:func:`properties.strategies.random_surface_event`: drawn contents and metadata, patches
     of one to four operations each drawn against the document the operations before it left,
-    array indices at the edges, writes under a copy; when the adversarial draw chose a bad move,
-    a wrong-typed member or an event aimed at another role's id), kept only when the producer
-    monitor agrees it is as conformant as the draw asked (:func:`model.producer.violations`),
-    as :func:`properties.strategies.adversarial_traces` does. The class carries a ``stats``
-    record filled while Hypothesis runs it."""
+    array indices at the edges, writes under a copy) and sent when the producer monitor finds
+    it conformant (:func:`model.producer.violations`; else a vocabulary move is drawn). The
+    random draw never takes the adversarial slot: what it would draw there (malformed wires,
+    role-aimed events) the surface's adversarial moves already draw, and a fatal event early
+    in an example wastes the rest of it (``benchmarks/mutants.py --random-share``, figures in
+    ``benchmarks/README.md``). The shares are nominal: Hypothesis draws the 0 of a bounded
+    integer more often than uniformly. The class carries a ``stats`` record filled while
+    Hypothesis runs it (``steps``, and ``random_steps`` of them drawn from the random surface).
+
+    Raises:
+        ValueError: ``random_share`` is negative.
+    """
+    if random_share < 0:
+        raise ValueError(f"random_share must be 0 (off) or a positive integer, not {random_share}")
     stats = _Stats()
 
     class ConsumerMachine(RuleBasedStateMachine):
@@ -138,13 +157,14 @@ def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
         @rule(data=st.data())
         def send(self, data):
             event = None
-            bad_draw = adversarial and data.draw(st.integers(0, 3), label="adversarial") == 0
-            if random_values:
-                event = _random_event(data, self.runner.belief, vocabulary, reading, bad_draw)
-            if event is None and bad_draw:
+            if adversarial and data.draw(st.integers(0, 3), label="adversarial") == 0:
                 bad = grouped_moves(self.runner.belief, vocabulary, reading, adversarial=True)
                 if bad:
                     event = pick(data.draw, bad)[0]
+            elif random_share:
+                event = _random_event(data, self.runner.belief, vocabulary, reading,
+                                      random_share)
+                stats.random_steps += event is not None
             if event is None:
                 options = grouped_moves(self.runner.belief, vocabulary, reading)
                 if not options:
@@ -168,15 +188,14 @@ def consumer_machine(consumer: Consumer = REFERENCE, reading: Reading = DRAFT,
 
 
 def _random_event(data, belief: Belief, vocabulary: Vocabulary, reading: Reading,
-                  bad: bool) -> Optional[Event]:
-    """One time in four while the run is active, an event of
-    :func:`properties.strategies.random_surface_event`, when the monitor finds it
-    non-conformant exactly when ``bad``; else None (the caller draws a vocabulary or surface
-    move)."""
-    if belief.run != "active" or data.draw(st.integers(0, 3), label="random") != 0:
+                  share: int) -> Optional[Event]:
+    """One time in ``share`` while the run is active, an event of
+    :func:`properties.strategies.random_surface_event` when the producer monitor finds it
+    conformant; else None (the caller draws a vocabulary or surface move)."""
+    if belief.run != "active" or data.draw(st.integers(0, share - 1), label="random") != 0:
         return None
-    event = data.draw(random_surface_event(belief, vocabulary, malformed=bad))
-    return event if bool(violations(belief, event, reading)) == bad else None
+    event = data.draw(random_surface_event(belief, vocabulary))
+    return None if violations(belief, event, reading) else event
 
 
 class AllReadingsMachine(RuleBasedStateMachine):
@@ -231,7 +250,8 @@ class MachineResult:
         examples_until_caught: machine runs (examples) up to and including the first failure.
         seconds_until_caught: wall time to the first failure.
         seconds: total wall time (search and shrinking).
-        examples: machine runs in all; steps: events sent in all.
+        examples: machine runs in all; steps: events sent in all; random_steps: those of them
+            drawn from the random surface (see :func:`consumer_machine`).
         message: the violation text.
         violation: the :class:`PropertyViolation` itself (None when nothing failed).
     """
@@ -245,6 +265,7 @@ class MachineResult:
     seconds: float = 0.0
     examples: int = 0
     steps: int = 0
+    random_steps: int = 0
     message: str = ""
     violation: Optional[PropertyViolation] = None
 
@@ -274,6 +295,7 @@ def run_machine(machine: type, seed: int = 0, max_examples: int = 500, max_steps
         return MachineResult(
             True, violation.property.id, violation.property.clauses, stats.last_events,
             stats.first_failure_instance, stats.first_failure_seconds,
-            time.monotonic() - started, stats.instances, stats.steps, str(violation), violation)
+            time.monotonic() - started, stats.instances, stats.steps, stats.random_steps,
+            str(violation), violation)
     return MachineResult(False, seconds=time.monotonic() - started, examples=stats.instances,
-                         steps=stats.steps)
+                         steps=stats.steps, random_steps=stats.random_steps)

@@ -64,9 +64,12 @@ the edge of double precision (0.1 + 0.2, the smallest subnormal)."""
 
 SURFACE_METADATA: tuple[dict, ...] = (
     {"k": {"a": 1}}, {"k": {"b": 2}}, {"k": None}, {"ключ": 1.5, "k": {"a": {"deep": [1]}}},
+    {"ag-ui": {"trace": "t-1"}, "k": 0},
 )
 """Metadata values: two nested objects under one key (a recursive merge keeps both inner keys, the
-draft's key-by-key merge keeps the second), a top-level null, a unicode key and a float."""
+draft's key-by-key merge keeps the second), a top-level null, a unicode key and a float, and the
+key ``ag-ui`` the protocol reserves (reserved by convention only: processing never strips a
+metadata key, MET-RESERVED-KEY, MET-KEEP-UNKNOWN)."""
 
 
 def _ops(*ops: dict) -> tuple[dict, ...]:
@@ -145,6 +148,20 @@ SURFACE_PATCHES: tuple[tuple[str, tuple[dict, ...]], ...] = (
                          {"op": "add", "path": "/o", "value": 1, "x-trace": {"id": 7}})),
     ("float-precision", _ops({"op": "add", "path": "/g", "value": 0.30000000000000004},
                              {"op": "replace", "path": "/f", "value": 4503599627370495.5})),
+    # blind red team: shapes a hand-written applier gets wrong that the ones above cannot show
+    ("edge-tilde-one", _ops({"op": "add", "path": "/~01", "value": 1})),
+    ("edge-negative-index", _ops({"op": "replace", "path": "/list/-1", "value": 0})),
+    ("edge-remove-first", _ops({"op": "remove", "path": "/list/0"})),
+    ("edge-move-sibling-prefix", _ops({"op": "move", "from": "/n", "path": "/nx"})),
+    ("edge-move-array-index", _ops({"op": "move", "from": "/list/0", "path": "/list/1"})),
+    ("edge-add-existing", _ops({"op": "add", "path": "/n", "value": 7})),
+    # the same on an array the patch makes itself, so that they show on any content held
+    ("edge-own-negative-index", _ops({"op": "add", "path": "/e", "value": [1, 2, 3]},
+                                     {"op": "replace", "path": "/e/-1", "value": 0})),
+    ("edge-own-remove-first", _ops({"op": "add", "path": "/e", "value": [1, 2, 3]},
+                                   {"op": "remove", "path": "/e/0"})),
+    ("edge-own-move-index", _ops({"op": "add", "path": "/e", "value": [1, 2, 3]},
+                                 {"op": "move", "from": "/e/0", "path": "/e/1"})),
 )
 """Named patches over :data:`SURFACE_CONTENT`: move and copy (RFC 6902 4.4, 4.5), pointer escapes
 (RFC 6901 section 4), the ``-`` index on a write and on a read, array targets, indices with a
@@ -155,8 +172,14 @@ op after one that applies (SNP-UNKNOWN-OP), a replace of a member that does not 
 4.3), a write under a copy made earlier in the same patch (the copy is a value of its own, 4.5)
 and under its source, a ``test`` of null at a location that does not exist (4.6), a replace and
 a remove at the index equal to the array's length (out of range for both: 4.2, 4.3), operations
-carrying members RFC 6902 does not define (legal: SNP-OPEN-OPS) and floats at the edge of double
-precision. Which of them apply is decided by the model's patch semantics
+carrying members RFC 6902 does not define (legal: SNP-OPEN-OPS), floats at the edge of double
+precision; and (the blind red team's) ``~01`` (RFC 6901 section 4: ``~1`` is decoded first, so
+it names the member ``~1``, not ``/``), a negative index (not an array index: RFC 6901 section
+4), a remove of the first array element (the rest shift), a move to a member whose name starts
+with the source's (a proper prefix by token only is a move into a child: RFC 6902 4.4), a move
+between array indices (the source is removed before the target is added: 4.4) and an add onto
+an existing member (it replaces: 4.1), the array ones also on an array the patch adds first.
+Which of them apply is decided by the model's patch semantics
 (:func:`model.patch.apply_patch`), never here."""
 
 HISTORY_WIRE: tuple[dict, ...] = (
@@ -203,9 +226,12 @@ _FAMILY = {"move": "delta:move-copy", "copy": "delta:move-copy", "escaped": "del
            "empty": "delta:pointer", "dash": "delta:pointer", "leading": "delta:pointer",
            "nested": "delta:pointer", "array": "delta:array", "test": "delta:test",
            "root": "delta:root", "fails": "delta:other", "unknown": "delta:other",
-           "null": "delta:other", "float": "delta:other", "replace": "delta:other"}
-"""The sampling kind of each surface patch (by its name's first word): six kinds, so that the
-strategies, which draw a kind first, reach each family as often as a vocabulary kind."""
+           "null": "delta:other", "float": "delta:other", "replace": "delta:other",
+           "edge": "delta:edge"}
+"""The sampling kind of each surface patch (by its name's first word): seven kinds, so that the
+strategies, which draw a kind first, reach each family as often as a vocabulary kind. ``edge``
+holds the shapes a hand-written applier gets wrong at the edges of RFC 6901 and 6902 (the blind
+red team's), each of which also belongs to another family."""
 
 
 def _delta_wires(mid: str, atype: str, owner: Optional[str]) -> Iterable[tuple[str, dict]]:
@@ -236,11 +262,13 @@ def surface_moves(belief: Belief, reading: Reading = DRAFT,
         ``((kind, events), ...)`` with kinds ``surface:content`` (a snapshot of
         :data:`SURFACE_CONTENT`, the document the surface patches are written against),
         ``surface:snapshot`` (wide contents and metadata, creating or restating), ``surface:delta:<family>`` (:data:`SURFACE_PATCHES` on each held
-        activity, in six families: move-copy, pointer, array, test, root, other), ``surface:metadata`` (empty patches carrying :data:`SURFACE_METADATA`) and
+        activity, in seven families: move-copy, pointer, array, test, root, other, edge), ``surface:metadata`` (empty patches carrying :data:`SURFACE_METADATA`) and
         ``surface:messages`` (MESSAGES_SNAPSHOT restating history of other roles, with no
         activity, so that held activities stay: STA-MS-DROP-EXCEPT; or restating the held ones
-        with :data:`SURFACE_CONTENT`), ``surface:state`` (STATE_SNAPSHOT, STATE_DELTA of the
-        surface patches), ``surface:tool`` and ``surface:step``. Every event satisfies
+        with :data:`SURFACE_CONTENT`), ``surface:messages-reasoning`` (the history with a
+        reasoning message: the exception is per role, STA-MS-SELF-REVOKE), ``surface:state``
+        (STATE_DELTA of the surface patches), ``surface:state-snapshot`` (STATE_SNAPSHOT, the
+        parent's and a subagent's), ``surface:tool`` and ``surface:step``. Every event satisfies
         ``model.producer.violations(belief, event, reading) == ()``; memoised per belief.
     """
     key = ("ok", belief, reading, activity_ids, activity_type)
@@ -293,6 +321,11 @@ def _surface_candidates(belief: Belief, activity_ids, activity_type
                   for t in belief.texts if t not in belief.open_texts)
     history = _history_messages()
     yield "surface:messages", MessagesSnapshot(messages=history + texts)
+    # with a reasoning message: the exception for client-only material is per role, so this one
+    # revokes the reasoning exception only and leaves held activity alone (STA-MS-SELF-REVOKE);
+    # a later snapshot without it keeps the reasoning message (STA-MS-DROP-EXCEPT)
+    yield "surface:messages-reasoning", MessagesSnapshot(
+        messages=history + texts + _reasoning_messages())
     if belief.activities:
         restated = tuple(_message_of(json.dumps(dict(
             {"id": mid, "role": "activity", "activityType": a.activity_type,
@@ -303,13 +336,38 @@ def _surface_candidates(belief: Belief, activity_ids, activity_type
         yield "surface:messages", MessagesSnapshot(messages=history + texts + restated[:1])
 
 
+REASONING_WIRE: dict = {"id": "reason-h", "role": "reasoning", "content": "weighing it"}
+"""A reasoning message a MESSAGES_SNAPSHOT of the surface may carry (client-only material, like
+activity: STA-MS-DROP-EXCEPT, STA-MS-SELF-REVOKE)."""
+
+
+@lru_cache(maxsize=1)
+def _reasoning_messages() -> tuple:
+    event = _parse({"type": "MESSAGES_SNAPSHOT", "messages": [REASONING_WIRE]})
+    assert isinstance(event, MessagesSnapshot), event
+    return event.messages
+
+
 @lru_cache(maxsize=1)
 def _state_events() -> tuple[tuple[str, Event], ...]:
-    """STATE_SNAPSHOT of :data:`SURFACE_CONTENT` and STATE_DELTA of each surface patch (the
-    agent state takes the same RFC 6902 patches: SNP-ATOMIC, STA-PATCHFAIL)."""
-    out = [("surface:state", _parse({"type": "STATE_SNAPSHOT", "snapshot": SURFACE_CONTENT}))]
+    """STATE_SNAPSHOT of :data:`SURFACE_CONTENT` and of ``{"n": null}`` (a snapshot replaces,
+    it does not merge: SNP-REPLACE), each also attributed to the subagent ``sub-1`` (state is
+    run-scoped: a subagent's update is the run's), of kind ``surface:state-snapshot`` (a kind of
+    their own, so that a search draws two in a row as often as any kind); and STATE_DELTA of
+    each surface patch (the agent state takes the same RFC 6902 patches: SNP-ATOMIC,
+    STA-PATCHFAIL), and one a subagent sends. A tagged event the producer may not send from its
+    belief is left out by :func:`surface_moves`."""
+    out = []
+    for snapshot in (SURFACE_CONTENT, {"n": None}):
+        out.append(("surface:state-snapshot", _parse({"type": "STATE_SNAPSHOT",
+                                                      "snapshot": snapshot})))
+        out.append(("surface:state-snapshot", _parse({"type": "STATE_SNAPSHOT",
+                                                      "snapshot": snapshot,
+                                                      "subagentRunId": "sub-1"})))
     out.extend(("surface:state", _parse({"type": "STATE_DELTA", "delta": list(ops)}))
                for _, ops in SURFACE_PATCHES)
+    out.append(("surface:state", _parse({"type": "STATE_DELTA", "subagentRunId": "sub-1",
+                                         "delta": [{"op": "add", "path": "/n", "value": 3}]})))
     return tuple(out)
 
 

@@ -20,14 +20,14 @@ from typing import Callable
 from jsonpointer import unescape
 
 from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NOT_ACTIVITY,
-                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, MALFORMED_ACTIVITY_EVENT,
-                         UNKNOWN_EVENT_DROPPED, UNKNOWN_MEMBER_STRIPPED, UNKNOWN_PATCH_OP,
-                         UNKNOWN_PATCH_OP_DROPPED)
+                         ACTIVITY_OWNER_MISMATCH, ACTIVITY_PATCH_FAILED, EVENT_AFTER_RUN_CLOSED,
+                         MALFORMED_ACTIVITY_EVENT, UNKNOWN_EVENT_DROPPED, UNKNOWN_MEMBER_STRIPPED,
+                         UNKNOWN_PATCH_OP, UNKNOWN_PATCH_OP_DROPPED)
 from model.consumer import ConsumerState, Fatal, StepResult, Warning, run_input, step
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
-                          MessagesSnapshot, PatchOp, RunError, RunFinished, StepFinished,
-                          SubagentFinished, SubagentStarted, TextMessageContent, TextMessageStart,
-                          Unrecognised)
+                          MessagesSnapshot, PatchOp, RunError, RunFinished, StateDelta,
+                          StateSnapshot, StepFinished, SubagentError, SubagentFinished,
+                          SubagentStarted, TextMessageContent, TextMessageStart, Unrecognised)
 from model.json_values import freeze, thaw
 from model.patch import apply_patch
 from model.wire import parse_event
@@ -385,6 +385,14 @@ def _snapshot_creates_at_start(state, event, result):
         if m is not None:
             rest = tuple(x for x in result.state.messages if x.id != m.id)
             return replace(result, state=replace(result.state, messages=(m,) + rest))
+    return result
+
+
+def _late_run_error_rejected(state, event, result):
+    if isinstance(event, RunError) and state.run == "finished" and not state.halted:
+        return StepResult(state.but(halted=True), (), Fatal(
+            EVENT_AFTER_RUN_CLOSED, "LIF-AFTER-CLOSE", "RUN_ERROR after RUN_FINISHED",
+            branch="lifecycle.after-close"), "lifecycle.after-close")
     return result
 
 
@@ -1052,6 +1060,152 @@ def _numbers_rounded(state, event, result):
     return replace(result, state=_with_message(result.state, replace(m, content=rounded)))
 
 
+# --- the blind red team's: mistakes written from the draft alone, each a hole it showed ---
+
+def _rewrite_ops_in_turn(rewrite: Callable[[dict, object], dict | list | None]) -> Callable:
+    """As :func:`_rewrite_ops`, but each operation is rewritten against the content as the
+    operations before it in the same patch left it (a mistaken applier errs at every operation,
+    on arrays the patch itself made too); from the first operation that does not apply on, the
+    rest are sent as they are."""
+    def pre(state, event):
+        if not isinstance(event, ActivityDelta):
+            return event
+        held = state.message(event.message_id)
+        if held is None or not held.is_activity or not all(op.recognised for op in event.patch):
+            return event
+        doc, ops, changed = held.content, [], False
+        for op in event.patch:
+            new = rewrite(thaw(op.raw), thaw(doc)) if doc is not None else None
+            now = [op] if new is None else [PatchOp.of(o) for o in
+                                             (new if isinstance(new, list) else [new])]
+            changed = changed or new is not None
+            ops.extend(now)
+            outcome = apply_patch(doc, now) if doc is not None else None
+            doc = outcome.result if outcome is not None and outcome.ok else None
+        return replace(event, patch=tuple(ops)) if changed else event
+    return pre
+
+
+def _negative_index_read(obj, doc):
+    """Parses an array index with ``int()`` and indexes as Python does, so ``-1`` names the last
+    element (RFC 6901 section 4: an index is digits only; ``-1`` resolves to nothing and the
+    operation fails: SNP-ATOMIC)."""
+    pointer = obj.get("path", "")
+    if obj["op"] not in ("replace", "remove", "test") or "/" not in pointer:
+        return None
+    parent, token = _parent(doc, pointer), _token(pointer)
+    if not isinstance(parent, list) or not token.startswith("-") or not token[1:].isdigit():
+        return None
+    i = len(parent) - int(token[1:])
+    if not 0 <= i < len(parent):
+        return None
+    return {**obj, "path": pointer.rsplit("/", 1)[0] + f"/{i}"}
+
+
+def _remove_pops_last(obj, doc):
+    """Removes an array element with ``list.pop()`` and no index: the last element goes, whatever
+    the index named (RFC 6902 4.2)."""
+    if obj["op"] != "remove":
+        return None
+    slot = _array_slot(doc, obj["path"])
+    if slot is None or slot[1] == len(slot[0]) - 1:
+        return None
+    return {**obj, "path": obj["path"].rsplit("/", 1)[0] + f"/{len(slot[0]) - 1}"}
+
+
+def _move_prefix_by_string(obj, doc):
+    """Refuses a move whose ``path`` starts with its ``from`` as a string (``/n`` to ``/nx``),
+    where RFC 6902 4.4 refuses only a proper prefix by reference token (a move into a child).
+    Carried out as the move into a child it takes it for, which fails the patch."""
+    if obj["op"] != "move":
+        return None
+    src, dst = obj["from"], obj["path"]
+    if src == "" or dst == src or not dst.startswith(src) or dst.startswith(src + "/"):
+        return None
+    return {**obj, "path": src + "/x"}
+
+
+def _move_adds_first(obj, doc):
+    """Moves between two slots of one array by adding at the target before removing the source,
+    so the source index names the wrong element once the insertion shifts it (RFC 6902 4.4: the
+    source is removed first)."""
+    if obj["op"] != "move":
+        return None
+    src, dst = _array_slot(doc, obj["from"]), _array_slot(doc, obj["path"])
+    if src is None or dst is None or src[0] is not dst[0] or dst[1] == src[1]:
+        return None
+    return [{"op": "copy", "from": obj["from"], "path": obj["path"]},
+            {"op": "remove", "path": obj["from"]}]
+
+
+def _reserved_key_dropped(state, event, result):
+    """Drops the metadata key ``ag-ui`` from the activity an event merges into, reading the
+    reservation as the consumer's to enforce (it is by convention only: MET-RESERVED-KEY; no key
+    is ever stripped, MET-KEEP-UNKNOWN)."""
+    if not isinstance(event, (ActivitySnapshot, ActivityDelta)) or result.fatal is not None:
+        return result
+    m = result.state.message(event.message_id)
+    if m is None or not m.is_activity or m.metadata is None or '"ag-ui"' not in m.metadata:
+        return result
+    meta = {k: v for k, v in thaw(m.metadata).items() if k != "ag-ui"}
+    return replace(result, state=_with_message(result.state, m.but(metadata=freeze(meta))))
+
+
+def _ms_drops_reasoning(state, event, result):
+    """Applies the exception for client-only material to activity alone: held reasoning messages
+    a MESSAGES_SNAPSHOT leaves out are dropped (STA-MS-DROP-EXCEPT names both roles)."""
+    if not isinstance(event, MessagesSnapshot) or result.fatal is not None:
+        return result
+    listed = {m.id for m in event.messages}
+    kept = tuple(m for m in result.state.messages if m.role != "reasoning" or m.id in listed)
+    return result if len(kept) == len(result.state.messages) else \
+        replace(result, state=result.state.but(messages=kept))
+
+
+def _ms_revokes_across_roles(state, event, result):
+    """Revokes the exception for both client-only roles when a MESSAGES_SNAPSHOT carries either
+    (STA-MS-SELF-REVOKE: the revocation is per role): a snapshot with a reasoning message drops
+    the held activity it leaves out."""
+    if not isinstance(event, MessagesSnapshot) or result.fatal is not None or \
+            not any(m.role in ("activity", "reasoning") for m in event.messages):
+        return result
+    listed = {m.id for m in event.messages}
+    kept = tuple(m for m in result.state.messages
+                 if m.id in listed or m.role not in ("activity", "reasoning"))
+    return result if len(kept) == len(result.state.messages) else \
+        replace(result, state=result.state.but(messages=kept))
+
+
+def _subagent_end_closes_open(state, event, result):
+    """Closes every open text message and tool call when any invocation ends (SUB-INTERLEAVE: a
+    consumer does not close one invocation's entities because another ended)."""
+    if not isinstance(event, (SubagentFinished, SubagentError)) or result.fatal is not None or \
+            not (result.state.open_texts or result.state.open_tools):
+        return result
+    return replace(result, state=result.state.but(open_texts=frozenset(), open_tools=()))
+
+
+def _state_snapshot_merges(state, event, result):
+    """Merges a STATE_SNAPSHOT's object into the state key by key (SNP-REPLACE: a snapshot
+    replaces, no merging)."""
+    if not isinstance(event, StateSnapshot) or result.fatal is not None or not _live_now(state):
+        return result
+    held, new = thaw(state.state), thaw(event.snapshot)
+    if not isinstance(held, dict) or not isinstance(new, dict):
+        return result
+    return replace(result, state=result.state.but(state=freeze({**held, **new})))
+
+
+def _subagent_state_withheld(state, event, reading):
+    """Reads a state event's ``subagentRunId`` as the subagent owning a private state and leaves
+    the run's state alone (state is run-scoped: the update is the run's, SNP-CURRENT-VALUE)."""
+    if isinstance(event, (StateSnapshot, StateDelta)) and event.subagent_run_id is not None \
+            and _live_now(state):
+        return StepResult(state, (), None, "state.snapshot" if isinstance(event, StateSnapshot)
+                          else "state.delta")
+    return step(state, event, reading)
+
+
 def _m(name: str, clause: str, description: str, step_fn: StepFn = step,
        run_input_fn=run_input, case: str = "", reading: Reading = DRAFT,
        features: tuple[str, ...] = ()) -> Consumer:
@@ -1311,14 +1465,57 @@ MUTANTS: tuple[Consumer, ...] = (
        "keeps an activity's numbers to 14 significant digits (PHP's old json_encode, "
        "lua-cjson), so 0.1 + 0.2 reads back as 0.3", _post(_numbers_rounded),
        features=("op:add:member:float", "op:replace:member:float")),
+    # the blind red team's: written from the draft alone; each showed a hole now closed
+    _m("negative-index-read", "SCH-JSON-POINTER",
+       "parses an array index with int(), so -1 names the last element instead of failing the "
+       "patch (RFC 6901 section 4)", _pre(_rewrite_ops_in_turn(_negative_index_read)),
+       features=("op:replace:nested:integer",)),
+    _m("remove-pops-last", "SCH-JSON-PATCH",
+       "removes an array element with pop() and no index: the last one goes (RFC 6902 4.2)",
+       _pre(_rewrite_ops_in_turn(_remove_pops_last)), features=("op:remove:index:-",)),
+    _m("move-prefix-by-string", "SCH-JSON-PATCH",
+       "refuses a move whose path starts with its from as a string (/n to /nx) as a move into "
+       "a child (RFC 6902 4.4 means a prefix by token)",
+       _pre(_rewrite_ops_in_turn(_move_prefix_by_string)),
+       features=("op:move:member:-",)),
+    _m("move-adds-first", "SCH-JSON-PATCH",
+       "moves between array slots by adding at the target before removing the source, so the "
+       "wrong element goes (RFC 6902 4.4)", _pre(_rewrite_ops_in_turn(_move_adds_first)),
+       features=("op:move:index:-",)),
+    _m("reserved-metadata-key-dropped", "MET-KEEP-UNKNOWN",
+       "drops the reserved ag-ui key from an activity's metadata", _post(_reserved_key_dropped)),
+    _m("ms-drops-reasoning", "STA-MS-DROP-EXCEPT",
+       "drops held reasoning messages a MESSAGES_SNAPSHOT leaves out (the exception read as "
+       "activity's alone)", _post(_ms_drops_reasoning)),
+    _m("ms-revokes-across-roles", "STA-MS-SELF-REVOKE",
+       "revokes the exception for activity too when a MESSAGES_SNAPSHOT carries a reasoning "
+       "message", _post(_ms_revokes_across_roles)),
+    _m("subagent-end-closes-open", "SUB-INTERLEAVE",
+       "closes every open text message and tool call when any invocation ends",
+       _post(_subagent_end_closes_open)),
+    _m("state-snapshot-merges", "SNP-REPLACE",
+       "merges a STATE_SNAPSHOT into the state instead of replacing it",
+       _post(_state_snapshot_merges)),
+    _m("subagent-state-withheld", "SNP-CURRENT-VALUE",
+       "leaves the state alone on a state event a subagent sent (read as its private state)",
+       _subagent_state_withheld),
+    _m("late-run-error-rejected", "LIF-AFTER-CLOSE",
+       "rejects a RUN_ERROR after RUN_FINISHED as an event after close, though a finished run "
+       "may still fail late", _post(_late_run_error_rejected)),
 )
-"""The zoo: 85 wrong consumers, one mistake each. Four (``mismatch-applied``,
+"""The zoo: 96 wrong consumers, one mistake each. Four (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``, ``in-flight-stream-left-open``) behave as another
 reading would: wrong against ``draft``, right under that reading, so they are caught by
 properties checked under draft. Three (``delta-missing-silent``, ``strip-silently``,
 ``unknown-role-text-dropped``) are caught by SHOULD-level properties only. The 38 written for the
 draft's wider surface (issue 20), and the three only the widened random patches show (a
 replace at an array's length appending, an undefined operation member fatal, numbers kept to 14
-digits), name in ``features`` the coverage items they target."""
+digits), name in ``features`` the coverage items they target, as do the four patch mistakes of
+the eleven the blind red team wrote from the draft alone (a negative index, ``pop()`` on remove,
+a move refused by string prefix, a move that adds first; and a reserved metadata key dropped,
+reasoning messages dropped or the activity exception revoked by MESSAGES_SNAPSHOT, open streams
+closed when any invocation ends, a merged or a withheld agent state, a late RUN_ERROR
+rejected), each the witness of a hole
+in the generated surface or the catalogue that is now closed."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}

@@ -250,7 +250,9 @@ EXTRA = [
 ]
 """Rows for the mutants the brief's mapping does not name."""
 
-ALL_ROWS = TABLE + EXTRA
+from test_zoo_blind import BLIND_ROWS, PROPERTY_ROWS  # noqa: E402 - the blind red team's (s4)
+
+ALL_ROWS = TABLE + EXTRA + BLIND_ROWS
 
 GAP = Row("P38-delta-keeps-owner", "delta-remints-owner", (snap(), delta(patch=[REPLACE_N1],
           subagentRunId="sub-1")), 2, {"Q4": "accept"})
@@ -270,6 +272,7 @@ def test_table_covers_every_property_but_the_difference_one():
     in_table = {p.values[0].prop for p in TABLE}
     all_ids = {p.id for p in PROPERTIES}
     assert len(TABLE) == len(in_table), "one row per property"
+    in_table |= set(PROPERTY_ROWS)  # the blind red team's properties have their rows there
     # P38 is caught by a mutant judged under its own reading (GAP, below)
     assert all_ids - in_table == {SKIPPED, GAP.prop}
     assert PROPERTY_BY_ID[SKIPPED].kind == "difference"
@@ -370,19 +373,20 @@ def test_properties_keep_their_order_and_fields():
     readings rather than per transition), which comes last. The fields below are what the
     engines' shortcuts rest on, read off the declarations."""
     assert [p.id[:3] for p in PROPERTIES] == \
-        [f"P{n:02d}" for n in range(41) if n != 32] + ["P32"]
-    assert len({p.id for p in PROPERTIES}) == len(PROPERTIES) == 41
+        [f"P{n:02d}" for n in range(44) if n != 32] + ["P32"]
+    assert len({p.id for p in PROPERTIES}) == len(PROPERTIES) == 44
     assert list(PROPERTY_BY_ID) == [p.id for p in PROPERTIES]
     assert all(PROPERTY_BY_ID[p.id] is p for p in PROPERTIES)
     assert [p.id for p in MUST_PROPERTIES] == \
         [p.id for p in PROPERTIES if p.id not in SHOULD_LEVEL]
     assert {p.id for p in PROPERTIES if p.severity == "should"} == SHOULD_LEVEL
     assert {p.kind: [q.id[:3] for q in PROPERTIES if q.kind == p.kind] for p in PROPERTIES} == {
-        "step": [f"P{n:02d}" for n in (0, *range(5, 32), *range(33, 41)) if n != 31],
+        "step": [f"P{n:02d}" for n in (0, *range(5, 32), *range(33, 44)) if n != 31],
         "invariant": ["P01", "P02", "P03", "P04"], "relation": ["P31"], "difference": ["P32"]}
     assert {s: sorted(p.id[:3] for p in PROPERTIES if p.scope == s) for s in SCOPES} == {
         "after": ["P01", "P02", "P03", "P04"],
-        "step": ["P11", "P25", "P26", "P27", "P28", "P29", "P30", "P36", "P37", "P40"],
+        "step": ["P11", "P25", "P26", "P27", "P28", "P29", "P30", "P36", "P37", "P40", "P41",
+                 "P42", "P43"],
         "transition": ["P00", "P32"],
         "target": ["P05", "P06", "P07", "P08", "P09", "P10", "P12", "P13", "P14", "P15", "P16",
                    "P17", "P18", "P19", "P20", "P21", "P22", "P23", "P24", "P31", "P33", "P34",
@@ -419,7 +423,7 @@ def test_every_check_is_the_function_its_declaration_decorates():
             not hasattr(p.check, "__wrapped__"), p.id
         assert p.check.__module__ == "properties.catalogue", p.id
         assert p.check.property_ids == (p.id,), p.id
-    assert len({id(p.check) for p in own}) == len(own) == 39
+    assert len({id(p.check) for p in own}) == len(own) == 42
 
 
 def _registry(**known):
@@ -486,7 +490,7 @@ def test_the_declsrefuses_a_duplicate_a_late_or_a_checkless_firing_declaration()
     # The catalogue's own registry is closed once PROPERTIES is built.
     with pytest.raises(PropertyDeclarationError, match="^property P41-new: declared after"):
         catalogue.prop("P41-new", "A statement.", **GOOD)(lambda t: None)
-    assert len(PROPERTIES) == 41
+    assert len(PROPERTIES) == 44
 
 
 def test_the_catalogue_validates_clause_ids_against_the_clause_registry():
@@ -842,7 +846,8 @@ SURFACE_MUTANTS = [m.name for m in MUTANTS if m.features]
 def test_surface_mutants_declare_coverage_items():
     from properties.coverage import universe
     items = set().union(*universe().values())
-    assert len(SURFACE_MUTANTS) == 41  # 38 of issue 20, three the widened random patches catch
+    assert len(SURFACE_MUTANTS) == 45  # 38 of issue 20, three the widened random patches catch,
+    # four the blind red team's edge patches show (s4)
     assert {m.name: [f for f in m.features if f not in items] for m in MUTANTS} == \
         {m.name: [] for m in MUTANTS}
 
