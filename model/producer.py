@@ -786,6 +786,8 @@ def _candidates(belief: Belief, vocab: Vocabulary) -> Iterator[Event]:
     if belief.run != "active":
         if belief.runs < vocab.max_runs:
             yield RunStarted(thread_id="t1", run_id=f"r{belief.runs + 1}")
+        if belief.run == "finished":  # a late failure of a finished run (N97: LIF-AFTER-CLOSE)
+            yield RunError(message="late failure")
     else:
         yield RunFinished(thread_id="t1", run_id=f"r{belief.runs}")
         yield RunError(message="failed")

@@ -80,10 +80,13 @@ def test_moves_after_snapshot_have_deltas_only_for_created_id():
 def test_moves_after_run_finished():
     b = belief_after(RS, RF)
     ms = moves(b)
-    assert RunStarted(thread_id="t1", run_id="r2") in ms
-    assert all(isinstance(e, RunStarted) for e in ms)
+    # the next run, or a late failure of the finished one (N97: LIF-AFTER-CLOSE)
+    assert ms == [RunStarted(thread_id="t1", run_id="r2"), RunError(message="late failure")]
     b = belief_after(RS, RF, {**RS, "runId": "r2"}, {**RF, "runId": "r2"})
-    assert moves(b) == []  # max_runs reached
+    assert moves(b) == [RunError(message="late failure")]  # max_runs reached
+    # after the late failure nothing more is conformant but the next run
+    b = belief_after(RS, RF, {"type": "RUN_ERROR", "message": "late failure"})
+    assert moves(b) == [RunStarted(thread_id="t1", run_id="r2")]
 
 
 def _beliefs() -> list[Belief]:
