@@ -234,9 +234,9 @@ def step(state: ConsumerState, event: Event, reading: AnyReading) -> StepResult:
     """
     if state.halted:
         return StepResult(state, (), None, "lifecycle.halted")
-    f = focus(state, event)
-    if f is not None:  # an activity event: decided on what it reads of the state
-        return settle(state, event, decide(f, event, reading))
+    fields = focus_fields(state, event)
+    if fields is not None:  # an activity event: decided on what it reads of the state (focus)
+        return settle(state, event, decide(Focus(*fields), event, reading))
     notices = _notices(event) if event.notices else ()
 
     if isinstance(event, Malformed):

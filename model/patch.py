@@ -32,7 +32,7 @@ import jsonpointer
 from model.events import PatchOp
 from model.json_values import JsonText, freeze, json_type, refreeze, thaw
 
-__all__ = ["PatchOutcome", "apply_patch", "apply_patch_value", "clear_memos"]
+__all__ = ["PatchOutcome", "apply_patch", "apply_patch_value", "clear_memos", "pointer_tokens"]
 
 _INDEX = re.compile(r"^(0|[1-9][0-9]*)$")
 
@@ -106,7 +106,7 @@ def _check_indices(doc, pointer: str, writing: bool) -> None:
     """Walk ``pointer`` over ``doc`` and reject array tokens RFC 6901/6902 do not allow."""
     if pointer == "":
         return
-    tokens = _tokens(pointer)
+    tokens = pointer_tokens(pointer)
     node = doc
     for depth, token in enumerate(tokens):
         last = depth == len(tokens) - 1
@@ -131,9 +131,11 @@ def _check_indices(doc, pointer: str, writing: bool) -> None:
             return
 
 
-def _tokens(pointer: str) -> list[str]:
-    """The unescaped reference tokens of a JSON Pointer (RFC 6901 section 4)."""
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+def pointer_tokens(pointer: str) -> list[str]:
+    """The reference tokens of a JSON Pointer, unescaped (RFC 6901 section 4: ``~1`` to ``/``
+    before ``~0`` to ``~``, as :func:`jsonpointer.unescape` does); the whole-document pointer
+    ``""`` has none. No error: the pointer's syntax is checked where it is parsed."""
+    return [jsonpointer.unescape(t) for t in pointer.split("/")[1:]]
 
 
 def _resolve_from(document, pointer: str):
@@ -147,7 +149,7 @@ def _resolve_from(document, pointer: str):
 
 def _move(document, source: str, target: str):
     """RFC 6902 section 4.4: remove the value at ``source``, then add it at ``target``."""
-    src, dst = _tokens(source), _tokens(target)
+    src, dst = pointer_tokens(source), pointer_tokens(target)
     if len(dst) > len(src) and dst[:len(src)] == src:
         raise _Unresolvable(f"cannot move {source!r} into its own child {target!r}")
     _check_indices(document, source, False)

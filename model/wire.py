@@ -176,11 +176,6 @@ def _check_patch(v, path, clause="SNP-MALFORMED-OP"):
                                "(RFC 6901)", "SCH-JSON-POINTER")
 
 
-def _check_patch_member(v, path):
-    """A patch member (``delta``, ``patch``): :func:`_check_patch` with its default clause."""
-    _check_patch(v, path)
-
-
 # member -> (check, required)
 _BASE = {"type": (_check_str, True), "timestamp": (_check_int, False),
          "rawEvent": (_check_not_null, False), "metadata": (_check_obj, False)}
@@ -221,13 +216,13 @@ _SPECS: dict[str, _Spec] = {
     "TOOL_CALL_RESULT": _spec({"messageId": (_check_str, True), "toolCallId": (_check_str, True),
                                "content": (_check_str_or_array, True), "role": (_check_str, False)}),
     "STATE_SNAPSHOT": _spec({"snapshot": (_check_any, True)}),
-    "STATE_DELTA": _spec({"delta": (_check_patch_member, True)}),
+    "STATE_DELTA": _spec({"delta": (_check_patch, True)}),
     "MESSAGES_SNAPSHOT": _spec({"messages": (_check_array, True)}, attributable=False, closed=True),
     "ACTIVITY_SNAPSHOT": _spec({"messageId": (_check_str, True), "activityType": (_check_str, True),
                                 "content": (_check_obj, True), "replace": (_check_bool, False)},
                                closed=True),
     "ACTIVITY_DELTA": _spec({"messageId": (_check_str, True), "activityType": (_check_str, True),
-                             "patch": (_check_patch_member, True)}, closed=True),
+                             "patch": (_check_patch, True)}, closed=True),
     "SUBAGENT_STARTED": _spec({"subagentRunId": (_check_str, True), "name": (_check_str, False),
                                "parentSubagentRunId": (_check_str, False)}, attributable=False),
     "SUBAGENT_FINISHED": _spec({"subagentRunId": (_check_str, True),
@@ -450,7 +445,7 @@ _S = str
 
 _PLAIN_CONVERTERS: dict[Any, Any] = {
     _check_str: _S, _check_obj: _plain_object, _check_bool: _plain_bool,
-    _check_str_or_array: _plain_text_content, _check_patch_member: _plain_patch}
+    _check_str_or_array: _plain_text_content, _check_patch: _plain_patch}
 """A member check of :data:`_SPECS` -> the plain lane's converter for that member (a check not
 listed, e.g. :func:`_check_any`, has no plain form: such a member sends the event to the general
 path, and a type that requires one has no lane)."""

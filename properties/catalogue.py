@@ -32,7 +32,8 @@ from model.codes import (ACTIVITY_DELTA_TARGET_MISSING, ACTIVITY_DELTA_TARGET_NO
 from model.consumer import ConsumerState, Fatal, Warning, merge_metadata
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
                           MessagesSnapshot, Passthrough, RunError, RunFinished, RunStarted,
-                          StepFinished, StepStarted,
+                          StateDelta, StateSnapshot, StepFinished, StepStarted, SubagentError,
+                          SubagentFinished,
                           TextMessageContent, TextMessageEnd, TextMessageStart, ToolCallArgs,
                           ToolCallEnd, ToolCallResult, ToolCallStart, Unrecognised)
 from model.json_values import is_json_object_text
@@ -1334,8 +1335,6 @@ def _untouched_activity_persists(t: Transition) -> Optional[str]:
 
 
 # --- the blind red team's: agent state, reasoning messages, subagent ends ----------------
-
-from model.events import StateDelta, StateSnapshot, SubagentError, SubagentFinished  # noqa: E402
 
 
 @prop("P41-state-follows",

@@ -892,26 +892,21 @@ class SweepCache(MoveTable):
                                                 None, None, None]
         return found
 
-    def leaf_outcome(self, key: tuple, lc: int, t_args: tuple, report: tuple):
+    def leaf_outcome(self, key: tuple, lc: int, t_args: tuple, report: tuple,
+                     entries: Optional[list]):
         """The per-leaf check sequence (the per-leaf loop's, :meth:`SweepSystem._expand_node`,
         and the blocks' slow leaves', :meth:`~properties.sweep_blocks.BlockTables._slow`): what
         :meth:`class_outcome` returns for the leaf transition ``key`` under the readings of
         class ``lc`` (``t_args``, ``report`` as there), taken from ``checked`` where an entry
         holds class-wide (the first entry when it consulted no knob; else the one ``_known``
         finds for the class's representative, when the knobs it consulted are ones the class
-        fixes), else checked: :meth:`check` under the representative first when no entry
-        holds for it, then :meth:`class_outcome` when that entry does not hold class-wide."""
-        entries = self.checked.get(key)
+        fixes), else :meth:`class_outcome` (checked under the representative first when no
+        entry holds for it). ``entries``: ``checked.get(key)``, which the caller has looked up."""
         if entries is not None and not entries[0][0]:
             hit = entries[0][1]
             return (hit,) if hit is not None else ()
-        rep = self.representatives[lc]
-        entry = _known(entries, rep)
-        if entry is None:  # a first-time check: what class_outcome would call first
-            entry = self.check(key, rep, t_args, report)
-            if entry is _BROKEN:
-                return _BROKEN
-        if entry[2] <= self.class_attrs[lc]:  # it holds class-wide
+        entry = _known(entries, self.representatives[lc])
+        if entry is not None and entry[2] <= self.class_attrs[lc]:  # it holds class-wide
             return (entry[1],) if entry[1] is not None else ()
         return self.class_outcome(key, lc, entry, t_args, report)
 
@@ -1290,7 +1285,8 @@ class SweepSystem(TransitionSystem):
                         add_halted(halted)
                         continue
                     found = c.leaf_outcome(key, lc, (level, state, e, result, rs, b, ba, ok),
-                                           (out, recorded, (node, m, 2 * j + 1), node, m))
+                                           (out, recorded, (node, m, 2 * j + 1), node, m),
+                                           entries)
                     if found is _BROKEN:
                         continue
                     for prop, witness in found:

@@ -476,10 +476,9 @@ class SplitSystem(TransitionSystem):
         and never changes them, so every move of the node shares them)."""
         return [(dict(a), s, w, f) for a, s, w, f in self.leaves.values[node[1]]]
 
-    def _after(self, node: tuple, m: int, level: int, leaves: Optional[list] = None) -> list:
-        """The leaves after move ``m`` of ``node`` (``leaves``: :meth:`_leaves`, when made)."""
-        return _fork(self._leaves(node) if leaves is None else leaves,
-                     self._events(node[0])[0][m], level)
+    def _after(self, node: tuple, m: int, level: int) -> list:
+        """The leaves after move ``m`` of ``node``."""
+        return _fork(self._leaves(node), self._events(node[0])[0][m], level)
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
                known: dict) -> None:
@@ -490,7 +489,7 @@ class SplitSystem(TransitionSystem):
             out.moves.append(len(events))
             leaves = self._leaves(node)  # once per node, for all its moves
             for m, event in enumerate(events):
-                after = self._after(node, m, level, leaves)
+                after = _fork(leaves, event, level)
                 if open_knobs and any(k in a for a, *_ in after for k in open_knobs) and \
                         not all(leaf[1:] == after[0][1:] for leaf in after):
                     verdicts = [(a, Verdict(s, w, f, f[0] + 1 if f else level + 1))

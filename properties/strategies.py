@@ -22,8 +22,8 @@ nulls, nested metadata, unicode keys, wrong-typed members, activity events aimed
 ids) and from Hypothesis-drawn JSON values (:data:`JSON_VALUES`, floats at the edge of double
 precision among them) and patches (:func:`random_patch`: each operation drawn against the
 document the operations before it left, copies of containers with writes under them, array
-indices at the edges, members RFC 6902 does not define); ``surface=False`` keeps to the
-vocabulary alone.
+indices at the edges, the pointer and move edges of :func:`_pointer_edge`, members RFC 6902 does
+not define); ``surface=False`` keeps to the vocabulary alone.
 
 Every strategy is deterministic under Hypothesis' seed (``@seed`` / ``settings(derandomize=True)``)
 for a given set of loaded modules; inside :func:`fixed_constants` whatever the process imported.
@@ -200,8 +200,9 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
     """Traces mixing conformant moves with non-conformant ones.
 
     Args:
-        surface: also draw from the draft's wider surface (see the module docstring); one event
-            in eight is then a Hypothesis-drawn one (:func:`random_surface_event`) when one fits.
+        surface: also draw from the draft's wider surface (see the module docstring); while a
+            run is active one event in four is then a Hypothesis-drawn one
+            (:func:`random_surface_event`) when one fits.
 
     Returns:
         ``(trace, violations)`` where ``violations`` lists ``(event index, ProducerViolation)``
@@ -409,14 +410,94 @@ def _array_edge(draw, doc, arrays: list[str]) -> dict:
     return obj
 
 
+_EDGE_NAMES = ("~1", "/0", "~/", "a/~b")
+"""Member names holding both ``~`` and ``/``: their pointers (``/~01``, ``/~10``, ``/~0~1``,
+``/a~1~0b``) decode to another member when ``~0`` is decoded before ``~1`` (RFC 6901 section 4)."""
+
+_EDGE_KINDS = ("negative-index", "escaped-pair", "move-in-array", "remove-first",
+               "move-to-extension")
+"""The pointer and move edges :func:`_pointer_edge` draws, one of them uniformly."""
+
+
+def _own_array(doc, arrays: list[str], draw) -> tuple[list[dict], str, int]:
+    """``(ops, array, size)``: an array of ``doc`` of two elements or more (``ops`` empty), or,
+    when there is none (or one time in four), an add of a new one of three distinct elements at
+    ``/e`` (``ops`` that add), so that the edge after it can show on any content held."""
+    long = [a for a in arrays if len(_at(doc, a)) >= 2]
+    if long and draw(st.integers(0, 3), label="own array") != 0:
+        array = draw(st.sampled_from(long), label="array")
+        return [], array, len(_at(doc, array))
+    return [{"op": "add", "path": "/e", "value": [1, 2, 3]}], "/e", 3
+
+
+@st.composite
+def _pointer_edge(draw, doc) -> list[dict]:
+    """One or two operations over ``doc`` (an object) at a pointer or move edge that a
+    hand-written applier gets wrong, the kind drawn uniformly from :data:`_EDGE_KINDS`:
+
+    * ``negative-index``: a replace, remove or test at the index ``-1`` of an array (or a move
+      or copy from it), which names nothing (RFC 6901 section 4: an index is digits; the patch
+      fails, SNP-ATOMIC);
+    * ``escaped-pair``: an add (or, at an existing member, a replace, remove or test) at a member
+      of :data:`_EDGE_NAMES` (``/~01``: decoding ``~0`` before ``~1`` reads it as ``/1``);
+    * ``move-in-array``: a move between two distinct indices of one array (RFC 6902 4.4: the
+      source is removed before the target is added);
+    * ``remove-first``: a remove at index 0 of an array of two elements or more (RFC 6902 4.2);
+    * ``move-to-extension``: a move from a member to one whose name extends the source's (``/n``
+      to ``/nx``): not a move into a child, which RFC 6902 4.4 forbids by reference token.
+
+    The array ones take an array of ``doc`` of two elements or more, or add one first
+    (:func:`_own_array`). Returns the operations in order (the last one is the edge)."""
+    kind = draw(st.sampled_from(_EDGE_KINDS), label="edge")
+    arrays = [c for c in _containers_under(doc, "") if c and isinstance(_at(doc, c), list)]
+    if kind == "escaped-pair":
+        name = draw(st.sampled_from(_EDGE_NAMES), label="name")
+        op = draw(st.sampled_from(["add", "replace", "remove", "test"] if name in doc
+                                  else ["add"]), label="op")
+        obj = {"op": op, "path": "/" + _escape(name)}
+        if op != "remove":
+            obj["value"] = draw(_VALUE_OF_TYPE[draw(st.sampled_from(VALUE_TYPES))], label="value")
+        return [obj]
+    if kind == "move-to-extension":
+        names = [k for k in doc if k]
+        if not names:
+            return [{"op": "add", "path": "/n", "value": 1},
+                    {"op": "move", "from": "/n", "path": "/nx"}]
+        name = draw(st.sampled_from(names), label="from")
+        suffix = draw(st.sampled_from(["x", "0", "~"]), label="suffix")
+        return [{"op": "move", "from": "/" + _escape(name), "path": "/" + _escape(name + suffix)}]
+    if kind == "negative-index" and arrays and draw(st.booleans(), label="any array"):
+        ops, array = [], draw(st.sampled_from(arrays), label="array")  # -1 fails on any length
+    else:
+        ops, array, size = _own_array(doc, arrays, draw)
+    if kind == "negative-index":
+        op = draw(st.sampled_from(["replace", "remove", "test", "move", "copy"]), label="op")
+        if op in ("move", "copy"):
+            return ops + [{"op": op, "from": f"{array}/-1", "path": "/moved"}]
+        obj = {"op": op, "path": f"{array}/-1"}
+        if op != "remove":
+            obj["value"] = draw(_VALUE_OF_TYPE[draw(st.sampled_from(VALUE_TYPES))], label="value")
+        return ops + [obj]
+    if kind == "remove-first":
+        return ops + [{"op": "remove", "path": f"{array}/0"}]
+    source = draw(st.integers(0, size - 1), label="source")
+    target = draw(st.integers(0, size - 2), label="target")
+    target += target >= source  # a distinct index
+    return ops + [{"op": "move", "from": f"{array}/{source}", "path": f"{array}/{target}"}]
+
+
 @st.composite
 def random_patch(draw, doc, max_ops: int = 4) -> list[dict]:
     """Zero (one time in eight) to ``max_ops`` RFC 6902 operations over ``doc`` (a thawed JSON
     value), each drawn
     against the document as the operations before it left it (:func:`random_operation`), so
     that a later operation can reach what an earlier one created. One operation in four (of an
-    object holding containers) copies or moves one of them to a new member, and one in four of
-    the rest (of a document holding arrays) is at an array's edge (:func:`_array_edge`); after
+    object holding containers) copies or moves one of them to a new member, one in four of
+    the rest (of a document holding arrays) is at an array's edge (:func:`_array_edge`) and one
+    in four of the rest (of an object) at a pointer or move edge (:func:`_pointer_edge`: a
+    ``-1`` index, a member named with ``~`` and ``/``, a move between two indices of one array,
+    a remove at index 0, a move to a member whose name extends the source's; with the add of the
+    array it is drawn on before it when it needs one, one more operation whatever the count); after
     a copy, a move or an add of a container, one time in two an operation follows (one more,
     whatever the count) that writes at or under its ``path`` (or, after a copy, under its
     ``from``: :func:`_write_under`): the shape a consumer that copies by reference gets
@@ -437,6 +518,11 @@ def random_patch(draw, doc, max_ops: int = 4) -> list[dict]:
                                               label="to"))}
         elif arrays and draw(st.integers(0, 3), label="array edge") == 0:
             obj = draw(_array_edge(current, arrays))
+        elif isinstance(current, dict) and draw(st.integers(0, 3), label="pointer edge") == 0:
+            *before, obj = draw(_pointer_edge(current))
+            for first in before:  # the array (or member) the edge is drawn on
+                ops.append(first)
+                current = _apply_op(current, first)
         else:
             obj = draw(random_operation(current))
         ops.append(obj)

@@ -580,13 +580,13 @@ class BlockTables:
     def _slow(self, leaves, cid, packed, leaf_pair, pair_node, node_ids, pm, j, lc, li, tid,
               b, s, p, level: int, alive, findings: list) -> None:
         """The slow leaves (indices ``leaves``, in order), checked as the per-leaf loop checks
-        them (:meth:`~properties.explore.SweepCache.leaf_outcome`); their violations go to ``findings``, a leaf whose run input raised is marked
-        not ``alive``; then the mirrors of the keys they touched are brought up to date."""
+        them (:meth:`~properties.explore.SweepCache.leaf_outcome`); their violations go to
+        ``findings``, a leaf whose run input raised is marked not ``alive``; then the mirrors of the keys they touched are brought up to date."""
         c = self.cache
         states, move_rows, broken = c.states.values, c.move_rows, self.broken
         leaf_outcome, tree_objs = c.leaf_outcome, self.tree_objs
         touched, cid_of, settled = {}, {}, []
-        class_checked = c.class_checked
+        class_checked, checked = c.class_checked, c.checked
         collector, recorded = _Collector(), set()  # for a leaf's P00, emptied after each
         qs = leaf_pair[leaves]
         ns = pair_node[qs]
@@ -599,7 +599,7 @@ class BlockTables:
             key = (view, sv, e, outcome, ok)
             seq = (node, m, 2 * jj + 1)
             found = leaf_outcome(key, lcv, (level, states[sv], e, result, rs, bv, ba, ok),
-                                 (collector, recorded, seq, node, m))
+                                 (collector, recorded, seq, node, m), checked.get(key))
             if collector.findings:  # a P00 recorded for this leaf (once per leaf)
                 findings.extend((f[2], f[0][1], f[3]) for f in collector.findings)
                 collector.findings.clear()

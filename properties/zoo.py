@@ -29,7 +29,7 @@ from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Mes
                           StateSnapshot, StepFinished, SubagentError, SubagentFinished,
                           SubagentStarted, TextMessageContent, TextMessageStart, Unrecognised)
 from model.json_values import freeze, thaw
-from model.patch import apply_patch
+from model.patch import apply_patch, pointer_tokens
 from model.wire import parse_event
 from model.readings import DRAFT, Reading
 from properties.surface import RFC6902_MEMBERS
@@ -503,26 +503,37 @@ def _subagent_end_drops_its_activity(state, event, result):
 
 # --- mistakes over the draft's wider surface (issue 20: one per surface feature generated) ------
 
-def _rewrite_ops(rewrite: Callable[[dict, object], dict | None]) -> Callable:
+def _rewrite_ops(rewrite: Callable[[dict, object], dict | list | None],
+                 in_turn: bool = False) -> Callable:
     """A pre-step rewrite of each operation of an ACTIVITY_DELTA on a held activity:
-    ``rewrite(operation object, thawed held content)`` returns the operation the mistaken
-    consumer carries out, or a list of them (``[]``: none), or None (as sent)."""
+    ``rewrite(operation object, thawed content)`` returns the operation the mistaken consumer
+    carries out, or a list of them (``[]``: none), or None (as sent). The content is the held
+    one; with ``in_turn`` it is the content as the operations before it in the same patch left
+    it (a mistaken applier errs at every operation, on arrays the patch itself made too), from
+    the first operation that does not apply on the rest are sent as they are, and a patch with an
+    operation RFC 6902 does not define is sent as it is."""
     def pre(state, event):
         if not isinstance(event, ActivityDelta):
             return event
         held = state.message(event.message_id)
-        if held is None or not held.is_activity:
+        if held is None or not held.is_activity or \
+                (in_turn and not all(op.recognised for op in event.patch)):
             return event
-        doc = thaw(held.content)
+        doc = held.content
+        view = thaw(doc)
         ops, changed = [], False
         for op in event.patch:
             obj = thaw(op.raw) if op.recognised else None
-            new = rewrite(obj, doc) if obj is not None else None
-            if new is None:
-                ops.append(op)
-            else:
-                ops.extend(PatchOp.of(o) for o in (new if isinstance(new, list) else [new]))
-                changed = True
+            new = rewrite(obj, view) if obj is not None and (doc is not None or not in_turn) \
+                else None
+            now = [op] if new is None else [PatchOp.of(o) for o in
+                                             (new if isinstance(new, list) else [new])]
+            changed = changed or new is not None
+            ops.extend(now)
+            if in_turn and doc is not None:
+                outcome = apply_patch(doc, now)
+                doc = outcome.result if outcome.ok else None
+                view = thaw(doc) if doc is not None else None
         return replace(event, patch=tuple(ops)) if changed else event
     return pre
 
@@ -554,12 +565,6 @@ def _unescape_wrong_order(obj, doc):
     return {**obj, "path": obj["path"].replace("~0", "~1")}
 
 
-def _tokens(pointer: str) -> list[str]:
-    """The reference tokens of a JSON pointer, unescaped (RFC 6901 section 4, ``~1`` then
-    ``~0``: :func:`jsonpointer.unescape`); ``""`` has none."""
-    return [unescape(t) for t in pointer.split("/")[1:]]
-
-
 def _token(pointer: str) -> str:
     """The last reference token of a JSON pointer, unescaped (RFC 6901 section 4)."""
     return unescape(pointer.rsplit("/", 1)[-1])
@@ -567,7 +572,7 @@ def _token(pointer: str) -> str:
 
 def _parent(doc, pointer: str):
     node = doc
-    for token in _tokens(pointer)[:-1]:
+    for token in pointer_tokens(pointer)[:-1]:
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
@@ -668,7 +673,6 @@ def _ms_without_activity_drops(state, event, result):
 
 # --- more of the wider surface (issue 20 item 5: RFC 6902 ops, JSON values, malformed members,
 # roles, MESSAGES_SNAPSHOT, and the lifecycle of issue 19) ---------------------------------------
-
 
 
 def _array_index(parent, token: str):
@@ -814,7 +818,7 @@ def _value_at(doc, pointer: str):
     """``(True, value)`` at an escaped pointer (RFC 6901), ``(False, None)`` when it does not
     resolve."""
     node = doc
-    for token in _tokens(pointer):
+    for token in pointer_tokens(pointer):
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif _array_index(node, token) is not None and int(token) < len(node):
@@ -1061,30 +1065,6 @@ def _numbers_rounded(state, event, result):
 
 
 # --- the blind red team's: mistakes written from the draft alone, each a hole it showed ---
-
-def _rewrite_ops_in_turn(rewrite: Callable[[dict, object], dict | list | None]) -> Callable:
-    """As :func:`_rewrite_ops`, but each operation is rewritten against the content as the
-    operations before it in the same patch left it (a mistaken applier errs at every operation,
-    on arrays the patch itself made too); from the first operation that does not apply on, the
-    rest are sent as they are."""
-    def pre(state, event):
-        if not isinstance(event, ActivityDelta):
-            return event
-        held = state.message(event.message_id)
-        if held is None or not held.is_activity or not all(op.recognised for op in event.patch):
-            return event
-        doc, ops, changed = held.content, [], False
-        for op in event.patch:
-            new = rewrite(thaw(op.raw), thaw(doc)) if doc is not None else None
-            now = [op] if new is None else [PatchOp.of(o) for o in
-                                             (new if isinstance(new, list) else [new])]
-            changed = changed or new is not None
-            ops.extend(now)
-            outcome = apply_patch(doc, now) if doc is not None else None
-            doc = outcome.result if outcome is not None and outcome.ok else None
-        return replace(event, patch=tuple(ops)) if changed else event
-    return pre
-
 
 def _negative_index_read(obj, doc):
     """Parses an array index with ``int()`` and indexes as Python does, so ``-1`` names the last
@@ -1468,19 +1448,19 @@ MUTANTS: tuple[Consumer, ...] = (
     # the blind red team's: written from the draft alone; each showed a hole now closed
     _m("negative-index-read", "SCH-JSON-POINTER",
        "parses an array index with int(), so -1 names the last element instead of failing the "
-       "patch (RFC 6901 section 4)", _pre(_rewrite_ops_in_turn(_negative_index_read)),
+       "patch (RFC 6901 section 4)", _pre(_rewrite_ops(_negative_index_read, in_turn=True)),
        features=("op:replace:nested:integer",)),
     _m("remove-pops-last", "SCH-JSON-PATCH",
        "removes an array element with pop() and no index: the last one goes (RFC 6902 4.2)",
-       _pre(_rewrite_ops_in_turn(_remove_pops_last)), features=("op:remove:index:-",)),
+       _pre(_rewrite_ops(_remove_pops_last, in_turn=True)), features=("op:remove:index:-",)),
     _m("move-prefix-by-string", "SCH-JSON-PATCH",
        "refuses a move whose path starts with its from as a string (/n to /nx) as a move into "
        "a child (RFC 6902 4.4 means a prefix by token)",
-       _pre(_rewrite_ops_in_turn(_move_prefix_by_string)),
+       _pre(_rewrite_ops(_move_prefix_by_string, in_turn=True)),
        features=("op:move:member:-",)),
     _m("move-adds-first", "SCH-JSON-PATCH",
        "moves between array slots by adding at the target before removing the source, so the "
-       "wrong element goes (RFC 6902 4.4)", _pre(_rewrite_ops_in_turn(_move_adds_first)),
+       "wrong element goes (RFC 6902 4.4)", _pre(_rewrite_ops(_move_adds_first, in_turn=True)),
        features=("op:move:index:-",)),
     _m("reserved-metadata-key-dropped", "MET-KEEP-UNKNOWN",
        "drops the reserved ag-ui key from an activity's metadata", _post(_reserved_key_dropped)),

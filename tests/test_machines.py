@@ -5,15 +5,14 @@ refused; the zoo benchmark's ``--random-share`` option reaches the machines and 
 it."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 import properties.machines as machines
 from properties.machines import RANDOM_SHARE, consumer_machine, run_machine
 from properties.zoo import MUTANT_BY_NAME, REFERENCE
+from test_properties import _load_benchmark
 
 
 def _counting(monkeypatch) -> list:
@@ -92,16 +91,10 @@ def test_share_changes_what_is_drawn_for_a_mutant():
     assert off.random_steps == 0 < on.random_steps
 
 
-def _benchmark():
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "mutants.py"
-    spec = importlib.util.spec_from_file_location("benchmark_mutants_share", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_benchmark_reports_the_share(capsys):
-    bench = _benchmark()
+    bench = _load_benchmark()
     assert bench.main(["--only", "ms-drops-held-activity", "--examples", "20", "--no-bfs",
                        "--no-shrink", "--random-share", "0", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
@@ -118,6 +111,6 @@ def test_benchmark_reports_the_share(capsys):
 
 def test_benchmark_refuses_a_negative_share(capsys):
     with pytest.raises(SystemExit) as exit_info:
-        _benchmark().main(["--random-share", "-1", "--no-bfs"])
+        _load_benchmark().main(["--random-share", "-1", "--no-bfs"])
     assert exit_info.value.code == 2
     assert "--random-share" in capsys.readouterr().err

@@ -250,7 +250,7 @@ EXTRA = [
 ]
 """Rows for the mutants the brief's mapping does not name."""
 
-from test_zoo_blind import BLIND_ROWS, PROPERTY_ROWS  # noqa: E402 - the blind red team's (s4)
+from test_zoo_blind import BLIND_ROWS, PROPERTY_ROWS  # noqa: E402 - the blind red team's
 
 ALL_ROWS = TABLE + EXTRA + BLIND_ROWS
 
@@ -847,7 +847,7 @@ def test_surface_mutants_declare_coverage_items():
     from properties.coverage import universe
     items = set().union(*universe().values())
     assert len(SURFACE_MUTANTS) == 45  # 38 of issue 20, three the widened random patches catch,
-    # four the blind red team's edge patches show (s4)
+    # four the blind red team's edge patches show
     assert {m.name: [f for f in m.features if f not in items] for m in MUTANTS} == \
         {m.name: [] for m in MUTANTS}
 

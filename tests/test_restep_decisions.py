@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import model.consumer as consumer_module
 import properties.catalogue as catalogue
-import properties.explore as explore_module
 from model.consumer import HALT, settle
 from model.events import ActivitySnapshot
 from model.producer import advance, moves
@@ -12,6 +11,7 @@ from model.readings import DRAFT
 from properties.catalogue import PROPERTY_BY_ID
 from properties.explore import EXPLORE_VOCABULARY, MoveTable, SingleSystem, explore
 from properties.zoo import REFERENCE
+from test_sweep_checks import _settles
 
 
 def _renamed_decision(d):
@@ -24,17 +24,9 @@ def test_settle_treats_message_ids_as_names_on_every_settle_of_a_sweep(monkeypat
     settling the renamed decision on the renamed state, on the renamed event, gives the renamed
     result (state; a fatal or none; the branch), for every (state, event, decision) the sweep
     settles to depth 3, its re-steps included."""
-    seen = []
-    real = explore_module.settle
-
-    def spy(state, event, d):
-        seen.append((state, event, d))
-        return real(state, event, d)
-    monkeypatch.setattr(explore_module, "settle", spy)
     # the shortcut off: every P37 check settles the renamed decision too
     monkeypatch.setattr(catalogue, "decided_alike", lambda t, before, event: False)
-    explore(depth=3, reading=None)
-    monkeypatch.undo()
+    seen = _settles(monkeypatch, depth=3)
     assert len(seen) > 1000
     renamed = sum(1 for _, event, _ in seen if event.message_id.startswith("op4que:"))
     assert renamed > 300  # the re-steps' settles are among them

@@ -291,3 +291,102 @@ def test_the_same_seed_draws_the_same_traces_inside_the_pin_and_recording_keeps_
     plain = fresh(hash_seed="1")
     assert fresh(str(tmp_path), hash_seed="2") == plain
     assert here["draw"]() == plain
+
+
+# --- the blind red team's pointer and move edges in the random patch -----------------------------
+
+def _replayed(doc, patch: list[dict]):
+    """``(document before the operation, operation)`` for each operation of ``patch``, each
+    applied on its own to the document the earlier ones left (a failing one leaves it)."""
+    from model.events import PatchOp
+    from model.json_values import freeze, thaw
+    from model.patch import apply_patch
+    for obj in patch:
+        yield doc, obj
+        outcome = apply_patch(freeze(doc), (PatchOp.of(obj),))
+        if outcome.ok and isinstance(thaw(outcome.result), dict):
+            doc = thaw(outcome.result)
+
+
+def _slot(doc, pointer: str):
+    """``(array pointer, index token, array)`` when ``pointer``'s parent is an array of ``doc``."""
+    from jsonpointer import resolve_pointer
+    parent, _, token = pointer.rpartition("/")
+    try:
+        node = resolve_pointer(doc, parent)
+    except Exception:  # noqa: BLE001 - a parent that does not resolve
+        return None
+    return (parent, token, node) if isinstance(node, list) else None
+
+
+def _edges(doc, obj: dict) -> set[str]:
+    """Which of the edges (a)..(e) the operation ``obj`` is, over ``doc`` (the document before
+    it)."""
+    from jsonpointer import unescape
+    found, op, path, src = set(), obj["op"], obj["path"], obj.get("from")
+    for pointer in (path, src):
+        slot = _slot(doc, pointer) if pointer else None
+        if slot and slot[1] == "-1" and (op in ("replace", "remove", "test") or pointer == src):
+            found.add("a")  # RFC 6901 section 4: -1 is no index
+    if path in ("/~01", "/~10"):
+        found.add(path)
+    if op == "move":
+        a, b = _slot(doc, src), _slot(doc, path)
+        if a and b and a[0] == b[0] and a[1].isdigit() and b[1].isdigit() and a[1] != b[1] \
+                and int(a[1]) < len(a[2]):
+            found.add("c")  # RFC 6902 4.4: move between two indices of one array
+        name = unescape(src[1:]) if src.count("/") == 1 else None
+        if name in doc and path.count("/") == 1 and unescape(path[1:]) != name and \
+                unescape(path[1:]).startswith(name):
+            found.add("e")  # /n to /nx: not a move into a child
+    slot = _slot(doc, path)
+    if op == "remove" and slot and slot[1] == "0" and len(slot[2]) >= 2:
+        found.add("d")  # RFC 6902 4.2
+    return found
+
+
+def test_random_patches_draw_the_pointer_and_move_edges():
+    """Over 400 seeded draws on the surface content and on an object without arrays (where the
+    array edges draw on an array the patch adds first), each edge appears on one of them: a ``-1`` index, the
+    pointers ``/~01`` and ``/~10``, a move between two indices of one array, a remove at index
+    0 of an array of two elements or more, a move to a member whose name extends the source's."""
+    from properties.strategies import random_patch
+    seen: Counter = Counter()
+
+    @settings(max_examples=400, derandomize=True, **_SETTINGS)
+    @given(st.sampled_from([SURFACE_CONTENT, {"k": "v"}]).flatmap(
+        lambda doc: st.tuples(st.just(doc), random_patch(doc))))
+    def draw(drawn):
+        doc, patch = drawn
+        for before, obj in _replayed(doc, patch):
+            for edge in _edges(before, obj):
+                seen[(edge, "plain" if doc is SURFACE_CONTENT else "no arrays")] += 1
+
+    draw()
+    for edge in ("a", "/~01", "/~10", "c", "d", "e"):
+        assert seen[(edge, "plain")] + seen[(edge, "no arrays")], (edge, seen)
+    assert seen[("c", "plain")] and seen[("d", "plain")], seen  # on the content's own arrays
+    for edge in ("a", "c", "d"):
+        assert seen[(edge, "no arrays")], (edge, seen)
+
+
+def test_the_pointer_and_move_edges_reach_conformant_deltas():
+    """The random surface event carries the edges into deltas the producer monitor accepts (a
+    patch that fails, as one at ``-1`` does, is still a conformant delta in the draft)."""
+    from model.json_values import thaw
+    from properties.strategies import random_surface_event
+    belief = advance(_active(), parse_event({"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1",
+                                             "activityType": "PLAN",
+                                             "content": SURFACE_CONTENT}))
+    seen: set = set()
+
+    @settings(max_examples=300, derandomize=True, **_SETTINGS)
+    @given(random_surface_event(belief))
+    def draw(event):
+        if isinstance(event, ActivityDelta) and event.message_id == "act-1" and \
+                violations(belief, event) == ():
+            for before, obj in _replayed(SURFACE_CONTENT, [thaw(op.raw) for op in event.patch]):
+                seen.update(_edges(before, obj))
+
+    draw()
+    assert {"a", "c", "d", "e"} <= seen, seen

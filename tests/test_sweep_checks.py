@@ -1,15 +1,14 @@
 """The all-readings sweep's first-time checks (issue 21): what their shortcuts stand on. A
 baseline decision is settled only on a marked activity (so :func:`model.consumer.settle` need
-not test for it), the focus's fields are the focus (the decision memo's key), and P37's
-decisions kept per transition are those read afresh."""
+not test for it), and P37's decisions kept per transition are those read afresh."""
 from __future__ import annotations
 
 import properties.explore as explore_module
-from model.consumer import Focus, focus, focus_fields, initial_state, step
-from model.events import ActivityDelta, ActivitySnapshot, Message, RunStarted
+from model.consumer import initial_state, step
+from model.events import ActivitySnapshot, Message, RunStarted
 from model.readings import DRAFT, RecordingReading
 from properties.catalogue import PROPERTIES, _renamed_event, _renamed_state
-from properties.explore import EXPLORE_VOCABULARY, SweepCache, explore
+from properties.explore import EXPLORE_VOCABULARY, explore
 
 
 def _settles(monkeypatch, **kwargs) -> list:
@@ -52,31 +51,6 @@ def test_a_snapshot_on_an_earlier_run_activity_clears_its_mark():
     restated = step(state, ActivitySnapshot(message_id="act-1", activity_type="PLAN",
                                             content='{"n":1}', replace=False), DRAFT)
     assert restated.state.earlier == frozenset() and restated.state.stale == frozenset()
-
-
-def test_the_focus_fields_are_the_focus_on_every_state_of_a_sweep():
-    """The sweep keys its decisions by :func:`model.consumer.focus_fields`; those build the
-    :func:`model.consumer.focus` itself, for every state a depth-4 sweep reaches and every
-    activity event of its vocabulary (None exactly where the focus is None)."""
-    cache = SweepCache(EXPLORE_VOCABULARY, (), False)
-    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, (), False)
-    explore_module.search(system, 4)
-    states = system.cache.states.values
-    events = [e for e in system.cache.events.values
-              if isinstance(e, (ActivitySnapshot, ActivityDelta))]
-    assert len(states) > 1000 and len(events) > 20
-    nones = 0
-    for state in states:
-        for event in events:
-            fields = focus_fields(state, event)
-            f = focus(state, event)
-            assert (fields is None) == (f is None)
-            if fields is None:
-                nones += 1
-            else:
-                assert Focus(*fields) == f and hash(Focus(*fields)) == hash(f)
-    assert 0 < nones < len(states) * len(events)
-    assert cache.local_trees == {}  # untouched: a fresh cache holds no decisions
 
 
 def test_p37_decisions_kept_per_transition_are_those_read_afresh():
