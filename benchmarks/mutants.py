@@ -31,7 +31,7 @@ import time
 from properties.explore import EXPLORE_VOCABULARY, explore
 from properties.machines import RANDOM_SHARE, consumer_machine, run_machine
 from properties.surface import SURFACE_PATCHES
-from properties.zoo import MUTANTS, REFERENCE
+from properties.zoo import MUTANT_BY_NAME, MUTANTS, REFERENCE
 
 
 _SURFACE = dict(SURFACE_PATCHES)
@@ -161,6 +161,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.random_share < 0:
         parser.error(f"--random-share: must be 0 (off) or positive, not {args.random_share}")
+    if args.examples < 1:
+        parser.error(f"--examples: must be at least 1, not {args.examples}")
+    if args.bfs_depth < 1 and not args.no_bfs:
+        parser.error(f"--bfs-depth: must be at least 1 (or --no-bfs), not {args.bfs_depth}")
+    unknown = [name for name in args.only or () if name not in MUTANT_BY_NAME]
+    if unknown:
+        parser.error(f"--only: no mutant named {', '.join(unknown)} (see properties.zoo.MUTANTS)")
     from properties.strategies import fixed_constants
     with fixed_constants():  # the same seed draws the same traces whatever was imported
         figures = measure(args.examples, args.seed, args.only, not args.no_bfs, args.bfs_depth,

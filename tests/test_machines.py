@@ -114,3 +114,14 @@ def test_benchmark_refuses_a_negative_share(capsys):
         _load_benchmark().main(["--random-share", "-1", "--no-bfs"])
     assert exit_info.value.code == 2
     assert "--random-share" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,member", [
+    (["--only", "no-such-mutant", "--no-bfs"], "no-such-mutant"),
+    (["--examples", "-1", "--no-bfs"], "--examples"),
+    (["--bfs-depth", "-3"], "--bfs-depth")])
+def test_benchmark_refuses_bad_arguments_in_one_line(capsys, argv, member):
+    with pytest.raises(SystemExit) as exit_info:
+        _load_benchmark().main(argv)
+    assert exit_info.value.code == 2
+    assert member in capsys.readouterr().err.splitlines()[-1]

@@ -14,7 +14,7 @@ from activity_check.cli import main
 from counterexamples import matrix as M
 from model.readings import DRAFT, KNOBS
 
-SMALL = {"stateful": 4, "bfs_depth": 1, "max_findings": 3}
+SMALL = {"stateful": 4, "bfs_depth": 2, "max_findings": 3}  # depth 2 reaches SUBAGENT_STARTED
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def test_matrix_json_lists_peers_knobs_and_divergences(small):
     # an unknown event type and a SUBAGENT_STARTED without name are refused
     assert {"unrecognised.drop", "subagent.track"} <= branches
     assert all(d["file"] == f"findings/{d['id']}.json" and d["clauses"] for d in divergences)
-    assert doc["search"] == {"stateful": 4, "bfsDepth": 1, "budget": None}
+    assert doc["search"] == {"stateful": 4, "bfsDepth": 2, "budget": None}
     # the same seed and peers give the same document
     again = M.build_matrix(["ag-ui-protocol"], seed=0, **SMALL).to_json()
     assert again["divergences"]["ag-ui-protocol"] == divergences
