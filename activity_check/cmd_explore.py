@@ -17,8 +17,8 @@ from model.text import visible
 __all__ = ["PARSERS", "cmd_explore", "DEFAULT_EXPLORE_DEPTH", "DEFAULT_MAX_STATES"]
 
 DEFAULT_EXPLORE_DEPTH = 5
-"""``explore``'s default bound (issue 4: exhausted within 60 s; about 68 s here since issue 19
-and 20 widened the model): about 2 million states of the exploration vocabulary under every
+"""``explore``'s default bound (issue 4: exhausted within 60 s; about 50 s here on a
+quiet core, after issues 19 and 20 widened the model): about 2 million states of the exploration vocabulary under every
 reading with every property (2,040,459 with the steps and tool calls of issue 20), the same default as
 :func:`properties.explore.explore` (a constant of its own, so that start-up does not import the
 search)."""
