@@ -250,8 +250,9 @@ class _Merge:
 
     def absorb(self, batch: Batch) -> int:
         """Add a batch of new nodes (in parent-entry order, after every earlier batch's);
-        returns how many were kept. Raises :class:`Stop` past a bound (the batch is cut at
-        the node that reaches ``max_states``, and so are its findings and edges)."""
+        returns how many were kept. Raises :class:`Stop` at ``max_states`` (the batch is cut at
+        the node that reaches it, and so are its findings and edges; the timeout is
+        :meth:`check_time`'s)."""
         r = self.result
         keys, findings, edges = batch.keys, batch.findings, batch.edges
         if len(r.parents) + len(keys) > _MAX_PARENT or (
@@ -287,11 +288,16 @@ class _Merge:
                 self.known[key] = cost
         if cut is not None:
             raise Stop("max-states")
-        if self.timeout is not None and time.monotonic() - self.started > self.timeout:
-            raise Stop("timeout")
         if self.progress is not None:
             self.progress(self.level, len(r.parents), r.edges, time.monotonic() - self.started)
         return len(keys)
+
+    def check_time(self) -> None:
+        """Raise :class:`Stop` (``"timeout"``) once the search has run past its timeout. The
+        engines call it before they expand a chunk or a level, never after merging one, so a
+        level whose last batch was merged counts as complete."""
+        if self.timeout is not None and time.monotonic() - self.started > self.timeout:
+            raise Stop("timeout")
 
     def finish(self) -> None:
         r = self.result
@@ -391,6 +397,7 @@ class LocalEngine:
         try:
             for ids, nodes in self.frontier:
                 for lo in range(0, len(ids), self.chunk):
+                    merge.check_time()
                     out = Expansion()
                     part_ids = np.asarray(ids[lo:lo + self.chunk])
                     self.system.expand(part_ids, np.asarray(nodes[lo:lo + self.chunk]), level,

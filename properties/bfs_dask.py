@@ -295,6 +295,7 @@ class DaskEngine:
         self.on_cluster = True
 
     def _level(self, merge, level: int, last: bool) -> None:
+        merge.check_time()
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
         expanded = [client.submit(_expand_part, self.token, self.spec, self.pieces[j], level,

@@ -145,3 +145,25 @@ def test_explore_workers_and_cluster_print_the_same_bytes(cluster, tmp_path, cap
     assert one == two == joined
     graphs = {(tmp_path / f"{name}.dot").read_bytes() for name in ("one", "two", "joined")}
     assert len(graphs) == 1
+
+
+def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkeypatch):
+    """The timeout is checked before a chunk or level is expanded, not after one is merged:
+    when the time runs out while the last level's last batch is merged, the search is complete
+    (depth reached, every state kept), and a further level would have been stopped."""
+    import properties.bfs as bfs
+    real = bfs._Merge.absorb
+
+    def absorb_then_run_out(self, batch):
+        kept = real(self, batch)
+        if self.level == 1:  # the time runs out while level 1's batches are merged
+            self.started -= 1e6
+        return kept
+    monkeypatch.setattr(bfs._Merge, "absorb", absorb_then_run_out)
+    unbounded = explore(depth=2, reading=None)
+    r = explore(depth=2, reading=None, timeout=60)
+    assert (r.stopped_by, r.complete, r.depth, r.states) == \
+        (unbounded.stopped_by, True, 2, unbounded.states)
+    deeper = explore(depth=3, reading=None, timeout=60)
+    assert (deeper.stopped_by, deeper.complete, deeper.depth, deeper.states) == \
+        ("timeout", False, 2, unbounded.states)
