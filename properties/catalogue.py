@@ -967,11 +967,21 @@ def _ms_appends(t: Transition) -> Optional[str]:
       clauses=("STA-MS-DROP-EXCEPT",),
       kind="step", events=_MS, scope="step")
 def _ms_activity_survives(t: Transition) -> Optional[str]:
+    return _ms_keeps(t, _is_activity, "activity")
+
+
+def _is_activity(m: Message) -> bool:
+    return m.is_activity
+
+
+def _ms_keeps(t: Transition, kind: Callable[[Message], bool], what: str) -> Optional[str]:
+    """The witness when ``t``'s MESSAGES_SNAPSHOT carries no message of ``kind`` and the held
+    messages of that kind are not all kept (``what`` names the kind); else None (P29, P42)."""
     ev = _ms(t)
-    if ev is None or any(m.is_activity for m in ev.messages):
+    if ev is None or any(kind(m) for m in ev.messages):
         return None
-    lost = [m.id for m in t.before.messages if m.is_activity and _held(t.after, m.id) is None]
-    return f"snapshot without activity dropped {lost}" if lost else None
+    lost = [m.id for m in t.before.messages if kind(m) and _held(t.after, m.id) is None]
+    return f"snapshot without {what} dropped {lost}" if lost else None
 
 
 @prop("P30-ms-self-revoking",
@@ -1371,12 +1381,11 @@ def _state_follows(t: Transition) -> Optional[str]:
       clauses=("STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE"),
       kind="step", events=_MS, scope="step")
 def _ms_reasoning_survives(t: Transition) -> Optional[str]:
-    ev = _ms(t)
-    if ev is None or any(m.role == "reasoning" for m in ev.messages):
-        return None
-    lost = [m.id for m in t.before.messages if m.role == "reasoning" and
-            _held(t.after, m.id) is None]
-    return f"snapshot without reasoning dropped {lost}" if lost else None
+    return _ms_keeps(t, _is_reasoning, "reasoning")
+
+
+def _is_reasoning(m: Message) -> bool:
+    return m.role == "reasoning"
 
 
 def _owner_of(state: ConsumerState, message_id: Optional[str]) -> Optional[str]:

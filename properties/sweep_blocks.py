@@ -226,20 +226,33 @@ class BlockTables:
         return found
 
     # -- trees and forks ----------------------------------------------------------------------
+    @staticmethod
+    def _numbered(index: _KeyIndex, key: np.ndarray, objs: list, fill) -> np.ndarray:
+        """The id in ``index`` of each of ``key`` (int64); the keys missing are numbered in the
+        order of their first appearance, after ``fill(new keys as a list of ints)`` has
+        appended one object to ``objs`` per key (and its columns)."""
+        ids = index.find(key)
+        missing = ids < 0
+        if not missing.any():
+            return ids
+        new_keys, _ = _first_order(key[missing])
+        first = len(objs)
+        fill(new_keys.tolist())
+        index.add(new_keys, np.arange(first, len(objs), dtype=np.int64))
+        ids[missing] = index.find(key[missing])
+        return ids
+
     def _tree_ids(self, s: np.ndarray, e: np.ndarray) -> np.ndarray:
         """The tree id of each (state, event), the trees missing computed (``tree_of``) in
         the order of their first appearance."""
-        key = (s << _TREE_E_BITS) | e
-        tid = self.tree_index.find(key)
-        missing = tid < 0
-        if not missing.any():
-            return tid
-        new_keys, _ = _first_order(key[missing])
+        return self._numbered(self.tree_index, (s << _TREE_E_BITS) | e, self.tree_objs,
+                              self._add_trees)
+
+    def _add_trees(self, keys: list) -> None:
         c = self.cache
-        first = len(self.tree_objs)
         exc, n, off, shape, rs, halted, outcome = [], [], [], [], [], [], []
         at = self.l_rs.n
-        for k in new_keys.tolist():
+        for k in keys:
             tree = c.tree_of(k >> _TREE_E_BITS, k & ((1 << _TREE_E_BITS) - 1))
             self.tree_objs.append(tree)
             if isinstance(tree, Exception):
@@ -254,24 +267,18 @@ class BlockTables:
                                (self.t_shape, shape), (self.l_rs, rs),
                                (self.l_halted, halted), (self.l_outcome, outcome)):
             column.extend(values)
-        self.tree_index.add(new_keys, np.arange(first, len(self.tree_objs), dtype=np.int64))
-        tid[missing] = self.tree_index.find(key[missing])
-        return tid
 
     def _fork_ids(self, shape: np.ndarray, cl: np.ndarray) -> np.ndarray:
         """The fork id of each (tree shape, class), the forks missing computed (``fork_of``)
         in the order of their first appearance."""
-        key = (shape.astype(np.int64) << _FORK_C_BITS) | cl
-        fid = self.fork_index.find(key)
-        missing = fid < 0
-        if not missing.any():
-            return fid
-        new_keys, _ = _first_order(key[missing])
+        return self._numbered(self.fork_index, (shape.astype(np.int64) << _FORK_C_BITS) | cl,
+                              self.fork_objs, self._add_forks)
+
+    def _add_forks(self, keys: list) -> None:
         c = self.cache
-        first = len(self.fork_objs)
         n, off, cand, lcs, lis = [], [], [], [], []
         at = self.fl_lc.n
-        for k in new_keys.tolist():
+        for k in keys:
             fork = c.fork_of(k >> _FORK_C_BITS, k & ((1 << _FORK_C_BITS) - 1))
             self.fork_objs.append(fork)
             leaves, candidates = fork
@@ -286,9 +293,6 @@ class BlockTables:
         for column, values in ((self.f_n, n), (self.f_off, off), (self.f_cand, cand),
                                (self.fl_lc, lcs), (self.fl_li, lis)):
             column.extend(values)
-        self.fork_index.add(new_keys, np.arange(first, len(self.fork_objs), dtype=np.int64))
-        fid[missing] = self.fork_index.find(key[missing])
-        return fid
 
     # -- check outcomes -----------------------------------------------------------------------
     def _consulted_id(self, consulted: tuple):

@@ -470,24 +470,30 @@ def test_a_decider_that_raises_only_on_renamed_ids_is_a_p37_finding_in_both_sear
             witness == "the step raised RuntimeError: planted when the message ids were renamed"
 
 
-def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
-    """P37 in the all-readings sweep renames every id (as every engine does), so a step that
-    treats one id's spelling specially is caught whatever the vocabulary: a list's only id
-    included (a permutation of the vocabulary's own ids would leave it as it is)."""
-    import dataclasses
+def plant_act_1_decider(monkeypatch) -> None:
+    """Make the model's ACTIVITY_SNAPSHOT decider special-case the id ``act-1`` (its message
+    gets the type ``ODD``): a step that treats one id's spelling specially, which P37 must
+    report. The sweep steps an activity event through its decision on the focus."""
     import model.consumer as consumer_module
-    import properties.explore as explore_module
     from model.events import ActivitySnapshot
-    from properties.catalogue import PROPERTY_BY_ID
     decide_snapshot = consumer_module._DECIDERS[ActivitySnapshot]
 
     def special_cases_act_1(f, event, reading):
-        # the sweep steps an activity event through its decision on the focus
         d = decide_snapshot(f, event, reading)
         if event.message_id == "act-1" and d.message is not None:
             return d.but(message=d.message.but(activity_type="ODD"))
         return d
     monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, special_cases_act_1)
+
+
+def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
+    """P37 in the all-readings sweep renames every id (as every engine does), so a step that
+    treats one id's spelling specially is caught whatever the vocabulary: a list's only id
+    included (a permutation of the vocabulary's own ids would leave it as it is)."""
+    import dataclasses
+    import properties.explore as explore_module
+    from properties.catalogue import PROPERTY_BY_ID
+    plant_act_1_decider(monkeypatch)
     p37 = (PROPERTY_BY_ID["P37-ids-opaque"],)
     for ids in (("act-1",), ("act-0", "act-1", "act-2")):
         vocabulary = dataclasses.replace(explore_module.EXPLORE_VOCABULARY, activity_ids=ids)

@@ -2,15 +2,14 @@
 single-reading search on the shared producer table (issue 21)."""
 from __future__ import annotations
 
-import model.consumer as consumer_module
 import properties.catalogue as catalogue
 from model.consumer import HALT, settle
-from model.events import ActivitySnapshot
 from model.producer import advance, moves
 from model.readings import DRAFT
 from properties.catalogue import PROPERTY_BY_ID
 from properties.explore import EXPLORE_VOCABULARY, MoveTable, SingleSystem, explore
 from properties.zoo import REFERENCE
+from test_explore import plant_act_1_decider
 from test_sweep_checks import _settles
 
 
@@ -70,14 +69,7 @@ def test_the_decided_shortcut_leaves_a_renamed_decision_that_differs_to_the_re_s
     """A decider that treats one id's spelling specially gives a renamed decision that is not
     the renamed decision of the step: P37 re-steps and reports it (the shortcut only ever says
     that a check holds)."""
-    decide_snapshot = consumer_module._DECIDERS[ActivitySnapshot]
-
-    def odd_for_act_1(f, event, reading):
-        d = decide_snapshot(f, event, reading)
-        if event.message_id == "act-1" and d.message is not None:
-            return d.but(message=d.message.but(activity_type="ODD"))
-        return d
-    monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, odd_for_act_1)
+    plant_act_1_decider(monkeypatch)
     verdicts = []
     real = catalogue.decided_alike
     monkeypatch.setattr(catalogue, "decided_alike",
