@@ -11,7 +11,8 @@ import sys
 from rich.table import Table
 
 from activity_check.cli import (EXIT_INTERRUPTED, UsageError, add_timings_option, cell, console,
-                                dump, progress_bar, read_vocabulary, reading_option, shown)
+                                dump, progress_bar, read_vocabulary, reading_option, shown,
+                                terminated)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_explore", "DEFAULT_EXPLORE_DEPTH", "DEFAULT_MAX_STATES"]
@@ -174,7 +175,8 @@ def _print_report(con, args, report, out: dict) -> None:
     bound = {"depth": f"the depth bound ({args.depth})",
              "max-states": f"--max-states {args.max_states}",
              "timeout": f"--timeout {args.timeout}",
-             "interrupted": "an interrupt (Ctrl-C)"}[report.stopped_by]
+             "interrupted": "a SIGTERM" if terminated() else "an interrupt (Ctrl-C)"}[
+                 report.stopped_by]
     timing = f" in {report.seconds:.1f} s ({report.states_per_second:,.0f} states/s)" \
         if args.timings else ""
     con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "

@@ -33,7 +33,7 @@ def cmd_export(args) -> int:
     regression file (see :mod:`counterexamples.export`); stdout unless ``--out``, which never
     overwrites. Returns 0; raises UsageError (exit 2) for an unusable option, an unreadable or
     unusable finding, or an ``--out`` that exists or cannot be written."""
-    from counterexamples.export import export, load_finding, parse_reading_spec
+    from counterexamples.export import export, open_finding, parse_reading_spec
 
     reading = None
     if args.reading is not None:  # the option's own faults first, named as the option's
@@ -41,7 +41,7 @@ def cmd_export(args) -> int:
             raise UsageError(f"--reading applies to --format itf only, not {args.format}")
         reading = reading_option(args.reading, parse_reading_spec)
     try:
-        finding = load_finding(args.finding)
+        finding = open_finding(args.finding)
     except OSError as exc:
         raise UsageError(f"{args.finding}: cannot read the file: {exc.strerror}") from None
     except ValueError as exc:

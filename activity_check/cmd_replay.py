@@ -16,7 +16,8 @@ __all__ = ["PARSERS", "cmd_replay"]
 
 def _add_replay(sub) -> None:
     rp = sub.add_parser("replay", help="the verdict of a trace file")
-    rp.add_argument("file", help="JSON array of events, JSON lines, or an object with 'events'")
+    rp.add_argument("file", help="JSON array of events, JSON lines, or an object with "
+                                 "'events'; - reads standard input")
     rp.add_argument("--reading", default="draft",
                     help="preset (draft, lenient, strict) or KNOB=OPTION,... (default draft)")
     rp.add_argument("--all-readings", action="store_true",
@@ -32,6 +33,8 @@ PARSERS = {"replay": _add_replay}
 def cmd_replay(args) -> int:
     """``replay FILE``: the verdict of one trace (from the file's ``initialState``, when it is an
     object form carrying one) under a reading, and with ``--all-readings`` every verdict class.
+    ``FILE`` ``-`` reads the trace from standard input (named ``<stdin>`` in the output and
+    errors, :func:`model.wire.load_trace`).
     Returns 0, or 2 for an unusable file or reading, or a trace that breaks at the wire
     boundary (the first malformed event, with file:line)."""
     from model.consumer import initial_state

@@ -15,19 +15,31 @@ from activity_check.cli import (UsageError, add_timings_option, console, dump, p
 
 __all__ = ["PARSERS", "cmd_run", "cmd_corpus"]
 
+MAX_BFS_DEPTH = 5
+"""The deepest ``run --bfs-depth`` (a deeper one is refused in one line, exit 2). The
+all-readings sweep grows about fifteenfold per event: without properties depth 4 takes seconds
+and depth 5 about 20 s (2 million states), and the settlement table built on it a few minutes
+and about 2 GB at depth 5 (``questions --depth``'s bound too); depth 6 is about 30 million
+states (4.27 GB and 708 CPU seconds in the one measured run, README "The exhaustive search"),
+which is ``activity-check explore``'s work, not a run's."""
+
 
 def _add_run(sub) -> None:
     run = sub.add_parser("run", help="search for ambiguities, replay field cases, write findings")
     run.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
     run.add_argument("--out", default="out", help="output directory (default ./out)")
     run.add_argument("--budget", type=float, default=60.0,
-                     help="stop generating after this many seconds (default 60)")
+                     help="stop generating after this many seconds (default 60); the "
+                          "breadth-first cross-check is bounded by --bfs-depth, not by the "
+                          "budget")
     run.add_argument("--examples", type=int, default=3000,
                      help="conformant traces to generate (default 3000)")
     run.add_argument("--max-events", type=int, default=10, help="longest trace (default 10)")
     run.add_argument("--vocabulary", help="JSON file with the producer vocabulary")
     run.add_argument("--bfs-depth", type=int, default=4,
-                     help="depth of the breadth-first cross-check (default 4; 0 skips it)")
+                     help="depth of the breadth-first cross-check (default 4: seconds; 0 skips "
+                          f"it; at most {MAX_BFS_DEPTH}, a few minutes and about 2 GB; "
+                          "deeper searches: activity-check explore)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     add_timings_option(run)
     run.add_argument("--coverage", action="store_true",
@@ -46,7 +58,9 @@ def _add_corpus(sub) -> None:
     co.add_argument("--allow-empty", action="store_true",
                     help="with update: write an empty corpus when the run found no ambiguity "
                          "(refused otherwise)")
-    co.add_argument("--json", action="store_true")
+    co.add_argument("--json", action="store_true",
+                    help="print the result as JSON (check: entries and changes; update: "
+                         "entries and the ids added, dropped and changed)")
     co.set_defaults(func=cmd_corpus)
 
 
@@ -83,6 +97,10 @@ def cmd_run(args) -> int:
                            max_events=args.max_events, bfs_depth=args.bfs_depth)
     except ConfigError as exc:
         raise UsageError(f"--{exc.field.replace('_', '-')} {exc.requirement}") from None
+    if config.bfs_depth > MAX_BFS_DEPTH:
+        raise UsageError(f"--bfs-depth must be at most {MAX_BFS_DEPTH}, not {args.bfs_depth} "
+                         "(deeper: activity-check explore --depth N, which --timeout and "
+                         "--max-states bound)")
     if args.vocabulary:
         config = replace(config, vocabulary=read_vocabulary(args.vocabulary))
     plan = prepare_out(args.out, SUMMARY, "activity-check", _run_files)
@@ -205,8 +223,10 @@ def _corpus_update(args) -> int:
     Each must be ``findings/<id>.json`` of DIR with an id of the finding scheme
     (:func:`counterexamples.findings.is_finding_id`) that the file itself carries, not a
     symbolic link; a run with none empties the corpus only with ``--allow-empty``. Returns 0;
-    raises UsageError (exit 2) otherwise, the corpus then unchanged."""
-    from counterexamples.corpus import write_corpus
+    raises UsageError (exit 2) otherwise, the corpus then unchanged. Prints each entry id
+    added, dropped or changed (:meth:`counterexamples.corpus.CorpusUpdate.lines`), then the
+    counts; ``--json``: :meth:`~counterexamples.corpus.CorpusUpdate.to_json`."""
+    from counterexamples.corpus import update_corpus
     from counterexamples.findings import is_finding_id, load_finding
     from counterexamples.pipeline import FINDINGS_DIR, SUMMARY
     if not args.source:
@@ -246,11 +266,17 @@ def _corpus_update(args) -> int:
         raise UsageError(f"corpus update: {summary_path} lists no ambiguity finding, so the "
                          f"corpus would be emptied; pass --allow-empty to do that{unchanged}")
     try:
-        written = write_corpus(findings, allow_empty=args.allow_empty)
+        update = update_corpus(findings, allow_empty=args.allow_empty)
     except ValueError as exc:
         raise UsageError(f"corpus update: {exc}") from None
     except OSError as exc:
         raise UsageError(f"corpus update: cannot write the corpus: {exc.strerror or exc}"
                          f"{unchanged}") from None
-    print(f"corpus now holds {len(written)} entries")
+    if args.json:
+        print(dump(update.to_json()))
+        return 0
+    for line in update.lines():
+        print(line)
+    print(f"corpus now holds {len(update.written)} entries: {len(update.added)} added, "
+          f"{len(update.dropped)} dropped, {len(update.changed)} changed, {update.kept} kept")
     return 0

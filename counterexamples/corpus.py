@@ -23,7 +23,7 @@ from counterexamples.findings import AmbiguityFinding, is_finding_id
 from counterexamples.outdir import OutputPlan
 
 __all__ = ["corpus_dir", "load_corpus", "entry_of", "check_entry", "check_corpus",
-           "write_corpus", "CorpusChange", "diff_ids"]
+           "write_corpus", "update_corpus", "CorpusUpdate", "CorpusChange", "diff_ids"]
 
 
 def corpus_dir() -> str:
@@ -161,6 +161,74 @@ def write_corpus(finding_jsons: Iterable[Mapping], directory: Optional[str] = No
                 json.dump(entry, fh, indent=1, ensure_ascii=False, sort_keys=True)
                 fh.write("\n")
     return [os.path.join(directory, f"{fid}.json") for fid in entries]
+
+
+@dataclass
+class CorpusUpdate:
+    """What :func:`update_corpus` changed, by entry id (each list sorted).
+
+    Attributes:
+        written: the paths written (as :func:`write_corpus` returns them).
+        added: ids the corpus did not hold before; dropped: ids it no longer holds.
+        changed: ids it holds still, whose entry (trace, knob or verdict classes) is not the
+            one it held (an entry that could not be read before counts as changed).
+        kept: how many ids it holds still with the same entry.
+    """
+
+    written: list
+    added: list
+    dropped: list
+    changed: list
+    kept: int
+
+    def lines(self) -> list[str]:
+        """One line per change, ``<id>: added|dropped|changed (...)``, as ``corpus check``
+        lists its changes: added, then dropped, then changed, each in id order."""
+        return ([f"{i}: added" for i in self.added] + [f"{i}: dropped" for i in self.dropped]
+                + [f"{i}: changed (its trace or verdict classes differ from the entry it "
+                   "replaces)" for i in self.changed])
+
+    def to_json(self) -> dict:
+        """``{"entries", "added", "dropped", "changed", "kept"}`` (``entries``: how many the
+        corpus now holds)."""
+        return {"entries": len(self.written), "added": self.added, "dropped": self.dropped,
+                "changed": self.changed, "kept": self.kept}
+
+
+def _entries_by_id(directory: str) -> dict[str, Optional[str]]:
+    """``{id: the entry's canonical JSON text, or None when it cannot be read}`` for every
+    ``<id>.json`` of ``directory`` (empty when there is none); never raises for a bad entry,
+    which is what an update may be replacing."""
+    found: dict[str, Optional[str]] = {}
+    if not os.path.isdir(directory):
+        return found
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".json"):
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as fh:
+                found[name[:-5]] = json.dumps(loads_json(fh.read()), sort_keys=True)
+        except (OSError, ValueError):
+            found[name[:-5]] = None
+    return found
+
+
+def update_corpus(finding_jsons: Iterable[Mapping], directory: Optional[str] = None,
+                  allow_empty: bool = False) -> CorpusUpdate:
+    """:func:`write_corpus`, and what it changed: the ids added, dropped and changed, compared
+    by entry with what the corpus held before (``activity-check corpus update`` lists them).
+
+    Raises:
+        ValueError, OSError: as :func:`write_corpus` (the corpus is then unchanged).
+    """
+    directory = directory or corpus_dir()
+    before = _entries_by_id(directory)
+    written = write_corpus(finding_jsons, directory, allow_empty)
+    after = _entries_by_id(directory)
+    both = before.keys() & after.keys()
+    changed = sorted(i for i in both if before[i] is None or before[i] != after[i])
+    return CorpusUpdate(written, sorted(after.keys() - before.keys()),
+                        sorted(before.keys() - after.keys()), changed, len(both) - len(changed))
 
 
 def diff_ids(found: Iterable[str], directory: Optional[str] = None) -> dict:

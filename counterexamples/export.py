@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from dataclasses import dataclass
 from functools import singledispatch
 from typing import Any, Mapping, Optional, Sequence, Union
@@ -48,7 +49,8 @@ from counterexamples.findings import (ANY_READING, AmbiguityFinding, ClassedFind
                                       PeerDivergenceFinding, PropertyFinding, VerdictClassEntry,
                                       finding_from_json, load_finding, parse_reading_spec)
 
-__all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding", "to_jsonl",
+__all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding",
+           "open_finding", "to_jsonl",
            "to_json", "to_itf", "to_mermaid", "to_pytest", "export", "reading_of_class",
            "parse_reading_spec"]
 
@@ -1013,6 +1015,42 @@ def test_mutant_still_breaks_property():
 
 
 # --- dispatch -----------------------------------------------------------------------------------
+
+def open_finding(path: str) -> Finding:
+    """The finding in file ``path``, for ``export``: :func:`load_finding`, except that a file of
+    JSON lines (a finding's ``<id>.jsonl`` trace, or any trace) is refused saying what is
+    expected instead of the decoder's ``Extra data``.
+
+    Raises:
+        OSError: the file cannot be read. ValueError: as :func:`load_finding`; for JSON lines
+            ``"t.jsonl: expected a finding file, one JSON object (a run's
+            findings/<id>.json); this is JSON lines, a trace (replay and lint read those)"``,
+            and the finding file beside it when there is one (``<id>.json`` for
+            ``<id>.jsonl``).
+    """
+    from model.wire import TraceFormatError
+    try:
+        return load_finding(path)
+    except TraceFormatError as exc:
+        if exc.reason != "not valid JSON: Extra data" or not _json_lines(path):
+            raise
+    beside = path[:-1] if path.endswith(".jsonl") else None
+    hint = f"; the finding beside it is {beside}" \
+        if beside is not None and os.path.isfile(beside) else ""
+    raise ValueError(f"{path}: expected a finding file, one JSON object (a run's "
+                     "findings/<id>.json); this is JSON lines, a trace (replay and lint read "
+                     f"those){hint}") from None
+
+
+def _json_lines(path: str) -> bool:
+    """Whether every non-blank line of ``path`` is one JSON object (more than one line)."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            lines = [line for line in fh if line.strip()]
+        return len(lines) > 1 and all(isinstance(json.loads(line), dict) for line in lines)
+    except (OSError, ValueError, RecursionError):
+        return False
+
 
 def export(finding: FindingLike, fmt: str, reading: Union[None, str, Reading] = None) -> str:
     """The finding in format ``fmt`` (one of :data:`FORMATS`) as text, newline-terminated; ITF is

@@ -39,7 +39,7 @@ from model.json_values import a_json_type
 from model.readings import (DRAFT, KNOB_BY_ID, Reading, ReadingError, describe_assignment,
                             parse_reading)
 from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
-from model.wire import TraceFormatError, dump_jsonl, dump_wire_jsonl, parse_events
+from model.wire import TraceFormatError, dump_jsonl, dump_wire_jsonl, loads_json, parse_events
 
 if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is shrunk
     from properties.ambiguity import Witness
@@ -599,11 +599,15 @@ def load_finding(path: str) -> Finding:
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: the file is not UTF-8 JSON (a :class:`model.wire.TraceFormatError`, in
-            the wording ``replay`` and ``lint`` use for the same file: ``"x.jsonl:2:1: not
-            valid JSON: Extra data"``), or not a finding; the message names the file (as given)
-            and what is missing or wrong, e.g. ``"t.json: not a finding: missing 'id',
-            'kind'"`` (see :func:`finding_from_json` for the members checked).
+        ValueError: the file is not UTF-8 JSON, read as strictly as every file the tool
+            reads (:func:`model.wire.loads_json`: no NaN, no number out of range, no member
+            twice in one object, at most :data:`model.wire.MAX_DEPTH` levels), a
+            :class:`model.wire.TraceFormatError` in the wording ``replay`` and ``lint`` use
+            for the same file (``"x.jsonl:2:1: not valid JSON: Extra data"``,
+            ``"f.json:3:3: not valid JSON: duplicate member "id" in $"``), or not a finding;
+            the message names the file (as given) and what is missing or wrong, e.g.
+            ``"t.json: not a finding: missing 'id', 'kind'"`` (see :func:`finding_from_json`
+            for the members checked).
     """
     try:
         with open(path, encoding="utf-8-sig") as fh:
@@ -612,7 +616,7 @@ def load_finding(path: str) -> Finding:
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                                file=path) from None
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)  # as strictly as every file the tool reads
     except json.JSONDecodeError as exc:  # as replay and lint say it: FILE:LINE:COLUMN: ...
         raise TraceFormatError(f"not valid JSON: {exc.msg}", file=path, line=exc.lineno,
                                column=exc.colno) from None

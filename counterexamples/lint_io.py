@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
-from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, TraceFormatError,
-                        loads_json, not_a_trace, read_text)
+from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, STDIN, STDIN_NAME,
+                        TraceFormatError, loads_json, not_a_trace, read_stdin, read_text)
 
 from counterexamples.lint import StreamEntry
 
@@ -270,17 +270,8 @@ def read_stream(path: str, stdin=None) -> LintInput:
     Raises:
         TraceFormatError: naming the file (``<stdin>``): unreadable, not UTF-8, or not a stream.
     """
-    if path == "-":
-        import sys
-        stream = stdin if stdin is not None else sys.stdin
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
-        if isinstance(data, bytes):
-            try:
-                data = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                       file="<stdin>") from None
-        return parse_stream_text(data, "<stdin>")
+    if path == STDIN:
+        return parse_stream_text(read_stdin(stdin), STDIN_NAME)
     return parse_stream_text(read_text(path), path)
 
 

@@ -90,11 +90,13 @@ class OutputPlan:
         written is refused before, not after, minutes of search.
 
         Raises:
-            OSError: the parent cannot be made or written (a path under a file, a read-only
-                file system, no permission).
+            OSError: the parent cannot be made or written (a read-only file system, no
+                permission); NotADirectoryError when a path above the target is a file,
+                its ``strerror`` naming that path (``"afile exists and is not a
+                directory"``, not the ``File exists`` of :func:`os.makedirs`).
         """
         parent = os.path.dirname(os.path.abspath(self.target))
-        os.makedirs(parent, exist_ok=True)
+        _make_parents(self.target)
         os.rmdir(_new_staging(parent, os.path.basename(os.path.abspath(self.target))))
 
     @contextmanager
@@ -110,7 +112,7 @@ class OutputPlan:
                 not writable), or the swap fails.
         """
         parent = os.path.dirname(os.path.abspath(self.target))
-        os.makedirs(parent, exist_ok=True)
+        _make_parents(self.target)
         staging = _new_staging(parent, os.path.basename(os.path.abspath(self.target)))
         try:
             yield staging
@@ -119,6 +121,20 @@ class OutputPlan:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+
+
+def _make_parents(target: str) -> None:
+    """Make the missing directories above ``target`` (:func:`os.makedirs`). Raises
+    NotADirectoryError naming the first path above it (as the user wrote it) that exists and
+    is not a directory, whose ``os.makedirs`` error would say only ``File exists``; other
+    OSErrors as :func:`os.makedirs` raises them."""
+    written = os.path.dirname(os.path.normpath(target))
+    while written and written != os.path.dirname(written):
+        if os.path.lexists(written) and not os.path.isdir(written):
+            raise NotADirectoryError(errno.ENOTDIR,
+                                     f"{written} exists and is not a directory", written)
+        written = os.path.dirname(written)
+    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
 
 
 def plan_output(target: str, summary_name: str, files_of: FilesOf,

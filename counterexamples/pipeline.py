@@ -9,8 +9,9 @@ nothing (:func:`write_run` writes a result's findings and ``summary.json``). In 
    witnesses are offered to the search's;
 3. the reference consumer under the conformant and the adversarial producer machines
    (:func:`properties.machines.run_machine`), each checking every property under the draft;
-4. the all-readings breadth-first search (:func:`properties.explore.explore`) to ``bfs_depth``:
-   its conformant witnesses win over the seeded ones (:func:`properties.ambiguity.merge_witnesses`
+4. the all-readings breadth-first search (:func:`properties.explore.explore`) to ``bfs_depth``
+   whatever the budget (which bounds step 1 only; ``run`` bounds ``bfs_depth``): its conformant
+   witnesses win over the seeded ones (:func:`properties.ambiguity.merge_witnesses`
    with ``exhaustive=True``), so that the ids of the knobs it reaches depend neither on the seed
    nor on the budget; on its sweep, the settlement table of the open questions
    (:func:`properties.questions.settle`, ``summary.json``'s ``questions``, and
@@ -84,10 +85,16 @@ class RunConfig:
         examples: conformant traces to generate (at least 1); the machines run a tenth of it
             (at least 1) each.
         budget: seconds after which generating stops (positive; ``math.inf``: no limit, the
-            only setting whose output does not depend on machine speed).
+            only setting whose output does not depend on machine speed). It bounds the
+            generation only: the breadth-first cross-check always runs to ``bfs_depth``, so
+            that the ids of the knobs it reaches depend neither on the seed nor on the budget
+            (a BFS given what remained of the budget would reach less, or nothing, on a slower
+            machine, and the findings would change with it).
         max_events: the longest trace generated (at least 1).
         vocabulary: the producer's finite world (:class:`model.producer.Vocabulary`).
-        bfs_depth: depth of the breadth-first cross-check (0 skips it).
+        bfs_depth: depth of the breadth-first cross-check (0 skips it), which bounds it, not
+            the budget; ``run`` takes at most :data:`activity_check.cmd_run.MAX_BFS_DEPTH`
+            (5).
 
     Raises:
         ConfigError: for a value out of range (checked in this order: examples, budget,
@@ -263,7 +270,7 @@ def run_pipeline(config: RunConfig, version: str,
     with fixed_constants(), (recording(drawn) if coverage else contextlib.nullcontext()):
         report, checks = _search(config, tell)
     del drawn[report.examples:]  # a trace drawn as the budget ran out was not checked
-    bfs = _bfs(config, report, tell)
+    bfs = _bfs(config, report, tell)  # to bfs_depth whatever the budget: see RunConfig
     questions = None
     if config.bfs_depth >= 2:  # the open questions' table, on the BFS's own sweep (issue 19)
         from counterexamples.questions_report import PAGE, witness_files
@@ -345,8 +352,11 @@ def _merge_deeper(report, rows: list, bfs) -> None:
 
 
 def _bfs(config: RunConfig, report, tell: Progress):
-    """Step 4: the all-readings BFS, whose conformant witnesses replace the seeded ones in
-    ``report``; the :class:`properties.explore.ExploreReport`, or None for ``bfs_depth=0``."""
+    """Step 4: the all-readings BFS to ``bfs_depth`` (no timeout: the budget does not bound
+    it), whose conformant witnesses replace the seeded ones in ``report``; the
+    :class:`properties.explore.ExploreReport`, or None for ``bfs_depth=0``. Raises
+    KeyboardInterrupt when the search was interrupted (a Ctrl-C or a SIGTERM, which
+    :func:`properties.explore.explore` ends the search with)."""
     from model.producer import check_trace
     from properties.ambiguity import merge_witnesses
     from properties.explore import explore
@@ -356,6 +366,8 @@ def _bfs(config: RunConfig, report, tell: Progress):
     bfs = None
     if config.bfs_depth > 0:
         bfs = explore(depth=config.bfs_depth, reading=None, properties=())
+        if bfs.stopped_by == "interrupted":  # the user asked the run to stop: not a result
+            raise KeyboardInterrupt
         # findings are conformant under the draft's producer obligations; the BFS's witnesses
         # win over the seeded searches': ids independent of seed and budget
         merge_witnesses(report, {k: trace for k, (trace, _) in bfs.splits.items()

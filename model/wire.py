@@ -46,7 +46,7 @@ from model.json_values import a_json_type, freeze
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
     "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
-    "load_trace", "read_text", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
+    "load_trace", "read_text", "read_stdin", "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
 
@@ -701,12 +701,17 @@ def _check_repeated(value: Any) -> None:
         node, path = stack.pop()
         if isinstance(node, _Repeated):
             key = json.dumps(node.repeated, ensure_ascii=False)
-            raise _NotJson(key, f"duplicate member {key} in {path}", member=True)
+            raise _NotJson(key, f"{DUPLICATE_MEMBER} {key} in {path}", member=True)
         if isinstance(node, dict):
             stack.extend((child, _member_path(path, name))
                          for name, child in reversed(list(node.items())))
         elif isinstance(node, list):
             stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
+
+
+DUPLICATE_MEMBER = "duplicate member"
+"""How :func:`loads_json` begins the reason for a member named twice in one object
+(``duplicate member "type" in $``)."""
 
 
 def _member_path(path: str, name: str) -> str:
@@ -892,8 +897,15 @@ def not_a_trace(first: Any, *, file: str, line: Optional[int], column: Optional[
     Returns:
         The TraceFormatError, e.g. ``x.json:1: event 0: $.type: required member is missing
         (members "foo"), and no event of the file has a type, so it is not a trace: expected
-        ...``.
+        ...``; for a ``problem`` that is a member named twice (:data:`DUPLICATE_MEMBER`), that
+        alone (``x.jsonl:1:23: event 0: not valid JSON: duplicate member "type" in $; a
+        member may appear only once in an object``): the element may well have a type.
     """
+    if problem is not None and problem.startswith(f"not valid JSON: {DUPLICATE_MEMBER} "):
+        # the element is an object whose only fault is a member named twice (a "type" among
+        # them, often): whether it has a type is not the question, the repeated member is
+        return TraceFormatError(f"{problem}; a member may appear only once in an object",
+                                file=file, line=line, column=column, event_index=0)
     if problem is not None:
         what = problem
     elif isinstance(first, dict) and "events" in first:
@@ -954,12 +966,47 @@ def read_text(path: str) -> str:
                                file=path) from None
 
 
-def load_trace(path: str) -> ParsedTrace:
-    """Read a trace file (see :func:`parse_trace_text`).
+STDIN = "-"
+"""The path that names standard input (``replay -``, ``lint -``)."""
+
+STDIN_NAME = "<stdin>"
+"""The file name errors and reports give standard input."""
+
+
+def read_stdin(stdin=None) -> str:
+    """The whole text of ``stdin`` (default :data:`sys.stdin`), read as bytes where it has
+    them and decoded as UTF-8 (a leading byte-order mark dropped), as :func:`read_text` reads
+    a file.
+
+    Raises:
+        TraceFormatError: naming :data:`STDIN_NAME`: not UTF-8 (with the byte offset), or
+            unreadable.
+    """
+    import sys
+    stream = stdin if stdin is not None else sys.stdin
+    try:
+        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read standard input: {exc.strerror or exc}",
+                               file=STDIN_NAME) from None
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                   file=STDIN_NAME) from None
+    return data[1:] if data.startswith("\ufeff") else data
+
+
+def load_trace(path: str, stdin=None) -> ParsedTrace:
+    """Read a trace file (see :func:`parse_trace_text`); ``path`` :data:`STDIN` (``-``) reads
+    ``stdin`` (default :data:`sys.stdin`, :func:`read_stdin`), named ``<stdin>``.
 
     Raises:
         TraceFormatError: unreadable file, undecodable bytes, or any format problem.
     """
+    if path == STDIN:
+        return parse_trace_text(read_stdin(stdin), STDIN_NAME)
     return parse_trace_text(read_text(path), path)
 
 

@@ -120,6 +120,32 @@ def test_replay_invalid_json_names_line_and_column(tmp_path, capsys):
     assert "broken.json:3:16:" in line, line
 
 
+def test_replay_dash_reads_standard_input(tmp_path, capsys, monkeypatch):
+    """``replay -`` reads the trace from standard input (it said "cannot read the file: No such
+    file or directory"): the same verdict as from the file, named ``<stdin>``; a fault in it
+    is named at ``<stdin>``'s line and event index."""
+    import io
+    f = write_jsonl(tmp_path / "t.jsonl", CONFORMANT)
+
+    def feed(text: str) -> None:
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode()),
+                                                          encoding="utf-8"))
+
+    code, from_file, _ = cli(capsys, "replay", f, "--all-readings", "--json")
+    assert code == 0
+    feed(f.read_text(encoding="utf-8"))
+    code, from_stdin, err = cli(capsys, "replay", "-", "--all-readings", "--json")
+    assert (code, err) == (0, "") and json.loads(from_stdin) == json.loads(from_file)
+    feed(f.read_text(encoding="utf-8"))
+    code, text, _ = cli(capsys, "replay", "-")
+    assert code == 0 and text.startswith("<stdin> under reading draft")
+    feed(json.dumps(RUN_STARTED) + '\n{"type": "RUN_FINISHED", "type": "X"}\n')
+    code, out, err = cli(capsys, "replay", "-")
+    assert (code, out) == (2, "")
+    assert assert_one_error_line(err) == (f'{ERROR_PREFIX} <stdin>:2:26: event 1: not valid '
+                                          'JSON: duplicate member "type" in $')
+
+
 def test_replay_invalid_json_lines_names_line(tmp_path, capsys):
     f = tmp_path / "broken.jsonl"
     f.write_text(json.dumps(RUN_STARTED) + "\n" + json.dumps(snapshot()) + "\n{oops}\n",

@@ -273,3 +273,30 @@ def test_load_corpus_refuses_an_entry_whose_id_is_not_its_name(tmp_path):
     (tmp_path / "AMB-Q1-00000000.json").write_text(json.dumps(entry), encoding="utf-8")
     with pytest.raises(ValueError, match="not an ambiguity finding id naming the file"):
         load_corpus(str(tmp_path))
+
+
+def test_corpus_update_lists_what_it_added_dropped_and_changed(small_run, corpus_copy, capsys):
+    """``corpus update`` names every entry id it added, dropped or changed (one line each, as
+    ``corpus check`` lists its changes), then the counts; ``--json`` gives the same lists. The
+    expected ids are the run's ambiguity findings against the corpus's files before."""
+    before = {p.name[:-5] for p in corpus_copy.iterdir() if p.name.endswith(".json")}
+    summary = json.loads((small_run / "summary.json").read_text(encoding="utf-8"))
+    ids = {f["id"] for f in summary["findings"] if f["kind"] == "ambiguity"}
+    added, dropped = sorted(ids - before), sorted(before - ids)
+    assert added and dropped  # the small run (no BFS) finds other witnesses than the corpus
+    stale = sorted(ids & before)[0] if ids & before else None
+    if stale is not None:  # an entry that differs from what the update writes: changed
+        (corpus_copy / f"{stale}.json").write_text('{"id": "x"}\n', encoding="utf-8")
+    assert main(["corpus", "update", str(small_run)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    changed = [stale] if stale else []
+    assert lines[:-1] == [f"{i}: added" for i in added] + [f"{i}: dropped" for i in dropped] \
+        + [f"{i}: changed (its trace or verdict classes differ from the entry it replaces)"
+           for i in changed]
+    kept = len(ids & before) - len(changed)
+    assert lines[-1] == (f"corpus now holds {len(ids)} entries: {len(added)} added, "
+                         f"{len(dropped)} dropped, {len(changed)} changed, {kept} kept")
+    # the same update again changes nothing, and says so in JSON
+    assert main(["corpus", "update", str(small_run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "entries": len(ids), "added": [], "dropped": [], "changed": [], "kept": len(ids)}

@@ -436,6 +436,25 @@ def test_cli_export_bad_files(findings, tmp_path, capsys):
         _one_line_error(capsys.readouterr().err)
 
 
+def test_cli_export_of_a_json_lines_trace_says_what_it_expects(findings, tmp_path, capsys):
+    """``export`` of a ``.jsonl`` trace (the finding's own, beside its ``.json``) says that a
+    finding file was expected and which one is beside it; it said ``Extra data``. A JSON-lines
+    trace elsewhere gets the same line without the hint."""
+    path, finding = findings[0]
+    jsonl = path[:-5] + ".jsonl"
+    assert main(["export", jsonl, "--format", "json"]) == 2
+    assert _one_line_error(capsys.readouterr().err) == (
+        f"activity-check: error: {jsonl}: expected a finding file, one JSON object (a run's "
+        "findings/<id>.json); this is JSON lines, a trace (replay and lint read those); the "
+        f"finding beside it is {path}")
+    alone = tmp_path / "trace.jsonl"
+    alone.write_text(to_jsonl(finding), encoding="utf-8")
+    assert main(["export", str(alone), "--format", "mermaid"]) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert line.endswith("this is JSON lines, a trace (replay and lint read those)"), line
+    assert "Extra data" not in line
+
+
 def test_peer_divergence_exports_show_the_peer(findings):
     peer_findings = [f for _, f in findings if f["kind"] == "peer-divergence"]
     assert len(peer_findings) == 1

@@ -105,3 +105,33 @@ def test_parse_assignment_reads_what_describe_assignment_writes(assignment):
 def test_parse_assignment_refuses_what_is_not_one(text):
     with pytest.raises(ValueError, match="not KNOB=OPTION"):
         parse_assignment(text)
+
+
+@pytest.mark.parametrize("duplicate, where", [
+    # the id named twice with the same value: json.loads kept one and read the file as valid
+    (lambda text, fid: text.replace('"kind"', f'"id": "{fid}",\n  "kind"', 1),
+     ':3:3: not valid JSON: duplicate member "id" in $'),
+    # a member twice in one of the witness's events, the later one winning under json.loads
+    (lambda text, fid: text.replace('"messageId": "act-1"',
+                                    '"messageId": "act-1", "messageId": "act-1"', 1),
+     ':24:29: not valid JSON: duplicate member "messageId" in $.events[1]'),
+], ids=["id-twice", "event-member-twice"])
+def test_load_finding_reads_as_strictly_as_every_file(tmp_path, duplicate, where):
+    """A finding file is read with :func:`model.wire.loads_json`, like every file the tool
+    reads: a member named twice in one object is refused (file, line, column and the object's
+    path) instead of silently keeping the last value; the file as written loads back."""
+    from counterexamples.findings import load_finding, write_finding
+    from model.wire import TraceFormatError
+    events = parse_events([RUN, SNAP, {"type": "ACTIVITY_DELTA", "messageId": "act-1",
+                                       "activityType": "A", "patch": []}])
+    violation = check_trace_properties(events, MUTANT_BY_NAME["crashes-on-empty-patch"])
+    finding = property_finding(violation, events, "crashes-on-empty-patch", "draft")
+    path, _ = write_finding(finding, str(tmp_path / "findings"))
+    assert load_finding(path) == finding
+    twice = tmp_path / "twice.json"
+    text = duplicate(open(path, encoding="utf-8").read(), finding.id)
+    assert json.loads(text) == finding.to_json()  # what the lax reader accepted
+    twice.write_text(text, encoding="utf-8")
+    with pytest.raises(TraceFormatError) as caught:
+        load_finding(str(twice))
+    assert str(caught.value) == f"{twice}{where}"

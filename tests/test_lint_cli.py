@@ -192,6 +192,23 @@ def test_unusable_input_exits_2_with_one_line(lint, tmp_path, content, message):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("name, content, where", [
+    ("dup.jsonl", '{"type":"RUN_STARTED","type":"X","threadId":"t","runId":"r"}\n', ":1:23"),
+    ("dup.sse", 'data: {"type":"RUN_STARTED","type":"X","threadId":"t","runId":"r"}\n\n', ":1"),
+])
+def test_a_duplicated_member_is_named_not_a_missing_type(lint, tmp_path, name, content, where):
+    """A stream whose only event names ``type`` twice is refused for the repeated member, at
+    its line (and column, in JSON lines); it said "no event of the file has a type"."""
+    path = tmp_path / name
+    path.write_text(content)
+    code, out, err = lint(str(path))
+    assert (code, out) == (2, "")
+    assert err.startswith(f'activity-check: error: {path}{where}: event 0: not valid JSON: '
+                          'duplicate member "type" in $'), err
+    assert err.endswith("; a member may appear only once in an object\n"), err
+    assert "has a type" not in err and err.count("\n") == 1
+
+
 def test_unreadable_files_and_arguments_exit_2(lint, tmp_path):
     code, _, err = lint(str(tmp_path / "missing.jsonl"))
     assert code == 2 and "cannot read the file" in err

@@ -419,6 +419,21 @@ def test_an_output_below_a_file_is_refused_before_the_work(tmp_path, capsys, mon
     one_error_line(err, "--out", "file.txt/sub", "cannot create the directory")
 
 
+@pytest.mark.parametrize("below", ["sub", "a/b/sub"])
+def test_an_output_below_a_file_names_the_file_not_file_exists(tmp_path, capsys, monkeypatch,
+                                                               below):
+    """``--out afile/sub`` (and deeper) where ``afile`` is a regular file names ``afile`` as
+    what is not a directory; it said ``File exists`` (the error of :func:`os.makedirs`)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    code, out, err = cli(capsys, *RUN_SMALL, "--out", f"afile/{below}")
+    assert (code, out) == (2, "")
+    assert one_error_line(err) == (f"{ERROR_PREFIX} --out afile/{below}: cannot create the "
+                                   "directory: afile exists and is not a directory\n")
+    assert (tmp_path / "afile").read_text() == "x"
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
+
+
 def test_a_read_only_output_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
     """A read-only mount cannot be made as root with chmod: the staging directory's creation
     fails as it would there (EROFS)."""
