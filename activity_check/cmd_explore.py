@@ -125,6 +125,12 @@ def _options(args):
         args.max_states = None
     if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
         raise UsageError("--timeout must be a positive number of seconds")
+    if args.cluster:
+        from properties.bfs_dask import cluster_workers
+        try:
+            cluster_workers(args.cluster)
+        except (OSError, ImportError) as exc:
+            raise UsageError(f"--cluster: {exc}") from None
     reading = None
     if args.reading != "all":
         reading = reading_option(args.reading)

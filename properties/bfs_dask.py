@@ -47,7 +47,7 @@ import numpy as np
 from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
 from properties.bfs_store import FingerprintSet
 
-__all__ = ["DaskEngine", "local_cluster"]
+__all__ = ["CONNECT_SECONDS", "DaskEngine", "cluster_workers", "local_cluster"]
 
 _SYSTEMS: dict = {}
 """Per worker process: run token -> the transition system (with its memo tables)."""
@@ -67,6 +67,37 @@ five instead of every 20 and 500 ms, the nannies' memory monitor every second, a
 stealing (every task is placed on the worker holding its partition; a lost worker's tasks are
 still rerun elsewhere). A cluster joined by address keeps its own settings (the README says how
 to give its workers these)."""
+
+
+CONNECT_SECONDS = 10.0
+"""How long :func:`cluster_workers` and :class:`DaskEngine` wait for a scheduler to answer."""
+
+
+def cluster_workers(address: str) -> int:
+    """The number of workers of the running Dask cluster whose scheduler is at ``address``
+    (e.g. ``tcp://10.0.0.5:8786``), asked before a search, so that a wrong address fails at
+    once whatever the search's size (levels below the parallel threshold stay in process and
+    would never reach it). Raises OSError, with the address in its message, when no scheduler
+    answers within :data:`CONNECT_SECONDS` or the cluster has no worker; ImportError when
+    ``distributed`` is not installed."""
+    with _connected(address) as client:
+        count = len(client.scheduler_info()["workers"])
+    if not count:
+        raise OSError(f"the Dask cluster at {address} has no workers")
+    return count
+
+
+def _connected(address: str):
+    """A Dask ``Client`` of the scheduler at ``address``. Raises OSError, naming the address:
+    not an address Dask reads, or no scheduler answered within :data:`CONNECT_SECONDS`."""
+    from distributed import Client
+    try:
+        return Client(address, timeout=f"{CONNECT_SECONDS}s")
+    except (ValueError, TypeError) as exc:
+        raise OSError(f"{address} is not a Dask scheduler's address ({exc})") from None
+    except OSError:
+        raise OSError(f"no Dask scheduler answered at {address} within "
+                      f"{CONNECT_SECONDS:g} s") from None
 
 
 def local_cluster(workers: int):
@@ -113,7 +144,12 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                  last: bool, keep_edges: bool) -> dict:
     """Expand one frontier partition. ``pieces``: ``(ids, values)`` from each absorb task (or
     the driver). Returns ``{"route": [per visited partition: (fps, keys, halted, tags, routes,
-    values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None}``."""
+    values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None}``.
+
+    The successors are deduplicated chunk by chunk as they are made (:class:`_FirstSeen`), so
+    that the task holds each distinct successor once (33 bytes of it, and its row of the
+    system's numbers while a further level follows), not every edge: at depth 6 a level-5
+    task makes some 50 million edges."""
     cpu, own = time.process_time(), time.thread_time()
     with _Paused():
         system = _system(token, spec)
@@ -123,8 +159,8 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
         ids = ids[order]
         nodes = system.import_([values[i] for i in order.tolist()])
         del values
-        findings, move_counts = [], []
-        all_keys, all_nodes, all_halted = [], [], []
+        findings, move_counts, edge_keys, edge_fps = [], [], [], []
+        kept = _FirstSeen(system, rows=not last)
         for lo in range(0, len(ids), _CHUNK):
             out = Expansion()
             system.expand(ids[lo:lo + _CHUNK], nodes[lo:lo + _CHUNK], level, out, known)
@@ -132,21 +168,16 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
             move_counts.append(np.frombuffer(out.moves, dtype=np.int64).copy()
                               if len(out.moves) else np.zeros(0, np.int64))
             if len(out.keys):
-                all_keys.append(np.frombuffer(out.keys, dtype=np.int64).copy())
-                all_nodes.append(np.frombuffer(out.nodes, dtype=np.int64)
-                                 .reshape(-1, system.width))
-                all_halted.append(np.array(out.halted, dtype=bool))
-        keys = np.concatenate(all_keys) if all_keys else np.zeros(0, np.int64)
-        succ = np.concatenate(all_nodes) if all_nodes else np.zeros((0, system.width), np.int64)
-        halted = np.concatenate(all_halted) if all_halted else np.zeros(0, bool)
-        fps = system.fingerprints(succ) if len(keys) else np.zeros(0, np.uint64)
-        edges = (keys, fps) if keep_edges else None
-        # the first of each fingerprint here (keys ascend: the nodes were expanded in id order)
-        _, first = np.unique(fps, return_index=True)
-        first.sort()
-        keys, fps, halted, succ = keys[first], fps[first], halted[first], succ[first]
-        tags = system.tags(succ) if len(keys) else None
-        routes = system.routing(succ) if len(keys) else np.zeros(0, np.uint64)
+                keys = np.frombuffer(out.keys, dtype=np.int64)
+                succ = np.frombuffer(out.nodes, dtype=np.int64).reshape(-1, system.width)
+                fps = system.fingerprints(succ)
+                if keep_edges:
+                    edge_keys.append(keys.copy())
+                    edge_fps.append(fps)
+                kept.add(keys, fps, np.array(out.halted, dtype=bool), succ)
+        edges = (_joined(edge_keys, np.int64), _joined(edge_fps, np.uint64)) if keep_edges \
+            else None
+        keys, fps, halted, tags, routes, succ = kept.arrays()
         owner = (fps % np.uint64(parts)).astype(np.int64)
         route = []
         for d in range(parts):
@@ -159,6 +190,44 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                 else np.zeros(0, np.int64), "edges": edges,
                 "cpu": (time.process_time() - cpu, time.thread_time() - own), "nodes": len(ids),
                 "cache": system.cache_size() if hasattr(system, "cache_size") else None}
+
+
+class _FirstSeen:
+    """An expand task's successors, the first of each fingerprint in the order they are added
+    (the nodes are expanded in id order, so that is the least parent entry): per successor
+    its parent entry, fingerprint, halted flag, tag and routing key, and (``rows``) its row of
+    the system's numbers, which the next level's import needs."""
+
+    def __init__(self, system: TransitionSystem, rows: bool):
+        self.system, self.rows = system, rows
+        self.seen = FingerprintSet()
+        self.parts: list = []
+
+    def add(self, keys: np.ndarray, fps: np.ndarray, halted: np.ndarray,
+            succ: np.ndarray) -> None:
+        """One chunk's successors (keys ascending, after every earlier chunk's)."""
+        unique, first = np.unique(fps, return_index=True)
+        chosen = np.sort(first[self.seen.add(unique)])
+        if not len(chosen):
+            return
+        rows = succ[chosen]
+        tags = self.system.tags(rows)
+        self.parts.append((keys[chosen], fps[chosen], halted[chosen], tags,
+                           self.system.routing(rows), rows if self.rows else None))
+
+    def arrays(self) -> tuple:
+        """``(keys, fps, halted, tags or None, routes, rows or None)``, in the order added."""
+        keys, fps, halted, tags, routes, rows = zip(*self.parts) if self.parts else ((),) * 6
+        return (_joined(keys, np.int64), _joined(fps, np.uint64), _joined(halted, bool),
+                None if not tags or any(t is None for t in tags) else np.concatenate(tags),
+                _joined(routes, np.uint64),
+                None if not self.rows else np.concatenate(rows) if rows
+                else np.zeros((0, self.system.width), np.int64))
+
+
+def _joined(arrays: list, dtype) -> np.ndarray:
+    """``arrays`` end to end (an empty array of ``dtype`` for none)."""
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
 
 
 def _absorb_part(visited: FingerprintSet, routed: list, parts: int) -> tuple:
@@ -254,7 +323,7 @@ class DaskEngine:
     def _connect(self) -> None:
         from distributed import Client
         if self.address:
-            self.client = Client(self.address, timeout="30s")
+            self.client = _connected(self.address)
         else:
             self.cluster = local_cluster(self.workers)
             self.client = Client(self.cluster)

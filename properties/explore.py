@@ -66,7 +66,8 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
 from properties.bfs_store import KEY_LEAF_BITS, Interned, component_fingerprint, mix, unpack_key
-from properties.sweep_blocks import BlockTables
+from properties.sweep_blocks import (CHECK_STEP_MASK, CHECK_VIEW_SHIFT, BlockTables, check_key,
+                                     check_key_state)
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
@@ -665,9 +666,12 @@ class SweepCache(MoveTable):
     * ``dispatch``: event -> :class:`_Dispatch`; ``views``: (belief, belief after, event) ->
       view id; ``move_rows``: (belief, producers) -> each move with what the hot loop reads
       of it (:meth:`move_rows_of`).
-    * ``checked``: (view, state, event, outcome, conformant) -> ``[(consulted, result,
-      attributes)]``; ``class_checked``: (that key, class) -> the violations under the class's
-      readings; ``after_checked``, ``step_checked``, ``target_checked``: the narrower scopes'.
+    * ``checked``: (view, state, event, outcome, conformant), packed by :func:`check_key`,
+      -> ``((consulted, result, attributes), ...)``, a tuple that only grows, each time
+      replaced by a longer one (:func:`_with_entry`); ``class_checked``: (that key, class) ->
+      the violations under the class's readings; ``after_checked``, ``step_checked`` (keyed
+      by the check key's (state, event, outcome) bits), ``target_checked``: the narrower
+      scopes'.
     * ``inputs``: result state -> run input; ``resteps``: (state, event) -> the decision tree
       P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity;
       ``step_decisions``: (state, event) -> the step's own decision tree on the state's focus
@@ -686,6 +690,7 @@ class SweepCache(MoveTable):
         self.view_ids = Interned()
         self.representatives = [_representative(())]
         self.class_attrs = [frozenset()]
+        self.attr_sets: dict = {}
         self.move_rows: dict = {}
         self.trees: dict = {}
         self.local_trees: dict = {}
@@ -704,7 +709,7 @@ class SweepCache(MoveTable):
         self.numbered_by_id: dict = {}
         self.resteps: dict = {}
         self.step_decisions: dict = {}
-        self.consulted_sets: dict = {}
+        self.consulted_sets: dict = {(): ((), _NOTHING, _NO_KNOBS)}  # none: the shared entry
         self.trims = 0
 
     def size(self) -> int:
@@ -832,11 +837,21 @@ class SweepCache(MoveTable):
                 raise OverflowError(f"a fork into {len(selected)} classes: more than a parent "
                                     "entry holds (pack_key)")
             found = self.forks[(shape, c)] = (selected, candidates)
-            while len(self.representatives) < len(classes.values):
-                added = classes.values[len(self.representatives)]
-                self.representatives.append(_representative(added))
-                self.class_attrs.append(frozenset(_ATTR_OF_KNOB[k] for k, _ in added))
+            self.describe_classes()
         return found
+
+    def describe_classes(self) -> None:
+        """Give each class interned since the last call its representative reading
+        (``representatives``) and the frozenset of the reading attributes it fixes
+        (``class_attrs``; equal sets are one object: 4,037 sets for 67,244 classes at depth 5,
+        where a set per class took 46 MB)."""
+        classes, reps, attrs, shared = self.classes.values, self.representatives, \
+            self.class_attrs, self.attr_sets
+        while len(reps) < len(classes):
+            added = classes[len(reps)]
+            reps.append(_representative(added))
+            fixed = frozenset(_ATTR_OF_KNOB[k] for k, _ in added)
+            attrs.append(shared.setdefault(fixed, fixed))
 
     def view_of(self, b: int, ba: int, e: int, props: tuple) -> int:
         """What ``props`` read of the beliefs around the event (their ``belief_view``s), as an
@@ -892,7 +907,7 @@ class SweepCache(MoveTable):
                                                 None, None, None]
         return found
 
-    def leaf_outcome(self, key: tuple, lc: int, t_args: tuple, report: tuple,
+    def leaf_outcome(self, key: int, lc: int, t_args: tuple, report: tuple,
                      entries: Optional[list]):
         """The per-leaf check sequence (the per-leaf loop's, :meth:`SweepSystem._expand_node`,
         and the blocks' slow leaves', :meth:`~properties.sweep_blocks.BlockTables._slow`): what
@@ -910,7 +925,7 @@ class SweepCache(MoveTable):
             return (entry[1],) if entry[1] is not None else ()
         return self.class_outcome(key, lc, entry, t_args, report)
 
-    def class_outcome(self, key: tuple, lc: int, entry: Optional[tuple], t_args: tuple,
+    def class_outcome(self, key: int, lc: int, entry: Optional[tuple], t_args: tuple,
                       report: tuple):
         """The properties the leaf transition ``key`` violates under the readings of class
         ``lc``: for each reading, the first it violates (catalogue order), as a tuple of
@@ -966,7 +981,7 @@ class SweepCache(MoveTable):
             sorted(violated.values(), key=lambda found: order[found[0].id]))
         return outcome
 
-    def check(self, key: tuple, reading: Reading, t_args: tuple, report: tuple):
+    def check(self, key: int, reading: Reading, t_args: tuple, report: tuple):
         """Compute (no cached outcome applies to the transition ``key`` under ``reading``) the
         first property the leaf transition violates under ``reading``: the entry ``(consulted
         (attribute, option) pairs, (property, witness) or None, frozenset of the consulted
@@ -990,7 +1005,7 @@ class SweepCache(MoveTable):
         beliefs = self.beliefs.values
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs[b], beliefs[ba], ok,
-                       self.restep_for(recorder, key[1], e))
+                       self.restep_for(recorder, check_key_state(key), e))
         after_props, target_props, step_props, other_props = self.dispatch[e].scoped
         parts = []
         if after_props:
@@ -998,12 +1013,14 @@ class SweepCache(MoveTable):
                                  self.consulted_sets))
         if target_props:
             # the event by its number: the view's other members as they are
-            parts.append(_shared(self.target_checked, (key[0], e) + target_view(t)[1:], t,
+            parts.append(_shared(self.target_checked,
+                                 (key >> CHECK_VIEW_SHIFT, e) + target_view(t)[1:], t,
                                  recorder, target_props, self.consulted_sets))
         if step_props:
             # (state, event, step outcome): the step's outcome numbers its state after,
             # warnings and fatal
-            parts.append(_shared(self.step_checked, key[1:4], t, recorder, step_props,
+            parts.append(_shared(self.step_checked, key & CHECK_STEP_MASK, t, recorder,
+                                 step_props,
                                  self.consulted_sets))
         if other_props:
             parts.append(_fresh(t, recorder, other_props, self.consulted_sets))
@@ -1027,7 +1044,7 @@ class SweepCache(MoveTable):
                                                  tuple(dict.fromkeys(consulted)))
         entry = (consulted, outcome, attrs) if outcome is not None else \
             _consulted_set(self.consulted_sets, consulted)[2]
-        self.checked.setdefault(key, []).append(entry)
+        self.checked[key] = _with_entry(self.checked.get(key), entry)
         return entry
 
     def splits_at(self, out: Expansion, leaves: list, node: int, move: int, rank: tuple) -> None:
@@ -1210,10 +1227,7 @@ class SweepSystem(TransitionSystem):
         rows = [(c.beliefs.number(Belief(*b)), c.states.number(s),
                  c.producer_set(frozenset(p)), c.classes.number(cl))
                 for b, s, p, cl in values]
-        while len(c.representatives) < len(c.classes.values):
-            added = c.classes.values[len(c.representatives)]
-            c.representatives.append(_representative(added))
-            c.class_attrs.append(frozenset(_ATTR_OF_KNOB[k] for k, _ in added))
+        c.describe_classes()
         return np.array(rows, dtype=np.int64).reshape(len(rows), 4)
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
@@ -1271,7 +1285,7 @@ class SweepSystem(TransitionSystem):
             for j, (lc, leaf) in enumerate(leaves):
                 _, result, rs, halted, outcome, _ = tree[leaf]
                 if props:
-                    key = (view, s, e, outcome, ok)
+                    key = check_key(view, s, e, outcome, ok)
                     entries = checked.get(key)
                     if entries is not None and not entries[0][0]:
                         # the commonest case: the checks consulted no knob (the first entry,
@@ -1490,6 +1504,9 @@ _NOTHING: frozenset = frozenset()
 _NO_KNOBS = ((), None, _NOTHING)
 """A sweep check entry that consulted no knob and found nothing (the commonest)."""
 
+_NO_KNOBS_ONLY = (_NO_KNOBS,)
+"""The entries of every check-table key whose one entry is :data:`_NO_KNOBS`."""
+
 _BROKEN = ("run input raised",)
 """A sweep check outcome: computing the run input raised (recorded as P00; the leaf is not
 explored)."""
@@ -1666,11 +1683,30 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     entry = _known(entries, recorder.base)
     if entry is None:
         entry = _fresh(t, recorder, properties, interned)
-        if entries is None:
-            cache[key] = [entry]
-        else:
-            entries.append(entry)
+        cache[key] = _with_entry(entries, entry)
     return entry
+
+
+def _with_entry(entries: Optional[tuple], entry: tuple) -> tuple:
+    """A check table's entries for one key, ``entries`` (None: none yet) and then ``entry``, as
+    a tuple. The tables hold hundreds of thousands of keys, most with a single entry without a
+    violation, one of a few dozen objects (:func:`_consulted_set`): those keys share one tuple
+    per entry (:data:`_SINGLE_ENTRIES`), where a list per key took 88 bytes."""
+    if entries is not None:
+        return entries + (entry,)
+    if entry is _NO_KNOBS:  # the commonest
+        return _NO_KNOBS_ONLY
+    if entry[1] is None:
+        return by_identity(_SINGLE_ENTRIES, entry, _single)
+    return (entry,)
+
+
+def _single(entry: tuple) -> tuple:
+    return (entry,)
+
+
+_SINGLE_ENTRIES: dict = {}
+"""The memo of :func:`_with_entry`'s one-entry tuples (see :func:`properties.catalogue.by_identity`)."""
 
 
 def _may_improve(cost: dict, candidates: tuple, rank: tuple) -> bool:

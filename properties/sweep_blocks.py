@@ -30,8 +30,8 @@ order too, since ``split_cost`` updates depend on it; those whose knobs a cost a
 the sequential order (through the ``record`` function given, ``explore._record``), so the first
 one recorded per property is the least ``(node, move, 2j + 1)``.
 
-The mirrors are caches of caches: an entry mirrored here is a prefix of the ``checked`` list it
-mirrors (those lists only grow), so a stale mirror can only send a leaf to the slow path, never
+The mirrors are caches of caches: an entry mirrored here is a prefix of the ``checked`` entries it
+mirrors (a key's tuple of entries only grows, replaced by a longer one), so a stale mirror can only send a leaf to the slow path, never
 give another outcome. They are dropped with the memo tables (:meth:`SweepCache.trim`).
 
 Memory (int32 columns): per tree id 4 ints plus 3 per leaf; per fork id 3 plus 2 per leaf;
@@ -42,11 +42,14 @@ check and class-outcome key; per (belief, producers) its move rows, 6 ints per m
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from properties.bfs_store import KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["BlockTables"]
+__all__ = ["BlockTables", "CHECK_STEP_MASK", "CHECK_VIEW_SHIFT", "check_key",
+           "check_key_state"]
 
 _TREE_E_BITS = 24  # tree key: state << 24 | event
 _FORK_C_BITS = 40  # fork key: shape << 40 | class
@@ -57,6 +60,35 @@ _NO = np.int64(-1)
 _LC_BITS = 24  # class-outcome key: check id << 24 | class
 _LC_LIMIT = 1 << _LC_BITS
 _CID_LIMIT = 1 << 39
+
+CHECK_STATE_BITS, CHECK_EVENT_BITS, CHECK_OUTCOME_BITS = 40, 24, 16
+_STATE_MASK = (1 << CHECK_STATE_BITS) - 1
+CHECK_STEP_MASK = (1 << (CHECK_STATE_BITS + CHECK_EVENT_BITS + CHECK_OUTCOME_BITS)) - 1
+CHECK_VIEW_SHIFT = CHECK_STATE_BITS + CHECK_EVENT_BITS + CHECK_OUTCOME_BITS + 1
+
+
+def check_key(view: Optional[int], s: int, e: int, outcome: int, ok: bool) -> int:
+    """The key of a leaf transition in the sweep's check table (``checked`` of
+    :class:`properties.explore.SweepCache`): its consumer state, event, step outcome, belief
+    view and conformance, packed into one int, from the lowest bits: 40 bits of state, 24 of
+    event, 16 of outcome, 1 of conformance and the view above them (its number + 1; 0 for
+    None, when no property reads the beliefs). So ``key & CHECK_STEP_MASK`` is the (state,
+    event, outcome) key of the step-scoped checks (``step_checked``), :func:`check_key_state`
+    the state and ``key >> CHECK_VIEW_SHIFT`` the view field. A Python int of 40 bytes, where
+    the tuple of five took about 140 with its own ints. (An int hashes to itself modulo
+    2**61 - 1, so one state's keys share their low hash bits; XORing a multiple of the event
+    into the state's bits spreads them, but cost more instructions than the probes it saved.)
+    Raises OverflowError when a field does not fit its bits."""
+    if s >> CHECK_STATE_BITS or e >> CHECK_EVENT_BITS or outcome >> CHECK_OUTCOME_BITS:
+        raise OverflowError(f"a check key out of range: state {s}, event {e}, "
+                            f"outcome {outcome}")
+    return (((((0 if view is None else view + 1) << 1 | ok) << CHECK_OUTCOME_BITS | outcome)
+             << CHECK_EVENT_BITS | e) << CHECK_STATE_BITS) | s
+
+
+def check_key_state(key: int) -> int:
+    """The consumer state's number in a :func:`check_key`."""
+    return key & _STATE_MASK
 
 
 class _Column:
@@ -320,7 +352,7 @@ class BlockTables:
         return code
 
     def _mirror(self, cids: list, entry_lists: list) -> None:
-        """(Re)write the mirrors of check ids ``cids`` from their ``checked`` lists: the fast
+        """(Re)write the mirrors of check ids ``cids`` from their ``checked`` entries: the fast
         flag (the first entry consulted no knob) and hit, and each entry's consulted set, hit
         and attribute mask, up to the first entry that cannot be mirrored."""
         fast, hit, eoff, en, seen, e_cs, e_hit, e_mask = [], [], [], [], [], [], [], []
@@ -358,7 +390,7 @@ class BlockTables:
             column.set(at, values)
 
     def _update_mirrors(self, touched: dict, cid_of: dict) -> None:
-        """After the slow leaves: mirror the ``checked`` lists of the keys they touched
+        """After the slow leaves: mirror the ``checked`` entries of the keys they touched
         (``touched``: packed key -> key tuple; ``cid_of``: packed key -> check id or -1)."""
         checked = self.cache.checked
         new_keys, redo, redo_lists = [], [], []
@@ -600,7 +632,7 @@ class BlockTables:
                 lc[leaves].tolist(), li[leaves].tolist(), cid.tolist(), packed.tolist()):
             e, pa, ok, ba, _, view = move_rows[(bv, pv)][m]
             _, result, rs, _, outcome, _ = tree_objs[tq][0][liv]
-            key = (view, sv, e, outcome, ok)
+            key = check_key(view, sv, e, outcome, ok)
             seq = (node, m, 2 * jj + 1)
             found = leaf_outcome(key, lcv, (level, states[sv], e, result, rs, bv, ba, ok),
                                  (collector, recorded, seq, node, m), checked.get(key))

@@ -147,6 +147,31 @@ def test_explore_workers_and_cluster_print_the_same_bytes(cluster, tmp_path, cap
     assert len(graphs) == 1
 
 
+def test_explore_checks_its_cluster_before_searching(cluster, capsys, monkeypatch):
+    """``explore --cluster`` asks the scheduler for its workers before the search, whatever
+    its size (a depth-1 search never leaves the process): a running cluster's two workers
+    answer; an address where nothing listens and one that is not an address are refused at
+    once, in one line naming the address (exit 2), not after a search."""
+    import socket
+
+    import properties.bfs_dask as bfs_dask
+    assert bfs_dask.cluster_workers(cluster) == 2
+    assert main(["explore", "--depth", "1", "--json", "--cluster", cluster]) == 0
+    assert json.loads(capsys.readouterr().out)["states"] > 1
+    monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    for address, said in ((f"tcp://127.0.0.1:{port}",
+                           f"no Dask scheduler answered at tcp://127.0.0.1:{port} within 1 s"),
+                          ("nonsense", "nonsense is not a Dask scheduler's address")):
+        assert main(["explore", "--depth", "1", "--cluster", address]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == f"activity-check: error: --cluster: {said}" + (
+            " (missing port number in address 'nonsense')\n" if address == "nonsense" else "\n")
+
+
 def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkeypatch):
     """The timeout is checked before a chunk or level is expanded, not after one is merged:
     when the time runs out while the last level's last batch is merged, the search is complete

@@ -99,3 +99,49 @@ def test_a_replaced_known_takes_the_per_leaf_path(monkeypatch):
     system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     search(system, 2)
     assert system._tables is None
+
+
+def test_a_check_key_packs_its_fields_apart_and_refuses_what_does_not_fit():
+    """``check_key`` (issue 21's compact memo keys): the state, the (state, event, outcome)
+    step key and the view field come back out of it, the state sits in the low bits, equal
+    fields give equal keys and any differing field a different one; a field past its bits
+    raises rather than wrapping."""
+    from properties.sweep_blocks import (CHECK_STEP_MASK, CHECK_VIEW_SHIFT, check_key,
+                                         check_key_state)
+    key = check_key(3, 41_234, 417, 2, True)
+    assert check_key_state(key) == 41_234
+    assert check_key_state(check_key(None, (1 << 40) - 1, (1 << 24) - 1, 0, False)) == \
+        (1 << 40) - 1
+    assert key >> CHECK_VIEW_SHIFT == 4  # the view's number + 1
+    assert check_key(None, 41_234, 417, 2, True) >> CHECK_VIEW_SHIFT == 0
+    step = key & CHECK_STEP_MASK
+    assert step == check_key(None, 41_234, 417, 2, False) & CHECK_STEP_MASK  # view, ok apart
+    assert step != check_key(3, 41_234, 417, 1, True) & CHECK_STEP_MASK
+    fields = [(3, 41_234, 417, 2, True), (3, 41_234, 417, 2, False), (None, 41_234, 417, 2, True),
+              (2, 41_234, 417, 2, True), (3, 41_235, 417, 2, True), (3, 41_234, 416, 2, True),
+              (3, 41_234, 417, 3, True), (0, 0, 0, 0, False)]
+    keys = [check_key(*f) for f in fields]
+    assert len(set(keys)) == len(fields) and keys[0] == check_key(3, 41_234, 417, 2, True)
+    assert check_key(3, 7, 417, 2, True) & 0xFFFF == 7  # the state in the low bits
+    for bad in ((0, 1 << 40, 0, 0, False), (0, 0, 1 << 24, 0, False), (0, 0, 0, 1 << 16, False)):
+        with pytest.raises(OverflowError, match="check key out of range"):
+            check_key(*bad)
+
+
+def test_keys_with_one_clean_entry_share_one_tuple():
+    """The check tables' entries (``explore._with_entry``): a key's first entry without a
+    violation is one tuple shared by every key holding that same entry, a violation's entry a
+    tuple of its own, and a later entry is appended after the earlier ones, in order; on a
+    real sweep most keys of ``checked`` share a few such tuples."""
+    clean, other = ((), None, frozenset()), ((("q1", "x"),), None, frozenset({"q1"}))
+    violation = ((), ("P01", "witness"), frozenset())
+    one = explore_module._with_entry(None, clean)
+    assert one == (clean,) and explore_module._with_entry(None, clean) is one
+    assert explore_module._with_entry(None, violation) == (violation,)
+    assert explore_module._with_entry(None, violation) is not \
+        explore_module._with_entry(None, violation)
+    assert explore_module._with_entry(one, other) == (clean, other) and one == (clean,)
+    system, _, _ = _run(PROPERTIES, 3, False, 4096, blocks=True)
+    values = list(system.cache.checked.values())
+    assert len(values) > 1000
+    assert len({id(v) for v in values}) < len(values) // 10
