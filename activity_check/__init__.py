@@ -8,6 +8,11 @@ class Terminated(KeyboardInterrupt):
     through untouched) and the same clean-up runs."""
 
 
+SIGTERMS_RECEIVED: list = []
+"""The SIGTERMs :func:`console_main`'s handler took while the command ran, less those lost inside
+a callback Python does not let stop the program (read by :func:`activity_check.cli.terminated`)."""
+
+
 def console_main() -> None:
     """The ``activity-check`` console script: exit with :func:`activity_check.cli.main`'s code.
 
@@ -20,7 +25,8 @@ def console_main() -> None:
     import signal
     import sys
 
-    received = []
+    received = SIGTERMS_RECEIVED
+    received.clear()
 
     def terminated(signum, frame):
         # raised at every SIGTERM, as a KeyboardInterrupt at every Ctrl-C: one raised inside a

@@ -45,7 +45,6 @@ import importlib
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from contextlib import contextmanager
@@ -304,10 +303,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    _SIGTERMS.clear()
     try:
         args = build_parser().parse_args(argv)
-        with _hypothesis_storage_aside(), _sigterms_recorded():
+        with _hypothesis_storage_aside():
             return args.func(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -337,53 +335,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_USAGE
 
 
-_SIGTERMS: list = []
-"""The SIGTERMs that reached the process while :func:`main` ran a command and unwound it
-(:func:`terminated`)."""
-
-
 def terminated() -> bool:
     """Whether a SIGTERM (``kill``, ``timeout``) has reached the process while the command ran,
     and was not lost in a callback Python does not let stop the program: a search that ends
     itself on an interrupt (:func:`properties.explore.explore`'s ``stopped_by="interrupted"``)
     cannot tell a SIGTERM from a Ctrl-C, and the command says which it was from this. Always
-    False when no SIGTERM handler of :func:`activity_check.console_main` is installed (a test
-    calling :func:`main`)."""
-    return bool(_SIGTERMS)
-
-
-@contextmanager
-def _sigterms_recorded():
-    """While a command runs, record each SIGTERM in :data:`_SIGTERMS` before the handler
-    :func:`activity_check.console_main` installed raises :class:`Terminated`; one lost inside a
-    callback whose exceptions Python ignores is taken off again (as ``console_main`` does).
-    Nothing is recorded under the default handler, or off the main thread."""
-    previous = signal.getsignal(signal.SIGTERM)
-    if not callable(previous):
-        yield
-        return
-
-    def record(signum, frame):
-        _SIGTERMS.append(signum)
-        return previous(signum, frame)
-
-    def unraisable(info, chained=sys.unraisablehook):
-        if isinstance(info.exc_value, Terminated) and _SIGTERMS:
-            _SIGTERMS.pop()
-        chained(info)
-
-    try:
-        signal.signal(signal.SIGTERM, record)
-    except ValueError:  # not the main thread: signals are not ours to handle
-        yield
-        return
-    hook, sys.unraisablehook = sys.unraisablehook, unraisable
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if sys.unraisablehook is unraisable:
-            sys.unraisablehook = hook
+    False when the command did not start from :func:`activity_check.console_main` (a test
+    calling :func:`main`), whose handler records them (:data:`activity_check.SIGTERMS_RECEIVED`)."""
+    import activity_check
+    return bool(activity_check.SIGTERMS_RECEIVED)
 
 
 @contextmanager

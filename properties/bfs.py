@@ -34,8 +34,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from properties.bfs_store import (_MAX_PARENT, FINGERPRINT, KEY_MOVE_BITS, BlockArray,
-                                  FingerprintSet, Frontier, collision_probability, pack_key,
-                                  unpack_key)
+                                  FingerprintSet, Frontier, collision_probability, first_new,
+                                  pack_key, unpack_key)
 
 __all__ = ["TransitionSystem", "Expansion", "Batch", "Search", "search", "Stop",
            "LocalEngine", "sequence_of_key"]
@@ -418,9 +418,7 @@ class LocalEngine:
         nodes = np.frombuffer(out.nodes, dtype=np.int64).reshape(n, system.width) if n else \
             np.zeros((0, system.width), np.int64)
         fps = system.fingerprints(nodes) if n else np.zeros(0, np.uint64)
-        unique, first = np.unique(fps, return_index=True)
-        new = self.visited.add(unique)
-        chosen = np.sort(first[new])
+        chosen = first_new(self.visited, fps)
         halted = np.array(out.halted, dtype=bool)[chosen] if n else np.zeros(0, bool)
         batch = Batch(keys[chosen], fps[chosen], halted,
                       system.tags(nodes[chosen]) if n else None, out.findings, len(out.moves)

@@ -45,7 +45,7 @@ from typing import Optional
 import numpy as np
 
 from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
-from properties.bfs_store import FingerprintSet
+from properties.bfs_store import FingerprintSet, first_new
 
 __all__ = ["CONNECT_SECONDS", "DaskEngine", "cluster_workers", "local_cluster"]
 
@@ -206,8 +206,7 @@ class _FirstSeen:
     def add(self, keys: np.ndarray, fps: np.ndarray, halted: np.ndarray,
             succ: np.ndarray) -> None:
         """One chunk's successors (keys ascending, after every earlier chunk's)."""
-        unique, first = np.unique(fps, return_index=True)
-        chosen = np.sort(first[self.seen.add(unique)])
+        chosen = first_new(self.seen, fps)
         if not len(chosen):
             return
         rows = succ[chosen]

@@ -159,6 +159,14 @@ def collision_probability(states: int, bits: int = 64) -> float:
     return -math.expm1(-states * (states - 1) / 2.0 ** (bits + 1))
 
 
+def first_new(visited: "FingerprintSet", fps: np.ndarray) -> np.ndarray:
+    """The ascending positions in ``fps`` (uint64, in discovery order) of the first of each
+    fingerprint not yet in ``visited``; adds those fingerprints to it (the BFS's deduplication
+    of a batch of successors)."""
+    unique, first = np.unique(fps, return_index=True)
+    return np.sort(first[visited.add(unique)])
+
+
 class FingerprintSet:
     """The visited set: 64-bit fingerprints in sorted runs (disjoint uint64 arrays, sizes
     falling geometrically, so at most about log2(n) runs), 8 bytes per member.

@@ -709,7 +709,7 @@ class SweepCache(MoveTable):
         self.numbered_by_id: dict = {}
         self.resteps: dict = {}
         self.step_decisions: dict = {}
-        self.consulted_sets: dict = {(): ((), _NOTHING, _NO_KNOBS)}  # none: the shared entry
+        self.consulted_sets: dict = {(): ((), _NOTHING, _NO_KNOBS, (_NO_KNOBS,))}  # none
         self.trims = 0
 
     def size(self) -> int:
@@ -1040,11 +1040,11 @@ class SweepCache(MoveTable):
                                       order[found[0].id] < order[outcome[0].id]):
                 outcome = found
         if merged:
-            consulted, attrs, _ = _consulted_set(self.consulted_sets,
+            consulted, attrs, _, _ = _consulted_set(self.consulted_sets,
                                                  tuple(dict.fromkeys(consulted)))
         entry = (consulted, outcome, attrs) if outcome is not None else \
             _consulted_set(self.consulted_sets, consulted)[2]
-        self.checked[key] = _with_entry(self.checked.get(key), entry)
+        self.checked[key] = _with_entry(self.consulted_sets, self.checked.get(key), entry)
         return entry
 
     def splits_at(self, out: Expansion, leaves: list, node: int, move: int, rank: tuple) -> None:
@@ -1504,8 +1504,6 @@ _NOTHING: frozenset = frozenset()
 _NO_KNOBS = ((), None, _NOTHING)
 """A sweep check entry that consulted no knob and found nothing (the commonest)."""
 
-_NO_KNOBS_ONLY = (_NO_KNOBS,)
-"""The entries of every check-table key whose one entry is :data:`_NO_KNOBS`."""
 
 _BROKEN = ("run input raised",)
 """A sweep check outcome: computing the run input raised (recorded as P00; the leaf is not
@@ -1641,14 +1639,17 @@ def _known(entries: Optional[list], reading: Reading) -> Optional[tuple]:
 
 
 def _consulted_set(interned: dict, consulted: tuple) -> tuple:
-    """``(consulted, attributes, (consulted, None, attributes))`` for a tuple of consulted
-    (attribute, option) pairs, each the same object for equal pairs (``interned``: a sweep's
-    :attr:`SweepCache.consulted_sets`): the check tables hold hundreds of thousands of entries
-    and a few dozen distinct knob sets."""
+    """``(consulted, attributes, entry, (entry,))`` for a tuple of consulted (attribute,
+    option) pairs, where ``entry`` is ``(consulted, None, attributes)``, the check-table entry
+    of those knobs without a violation, each the same object for equal pairs (``interned``: a
+    sweep's :attr:`SweepCache.consulted_sets`): the check tables hold hundreds of thousands of
+    entries and a few dozen distinct knob sets, and the keys whose one entry is ``entry`` share
+    the one-entry tuple (:func:`_with_entry`)."""
     found = interned.get(consulted)
     if found is None:
         attrs = frozenset(a for a, _ in consulted)
-        found = interned[consulted] = (consulted, attrs, (consulted, None, attrs))
+        entry = (consulted, None, attrs)
+        found = interned[consulted] = (consulted, attrs, entry, (entry,))
     return found
 
 
@@ -1666,7 +1667,7 @@ def _fresh(t: Transition, recorder: RecordingReading, properties: Sequence[Prope
     if len(consulted) == start:
         return _NO_KNOBS if outcome is None else ((), outcome, _NOTHING)
     reading = recorder.base
-    pairs, attrs, empty = _consulted_set(interned, tuple([(a, getattr(reading, a)) for a in
+    pairs, attrs, empty, _ = _consulted_set(interned, tuple([(a, getattr(reading, a)) for a in
                                                          dict.fromkeys(consulted[start:])]))
     return empty if outcome is None else (pairs, outcome, attrs)
 
@@ -1683,30 +1684,19 @@ def _shared(cache: dict, key: tuple, t: Transition, recorder: RecordingReading,
     entry = _known(entries, recorder.base)
     if entry is None:
         entry = _fresh(t, recorder, properties, interned)
-        cache[key] = _with_entry(entries, entry)
+        cache[key] = _with_entry(interned, entries, entry)
     return entry
 
 
-def _with_entry(entries: Optional[tuple], entry: tuple) -> tuple:
+def _with_entry(interned: dict, entries: Optional[tuple], entry: tuple) -> tuple:
     """A check table's entries for one key, ``entries`` (None: none yet) and then ``entry``, as
     a tuple. The tables hold hundreds of thousands of keys, most with a single entry without a
-    violation, one of a few dozen objects (:func:`_consulted_set`): those keys share one tuple
-    per entry (:data:`_SINGLE_ENTRIES`), where a list per key took 88 bytes."""
+    violation, one of a few dozen objects: those keys share the one-entry tuple
+    :func:`_consulted_set` keeps beside it in ``interned`` (a sweep's
+    :attr:`SweepCache.consulted_sets`), where a list per key took 88 bytes."""
     if entries is not None:
         return entries + (entry,)
-    if entry is _NO_KNOBS:  # the commonest
-        return _NO_KNOBS_ONLY
-    if entry[1] is None:
-        return by_identity(_SINGLE_ENTRIES, entry, _single)
-    return (entry,)
-
-
-def _single(entry: tuple) -> tuple:
-    return (entry,)
-
-
-_SINGLE_ENTRIES: dict = {}
-"""The memo of :func:`_with_entry`'s one-entry tuples (see :func:`properties.catalogue.by_identity`)."""
+    return interned[entry[0]][3] if entry[1] is None else (entry,)
 
 
 def _may_improve(cost: dict, candidates: tuple, rank: tuple) -> bool:

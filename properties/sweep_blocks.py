@@ -30,12 +30,13 @@ order too, since ``split_cost`` updates depend on it; those whose knobs a cost a
 the sequential order (through the ``record`` function given, ``explore._record``), so the first
 one recorded per property is the least ``(node, move, 2j + 1)``.
 
-The mirrors are caches of caches: an entry mirrored here is a prefix of the ``checked`` entries it
-mirrors (a key's tuple of entries only grows, replaced by a longer one), so a stale mirror can only send a leaf to the slow path, never
-give another outcome. They are dropped with the memo tables (:meth:`SweepCache.trim`).
+The mirrors are caches of caches: an entry mirrored here is a prefix of the ``checked``
+entries it mirrors (a key's tuple of entries only grows, replaced by a longer one), so a stale
+mirror can only send a leaf to the slow path, never give another outcome. They are dropped
+with the memo tables (:meth:`SweepCache.trim`).
 
 Memory (int32 columns): per tree id 4 ints plus 3 per leaf; per fork id 3 plus 2 per leaf;
-per check id 5 plus 3 per mirrored entry (a key's entries are written again when its list
+per check id 5 plus 3 per mirrored entry (a key's entries are written again when its tuple
 grows); per class 25 int16 option numbers; the sorted key columns 16 bytes per tree, fork,
 check and class-outcome key; per (belief, producers) its move rows, 6 ints per move. At depth 4
 (64,148 states) about 6 MB in all.
@@ -391,7 +392,8 @@ class BlockTables:
 
     def _update_mirrors(self, touched: dict, cid_of: dict) -> None:
         """After the slow leaves: mirror the ``checked`` entries of the keys they touched
-        (``touched``: packed key -> key tuple; ``cid_of``: packed key -> check id or -1)."""
+        (``touched``: packed key -> :func:`check_key`; ``cid_of``: packed key -> check id or
+        -1)."""
         checked = self.cache.checked
         new_keys, redo, redo_lists = [], [], []
         for packed, key in touched.items():

@@ -130,17 +130,21 @@ def test_a_check_key_packs_its_fields_apart_and_refuses_what_does_not_fit():
 
 def test_keys_with_one_clean_entry_share_one_tuple():
     """The check tables' entries (``explore._with_entry``): a key's first entry without a
-    violation is one tuple shared by every key holding that same entry, a violation's entry a
-    tuple of its own, and a later entry is appended after the earlier ones, in order; on a
+    violation is one tuple (kept beside it by ``_consulted_set``) shared by every key holding
+    that same entry, a violation's entry a tuple of its own, and a later entry is appended after the earlier ones, in order; on a
     real sweep most keys of ``checked`` share a few such tuples."""
-    clean, other = ((), None, frozenset()), ((("q1", "x"),), None, frozenset({"q1"}))
+    interned: dict = {}
+    clean = explore_module._consulted_set(interned, ())[2]
+    other = explore_module._consulted_set(interned, (("q1", "x"),))[2]
+    assert clean == ((), None, frozenset()) and other == ((("q1", "x"),), None, frozenset({"q1"}))
     violation = ((), ("P01", "witness"), frozenset())
-    one = explore_module._with_entry(None, clean)
-    assert one == (clean,) and explore_module._with_entry(None, clean) is one
-    assert explore_module._with_entry(None, violation) == (violation,)
-    assert explore_module._with_entry(None, violation) is not \
-        explore_module._with_entry(None, violation)
-    assert explore_module._with_entry(one, other) == (clean, other) and one == (clean,)
+    one = explore_module._with_entry(interned, None, clean)
+    assert one == (clean,) and explore_module._with_entry(interned, None, clean) is one
+    assert explore_module._with_entry(interned, None, other) == (other,) != one
+    assert explore_module._with_entry(interned, None, violation) == (violation,)
+    assert explore_module._with_entry(interned, None, violation) is not \
+        explore_module._with_entry(interned, None, violation)
+    assert explore_module._with_entry(interned, one, other) == (clean, other) and one == (clean,)
     system, _, _ = _run(PROPERTIES, 3, False, 4096, blocks=True)
     values = list(system.cache.checked.values())
     assert len(values) > 1000
