@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from array import array
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -138,6 +138,15 @@ class TransitionSystem:
         ``workers`` (a system may give each worker a share of a memory budget). Default:
         ``(type(self), self.config)``."""
         return type(self), self.config
+
+    def make_room(self, pending: Callable[[], Iterator[np.ndarray]]) -> None:
+        """Called by an engine before it expands each chunk: a system whose caches have
+        outgrown their budget may drop what no pending node needs. ``pending()`` iterates over
+        the nodes the engine has still to expand, as int64 arrays of shape (m, width): the rest
+        of this level (the chunk about to be expanded first) and the next level's nodes found
+        so far (nodes found later are not known yet). Caches are pure (an entry depends on its
+        key alone), so what is dropped is only computed again: no output changes. Default:
+        nothing."""
 
     def done(self, findings: dict) -> bool:
         """Whether the search may stop at the end of this level, given the merged findings
@@ -395,9 +404,10 @@ class LocalEngine:
         self.next = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
         base = len(merge.result.parents)
         try:
-            for ids, nodes in self.frontier:
+            for block, (ids, nodes) in enumerate(self.frontier):
                 for lo in range(0, len(ids), self.chunk):
                     merge.check_time()
+                    self.system.make_room(lambda: self._pending(block, lo))
                     out = Expansion()
                     part_ids = np.asarray(ids[lo:lo + self.chunk])
                     self.system.expand(part_ids, np.asarray(nodes[lo:lo + self.chunk]), level,
@@ -409,6 +419,14 @@ class LocalEngine:
                                      self.frontier.in_memory + self.next.in_memory)
             self.frontier.close()
             self.frontier, self.next = self.next, None
+
+    def _pending(self, block: int, lo: int) -> Iterator[np.ndarray]:
+        """The nodes still to expand from row ``lo`` of frontier block ``block`` on, then
+        the next level's so far (:meth:`TransitionSystem.make_room`)."""
+        for i, (_, nodes) in enumerate(self.frontier.blocks_from(block)):
+            yield np.asarray(nodes[lo:] if i == 0 else nodes)
+        for _, nodes in self.next:
+            yield np.asarray(nodes)
 
     def _absorb(self, merge: _Merge, ids: np.ndarray, out: Expansion, last: bool,
                 base: int) -> None:

@@ -163,6 +163,8 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
         kept = _FirstSeen(system, rows=not last)
         for lo in range(0, len(ids), _CHUNK):
             out = Expansion()
+            # what this task has still to expand (the next level's nodes are not known here)
+            system.make_room(lambda: iter((nodes[lo:],)))
             system.expand(ids[lo:lo + _CHUNK], nodes[lo:lo + _CHUNK], level, out, known)
             findings.extend(out.findings)
             move_counts.append(np.frombuffer(out.moves, dtype=np.int64).copy()

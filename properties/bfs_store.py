@@ -434,7 +434,11 @@ class Frontier:
         self.spilled += len(ids)
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        for ids, nodes in self.blocks:
+        return self.blocks_from(0)
+
+    def blocks_from(self, start: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The blocks from the ``start``-th on (0: every block), in the order added."""
+        for ids, nodes in self.blocks[start:]:
             if isinstance(ids, str):
                 yield np.load(ids, mmap_mode="r"), np.load(nodes, mmap_mode="r")
             else:

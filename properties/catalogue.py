@@ -44,7 +44,8 @@ from model.readings import Reading
 __all__ = ["Transition", "Property", "PROPERTIES", "PROPERTY_BY_ID", "MUST_PROPERTIES",
            "check_transition", "applicable", "first_violation", "coverage_table",
            "PropertyViolation", "SCOPES", "KINDS", "SEVERITIES", "target_view", "by_identity",
-           "PropertyRegistry", "PropertyDeclarationError", "checked_elsewhere", "decided_alike"]
+           "PropertyRegistry", "PropertyDeclarationError", "checked_elsewhere", "decided_alike",
+           "renamed_decision_alike"]
 
 
 @dataclass(frozen=True, init=False)
@@ -1117,13 +1118,21 @@ def decided_alike(t: Transition, before: ConsumerState, event: Event) -> bool:
     ``t.restep.decision(before, event)``, the :class:`~model.consumer.Decision` the reading
     reaches on the renamed activity event's focus (its knobs recorded as consulted, as the
     re-step would record them), is the renamed decision of the step itself,
-    ``t.restep.step_decision()``: the same change, message (renamed), baseline and skip marks
-    and fatal or none. :func:`model.consumer.settle` treats message ids as names only (it
-    compares and collects them, never reads their spelling; a test checks it on every settle
-    of a sweep), so settling the renamed decision on the renamed state gives the renamed state
-    after. False when the engine offers no decisions (any other consumer), the event is not
-    decided on a focus, or the decisions differ: then P37 re-steps and compares the states.
-    Raises what deciding the renamed event raised."""
+    ``t.restep.step_decision()`` (:func:`renamed_decision_alike`). :func:`model.consumer.settle`
+    treats message ids as names only (it compares and collects them, never reads their
+    spelling; a test checks it on every settle of a sweep), so settling the renamed decision on
+    the renamed state gives the renamed state after. False when the engine offers no decisions
+    (any other consumer), the event is not decided on a focus, or the decisions differ: then P37
+    re-steps and compares the states. Raises what deciding the renamed event raised.
+
+    An engine may also offer ``t.restep.renamed_alike(before, event, alike)``, the same answer
+    where it is True, read off a memo of whole decision trees (the sweep's compares the step's
+    tree with the renamed event's tree on the renamed focus once, leaf by leaf, with ``alike``,
+    and shares the result across every state with that focus); it returns None where it does
+    not know, and then the decisions are read as above."""
+    known = getattr(t.restep, "renamed_alike", None)
+    if known is not None and known(before, event, renamed_decision_alike):
+        return True
     decision = getattr(t.restep, "decision", None)
     if decision is None:
         return False
@@ -1131,7 +1140,14 @@ def decided_alike(t: Transition, before: ConsumerState, event: Event) -> bool:
     if theirs is None:
         return False
     mine = t.restep.step_decision()
-    if mine is None or theirs.change != mine.change or theirs.baseline != mine.baseline or \
+    return mine is not None and renamed_decision_alike(mine, theirs)
+
+
+def renamed_decision_alike(mine, theirs) -> bool:
+    """Whether ``theirs``, a :class:`~model.consumer.Decision` on the renamed input, is the
+    renamed ``mine``: the same change, baseline and skip marks, a fatal or none alike, and the
+    message renamed by P37's renaming (:func:`decided_alike`)."""
+    if theirs.change != mine.change or theirs.baseline != mine.baseline or \
             theirs.skipped != mine.skipped or (theirs.fatal is None) != (mine.fatal is None):
         return False
     message = mine.message

@@ -66,8 +66,8 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
 from properties.bfs_store import KEY_LEAF_BITS, Interned, component_fingerprint, mix, unpack_key
-from properties.sweep_blocks import (CHECK_STEP_MASK, CHECK_VIEW_SHIFT, BlockTables, check_key,
-                                     check_key_state)
+from properties.sweep_blocks import (CHECK_STATE_MASK, CHECK_STEP_MASK, CHECK_VIEW_SHIFT,
+                                     BlockTables, check_key, check_key_state)
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
@@ -104,9 +104,12 @@ reading it follows."""
 
 
 CACHE_ENTRIES = 6_000_000
-"""The all-readings sweep's memo tables keyed by consumer transitions are emptied past this many
-entries (about 0.6 KB each: some 3.5 GB), so that memory follows the states, not the
-transitions, on deep searches (:meth:`SweepCache.trim`)."""
+"""The budget of the all-readings sweep's memo tables keyed by consumer transitions, in entries
+(some 0.3 KB each): past it, the entries of the consumer states that no node still to expand
+holds are dropped (:meth:`SweepSystem.make_room`), and the tables are emptied
+(:meth:`SweepCache.trim`) when the states still pending need more than
+:attr:`SweepSystem.EVICT_KEEPS` of it; so memory follows the states, not the transitions, on deep
+searches."""
 
 
 @dataclass
@@ -331,8 +334,9 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         parallel_from: with workers or a cluster, levels whose frontier has fewer nodes than
             this (ten times this for the last level) are expanded here (starting the workers
             costs more than they would save).
-        cache_entries: the all-readings sweep's memo tables are emptied past this many
-            entries (:meth:`SweepCache.trim`; the output is the same, only time changes).
+        cache_entries: the all-readings sweep's budget of memo-table entries
+            (:data:`CACHE_ENTRIES`; past it, entries are dropped or the tables emptied: the
+            output is the same, only time changes).
 
     Returns:
         An :class:`ExploreReport`. Deterministic: the same for every number of workers.
@@ -676,9 +680,15 @@ class SweepCache(MoveTable):
       P36 and P37 re-step; ``numbered_by_id``: the restep's events by identity;
       ``step_decisions``: (state, event) -> the step's own decision tree on the state's focus
       (the ``local_trees`` entry) and the renamed one P37 last compared it with, for P37's
-      decided shortcut (:meth:`step_decisions_of`, :class:`_Restep`).
+      decided shortcut (:meth:`step_decisions_of`, :class:`_Restep`); ``renamed_trees``: by
+      the identity of such a tree, whether the renamed event's tree on the renamed focus decides
+      alike, leaf by leaf (:meth:`renamed_alike_of`).
     * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
       cannot improve them (:func:`_may_improve`).
+
+    Past the sweep's budget of entries, the entries keyed by a consumer state that no pending
+    node holds are dropped (:meth:`evict`), and the tables are emptied (:meth:`trim`) only when
+    the pending states' own entries are too many: each is computed again, equal, if needed.
     """
 
     def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
@@ -709,14 +719,17 @@ class SweepCache(MoveTable):
         self.numbered_by_id: dict = {}
         self.resteps: dict = {}
         self.step_decisions: dict = {}
+        self.renamed_trees: dict = {}
         self.consulted_sets: dict = {(): ((), _NOTHING, _NO_KNOBS, (_NO_KNOBS,))}  # none
         self.trims = 0
+        self.evictions = 0
+        self.generation = 0  # changed whenever entries are dropped (the blocks' mirrors go)
 
     def size(self) -> int:
         """Entries of the tables keyed by consumer transitions (the ones that grow)."""
         return len(self.trees) + len(self.checked) + len(self.step_checked) + \
             len(self.resteps) + len(self.target_checked) + len(self.local_trees) + \
-            len(self.step_decisions)
+            len(self.step_decisions) + len(self.renamed_trees)
 
     def trim(self, limit: int) -> bool:
         """Empty the tables keyed by consumer transitions when they hold more than ``limit``
@@ -726,10 +739,36 @@ class SweepCache(MoveTable):
             return False
         for table in (self.trees, self.local_trees, self.checked, self.class_checked,
                       self.after_checked, self.step_checked, self.target_checked, self.inputs,
-                      self.resteps, self.numbered_by_id, self.step_decisions):
+                      self.resteps, self.numbered_by_id, self.step_decisions,
+                      self.renamed_trees):
             table.clear()
         self.trims += 1
+        self.generation += 1
         return True
+
+    def evict(self, live: bytearray) -> int:
+        """Drop the entries of the tables keyed by the consumer state a step starts from
+        (``trees``, ``step_decisions``, ``checked``, ``step_checked``, ``class_checked``) for
+        every state number ``s`` with ``live[s] == 0`` (numbers past ``live``'s end count as
+        live): the states no pending node holds (:meth:`SweepSystem.make_room`). The tables
+        keyed otherwise (by focus, state after, target view) are kept. Returns how many
+        entries were dropped. Each table is rebuilt rather than deleted from, so that its
+        memory is given back."""
+        n = len(live)
+        mask = CHECK_STATE_MASK
+        before = self.size()
+        self.trees = {k: v for k, v in self.trees.items() if k[0] >= n or live[k[0]]}
+        self.step_decisions = {k: v for k, v in self.step_decisions.items()
+                               if k[0] >= n or live[k[0]]}
+        self.checked = {k: v for k, v in self.checked.items()
+                        if (k & mask) >= n or live[k & mask]}
+        self.step_checked = {k: v for k, v in self.step_checked.items()
+                             if (k & mask) >= n or live[k & mask]}
+        self.class_checked = {k: v for k, v in self.class_checked.items()
+                              if (k[0] & mask) >= n or live[k[0] & mask]}
+        self.evictions += 1
+        self.generation += 1
+        return before - self.size()
 
     def moves_of(self, b: int, p: int) -> list:
         """:meth:`MoveTable.moves_of`, with each new event's :class:`_Dispatch` made."""
@@ -906,6 +945,31 @@ class SweepCache(MoveTable):
             found = self.step_decisions[key] = [self.decisions_of(self.states.values[s], e),
                                                 None, None, None]
         return found
+
+    def renamed_alike_of(self, mine: list, st: ConsumerState, ev: Event, alike: Callable):
+        """For the decision tree ``mine`` of an event on a focus (a :meth:`decisions_of` list),
+        whether the tree of the renamed event ``ev`` on the renamed state ``st`` (P37's renaming
+        of a state with that focus) has the same leaves, knob by knob, and then, leaf by leaf,
+        whether its decision is ``mine``'s renamed (``alike(mine's, theirs)``): a tuple of
+        bools, or None when the trees' leaves differ or deciding the renamed event raised (the
+        caller then reads the decisions one at a time, as without this memo). Kept in
+        ``renamed_trees`` by the identity of ``mine`` (each (focus, event) has one such list
+        while ``local_trees`` holds it): what renaming does to a decision depends on the focus
+        and the event alone."""
+        hit = self.renamed_trees.get(id(mine))
+        if hit is not None and hit[0] is mine:
+            return hit[1]
+        try:
+            theirs = self.decisions_of(st, by_identity(self.numbered_by_id, ev,
+                                                       self.events.number))
+        except Exception:  # noqa: BLE001 - raised again where the decisions are read singly
+            theirs = None
+        flags = None
+        if theirs is not None and len(theirs) == len(mine) and \
+                all(a[0] == b[0] for a, b in zip(mine, theirs)):
+            flags = tuple(alike(a[3], b[3]) for a, b in zip(mine, theirs))
+        self.renamed_trees[id(mine)] = (mine, flags)
+        return flags
 
     def leaf_outcome(self, key: int, lc: int, t_args: tuple, report: tuple,
                      entries: Optional[list]):
@@ -1130,6 +1194,26 @@ class _Restep:
         self.recorder.consulted.extend(attrs)
         return d
 
+    def renamed_alike(self, st: ConsumerState, ev: Event, alike: Callable) -> bool:
+        """True when the reading's decision on the renamed ``st`` and ``ev`` is certainly the
+        renamed decision of the transition's own step, as :meth:`decision` and
+        :meth:`step_decision` compared by ``alike(mine, theirs)`` would find (the reached
+        leaf's knobs then recorded as :meth:`decision` records them); False where that is not
+        known here (the caller reads the decisions). Read off
+        :meth:`SweepCache.renamed_alike_of`: computed once per decision tree on a focus, for
+        every state with that focus."""
+        mine = self._pair()[0]
+        if mine is None:
+            return False
+        flags = self.cache.renamed_alike_of(mine, st, ev, alike)
+        if flags is None:
+            return False
+        i = self._reached(mine)
+        if not flags[i]:
+            return False
+        self.recorder.consulted.extend(mine[i][2])
+        return True
+
     def step_decision(self):
         """The Decision of the transition's own step under the reading (nothing recorded: the
         step's knobs are the fork's, not the checks'), or None (not decided on a focus)."""
@@ -1176,8 +1260,33 @@ class SweepSystem(TransitionSystem):
 
     def storage(self) -> dict:
         """``{"memoEntries": entries of the memo tables keyed by consumer transitions now,
-        "memoTrims": how many times they were emptied}`` (:meth:`SweepCache.trim`)."""
-        return {"memoEntries": self.cache.size(), "memoTrims": self.cache.trims}
+        "memoTrims": how many times they were emptied (:meth:`SweepCache.trim`),
+        "memoEvictions": how many times the entries of states no pending node holds were
+        dropped (:meth:`make_room`)}``."""
+        return {"memoEntries": self.cache.size(), "memoTrims": self.cache.trims,
+                "memoEvictions": self.cache.evictions}
+
+    EVICT_KEEPS = 0.85
+    """After an eviction (:meth:`make_room`) the tables may keep up to this share of
+    ``cache_entries`` (the entries of the states still pending); past it they are emptied."""
+
+    def make_room(self, pending) -> None:
+        """When the memo tables hold more than ``cache_entries`` entries: drop the entries of
+        the consumer states no pending node holds (:meth:`SweepCache.evict`; at the last
+        level, a state whose last node has been expanded is never stepped from again), and
+        empty the tables (:meth:`SweepCache.trim`) only if what the pending states need
+        still takes more than :attr:`EVICT_KEEPS` of the budget. See
+        :meth:`~properties.bfs.TransitionSystem.make_room`."""
+        c = self.cache
+        if c.size() <= self.cache_entries:
+            return
+        live = bytearray(len(c.states.values))
+        marks = np.frombuffer(live, dtype=np.uint8)
+        for nodes in pending():
+            marks[nodes[:, 1]] = 1
+        del marks  # the bytearray must not be exported while it is read
+        c.evict(live)
+        c.trim(int(self.cache_entries * self.EVICT_KEEPS))
 
     def fresh(self) -> "SweepSystem":
         """The same system with empty memo tables."""
@@ -1240,7 +1349,7 @@ class SweepSystem(TransitionSystem):
         recorded = {k[1] for k in known if k[0] == "violation"}
         if self.blocks and _known is _KNOWN and len(ids):
             tables = self._tables
-            if tables is None or tables.trims != c.trims:
+            if tables is None or tables.generation != c.generation:
                 tables = self._tables = BlockTables(c, _BROKEN, _OPTIONS_OF_ATTR)
             if tables.fits():
                 tables.expand(ids, np.asarray(nodes, dtype=np.int64), level, out, recorded,

@@ -49,8 +49,8 @@ import numpy as np
 
 from properties.bfs_store import KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["BlockTables", "CHECK_STEP_MASK", "CHECK_VIEW_SHIFT", "check_key",
-           "check_key_state"]
+__all__ = ["BlockTables", "CHECK_STATE_MASK", "CHECK_STEP_MASK", "CHECK_VIEW_SHIFT",
+           "check_key", "check_key_state"]
 
 _TREE_E_BITS = 24  # tree key: state << 24 | event
 _FORK_C_BITS = 40  # fork key: shape << 40 | class
@@ -63,7 +63,7 @@ _LC_LIMIT = 1 << _LC_BITS
 _CID_LIMIT = 1 << 39
 
 CHECK_STATE_BITS, CHECK_EVENT_BITS, CHECK_OUTCOME_BITS = 40, 24, 16
-_STATE_MASK = (1 << CHECK_STATE_BITS) - 1
+CHECK_STATE_MASK = (1 << CHECK_STATE_BITS) - 1
 CHECK_STEP_MASK = (1 << (CHECK_STATE_BITS + CHECK_EVENT_BITS + CHECK_OUTCOME_BITS)) - 1
 CHECK_VIEW_SHIFT = CHECK_STATE_BITS + CHECK_EVENT_BITS + CHECK_OUTCOME_BITS + 1
 
@@ -89,7 +89,7 @@ def check_key(view: Optional[int], s: int, e: int, outcome: int, ok: bool) -> in
 
 def check_key_state(key: int) -> int:
     """The consumer state's number in a :func:`check_key`."""
-    return key & _STATE_MASK
+    return key & CHECK_STATE_MASK
 
 
 class _Column:
@@ -179,7 +179,7 @@ class BlockTables:
 
     def __init__(self, cache, broken, options: dict):
         self.cache, self.broken = cache, broken
-        self.trims = cache.trims
+        self.generation = cache.generation
         self.attrs = tuple(options)
         self.bit = {a: 1 << i for i, a in enumerate(self.attrs)}
         self.column = {a: i for i, a in enumerate(self.attrs)}

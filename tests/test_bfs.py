@@ -98,8 +98,57 @@ def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
     # the memo tables were emptied (checked before each expansion chunk) and the default
     # bound never empties them at this depth
     assert squeezed.storage["memoTrims"] >= 1 and plain.storage["memoTrims"] == 0
+    assert squeezed.storage["memoEvictions"] >= 1 and plain.storage["memoEvictions"] == 0
     assert 0 < squeezed.storage["memoEntries"] < plain.storage["memoEntries"]
     assert plain.storage["parentBytes"] == 8 * plain.states
+
+
+class _Watched(explore_module.SweepSystem):
+    """The sweep, recording around each eviction what its tables held keyed by a state before
+    a step, and which states the pending nodes hold."""
+
+    def __init__(self, *config):
+        super().__init__(*config)
+        self.seen: list = []
+
+    def _keyed(self) -> dict:
+        c, mask = self.cache, explore_module.CHECK_STATE_MASK
+        return {"trees": {k: (k[0], v) for k, v in c.trees.items()},
+                "checked": {k: (k & mask, v) for k, v in c.checked.items()},
+                "step_checked": {k: (k & mask, v) for k, v in c.step_checked.items()},
+                "class_checked": {k: (k[0] & mask, v) for k, v in c.class_checked.items()},
+                "step_decisions": {k: (k[0], v) for k, v in c.step_decisions.items()}}
+
+    def make_room(self, pending):
+        held = self._keyed()
+        evictions, trims = self.cache.evictions, self.cache.trims
+        super().make_room(pending)
+        if self.cache.evictions > evictions:
+            live = {int(s) for nodes in pending() for s in nodes[:, 1]}
+            self.seen.append((held, self._keyed(), live, self.cache.trims > trims))
+
+
+def test_memo_evictions_drop_only_what_no_pending_node_needs():
+    """Past the memo budget the sweep drops the entries of the consumer states that no node
+    still to expand holds (this level's rest, the next level's so far), keeps every other entry
+    as it was, and finds what it finds with every entry kept (depth 4 in chunks of 256 nodes, a
+    budget of 50,000 entries: evicted four times, never emptied)."""
+    from properties.bfs import LocalEngine, search
+    system = _Watched(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
+                      50_000)
+    found = search(system, 4, LocalEngine(system, chunk=256))
+    plain = explore(depth=4, reading=None)
+    assert found.states == plain.states == 64148 and found.edges == plain.edges
+    assert [k for k in found.findings] == [("split", k) for k in plain.splits]
+    assert (found.storage["memoEvictions"], found.storage["memoTrims"]) == (4, 0)
+    assert len(system.seen) == 4
+    for held, kept, live, emptied in system.seen:
+        assert not emptied
+        for table, entries in held.items():
+            wanted = {k: v for k, v in entries.items() if v[0] in live}
+            assert {k: v for k, v in kept[table].items() if k in entries} == wanted, table
+        dropped = sum(len(held[t]) - len(kept[t]) for t in held)
+        assert dropped > 0 and all(v[0] in live for t in kept for v in kept[t].values())
 
 
 def test_the_pair_search_runs_on_the_driver():
