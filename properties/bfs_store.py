@@ -75,18 +75,38 @@ def canonical(value) -> str:
     if isinstance(value, dict):
         return "<" + ",".join(sorted(f"{canonical(k)}:{canonical(v)}"
                                      for k, v in value.items())) + ">"
-    names = _COMPARED.get(type(value))
-    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = _COMPARED[type(value)] = tuple(f.name for f in dataclasses.fields(value)
-                                               if f.compare)
-    if names is not None:
-        return type(value).__name__ + "(" + ",".join(
+    hit = _TEXTS.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    found = _COMPARED.get(type(value))
+    if found is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        found = _COMPARED[type(value)] = (
+            tuple(f.name for f in dataclasses.fields(value) if f.compare),
+            type(value).__dataclass_params__.frozen)
+    if found is not None:
+        names, frozen = found
+        text = type(value).__name__ + "(" + ",".join(
             canonical(getattr(value, name)) for name in names) + ")"
+        if frozen:
+            if len(_TEXTS) >= _TEXTS_MAX:
+                _TEXTS.clear()
+            _TEXTS[id(value)] = (value, text)
+        return text
     raise TypeError(f"no canonical text for {type(value).__name__}")
 
 
 _COMPARED: dict = {}
-"""Per dataclass type, the names of its compared fields, in order (:func:`canonical`)."""
+"""Per dataclass type, the names of its compared fields, in order, and whether it is frozen
+(:func:`canonical`)."""
+
+_TEXTS: dict = {}
+"""The canonical texts of the frozen dataclass values met last, by identity (``id -> (value,
+text)``; an entry holds its value, so that its id is not reused while it stands): a new
+consumer state holds mostly the message objects of the state it came from, and its text is
+made of theirs. A frozen value's text never changes."""
+
+_TEXTS_MAX = 1 << 17
+"""Entries of :data:`_TEXTS` before it is emptied (a bound on the values it keeps alive)."""
 
 
 def component_fingerprint(value) -> int:

@@ -981,7 +981,14 @@ class SweepCache(MoveTable):
         finds for the class's representative, when the knobs it consulted are ones the class
         fixes), else :meth:`class_outcome` (checked under the representative first when no
         entry holds for it). ``entries``: ``checked.get(key)``, which the caller has looked up."""
-        if entries is not None and not entries[0][0]:
+        if entries is None:  # a first check, under the class's representative
+            entry = self.check(key, self.representatives[lc], t_args, report)
+            if entry is _BROKEN:
+                return _BROKEN
+            if entry[2] <= self.class_attrs[lc]:  # it holds class-wide
+                return (entry[1],) if entry[1] is not None else ()
+            return self.class_outcome(key, lc, entry, t_args, report)
+        if not entries[0][0]:
             hit = entries[0][1]
             return (hit,) if hit is not None else ()
         entry = _known(entries, self.representatives[lc])
@@ -1069,25 +1076,31 @@ class SweepCache(MoveTable):
         beliefs = self.beliefs.values
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs[b], beliefs[ba], ok,
-                       self.restep_for(recorder, check_key_state(key), e))
+                       _Restep(self, recorder, key & CHECK_STATE_MASK, e))
         after_props, target_props, step_props, other_props = self.dispatch[e].scoped
+        interned = self.consulted_sets
         parts = []
         if after_props:
             parts.append(_shared(self.after_checked, (rs, ok), t, recorder, after_props,
-                                 self.consulted_sets))
+                                 interned))
         if target_props:
             # the event by its number: the view's other members as they are
             parts.append(_shared(self.target_checked,
                                  (key >> CHECK_VIEW_SHIFT, e) + target_view(t)[1:], t,
-                                 recorder, target_props, self.consulted_sets))
+                                 recorder, target_props, interned))
         if step_props:
             # (state, event, step outcome): the step's outcome numbers its state after,
             # warnings and fatal
             parts.append(_shared(self.step_checked, key & CHECK_STEP_MASK, t, recorder,
-                                 step_props,
-                                 self.consulted_sets))
+                                 step_props, interned))
         if other_props:
-            parts.append(_fresh(t, recorder, other_props, self.consulted_sets))
+            parts.append(_fresh(t, recorder, other_props, interned))
+        for part in parts:
+            if part is not _NO_KNOBS:
+                break
+        else:  # the commonest: no part consulted a knob or found anything
+            self.checked[key] = _with_entry(interned, self.checked.get(key), _NO_KNOBS)
+            return _NO_KNOBS
         # The first violation in catalogue order, valid under every reading that agrees on the
         # knobs any part consulted.
         order = self.order

@@ -7,7 +7,8 @@ import properties.explore as explore_module
 from model.consumer import initial_state, step
 from model.events import ActivitySnapshot, Message, RunStarted
 from model.readings import DRAFT, RecordingReading
-from properties.catalogue import PROPERTIES, _renamed_event, _renamed_state
+from properties.catalogue import (PROPERTIES, _renamed_event, _renamed_state,
+                                  renamed_decision_alike)
 from properties.explore import EXPLORE_VOCABULARY, explore
 
 
@@ -77,3 +78,37 @@ def test_p37_decisions_kept_per_transition_are_those_read_afresh():
         assert again.decision(copy, ev) == first and c.step_decisions[(s, e)][1] is copy
         checked += 1
     assert checked > 100
+
+
+def test_p37_renamed_tree_memo_answers_as_the_decisions_read_one_at_a_time():
+    """``_Restep.renamed_alike`` (the memo of whole renamed decision trees, shared by every
+    state with one focus) says "alike" exactly where reading the renamed decision and the
+    step's own one at a time (``decision``, ``step_decision``,
+    ``catalogue.renamed_decision_alike``) finds them alike, under every reading of a class the
+    sweep met, and records the same knobs as consulted."""
+    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    explore_module.search(system, 3)
+    c = system.cache
+    readings = [c.representatives[i] for i in range(0, len(c.representatives), 7)][:12]
+    assert len(readings) >= 5
+    compared = alike = 0
+    for (s, e), pair in list(c.step_decisions.items())[:300]:
+        if pair[0] is None:
+            continue
+        st, ev = _renamed_state(c.states.values[s]), _renamed_event(c.events.values[e])
+        for reading in readings:
+            fast = explore_module._Restep(c, RecordingReading(reading), s, e)
+            slow = explore_module._Restep(c, RecordingReading(reading), s, e)
+            got = fast.renamed_alike(st, ev, renamed_decision_alike)
+            theirs, mine = slow.decision(st, ev), slow.step_decision()
+            want = theirs is not None and renamed_decision_alike(mine, theirs)
+            if got:  # "alike" only where it is, with the same knobs recorded
+                assert want and fast.recorder.consulted == slow.recorder.consulted
+            else:
+                assert fast.recorder.consulted == []
+            compared += 1
+            alike += got
+    assert compared > 1000 and alike > 0.9 * compared
+    # kept by the identity of a focus's tree, which local_trees holds
+    held = {id(tree) for tree in c.local_trees.values()}
+    assert c.renamed_trees and all(id(v[0]) in held for v in c.renamed_trees.values())
