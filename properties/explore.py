@@ -46,7 +46,6 @@ queries; the report's nodes, parents and edges are rebuilt for it by re-executin
 """
 from __future__ import annotations
 
-import dataclasses
 import gc
 from collections.abc import Sequence as SequenceABC
 from contextlib import contextmanager
@@ -988,7 +987,7 @@ class SweepCache(MoveTable):
             if entry[2] <= self.class_attrs[lc]:  # it holds class-wide
                 return (entry[1],) if entry[1] is not None else ()
             return self.class_outcome(key, lc, entry, t_args, report)
-        if not entries[0][0]:
+        if not entries[0][0] and _known is _KNOWN:
             hit = entries[0][1]
             return (hit,) if hit is not None else ()
         entry = _known(entries, self.representatives[lc])
@@ -1340,13 +1339,13 @@ class SweepSystem(TransitionSystem):
 
     def export(self, nodes: np.ndarray) -> list:
         c = self.cache
-        return [(_belief_fields(c.beliefs.values[b]), c.states.values[s],
+        return [(c.beliefs.values[b], c.states.values[s],
                  tuple(sorted(c.producer_sets.values[p])), c.classes.values[cl])
                 for b, s, p, cl in nodes.tolist()]
 
     def import_(self, values: list) -> np.ndarray:
         c = self.cache
-        rows = [(c.beliefs.number(Belief(*b)), c.states.number(s),
+        rows = [(c.beliefs.number(b), c.states.number(s),
                  c.producer_set(frozenset(p)), c.classes.number(cl))
                 for b, s, p, cl in values]
         c.describe_classes()
@@ -1409,7 +1408,7 @@ class SweepSystem(TransitionSystem):
                 if props:
                     key = check_key(view, s, e, outcome, ok)
                     entries = checked.get(key)
-                    if entries is not None and not entries[0][0]:
+                    if entries is not None and not entries[0][0] and _known is _KNOWN:
                         # the commonest case: the checks consulted no knob (the first entry,
                         # the one _known would take, holds under every reading)
                         hit = entries[0][1]
@@ -1431,12 +1430,6 @@ class SweepSystem(TransitionSystem):
                 add_key(base | j)
                 add_node((ba, rs, pa, lc))
                 add_halted(halted)
-
-
-def _belief_fields(belief: Belief) -> tuple:
-    """A belief as its fields, in order (pickled so: a belief's cached hash is never carried
-    to another process, whose string hashes differ)."""
-    return tuple(getattr(belief, f.name) for f in dataclasses.fields(belief) if f.init)
 
 
 class SingleSystem(TransitionSystem):
@@ -1487,11 +1480,11 @@ class SingleSystem(TransitionSystem):
 
     def export(self, nodes: np.ndarray) -> list:
         beliefs = self.table.beliefs.values
-        return [(_belief_fields(beliefs[b]), self.states.values[s], ok)
+        return [(beliefs[b], self.states.values[s], ok)
                 for b, s, ok in nodes.tolist()]
 
     def import_(self, values: list) -> np.ndarray:
-        rows = [(self.table.beliefs.number(Belief(*b)), self.states.number(s), ok)
+        rows = [(self.table.beliefs.number(b), self.states.number(s), ok)
                 for b, s, ok in values]
         return np.array(rows, dtype=np.int64).reshape(len(rows), 3)
 
