@@ -1292,11 +1292,10 @@ class SweepSystem(TransitionSystem):
         c = self.cache
         if c.size() <= self.cache_entries:
             return
-        live = bytearray(len(c.states.values))
+        live = bytearray(len(c.states.values))  # one byte per state: 1 where pending
         marks = np.frombuffer(live, dtype=np.uint8)
         for nodes in pending():
             marks[nodes[:, 1]] = 1
-        del marks  # the bytearray must not be exported while it is read
         c.evict(live)
         c.trim(int(self.cache_entries * self.EVICT_KEEPS))
 

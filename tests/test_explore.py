@@ -513,6 +513,10 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
         figures = bench.measure(depth=2, extra_depth=1, repeat=2)
         with pytest.raises(ValueError):
             bench.measure(depth=2, extra_depth=0, repeat=0)
+        with pytest.raises(ValueError):
+            bench.measure(depth=2, timeout=0)
+        # a run stopped by its timeout reports what it explored, as partial
+        cut = bench.measure(depth=5, repeat=1, only={"all-readings"}, timeout=0.5)
     finally:
         sys.modules.pop("explore", None)
     rows = figures["configurations"]
@@ -526,6 +530,9 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
         assert row["seconds"] == min(row["secondsEach"]) <= row["secondsMedian"]
         assert row["complete"] and row["depth"] == (1 if "@" in row_name else 2)
     assert (figures["depth"], figures["defaultBound"], figures["extraDepth"]) == (2, 5, 1)
+    partial = cut["configurations"]["all-readings"]
+    assert cut["timeout"] == 0.5 and not partial["complete"] and partial["depth"] < 5
+    assert 0 < partial["states"] < 2_040_459 and partial["statesPerSecond"] > 0
 
 
 def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
