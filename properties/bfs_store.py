@@ -105,7 +105,7 @@ text)``; an entry holds its value, so that its id is not reused while it stands)
 consumer state holds mostly the message objects of the state it came from, and its text is
 made of theirs. A frozen value's text never changes."""
 
-_TEXTS_MAX = 1 << 17
+_TEXTS_MAX = 1 << 14
 """Entries of :data:`_TEXTS` before it is emptied (a bound on the values it keeps alive)."""
 
 

@@ -128,6 +128,47 @@ class _Watched(explore_module.SweepSystem):
             self.seen.append((held, self._keyed(), live, self.cache.trims > trims))
 
 
+def test_the_engine_offers_make_room_the_nodes_still_to_expand():
+    """Before each chunk the in-process engine calls ``make_room`` with the nodes it has still
+    to expand: the chunk about to be expanded first, then the rest of the level, then the next
+    level's nodes found so far (which only grow)."""
+    from properties.bfs import LocalEngine, search
+    calls = []
+
+    class Recording(explore_module.SweepSystem):
+        def make_room(self, pending):
+            calls.append(("room", [np.array(a) for a in pending()]))
+
+        def expand(self, ids, nodes, level, out, known):
+            calls.append(("expand", np.array(nodes), level))
+            super().expand(ids, nodes, level, out, known)
+
+    system = Recording(explore_module.EXPLORE_VOCABULARY, (), False)
+    found = search(system, 4, LocalEngine(system, chunk=256))
+    assert found.states == 64148
+    rooms, expands = calls[0::2], calls[1::2]
+    assert [c[0] for c in rooms] == ["room"] * len(rooms) and len(rooms) == len(expands)
+    by_level: dict = {}
+    for (_, pending), (_, nodes, level) in zip(rooms, expands):
+        assert (pending[0][:len(nodes)] == nodes).all()  # the chunk comes first
+        by_level.setdefault(level, []).append((sum(len(a) for a in pending), len(nodes)))
+    assert sorted(by_level) == [0, 1, 2, 3] and len(by_level[3]) > 5
+    for level, steps in by_level.items():
+        size = sum(n for _, n in steps)  # the level's frontier
+        if level:
+            assert steps[0][0] == size  # at a level's first chunk: the whole level, no more
+        rest, before = size, 0
+        for total, n in steps:
+            beyond = total - rest  # the next level's nodes found so far
+            assert beyond >= before
+            rest, before = rest - n, beyond
+        if level < 2:  # the next level's nodes found before its last chunk, and no more
+            assert before <= by_level.get(level + 1, [(0, 0)])[0][0]
+        if level == 3:  # the last level: its successors are never expanded, never pending
+            assert all(total == size - sum(n for _, n in steps[:i])
+                       for i, (total, _) in enumerate(steps))
+
+
 def test_memo_evictions_drop_only_what_no_pending_node_needs():
     """Past the memo budget the sweep drops the entries of the consumer states that no node
     still to expand holds (this level's rest, the next level's so far), keeps every other entry
