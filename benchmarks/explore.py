@@ -3,7 +3,7 @@
 Distinct states, edges, depth reached and states per second for the default exploration
 vocabulary, with and without the per-edge checks.
 
-Five configurations at the default bound of ``activity-check explore`` (depth 5, 1,309,825 states
+Five configurations at the default bound of ``activity-check explore`` (depth 5, 2,040,459 states
 under every reading), each a breadth-first search from the empty consumer:
 
 * ``all-readings``: every reading in one sweep (one consumer state per class of readings not yet
@@ -16,10 +16,11 @@ under every reading), each a breadth-first search from the empty consumer:
 
 and, with ``--extra-depth N``, the two all-readings configurations again at depth N. The rate
 rises with depth, as outcomes are shared across more beliefs and classes per consumer
-transition: at depth 4 (49,126 states, a few seconds) nearly every step tree and property check
-is computed for the first time, and the rate is about half that of depth 5; depth 6 expands
-the 1,056,175 live states of level 5 over 65,477,413 moves (68.0 million edges in all), a
-run of many minutes (see the README's section on the exhaustive search for its figures).
+transition: at depth 4 (64,148 states, a few seconds) nearly every step tree and property check
+is computed for the first time, and the rate is about a third of that of depth 5; depth 6
+expands the 1,695,327 frontier nodes of level 5 (54,313,288 states and 111,953,553 edges in
+all), some ten minutes, and depth 7 hours (``--timeout`` stops a run where it is and reports
+what it explored; see the README's section on the exhaustive search for the figures).
 
 Targets (issue 4): at least 20,000 distinct states per second on one core, and the default bound
 exhausted within 60 s, both judged on ``all-readings`` (every reading and every property) at

@@ -1128,7 +1128,7 @@ def decided_alike(t: Transition, before: ConsumerState, event: Event) -> bool:
     An engine may also offer ``t.restep.renamed_alike(before, event, alike)``, the same answer
     where it is True, read off a memo of whole decision trees (the sweep's compares the step's
     tree with the renamed event's tree on the renamed focus once, leaf by leaf, with ``alike``,
-    and shares the result across every state with that focus); it returns None where it does
+    and shares the result across every state with that focus); it returns False where it does
     not know, and then the decisions are read as above."""
     known = getattr(t.restep, "renamed_alike", None)
     if known is not None and known(before, event, renamed_decision_alike):

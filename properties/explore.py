@@ -1075,7 +1075,7 @@ class SweepCache(MoveTable):
         beliefs = self.beliefs.values
         t = Transition(level, state, event, result.state, result.warnings, result.fatal,
                        recorder, run_input, beliefs[b], beliefs[ba], ok,
-                       _Restep(self, recorder, key & CHECK_STATE_MASK, e))
+                       self.restep_for(recorder, check_key_state(key), e))
         after_props, target_props, step_props, other_props = self.dispatch[e].scoped
         interned = self.consulted_sets
         parts = []
