@@ -36,7 +36,7 @@ def _add_explore(sub) -> None:
     ex.add_argument("--depth", type=int, default=DEFAULT_EXPLORE_DEPTH,
                     help=f"longest trace explored (default {DEFAULT_EXPLORE_DEPTH}: every "
                          "reading and every property over about 2 million states, about a "
-                         "minute and 1.4 GB here; 4 takes seconds)")
+                         "minute and 1.2 GB here; 4 takes seconds)")
     ex.add_argument("--vocabulary", help="JSON file with the producer vocabulary "
                     "(default: the small exploration vocabulary)")
     ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,

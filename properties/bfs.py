@@ -142,11 +142,12 @@ class TransitionSystem:
     def make_room(self, pending: Callable[[], Iterator[np.ndarray]]) -> None:
         """Called by an engine before it expands each chunk: a system whose caches have
         outgrown their budget may drop what no pending node needs. ``pending()`` iterates over
-        the nodes the engine has still to expand, as int64 arrays of shape (m, width): the rest
-        of this level (the chunk about to be expanded first) and the next level's nodes found
-        so far (nodes found later are not known yet). Caches are pure (an entry depends on its
-        key alone), so what is dropped is only computed again: no output changes. Default:
-        nothing."""
+        the nodes the engine knows it has still to expand in this process, as int64 arrays of
+        shape (m, width), the chunk about to be expanded first: for :class:`LocalEngine` the
+        rest of this level and the next level's nodes found so far; for a Dask expansion task
+        the rest of its share of the level (its worker learns its share of the next level only
+        when it starts on it). Caches are pure (an entry depends on its key alone), so what is
+        dropped is only computed again: no output changes. Default: nothing."""
 
     def done(self, findings: dict) -> bool:
         """Whether the search may stop at the end of this level, given the merged findings

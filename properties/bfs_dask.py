@@ -161,6 +161,7 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
         del values
         findings, move_counts, edge_keys, edge_fps = [], [], [], []
         kept = _FirstSeen(system, rows=not last)
+        memo = system.storage()  # the worker's counters before this task (cumulative)
         for lo in range(0, len(ids), _CHUNK):
             out = Expansion()
             # what this task has still to expand (the next level's nodes are not known here)
@@ -191,7 +192,10 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                 "move_counts": np.concatenate(move_counts) if move_counts
                 else np.zeros(0, np.int64), "edges": edges,
                 "cpu": (time.process_time() - cpu, time.thread_time() - own), "nodes": len(ids),
-                "cache": system.cache_size() if hasattr(system, "cache_size") else None}
+                "cache": system.cache_size() if hasattr(system, "cache_size") else None,
+                # what this task evicted and emptied of the worker's memo tables
+                "memo": {k: v - memo.get(k, 0) for k, v in system.storage().items()
+                         if k in ("memoTrims", "memoEvictions")}}
 
 
 class _FirstSeen:
@@ -272,7 +276,8 @@ def _piece(absorbed: tuple, ids: np.ndarray, part: int, parts: int) -> tuple:
 def _findings(expanded: dict) -> tuple:
     """What the driver needs of an expand task: ``(findings, move ids, move counts, edges)``."""
     return (expanded["findings"], expanded["move_ids"], expanded["move_counts"],
-            expanded["edges"], (expanded["cpu"], expanded["nodes"], expanded["cache"]))
+            expanded["edges"], (expanded["cpu"], expanded["nodes"], expanded["cache"],
+                                expanded["memo"]))
 
 
 class DaskEngine:
@@ -296,7 +301,8 @@ class DaskEngine:
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
         self.frontier_n = 0
-        # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries) per task])
+        # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries,
+        # {"memoTrims", "memoEvictions": this task's}) per task])
         self.task_log: list = []
 
     def block_array(self):
@@ -414,8 +420,13 @@ class DaskEngine:
         out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0][0], 2) for t in tasks],
                                "threadCpuSeconds": [round(t[0][1], 2) for t in tasks],
                                "nodes": [t[1] for t in tasks],
-                               "cacheEntries": [t[2] for t in tasks]}
+                               "cacheEntries": [t[2] for t in tasks],
+                               "memoEvictions": [t[3].get("memoEvictions", 0) for t in tasks],
+                               "memoTrims": [t[3].get("memoTrims", 0) for t in tasks]}
                               for level, tasks in self.task_log]
+        for name in ("memoTrims", "memoEvictions"):  # the workers' as well as this process's
+            if name in out:
+                out[name] += sum(t[3].get(name, 0) for _, tasks in self.task_log for t in tasks)
         return out
 
     def close(self) -> None:

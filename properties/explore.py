@@ -106,9 +106,8 @@ CACHE_ENTRIES = 6_000_000
 """The budget of the all-readings sweep's memo tables keyed by consumer transitions, in entries
 (some 0.3 KB each): past it, the entries of the consumer states that no node still to expand
 holds are dropped (:meth:`SweepSystem.make_room`), and the tables are emptied
-(:meth:`SweepCache.trim`) when the states still pending need more than
-:attr:`SweepSystem.EVICT_KEEPS` of it; so memory follows the states, not the transitions, on deep
-searches."""
+(:meth:`SweepCache.trim`) when they still hold more than :attr:`SweepSystem.EVICT_KEEPS` of it;
+so memory follows the states, not the transitions, on deep searches."""
 
 
 @dataclass
@@ -687,7 +686,7 @@ class SweepCache(MoveTable):
 
     Past the sweep's budget of entries, the entries keyed by a consumer state that no pending
     node holds are dropped (:meth:`evict`), and the tables are emptied (:meth:`trim`) only when
-    the pending states' own entries are too many: each is computed again, equal, if needed.
+    what is left is still too much: each entry is computed again, equal, if needed.
     """
 
     def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool):
@@ -755,7 +754,8 @@ class SweepCache(MoveTable):
         memory is given back."""
         n = len(live)
         mask = CHECK_STATE_MASK
-        before = self.size()
+        before = len(self.trees) + len(self.step_decisions) + len(self.checked) + \
+            len(self.step_checked) + len(self.class_checked)
         self.trees = {k: v for k, v in self.trees.items() if k[0] >= n or live[k[0]]}
         self.step_decisions = {k: v for k, v in self.step_decisions.items()
                                if k[0] >= n or live[k[0]]}
@@ -767,7 +767,8 @@ class SweepCache(MoveTable):
                               if (k[0] & mask) >= n or live[k[0] & mask]}
         self.evictions += 1
         self.generation += 1
-        return before - self.size()
+        return before - (len(self.trees) + len(self.step_decisions) + len(self.checked) +
+                         len(self.step_checked) + len(self.class_checked))
 
     def moves_of(self, b: int, p: int) -> list:
         """:meth:`MoveTable.moves_of`, with each new event's :class:`_Dispatch` made."""
@@ -950,8 +951,11 @@ class SweepCache(MoveTable):
         whether the tree of the renamed event ``ev`` on the renamed state ``st`` (P37's renaming
         of a state with that focus) has the same leaves, knob by knob, and then, leaf by leaf,
         whether its decision is ``mine``'s renamed (``alike(mine's, theirs)``): a tuple of
-        bools, or None when the trees' leaves differ or deciding the renamed event raised (the
-        caller then reads the decisions one at a time, as without this memo). Kept in
+        bools, or None when the renamed event is not decided on a focus, the trees' leaves
+        differ or deciding the renamed event raised (the caller then reads the decisions one at
+        a time, as without this memo). Sound because renaming ids renames a focus whole: states
+        with one focus have one renamed focus (a test checks it on every focus of a sweep).
+        Kept in
         ``renamed_trees`` by the identity of ``mine`` (each (focus, event) has one such list
         while ``local_trees`` holds it): what renaming does to a decision depends on the focus
         and the event alone."""
@@ -1279,15 +1283,16 @@ class SweepSystem(TransitionSystem):
                 "memoEvictions": self.cache.evictions}
 
     EVICT_KEEPS = 0.85
-    """After an eviction (:meth:`make_room`) the tables may keep up to this share of
-    ``cache_entries`` (the entries of the states still pending); past it they are emptied."""
+    """After an eviction (:meth:`make_room`) the tables may hold up to this share of
+    ``cache_entries`` (the pending states' entries and those of the tables not keyed by a state
+    before a step); past it they are emptied."""
 
     def make_room(self, pending) -> None:
         """When the memo tables hold more than ``cache_entries`` entries: drop the entries of
         the consumer states no pending node holds (:meth:`SweepCache.evict`; at the last
         level, a state whose last node has been expanded is never stepped from again), and
-        empty the tables (:meth:`SweepCache.trim`) only if what the pending states need
-        still takes more than :attr:`EVICT_KEEPS` of the budget. See
+        empty the tables (:meth:`SweepCache.trim`) only if they still hold more than
+        :attr:`EVICT_KEEPS` of the budget. See
         :meth:`~properties.bfs.TransitionSystem.make_room`."""
         c = self.cache
         if c.size() <= self.cache_entries:

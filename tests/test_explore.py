@@ -534,11 +534,21 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
         assert row["complete"] and row["depth"] == (1 if "@" in row_name else 2)
     assert (figures["depth"], figures["defaultBound"], figures["extraDepth"]) == (2, 5, 1)
     # issue 21's aims judged on the every-reading run: depth 2 is far from 100 bytes a state
-    assert "issue 21 aims, all-readings at depth 2: 100,000 states/s " in printed
-    assert "100 bytes/state MISSED" in printed
+    row = figures["configurations"]["all-readings"]
+    assert [(a["aim"], a["configuration"], a["met"]) for a in figures["aims"]] == [
+        ("statesPerSecond", "all-readings", row["statesPerSecond"] >= 100_000),
+        ("bytesPerState", "all-readings", False),
+        ("statesPerSecond", "all-readings@1", False), ("bytesPerState", "all-readings@1", False)]
+    assert "issue 21 aim 100 bytes/state, all-readings at depth 2: MISSED (" in printed
     partial = cut["configurations"]["all-readings"]
     assert cut["timeout"] == 0.5 and not partial["complete"] and partial["depth"] < 5
     assert 0 < partial["states"] < 2_040_459 and partial["statesPerSecond"] > 0
+    # a partial run judges no aim, and no speedup is taken from partial runs
+    assert {a["met"] for a in cut["aims"]} == {None}
+    assert all(a["why"].startswith("partial run") for a in cut["aims"])
+    rows = {"all-readings": {**partial, "secondsMedian": 9.0},
+            "all-readings-workers2": {**partial, "secondsMedian": 6.0, "speedup": None}}
+    assert [a["met"] for a in bench.judge(rows, 2)] == [None, None, None]
 
 
 def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):

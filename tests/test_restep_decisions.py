@@ -103,3 +103,52 @@ def test_the_single_reading_search_takes_its_moves_from_a_move_table_under_its_r
     assert table.beliefs.values[ba] == advance(table.beliefs.values[0], events[0])
     event, child = system.child((0, 0, 1), 0, 0)
     assert event == events[0] and child[0] == ba and child[2] == 1
+
+
+def test_the_renamed_tree_memo_changes_no_report(monkeypatch):
+    """The sweep with P37's renamed-tree memo off (every check reads the decisions one at a
+    time) prints the same report, every reading and adversarial, and the memo answers most
+    checks."""
+    import properties.explore as explore_module
+    calls = []
+    real = explore_module._Restep.renamed_alike
+
+    def counted(self, st, ev, alike):
+        calls.append(real(self, st, ev, alike))
+        return calls[-1]
+    monkeypatch.setattr(explore_module._Restep, "renamed_alike", counted)
+    with_memo = [explore(depth=3, reading=None).to_json(3),
+                 explore(depth=3, reading=None, adversarial=True).to_json(3, adversarial=True)]
+    assert len(calls) > 1000 and sum(calls) > 0.9 * len(calls)
+    monkeypatch.setattr(explore_module._Restep, "renamed_alike", lambda *args: False)
+    without = [explore(depth=3, reading=None).to_json(3),
+               explore(depth=3, reading=None, adversarial=True).to_json(3, adversarial=True)]
+    assert with_memo == without
+
+
+def test_states_with_one_focus_have_one_renamed_focus():
+    """What the renamed-tree memo stands on (``SweepCache.renamed_alike_of``, keyed by a
+    focus's tree): P37's renaming of two states with the same focus for an event gives them the
+    same focus for the renamed event, for every (state, event) a depth-4 sweep decides on a
+    focus."""
+    from model.consumer import focus_fields
+    import properties.explore as explore_module
+    from properties.catalogue import PROPERTIES
+    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    explore_module.search(system, 4)
+    c = system.cache
+    renamed: dict = {}
+    groups = 0
+    for s, e in c.step_decisions:
+        state, event = c.states.values[s], c.events.values[e]
+        fields = focus_fields(state, event)
+        if fields is None:
+            continue
+        theirs = focus_fields(catalogue._renamed_state(state), catalogue._renamed_event(event))
+        key = (fields, e)
+        if key in renamed:
+            assert renamed[key] == theirs, (state, event)
+            groups += 1
+        else:
+            renamed[key] = theirs
+    assert len(renamed) > 100 and groups > 1000
