@@ -89,9 +89,10 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     what it explored: a partial deep run still measures the rate and the memory of its levels;
     None: no limit).
 
-    Raises ValueError when ``repeat`` is below 1, ``timeout`` is not positive or ``only``
-    names no configuration, and RuntimeError when two complete runs of one configuration
-    explore different numbers of states or edges (the search is deterministic)."""
+    Raises ValueError when ``repeat`` or ``workers`` is below 1, ``timeout`` is not positive
+    or ``only`` names a configuration not run, and RuntimeError when two complete runs of one
+    configuration explore different numbers of states or edges (the search is
+    deterministic)."""
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {repeat}")
     if workers < 1:

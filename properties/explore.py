@@ -770,6 +770,20 @@ class SweepCache(MoveTable):
         return before - (len(self.trees) + len(self.step_decisions) + len(self.checked) +
                          len(self.step_checked) + len(self.class_checked))
 
+    def entries_by_state(self, n: int) -> np.ndarray:
+        """The entries :meth:`size` counts that are keyed by the consumer state a step starts
+        from (``trees``, ``step_decisions``, ``checked``, ``step_checked``), per state number
+        below ``n``: an int64 array of ``n`` counts (numbers past ``n`` are not counted)."""
+        mask = CHECK_STATE_MASK
+        columns = [np.fromiter((k[0] for k in self.trees), np.int64, len(self.trees)),
+                   np.fromiter((k[0] for k in self.step_decisions), np.int64,
+                               len(self.step_decisions)),
+                   np.fromiter((k & mask for k in self.checked), np.int64, len(self.checked)),
+                   np.fromiter((k & mask for k in self.step_checked), np.int64,
+                               len(self.step_checked))]
+        keys = np.concatenate(columns)
+        return np.bincount(keys[keys < n], minlength=n)[:n]
+
     def moves_of(self, b: int, p: int) -> list:
         """:meth:`MoveTable.moves_of`, with each new event's :class:`_Dispatch` made."""
         found = self.moves.get((b, p))
@@ -1290,18 +1304,36 @@ class SweepSystem(TransitionSystem):
     def make_room(self, pending) -> None:
         """When the memo tables hold more than ``cache_entries`` entries: drop the entries of
         the consumer states no pending node holds (:meth:`SweepCache.evict`; at the last
-        level, a state whose last node has been expanded is never stepped from again), and
-        empty the tables (:meth:`SweepCache.trim`) only if they still hold more than
-        :attr:`EVICT_KEEPS` of the budget. See
-        :meth:`~properties.bfs.TransitionSystem.make_room`."""
+        level, a state whose last node has been expanded is never stepped from again). If
+        the tables still hold more than :attr:`EVICT_KEEPS` of the budget, keep only the
+        pending states needed soonest (by their first place among the pending nodes, as many
+        as half the budget holds: the furthest next use goes first, as in Belady's
+        replacement), and empty the tables (:meth:`SweepCache.trim`) only if even that is
+        too much. See :meth:`~properties.bfs.TransitionSystem.make_room`."""
         c = self.cache
         if c.size() <= self.cache_entries:
             return
-        live = bytearray(len(c.states.values))  # one byte per state: 1 where pending
+        n = len(c.states.values)
+        live = bytearray(n)  # one byte per state: 1 where pending
         marks = np.frombuffer(live, dtype=np.uint8)
         for nodes in pending():
             marks[nodes[:, 1]] = 1
         c.evict(live)
+        if c.size() <= self.cache_entries * self.EVICT_KEEPS:
+            return
+        # Still too much: keep the entries of the pending states needed soonest (the least
+        # first place among the pending nodes), as many states as half the budget holds
+        # beside the tables not keyed by a state, and drop the others' too.
+        order = np.concatenate([np.asarray(nodes[:, 1], dtype=np.int64)
+                                for nodes in pending()] or [np.zeros(0, np.int64)])
+        states, first = np.unique(order, return_index=True)
+        del order
+        counts = c.entries_by_state(n)
+        soon = states[np.argsort(first, kind="stable")]
+        room = self.cache_entries // 2 - (c.size() - int(counts.sum()))
+        near = bytearray(n)
+        np.frombuffer(near, dtype=np.uint8)[soon[np.cumsum(counts[soon]) <= room]] = 1
+        c.evict(near)
         c.trim(int(self.cache_entries * self.EVICT_KEEPS))
 
     def fresh(self) -> "SweepSystem":
