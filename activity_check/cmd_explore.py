@@ -42,7 +42,9 @@ def _add_explore(sub) -> None:
     ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
                     help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
                          "about 3 GB; 0: no limit)")
-    ex.add_argument("--timeout", type=float, help="stop after this many seconds")
+    ex.add_argument("--timeout", type=float,
+                    help="stop after this many seconds (checked before each chunk of 4,096 nodes "
+                         "this process expands; a level the workers expand is finished first)")
     ex.add_argument("--reading", default="all",
                     help="all (default): every reading in one sweep, one consumer state per "
                          "class of readings not yet diverged; or one reading (draft, a preset, "
@@ -54,7 +56,8 @@ def _add_explore(sub) -> None:
                     "two and a 450 MB file (depth 4: seconds)")
     ex.add_argument("--workers", type=int, default=None,
                     help="worker processes expanding each level (default: the cores available; "
-                         "1: this process only; the output is the same for any number)")
+                         "1: this process only; the output is the same for any number); levels "
+                         "of fewer than 1,000 states (10,000 for the last) stay in this process")
     ex.add_argument("--cluster", metavar="ADDRESS",
                     help="expand the levels on the running Dask cluster whose scheduler is at "
                          "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of local workers")
@@ -137,8 +140,9 @@ def _options(args):
     vocabulary = EXPLORE_VOCABULARY
     if args.vocabulary:
         vocabulary = read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY)
-    if args.graph and os.path.exists(args.graph):
-        raise UsageError(f"--graph {args.graph}: exists; choose a new file name")
+    if args.graph and os.path.lexists(args.graph):  # a dangling symbolic link too
+        what = "is a symbolic link" if os.path.islink(args.graph) else "exists"
+        raise UsageError(f"--graph {args.graph}: {what}; choose a new file name")
     if args.graph and not args.graph.endswith((".graphml", ".dot", ".gv")):
         raise UsageError("--graph: the file name must end in .graphml, .dot or .gv")
     if args.graph:
@@ -191,7 +195,8 @@ def _print_report(con, args, report, out: dict) -> None:
                  f"class{'es' if report.classes != 1 else ''} of readings)"
                  if out["readingClasses"] is not None else f" under reading {out['reading']}")
               + f"; stopped by {bound}"
-              + ("" if report.complete else f"; depth {report.depth + 1} is partly explored"))
+              + ("" if report.complete else f"; depth {report.depth + 1} is "
+                 f"{'partly' if report.partial else 'not'} explored"))
     workers = f"on {report.workers} worker{'s' if report.workers != 1 else ''}; " \
         if args.timings else ""  # a fact of the run, like its time: the rest is the same for any N
     con.print(f"{workers}visited set: "
@@ -232,8 +237,8 @@ def _write_graph(path: str, report) -> int:
         return EXIT_INTERRUPTED
     try:
         with progress_bar(bar=False) as progress:
-            progress.add_task(f"writing the state graph ({report.states:,} states, "
-                              f"{report.edges:,} edges) to {shown(path)}", total=None)
+            progress.add_task(f"writing the state graph ({report.states:,} states) to "
+                              f"{shown(path)}", total=None)
             graph = state_graph(report)
             with new_file(path) as fh:  # whole or not at all, never over anything there
                 if path.endswith(".graphml"):

@@ -164,11 +164,15 @@ def judge(rows: dict, workers: int) -> list:
     aims = TARGETS["issue21"]
     out = []
 
-    def verdict(aim, name, row, value, target, met):
+    def verdict(aim, name, row, value, target, met, why=None):
+        """One aim's entry; not judged (``met`` None, with ``why``) on a partial run, or
+        where ``why`` says the row cannot judge it."""
+        if why is None and not row["complete"]:
+            why = "partial run (stopped by --timeout): not judged"
         entry = {"aim": aim, "configuration": name, "depth": row["depth"], "value": value,
-                 "target": target, "met": met if row["complete"] else None}
-        if not row["complete"]:
-            entry["why"] = "partial run (stopped by --timeout): not judged"
+                 "target": target, "met": None if why else met}
+        if why:
+            entry["why"] = why
         out.append(entry)
 
     for name, row in rows.items():
@@ -181,15 +185,15 @@ def judge(rows: dict, workers: int) -> list:
             verdict("depth7Bytes", name, row, row["peakBytes"], aims["depth7Bytes"],
                     row["peakBytes"] <= aims["depth7Bytes"])
         if name == "all-readings-workers2" and workers == 2:
-            entry = {"aim": "speedupOnTwoWorkers", "configuration": name, "depth": row["depth"],
-                     "value": row.get("speedup"), "target": aims["speedupOnTwoWorkers"],
-                     "met": None if row.get("speedup") is None
-                     else row["speedup"] >= aims["speedupOnTwoWorkers"]}
-            if row.get("speedup") is None:
-                entry["why"] = ("needs the one-process all-readings run beside it, both complete"
-                                if row["complete"] else
-                                "partial run (stopped by --timeout): not judged")
-            out.append(entry)
+            speedup = row.get("speedup")
+            why = None
+            if row["complete"] and row["workers"] < 2:
+                why = ("every level was expanded in one process (each below the threshold at "
+                       "which the workers start): not judged")
+            elif row["complete"] and speedup is None:
+                why = "needs the one-process all-readings run beside it, both complete"
+            verdict("speedupOnTwoWorkers", name, row, speedup, aims["speedupOnTwoWorkers"],
+                    speedup is not None and speedup >= aims["speedupOnTwoWorkers"], why)
     return out
 
 

@@ -197,7 +197,8 @@ class Search:
             first recorded each key.
         edges: moves examined; depth: deepest level fully expanded; stopped_by: ``"depth"``,
             ``"max-states"``, ``"timeout"`` or ``"interrupted"``; drained: the frontier ran
-            empty.
+            empty; partial: some moves of the level after ``depth`` were merged (the search
+            stopped inside it, not between two levels).
         tags: distinct :meth:`TransitionSystem.tags` seen; workers: processes that expanded.
         edge_list: with ``keep_edges``, every examined edge as int64 arrays ``(from, to,
             key)`` in the sequential order (``key``: the successor's parent entry, giving the
@@ -212,6 +213,7 @@ class Search:
     depth: int = 0
     stopped_by: str = "depth"
     drained: bool = False
+    partial: bool = False
     tags: int = 0
     workers: int = 1
     edge_list: Optional[tuple] = None
@@ -257,6 +259,7 @@ class _Merge:
         self.edge_fps = arrays() if keep_edges else None
         self.node_fps = arrays() if keep_edges else None
         self.level = 0
+        self.partial = False  # a batch of the current level's expansions has been merged
 
     def absorb(self, batch: Batch) -> int:
         """Add a batch of new nodes (in parent-entry order, after every earlier batch's);
@@ -277,11 +280,16 @@ class _Merge:
             findings = [f for f in findings if f[2] <= cut]
             parent, move, _ = cut
             before = batch.move_ids < parent
-            edges = int(batch.move_counts[before].sum()) + move + 1
+            # the moves examined up to the one reaching the last node kept (none when no node
+            # of the batch is kept, or it holds the root, which no move reaches)
+            edges = int(batch.move_counts[before].sum()) + move + 1 \
+                if keep > 0 and len(batch.move_ids) else 0
             keys = keys[:keep]
             batch = _cut(batch, keep, last)
         r.parents.extend(keys)
         r.edges += edges
+        if len(batch.move_ids):
+            self.partial = True
         if batch.tags is not None:
             self.tag_set.add(np.unique(batch.tags))
         if self.keep_edges:
@@ -473,6 +481,25 @@ class LocalEngine:
                 f.close()
 
 
+def _closed(engine, result: Search) -> dict:
+    """The engine's storage figures (:meth:`LocalEngine.storage`; ``{}`` if an interrupt
+    stopped that), then the engine closed. A Ctrl-C (or SIGTERM) that lands while it closes
+    is the search's interrupt too (``result.stopped_by`` becomes ``"interrupted"``), and the
+    closing is taken up again, so that no cluster is left running and the search still
+    reports what it merged; a third interrupt is let through."""
+    storage: dict = {}
+    try:
+        storage = engine.storage()
+    except KeyboardInterrupt:
+        result.stopped_by = "interrupted"
+    try:
+        engine.close()
+    except KeyboardInterrupt:
+        result.stopped_by = "interrupted"
+        engine.close()
+    return storage
+
+
 def search(system: TransitionSystem, depth: int, engine=None, max_states: Optional[int] = None,
            timeout: Optional[float] = None,
            progress: Optional[Callable[[int, int, int, float], None]] = None,
@@ -504,8 +531,9 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
     try:
         engine.start(merge)
         while level < depth and engine.frontier_size():
-            merge.level = level
+            merge.level, merge.partial = level, False
             engine.level(merge, level, last=level + 1 == depth)
+            merge.partial = False
             level += 1
             result.depth = level
             result.drained = engine.frontier_size() == 0
@@ -520,8 +548,8 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
     except KeyboardInterrupt:
         result.stopped_by = "interrupted"
     finally:
-        storage = engine.storage()
-        engine.close()
+        storage = _closed(engine, result)
+    result.partial = merge.partial
     merge.finish()
     n = len(result.parents)
     result.workers = storage.pop("workers", result.workers)

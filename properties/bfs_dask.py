@@ -78,7 +78,8 @@ def cluster_workers(address: str) -> int:
     (e.g. ``tcp://10.0.0.5:8786``), asked before a search, so that a wrong address fails at
     once whatever the search's size (levels below the parallel threshold stay in process and
     would never reach it). Raises OSError, with the address in its message, when no scheduler
-    answers within :data:`CONNECT_SECONDS` or the cluster has no worker; ImportError when
+    answers within :data:`CONNECT_SECONDS`, what answers is not a scheduler (refused within
+    twice that: :func:`_connected`) or the cluster has no worker; ImportError when
     ``distributed`` is not installed."""
     with _connected(address) as client:
         count = len(client.scheduler_info()["workers"])
@@ -89,15 +90,41 @@ def cluster_workers(address: str) -> int:
 
 def _connected(address: str):
     """A Dask ``Client`` of the scheduler at ``address``. Raises OSError, naming the address:
-    not an address Dask reads, or no scheduler answered within :data:`CONNECT_SECONDS`."""
+    not an address Dask reads, no scheduler answered within :data:`CONNECT_SECONDS`, or what
+    answered is not a Dask scheduler (an HTTP server, a dashboard's port: Dask's handshake then
+    waits for a reply that never comes, or reads the reply's bytes as a frame length and
+    fails to allocate it).
+
+    The handshake runs in a daemon thread, waited for at most twice
+    :data:`CONNECT_SECONDS`: Dask's own timeout covers the connection, not a peer that accepts
+    it and never answers, and a thread still waiting then does not keep the process alive."""
+    import threading
     from distributed import Client
-    try:
-        return Client(address, timeout=f"{CONNECT_SECONDS}s")
-    except (ValueError, TypeError) as exc:
-        raise OSError(f"{address} is not a Dask scheduler's address ({exc})") from None
-    except OSError:
+    box: dict = {}
+
+    def connect():
+        try:
+            box["client"] = Client(address, timeout=f"{CONNECT_SECONDS}s")
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            box["error"] = exc
+    thread = threading.Thread(target=connect, name="activity-check dask connect", daemon=True)
+    thread.start()
+    thread.join(2 * CONNECT_SECONDS)
+    if thread.is_alive():
+        raise OSError(f"what answered at {address} did not complete a Dask handshake within "
+                      f"{2 * CONNECT_SECONDS:g} s: is a Dask scheduler listening there?")
+    error = box.get("error")
+    if isinstance(error, (ValueError, TypeError)):
+        raise OSError(f"{address} is not a Dask scheduler's address ({error})") from None
+    if isinstance(error, MemoryError):
+        raise OSError(f"what answered at {address} is not a Dask scheduler (its reply is "
+                      "not Dask's protocol)") from None
+    if isinstance(error, OSError):
         raise OSError(f"no Dask scheduler answered at {address} within "
                       f"{CONNECT_SECONDS:g} s") from None
+    if error is not None:
+        raise error
+    return box["client"]
 
 
 def local_cluster(workers: int):
@@ -301,6 +328,7 @@ class DaskEngine:
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
         self.frontier_n = 0
+        self.settled = True  # no level under way on the cluster: it may be asked for figures
         # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries,
         # {"memoTrims", "memoEvictions": this task's}) per task])
         self.task_log: list = []
@@ -329,6 +357,7 @@ class DaskEngine:
 
     def _connect(self) -> None:
         from distributed import Client
+        _mute_interrupted_gathers()
         if self.address:
             self.client = _connected(self.address)
         else:
@@ -372,6 +401,7 @@ class DaskEngine:
 
     def _level(self, merge, level: int, last: bool) -> None:
         merge.check_time()
+        self.settled = False  # until every task of the level has answered
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
         expanded = [client.submit(_expand_part, self.token, self.spec, self.pieces[j], level,
@@ -399,22 +429,26 @@ class DaskEngine:
                     self.pieces[j].append(client.submit(_piece, a, ids_of[d], j, parts,
                                                         **where[d]))
                 self.frontier_n += int((~halted).sum())
+        self.settled = True
         merge.absorb(batch)
 
     def storage(self) -> dict:
+        """:meth:`LocalEngine.storage`'s figures, with the cluster's when it expanded levels:
+        ``visitedBytes`` (the partitions' fingerprints), ``workerPeakBytes`` (the workers' peak
+        resident memory, added up), ``workers``, ``workerTasks`` (per level, each task's CPU
+        seconds, nodes and memo counters) and the workers' memo evictions and trims added to
+        this process's. The cluster is asked only when its last level finished
+        (:attr:`settled`): after an interrupted level its workers may still be busy with it,
+        or gone (a terminal's Ctrl-C reaches them too), and asking them would wait for them."""
         out = self.local.storage()
-        if self.on_cluster and self.client is not None:
+        if self.on_cluster and self.client is not None and self.settled:
             try:
                 sizes = self.client.gather([self.client.submit(_nbytes, v, pure=False)
                                             for v in self.visited])
                 out["visitedBytes"] = int(sum(sizes))
-            except Exception:  # noqa: BLE001 - a figure only; the cluster may be gone
-                pass
-        if self.on_cluster and self.client is not None:
-            try:
                 peaks = self.client.run(_peak_rss)
                 out["workerPeakBytes"] = int(sum(peaks.values()))
-            except Exception:  # noqa: BLE001 - a figure only
+            except Exception:  # noqa: BLE001 - figures only; the cluster may be gone
                 pass
         out["workers"] = self.workers if self.on_cluster else 1  # who expanded the levels
         out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0][0], 2) for t in tasks],
@@ -430,18 +464,43 @@ class DaskEngine:
         return out
 
     def close(self) -> None:
+        """Stop using the cluster: this run's memo tables dropped from its workers (only when
+        its last level finished: see :meth:`storage`), the client closed and a local cluster
+        stopped. Safe to call again: what was closed is not closed twice."""
         self.local.close()
-        if self.client is not None:
-            try:
-                self.client.run(_forget, self.token)
-            except Exception:  # noqa: BLE001 - closing anyway
-                pass
-            self.visited = self.pieces = []
-            self.client.close()
-            self.client = None
-        if self.cluster is not None:
-            self.cluster.close()
-            self.cluster = None
+        client, cluster = self.client, self.cluster
+        self.client = self.cluster = None
+        self.visited = self.pieces = []
+        if client is not None:
+            if self.settled:
+                try:
+                    client.run(_forget, self.token)
+                except Exception:  # noqa: BLE001 - closing anyway
+                    pass
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class _AllExitFilter:
+    """A logging filter that drops asyncio's "Task exception was never retrieved" records of a
+    Dask gather cut short (``distributed.client.AllExit``): when a Ctrl-C stops the driver
+    inside ``client.gather``, the gather's waiting tasks end with that exception and nobody is
+    left to retrieve it; asyncio would print a traceback for each when it is collected."""
+
+    @staticmethod
+    def filter(record) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return type(exc).__name__ != "AllExit"
+
+
+def _mute_interrupted_gathers() -> None:
+    """Install :class:`_AllExitFilter` on the ``asyncio`` logger (once per process; it stays,
+    since the tasks are reported whenever they are collected)."""
+    import logging
+    logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _AllExitFilter) for f in logger.filters):
+        logger.addFilter(_AllExitFilter())
 
 
 def _identity(x):

@@ -330,3 +330,156 @@ def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkey
     deeper = explore(depth=3, reading=None, timeout=60)
     assert (deeper.stopped_by, deeper.complete, deeper.depth, deeper.states) == \
         ("timeout", False, 2, unbounded.states)
+
+
+def _listener(reply: bytes):
+    """A TCP server on 127.0.0.1 that accepts connections, sends ``reply`` (b"": nothing) and
+    keeps them open until closed: something at an address that is not a Dask scheduler.
+    Returns ``(address, close)``."""
+    import socket
+    import threading
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.settimeout(0.2)
+    held, stop = [], threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if reply:
+                conn.sendall(reply)
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def close():
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+    return f"tcp://127.0.0.1:{server.getsockname()[1]}", close
+
+
+def test_explore_refuses_a_cluster_address_where_something_else_answers(capsys, monkeypatch):
+    """An address where something other than a Dask scheduler listens is refused in one line
+    (exit 2), not waited on for ever: one that accepts and says nothing after twice
+    ``CONNECT_SECONDS``, one that answers in another protocol (its bytes would be read as a
+    frame length) at once."""
+    import time
+
+    import properties.bfs_dask as bfs_dask
+    monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
+    for reply, said in ((b"", "did not complete a Dask handshake within 2 s"),
+                        (b"HTTP/1.0 400 Bad request\r\n\r\n" * 8,
+                         "is not a Dask scheduler (its reply is not Dask's protocol)")):
+        address, close = _listener(reply)
+        try:
+            started = time.monotonic()
+            assert main(["explore", "--depth", "1", "--cluster", address]) == 2
+            took = time.monotonic() - started
+        finally:
+            close()
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+        assert captured.err.startswith(f"activity-check: error: --cluster: what answered at "
+                                       f"{address} ") and said in captured.err, captured.err
+        assert took < 15, took
+
+
+def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monkeypatch):
+    """A Ctrl-C while the driver waits for the workers' level (a terminal's Ctrl-C reaches the
+    workers too, which may then be gone): the engine asks the cluster nothing more (no
+    figures, no clean-up task, either of which would wait for the workers), closes it, and
+    the report holds the levels merged before, not partly the interrupted one."""
+    import properties.bfs_dask as bfs_dask
+    events = []
+    real_level = bfs_dask.DaskEngine._level
+
+    def level_interrupted(self, merge, level, last):
+        if level == 2:
+            client = self.client
+
+            def asked(name):
+                real = getattr(client, name)
+
+                def spy(*args, **kwargs):
+                    if "Ctrl-C" in events:
+                        events.append(name)  # asked after the interrupt
+                    elif name == "gather":
+                        events.append("Ctrl-C")
+                        raise KeyboardInterrupt
+                    return real(*args, **kwargs)
+                return spy
+            for name in ("submit", "gather", "run"):
+                setattr(client, name, asked(name))
+        return real_level(self, merge, level, last)
+    monkeypatch.setattr(bfs_dask.DaskEngine, "_level", level_interrupted)
+    r = explore(depth=4, reading=None, workers=2, parallel_from=1)
+    assert events == ["Ctrl-C"]
+    assert (r.stopped_by, r.depth, r.partial, r.complete) == ("interrupted", 2, False, False)
+    assert r.states == explore(depth=2, reading=None).states
+
+
+def test_a_ctrl_c_while_the_engine_closes_is_the_searchs_interrupt(monkeypatch):
+    """An interrupt that lands while the engine closes stops the search as one during it
+    would (the report says interrupted), and the closing is taken up again."""
+    import properties.bfs as bfs
+    closes = []
+    real_close = bfs.LocalEngine.close
+
+    def close_interrupted(self):
+        closes.append(self)
+        if len(closes) == 1:
+            raise KeyboardInterrupt
+        real_close(self)
+    monkeypatch.setattr(bfs.LocalEngine, "close", close_interrupted)
+    r = explore(depth=2, reading=None)
+    assert len(closes) == 2 and closes[0] is closes[1]
+    assert (r.stopped_by, r.complete, r.depth) == ("interrupted", False, 2)
+    monkeypatch.undo()
+    assert r.states == explore(depth=2, reading=None).states
+
+
+def test_a_stop_says_whether_the_next_level_was_partly_explored(monkeypatch, capsys):
+    """A bound that cuts a level leaves it partly explored; one met between two levels (a
+    timeout found before the next level's first chunk, a state bound at the root) leaves the
+    next level not explored, with no move of it counted, and the command says which."""
+    cut = explore(depth=4, reading=None, max_states=300)
+    assert (cut.stopped_by, cut.depth, cut.partial, cut.states) == ("max-states", 2, True, 300)
+    root = explore(depth=3, reading=None, max_states=1)
+    assert (root.stopped_by, root.depth, root.partial, root.states, root.edges) == \
+        ("max-states", 0, False, 1, 0)
+    assert main(["explore", "--depth", "3", "--max-states", "1"]) == 0
+    assert "stopped by --max-states 1; depth 1 is not explored" in capsys.readouterr().out
+    assert main(["explore", "--depth", "4", "--max-states", "300"]) == 0
+    assert "stopped by --max-states 300; depth 3 is partly explored" in capsys.readouterr().out
+    import properties.bfs as bfs
+    real = bfs._Merge.absorb
+
+    def absorb_then_run_out(self, batch):
+        kept = real(self, batch)
+        if self.level == 1:  # the time runs out while level 1's batches are merged
+            self.started -= 1e6
+        return kept
+    monkeypatch.setattr(bfs._Merge, "absorb", absorb_then_run_out)
+    timed = explore(depth=4, reading=None, timeout=60)
+    assert (timed.stopped_by, timed.depth, timed.partial) == ("timeout", 2, False)
+    assert timed.edges == explore(depth=2, reading=None).edges
+
+
+def test_explore_refuses_a_graph_file_name_held_by_a_dangling_link(tmp_path, capsys):
+    """``--graph`` through a symbolic link is refused before the search, a dangling link too
+    (the writer never follows one; the search would have run for nothing)."""
+    link = tmp_path / "graph.dot"
+    link.symlink_to(tmp_path / "nowhere.dot")
+    assert main(["explore", "--depth", "5", "--graph", str(link)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"activity-check: error: --graph {link}: is a symbolic link; "
+                            "choose a new file name\n")
+    assert not (tmp_path / "nowhere.dot").exists()

@@ -1,5 +1,6 @@
 """The exhaustive breadth-first search: bounds, shortest witnesses, graph export, CLI."""
 import json
+import os
 from pathlib import Path
 
 import networkx as nx
@@ -267,11 +268,28 @@ def test_the_graph_does_not_depend_on_the_hash_seed(tmp_path):
     assert outs[0] == outs[1]
 
 
-def test_searches_leave_no_garbage_cycles_and_restore_the_collector(monkeypatch):
+def test_searches_leave_no_garbage_cycles_and_restore_the_collector():
     """The searches pause the cyclic garbage collector (a large share of a deep sweep's time
     otherwise); that is sound only if what they allocate is acyclic, freed by reference counts,
-    a step that raises included. The collector stays off from before the searches to the
-    count, so that no automatic collection in between can free a cycle before it is counted."""
+    a step that raises included. Run in a fresh interpreter: a Dask cluster that ran earlier in
+    the same process (another test's) leaves threads that make cyclic garbage of their own
+    while the count below is taken."""
+    import subprocess
+    import sys
+    here = Path(__file__).resolve().parent
+    proc = subprocess.run([sys.executable, "-c", "import test_explore as t; t.no_garbage_cycles()"],
+                          cwd=here, capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": os.pathsep.join(
+                              [str(here), str(here.parent)])})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "no garbage cycles", proc.stdout
+
+
+def no_garbage_cycles() -> None:
+    """The body of :func:`test_searches_leave_no_garbage_cycles_and_restore_the_collector`, run
+    in a fresh interpreter; prints "no garbage cycles" when every assertion held. The collector
+    stays off from before the searches to the count, so that no automatic collection in
+    between can free a cycle before it is counted."""
     import gc
     import model.consumer as consumer_module
     from model.events import ActivityDelta
@@ -293,7 +311,7 @@ def test_searches_leave_no_garbage_cycles_and_restore_the_collector(monkeypatch)
         explore(depth=3, adversarial=True)
         explore(depth=3, reading=None, adversarial=True, properties=())
         shortest_distinguishing(DRAFT, parse_reading("Q1=ignore"), depth=3)
-        with monkeypatch.context() as planted:
+        with pytest.MonkeyPatch.context() as planted:
             planted.setitem(consumer_module._DECIDERS, ActivityDelta, raises_on_act_2)
             crashed = explore(depth=4, reading=None)
         assert list(crashed.violations) == ["P00-no-exception"]
@@ -304,6 +322,7 @@ def test_searches_leave_no_garbage_cycles_and_restore_the_collector(monkeypatch)
         gc.enable()
     explore(depth=2, reading=None)
     assert gc.isenabled()
+    print("no garbage cycles")
 
 
 def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_frozen_objects():
@@ -549,6 +568,18 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
     rows = {"all-readings": {**partial, "secondsMedian": 9.0},
             "all-readings-workers2": {**partial, "secondsMedian": 6.0, "speedup": None}}
     assert [a["met"] for a in bench.judge(rows, 2)] == [None, None, None]
+    # the speedup is judged on complete runs whose levels the workers expanded, by the same
+    # verdict step as the other aims
+    whole = {**row, "complete": True}
+    spread = {**whole, "workers": 2, "speedup": 1.4}
+    aims = bench.judge({"all-readings": whole, "all-readings-workers2": spread}, 2)
+    assert (aims[-1]["aim"], aims[-1]["value"], aims[-1]["met"]) == \
+        ("speedupOnTwoWorkers", 1.4, False) and "why" not in aims[-1]
+    aims = bench.judge({"all-readings-workers2": {**spread, "speedup": 1.8}}, 2)
+    assert [a["met"] for a in aims] == [True]
+    # every level of a small search stays in the command's process: no speedup to judge
+    aims = bench.judge({"all-readings-workers2": {**spread, "workers": 1}}, 2)
+    assert aims[0]["met"] is None and aims[0]["why"].startswith("every level was expanded")
 
 
 def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
