@@ -199,16 +199,30 @@ class FingerprintSet:
     shared, never written: a merge writes a new array, ``2 * (n + m)`` members at its peak),
     for engines that pass the set from task to task.
 
+    Lookups: a run of at least :attr:`INDEX_FROM` members also has a bucket index
+    (:func:`_bucket_index`: where each value of its top bits starts, one int64 per 16
+    members, half a byte per member), so that a lookup reads one bucket of some 16 members,
+    a cache line or two, instead of binary-searching the whole run (some 25 dependent reads
+    at a billion members, most of them cache and TLB misses). Fingerprints are spread
+    uniformly, so the buckets are even (at most a few dozen members at 2**30).
+
     Attributes:
         runs: the sorted runs, largest first (a tuple of uint64 arrays).
-        peak_nbytes: the most bytes the runs and a merge's new buffer held at once.
+        indexes: per run, its bucket index ``(shift, starts)`` or None (a small run).
+        peak_nbytes: the most bytes the runs, their indexes and a merge's new buffer held at
+            once.
     """
 
     MERGE_BLOCK = 1 << 20
     """Members merged per block (each block's temporaries are a few times this, in bytes x 8)."""
 
-    def __init__(self, runs: tuple = ()):
+    INDEX_FROM = 1 << 20
+    """Members from which a run is given a bucket index (smaller runs fit the caches)."""
+
+    def __init__(self, runs: tuple = (), indexes: Optional[tuple] = None):
         self.runs: tuple = tuple(runs)
+        self.indexes: tuple = tuple(indexes) if indexes is not None else \
+            tuple(_bucket_index(r) if len(r) >= self.INDEX_FROM else None for r in self.runs)
         self._owned: list = [False] * len(self.runs)  # whether a run may be grown in place
         self.peak_nbytes = self.nbytes
 
@@ -217,19 +231,24 @@ class FingerprintSet:
 
     @property
     def nbytes(self) -> int:
-        return sum(r.nbytes for r in self.runs)
+        """Bytes of the runs and their bucket indexes."""
+        return sum(r.nbytes for r in self.runs) + \
+            sum(ix[1].nbytes for ix in self.indexes if ix is not None)
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """A bool array: which of ``fps`` (uint64) are members."""
         found = np.zeros(len(fps), dtype=bool)
         step = self.MERGE_BLOCK
-        for run in self.runs:
+        for run, index in zip(self.runs, self.indexes):
             if len(run) == 0:
                 continue
             for lo in range(0, len(fps), step):  # temporaries of one block at a time
                 part = fps[lo:lo + step]
-                at = np.searchsorted(run, part)
-                np.minimum(at, len(run) - 1, out=at)
+                if index is None:
+                    at = np.searchsorted(run, part)
+                    np.minimum(at, len(run) - 1, out=at)
+                else:
+                    at = _bucket_search(run, index, part)
                 found[lo:lo + step] |= run[at] == part
         return found
 
@@ -239,7 +258,7 @@ class FingerprintSet:
         set and never written again)."""
         new = ~self.contains(fps)
         self._owned = [False] * len(self.runs)
-        out = FingerprintSet(self.runs)
+        out = FingerprintSet(self.runs, self.indexes)
         out.peak_nbytes = self.peak_nbytes
         out._insert(fps[new])
         return out, new
@@ -253,27 +272,30 @@ class FingerprintSet:
     def _insert(self, added: np.ndarray) -> None:
         """Add ``added`` (uint64, new members, no repeats; this array is taken over and sorted
         in place) as a run, merging the last runs while the last is at least half the one
-        before it."""
+        before it; the run that results is indexed anew (:func:`_bucket_index`)."""
         if not len(added):
             return
         added.sort()
-        runs, owned = list(self.runs), list(self._owned)
+        runs, owned, indexes = list(self.runs), list(self._owned), list(self.indexes)
         runs.append(added)
         owned.append(True)
-        self.runs, self._owned = (), []  # the lists alone hold the runs while merging
+        indexes.append(None)
+        self.runs, self._owned, self.indexes = (), [], ()  # the lists alone hold the runs
         while len(runs) > 1 and len(runs[-1]) * 2 >= len(runs[-2]):
             last, into = runs.pop(), runs.pop()
             owned.pop()
+            del indexes[-2:]  # both are merged into one run, indexed below
             size = len(into) + len(last)
+            others = sum(r.nbytes for r in runs) + \
+                sum(ix[1].nbytes for ix in indexes if ix is not None)
             if owned.pop() and into.flags.owndata and sys.getrefcount(into) <= 2:  # no other name
-                others = sum(r.nbytes for r in runs)
                 into.resize(size, refcheck=False)  # (refcheck would count this frame's names)
                 self.peak_nbytes = max(self.peak_nbytes, others + into.nbytes + last.nbytes)
                 _merge_backwards(into, size - len(last), last)
             else:
                 merged = np.empty(size, dtype=np.uint64)
-                self.peak_nbytes = max(self.peak_nbytes, sum(r.nbytes for r in runs)
-                                       + into.nbytes + last.nbytes + merged.nbytes)
+                self.peak_nbytes = max(self.peak_nbytes, others + into.nbytes + last.nbytes
+                                       + merged.nbytes)
                 merged[:len(into)] = into
                 del into
                 _merge_backwards(merged, size - len(last), last)
@@ -281,8 +303,43 @@ class FingerprintSet:
             del last
             runs.append(into)
             owned.append(True)
-        self.runs, self._owned = tuple(runs), owned
+            indexes.append(None)
+        last = runs[-1]
+        if len(last) >= self.INDEX_FROM:
+            indexes[-1] = _bucket_index(last)
+        self.runs, self._owned, self.indexes = tuple(runs), owned, tuple(indexes)
         self.peak_nbytes = max(self.peak_nbytes, self.nbytes)
+
+
+def _bucket_index(run: np.ndarray) -> tuple:
+    """A sorted run's bucket index ``(shift, starts)``: the top ``64 - shift`` bits of a
+    member number its bucket (some 16 members a bucket), and ``starts[b]`` (int64, one more
+    than the buckets) is the position of bucket ``b``'s first member, ``starts[b + 1]`` the
+    end (:func:`_bucket_search`)."""
+    bits = max((len(run) // 16).bit_length() - 1, 1)
+    shift = np.uint64(64 - bits)
+    bounds = np.arange(1 << bits, dtype=np.uint64) << shift
+    starts = np.empty((1 << bits) + 1, np.int64)
+    starts[:-1] = np.searchsorted(run, bounds)  # the bounds ascend: each search starts near
+    starts[-1] = len(run)
+    return shift, starts
+
+
+def _bucket_search(run: np.ndarray, index: tuple, query: np.ndarray) -> np.ndarray:
+    """The position in ``run`` where each of ``query`` is, or else some position in its bucket
+    (clipped to the run): a vectorised bisection within each query's bucket, as many rounds as
+    the largest bucket needs (see :func:`_bucket_index`). The caller compares ``run[at]``."""
+    shift, starts = index
+    bucket = (query >> shift).astype(np.intp)
+    lo, hi = starts[bucket], starts[bucket + 1]
+    widest = int((hi - lo).max()) if len(query) else 0
+    last = len(run) - 1
+    for _ in range(widest.bit_length()):
+        mid = (lo + hi) >> 1
+        below = (mid < hi) & (run[np.minimum(mid, last)] < query)
+        lo = np.where(below, mid + 1, lo)
+        hi = np.where(below, hi, mid)
+    return np.minimum(lo, last)
 
 
 def _merge_backwards(buf: np.ndarray, n: int, b: np.ndarray) -> None:

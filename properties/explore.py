@@ -66,7 +66,8 @@ from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
 from properties.bfs_store import KEY_LEAF_BITS, Interned, component_fingerprint, mix, unpack_key
 from properties.sweep_blocks import (CHECK_STATE_MASK, CHECK_STEP_MASK, CHECK_VIEW_SHIFT,
-                                     BlockTables, check_key, check_key_state)
+                                     BlockTables, ComponentColumns, check_key,
+                                     check_key_state)
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
 from properties.zoo import REFERENCE, Consumer
@@ -703,7 +704,6 @@ class SweepCache(MoveTable):
         self.classes = Interned([()])
         self.shapes = Interned()
         self.view_ids = Interned()
-        self.representatives = [_representative(())]
         self.class_attrs = [frozenset()]
         self.attr_sets: dict = {}
         self.move_rows: dict = {}
@@ -751,18 +751,20 @@ class SweepCache(MoveTable):
         self.generation += 1
         return True
 
-    def evict(self, live: bytearray) -> int:
+    def evict(self, live: bytearray, live_classes: Optional[bytearray] = None) -> int:
         """Drop the entries of the tables keyed by the consumer state a step starts from
         (``trees``, ``step_decisions``, ``checked``, ``step_checked``, ``class_checked``) for
         every state number ``s`` with ``live[s] == 0`` (numbers past ``live``'s end count as
-        live): the states no pending node holds (:meth:`SweepSystem.make_room`). The tables
-        keyed otherwise (by focus, state after, target view) are kept. Returns how many
-        entries were dropped. Each table is rebuilt rather than deleted from, so that its
-        memory is given back."""
+        live): the states no pending node holds (:meth:`SweepSystem.make_room`); with
+        ``live_classes``, likewise the ``forks`` of the classes no pending node holds (at depth
+        7 they come to millions). The tables keyed otherwise (by focus, state after, target
+        view) are kept. Returns how many entries of the tables :meth:`size` counts were
+        dropped. Each table is rebuilt rather than deleted from, so that its memory is given
+        back."""
         n = len(live)
         mask = CHECK_STATE_MASK
         before = len(self.trees) + len(self.step_decisions) + len(self.checked) + \
-            len(self.step_checked) + len(self.class_checked)
+            len(self.step_checked)
         self.trees = {k: v for k, v in self.trees.items() if k[0] >= n or live[k[0]]}
         self.step_decisions = {k: v for k, v in self.step_decisions.items()
                                if k[0] >= n or live[k[0]]}
@@ -772,10 +774,13 @@ class SweepCache(MoveTable):
                              if (k & mask) >= n or live[k & mask]}
         self.class_checked = {k: v for k, v in self.class_checked.items()
                               if (k[0] & mask) >= n or live[k[0] & mask]}
+        if live_classes is not None:
+            m = len(live_classes)
+            self.forks = {k: v for k, v in self.forks.items() if k[1] >= m or live_classes[k[1]]}
         self.evictions += 1
         self.generation += 1
         return before - (len(self.trees) + len(self.step_decisions) + len(self.checked) +
-                         len(self.step_checked) + len(self.class_checked))
+                         len(self.step_checked))
 
     def entries_by_state(self, n: int) -> np.ndarray:
         """The entries :meth:`size` counts that are keyed by the consumer state a step starts
@@ -901,17 +906,21 @@ class SweepCache(MoveTable):
         return found
 
     def describe_classes(self) -> None:
-        """Give each class interned since the last call its representative reading
-        (``representatives``) and the frozenset of the reading attributes it fixes
-        (``class_attrs``; equal sets are one object: 4,037 sets for 67,244 classes at depth 5,
-        where a set per class took 46 MB)."""
-        classes, reps, attrs, shared = self.classes.values, self.representatives, \
-            self.class_attrs, self.attr_sets
-        while len(reps) < len(classes):
-            added = classes[len(reps)]
-            reps.append(_representative(added))
-            fixed = frozenset(_ATTR_OF_KNOB[k] for k, _ in added)
+        """Give each class interned since the last call the frozenset of the reading
+        attributes it fixes (``class_attrs``; equal sets are one object: 4,037 sets for 67,244
+        classes at depth 5, where a set per class took 46 MB). A class's representative
+        reading is made when a check needs it (:meth:`representative`), not kept per class:
+        at depth 7 most classes are those of the last level's successors, never checked
+        under."""
+        classes, attrs, shared = self.classes.values, self.class_attrs, self.attr_sets
+        while len(attrs) < len(classes):
+            fixed = frozenset(_ATTR_OF_KNOB[k] for k, _ in classes[len(attrs)])
             attrs.append(shared.setdefault(fixed, fixed))
+
+    def representative(self, c: int) -> Reading:
+        """The reading standing for class number ``c``: its options, ``draft`` for the knobs
+        it leaves free (:func:`_representative`, memoised for the classes met last)."""
+        return _representative(self.classes.values[c])
 
     def view_of(self, b: int, ba: int, e: int, props: tuple) -> int:
         """What ``props`` read of the beliefs around the event (their ``belief_view``s), as an
@@ -1006,14 +1015,14 @@ class SweepCache(MoveTable):
         fixes), else :meth:`class_outcome` (checked under the representative first when no
         entry holds for it). ``entries``: ``checked.get(key)``, which the caller has looked up."""
         if entries is None:  # a first check, under the class's representative
-            entry = self.check(key, self.representatives[lc], t_args, report)
+            entry = self.check(key, self.representative(lc), t_args, report)
             if entry is _BROKEN:
                 return _BROKEN
         elif not entries[0][0] and _known is _KNOWN:
             hit = entries[0][1]
             return (hit,) if hit is not None else ()
         else:
-            entry = _known(entries, self.representatives[lc])
+            entry = _known(entries, self.representative(lc))
         if entry is not None and entry[2] <= self.class_attrs[lc]:  # it holds class-wide
             return (entry[1],) if entry[1] is not None else ()
         return self.class_outcome(key, lc, entry, t_args, report)
@@ -1035,7 +1044,7 @@ class SweepCache(MoveTable):
         reading, else from :meth:`check`; ``entry`` is the one that holds for the
         representative, or None when none does yet. ``t_args`` are :meth:`check`'s transition
         arguments, ``report`` its ``(out, recorded, seq, node, move)``."""
-        rep = self.representatives[lc]
+        rep = self.representative(lc)
         fixed = self.class_attrs[lc]
         if entry is None:
             entry = self.check(key, rep, t_args, report)
@@ -1283,6 +1292,7 @@ class SweepSystem(TransitionSystem):
         self.cache = SweepCache(vocabulary, properties, adversarial)
         self.cache_entries = cache_entries
         self._tables: Optional[BlockTables] = None
+        self._columns: Optional[ComponentColumns] = None  # outlive the tables' generations
 
     def spec(self, workers: int) -> tuple:
         """Each of ``workers`` processes gets a share of the memo-table budget (they hold
@@ -1320,10 +1330,13 @@ class SweepSystem(TransitionSystem):
             return
         n = len(c.states.values)
         live = bytearray(n)  # one byte per state: 1 where pending
+        live_classes = bytearray(len(c.classes.values))  # and per class
         marks = np.frombuffer(live, dtype=np.uint8)
+        class_marks = np.frombuffer(live_classes, dtype=np.uint8)
         for nodes in pending():
             marks[nodes[:, 1]] = 1
-        c.evict(live)
+            class_marks[nodes[:, 3]] = 1
+        c.evict(live, live_classes)
         if c.size() <= self.cache_entries * self.EVICT_KEEPS:
             return
         # Still too much: keep the entries of the pending states needed soonest (the least
@@ -1387,7 +1400,7 @@ class SweepSystem(TransitionSystem):
     def import_(self, values: list) -> np.ndarray:
         c = self.cache
         rows = [(c.beliefs.number(b), c.states.number(s),
-                 c.producer_set(frozenset(p)), c.classes.number(cl))
+                 c.producer_set(frozenset(p)), c.classes.number(tuple(map(_pair, cl))))
                 for b, s, p, cl in values]
         c.describe_classes()
         return np.array(rows, dtype=np.int64).reshape(len(rows), 4)
@@ -1403,7 +1416,10 @@ class SweepSystem(TransitionSystem):
         if self.blocks and _known is _KNOWN and len(ids):
             tables = self._tables
             if tables is None or tables.generation != c.generation:
-                tables = self._tables = BlockTables(c, _BROKEN, _OPTIONS_OF_ATTR)
+                if self._columns is None:
+                    self._columns = ComponentColumns(_OPTIONS_OF_ATTR, _representative(()),
+                                                     _ATTR_OF_KNOB)
+                tables = self._tables = BlockTables(c, _BROKEN, self._columns)
             if tables.fits():
                 tables.expand(ids, np.asarray(nodes, dtype=np.int64), level, out, recorded,
                               _record, _may_improve)
@@ -1709,18 +1725,35 @@ _FORKED: dict = {}
 
 
 def _representative(cls: tuple) -> Reading:
-    """The reading standing for a class: its options, ``draft`` for the knobs it leaves free."""
+    """The reading standing for a class: its options, ``draft`` for the knobs it leaves free
+    (memoised for the last :data:`_REPRESENTATIVES_MAX` classes asked for)."""
     r = _REPRESENTATIVES.get(cls)
     if r is None:
+        if len(_REPRESENTATIVES) >= _REPRESENTATIVES_MAX:
+            _REPRESENTATIVES.clear()
         r = _REPRESENTATIVES[cls] = PartialReading(dict(cls)).complete()
     return r
 
 
+_REPRESENTATIVES_MAX = 1 << 16
+
+
+_PAIRS: dict = {}
+"""Each ``(knob id, option)`` pair of a class, one object per value (a few dozen in all), so
+that a class tuple holds pointers to shared pairs, not pairs of its own (:func:`_class_of`)."""
+
+
+def _pair(pair: tuple) -> tuple:
+    """The one shared object equal to ``pair`` (:data:`_PAIRS`)."""
+    return _PAIRS.setdefault(pair, pair)
+
+
 def _class_of(cls: tuple, ext: tuple) -> tuple:
-    """A class (sorted ``(knob id, option)`` pairs) extended by ``ext``."""
+    """A class (sorted ``(knob id, option)`` pairs, each the shared object of :func:`_pair`)
+    extended by ``ext``."""
     if not ext:
         return cls
-    return tuple(sorted(cls + ext, key=lambda kv: _KNOB_ORDER[kv[0]]))
+    return tuple(sorted(cls + tuple(map(_pair, ext)), key=lambda kv: _KNOB_ORDER[kv[0]]))
 
 
 _FORKED_PRODUCER_KNOBS = tuple(k for k in PRODUCER_KNOBS if k not in PRODUCER_ONLY_KNOBS)

@@ -49,7 +49,7 @@ import numpy as np
 
 from properties.bfs_store import KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["BlockTables", "CHECK_STATE_MASK", "CHECK_STEP_MASK", "CHECK_VIEW_SHIFT",
+__all__ = ["BlockTables", "ComponentColumns", "CHECK_STATE_MASK", "CHECK_STEP_MASK", "CHECK_VIEW_SHIFT",
            "check_key", "check_key_state"]
 
 _TREE_E_BITS = 24  # tree key: state << 24 | event
@@ -159,6 +159,80 @@ def _first_order(keys: np.ndarray) -> tuple:
     return unique[order], rank[inverse.reshape(-1)]
 
 
+class ComponentColumns:
+    """Per-class and per-state columns the block expansion reads, derived from the sweep's
+    interned classes and consumer states alone, so that they outlive the mirrors of a
+    :class:`BlockTables` (rebuilt whenever memo entries are dropped): per class, the option
+    id its representative reading takes for each knob (int16: the class's option where it
+    fixes the knob, ``draft``'s elsewhere; then a column of -1, the pad of the consulted
+    sets' matrices) and the bit mask of the knobs it fixes; per consumer state, whether it is
+    halted. Grown by amortised doubling (some 62 bytes per class and 1 per state).
+
+    Args:
+        options: reading attribute -> its option names (option ids are their positions);
+        draft: the reading whose options stand for the knobs a class leaves free;
+        attr_of_knob: knob id -> reading attribute.
+    """
+
+    def __init__(self, options: dict, draft, attr_of_knob: dict):
+        self.attrs = tuple(options)
+        self.bit = {a: 1 << i for i, a in enumerate(self.attrs)}
+        self.column = {a: i for i, a in enumerate(self.attrs)}
+        self.option_ids = {a: {o: i for i, o in enumerate(names)} for a, names in options.items()}
+        self.attr_of_knob = attr_of_knob
+        self.draft_row = np.array([self.option(a, getattr(draft, a)) for a in self.attrs] + [-1],
+                                  np.int16)
+        self._rep = np.zeros((1024, len(self.attrs) + 1), np.int16)
+        self._mask = np.zeros(1024, np.int64)
+        self._halted = np.zeros(1024, bool)
+        self.classes = self.states = 0  # how many are filled
+
+    def option(self, attr: str, value) -> int:
+        """The id of option ``value`` of reading attribute ``attr`` (a value not among its
+        option names is numbered after them, when first seen)."""
+        ids = self.option_ids[attr]
+        found = ids.get(value)
+        if found is None:
+            found = ids[value] = len(ids)
+        return found
+
+    def grow(self, classes: list, states: list) -> tuple:
+        """Fill the columns for the classes (tuples of ``(knob id, option)``) and consumer
+        states (with ``halted``) interned since the last call; returns ``(option ids per class,
+        fixed-knob mask per class, halted per state)``, views of the filled parts (valid until
+        the next call)."""
+        have, want = self.classes, len(classes)
+        if have < want:
+            if want > len(self._mask):
+                size = max(want, 2 * len(self._mask))
+                rep = np.empty((size, self._rep.shape[1]), np.int16)
+                rep[:have] = self._rep[:have]
+                mask = np.zeros(size, np.int64)
+                mask[:have] = self._mask[:have]
+                self._rep, self._mask = rep, mask
+            rows = self._rep[have:want]
+            rows[:] = self.draft_row
+            column, bit, attr_of, option = self.column, self.bit, self.attr_of_knob, self.option
+            masks = self._mask
+            for i, cls in enumerate(classes[have:want]):
+                mask = 0
+                for knob, value in cls:
+                    attr = attr_of[knob]
+                    rows[i, column[attr]] = option(attr, value)
+                    mask |= bit[attr]
+                masks[have + i] = mask
+            self.classes = want
+        have, want = self.states, len(states)
+        if have < want:
+            if want > len(self._halted):
+                halted = np.zeros(max(want, 2 * len(self._halted)), bool)
+                halted[:have] = self._halted[:have]
+                self._halted = halted
+            self._halted[have:want] = [st.halted for st in states[have:want]]
+            self.states = want
+        return self._rep[:self.classes], self._mask[:self.classes], self._halted[:self.states]
+
+
 class BlockTables:
     """The block expansion of one :class:`~properties.explore.SweepSystem` (see the module):
     int columns mirroring the sweep's memo tables, keyed by packed ints.
@@ -171,20 +245,17 @@ class BlockTables:
     Args:
         cache: the system's :class:`~properties.explore.SweepCache` (read, and filled through
             its methods); broken: the outcome ``SweepCache.check`` gives when a run input raised
-            (``explore._BROKEN``); options: reading attribute -> its option names (the knobs a
-            check may consult, in a fixed order).
+            (``explore._BROKEN``); columns: the system's :class:`ComponentColumns` (the knobs a
+            check may consult, in a fixed order, and the per-class and per-state columns,
+            which outlive these mirrors).
     """
 
     waves = 4
 
-    def __init__(self, cache, broken, options: dict):
-        self.cache, self.broken = cache, broken
+    def __init__(self, cache, broken, columns: ComponentColumns):
+        self.cache, self.broken, self.columns = cache, broken, columns
         self.generation = cache.generation
-        self.attrs = tuple(options)
-        self.bit = {a: 1 << i for i, a in enumerate(self.attrs)}
-        self.column = {a: i for i, a in enumerate(self.attrs)}
-        self.draft_row = None
-        self.option_ids = {a: {o: i for i, o in enumerate(names)} for a, names in options.items()}
+        self.attrs, self.bit, self.column = columns.attrs, columns.bit, columns.column
         self.rows: dict = {}  # (belief, producers) -> move columns
         self.tree_index, self.tree_objs = _KeyIndex(), []
         self.t_exc, self.t_n, self.t_off, self.t_shape = (_Column() for _ in range(4))
@@ -204,44 +275,15 @@ class BlockTables:
         self.consulted: list = []  # per consulted-set id: [(attribute column, option id)]
         self.entry_codes: dict = {}  # see _entry_code
         self.pk = self.po = None  # consulted sets as padded (column, option) matrices
-        self.rep = np.zeros((0, len(self.attrs) + 1), np.int16)  # class -> option ids
-        self.class_mask = np.zeros(0, np.int64)
-        self.state_halted = np.zeros(0, bool)
+        # per class: option ids, fixed-knob mask; per state: halted (ComponentColumns.grow)
+        self.rep, self.class_mask, self.state_halted = columns.grow((), ())
 
     # -- the interned components, as columns -------------------------------------------------
-    def _option(self, attr: str, value) -> int:
-        ids = self.option_ids[attr]
-        found = ids.get(value)
-        if found is None:
-            found = ids[value] = len(ids)
-        return found
-
     def _grow_components(self) -> None:
-        """Extend the per-class (representative's options, fixed attributes) and per-state
-        (halted) columns to the interned values there are."""
+        """Bring the per-class and per-state columns up to the interned values there are."""
         c = self.cache
-        have, want = len(self.rep), len(c.classes.values)
-        if have < want:
-            rows = np.full((want - have, len(self.attrs) + 1), -1, np.int16)
-            masks = np.zeros(want - have, np.int64)
-            if self.draft_row is None:  # class 0, the empty one: the draft's options
-                rep = c.representatives[0]
-                self.draft_row = np.array([self._option(a, getattr(rep, a)) for a in self.attrs]
-                                          + [-1], np.int16)
-            rows[:] = self.draft_row
-            column = self.column
-            for i, lc in enumerate(range(have, want)):
-                # a representative takes the draft's option for every knob its class leaves open
-                rep, fixed = c.representatives[lc], c.class_attrs[lc]
-                for attr in fixed:
-                    rows[i, column[attr]] = self._option(attr, getattr(rep, attr))
-                masks[i] = sum(self.bit[a] for a in fixed)
-            self.rep = np.concatenate((self.rep, rows))
-            self.class_mask = np.concatenate((self.class_mask, masks))
-        have, want = len(self.state_halted), len(c.states.values)
-        if have < want:
-            self.state_halted = np.concatenate((self.state_halted, np.array(
-                [st.halted for st in c.states.values[have:want]], bool)))
+        self.rep, self.class_mask, self.state_halted = self.columns.grow(c.classes.values,
+                                                                         c.states.values)
 
     def _move_rows(self, b: int, p: int) -> tuple:
         """The move columns of (belief ``b``, producers ``p``): event, producers after,
@@ -336,7 +378,7 @@ class BlockTables:
             if any(a not in self.bit for a, _ in consulted):
                 return None
             found = self.consulted_ids[consulted] = len(self.consulted)
-            self.consulted.append([(self.column[a], self._option(a, o))
+            self.consulted.append([(self.column[a], self.columns.option(a, o))
                                    for a, o in consulted])
         return found
 

@@ -105,7 +105,7 @@ def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
 
 class _Watched(explore_module.SweepSystem):
     """The sweep, recording around each eviction what its tables held keyed by a state before
-    a step, and which states the pending nodes hold."""
+    a step or by a class (the forks), and which states and classes the pending nodes hold."""
 
     def __init__(self, *config):
         super().__init__(*config)
@@ -117,14 +117,16 @@ class _Watched(explore_module.SweepSystem):
                 "checked": {k: (k & mask, v) for k, v in c.checked.items()},
                 "step_checked": {k: (k & mask, v) for k, v in c.step_checked.items()},
                 "class_checked": {k: (k[0] & mask, v) for k, v in c.class_checked.items()},
-                "step_decisions": {k: (k[0], v) for k, v in c.step_decisions.items()}}
+                "step_decisions": {k: (k[0], v) for k, v in c.step_decisions.items()},
+                "forks": {k: (("class", k[1]), v) for k, v in c.forks.items()}}
 
     def make_room(self, pending):
         held = self._keyed()
         evictions, trims = self.cache.evictions, self.cache.trims
         super().make_room(pending)
         if self.cache.evictions > evictions:
-            live = {int(s) for nodes in pending() for s in nodes[:, 1]}
+            live = {int(s) for nodes in pending() for s in nodes[:, 1]} | \
+                {("class", int(c)) for nodes in pending() for c in nodes[:, 3]}
             self.seen.append((held, self._keyed(), live, self.cache.trims > trims))
 
 
@@ -171,9 +173,10 @@ def test_the_engine_offers_make_room_the_nodes_still_to_expand():
 
 def test_memo_evictions_drop_only_what_no_pending_node_needs():
     """Past the memo budget the sweep drops the entries of the consumer states that no node
-    still to expand holds (this level's rest, the next level's so far), keeps every other entry
-    as it was, and finds what it finds with every entry kept (depth 4 in chunks of 256 nodes, a
-    budget of 50,000 entries: evicted several times, never emptied)."""
+    still to expand holds (this level's rest, the next level's so far), and the forks of the
+    classes none holds, keeps every other entry as it was, and finds what it finds with every
+    entry kept (depth 4 in chunks of 256 nodes, a budget of 50,000 entries: evicted several
+    times, never emptied)."""
     from properties.bfs import LocalEngine, search
     system = _Watched(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
                       50_000)
@@ -190,6 +193,7 @@ def test_memo_evictions_drop_only_what_no_pending_node_needs():
             assert {k: v for k, v in kept[table].items() if k in entries} == wanted, table
         dropped = sum(len(held[t]) - len(kept[t]) for t in held)
         assert dropped > 0 and all(v[0] in live for t in kept for v in kept[t].values())
+    assert any(len(held["forks"]) > len(kept["forks"]) for held, kept, _, _ in system.seen)
 
 
 def test_when_the_pending_states_fill_the_budget_those_needed_soonest_are_kept():

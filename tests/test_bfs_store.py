@@ -50,6 +50,7 @@ def test_a_merge_holds_the_two_runs_and_small_blocks_only(monkeypatch):
     ``realloc`` moves it: buffers this small are not memory maps) and small temporaries: under
     3.5 times a run's bytes (a concatenation then a sort, as before, took more than 5)."""
     monkeypatch.setattr(FingerprintSet, "MERGE_BLOCK", 1 << 16)
+    monkeypatch.setattr(FingerprintSet, "INDEX_FROM", 1 << 30)  # the merge alone (no index)
     n = 1 << 21
     visited = FingerprintSet()
     visited.add(np.arange(0, 2 * n, 2, dtype=np.uint64))
@@ -65,6 +66,37 @@ def test_a_merge_holds_the_two_runs_and_small_blocks_only(monkeypatch):
     assert (np.diff(visited.runs[0].astype(np.int64)) == 1).all()
     assert peak < 3.5 * 8 * n, peak / (8 * n)
     assert visited.peak_nbytes == 3 * 8 * n  # the grown run and the batch's run
+
+
+def test_large_runs_are_looked_up_through_a_bucket_index(monkeypatch):
+    """Runs of at least ``INDEX_FROM`` members carry a bucket index (half a byte a member,
+    counted in ``nbytes``); lookups through it find exactly the members, for fingerprints
+    spread as BLAKE2b spreads them and for clustered ones (every bucket but a few empty, one
+    bucket holding a whole run), in sets that share runs too."""
+    from properties.bfs_store import _bucket_index, _bucket_search
+    monkeypatch.setattr(FingerprintSet, "INDEX_FROM", 1 << 12)
+    rng = np.random.default_rng(7)
+    spread = np.unique(rng.integers(0, 2**63, 40_000, dtype=np.int64).astype(np.uint64) << 1)
+    clustered = np.arange(2**63, 2**63 + 9_000, dtype=np.uint64)  # one bucket
+    for members in (spread, clustered):
+        visited = FingerprintSet()
+        for lo in range(0, len(members), 3_000):
+            visited.add(members[lo:lo + 3_000])
+        indexed = [ix for ix in visited.indexes if ix is not None]
+        assert indexed and len(visited.indexes) == len(visited.runs)
+        assert visited.nbytes == 8 * len(members) + sum(ix[1].nbytes for ix in indexed)
+        probes = np.concatenate([members[::7], members[::11] + np.uint64(1),
+                                 np.array([0, 2**64 - 1, 2**63 - 1], np.uint64)])
+        expected = np.isin(probes, members)
+        assert (visited.contains(probes) == expected).all()
+        shared, new = visited.with_added(np.array([1, 3, 5], np.uint64))
+        assert shared.indexes[0] is visited.indexes[0] and new.all()
+        assert (shared.contains(probes) == (expected | np.isin(probes, [1, 3, 5]))).all()
+        run = visited.runs[0]
+        index = _bucket_index(run)
+        assert index[1][-1] == len(run) and (np.diff(index[1]) >= 0).all()
+        at = _bucket_search(run, index, run[::13])
+        assert (run[at] == run[::13]).all()
 
 
 def test_a_block_array_spills_full_blocks_to_a_memory_map(monkeypatch, tmp_path):

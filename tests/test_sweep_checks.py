@@ -89,7 +89,7 @@ def test_p37_renamed_tree_memo_answers_as_the_decisions_read_one_at_a_time():
     system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     explore_module.search(system, 3)
     c = system.cache
-    readings = [c.representatives[i] for i in range(0, len(c.representatives), 7)][:12]
+    readings = [c.representative(i) for i in range(0, len(c.classes.values), 7)][:12]
     assert len(readings) >= 5
     compared = alike = 0
     for (s, e), pair in list(c.step_decisions.items())[:300]:
