@@ -49,7 +49,7 @@ cluster, workers and nannies, over the whole run, beside the tasks too) and ``lo
 seconds over wall seconds says how much of a core the run was given.
 
 Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--workers N]
-[--only NAME,...] [--timeout SECONDS] [--json]
+[--only NAME,...] [--timeout SECONDS] [--progress] [--json]
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ CONFIGURATIONS = (
 
 def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: int = 3,
             workers: int = 1, only: Optional[set] = None,
-            timeout: Optional[float] = None) -> dict:
+            timeout: Optional[float] = None, progress: bool = False) -> dict:
     """Run every configuration to ``depth`` and the all-readings ones to ``extra_depth``
     (0: skip those), each ``repeat`` times; returns their figures, from the fastest run of each
     (seconds are wall time; ``secondsMedian`` and ``secondsEach``, in the order run, give the
@@ -87,7 +87,9 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     named ``NAME@N``). ``timeout``: seconds after which each run stops, at the next chunk of
     nodes it would expand (its row then says ``"complete": false`` and gives the figures of
     what it explored: a partial deep run still measures the rate and the memory of its levels;
-    None: no limit).
+    None: no limit). ``progress``: each run prints a line to standard error at each level's
+    end and every minute within a level (states, edges, seconds, resident memory), for a deep
+    run that takes hours.
 
     Raises ValueError when ``repeat`` or ``workers`` is below 1, ``timeout`` is not positive
     or ``only`` names a configuration not run, and RuntimeError when two complete runs of one
@@ -122,8 +124,8 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
         figures = []
         for _ in range(repeat):  # one at a time, each in a process of its own
             with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
-                figures.append(pool.submit(_run, bound, {**kwargs, "timeout": timeout})
-                               .result())
+                figures.append(pool.submit(_run, bound, {**kwargs, "timeout": timeout},
+                                           name if progress else None).result())
         if len({(f["states"], f["edges"]) for f in figures if f["complete"]}) > 1:
             raise RuntimeError(f"{name}: runs explored different states or edges")
         each = [f["seconds"] for f in figures]  # in the order run
@@ -197,13 +199,16 @@ def judge(rows: dict, workers: int) -> list:
     return out
 
 
-def _run(bound: int, kwargs: dict) -> dict:
+def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     """One search to ``bound`` with ``kwargs`` (run in a fresh process), as figures; seconds
-    unrounded."""
+    unrounded. ``progress``: the configuration's name, to print progress lines under
+    (:func:`_progress`; None: silent)."""
     import resource
     import time
     baseline = _resident()
     cpu = time.process_time()
+    if progress is not None:
+        kwargs = {**kwargs, "progress": _progress(progress)}
     r = explore(depth=bound, **kwargs)
     cpu = time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
@@ -231,6 +236,24 @@ def _run(bound: int, kwargs: dict) -> dict:
     if "workerTasks" in r.storage:
         out["workerTasks"] = r.storage["workerTasks"]
     return out
+
+
+def _progress(name: str):
+    """A progress callback for :func:`properties.explore.explore` that prints a line to
+    standard error when a depth is done (the callback's level moves on: it is the number of
+    levels expanded after a level, the level being expanded within one) and at most once a
+    minute within a level: the configuration, depth, states, edges, seconds and resident GB."""
+    last = {"level": 0, "seconds": 0.0}
+
+    def report(level: int, states: int, edges: int, seconds: float) -> None:
+        done = level != last["level"]
+        if not done and seconds - last["seconds"] < 60:
+            return
+        last.update(level=level, seconds=seconds)
+        what = f"depth {level} done" if done else f"exploring depth {level + 1}"
+        print(f"{name}: {what}, {states:,} states, {edges:,} edges, {seconds:,.0f} s, "
+              f"{_resident() / 1e9:.2f} GB resident", file=sys.stderr, flush=True)
+    return report
 
 
 def _resident() -> int:
@@ -272,6 +295,10 @@ def main(argv=None) -> int:
                              "next chunk of 4,096 nodes: a few seconds later at depth 5) and "
                              "report what it explored (default: none; e.g. a partial "
                              "--extra-depth 7 run)")
+    parser.add_argument("--progress", action="store_true",
+                        help="print each run's progress to standard error (a line per level, "
+                             "and a minute apart within one: states, edges, seconds, resident "
+                             "memory)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -283,7 +310,7 @@ def main(argv=None) -> int:
     only = set(args.only.split(",")) if args.only else None
     try:
         figures = measure(args.depth, args.extra_depth, args.repeat, args.workers, only,
-                          args.timeout)
+                          args.timeout, args.progress)
     except ValueError as exc:
         parser.error(str(exc))
     if args.json:

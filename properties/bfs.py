@@ -422,10 +422,12 @@ class LocalEngine:
                     self.system.expand(part_ids, np.asarray(nodes[lo:lo + self.chunk]), level,
                                        out, merge.known)
                     self._absorb(merge, part_ids, out, last, base)
+                    self.frontier_peak = max(self.frontier_peak,
+                                             self.frontier.in_memory + self.next.in_memory)
+                del ids, nodes
+                self.frontier.release(block)  # expanded: its memory goes as the level goes on
         finally:
             self.spilled = max(self.spilled, self.frontier.spilled)
-            self.frontier_peak = max(self.frontier_peak,
-                                     self.frontier.in_memory + self.next.in_memory)
             self.frontier.close()
             self.frontier, self.next = self.next, None
 

@@ -514,12 +514,36 @@ class Frontier:
         return self.blocks_from(0)
 
     def blocks_from(self, start: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The blocks from the ``start``-th on (0: every block), in the order added."""
-        for ids, nodes in self.blocks[start:]:
+        """The blocks from the ``start``-th on (0: every block), in the order added (read one
+        at a time, so that a block :meth:`release` d meanwhile is not held here). Raises
+        ValueError for a block released before it is reached."""
+        for i in range(start, len(self.blocks)):
+            block = self.blocks[i]
+            if block is None:
+                raise ValueError(f"frontier block {i} was released")
+            ids, nodes = block
+            del block
             if isinstance(ids, str):
                 yield np.load(ids, mmap_mode="r"), np.load(nodes, mmap_mode="r")
             else:
                 yield ids, nodes
+
+    def release(self, i: int) -> None:
+        """Drop block ``i`` (expanded: it is never read again), its memory given back or its
+        spill files removed; the blocks keep their numbers."""
+        block = self.blocks[i]
+        if block is None:
+            return
+        self.blocks[i] = None
+        ids, nodes = block
+        if isinstance(ids, str):
+            for path in (ids, nodes):
+                try:
+                    os.remove(path)
+                except OSError:
+                    pass
+        else:
+            self.in_memory -= ids.nbytes + nodes.nbytes
 
     def close(self) -> None:
         """Drop the blocks and remove the spill directory, if any."""

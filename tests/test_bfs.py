@@ -89,6 +89,37 @@ def test_a_frontier_spills_to_disk_and_reads_back(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def test_an_expanded_frontier_block_is_released_as_the_level_goes_on(tmp_path, monkeypatch):
+    """A frontier block, once expanded, is dropped: its bytes no longer count as in memory, a
+    spilled block's files are removed, the later blocks read as before, and reading a released
+    block again is refused. The engine releases each block after expanding it, so the peak it
+    reports is the frontiers' largest sum while a level runs, not at its end."""
+    frontier = Frontier(width=2, memory_limit=100, spill_dir=str(tmp_path))
+    for i in range(4):
+        ids = np.arange(i * 3, i * 3 + 3, dtype=np.int64)
+        frontier.add(ids, np.stack([ids, ids * 2], axis=1))
+    in_memory, files = frontier.in_memory, len(list(next(tmp_path.iterdir()).iterdir()))
+    assert in_memory == 72 and files == 6  # one block of 72 bytes; three spilled, in pairs
+    seen = []
+    for block, (ids, _) in enumerate(frontier):
+        seen.append(ids.tolist())
+        frontier.release(block)
+    assert seen == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
+    assert frontier.in_memory == 0 and not any(next(tmp_path.iterdir()).iterdir())
+    with pytest.raises(ValueError, match="released"):
+        list(frontier.blocks_from(2))
+    frontier.close()
+    import properties.bfs as bfs
+    released = []
+    real = Frontier.release
+    monkeypatch.setattr(Frontier, "release", lambda self, i: (released.append(i), real(self, i)))
+    engine = bfs.LocalEngine(explore_module.SweepSystem(explore_module.EXPLORE_VOCABULARY, (),
+                                                        False), chunk=4, frontier_limit=2048)
+    found = bfs.search(engine.system, 4, engine)
+    assert found.states == 64148 and len(released) > 10
+    assert 0 < found.storage["frontierPeakBytes"] <= 2 * 2048  # each frontier's memory limit
+
+
 def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
     plain = explore(depth=4, reading=None)
     squeezed = explore(depth=4, reading=None, frontier_limit=4096, spill_dir=str(tmp_path),

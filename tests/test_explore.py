@@ -662,3 +662,27 @@ def test_a_violation_under_one_reading_does_not_hide_another_under_another():
                         check_readings=False)
         assert sorted(alone.violations) == expected
         assert len(alone.violations[expected[0]][0]) == len(swept.violations[expected[0]][0])
+
+
+def test_the_explore_benchmark_reports_progress_per_depth_and_per_minute(monkeypatch, capsys):
+    """``--progress`` prints a line when a depth is done and at most once a minute within the
+    level under way (a deep run takes hours), on standard error."""
+    import importlib
+    import sys
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "explore", raising=False)
+    bench = importlib.import_module("explore")
+    try:
+        report = bench._progress("all-readings@7")
+        for call in [(0, 1, 0, 0.1), (1, 2, 1, 0.2), (1, 40, 50, 30.0), (1, 90, 99, 61.0),
+                     (1, 95, 120, 62.0), (2, 200, 300, 70.0)]:
+            report(*call)
+    finally:
+        sys.modules.pop("explore", None)
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert captured.out == "" and len(lines) == 3, lines
+    assert lines[0].startswith("all-readings@7: depth 1 done, 2 states, 1 edges, 0 s, ")
+    assert lines[1].startswith("all-readings@7: exploring depth 2, 90 states, 99 edges, 61 s, ")
+    assert lines[2].startswith("all-readings@7: depth 2 done, 200 states, 300 edges, 70 s, ")
+    assert all(line.endswith(" GB resident") for line in lines)
