@@ -560,24 +560,29 @@ def _cyclic_gc_paused():
 
 def _first_places(blocks, states: int, classes: int) -> tuple:
     """One pass over the pending nodes (``blocks``: int64 arrays of sweep nodes, in the order
-    they will be expanded): ``(first, held)``, per consumer state number below ``states`` the
-    place of its first pending node (int64; -1 where none holds it), and per class number
-    below ``classes`` whether a pending node holds it (uint8). Only the nodes whose state has
-    not been met in an earlier block are sorted, so the pass costs a few array operations per
-    node (some 44 million at depth 7's last level, where a sort of them all took seconds at
-    every eviction)."""
+    they will be expanded): ``(first, class_first)``, per consumer state number below
+    ``states`` and per class number below ``classes`` the place of the first pending node
+    that holds it (int64; -1 where none does). Only the nodes whose state or class has not
+    been met in an earlier block are sorted, so the pass costs a few array operations per node
+    (some 44 million at depth 7's last level, where a sort of them all took 12 s, at every
+    eviction)."""
     first = np.full(states, -1, np.int64)
-    held = np.zeros(classes, np.uint8)
+    class_first = np.full(classes, -1, np.int64)
     at = 0
     for nodes in blocks:
-        column = np.asarray(nodes[:, 1], dtype=np.int64)
-        held[nodes[:, 3]] = 1
-        new = np.flatnonzero(first[column] < 0)
-        if len(new):
-            found, place = np.unique(column[new], return_index=True)
-            first[found] = at + new[place]
-        at += len(column)
-    return first, held
+        for column, places in ((np.asarray(nodes[:, 1], dtype=np.int64), first),
+                               (np.asarray(nodes[:, 3], dtype=np.int64), class_first)):
+            new = np.flatnonzero(places[column] < 0)
+            if len(new):
+                found, place = np.unique(column[new], return_index=True)
+                places[found] = at + new[place]
+        at += len(nodes)
+    return first, class_first
+
+
+def _first_of(key: tuple) -> int:
+    """A table key's first member (the state of a ``(state, event)`` key)."""
+    return key[0]
 
 
 def _fps_of(tables: tuple, nodes: np.ndarray) -> np.ndarray:
@@ -753,21 +758,25 @@ class SweepCache(MoveTable):
         self.generation = 0  # changed whenever entries are dropped (the blocks' mirrors go)
 
     def size(self) -> int:
-        """Entries of the tables keyed by consumer transitions (the ones that grow)."""
+        """Entries of the tables that grow with the search: those keyed by consumer
+        transitions, the class outcomes and the forks (the forks of the classes of depth 7's
+        last level come to millions, some 0.5 KB each)."""
         return len(self.trees) + len(self.checked) + len(self.step_checked) + \
             len(self.resteps) + len(self.target_checked) + len(self.local_trees) + \
-            len(self.step_decisions) + len(self.renamed_trees)
+            len(self.step_decisions) + len(self.renamed_trees) + len(self.class_checked) + \
+            len(self.forks)
 
     def trim(self, limit: int) -> bool:
-        """Empty the tables keyed by consumer transitions when they hold more than ``limit``
-        entries (every entry is recomputed, equal, when next needed; the interned values, the
-        moves, forks and split costs stay). Returns whether it did."""
+        """Empty the tables :meth:`size` counts, and those keyed by the state after a step,
+        when :meth:`size` is more than ``limit`` entries (every entry is recomputed, equal, when
+        next needed; the interned values, the moves and split costs stay). Returns whether it
+        did."""
         if self.size() <= limit:
             return False
         for table in (self.trees, self.local_trees, self.checked, self.class_checked,
                       self.after_checked, self.step_checked, self.target_checked, self.inputs,
                       self.resteps, self.numbered_by_id, self.step_decisions,
-                      self.renamed_trees):
+                      self.renamed_trees, self.forks):
             table.clear()
         self.trims += 1
         self.generation += 1
@@ -777,46 +786,56 @@ class SweepCache(MoveTable):
         """Drop the entries of the tables keyed by the consumer state a step starts from
         (``trees``, ``step_decisions``, ``checked``, ``step_checked``, ``class_checked``) for
         every state number ``s`` with ``live[s] == 0`` (numbers past ``live``'s end count as
-        live): the states no pending node holds (:meth:`SweepSystem.make_room`); with
-        ``live_classes``, likewise the ``forks`` of the classes no pending node holds (at depth
-        7 they come to millions). The tables keyed otherwise (by focus, state after, target
-        view) are kept. Returns how many entries of the tables :meth:`size` counts were
-        dropped. Each table is rebuilt rather than deleted from, so that its memory is given
-        back."""
+        live), and with ``live_classes`` likewise the ``forks`` of the classes whose byte is 0:
+        the states and classes no pending node holds, or none needed soon
+        (:meth:`SweepSystem.make_room`). The tables keyed otherwise (by focus, state after,
+        target view) are kept. Returns how many entries of the tables :meth:`size` counts were
+        dropped. The dropped keys are deleted in place (a table keeps its room for the entries
+        that come next; rebuilding each table took twice as long)."""
         n = len(live)
         mask = CHECK_STATE_MASK
-        before = len(self.trees) + len(self.step_decisions) + len(self.checked) + \
-            len(self.step_checked)
-        self.trees = {k: v for k, v in self.trees.items() if k[0] >= n or live[k[0]]}
-        self.step_decisions = {k: v for k, v in self.step_decisions.items()
-                               if k[0] >= n or live[k[0]]}
-        self.checked = {k: v for k, v in self.checked.items()
-                        if (k & mask) >= n or live[k & mask]}
-        self.step_checked = {k: v for k, v in self.step_checked.items()
-                             if (k & mask) >= n or live[k & mask]}
-        self.class_checked = {k: v for k, v in self.class_checked.items()
-                              if (k[0] & mask) >= n or live[k[0] & mask]}
+        before = self.size()
+        dropped = (
+            (self.trees, [k for k in self.trees if k[0] < n and not live[k[0]]]),
+            (self.step_decisions, [k for k in self.step_decisions
+                                   if k[0] < n and not live[k[0]]]),
+            (self.checked, [k for k in self.checked if (k & mask) < n and not live[k & mask]]),
+            (self.step_checked, [k for k in self.step_checked
+                                 if (k & mask) < n and not live[k & mask]]),
+            (self.class_checked, [k for k in self.class_checked
+                                  if (k[0] & mask) < n and not live[k[0] & mask]]))
         if live_classes is not None:
             m = len(live_classes)
-            self.forks = {k: v for k, v in self.forks.items() if k[1] >= m or live_classes[k[1]]}
+            dropped += ((self.forks, [k for k in self.forks
+                                      if k[1] < m and not live_classes[k[1]]]),)
+        for table, keys in dropped:
+            for k in keys:
+                del table[k]
         self.evictions += 1
         self.generation += 1
-        return before - (len(self.trees) + len(self.step_decisions) + len(self.checked) +
-                         len(self.step_checked))
+        return before - self.size()
 
     def entries_by_state(self, n: int) -> np.ndarray:
-        """The entries :meth:`size` counts that are keyed by the consumer state a step starts
-        from (``trees``, ``step_decisions``, ``checked``, ``step_checked``), per state number
-        below ``n``: an int64 array of ``n`` counts (numbers past ``n`` are not counted)."""
+        """The entries of the tables :meth:`evict` keys by the consumer state a step starts
+        from (``trees``, ``step_decisions``, ``checked``, ``step_checked``,
+        ``class_checked``), per state number below ``n``: an int64 array of ``n`` counts
+        (numbers past ``n`` are not counted)."""
         mask = CHECK_STATE_MASK
         columns = [np.fromiter((k[0] for k in self.trees), np.int64, len(self.trees)),
                    np.fromiter((k[0] for k in self.step_decisions), np.int64,
                                len(self.step_decisions)),
                    np.fromiter((k & mask for k in self.checked), np.int64, len(self.checked)),
                    np.fromiter((k & mask for k in self.step_checked), np.int64,
-                               len(self.step_checked))]
+                               len(self.step_checked)),
+                   np.fromiter((k[0] & mask for k in self.class_checked), np.int64,
+                               len(self.class_checked))]
         keys = np.concatenate(columns)
         return np.bincount(keys[keys < n], minlength=n)[:n]
+
+    def forks_by_class(self, m: int) -> np.ndarray:
+        """The ``forks`` per class number below ``m``: an int64 array of ``m`` counts."""
+        keys = np.fromiter((k[1] for k in self.forks), np.int64, len(self.forks))
+        return np.bincount(keys[keys < m], minlength=m)[:m]
 
     def moves_of(self, b: int, p: int) -> list:
         """:meth:`MoveTable.moves_of`, with each new event's :class:`_Dispatch` made."""
@@ -1350,21 +1369,28 @@ class SweepSystem(TransitionSystem):
         c = self.cache
         if c.size() <= self.cache_entries:
             return
-        n = len(c.states.values)
-        first, live_classes = _first_places(pending(), n, len(c.classes.values))
-        c.evict(bytearray((first >= 0).tobytes()), bytearray(live_classes.tobytes()))
-        if c.size() <= self.cache_entries * self.EVICT_KEEPS:
-            return
-        # Still too much: keep the entries of the pending states needed soonest (the least
-        # first place among the pending nodes), as many states as half the budget holds
-        # beside the tables not keyed by a state, and drop the others' too.
-        counts = c.entries_by_state(n)
+        n, m = len(c.states.values), len(c.classes.values)
+        first, class_first = _first_places(pending(), n, m)
+        counts, fork_counts = c.entries_by_state(n), c.forks_by_class(m)
+        # the places, in the pending order, from which the entries of a state or class are
+        # needed next, and how many entries each keeps; what no pending node needs goes first
         pending_states = np.flatnonzero(first >= 0)
-        soon = pending_states[np.argsort(first[pending_states])]
-        room = self.cache_entries // 2 - (c.size() - int(counts.sum()))
-        near = bytearray(n)
-        np.frombuffer(near, dtype=np.uint8)[soon[np.cumsum(counts[soon]) <= room]] = 1
-        c.evict(near)
+        pending_classes = np.flatnonzero(class_first >= 0)
+        places = np.concatenate((first[pending_states], class_first[pending_classes]))
+        weights = np.concatenate((counts[pending_states], fork_counts[pending_classes]))
+        kept = int(weights.sum())
+        others = c.size() - int(counts.sum()) - int(fork_counts.sum())  # not keyed so
+        horizon = None  # keep every pending state's and class's entries
+        if others + kept > self.cache_entries * self.EVICT_KEEPS:
+            # keep those needed soonest, as many as half the budget holds beside the tables not
+            # keyed by a state or class: the furthest next use goes first (Belady)
+            order = np.argsort(places, kind="stable")
+            within = np.cumsum(weights[order]) <= self.cache_entries // 2 - others
+            horizon = int(places[order][within].max()) + 1 if within.any() else 0
+        live = first >= 0 if horizon is None else (first >= 0) & (first < horizon)
+        live_classes = class_first >= 0 if horizon is None else \
+            (class_first >= 0) & (class_first < horizon)
+        c.evict(bytearray(live.tobytes()), bytearray(live_classes.tobytes()))
         c.trim(int(self.cache_entries * self.EVICT_KEEPS))
 
     def fresh(self) -> "SweepSystem":

@@ -231,27 +231,41 @@ def test_memo_evictions_drop_only_what_no_pending_node_needs():
 
 def test_when_the_pending_states_fill_the_budget_those_needed_soonest_are_kept():
     """Past the budget with every pending state's entries kept, the sweep keeps those of the
-    states whose first pending node comes soonest (half the budget's worth) rather than
-    emptying everything, and the report is unchanged (depth 4 in chunks of 256 nodes, a budget
-    of 20,000 entries)."""
+    states and classes whose first pending node comes soonest (half the budget's worth) rather
+    than emptying everything, in the one eviction: every state it keeps comes before every
+    pending state it drops, and the report is unchanged (depth 4 in chunks of 256 nodes, a
+    budget of 20,000 entries)."""
     from properties.bfs import LocalEngine, search
     steps = []
 
     class Counted(explore_module.SweepSystem):
         def make_room(self, pending):
             before = (self.cache.evictions, self.cache.trims, self.cache.size())
+            held = {k[0] for k in self.cache.trees}
             super().make_room(pending)
+            if self.cache.evictions == before[0]:
+                return
+            firsts = {}
+            for i, s in enumerate(int(s) for nodes in pending() for s in nodes[:, 1]):
+                firsts.setdefault(s, i)
+            kept = {k[0] for k in self.cache.trees}
+            dropped = {s for s in held - kept if s in firsts}  # pending, yet dropped
             steps.append((self.cache.evictions - before[0], self.cache.trims - before[1],
-                          before[2], self.cache.size()))
+                          before[2], self.cache.size(),
+                          max((firsts[s] for s in kept & held if s in firsts), default=-1),
+                          min((firsts[s] for s in dropped), default=None)))
 
     system = Counted(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
                      20_000)
     found = search(system, 4, LocalEngine(system, chunk=256))
     plain = explore(depth=4, reading=None)
     assert _signature(explore_module._report(found, system, 4, True)) == _signature(plain)
-    # a second eviction in one call: by next use; then the tables fit without emptying
-    soonest = [s for s in steps if s[0] == 2 and s[1] == 0]
-    assert soonest and all(0 < after <= 0.85 * 20_000 < size for _, _, size, after in soonest)
+    assert steps and all(s[0] == 1 for s in steps)  # one eviction a call
+    # calls where pending states' entries went too: the soonest kept, and no emptying
+    soonest = [s for s in steps if s[5] is not None and s[1] == 0]
+    assert soonest
+    for _, _, size, after, last_kept, first_dropped in soonest:
+        assert 0 < after <= 0.85 * 20_000 < size and last_kept < first_dropped
 
 
 def test_evictions_in_the_per_leaf_loop_and_on_dask_workers_change_nothing(cluster,
