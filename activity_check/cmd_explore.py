@@ -41,7 +41,8 @@ def _add_explore(sub) -> None:
                     "(default: the small exploration vocabulary)")
     ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
                     help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
-                         "about 3 GB; 0: no limit)")
+                         "about 3 GB; 0: no limit; a level the workers expand is cut when it is "
+                         "merged, after they finish it)")
     ex.add_argument("--timeout", type=float,
                     help="stop after this many seconds (checked before each chunk of 4,096 nodes "
                          "this process expands; a level the workers expand is finished first)")
@@ -51,7 +52,7 @@ def _add_explore(sub) -> None:
                          "or KNOB=OPTION,...)")
     ex.add_argument("--adversarial", action="store_true",
                     help="also take the producer's non-conformant moves")
-    ex.add_argument("--graph", help="write the state graph (.graphml or .dot) after the report; it "
+    ex.add_argument("--graph", help="write the state graph (.graphml, .dot or .gv) after the report; it "
                     "keeps every edge: at the default depth about 5 GB of memory, a minute or "
                     "two and a 450 MB file (depth 4: seconds)")
     ex.add_argument("--workers", type=int, default=None,
@@ -96,17 +97,18 @@ def cmd_explore(args) -> int:
     if args.json:
         print(dump(out))
         sys.stdout.flush()
-        return (_write_graph(args.graph, report) or status) if args.graph else status
+        return (_write_graph(args.graph, report)[0] or status) if args.graph else status
     con = console()
     _print_report(con, args, report, out)
     if coverage is not None:
         from properties.coverage import render_text
         print(render_text(coverage))
     if args.graph:
-        written = _write_graph(args.graph, report)
+        written, edges = _write_graph(args.graph, report)
         if written:
             return written
-        con.print(f"wrote the state graph to {shown(args.graph)}")
+        con.print(f"wrote the state graph ({report.states:,} states, {edges:,} edges: one per "
+                  f"class of readings a move reaches) to {shown(args.graph)}")
     return status
 
 
@@ -128,7 +130,7 @@ def _options(args):
         args.max_states = None
     if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
         raise UsageError("--timeout must be a positive number of seconds")
-    if args.cluster:
+    if args.cluster is not None:
         from properties.bfs_dask import cluster_workers
         try:
             cluster_workers(args.cluster)
@@ -149,6 +151,12 @@ def _options(args):
         parent = os.path.dirname(os.path.abspath(args.graph))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
             raise UsageError(f"--graph {args.graph}: {parent} is not a writable directory")
+        try:  # a file system that refuses new files (/proc, read-only): before the search
+            import tempfile
+            tempfile.TemporaryFile(dir=parent).close()
+        except OSError as exc:
+            raise UsageError(f"--graph {args.graph}: cannot make a file in {parent} "
+                             f"({exc.strerror})") from None
     return reading, vocabulary
 
 
@@ -189,7 +197,7 @@ def _print_report(con, args, report, out: dict) -> None:
                  report.stopped_by]
     timing = f" in {report.seconds:.1f} s ({report.states_per_second:,.0f} states/s)" \
         if args.timings else ""
-    con.print(f"explored {report.states:,} distinct states and {report.edges:,} edges to depth "
+    con.print(f"explored {report.states:,} distinct states and {report.edges:,} moves to depth "
               f"{report.depth}{timing}"
               + (f" under every reading at once ({report.classes:,} "
                  f"class{'es' if report.classes != 1 else ''} of readings)"
@@ -201,7 +209,8 @@ def _print_report(con, args, report, out: dict) -> None:
         if args.timings else ""  # a fact of the run, like its time: the rest is the same for any N
     con.print(f"{workers}visited set: "
               f"{report.storage['fingerprint']}, probability of a fingerprint collision "
-              f"{report.storage['collisionProbability']:.1e} for {report.states:,} states")
+              f"{report.storage['collisionProbability']:.1e} for {report.states:,} "
+              f"state{'s' if report.states != 1 else ''}")
     table = Table(title=f"open questions that split a step ({len(report.splits)}), shortest first found")
     for col in ("knob", "events", "readings", "trace"):
         table.add_column(col, overflow="fold")
@@ -214,10 +223,11 @@ def _print_report(con, args, report, out: dict) -> None:
             con.print(f"[bold red]{pid}[/bold red] violated after {info['length']} events: "
                       f"{shown(info['witness'], None)}")
     else:
-        con.print(f"no property violated on any explored transition ({report.edges:,} checked)")
+        con.print(f"no property violated on any explored transition ({report.edges:,} moves "
+                  "checked, each under every class of readings it reaches)")
 
 
-def _write_graph(path: str, report) -> int:
+def _write_graph(path: str, report) -> tuple[int, int]:
     """Write the explored state graph to ``path`` (``.graphml``, else DOT), after the report is
     printed, with a progress line on stderr (the graph holds every examined edge: at the default
     bound a minute or more, and gigabytes). The file is written beside its name and linked to it
@@ -225,8 +235,8 @@ def _write_graph(path: str, report) -> int:
     through a symbolic link), so a failed or interrupted write leaves no partial graph; after a
     search that was interrupted it is not written at all (the user asked the command to stop).
 
-    Returns 0, or 130 when interrupted (one line on stderr). Raises UsageError when the file
-    cannot be written."""
+    Returns ``(status, edges written)``: status 0, or 130 when interrupted (one line on
+    stderr; no edges). Raises UsageError when the file cannot be written."""
     from counterexamples.outdir import new_file
     from properties.explore import state_graph
 
@@ -234,7 +244,7 @@ def _write_graph(path: str, report) -> int:
                    f"{visible(path, None)}")
     if report.stopped_by == "interrupted":
         print(not_written, file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED, 0
     try:
         with progress_bar(bar=False) as progress:
             progress.add_task(f"writing the state graph ({report.states:,} states) to "
@@ -248,12 +258,12 @@ def _write_graph(path: str, report) -> int:
                     _write_dot(graph, fh)
     except KeyboardInterrupt:
         print(not_written, file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED, 0
     except FileExistsError:
         raise UsageError(f"--graph {path}: exists; choose a new file name") from None
     except OSError as exc:
         raise UsageError(f"--graph {path}: {exc.strerror}") from None
-    return 0
+    return 0, graph.number_of_edges()
 
 
 def _short(event: dict) -> str:

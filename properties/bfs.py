@@ -263,9 +263,10 @@ class _Merge:
 
     def absorb(self, batch: Batch) -> int:
         """Add a batch of new nodes (in parent-entry order, after every earlier batch's);
-        returns how many were kept. Raises :class:`Stop` at ``max_states`` (the batch is cut at
-        the node that reaches it, and so are its findings and edges; the timeout is
-        :meth:`check_time`'s)."""
+        returns how many were kept. Raises :class:`Stop` when the batch holds a node past
+        ``max_states`` (the batch is cut at the last node within it, and so are its findings and
+        edges; a search that ends with exactly ``max_states`` nodes is not stopped by it; the
+        timeout is :meth:`check_time`'s)."""
         r = self.result
         keys, findings, edges = batch.keys, batch.findings, batch.edges
         if len(r.parents) + len(keys) > _MAX_PARENT or (
@@ -273,7 +274,7 @@ class _Merge:
             raise OverflowError("more nodes or moves than a parent entry holds "
                                 "(pack_key: 2**35 nodes, 2**16 moves per node)")
         cut = None
-        if self.max_states is not None and len(r.parents) + len(keys) >= self.max_states:
+        if self.max_states is not None and len(r.parents) + len(keys) > self.max_states:
             keep = self.max_states - len(r.parents)
             last = int(keys[keep - 1]) if keep > 0 else None
             cut = sequence_of_key(last) if last is not None else (-1, 0, 0)
@@ -288,8 +289,8 @@ class _Merge:
             batch = _cut(batch, keep, last)
         r.parents.extend(keys)
         r.edges += edges
-        if len(batch.move_ids):
-            self.partial = True
+        if len(batch.move_ids) and (len(keys) or edges):
+            self.partial = True  # some of this level's moves are merged
         if batch.tags is not None:
             self.tag_set.add(np.unique(batch.tags))
         if self.keep_edges:

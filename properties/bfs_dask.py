@@ -47,7 +47,7 @@ import numpy as np
 from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
 from properties.bfs_store import FingerprintSet, first_new
 
-__all__ = ["CONNECT_SECONDS", "DaskEngine", "cluster_workers", "local_cluster"]
+__all__ = ["CONNECT_SECONDS", "DaskEngine", "cluster_workers", "dask_setup", "local_cluster"]
 
 _SYSTEMS: dict = {}
 """Per worker process: run token -> the transition system (with its memo tables)."""
@@ -90,16 +90,26 @@ def cluster_workers(address: str) -> int:
 
 def _connected(address: str):
     """A Dask ``Client`` of the scheduler at ``address``. Raises OSError, naming the address:
-    not an address Dask reads, no scheduler answered within :data:`CONNECT_SECONDS`, or what
-    answered is not a Dask scheduler (an HTTP server, a dashboard's port: Dask's handshake then
-    waits for a reply that never comes, or reads the reply's bytes as a frame length and
-    fails to allocate it).
+    not an address Dask reads (no port, a port out of range), no scheduler answered (the
+    connection refused or closed, or no answer within :data:`CONNECT_SECONDS`), or what
+    answered is not a Dask scheduler (an HTTP server, a dashboard's port, any other protocol:
+    Dask's handshake then waits for a reply that never comes, or fails on the reply's bytes).
 
     The handshake runs in a daemon thread, waited for at most twice
     :data:`CONNECT_SECONDS`: Dask's own timeout covers the connection, not a peer that accepts
     it and never answers, and a thread still waiting then does not keep the process alive."""
     import threading
+    import time
+
     from distributed import Client
+    from distributed.comm.addressing import parse_address, parse_host_port
+    try:
+        _, location = parse_address(address)
+        _, port = parse_host_port(location)
+        if not 0 < int(port) < 1 << 16:
+            raise ValueError(f"port {port} out of range")
+    except (ValueError, TypeError) as exc:
+        raise OSError(f"{address} is not a Dask scheduler's address ({exc})") from None
     box: dict = {}
 
     def connect():
@@ -107,6 +117,7 @@ def _connected(address: str):
             box["client"] = Client(address, timeout=f"{CONNECT_SECONDS}s")
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             box["error"] = exc
+    started = time.monotonic()
     thread = threading.Thread(target=connect, name="activity-check dask connect", daemon=True)
     thread.start()
     thread.join(2 * CONNECT_SECONDS)
@@ -114,14 +125,14 @@ def _connected(address: str):
         raise OSError(f"what answered at {address} did not complete a Dask handshake within "
                       f"{2 * CONNECT_SECONDS:g} s: is a Dask scheduler listening there?")
     error = box.get("error")
-    if isinstance(error, (ValueError, TypeError)):
-        raise OSError(f"{address} is not a Dask scheduler's address ({error})") from None
-    if isinstance(error, MemoryError):
+    if isinstance(error, (OSError, TimeoutError)):  # refused, closed, or silent
+        waited = time.monotonic() - started >= CONNECT_SECONDS * 0.9
+        raise OSError(f"no Dask scheduler answered at {address}"
+                      + (f" within {CONNECT_SECONDS:g} s" if waited else
+                         " (the connection was refused or closed)")) from None
+    if isinstance(error, Exception):
         raise OSError(f"what answered at {address} is not a Dask scheduler (its reply is "
                       "not Dask's protocol)") from None
-    if isinstance(error, OSError):
-        raise OSError(f"no Dask scheduler answered at {address} within "
-                      f"{CONNECT_SECONDS:g} s") from None
     if error is not None:
         raise error
     return box["client"]
@@ -129,12 +140,33 @@ def _connected(address: str):
 
 def local_cluster(workers: int):
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1,
-    its HTTP server on a free port, with :data:`QUIET`'s settings (the caller closes it)."""
+    its HTTP server on a free port, with :data:`QUIET`'s settings (the caller closes it).
+
+    Each worker runs this module's :func:`dask_setup` as it starts (Dask's ``preload``), which
+    makes it ignore SIGINT: a terminal's Ctrl-C reaches the whole process group, and the
+    workers would die of it mid-task, each printing a traceback, while the command stops them
+    itself as it closes the cluster (a Ctrl-C in the second or so a worker takes to start
+    still reaches it). Dask's own log lines are kept to the critical ones (a worker that loses
+    its scheduler while the command closes the cluster after an interrupt logs errors; a
+    task's failure still reaches the command as an exception)."""
+    import logging
+
     import dask
     from distributed import LocalCluster
     with dask.config.set(QUIET):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            host="127.0.0.1", dashboard_address=":0", silence_logs=40)
+                            host="127.0.0.1", dashboard_address=":0",
+                            silence_logs=logging.CRITICAL, preload=[__name__])
+
+
+def dask_setup(worker) -> None:
+    """Dask's preload hook, run in each worker process of :func:`local_cluster` as it starts
+    (also for a cluster's workers started with ``dask worker --preload properties.bfs_dask``):
+    SIGINT is ignored there, so that only the command stops its workers."""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _system(token: str, spec: tuple) -> TransitionSystem:
@@ -450,7 +482,7 @@ class DaskEngine:
                 out["workerPeakBytes"] = int(sum(peaks.values()))
             except Exception:  # noqa: BLE001 - figures only; the cluster may be gone
                 pass
-        out["workers"] = self.workers if self.on_cluster else 1  # who expanded the levels
+        out["workers"] = self.workers if self.task_log else 1  # who expanded the levels
         out["workerTasks"] = [{"level": level, "cpuSeconds": [round(t[0][0], 2) for t in tasks],
                                "threadCpuSeconds": [round(t[0][1], 2) for t in tasks],
                                "nodes": [t[1] for t in tasks],

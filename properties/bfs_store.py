@@ -176,7 +176,7 @@ def collision_probability(states: int, bits: int = 64) -> float:
     for fingerprints spread uniformly (``1 - exp(-n(n-1)/2**(bits+1))``, about ``n**2/2**65``
     for 64 bits)."""
     import math
-    return -math.expm1(-states * (states - 1) / 2.0 ** (bits + 1))
+    return -math.expm1(-states * (states - 1) / 2.0 ** (bits + 1)) + 0.0  # never -0.0
 
 
 def first_new(visited: "FingerprintSet", fps: np.ndarray) -> np.ndarray:

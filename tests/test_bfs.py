@@ -427,6 +427,9 @@ def test_explore_refuses_a_cluster_address_where_something_else_answers(capsys, 
     monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
     for reply, said in ((b"", "did not complete a Dask handshake within 2 s"),
                         (b"HTTP/1.0 400 Bad request\r\n\r\n" * 8,
+                         "is not a Dask scheduler (its reply is not Dask's protocol)"),
+                        (b"\x00" * 8, "is not a Dask scheduler (its reply is not Dask's protocol)"),
+                        (b"\xde\xad\xbe\xef" * 16,
                          "is not a Dask scheduler (its reply is not Dask's protocol)")):
         address, close = _listener(reply)
         try:
@@ -440,6 +443,18 @@ def test_explore_refuses_a_cluster_address_where_something_else_answers(capsys, 
         assert captured.err.startswith(f"activity-check: error: --cluster: what answered at "
                                        f"{address} ") and said in captured.err, captured.err
         assert took < 15, took
+
+
+def test_explore_refuses_an_address_out_of_range_or_empty_at_once(capsys):
+    """An empty ``--cluster`` or one whose port cannot be is refused before anything is
+    tried, in one line naming it (exit 2)."""
+    for address, said in (("", "is not a Dask scheduler's address (missing port number"),
+                          ("tcp://127.0.0.1:99999", "is not a Dask scheduler's address (port "
+                                                    "99999 out of range)")):
+        assert main(["explore", "--depth", "1", "--cluster", address]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith(
+            f"activity-check: error: --cluster: {address} {said}"), captured.err
 
 
 def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monkeypatch):

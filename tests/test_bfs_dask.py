@@ -1,6 +1,7 @@
 """The Dask engine's local cluster (issue 21, workers): its processes run with the quiet settings
-(no statistical profiler on the tasks' stacks, slow monitors, no work stealing), and each task
-reports its worker process's CPU and its own thread's."""
+(no statistical profiler on the tasks' stacks, slow monitors, no work stealing) and ignore
+SIGINT (a terminal's Ctrl-C is the command's to handle), and each task reports its worker
+process's CPU and its own thread's."""
 import pytest
 
 from properties.explore import explore
@@ -16,6 +17,10 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu():
     with local_cluster(2) as cluster, Client(cluster) as client:
         settings = client.run(lambda: [dask.config.get(k) for k in sorted(QUIET)])
         assert list(settings.values()) == [[QUIET[k] for k in sorted(QUIET)]] * 2
+        import signal
+        ignored = client.run(lambda: signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+        assert list(ignored.values()) == [True, True]
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not here
         assert client.run_on_scheduler(
             lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is False
         report = explore(depth=3, reading=None, cluster=cluster.scheduler_address,

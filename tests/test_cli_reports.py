@@ -68,7 +68,7 @@ def test_explore_text_is_the_same_bytes_whatever_the_wall_time(monkeypatch, caps
     _, fast, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1")
     _, slow, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1")
     assert fast == slow and "states/s" not in fast and " s (" not in fast
-    assert fast.startswith(f"explored {real.states:,} distinct states and {real.edges:,} edges "
+    assert fast.startswith(f"explored {real.states:,} distinct states and {real.edges:,} moves "
                            "to depth 2 under every reading at once")
     _, timed, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1", "--timings")
     assert f"to depth 2 in 0.5 s ({real.states / 0.5:,.0f} states/s) under" in timed

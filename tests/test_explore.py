@@ -122,9 +122,12 @@ def test_explore_cli_prints_the_report_before_the_graph(tmp_path, capsys):
     then the line that names the written graph; with --json the JSON alone on stdout."""
     dot = tmp_path / "g.dot"
     assert main(["explore", "--depth", "2", "--graph", str(dot)]) == 0
-    out = capsys.readouterr().out
-    assert out.index("stopped by the depth bound (2)") < out.index(f"wrote the state graph to {dot}")
-    assert dot.read_text(encoding="utf-8").startswith("digraph states {\n")
+    out = " ".join(capsys.readouterr().out.split())  # as one line, however the console wraps
+    edges = dot.read_text(encoding="utf-8").count(" -> ")
+    said = f"wrote the state graph (35 states, {edges:,} edges: one per class of readings a " \
+           f"move reaches) to {dot}"
+    assert out.index("stopped by the depth bound (2)") < out.index(said)
+    assert dot.read_text(encoding="utf-8").startswith("digraph states {\n") and edges >= 34
     graphml = tmp_path / "g.graphml"
     assert main(["explore", "--depth", "2", "--json", "--graph", str(graphml)]) == 0
     assert json.loads(capsys.readouterr().out)["states"] == explore(depth=2, reading=None).states
