@@ -19,9 +19,9 @@ MAX_BFS_DEPTH = 5
 """The deepest ``run --bfs-depth`` (a deeper one is refused in one line, exit 2). The
 all-readings sweep grows about fifteenfold per event: without properties depth 4 takes seconds
 and depth 5 about 20 s (2 million states), and the settlement table built on it a few minutes
-and about 2 GB at depth 5 (``questions --depth``'s bound too); depth 6 is about 30 million
-states (4.27 GB and 708 CPU seconds in the one measured run, README "The exhaustive search"),
-which is ``activity-check explore``'s work, not a run's."""
+and about 2 GB at depth 5 (``questions --depth``'s bound too); depth 6 is 54,313,288 states
+of the default vocabulary (some 4.3 GB and a quarter of an hour with every property, README
+"The exhaustive search"), which is ``activity-check explore``'s work, not a run's."""
 
 
 def _add_run(sub) -> None:
