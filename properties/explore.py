@@ -169,7 +169,9 @@ class ExploreReport:
             adversarial: whether the producer's non-conformant moves were taken.
 
         Returns:
-            ``{"depth", "requestedDepth", "complete", "stoppedBy", "states", "edges", "reading"
+            ``{"depth", "requestedDepth", "complete", "stoppedBy", "partial" (the search stopped
+            inside level ``depth + 1`` and ``states`` and ``edges`` count some of its moves),
+            "states", "edges", "reading"
             ("all", else the reading's name), "readingClasses" (None for one reading),
             "adversarial", "splits": {knob id: {"length", "pair": [two readings as text],
             "trace": [wire events]}}, "violations": {property id: {"length", "witness",
@@ -177,7 +179,8 @@ class ExploreReport:
         """
         return {
             "depth": self.depth, "requestedDepth": requested_depth, "complete": self.complete,
-            "stoppedBy": self.stopped_by, "states": self.states, "edges": self.edges,
+            "stoppedBy": self.stopped_by, "partial": self.partial,
+            "states": self.states, "edges": self.edges,
             "reading": "all" if reading is None else (reading.name or "draft"),
             "readingClasses": self.classes if reading is None else None,
             "adversarial": adversarial,

@@ -524,6 +524,13 @@ def test_a_stop_says_whether_the_next_level_was_partly_explored(monkeypatch, cap
     assert "stopped by --max-states 1; depth 1 is not explored" in capsys.readouterr().out
     assert main(["explore", "--depth", "4", "--max-states", "300"]) == 0
     assert "stopped by --max-states 300; depth 3 is partly explored" in capsys.readouterr().out
+    # --json says the same in its member "partial"
+    import json
+    for bound, partial in (("1", False), ("300", True)):
+        assert main(["explore", "--depth", "4", "--max-states", bound, "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert (doc["stoppedBy"], doc["partial"], doc["complete"]) == \
+            ("max-states", partial, False)
     import properties.bfs as bfs
     real = bfs._Merge.absorb
 
