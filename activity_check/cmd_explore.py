@@ -52,9 +52,9 @@ def _add_explore(sub) -> None:
                          "or KNOB=OPTION,...)")
     ex.add_argument("--adversarial", action="store_true",
                     help="also take the producer's non-conformant moves")
-    ex.add_argument("--graph", help="write the state graph (.graphml, .dot or .gv) after the report; it "
-                    "keeps every edge: at the default depth about 5 GB of memory, a minute or "
-                    "two and a 450 MB file (depth 4: seconds)")
+    ex.add_argument("--graph", help="write the state graph (.graphml, .dot or .gv) after the "
+                    "report; it keeps every edge: at the default depth about 5 GB of memory, a "
+                    "minute or two and a 450 MB file (depth 4: seconds)")
     ex.add_argument("--workers", type=int, default=None,
                     help="worker processes expanding each level (default: the cores available; "
                          "1: this process only; the output is the same for any number); levels "

@@ -104,9 +104,10 @@ reading it follows."""
 
 
 CACHE_ENTRIES = 6_000_000
-"""The budget of the all-readings sweep's memo tables keyed by consumer transitions, in entries
-(some 0.3 KB each): past it, the entries of the consumer states that no node still to expand
-holds are dropped (:meth:`SweepSystem.make_room`), and the tables are emptied
+"""The budget of the all-readings sweep's memo tables keyed by consumer transitions, with the
+class outcomes and the forks (:meth:`SweepCache.size`), in entries (some 0.3 KB each): past it,
+the entries of the consumer states and classes that no node still to expand needs soon are
+dropped (:meth:`SweepSystem.make_room`), and the tables are emptied
 (:meth:`SweepCache.trim`) when they still hold more than :attr:`SweepSystem.EVICT_KEEPS` of it;
 so memory follows the states, not the transitions, on deep searches."""
 
@@ -561,6 +562,7 @@ def _cyclic_gc_paused():
             finally:
                 gc.enable()
 
+
 def _first_places(blocks, states: int, classes: int) -> tuple:
     """One pass over the pending nodes (``blocks``: int64 arrays of sweep nodes, in the order
     they will be expanded): ``(first, class_first)``, per consumer state number below
@@ -581,11 +583,6 @@ def _first_places(blocks, states: int, classes: int) -> tuple:
                 places[found] = at + new[place]
         at += len(nodes)
     return first, class_first
-
-
-def _first_of(key: tuple) -> int:
-    """A table key's first member (the state of a ``(state, event)`` key)."""
-    return key[0]
 
 
 def _fps_of(tables: tuple, nodes: np.ndarray) -> np.ndarray:
@@ -722,8 +719,9 @@ class SweepCache(MoveTable):
     * ``split_cost``, ``split_settled``: the split witnesses' costs so far and the forks that
       cannot improve them (:func:`_may_improve`).
 
-    Past the sweep's budget of entries, the entries keyed by a consumer state that no pending
-    node holds are dropped (:meth:`evict`), and the tables are emptied (:meth:`trim`) only when
+    Past the sweep's budget of entries (:meth:`size`), the entries keyed by a consumer state
+    and the forks of a class that no pending node needs soon are dropped (:meth:`evict`, as
+    :meth:`SweepSystem.make_room` chooses), and the tables are emptied (:meth:`trim`) only when
     what is left is still too much: each entry is computed again, equal, if needed.
     """
 
@@ -1361,14 +1359,18 @@ class SweepSystem(TransitionSystem):
     before a step); past it they are emptied."""
 
     def make_room(self, pending) -> None:
-        """When the memo tables hold more than ``cache_entries`` entries: drop the entries of
-        the consumer states no pending node holds (:meth:`SweepCache.evict`; at the last
-        level, a state whose last node has been expanded is never stepped from again). If
-        the tables still hold more than :attr:`EVICT_KEEPS` of the budget, keep only the
-        pending states needed soonest (by their first place among the pending nodes, as many
-        as half the budget holds: the furthest next use goes first, as in Belady's
-        replacement), and empty the tables (:meth:`SweepCache.trim`) only if even that is
-        too much. See :meth:`~properties.bfs.TransitionSystem.make_room`."""
+        """When the memo tables hold more than ``cache_entries`` entries (:meth:`SweepCache.size`),
+        make one eviction (:meth:`SweepCache.evict`): the entries of the consumer states and
+        the forks of the classes that no pending node holds go (at the last level, a state
+        whose last node has been expanded is never stepped from again). If the entries of
+        every pending state and class, beside the tables keyed otherwise, would still be more
+        than :attr:`EVICT_KEEPS` of the budget, only those whose first place among the pending
+        nodes (:func:`_first_places`) comes before one horizon are kept, as many as half the
+        budget holds (the furthest next use goes first, as in Belady's replacement, over
+        states and classes alike). The tables are emptied (:meth:`SweepCache.trim`) only if
+        what is left is still more than :attr:`EVICT_KEEPS` of the budget. ``pending``: a
+        callable giving the pending nodes' int64 blocks in the order they will be expanded.
+        See :meth:`~properties.bfs.TransitionSystem.make_room`."""
         c = self.cache
         if c.size() <= self.cache_entries:
             return

@@ -49,8 +49,8 @@ import numpy as np
 
 from properties.bfs_store import KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["BlockTables", "ComponentColumns", "CHECK_STATE_MASK", "CHECK_STEP_MASK", "CHECK_VIEW_SHIFT",
-           "check_key", "check_key_state"]
+__all__ = ["BlockTables", "ComponentColumns", "CHECK_STATE_MASK", "CHECK_STEP_MASK",
+           "CHECK_VIEW_SHIFT", "check_key", "check_key_state"]
 
 _TREE_E_BITS = 24  # tree key: state << 24 | event
 _FORK_C_BITS = 40  # fork key: shape << 40 | class
