@@ -312,14 +312,17 @@ def main(argv=None) -> int:
                              "e.g. all-readings@6 with --extra-depth 6)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="stop each run once this many seconds have passed (at the "
-                             "next chunk of 4,096 nodes: a few seconds later at depth 5) and "
-                             "report what it explored (default: none; e.g. a partial "
-                             "--extra-depth 7 run)")
+                             "next chunk of 4,096 nodes: a few seconds later at depth 5; a "
+                             "level handed to the workers of all-readings-workersN is finished "
+                             "first) and report what it explored (default: none; e.g. a "
+                             "partial --extra-depth 7 run)")
     parser.add_argument("--progress", action="store_true",
                         help="print each run's progress to standard error (a line per level, "
                              "and a minute apart within one: states, edges, seconds, resident "
                              "memory)")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true",
+                        help="print the figures as one JSON document (configurations, targets, "
+                             "aims, issue4Aims) instead of lines of text")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
@@ -348,8 +351,11 @@ def main(argv=None) -> int:
               f"{row['bytesPerStateMedian']:,}), "
               f"{row['cpuSeconds']} CPU s at load {row['loadAverage']} "
               f"on {row['workers']} worker{'s' if row['workers'] != 1 else ''}"
-              + (f", speedup {row['speedup']}x" if "speedup" in row and row["workers"] > 1
-                 else ", no speedup: every level in one process" if "speedup" in row else "")
+              + ("" if "speedup" not in row else
+                 ", no speedup: a run stopped by --timeout covers less than the other"
+                 if row["speedup"] is None else
+                 f", speedup {row['speedup']}x" if row["workers"] > 1 else
+                 ", no speedup: every level in one process")
               + f"; {row['splits']} knobs split, {row['violations']} properties violated")
     names = {"statesPerSecond": "states/s on one core", "bytesPerState": "bytes/state",
              "speedupOnTwoWorkers": "x on two workers", "depth7Bytes": "bytes at depth 7"}

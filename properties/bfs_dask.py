@@ -35,6 +35,7 @@ driver's state is handed to the workers when the frontier grows past it.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import operator
 import os
@@ -47,7 +48,7 @@ import numpy as np
 from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
 from properties.bfs_store import FingerprintSet, first_new
 
-__all__ = ["CONNECT_SECONDS", "DaskEngine", "cluster_workers", "dask_setup", "local_cluster"]
+__all__ = ["CONNECT_SECONDS", "ClusterError", "DaskEngine", "cluster_workers", "dask_setup", "local_cluster"]
 
 _SYSTEMS: dict = {}
 """Per worker process: run token -> the transition system (with its memo tables)."""
@@ -70,7 +71,15 @@ to give its workers these)."""
 
 
 CONNECT_SECONDS = 10.0
-"""How long :func:`cluster_workers` and :class:`DaskEngine` wait for a scheduler to answer."""
+"""How long :func:`cluster_workers` and :class:`DaskEngine` wait for a scheduler to answer, and
+how long a level waits on a cluster left without workers before it gives up
+(:meth:`DaskEngine._gather`)."""
+
+
+class ClusterError(RuntimeError):
+    """The Dask cluster failed the search while a level ran on it: the scheduler was lost (the
+    level's futures cancelled, the connection closed) or no worker was left for
+    :data:`CONNECT_SECONDS`. The message names the cluster and the level."""
 
 
 def cluster_workers(address: str) -> int:
@@ -90,10 +99,13 @@ def cluster_workers(address: str) -> int:
 
 def _connected(address: str):
     """A Dask ``Client`` of the scheduler at ``address``. Raises OSError, naming the address:
-    not an address Dask reads (no port, a port out of range), no scheduler answered (the
-    connection refused or closed, or no answer within :data:`CONNECT_SECONDS`), or what
-    answered is not a Dask scheduler (an HTTP server, a dashboard's port, any other protocol:
-    Dask's handshake then waits for a reply that never comes, or fails on the reply's bytes).
+    not an address Dask reads (no port, a port out of range, a scheme that is no Dask
+    transport, such as the dashboard's ``http://``), no scheduler answered (a ``tcp://``
+    connection refused, said at once: Dask itself would retry it until its timeout; the
+    connection closed, or no answer within :data:`CONNECT_SECONDS`), or what answered is not a
+    Dask scheduler (an HTTP server, a dashboard's port, any other protocol: Dask's handshake
+    then waits for a reply that never comes, or fails on the reply's bytes; Dask's own error
+    is quoted).
 
     The handshake runs in a daemon thread, waited for at most twice
     :data:`CONNECT_SECONDS`: Dask's own timeout covers the connection, not a peer that accepts
@@ -103,13 +115,27 @@ def _connected(address: str):
 
     from distributed import Client
     from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import backends
     try:
-        _, location = parse_address(address)
-        _, port = parse_host_port(location)
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
         if not 0 < int(port) < 1 << 16:
             raise ValueError(f"port {port} out of range")
     except (ValueError, TypeError) as exc:
         raise OSError(f"{address} is not a Dask scheduler's address ({exc})") from None
+    if scheme not in backends:  # http://, the dashboard's: not where a scheduler listens
+        raise OSError(f"{address} is not a Dask scheduler's address (Dask has no '{scheme}' "
+                      f"transport; a scheduler's address reads tcp://HOST:PORT, 8786 by "
+                      "default, not the dashboard's http:// one)")
+    if scheme == "tcp":  # Dask retries a refused connection until its timeout: ask once first
+        import socket
+        try:
+            socket.create_connection((host, int(port)), timeout=CONNECT_SECONDS).close()
+        except ConnectionRefusedError:
+            raise OSError(f"no Dask scheduler answered at {address} (the connection was "
+                          "refused: nothing listens there)") from None
+        except OSError:
+            pass  # unreachable, unknown host, silent: Dask's own attempt says which, in time
     box: dict = {}
 
     def connect():
@@ -131,8 +157,8 @@ def _connected(address: str):
                       + (f" within {CONNECT_SECONDS:g} s" if waited else
                          " (the connection was refused or closed)")) from None
     if isinstance(error, Exception):
-        raise OSError(f"what answered at {address} is not a Dask scheduler (its reply is "
-                      "not Dask's protocol)") from None
+        raise OSError(f"what answered at {address} is not a Dask scheduler, or Dask could not "
+                      f"speak to it ({type(error).__name__}: {error})") from None
     if error is not None:
         raise error
     return box["client"]
@@ -157,6 +183,28 @@ def local_cluster(workers: int):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             host="127.0.0.1", dashboard_address=":0",
                             silence_logs=logging.CRITICAL, preload=[__name__])
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """SIGINT held back in this thread (blocked, so kept pending) while a local cluster starts: a
+    Ctrl-C in the second or two it takes would stop the cluster half-started, and Dask's
+    clean-up at exit then fails on it with a traceback (``AssertionError: Status.init``); held,
+    the interrupt takes effect once the cluster is up, which the command then closes as after
+    any interrupt. The worker processes are not covered: a spawned process starts with an empty
+    mask, and one that the Ctrl-C reaches while it imports (before :func:`dask_setup` runs)
+    still prints its own traceback. In the main thread only (elsewhere SIGINT is not Python's
+    to raise)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def dask_setup(worker) -> None:
@@ -393,8 +441,9 @@ class DaskEngine:
         if self.address:
             self.client = _connected(self.address)
         else:
-            self.cluster = local_cluster(self.workers)
-            self.client = Client(self.cluster)
+            with _interrupts_held():
+                self.cluster = local_cluster(self.workers)
+                self.client = Client(self.cluster)
         self.names = sorted(self.client.scheduler_info()["workers"])
         self.workers = len(self.names)
         self.spec = self.system.spec(max(self.workers, 1))
@@ -443,10 +492,10 @@ class DaskEngine:
                   for d in range(parts)]
         absorbed = [client.submit(_absorb_part, self.visited[d], routed[d], parts, **where[d])
                     for d in range(parts)]
-        summaries = client.gather([client.submit(_summary, a, **where[d])
-                                   for d, a in enumerate(absorbed)])
-        reports = client.gather([client.submit(_findings, e, **where[j])
-                                 for j, e in enumerate(expanded)])
+        summaries = self._gather([client.submit(_summary, a, **where[d])
+                                  for d, a in enumerate(absorbed)], level)
+        reports = self._gather([client.submit(_findings, e, **where[j])
+                                for j, e in enumerate(expanded)], level)
         del expanded, routed
         batch, ids_of = _merged(summaries, reports, len(merge.result.parents), merge.keep_edges)
         self.task_log.append((level, [r[4] for r in reports]))
@@ -463,6 +512,44 @@ class DaskEngine:
                 self.frontier_n += int((~halted).sum())
         self.settled = True
         merge.absorb(batch)
+
+    def _gather(self, futures: list, level: int) -> list:
+        """The results of ``futures`` (``client.gather``), the cluster watched while they are
+        awaited: Dask holds a level's tasks for as long as no worker can run them, and a search
+        whose workers have all left would wait for ever. Raises :class:`ClusterError` when the
+        cluster has had no worker for :data:`CONNECT_SECONDS`, or when the scheduler is lost
+        (the futures cancelled, the connection closed); a task's own exception is raised as
+        it is."""
+        from concurrent.futures import CancelledError
+
+        from distributed import wait
+        from distributed.comm import CommClosedError
+        where = f"the Dask cluster at {self.address}" if self.address else \
+            "the local Dask cluster"
+        empty_since = None
+        try:
+            while True:
+                try:
+                    wait(futures, timeout=1.0)
+                    break
+                except TimeoutError:
+                    pass
+                if self.client.nthreads():
+                    empty_since = None
+                    continue
+                now = time.monotonic()
+                empty_since = now if empty_since is None else empty_since
+                if now - empty_since >= CONNECT_SECONDS:
+                    raise ClusterError(f"every worker of {where} left during depth "
+                                       f"{level + 1}, and none joined within "
+                                       f"{CONNECT_SECONDS:g} s")
+            return self.client.gather(futures)
+        except (CancelledError, OSError) as exc:
+            if isinstance(exc, OSError) and not isinstance(exc, (CommClosedError, TimeoutError)) \
+                    and self.client.status == "running":
+                raise  # a task's own error, not the cluster's
+            raise ClusterError(f"lost the scheduler of {where} during depth {level + 1} "
+                               f"({type(exc).__name__})") from None
 
     def storage(self) -> dict:
         """:meth:`LocalEngine.storage`'s figures, with the cluster's when it expanded levels:

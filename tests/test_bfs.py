@@ -339,8 +339,9 @@ def test_explore_workers_and_cluster_print_the_same_bytes(cluster, tmp_path, cap
 def test_explore_checks_its_cluster_before_searching(cluster, capsys, monkeypatch):
     """``explore --cluster`` asks the scheduler for its workers before the search, whatever
     its size (a depth-1 search never leaves the process): a running cluster's two workers
-    answer; an address where nothing listens and one that is not an address are refused at
-    once, in one line naming the address (exit 2), not after a search."""
+    answer; an address where nothing listens, one that is not an address and one whose scheme
+    is no Dask transport (the dashboard's http://) are refused at once, in one line naming the
+    address (exit 2), not after a search."""
     import socket
 
     import properties.bfs_dask as bfs_dask
@@ -351,14 +352,21 @@ def test_explore_checks_its_cluster_before_searching(cluster, capsys, monkeypatc
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
+    import time
     for address, said in ((f"tcp://127.0.0.1:{port}",
-                           f"no Dask scheduler answered at tcp://127.0.0.1:{port} within 1 s"),
-                          ("nonsense", "nonsense is not a Dask scheduler's address")):
+                           f"no Dask scheduler answered at tcp://127.0.0.1:{port} (the "
+                           "connection was refused: nothing listens there)\n"),
+                          ("nonsense", "nonsense is not a Dask scheduler's address (missing "
+                                       "port number in address 'nonsense')\n"),
+                          # the dashboard's address: refused by its scheme, before any attempt
+                          (f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port} is not a Dask "
+                           "scheduler's address (Dask has no 'http' transport;")):
+        started = time.monotonic()
         assert main(["explore", "--depth", "1", "--cluster", address]) == 2
+        assert time.monotonic() - started < 1.0  # refused at once, not after Dask's retries
         captured = capsys.readouterr()
         assert captured.out == ""
-        assert captured.err == f"activity-check: error: --cluster: {said}" + (
-            " (missing port number in address 'nonsense')\n" if address == "nonsense" else "\n")
+        assert captured.err.startswith(f"activity-check: error: --cluster: {said}"), captured.err
 
 
 def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkeypatch):
@@ -427,10 +435,11 @@ def test_explore_refuses_a_cluster_address_where_something_else_answers(capsys, 
     monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
     for reply, said in ((b"", "did not complete a Dask handshake within 2 s"),
                         (b"HTTP/1.0 400 Bad request\r\n\r\n" * 8,
-                         "is not a Dask scheduler (its reply is not Dask's protocol)"),
-                        (b"\x00" * 8, "is not a Dask scheduler (its reply is not Dask's protocol)"),
+                         "is not a Dask scheduler, or Dask could not speak to it ("),
+                        (b"\x00" * 8,
+                         "is not a Dask scheduler, or Dask could not speak to it ("),
                         (b"\xde\xad\xbe\xef" * 16,
-                         "is not a Dask scheduler (its reply is not Dask's protocol)")):
+                         "is not a Dask scheduler, or Dask could not speak to it (")):
         address, close = _listener(reply)
         try:
             started = time.monotonic()
@@ -447,7 +456,21 @@ def test_explore_refuses_a_cluster_address_where_something_else_answers(capsys, 
 
 def test_explore_refuses_an_address_out_of_range_or_empty_at_once(capsys):
     """An empty ``--cluster`` or one whose port cannot be is refused before anything is
-    tried, in one line naming it (exit 2)."""
+    tried, in one line naming it (exit 2); so are ``--workers`` beside ``--cluster`` (the
+    cluster's workers expand the levels) and an empty ``--graph``, and the cheap checks come
+    before the cluster is asked (a bad reading is said at once, not after its timeout)."""
+    import time
+    for argv, said in ((["--cluster", "tcp://127.0.0.1:1", "--workers", "2"],
+                        "--workers and --cluster: the cluster's own workers expand the levels"),
+                       (["--graph", ""], "--graph: an empty file name"),
+                       (["--cluster", "tcp://192.0.2.1:8786", "--reading", "Q1=nonsense"],
+                        "Q1")):
+        started = time.monotonic()
+        assert main(["explore", "--depth", "1"] + argv) == 2
+        assert time.monotonic() - started < 5
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith("activity-check: error: ") \
+            and said in captured.err and captured.err.count("\n") == 1, captured.err
     for address, said in (("", "is not a Dask scheduler's address (missing port number"),
                           ("tcp://127.0.0.1:99999", "is not a Dask scheduler's address (port "
                                                     "99999 out of range)")):
@@ -521,7 +544,15 @@ def test_a_stop_says_whether_the_next_level_was_partly_explored(monkeypatch, cap
     assert (root.stopped_by, root.depth, root.partial, root.states, root.edges) == \
         ("max-states", 0, False, 1, 0)
     assert main(["explore", "--depth", "3", "--max-states", "1"]) == 0
-    assert "stopped by --max-states 1; depth 1 is not explored" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "stopped by --max-states 1; depth 1 is not explored" in out
+    # one state, no move: counted in the singular where it is one
+    assert out.startswith("explored 1 distinct state and 0 moves to depth 0 under every reading "
+                          "at once (1 class of readings)") and "for 1 state\n" in out
+    # one reading: no classes of readings in what is said
+    assert main(["explore", "--depth", "2", "--reading", "draft"]) == 0
+    out = capsys.readouterr().out
+    assert "moves checked)" in out and "class" not in out
     assert main(["explore", "--depth", "4", "--max-states", "300"]) == 0
     assert "stopped by --max-states 300; depth 3 is partly explored" in capsys.readouterr().out
     # --json says the same in its member "partial"
@@ -556,3 +587,72 @@ def test_explore_refuses_a_graph_file_name_held_by_a_dangling_link(tmp_path, cap
     assert captured.err == (f"activity-check: error: --graph {link}: is a symbolic link; "
                             "choose a new file name\n")
     assert not (tmp_path / "nowhere.dot").exists()
+
+
+def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(cluster,
+                                                                            monkeypatch,
+                                                                            capsys):
+    """Dask holds a task for as long as no worker can run it: a level whose workers have all
+    left gives up after ``CONNECT_SECONDS`` without a worker, and a level whose futures are
+    cancelled (the scheduler lost) stops at once, both as :class:`ClusterError` naming the
+    cluster and the depth; ``explore`` says either in one line and exits 1."""
+    import time
+
+    from distributed import Client
+
+    import properties.bfs_dask as bfs_dask
+    from properties.explore import SweepSystem
+    monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
+    engine = bfs_dask.DaskEngine(SweepSystem(explore_module.EXPLORE_VOCABULARY, (), False),
+                                 address=cluster)
+    with Client(cluster) as client:
+        engine.client = client
+        # a task no worker may run stands for one whose workers are gone
+        stuck = client.submit(time.sleep, 60, workers=["tcp://127.0.0.1:1"],
+                              allow_other_workers=False, pure=False)
+        monkeypatch.setattr(client, "nthreads", lambda: {})
+        started = time.monotonic()
+        with pytest.raises(bfs_dask.ClusterError,
+                           match=f"every worker of the Dask cluster at {cluster} left during "
+                                 "depth 3, and none joined within 1 s"):
+            engine._gather([stuck], 2)
+        assert time.monotonic() - started < 10
+        monkeypatch.undo()
+        monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
+        stuck.cancel()
+        with pytest.raises(bfs_dask.ClusterError,
+                           match=f"lost the scheduler of the Dask cluster at {cluster} during "
+                                 "depth 3"):
+            engine._gather([stuck], 2)
+        # a task's own error is its own, not the cluster's
+        with pytest.raises(ZeroDivisionError):
+            engine._gather([client.submit(divmod, 1, 0, pure=False)], 2)
+
+    def lost(**kwargs):
+        raise bfs_dask.ClusterError("lost the scheduler of the Dask cluster at tcp://x:1 "
+                                    "during depth 5 (FuturesCancelledError)")
+    monkeypatch.setattr(explore_module, "explore", lost)
+    assert main(["explore", "--depth", "5", "--workers", "1"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        "activity-check: error: lost the scheduler of the Dask cluster at tcp://x:1 during "
+        "depth 5 (FuturesCancelledError); nothing explored is reported\n")
+
+
+def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up():
+    """A Ctrl-C that lands while the local cluster starts is held back until it is up
+    (``bfs_dask._interrupts_held``): the start is not cut half-way, and the interrupt is raised
+    as soon as it ends."""
+    import signal
+    import threading
+
+    from properties.bfs_dask import _interrupts_held
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with _interrupts_held():
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+            for _ in range(1000):  # bytecode enough for a pending Python signal to be raised
+                reached.append(len(reached))
+            reached = ["the start ran to its end"]
+    assert reached == ["the start ran to its end"]
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])

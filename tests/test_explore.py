@@ -583,6 +583,15 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
     # every level of a small search stays in the command's process: no speedup to judge
     aims = bench.judge({"all-readings-workers2": {**spread, "workers": 1}}, 2)
     assert aims[0]["met"] is None and aims[0]["why"].startswith("every level was expanded")
+    # the text says why a two-worker row has no speedup, or gives it
+    for speedup, said in ((None, "no speedup: a run stopped by --timeout covers less"),
+                          (1.4, "on 2 workers, speedup 1.4x;")):
+        shown = {**figures, "workers": 2, "aims": [], "issue4Aims": [], "configurations": {
+            "all-readings-workers2": {**spread, "speedup": speedup}}}
+        monkeypatch.setattr(bench, "measure", lambda *a, **k: shown)
+        assert bench.main(["--workers", "2"]) == 0
+        out = capsys.readouterr().out
+        assert said in out and "Nonex" not in out
 
 
 def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
