@@ -369,19 +369,25 @@ def test_explore_checks_its_cluster_before_searching(cluster, capsys, monkeypatc
         assert captured.err.startswith(f"activity-check: error: --cluster: {said}"), captured.err
 
 
-def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkeypatch):
-    """The timeout is checked before a chunk or level is expanded, not after one is merged:
-    when the time runs out while the last level's last batch is merged, the search is complete
-    (depth reached, every state kept), and a further level would have been stopped."""
+def _run_out_of_time_in_level_1(monkeypatch) -> None:
+    """Make the search's time run out while level 1's batches are merged (its start moved a
+    million seconds back after each merge of level 1)."""
     import properties.bfs as bfs
     real = bfs._Merge.absorb
 
     def absorb_then_run_out(self, batch):
         kept = real(self, batch)
-        if self.level == 1:  # the time runs out while level 1's batches are merged
+        if self.level == 1:
             self.started -= 1e6
         return kept
     monkeypatch.setattr(bfs._Merge, "absorb", absorb_then_run_out)
+
+
+def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkeypatch):
+    """The timeout is checked before a chunk or level is expanded, not after one is merged:
+    when the time runs out while the last level's last batch is merged, the search is complete
+    (depth reached, every state kept), and a further level would have been stopped."""
+    _run_out_of_time_in_level_1(monkeypatch)
     unbounded = explore(depth=2, reading=None)
     r = explore(depth=2, reading=None, timeout=60)
     assert (r.stopped_by, r.complete, r.depth, r.states) == \
@@ -562,15 +568,7 @@ def test_a_stop_says_whether_the_next_level_was_partly_explored(monkeypatch, cap
         doc = json.loads(capsys.readouterr().out)
         assert (doc["stoppedBy"], doc["partial"], doc["complete"]) == \
             ("max-states", partial, False)
-    import properties.bfs as bfs
-    real = bfs._Merge.absorb
-
-    def absorb_then_run_out(self, batch):
-        kept = real(self, batch)
-        if self.level == 1:  # the time runs out while level 1's batches are merged
-            self.started -= 1e6
-        return kept
-    monkeypatch.setattr(bfs._Merge, "absorb", absorb_then_run_out)
+    _run_out_of_time_in_level_1(monkeypatch)
     timed = explore(depth=4, reading=None, timeout=60)
     assert (timed.stopped_by, timed.depth, timed.partial) == ("timeout", 2, False)
     assert timed.edges == explore(depth=2, reading=None).edges
