@@ -85,9 +85,6 @@ def cmd_explore(args) -> int:
     first), 1 when the Dask cluster fails the search (:class:`properties.bfs_dask.ClusterError`:
     one line on stderr); raises UsageError (exit 2) for unusable options or vocabulary."""
     reading, vocabulary = _options(args)
-    if args.cluster is not None or args.workers > 1:
-        import logging  # Dask's client logs tracebacks of a lost scheduler: said in one line here
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
     try:
         report = _explore(args, reading, vocabulary)
     except RuntimeError as exc:

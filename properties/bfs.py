@@ -149,6 +149,14 @@ class TransitionSystem:
         when it starts on it). Caches are pure (an entry depends on its key alone), so what is
         dropped is only computed again: no output changes. Default: nothing."""
 
+    def forget_findings(self) -> None:
+        """Called by an engine before a task whose nodes are not those that follow this
+        process's last ones in the sequential order (a Dask task, which may be a lost
+        worker's rerun on another): drop whatever the system remembers of findings it made
+        (a cost that prunes later ones, as first found wins ties), so that the task prunes by
+        the ``known`` costs of earlier levels alone and reports what it would report anywhere.
+        Default: nothing."""
+
     def done(self, findings: dict) -> bool:
         """Whether the search may stop at the end of this level, given the merged findings
         (``{key: (cost, sequence, payload)}``). Default: never."""

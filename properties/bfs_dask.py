@@ -260,6 +260,9 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
     cpu, own = time.process_time(), time.thread_time()
     with _Paused():
         system = _system(token, spec)
+        # this worker may have expanded another partition of this level (a lost worker's,
+        # rerun here): what it found there must not prune this one's first-found ties
+        system.forget_findings()
         ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
         values = [v for p in pieces for v in p[1]]
         order = np.argsort(ids, kind="stable")
@@ -438,6 +441,7 @@ class DaskEngine:
     def _connect(self) -> None:
         from distributed import Client
         _mute_interrupted_gathers()
+        _mute_client_logs()
         if self.address:
             self.client = _connected(self.address)
         else:
@@ -611,6 +615,17 @@ class _AllExitFilter:
     def filter(record) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         return type(exc).__name__ != "AllExit"
+
+
+def _mute_client_logs() -> None:
+    """Keep this process's Dask loggers (``distributed`` and those below it that Dask's own
+    logging set-up gives a level, such as ``distributed.client``) to critical lines: a lost
+    scheduler or worker is reported once, as :class:`ClusterError`, not as the client's
+    tracebacks of its reconnection attempts."""
+    import logging
+    for name in ["distributed"] + [n for n in logging.root.manager.loggerDict
+                                   if n.startswith("distributed.")]:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _mute_interrupted_gathers() -> None:

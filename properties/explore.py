@@ -1398,6 +1398,13 @@ class SweepSystem(TransitionSystem):
         c.evict(bytearray(live.tobytes()), bytearray(live_classes.tobytes()))
         c.trim(int(self.cache_entries * self.EVICT_KEEPS))
 
+    def forget_findings(self) -> None:
+        """Empty the split witnesses' costs and settled forks (:attr:`SweepCache.split_cost`,
+        ``split_settled``): :meth:`expand` takes them up again from ``known``. See
+        :meth:`~properties.bfs.TransitionSystem.forget_findings`."""
+        self.cache.split_cost.clear()
+        self.cache.split_settled.clear()
+
     def fresh(self) -> "SweepSystem":
         """The same system with empty memo tables."""
         return SweepSystem(*self.config)
@@ -1549,6 +1556,11 @@ class SingleSystem(TransitionSystem):
         self.table = MoveTable(vocabulary, adversarial, True, reading)
         self.states = Interned([initial_state()])
         self.found_knobs: set = set()
+
+    def forget_findings(self) -> None:
+        """Empty the knobs found to split (:meth:`expand` takes them up again from ``known``).
+        See :meth:`~properties.bfs.TransitionSystem.forget_findings`."""
+        self.found_knobs.clear()
 
     def fresh(self) -> "SingleSystem":
         return SingleSystem(*self.config)

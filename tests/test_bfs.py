@@ -654,3 +654,45 @@ def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up(
             reached = ["the start ran to its end"]
     assert reached == ["the start ran to its end"]
     assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_a_partition_rerun_on_another_worker_reports_what_it_reports_alone(monkeypatch):
+    """A Dask task may run on a worker that has expanded another partition of the same level
+    (a lost worker's task rerun there): it reports the same findings as on a worker of its own,
+    since what the worker found before (split costs, whose ties the first found wins) is
+    forgotten at the task's start (``TransitionSystem.forget_findings``). Without that, the
+    partition's split witnesses were pruned by the other partition's equal ones, and the
+    output changed when a worker was lost."""
+    import properties.bfs as bfs
+    import properties.bfs_dask as bfs_dask
+    from properties.catalogue import PROPERTIES
+    from properties.explore import SweepSystem
+    captured = {}
+
+    class Capture(bfs.LocalEngine):
+        def level(self, merge, level, last):
+            if level == 2:  # level 2's frontier and what is known before it, then stop
+                blocks = [(np.array(i), np.array(n)) for i, n in self.frontier]
+                captured.update(ids=np.concatenate([b[0] for b in blocks]),
+                                nodes=np.concatenate([b[1] for b in blocks]),
+                                known=dict(merge.known))
+                raise bfs.Stop("timeout")
+            super().level(merge, level, last)
+    system = SweepSystem(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    bfs.search(system, 3, engine=Capture(system))
+    ids, nodes, known = captured["ids"], captured["nodes"], captured["known"]
+    part = (system.routing(nodes) % np.uint64(2)).astype(np.int64)
+    pieces = [[(ids[part == j], system.export(nodes[part == j]))] for j in range(2)]
+    spec = system.spec(2)
+
+    def findings(token, j):
+        return bfs_dask._expand_part(token, spec, pieces[j], 2, known, 2, True,
+                                     False)["findings"]
+    alone = findings("alone", 0)
+    findings("rerun", 1)
+    assert len(alone) == 10 and findings("rerun", 0) == alone
+    # the same worker without forgetting: the partition's split witnesses go missing
+    monkeypatch.setattr(SweepSystem, "forget_findings", lambda self: None)
+    findings("kept", 1)
+    assert findings("kept", 0) != alone
+    bfs_dask._SYSTEMS.clear()
