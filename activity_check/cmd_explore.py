@@ -84,13 +84,12 @@ def cmd_explore(args) -> int:
     (``--graph``). Returns 0, 130 when interrupted (the report of what was explored is printed
     first), 1 when the Dask cluster fails the search (:class:`properties.bfs_dask.ClusterError`:
     one line on stderr); raises UsageError (exit 2) for unusable options or vocabulary."""
+    from properties.bfs_dask import ClusterError
+
     reading, vocabulary = _options(args)
     try:
         report = _explore(args, reading, vocabulary)
-    except RuntimeError as exc:
-        from properties.bfs_dask import ClusterError
-        if not isinstance(exc, ClusterError):
-            raise
+    except ClusterError as exc:
         print(f"activity-check: error: {visible(exc, None)}; nothing explored is reported",
               file=sys.stderr)
         return 1

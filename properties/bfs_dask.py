@@ -48,7 +48,8 @@ import numpy as np
 from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
 from properties.bfs_store import FingerprintSet, first_new
 
-__all__ = ["CONNECT_SECONDS", "ClusterError", "DaskEngine", "cluster_workers", "dask_setup", "local_cluster"]
+__all__ = ["CONNECT_SECONDS", "ClusterError", "DaskEngine", "cluster_workers", "dask_setup",
+           "local_cluster"]
 
 _SYSTEMS: dict = {}
 """Per worker process: run token -> the transition system (with its memo tables)."""
