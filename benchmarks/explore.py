@@ -50,7 +50,7 @@ cluster, workers and nannies, over the whole run, beside the tasks too) and ``lo
 seconds over wall seconds says how much of a core the run was given.
 
 Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--workers N]
-[--only NAME,...] [--timeout SECONDS] [--progress] [--json]
+[--only NAME,...] [--timeout SECONDS] [--progress] [--checkpoint DIR] [--json]
 """
 from __future__ import annotations
 
@@ -65,6 +65,7 @@ from typing import Optional
 
 from activity_check.cli import DEFAULT_EXPLORE_DEPTH
 from model.readings import DRAFT
+from properties.bfs_checkpoint import CheckpointError
 from properties.explore import explore
 
 CONFIGURATIONS = (
@@ -78,7 +79,8 @@ CONFIGURATIONS = (
 
 def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: int = 3,
             workers: int = 1, only: Optional[set] = None,
-            timeout: Optional[float] = None, progress: bool = False) -> dict:
+            timeout: Optional[float] = None, progress: bool = False,
+            checkpoint: Optional[str] = None) -> dict:
     """Run every configuration to ``depth`` and the all-readings ones to ``extra_depth``
     (0: skip those), each ``repeat`` times; returns their figures, from the fastest run of each
     (seconds are wall time; ``secondsMedian`` and ``secondsEach``, in the order run, give the
@@ -90,18 +92,26 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     what it explored: a partial deep run still measures the rate and the memory of its levels;
     None: no limit). ``progress``: each run prints a line to standard error at each level's
     end and every minute within a level (states, edges, seconds, resident memory), for a deep
-    run that takes hours.
+    run that takes hours. ``checkpoint``: a directory under which each configuration's search
+    is saved as it goes (in a directory of its name) and resumed by the next invocation
+    (:mod:`properties.bfs_checkpoint`), for a run longer than a session: its row's seconds are
+    those of every process the search took, and its peak memory the largest of theirs
+    (``checkpointRuns`` says how many).
 
-    Raises ValueError when ``repeat`` or ``workers`` is below 1, ``timeout`` is not positive
-    or ``only`` names a configuration not run, and RuntimeError when two complete runs of one
-    configuration explore different numbers of states or edges (the search is
-    deterministic)."""
+    Raises ValueError when ``repeat`` or ``workers`` is below 1, ``timeout`` is not positive,
+    ``only`` names a configuration not run, or ``checkpoint`` is given with ``repeat`` or
+    ``workers`` above 1 (a repeat would resume a finished search; workers save nothing), and
+    RuntimeError when two complete runs of one configuration explore different numbers of
+    states or edges (the search is deterministic)."""
     if repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {repeat}")
     if workers < 1:
         raise ValueError(f"--workers must be at least 1, not {workers}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"--timeout must be a positive number of seconds, not {timeout}")
+    if checkpoint is not None and (repeat > 1 or workers > 1):
+        raise ValueError("--checkpoint: give --repeat 1 and no --workers (each configuration "
+                         "is one search, saved by its own process)")
     runs = [(name, depth, kwargs) for name, kwargs in CONFIGURATIONS]
     if workers > 1:
         runs.append((f"all-readings-workers{workers}", depth,
@@ -124,8 +134,10 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     for name, bound, kwargs in runs:
         figures = []
         for _ in range(repeat):  # one at a time, each in a process of its own
+            saved = {} if checkpoint is None else \
+                {"checkpoint": os.path.join(checkpoint, name)}
             with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
-                figures.append(pool.submit(_run, bound, {**kwargs, "timeout": timeout},
+                figures.append(pool.submit(_run, bound, {**kwargs, "timeout": timeout, **saved},
                                            name if progress else None).result())
         if len({(f["states"], f["edges"]) for f in figures if f["complete"]}) > 1:
             raise RuntimeError(f"{name}: runs explored different states or edges")
@@ -234,6 +246,9 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     peak += r.storage.get("workerPeakBytes", 0)
+    saved = r.storage.get("checkpoint")
+    if saved is not None:  # the largest peak of the processes the search took
+        peak = max(peak, saved["peakBytes"])
     storage = {k: v for k, v in r.storage.items() if k != "workerTasks"}
     out = {"states": r.states, "edges": r.edges, "depth": r.depth, "complete": r.complete,
            "readingClasses": r.classes, "seconds": r.seconds,
@@ -255,6 +270,8 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
            "loadAverage": round(os.getloadavg()[0], 2)}
     if "workerTasks" in r.storage:
         out["workerTasks"] = r.storage["workerTasks"]
+    if saved is not None:
+        out["checkpointRuns"] = saved["runs"]
     return out
 
 
@@ -320,6 +337,11 @@ def main(argv=None) -> int:
                         help="print each run's progress to standard error (a line per level, "
                              "and a minute apart within one: states, edges, seconds, resident "
                              "memory)")
+    parser.add_argument("--checkpoint", metavar="DIR", default=None,
+                        help="save each configuration's search under DIR (a directory of its "
+                             "name) as it goes, and resume it from there when run again: a "
+                             "deep run over several sessions (with --repeat 1, no --workers; "
+                             "seconds add up over the runs, the peak is the largest)")
     parser.add_argument("--json", action="store_true",
                         help="print the figures as one JSON document (configurations, targets, "
                              "aims, issue4Aims) instead of lines of text")
@@ -335,9 +357,11 @@ def main(argv=None) -> int:
     only = set(args.only.split(",")) if args.only is not None else None
     try:
         figures = measure(args.depth, args.extra_depth, args.repeat, args.workers, only,
-                          args.timeout, args.progress)
+                          args.timeout, args.progress, args.checkpoint)
     except ValueError as exc:
         parser.error(str(exc))
+    except CheckpointError as exc:
+        parser.error(f"--checkpoint: {exc}")
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -351,6 +375,8 @@ def main(argv=None) -> int:
               f"{row['bytesPerStateMedian']:,}), "
               f"{row['cpuSeconds']} CPU s at load {row['loadAverage']} "
               f"on {row['workers']} worker{'s' if row['workers'] != 1 else ''}"
+              + (f" over {row['checkpointRuns']} run{'s' if row['checkpointRuns'] != 1 else ''}"
+                 " of its checkpoint" if "checkpointRuns" in row else "")
               + ("" if "speedup" not in row else
                  ", no speedup: a run stopped by --timeout covers less than the other"
                  if row["speedup"] is None else

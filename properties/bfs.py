@@ -268,6 +268,9 @@ class _Merge:
         self.node_fps = arrays() if keep_edges else None
         self.level = 0
         self.partial = False  # a batch of the current level's expansions has been merged
+        self.checkpoint = None  # a Checkpoint the new nodes are logged to, or None
+        self.starts: list = [0]  # the first node id of each depth
+        self.prior_seconds = 0.0  # the search's time in the processes before a resume
 
     def absorb(self, batch: Batch) -> int:
         """Add a batch of new nodes (in parent-entry order, after every earlier batch's);
@@ -296,6 +299,8 @@ class _Merge:
             keys = keys[:keep]
             batch = _cut(batch, keep, last)
         r.parents.extend(keys)
+        if self.checkpoint is not None:
+            self.checkpoint.log_nodes(keys, batch.fps[:len(keys)])
         r.edges += edges
         if len(batch.move_ids) and (len(keys) or edges):
             self.partial = True  # some of this level's moves are merged
@@ -326,12 +331,29 @@ class _Merge:
         if self.timeout is not None and time.monotonic() - self.started > self.timeout:
             raise Stop("timeout")
 
+    def seconds(self) -> float:
+        """The search's wall time so far, with that of the processes before a resume."""
+        return self.prior_seconds + time.monotonic() - self.started
+
+    def save(self, level: int, rows: int, finished: Optional[str] = None) -> None:
+        """Write a checkpoint (:meth:`~properties.bfs_checkpoint.Checkpoint.save`): the
+        nodes at depth ``level`` are being expanded and the first ``rows`` of them are done
+        (``finished``: why the search ended, ``"depth"``, ``"drained"`` or ``"found"``, and
+        ``level`` its depth)."""
+        r, cp = self.result, self.checkpoint
+        runs = self.tag_set.runs
+        tags = np.concatenate(runs) if runs else np.zeros(0, np.uint64)
+        cp.save({"level": level, "rows": rows, "starts": list(self.starts), "edges": r.edges,
+                 "depth": r.depth, "drained": r.drained, "finished": finished,
+                 "seconds": round(self.seconds(), 3),
+                 "runs": (cp.meta or {}).get("runs", 1)}, self.first, tags)
+
     def finish(self) -> None:
         r = self.result
         r.findings = {k: (v[1], v[2], v[3]) for k, v in
                       sorted(self.first.items(), key=lambda kv: kv[1][0])}
         r.tags = len(self.tag_set)
-        r.seconds = time.monotonic() - self.started
+        r.seconds = self.seconds()
         if self.keep_edges:
             r.edge_list = _edge_list(self.edge_keys, self.edge_fps, self.node_fps,
                                      len(r.parents))
@@ -396,6 +418,10 @@ class LocalEngine:
         self.next: Optional[Frontier] = None
         self.spilled = 0
         self.frontier_peak = 0
+        self.checkpoint = None  # set by search(): the Checkpoint the frontier ids go to
+        self.position = (0, 0)  # (depth being expanded, its rows done) at the chunk under way
+        self.resumed_rows = 0  # rows of the level under way done before a resume
+        self._hold_time = False  # a resumed search expands one chunk before its timeout counts
 
     def block_array(self) -> BlockArray:
         """An empty :class:`~properties.bfs_store.BlockArray` with this engine's limit and
@@ -412,6 +438,34 @@ class LocalEngine:
                            np.zeros(0, np.int64), np.zeros(0, np.uint64)))
         self.frontier = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
         self.frontier.add(np.zeros(1, np.int64), root)
+        if self.checkpoint is not None:
+            self.checkpoint.log_frontier(0, np.zeros(1, np.int64))
+
+    def resume(self, merge: _Merge, checkpoint, level: int, rows: int, last: bool) -> None:
+        """Take up a checkpointed search (:mod:`properties.bfs_checkpoint`): the visited set
+        from the saved fingerprints, the frontier (depth ``level``'s expanded nodes past the
+        first ``rows``) and, unless ``last``, the next level's nodes found so far, rebuilt by
+        re-executing their event chains (:func:`~properties.bfs_checkpoint.rebuild`). Raises
+        CheckpointError when a rebuilt node differs from the saved one."""
+        from properties.bfs_checkpoint import rebuild
+        fps = np.array(checkpoint.fingerprints())  # a copy, in memory: the visited set
+        self.visited = FingerprintSet.of(fps)
+        del fps
+        current = np.asarray(checkpoint.frontier(level)[rows:])
+        after = np.asarray(checkpoint.frontier(level + 1)) if not last else \
+            np.zeros(0, np.int64)
+        targets = np.concatenate((current, after))
+        nodes = rebuild(self.system, checkpoint.parents(), merge.starts, targets,
+                        checkpoint.fingerprints(), self.system.make_room)
+        self.frontier = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
+        self._resumed_next = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
+        for into, lo, hi in ((self.frontier, 0, len(current)),
+                             (self._resumed_next, len(current), len(targets))):
+            for start in range(lo, hi, 1 << 16):
+                end = min(start + (1 << 16), hi)
+                into.add(targets[start:end], nodes[start:end])  # views: no second copy
+        del nodes
+        self.resumed_rows, self._hold_time = rows, True
 
     def frontier_size(self) -> int:
         return len(self.frontier)
@@ -419,18 +473,27 @@ class LocalEngine:
     def level(self, merge: _Merge, level: int, last: bool) -> None:
         """Expand the frontier (nodes at ``level``), absorbing each chunk's new nodes into
         ``merge``; ``last``: their successors will not be expanded (not kept in full)."""
-        self.next = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
+        self.next = getattr(self, "_resumed_next", None) or \
+            Frontier(self.system.width, self.frontier_limit, self.spill_dir)
+        self._resumed_next = None
         base = len(merge.result.parents)
+        rows, self.resumed_rows = self.resumed_rows, 0
         try:
             for block, (ids, nodes) in enumerate(self.frontier):
                 for lo in range(0, len(ids), self.chunk):
-                    merge.check_time()
+                    self.position = (level, rows)
+                    if self.checkpoint is not None and self.checkpoint.due():
+                        merge.save(level, rows)
+                    if not self._hold_time:
+                        merge.check_time()
+                    self._hold_time = False
                     self.system.make_room(lambda: self._pending(block, lo))
                     out = Expansion()
                     part_ids = np.asarray(ids[lo:lo + self.chunk])
                     self.system.expand(part_ids, np.asarray(nodes[lo:lo + self.chunk]), level,
                                        out, merge.known)
-                    self._absorb(merge, part_ids, out, last, base)
+                    self._absorb(merge, part_ids, out, last, base, level)
+                    rows += len(part_ids)
                     self.frontier_peak = max(self.frontier_peak,
                                              self.frontier.in_memory + self.next.in_memory)
                 del ids, nodes
@@ -449,7 +512,7 @@ class LocalEngine:
             yield np.asarray(nodes)
 
     def _absorb(self, merge: _Merge, ids: np.ndarray, out: Expansion, last: bool,
-                base: int) -> None:
+                base: int, level: int) -> None:
         system = self.system
         n = len(out.keys)
         keys = np.frombuffer(out.keys, dtype=np.int64) if n else np.zeros(0, np.int64)
@@ -468,13 +531,17 @@ class LocalEngine:
         try:
             kept = merge.absorb(batch)
         finally:
-            if not last:
+            if not last or self.checkpoint is not None:
                 take = chosen[~halted]
                 kept_ids = start + np.flatnonzero(~halted)
                 if merge.max_states is not None:
                     limit = merge.max_states
                     take, kept_ids = take[kept_ids < limit], kept_ids[kept_ids < limit]
-                self.next.add(kept_ids.astype(np.int64), nodes[take])
+                kept_ids = kept_ids.astype(np.int64)
+                if self.checkpoint is not None:  # also at the last level: a deeper resume
+                    self.checkpoint.log_frontier(level + 1, kept_ids)
+                if not last:
+                    self.next.add(kept_ids, nodes[take])
 
     def storage(self) -> dict:
         """Bytes per part (wire names): ``visitedBytes`` (the fingerprints now),
@@ -511,10 +578,54 @@ def _closed(engine, result: Search) -> dict:
     return storage
 
 
+def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkpoint,
+            depth: int) -> tuple:
+    """Take a search up from ``checkpoint`` (see :func:`search`): the merge's parents,
+    findings, tags, counts and level starts, then the engine's visited set and frontier
+    (:meth:`LocalEngine.resume`). Returns ``(level, rows done in it, finished)``, finished
+    ``"resumed"`` when the saved search had already ended (nothing is expanded or saved).
+    Raises CheckpointError when the checkpoint holds more nodes than the search's
+    ``max_states`` or a deeper search than ``depth``."""
+    from properties.bfs_checkpoint import CheckpointError
+    meta, r = checkpoint.meta, merge.result
+    parents = checkpoint.parents()
+    if merge.max_states is not None and len(parents) > merge.max_states:
+        raise CheckpointError(f"checkpoint {checkpoint.directory}: it holds {len(parents):,} "
+                              f"states, more than the search's bound of {merge.max_states:,}")
+    level, rows, finished = meta["level"], meta["rows"], meta["finished"]
+    ended = finished in ("drained", "found") or (finished == "depth" and level == depth)
+    if (finished == "depth" and level > depth) or (finished is None and level >= depth):
+        at = level + (finished is None)
+        raise CheckpointError(f"checkpoint {checkpoint.directory}: it holds a search to depth "
+                              f"{at}, deeper than {depth}; give a depth of {at} or more")
+    step = 1 << 20
+    for lo in range(0, len(parents), step):
+        r.parents.extend(np.asarray(parents[lo:lo + step]))
+    for key, entry in checkpoint.findings().items():
+        merge.first[key] = entry
+        merge.known[key] = entry[1]
+    merge.tag_set = FingerprintSet.of(checkpoint.tags())
+    r.edges, r.depth = meta["edges"], meta["depth"]
+    merge.starts = list(meta["starts"])
+    merge.prior_seconds = meta["seconds"]
+    merge.level = level
+    if ended:
+        r.drained = meta["drained"]
+        return level, 0, "resumed"
+    meta["runs"] = meta.get("runs", 1) + 1
+    checkpoint.start_logs()
+    merge.checkpoint = engine.checkpoint = checkpoint
+    engine.resume(merge, checkpoint, level, rows, last=level + 1 == depth)
+    if merge.progress is not None:
+        merge.progress(level, len(r.parents), r.edges, merge.seconds())
+    return level, rows, None
+
+
 def search(system: TransitionSystem, depth: int, engine=None, max_states: Optional[int] = None,
            timeout: Optional[float] = None,
            progress: Optional[Callable[[int, int, int, float], None]] = None,
-           stop_when_found: bool = False, keep_edges: bool = False) -> Search:
+           stop_when_found: bool = False, keep_edges: bool = False,
+           checkpoint=None) -> Search:
     """Breadth-first search of ``system`` to ``depth`` levels.
 
     Args:
@@ -528,40 +639,75 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         stop_when_found: stop at the end of the first level with a finding (or where
             :meth:`TransitionSystem.done` says so).
         keep_edges: keep every examined edge (:attr:`Search.edge_list`).
+        checkpoint: a :class:`~properties.bfs_checkpoint.Checkpoint` (in-process engine
+            only): the search is saved to it as it goes (every ``checkpoint.every`` seconds,
+            when the timeout stops it, and at its end), and taken up from it where it holds
+            a saved search (the same output as a search never stopped; the timeout counts
+            this process's time, the resume's too, and at least one chunk is expanded after
+            a resume, so that every resume makes progress).
 
     Returns:
         A :class:`Search`; a Ctrl-C ends it with ``stopped_by="interrupted"`` and what was
         merged until then.
+
+    Raises:
+        ValueError: a checkpoint with another engine or with ``keep_edges``.
+        CheckpointError: the checkpoint cannot be read, resumed (it holds more nodes than
+            ``max_states`` or a deeper search than ``depth``, or a rebuilt node differs) or
+            written.
     """
     engine = engine or LocalEngine(system)
+    if checkpoint is not None and (not isinstance(engine, LocalEngine) or keep_edges):
+        raise ValueError("a checkpoint needs the in-process engine (one worker) and no kept "
+                         "edges (no graph)")
     arrays = getattr(engine, "block_array", BlockArray)
     result = Search(parents=arrays())
     result.workers = engine.workers
     merge = _Merge(result, time.monotonic(), max_states, timeout, progress, keep_edges, arrays)
-    level = 0
+    level, finished, rows = 0, None, 0
     try:
-        engine.start(merge)
-        while level < depth and engine.frontier_size():
-            merge.level, merge.partial = level, False
+        if checkpoint is not None and checkpoint.meta is not None:
+            level, rows, finished = _resume(system, engine, merge, checkpoint, depth)
+        else:
+            if checkpoint is not None:
+                checkpoint.start_logs()
+                merge.checkpoint = engine.checkpoint = checkpoint
+            engine.start(merge)
+        while finished is None and level < depth and engine.frontier_size():
+            merge.level, merge.partial = level, rows > 0
+            if len(merge.starts) == level + 1:
+                merge.starts.append(len(result.parents))
             engine.level(merge, level, last=level + 1 == depth)
-            merge.partial = False
+            merge.partial, rows = False, 0
             level += 1
             result.depth = level
             result.drained = engine.frontier_size() == 0
             if progress is not None:
-                progress(level, len(result.parents), result.edges,
-                         time.monotonic() - merge.started)
+                progress(level, len(result.parents), result.edges, merge.seconds())
             if (stop_when_found and merge.first) or system.done(merge.first):
+                finished = "found"
                 break
-        result.drained = result.drained or not engine.frontier_size()
+        result.drained = result.drained or finished == "drained" or (
+            finished is None and not engine.frontier_size())
+        if checkpoint is not None and finished != "resumed":
+            merge.save(level, 0, finished or ("depth" if level >= depth else "drained"))
     except Stop as stop:
         result.stopped_by = stop.reason
+        if checkpoint is not None and stop.reason == "timeout":
+            merge.save(*engine.position)
     except KeyboardInterrupt:
         result.stopped_by = "interrupted"
     finally:
         storage = _closed(engine, result)
+        if checkpoint is not None:
+            checkpoint.close()
     result.partial = merge.partial
     merge.finish()
+    if checkpoint is not None:
+        meta = checkpoint.meta or {}
+        storage["checkpoint"] = {"directory": str(checkpoint.directory),
+                                 "runs": meta.get("runs", 1),
+                                 "peakBytes": meta.get("peakBytes", 0)}
     n = len(result.parents)
     result.workers = storage.pop("workers", result.workers)
     storage.update(parentBytes=8 * n, parentSpilledBytes=result.parents.spilled_nbytes,

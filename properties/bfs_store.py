@@ -226,6 +226,15 @@ class FingerprintSet:
         self._owned: list = [False] * len(self.runs)  # whether a run may be grown in place
         self.peak_nbytes = self.nbytes
 
+    @classmethod
+    def of(cls, members: np.ndarray) -> "FingerprintSet":
+        """A set of ``members`` (uint64, no repeats; this array is taken over and sorted in
+        place, and later merges may grow it in place), as one run."""
+        members.sort()
+        out = cls((members,) if len(members) else ())
+        out._owned = [True] * len(out.runs)
+        return out
+
     def __len__(self) -> int:
         return sum(len(r) for r in self.runs)
 

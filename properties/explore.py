@@ -64,7 +64,8 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
-from properties.bfs_store import KEY_LEAF_BITS, Interned, component_fingerprint, mix, unpack_key
+from properties.bfs_store import (KEY_LEAF_BITS, Interned, canonical, component_fingerprint, mix,
+                                  unpack_key)
 from properties.sweep_blocks import (CHECK_STATE_MASK, CHECK_STEP_MASK, CHECK_VIEW_SHIFT,
                                      BlockTables, ComponentColumns, check_key,
                                      check_key_state)
@@ -291,7 +292,8 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             stop_when_found: bool = False, keep_edges: bool = False, workers: int = 1,
             cluster: Optional[str] = None, spill_dir: Optional[str] = None,
             frontier_limit: int = 2 << 30, parallel_from: int = 1_000,
-            cache_entries: int = CACHE_ENTRIES) -> ExploreReport:
+            cache_entries: int = CACHE_ENTRIES, checkpoint: Optional[str] = None,
+            checkpoint_every: float = 600.0) -> ExploreReport:
     """Breadth-first search to ``depth`` events.
 
     Two modes:
@@ -346,13 +348,21 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         cache_entries: the all-readings sweep's budget of memo-table entries
             (:data:`CACHE_ENTRIES`; past it, entries are dropped or the tables emptied: the
             output is the same, only time changes).
+        checkpoint: a directory where the search is saved as it goes and from which it is
+            resumed when it holds this search's checkpoint
+            (:mod:`properties.bfs_checkpoint`; one worker, no ``keep_edges``); the report is
+            the same as that of a search never stopped. None: no checkpoint.
+        checkpoint_every: seconds between the checkpoint's periodic saves.
 
     Returns:
         An :class:`ExploreReport`. Deterministic: the same for every number of workers.
 
     Raises:
-        ValueError: ``reading=None`` with a consumer other than the reference model, or
-            ``workers`` below 1.
+        ValueError: ``reading=None`` with a consumer other than the reference model,
+            ``workers`` below 1, or a checkpoint with workers, a cluster or ``keep_edges``.
+        CheckpointError: the checkpoint directory cannot be used (see
+            :class:`~properties.bfs_checkpoint.Checkpoint`), or holds more states than
+            ``max_states`` or a deeper search than ``depth``.
 
     Clauses: every clause of the property catalogue (P00..P40) and of the knobs (Q-ids).
     """
@@ -367,6 +377,15 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     else:
         system = SingleSystem(vocabulary, reading, consumer, properties, adversarial,
                               check_readings)
+    saved = None
+    if checkpoint is not None:
+        if workers > 1 or cluster or keep_edges:
+            raise ValueError("a checkpoint needs one worker and no graph (the search is saved "
+                             "by this process)")
+        from properties.bfs_checkpoint import Checkpoint
+        saved = Checkpoint(checkpoint, _identity(vocabulary, reading, consumer, properties,
+                                                 adversarial, check_readings,
+                                                 stop_when_found), checkpoint_every)
     engine = None
     if workers > 1 or cluster:
         from properties.bfs_dask import DaskEngine
@@ -378,7 +397,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     try:
         with _cyclic_gc_paused():  # the report too is parked with the oldest generation
             found = search(system, depth, engine, max_states, timeout, progress,
-                           stop_when_found, keep_edges)
+                           stop_when_found, keep_edges, saved)
             report = _report(found, system, depth, all_readings)
     except KeyboardInterrupt:  # a Ctrl-C while the collector was paused or restored
         if report is None:
@@ -386,6 +405,19 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
                              all_readings)
         report.stopped_by, report.complete = "interrupted", False
     return report
+
+
+def _identity(vocabulary: Vocabulary, reading: Optional[Reading], consumer: Consumer,
+              properties: tuple, adversarial: bool, check_readings: bool,
+              stop_when_found: bool) -> dict:
+    """What a checkpoint of :func:`explore` is a checkpoint of (JSON): the vocabulary's
+    fingerprint (:func:`~properties.bfs_store.component_fingerprint`, hex), the reading (or
+    ``"all"``), the consumer's name, the properties' ids and the flags."""
+    return {"vocabulary": f"{component_fingerprint(vocabulary):016x}",
+            "reading": "all" if reading is None else canonical(reading),
+            "consumer": consumer.name, "properties": [p.id for p in properties],
+            "adversarial": adversarial, "checkReadings": check_readings,
+            "stopWhenFound": stop_when_found}
 
 
 def _report(found: Search, system: TransitionSystem, depth: int,

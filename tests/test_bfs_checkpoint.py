@@ -1,0 +1,220 @@
+"""Checkpoints of the breadth-first driver (issue 21): a search saved as it goes and resumed by
+fresh systems, as many times as it is stopped, gives the output of a search never stopped."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+import properties.bfs_checkpoint as checkpoint_module
+from activity_check.cli import main
+from model.readings import DRAFT
+from properties.bfs import LocalEngine, Stop, search
+from properties.bfs_checkpoint import Checkpoint, CheckpointError, rebuild
+from properties.catalogue import PROPERTIES
+from properties.explore import (EXPLORE_VOCABULARY, SingleSystem, SweepSystem, _identity,
+                                explore)
+from properties.zoo import REFERENCE
+
+
+def _sweep():
+    return SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+
+
+def _single():
+    return SingleSystem(EXPLORE_VOCABULARY, DRAFT, REFERENCE, tuple(PROPERTIES), False, True)
+
+
+def _figures(found) -> dict:
+    """What a search gives: parents, findings (keys, costs, sequences, payloads as text),
+    counts."""
+    return {"parents": found.parents.to_numpy().tolist(), "edges": found.edges,
+            "depth": found.depth, "stoppedBy": found.stopped_by, "drained": found.drained,
+            "tags": found.tags,
+            "findings": [[repr(k), repr(v)] for k, v in found.findings.items()]}
+
+
+def _stopping_after(chunks: int):
+    """A ``Stop("timeout")`` raised by the driver's time check after ``chunks`` checks (the
+    timeout of a process stopped every few chunks, whatever the machine's speed)."""
+    left = [chunks]
+
+    def check_time(self):
+        left[0] -= 1
+        if left[0] < 0:
+            raise Stop("timeout")
+    return check_time
+
+
+def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0):
+    """Run the search in ``directory`` with a fresh system each time, each run stopped after
+    ``chunks`` chunks of ``chunk`` nodes, until it ends; returns ``(last search, runs)``."""
+    import properties.bfs as bfs
+    runs = 0
+    while True:
+        runs += 1
+        monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(chunks))
+        system = make()
+        saved = Checkpoint(str(directory), {"test": make.__name__}, every)
+        found = search(system, depth, LocalEngine(system, chunk=chunk), checkpoint=saved)
+        if found.stopped_by != "timeout":
+            monkeypatch.undo()
+            return found, runs
+        assert runs < 500
+
+
+@pytest.mark.parametrize("make,chunk", [(_sweep, 64), (_single, 8)])
+def test_a_search_stopped_and_resumed_many_times_gives_the_same_output(make, chunk, tmp_path,
+                                                                      monkeypatch):
+    plain = search(make(), 4)
+    found, runs = _resumed(make, 4, tmp_path / "ck", monkeypatch, chunk=chunk)
+    assert runs > 5  # stopped inside levels, and at their ends
+    assert _figures(found) == _figures(plain)
+    assert found.storage["checkpoint"]["runs"] == runs
+    meta = json.loads((tmp_path / "ck" / "checkpoint.json").read_text())
+    assert meta["finished"] == "depth" and meta["level"] == 4
+    assert meta["logs"]["parents.i64"] == 8 * plain.states
+    assert meta["starts"][:2] == [0, 1] and len(meta["starts"]) == 5
+
+
+def test_periodic_saves_alone_let_a_killed_search_resume(tmp_path, monkeypatch):
+    """A process that dies (here: its save is the last thing it does) leaves its last save;
+    what it logged after that is cut back and done again."""
+    import properties.bfs as bfs
+    plain = search(_sweep(), 4)
+    directory = tmp_path / "ck"
+    saves = []
+
+    class Killed(Exception):
+        pass
+
+    real_save = bfs._Merge.save
+
+    def save_then_die(self, level, rows, finished=None):
+        real_save(self, level, rows, finished)
+        saves.append((level, rows))
+        if finished is None and len(saves) % 5 == 0:
+            raise Killed  # the process goes without another save
+    monkeypatch.setattr(bfs._Merge, "save", save_then_die)
+    for _ in range(200):
+        system = _sweep()
+        try:
+            found = search(system, 4, LocalEngine(system, chunk=64),
+                           checkpoint=Checkpoint(str(directory), {}, 0.0))
+            break
+        except Killed:
+            continue
+    monkeypatch.undo()
+    assert len(saves) > 20
+    assert _figures(found) == _figures(plain)
+
+
+def test_a_finished_search_is_deepened_and_reported_again_from_its_checkpoint(tmp_path):
+    directory = str(tmp_path / "ck")
+    three = search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
+    again = search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
+    assert _figures(again) == _figures(three) == _figures(search(_sweep(), 3))
+    deeper = search(_sweep(), 4, checkpoint=Checkpoint(directory, {}))
+    assert _figures(deeper) == _figures(search(_sweep(), 4))
+    with pytest.raises(CheckpointError, match="deeper than 3"):
+        search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
+    with pytest.raises(CheckpointError, match="more than the search's bound of 100"):
+        search(_sweep(), 5, max_states=100, checkpoint=Checkpoint(directory, {}))
+
+
+def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_path, capsys):
+    directory = str(tmp_path / "ck")
+    plain = explore(depth=3, reading=None).to_json(3, None, False)
+    first = explore(depth=3, reading=None, checkpoint=directory)
+    assert first.to_json(3, None, False) == plain
+    assert explore(depth=3, reading=None, checkpoint=directory).to_json(3, None, False) == plain
+    with pytest.raises(CheckpointError, match="another search's.*reading 'all'"):
+        explore(depth=3, reading=DRAFT, checkpoint=directory)
+    with pytest.raises(CheckpointError, match="another search's.*adversarial False"):
+        explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
+    with pytest.raises(ValueError, match="one worker and no graph"):
+        explore(depth=3, reading=None, workers=2, checkpoint=directory)
+    assert _identity(EXPLORE_VOCABULARY, None, REFERENCE, (), False, True, False)["reading"] \
+        == "all"
+
+
+def test_a_checkpoint_of_other_code_or_with_a_damaged_log_is_refused(tmp_path, monkeypatch):
+    directory = str(tmp_path / "ck")
+    import properties.bfs as bfs
+    monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(4))
+    system = _sweep()
+    assert search(system, 4, LocalEngine(system, chunk=64),
+                  checkpoint=Checkpoint(directory, {})).stopped_by == "timeout"
+    monkeypatch.undo()
+    with monkeypatch.context() as m:
+        m.setattr(checkpoint_module, "code_digest", lambda: "0123456789abcdef")
+        with pytest.raises(CheckpointError, match="written by other code.*digest"):
+            Checkpoint(directory, {})
+    meta = json.loads((tmp_path / "ck" / "checkpoint.json").read_text())
+    assert meta["finished"] is None and meta["rows"] > 0
+    # the first node of the frontier the resume rebuilds
+    node = int(np.fromfile(tmp_path / "ck" / f"frontier-{meta['level']}.i64",
+                           dtype=np.int64)[meta["rows"]])
+    with open(tmp_path / "ck" / "fingerprints.u64", "r+b") as fh:
+        fh.seek(8 * node)
+        fh.write(b"\x00" * 8)
+    with pytest.raises(CheckpointError, match=f"node {node} .*another fingerprint"):
+        search(_sweep(), 4, checkpoint=Checkpoint(directory, {}))
+    os.truncate(tmp_path / "ck" / "parents.i64", 8)
+    with pytest.raises(CheckpointError, match="parents.i64: missing or shorter"):
+        Checkpoint(directory, {})
+
+
+def test_a_directory_holding_other_files_is_not_written_into(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(CheckpointError, match="holds other files \\(notes.txt\\)"):
+        Checkpoint(str(tmp_path), {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(CheckpointError, match="not a directory"):
+        Checkpoint(str(tmp_path / "file"), {})
+
+
+def test_rebuild_gives_the_frontier_nodes_of_the_search():
+    system = _sweep()
+    found = search(system, 3)
+    parents = found.parents.to_numpy()
+    # the level of each node: its parent's plus one (ids come level by level)
+    level = np.zeros(len(parents), np.int64)
+    for i in range(1, len(parents)):
+        level[i] = level[parents[i] >> 28] + 1
+    starts = [int(np.searchsorted(level, d)) for d in range(4)]
+    targets = np.arange(starts[2], len(parents), 7, dtype=np.int64)
+    fresh = _sweep()
+    rows = rebuild(fresh, parents, starts, targets)
+    from properties.explore import _replay
+    for target, row in zip(targets.tolist()[:50], rows):
+        path = found.path(target)
+        _, node = _replay(fresh, path)
+        assert tuple(row) == node
+    assert (fresh.fingerprints(rows) == system.fingerprints(
+        np.array([_replay(system, found.path(t))[1] for t in targets.tolist()]))).all()
+
+
+def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
+    directory = str(tmp_path / "ck")
+    assert main(["explore", "--depth", "3", "--json", "--checkpoint", directory]) == 0
+    first = capsys.readouterr().out
+    assert main(["explore", "--depth", "3", "--json", "--checkpoint", directory]) == 0
+    assert capsys.readouterr().out == first
+    assert main(["explore", "--depth", "3", "--checkpoint", directory]) == 0
+    assert f"checkpoint {directory}: saved" in capsys.readouterr().out
+    for extra, said in ((["--workers", "2"], "without --cluster, --workers above 1 or --graph"),
+                        (["--graph", str(tmp_path / "g.dot")], "or --graph"),
+                        (["--checkpoint-every", "-1"], "--checkpoint-every must be")):
+        assert main(["explore", "--depth", "3", "--checkpoint", directory, *extra]) == 2
+        assert said in capsys.readouterr().err
+    assert main(["explore", "--depth", "2", "--checkpoint", directory]) == 2
+    err = capsys.readouterr().err
+    assert "--checkpoint: checkpoint" in err and "deeper than 2" in err
+    assert "Traceback" not in err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("x")
+    assert main(["explore", "--depth", "3", "--checkpoint", str(other)]) == 2
+    assert "holds other files (keep.txt)" in capsys.readouterr().err
