@@ -39,6 +39,15 @@ def _signature(report) -> str:
         "parents": [[p, e.to_wire() if e else None] for p, e in report.parents]})
 
 
+@functools.lru_cache(maxsize=None)
+def _depth4():
+    """``(report, signature)`` of the sweep to depth 4 under every reading (64,148 states),
+    made once per process: the reference that the squeezed, evicting and distributed searches
+    are compared with (read only)."""
+    report = explore(depth=4, reading=None)
+    return report, _signature(report)
+
+
 def test_parent_entries_order_nodes_as_the_sequential_search_finds_them():
     assert unpack_key(pack_key(12345, 7, 3)) == (12345, 7, 3)
     assert pack_key(1, 0, 5) < pack_key(1, 1, 0) < pack_key(2, 0, 0)
@@ -123,10 +132,10 @@ def test_an_expanded_frontier_block_is_released_as_the_level_goes_on(tmp_path, m
 
 
 def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
-    plain = explore(depth=4, reading=None)
+    plain, signature = _depth4()
     squeezed = explore(depth=4, reading=None, frontier_limit=4096, spill_dir=str(tmp_path),
                        cache_entries=500)
-    assert _signature(plain) == _signature(squeezed)
+    assert signature == _signature(squeezed)
     assert squeezed.storage["frontierSpilledNodes"] > 0 and plain.states == 64148
     # the memo tables were emptied (checked before each expansion chunk) and the default
     # bound never empties them at this depth
@@ -214,9 +223,9 @@ def test_memo_evictions_drop_only_what_no_pending_node_needs():
     system = _Watched(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
                       50_000)
     found = search(system, 4, LocalEngine(system, chunk=256))
-    plain = explore(depth=4, reading=None)
+    plain, signature = _depth4()
     evicted = explore_module._report(found, system, 4, True)
-    assert _signature(evicted) == _signature(plain) and plain.states == 64148
+    assert _signature(evicted) == signature and plain.states == 64148
     assert found.storage["memoEvictions"] >= 2 and found.storage["memoTrims"] == 0
     assert len(system.seen) == found.storage["memoEvictions"]
     for held, kept, live, emptied in system.seen:
@@ -258,8 +267,7 @@ def test_when_the_pending_states_fill_the_budget_those_needed_soonest_are_kept()
     system = Counted(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
                      20_000)
     found = search(system, 4, LocalEngine(system, chunk=256))
-    plain = explore(depth=4, reading=None)
-    assert _signature(explore_module._report(found, system, 4, True)) == _signature(plain)
+    assert _signature(explore_module._report(found, system, 4, True)) == _depth4()[1]
     assert steps and all(s[0] == 1 for s in steps)  # one eviction a call
     # calls where pending states' entries went too: the soonest kept, and no emptying
     soonest = [s for s in steps if s[5] is not None and s[1] == 0]
@@ -273,12 +281,12 @@ def test_evictions_in_the_per_leaf_loop_and_on_dask_workers_change_nothing(clust
     """The per-leaf loop (the blocks' reference) and the Dask workers (each evicting by the
     nodes its own task has still to expand, and counted in the storage figures) give the same
     report under a budget that forces evictions."""
-    plain = explore(depth=4, reading=None)
+    signature = _depth4()[1]
     # every level on the workers, so that a worker's tables, filled by one level, are over
     # its share of the budget when the next level's task starts
     workers = explore(depth=4, reading=None, cluster=cluster, parallel_from=1,
                       cache_entries=4_000)
-    assert _signature(workers) == _signature(plain) and workers.workers == 2
+    assert _signature(workers) == signature and workers.workers == 2
     assert workers.storage["memoEvictions"] >= 1
     tasks = workers.storage["workerTasks"]
     assert sum(sum(t["memoEvictions"]) for t in tasks) >= 1
@@ -288,7 +296,7 @@ def test_evictions_in_the_per_leaf_loop_and_on_dask_workers_change_nothing(clust
                                         explore_module.PROPERTIES, False, 20_000)
     found = search(system, 4, LocalEngine(system, chunk=512))
     assert found.storage["memoEvictions"] >= 1
-    assert _signature(explore_module._report(found, system, 4, True)) == _signature(plain)
+    assert _signature(explore_module._report(found, system, 4, True)) == signature
 
 
 def test_the_pair_search_runs_on_the_driver():
@@ -306,10 +314,10 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
     cases = [dict(depth=4, reading=None), dict(depth=4, reading=None, max_states=9_000),
              dict(depth=3, adversarial=True)]
     for kwargs in cases:
-        alone = explore(**kwargs)
+        alone = _depth4()[1] if kwargs == cases[0] else _signature(explore(**kwargs))
         spread = explore(**kwargs, cluster=cluster, parallel_from=1)
         assert spread.workers == 2, kwargs
-        assert _signature(spread) == _signature(alone), kwargs
+        assert _signature(spread) == alone, kwargs
 
 
 def _cli(args: list, capsys) -> str:
@@ -322,15 +330,15 @@ def test_explore_workers_and_cluster_print_the_same_bytes(cluster, tmp_path, cap
     """``explore --json --graph`` with one worker, with two local workers (started and
     stopped by the command) and on a running cluster: the same JSON and the same graph file.
     Every level goes to the workers (``parallel_from=1``), so that a small search uses them."""
-    one = _cli(["explore", "--depth", "4", "--json", "--workers", "1",
+    one = _cli(["explore", "--depth", "3", "--json", "--workers", "1",
                 "--graph", str(tmp_path / "one.dot")], capsys)
     monkeypatch.setattr(explore_module, "explore",
                         functools.partial(explore_module.explore, parallel_from=1))
-    two = _cli(["explore", "--depth", "4", "--json", "--workers", "2",
+    two = _cli(["explore", "--depth", "3", "--json", "--workers", "2",
                 "--graph", str(tmp_path / "two.dot")], capsys)
-    joined = _cli(["explore", "--depth", "4", "--json", "--cluster", cluster,
+    joined = _cli(["explore", "--depth", "3", "--json", "--cluster", cluster,
                    "--graph", str(tmp_path / "joined.dot")], capsys)
-    assert json.loads(one)["states"] == 64148
+    assert json.loads(one)["states"] == 1635  # depth 4 is compared in the engine's test
     assert one == two == joined
     graphs = {(tmp_path / f"{name}.dot").read_bytes() for name in ("one", "two", "joined")}
     assert len(graphs) == 1

@@ -1,5 +1,6 @@
 """Checkpoints of the breadth-first driver (issue 21): a search saved as it goes and resumed by
 fresh systems, as many times as it is stopped, gives the output of a search never stopped."""
+import functools
 import json
 import os
 
@@ -34,6 +35,12 @@ def _figures(found) -> dict:
             "findings": [[repr(k), repr(v)] for k, v in found.findings.items()]}
 
 
+@functools.lru_cache(maxsize=None)
+def _plain(make, depth: int) -> dict:
+    """:func:`_figures` of the search never stopped (made once per process)."""
+    return _figures(search(make(), depth))
+
+
 def _stopping_after(chunks: int):
     """A ``Stop("timeout")`` raised by the driver's time check after ``chunks`` checks (the
     timeout of a process stopped every few chunks, whatever the machine's speed)."""
@@ -66,14 +73,14 @@ def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0)
 @pytest.mark.parametrize("make,chunk", [(_sweep, 64), (_single, 8)])
 def test_a_search_stopped_and_resumed_many_times_gives_the_same_output(make, chunk, tmp_path,
                                                                       monkeypatch):
-    plain = search(make(), 4)
     found, runs = _resumed(make, 4, tmp_path / "ck", monkeypatch, chunk=chunk)
     assert runs > 5  # stopped inside levels, and at their ends
-    assert _figures(found) == _figures(plain)
+    plain = _plain(make, 4)
+    assert _figures(found) == plain
     assert found.storage["checkpoint"]["runs"] == runs
     meta = json.loads((tmp_path / "ck" / "checkpoint.json").read_text())
     assert meta["finished"] == "depth" and meta["level"] == 4
-    assert meta["logs"]["parents.i64"] == 8 * plain.states
+    assert meta["logs"]["parents.i64"] == 8 * len(plain["parents"])
     assert meta["starts"][:2] == [0, 1] and len(meta["starts"]) == 5
 
 
@@ -81,7 +88,6 @@ def test_periodic_saves_alone_let_a_killed_search_resume(tmp_path, monkeypatch):
     """A process that dies (here: its save is the last thing it does) leaves its last save;
     what it logged after that is cut back and done again."""
     import properties.bfs as bfs
-    plain = search(_sweep(), 4)
     directory = tmp_path / "ck"
     saves = []
 
@@ -106,16 +112,16 @@ def test_periodic_saves_alone_let_a_killed_search_resume(tmp_path, monkeypatch):
             continue
     monkeypatch.undo()
     assert len(saves) > 20
-    assert _figures(found) == _figures(plain)
+    assert _figures(found) == _plain(_sweep, 4)
 
 
 def test_a_finished_search_is_deepened_and_reported_again_from_its_checkpoint(tmp_path):
     directory = str(tmp_path / "ck")
     three = search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
     again = search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
-    assert _figures(again) == _figures(three) == _figures(search(_sweep(), 3))
+    assert _figures(again) == _figures(three) == _plain(_sweep, 3)
     deeper = search(_sweep(), 4, checkpoint=Checkpoint(directory, {}))
-    assert _figures(deeper) == _figures(search(_sweep(), 4))
+    assert _figures(deeper) == _plain(_sweep, 4)
     with pytest.raises(CheckpointError, match="deeper than 3"):
         search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
     with pytest.raises(CheckpointError, match="more than the search's bound of 100"):
@@ -218,3 +224,40 @@ def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
     (other / "keep.txt").write_text("x")
     assert main(["explore", "--depth", "3", "--checkpoint", str(other)]) == 2
     assert "holds other files (keep.txt)" in capsys.readouterr().err
+
+
+def test_the_benchmark_saves_each_configuration_and_adds_up_its_runs(tmp_path, monkeypatch,
+                                                                      capsys):
+    import importlib
+    import sys
+    from pathlib import Path
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "explore", raising=False)
+    bench = importlib.import_module("explore")
+    try:
+        with pytest.raises(ValueError, match="--repeat 1 and no --workers"):
+            bench.measure(depth=3, repeat=2, checkpoint=str(tmp_path))
+        first = bench.measure(depth=3, repeat=1, only={"all-readings"},
+                              checkpoint=str(tmp_path))
+        again = bench.measure(depth=3, repeat=1, only={"all-readings"},
+                              checkpoint=str(tmp_path))
+        assert bench.main(["--depth", "3", "--repeat", "1", "--only", "all-readings",
+                           "--checkpoint", str(tmp_path)]) == 0
+        printed = capsys.readouterr().out
+        with pytest.raises(SystemExit) as exited:
+            bench.main(["--workers", "2", "--checkpoint", str(tmp_path)])
+        assert exited.value.code == 2
+        assert "--repeat 1 and no --workers" in capsys.readouterr().err
+    finally:
+        sys.modules.pop("explore", None)
+    row, row2 = first["configurations"]["all-readings"], again["configurations"]["all-readings"]
+    assert (tmp_path / "all-readings" / "checkpoint.json").is_file()
+    assert row["checkpointRuns"] == row2["checkpointRuns"] == 1
+    assert row["states"] == row2["states"] == explore(depth=3, reading=None).states
+    # the finished search is reported from its checkpoint: its seconds are the saved ones (the
+    # first run's, taken at its last save, just before it ended), its peak at least theirs
+    saved = json.loads((tmp_path / "all-readings" / "checkpoint.json").read_text())
+    assert abs(row2["seconds"] - saved["seconds"]) < 1
+    assert abs(row["seconds"] - saved["seconds"]) < 1
+    assert row2["peakBytes"] >= saved["peakBytes"] > 0
+    assert "over 1 run of its checkpoint" in printed
