@@ -41,6 +41,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import resource
 import time
 from array import array
@@ -57,6 +58,9 @@ FORMAT = 1
 """Version of the checkpoint layout (``checkpoint.json``'s ``format``)."""
 
 _META = "checkpoint.json"
+_OWN = re.compile(r"parents\.i64|fingerprints\.u64|frontier-\d+\.i64|findings-\d+\.pickle|"
+                  r"tags-\d+\.u64|checkpoint\.json\.new")
+"""The names of the files a checkpoint writes (besides :data:`_META`)."""
 _PARENTS = "parents.i64"
 _FINGERPRINTS = "fingerprints.u64"
 
@@ -126,11 +130,12 @@ class Checkpoint:
         except OSError as exc:
             raise CheckpointError(f"checkpoint {d}: {exc.strerror or exc}") from None
         if _META not in names:
-            if names:
+            foreign = [n for n in names if not _OWN.fullmatch(n)]
+            if foreign:  # (a process stopped before its first save leaves only its own logs)
                 raise CheckpointError(
-                    f"checkpoint {d}: the directory holds other files ({', '.join(names[:3])}"
-                    f"{', ...' if len(names) > 3 else ''}) and no {_META}; give an empty or new "
-                    "directory")
+                    f"checkpoint {d}: the directory holds other files ({', '.join(foreign[:3])}"
+                    f"{', ...' if len(foreign) > 3 else ''}) and no {_META}; give an empty or "
+                    "new directory")
             return
         try:
             meta = json.loads(self._path(_META).read_text())
@@ -161,10 +166,12 @@ class Checkpoint:
 
     def start_logs(self) -> None:
         """Open the logs for appending, each cut back to the length the checkpoint gives (what a
-        process wrote after its last save is dropped; a new checkpoint starts them empty)."""
+        process wrote after its last save is dropped; a new checkpoint starts them empty), and
+        remove the checkpoint's files no save describes."""
         lengths = self.meta["logs"] if self.meta else {}
-        for p in self.directory.iterdir():
-            if p.name.startswith("frontier-") and p.name not in lengths:
+        kept = set(lengths) | ({self.meta["findings"], self.meta["tags"]} if self.meta else set())
+        for p in self.directory.iterdir():  # what no save describes: a stopped process's
+            if p.name != _META and _OWN.fullmatch(p.name) and p.name not in kept:
                 p.unlink()
         for name in (_PARENTS, _FINGERPRINTS, *lengths):
             if name in self._logs:
@@ -326,20 +333,20 @@ def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
         at = np.searchsorted(ids_prev, keys >> np.int64(_KEY_LOW))
         moves = (keys >> np.int64(KEY_LEAF_BITS)) & move_mask
         leaves = keys & leaf_mask
-        flat = array("q")
-        prev = rows_prev.tolist()
+        rows = np.empty((len(ids), width), np.int64)
         child = system.child
         step = 1 << 16
         for lo in range(0, len(ids), step):
             if room is not None:
                 first = int(at[lo])
                 room(lambda first=first: iter((rows_prev[first:],)))
-            for a, m, f in zip(at[lo:lo + step].tolist(), moves[lo:lo + step].tolist(),
-                               leaves[lo:lo + step].tolist()):
-                flat.extend(child(tuple(prev[a]), m, f, level - 1)[1])
-        del prev
-        rows = np.frombuffer(flat, dtype=np.int64).reshape(len(ids), width)
-        del flat  # (the rows hold its buffer)
+            flat = array("q")  # a block's rows, then copied in: no array grown whole
+            # the block's parents as Python ints (a level's in one list would take some 200
+            # bytes a node)
+            for parent, m, f in zip(rows_prev[at[lo:lo + step]].tolist(),
+                                    moves[lo:lo + step].tolist(), leaves[lo:lo + step].tolist()):
+                flat.extend(child(tuple(parent), m, f, level - 1)[1])
+            rows[lo:lo + step] = np.frombuffer(flat, dtype=np.int64).reshape(-1, width)
         for lo in range(0, len(ids) if fingerprints is not None else 0, 1 << 20):
             part = slice(lo, lo + (1 << 20))
             wrong = np.flatnonzero(system.fingerprints(rows[part])

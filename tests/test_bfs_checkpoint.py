@@ -181,6 +181,18 @@ def test_a_directory_holding_other_files_is_not_written_into(tmp_path):
         Checkpoint(str(tmp_path / "file"), {})
 
 
+def test_a_process_stopped_before_its_first_save_leaves_a_directory_to_start_afresh(tmp_path):
+    for name, data in (("parents.i64", b"\x01" * 24), ("fingerprints.u64", b"\x02" * 16),
+                       ("frontier-3.i64", b"\x03" * 8), ("checkpoint.json.new", b"{")):
+        (tmp_path / name).write_bytes(data)
+    found = search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}))
+    assert _figures(found) == _plain(_sweep, 3)
+    assert not (tmp_path / "checkpoint.json.new").exists()
+    assert (tmp_path / "parents.i64").stat().st_size == 8 * len(_plain(_sweep, 3)["parents"])
+    assert sorted(p.name for p in tmp_path.glob("frontier-*")) == [
+        f"frontier-{d}.i64" for d in range(4)]
+
+
 def test_rebuild_gives_the_frontier_nodes_of_the_search():
     system = _sweep()
     found = search(system, 3)
