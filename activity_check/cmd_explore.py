@@ -69,8 +69,9 @@ def _add_explore(sub) -> None:
                          "takes a deep search up where it stopped (a Ctrl-C keeps the last save), "
                          "and gives the report of a search never stopped; one worker, no "
                          "--graph; about 24 bytes of disk a state")
-    ex.add_argument("--checkpoint-every", type=float, default=600.0, metavar="SECONDS",
-                    help="seconds between the checkpoint's saves (default 600)")
+    ex.add_argument("--checkpoint-every", type=float, default=None, metavar="SECONDS",
+                    help="with --checkpoint: seconds between its saves (default 600; 0: at "
+                         "every chunk of 4,096 states)")
     ex.add_argument("--json", action="store_true", help="print the result as JSON")
     add_timings_option(ex)
     ex.add_argument("--coverage", action="store_true",
@@ -145,6 +146,8 @@ def _options(args):
     if args.cluster is not None and args.workers is not None:
         raise UsageError("--workers and --cluster: the cluster's own workers expand the levels; "
                          "give one of the two")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
     if args.checkpoint is not None:
         if args.checkpoint == "":
             raise UsageError("--checkpoint: an empty directory name")
@@ -152,6 +155,10 @@ def _options(args):
             raise UsageError("--checkpoint: the search is saved by this process; give it without "
                              "--cluster, --workers above 1 or --graph")
         args.workers = 1
+    elif args.checkpoint_every is not None:
+        raise UsageError("--checkpoint-every: give it with --checkpoint (where to save)")
+    if args.checkpoint_every is None:
+        args.checkpoint_every = 600.0
     if not args.checkpoint_every >= 0 or math.isinf(args.checkpoint_every):
         raise UsageError("--checkpoint-every must be a number of seconds, 0 or more")
     if args.workers is None:
@@ -247,8 +254,10 @@ def _print_report(con, args, report, out: dict) -> None:
     if saved is not None:
         runs = saved["runs"]
         con.print(f"checkpoint {shown(saved['directory'])}: "
-                  + (f"resumed, run {runs} of the search; " if runs > 1 else "")
-                  + ("saved" if report.complete else
+                  + (f"the search had ended (run {runs}); its report again" if saved["ended"]
+                     else "") + ("" if saved["ended"] else
+                                 f"resumed, run {runs} of the search; " if runs > 1 else "")
+                  + ("" if saved["ended"] else "saved" if report.complete else
                      "a larger --max-states resumes the search from its last save"
                      if report.stopped_by == "max-states" else
                      "the same command resumes the search from its last save"))

@@ -173,9 +173,9 @@ def judge(rows: dict, workers: int) -> list:
     them): ``[{"aim", "configuration", "depth", "value", "target", "met"}]``, ``met`` None
     (with ``"why"``) where a row cannot judge the aim. The one-core aims (states per second,
     bytes per state) are judged on each one-process every-reading run with properties
-    (``all-readings`` and ``all-readings@N``) at the default bound or deeper, the speedup on ``all-readings-workers2``, and
-    depth 7 within 20 GB (peak resident bytes, workers' added) on ``all-readings@7``; a
-    partial run (stopped by ``--timeout``) judges none of them: its rate and memory are those
+    (``all-readings`` and ``all-readings@N``) at the default bound or deeper, the speedup on
+    ``all-readings-workers2``, and depth 7 within 20 GB (peak resident bytes, workers' added)
+    on ``all-readings@7``; a partial run (stopped by ``--timeout``) judges none of them: its rate and memory are those
     of the levels it reached."""
     aims = TARGETS["issue21"]
     out = []
@@ -325,8 +325,9 @@ def main(argv=None) -> int:
     parser.add_argument("--extra-depth", type=int, default=0,
                         help="also run the all-readings configurations to this depth (default 0: "
                              "not; 4 takes seconds, 6 several minutes, 7 hours)")
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of each configuration; figures from the fastest (default 3)")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="runs of each configuration; figures from the fastest (default 3; "
+                             "1 with --checkpoint)")
     parser.add_argument("--workers", type=int, default=1,
                         help="also run every reading with every property on this many local "
                              "worker processes, with the speedup over one (default 1: not)")
@@ -346,12 +347,15 @@ def main(argv=None) -> int:
     parser.add_argument("--checkpoint", metavar="DIR", default=None,
                         help="save each configuration's search under DIR (a directory of its "
                              "name) as it goes, and resume it from there when run again: a "
-                             "deep run over several sessions (with --repeat 1, no --workers; "
-                             "seconds add up over the runs, the peak is the largest)")
+                             "deep run over several sessions (one run each, no --workers; "
+                             "seconds add up over the runs, the peak is the largest; CPU "
+                             "seconds are the last run's)")
     parser.add_argument("--json", action="store_true",
                         help="print the figures as one JSON document (configurations, targets, "
                              "aims, issue4Aims) instead of lines of text")
     args = parser.parse_args(argv)
+    if args.repeat is None:
+        args.repeat = 1 if args.checkpoint is not None else 3
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
     if args.depth < 1 or args.extra_depth < 0:

@@ -321,7 +321,7 @@ class _Merge:
         if cut is not None:
             raise Stop("max-states")
         if self.progress is not None:
-            self.progress(self.level, len(r.parents), r.edges, time.monotonic() - self.started)
+            self.progress(self.level, len(r.parents), r.edges, self.seconds())
         return len(keys)
 
     def check_time(self) -> None:
@@ -448,11 +448,9 @@ class LocalEngine:
         re-executing their event chains (:func:`~properties.bfs_checkpoint.rebuild`). Raises
         CheckpointError when a rebuilt node differs from the saved one."""
         from properties.bfs_checkpoint import rebuild
-        fps = np.array(checkpoint.fingerprints())  # a copy, in memory: the visited set
-        self.visited = FingerprintSet.of(fps)
-        del fps
-        current = np.asarray(checkpoint.frontier(level)[rows:])
-        after = np.asarray(checkpoint.frontier(level + 1)) if not last else \
+        self.visited = FingerprintSet.of(checkpoint.read("fingerprints.u64", np.uint64))
+        current = checkpoint.read(f"frontier-{level}.i64", np.int64, rows)
+        after = checkpoint.read(f"frontier-{level + 1}.i64", np.int64) if not last else \
             np.zeros(0, np.int64)
         targets = np.concatenate((current, after))
         nodes = rebuild(self.system, checkpoint.parents(), merge.starts, targets,
@@ -588,10 +586,11 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
     ``max_states`` or a deeper search than ``depth``."""
     from properties.bfs_checkpoint import CheckpointError
     meta, r = checkpoint.meta, merge.result
-    parents = checkpoint.parents()
-    if merge.max_states is not None and len(parents) > merge.max_states:
-        raise CheckpointError(f"checkpoint {checkpoint.directory}: it holds {len(parents):,} "
-                              f"states, more than the search's bound of {merge.max_states:,}")
+    n = meta["logs"]["parents.i64"][0] // 8
+    if merge.max_states is not None and n > merge.max_states:
+        raise CheckpointError(f"checkpoint {checkpoint.directory}: it holds {n:,} states, more "
+                              f"than the search's bound of {merge.max_states:,} (--max-states "
+                              "0: no bound)")
     level, rows, finished = meta["level"], meta["rows"], meta["finished"]
     ended = finished in ("drained", "found") or (finished == "depth" and level == depth)
     if (finished == "depth" and level > depth) or (finished is None and level >= depth):
@@ -599,8 +598,8 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
         raise CheckpointError(f"checkpoint {checkpoint.directory}: it holds a search to depth "
                               f"{at}, deeper than {depth}; give a depth of {at} or more")
     step = 1 << 20
-    for lo in range(0, len(parents), step):
-        r.parents.extend(np.asarray(parents[lo:lo + step]))
+    for lo in range(0, n, step):
+        r.parents.extend(checkpoint.read("parents.i64", np.int64, lo, lo + step))
     for key, entry in checkpoint.findings().items():
         merge.first[key] = entry
         merge.known[key] = entry[1]
@@ -611,6 +610,7 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
     merge.level = level
     if ended:
         r.drained = meta["drained"]
+        checkpoint.ended = True
         return level, 0, "resumed"
     meta["runs"] = meta.get("runs", 1) + 1
     checkpoint.start_logs()
@@ -707,7 +707,8 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         meta = checkpoint.meta or {}
         storage["checkpoint"] = {"directory": str(checkpoint.directory),
                                  "runs": meta.get("runs", 1),
-                                 "peakBytes": meta.get("peakBytes", 0)}
+                                 "peakBytes": meta.get("peakBytes", 0),
+                                 "ended": checkpoint.ended}
     n = len(result.parents)
     result.workers = storage.pop("workers", result.workers)
     storage.update(parentBytes=8 * n, parentSpilledBytes=result.parents.spilled_nbytes,

@@ -37,6 +37,7 @@ its timeout, and when it ends; a Ctrl-C (or a killed process) keeps the last one
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -44,6 +45,7 @@ import pickle
 import re
 import resource
 import time
+import zlib
 from array import array
 from pathlib import Path
 from typing import Callable, Optional
@@ -58,11 +60,45 @@ FORMAT = 1
 """Version of the checkpoint layout (``checkpoint.json``'s ``format``)."""
 
 _META = "checkpoint.json"
+_LOCK = "checkpoint.lock"
 _OWN = re.compile(r"parents\.i64|fingerprints\.u64|frontier-\d+\.i64|findings-\d+\.pickle|"
-                  r"tags-\d+\.u64|checkpoint\.json\.new")
+                  r"tags-\d+\.u64|checkpoint\.json\.new|checkpoint\.lock")
 """The names of the files a checkpoint writes (besides :data:`_META`)."""
 _PARENTS = "parents.i64"
 _FINGERPRINTS = "fingerprints.u64"
+
+
+_NAME = r"^(parents\.i64|fingerprints\.u64|frontier-\d+\.i64)$"
+_COUNT = {"type": "integer", "minimum": 0}
+SCHEMA = {
+    "type": "object",
+    "required": ["format", "identity", "code", "save", "findings", "tags", "logs", "level",
+                 "rows", "starts", "edges", "depth", "drained", "finished", "seconds", "runs",
+                 "peakBytes"],
+    "properties": {
+        "format": {"const": 1}, "identity": {"type": "object"}, "code": {"type": "string"},
+        "save": {"type": "integer", "minimum": 1},
+        # [file name, bytes, CRC-32]: the findings pickle and the tags
+        "findings": {"type": "array", "prefixItems": [
+            {"type": "string", "pattern": r"^findings-\d+\.pickle$"}, _COUNT, _COUNT],
+            "minItems": 3, "maxItems": 3},
+        "tags": {"type": "array", "prefixItems": [
+            {"type": "string", "pattern": r"^tags-\d+\.u64$"}, _COUNT, _COUNT],
+            "minItems": 3, "maxItems": 3},
+        # log name -> [bytes, CRC-32 of those bytes]
+        "logs": {"type": "object", "propertyNames": {"pattern": _NAME},
+                 "required": ["parents.i64", "fingerprints.u64"],
+                 "additionalProperties": {"type": "array", "items": _COUNT,
+                                          "minItems": 2, "maxItems": 2}},
+        "level": _COUNT, "rows": _COUNT, "edges": _COUNT, "depth": _COUNT,
+        "starts": {"type": "array", "items": _COUNT, "minItems": 1},
+        "drained": {"type": "boolean"},
+        "finished": {"enum": [None, "depth", "drained", "found"]},
+        "seconds": {"type": "number", "minimum": 0}, "runs": {"type": "integer", "minimum": 1},
+        "peakBytes": _COUNT},
+}
+"""JSON Schema (2020-12) of ``checkpoint.json``: every file it names is one of the checkpoint's
+own, in its directory."""
 
 
 class CheckpointError(Exception):
@@ -100,10 +136,16 @@ class Checkpoint:
 
     Attributes:
         meta: the saved description (``checkpoint.json``), or None for a new checkpoint.
+        ended: the saved search had ended when it was taken up (its report is given again).
+
+    The directory is locked (``flock`` on ``checkpoint.lock``) from here to :meth:`close`, so
+    that a second process on it is refused rather than writing into the first one's logs.
 
     Raises:
-        CheckpointError: the directory cannot be made or read, holds other files, or holds a
-            checkpoint of another format, search or code.
+        CheckpointError: the directory cannot be made or read, is in use by another process,
+            holds other files, or holds a checkpoint that is damaged (not as
+            :data:`SCHEMA` says, or saved files without a description) or of another
+            format, search or code.
     """
 
     def __init__(self, directory: str, identity: dict, every: float = 600.0):
@@ -114,8 +156,15 @@ class Checkpoint:
         self.meta: Optional[dict] = None
         self._logs: dict = {}  # file name -> open append handle
         self._lengths: dict = {}  # file name -> bytes written (flushed or not)
+        self._crcs: dict = {}  # file name -> CRC-32 of those bytes
         self._last_save = time.monotonic()
-        self._open()
+        self._lock = None
+        self.ended = False
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
 
     def _path(self, name: str) -> Path:
         return self.directory / name
@@ -127,6 +176,13 @@ class Checkpoint:
                 raise CheckpointError(f"checkpoint {d}: not a directory")
             d.mkdir(parents=True, exist_ok=True)
             names = sorted(p.name for p in d.iterdir())
+            if not any(not _OWN.fullmatch(n) and n != _META for n in names):
+                self._lock = open(self._path(_LOCK), "a")
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CheckpointError(f"checkpoint {d}: another process is using it (its search is "
+                                  "under way); wait for it to stop, or give another "
+                                  "directory") from None
         except OSError as exc:
             raise CheckpointError(f"checkpoint {d}: {exc.strerror or exc}") from None
         if _META not in names:
@@ -136,31 +192,61 @@ class Checkpoint:
                     f"checkpoint {d}: the directory holds other files ({', '.join(foreign[:3])}"
                     f"{', ...' if len(foreign) > 3 else ''}) and no {_META}; give an empty or "
                     "new directory")
+            saved = [n for n in names if n.startswith(("findings-", "tags-"))]
+            if saved:
+                raise CheckpointError(
+                    f"checkpoint {d}: saved files ({saved[0]}) but no {_META}: the checkpoint "
+                    f"is damaged; restore its {_META}, or give a new directory to start afresh")
             return
-        try:
-            meta = json.loads(self._path(_META).read_text())
-        except (OSError, ValueError) as exc:
-            raise CheckpointError(f"checkpoint {self._path(_META)}: unreadable ({exc})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise CheckpointError(f"checkpoint {self._path(_META)}: not a checkpoint of format "
-                                  f"{FORMAT}")
+        meta = self._read_meta()
         if meta.get("identity") != self.identity:
             theirs, ours = meta.get("identity") or {}, self.identity
             differ = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
             raise CheckpointError(
                 f"checkpoint {d}: it is another search's (it differs in "
-                f"{', '.join(differ)}: {', '.join(f'{k} {theirs.get(k)!r}' for k in differ)})")
+                + "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here"
+                            for k in differ) + ")")
         if meta.get("code") != self.digest:
             raise CheckpointError(
                 f"checkpoint {d}: written by other code of the model or the search (digest "
                 f"{meta.get('code')}, this code {self.digest}); resume it with the code that "
                 "wrote it, or start afresh in a new directory")
-        for name, length in meta["logs"].items():
+        for name, (length, _) in meta["logs"].items():
             path = self._path(name)
             if not path.is_file() or path.stat().st_size < length:
                 raise CheckpointError(f"checkpoint {path}: missing or shorter than the "
                                       f"{length} bytes {_META} says")
         self.meta = meta
+
+    def _read_meta(self) -> dict:
+        """``checkpoint.json``, checked against :data:`SCHEMA` and for consistency (level
+        starts ascending from 0, as many parents as fingerprints, the level under way and its
+        rows within the logs). Raises CheckpointError naming the file and what is wrong."""
+        import jsonschema
+        path = self._path(_META)
+        try:
+            meta = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"checkpoint {path}: unreadable ({exc})") from None
+        if isinstance(meta, dict) and meta.get("format") != FORMAT:
+            raise CheckpointError(f"checkpoint {path}: not a checkpoint of format {FORMAT}")
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(SCHEMA).iter_errors(meta))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path) or "the document"
+            raise CheckpointError(f"checkpoint {path}: {where}: {error.message}")
+        logs, starts = meta["logs"], meta["starts"]
+        frontier = logs.get(f"frontier-{meta['level']}.i64", [0, 0])[0] // 8
+        wrong = ("the level starts are not ascending from 0"
+                 if starts[0] != 0 or any(b < a for a, b in zip(starts, starts[1:])) else
+                 "parents and fingerprints differ in length"
+                 if logs["parents.i64"][0] != logs["fingerprints.u64"][0] else
+                 "the level under way has no start" if meta["level"] >= len(starts) else
+                 f"rows {meta['rows']} past the level's {frontier} frontier states"
+                 if meta["rows"] > frontier else None)
+        if wrong:
+            raise CheckpointError(f"checkpoint {path}: {wrong}")
+        return meta
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -168,29 +254,43 @@ class Checkpoint:
         """Open the logs for appending, each cut back to the length the checkpoint gives (what a
         process wrote after its last save is dropped; a new checkpoint starts them empty), and
         remove the checkpoint's files no save describes."""
-        lengths = self.meta["logs"] if self.meta else {}
-        kept = set(lengths) | ({self.meta["findings"], self.meta["tags"]} if self.meta else set())
-        for p in self.directory.iterdir():  # what no save describes: a stopped process's
-            if p.name != _META and _OWN.fullmatch(p.name) and p.name not in kept:
-                p.unlink()
-        for name in (_PARENTS, _FINGERPRINTS, *lengths):
-            if name in self._logs:
-                continue
-            path = self._path(name)
-            with open(path, "ab"):
-                pass
-            os.truncate(path, lengths.get(name, 0))
-            self._logs[name] = open(path, "ab")
-            self._lengths[name] = lengths.get(name, 0)
+        logs = self.meta["logs"] if self.meta else {}
+        kept = set(logs) | ({self.meta["findings"][0], self.meta["tags"][0]}
+                            if self.meta else set())
+        try:
+            for p in self.directory.iterdir():  # what no save describes: a stopped process's
+                if p.name not in (_META, _LOCK) and _OWN.fullmatch(p.name) and p.name not in kept:
+                    p.unlink()
+            for name in (_PARENTS, _FINGERPRINTS, *logs):
+                if name in self._logs:
+                    continue
+                path = self._path(name)
+                length, crc = logs.get(name, (0, 0))
+                with open(path, "ab"):
+                    pass
+                os.truncate(path, length)
+                if _crc(path, length) != crc:
+                    raise CheckpointError(f"checkpoint {path}: damaged (its CRC-32 differs from "
+                                          f"the one {_META} gives)")
+                self._logs[name] = open(path, "ab")
+                self._lengths[name], self._crcs[name] = length, crc
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint {self.directory}: cannot write "
+                                  f"({exc.strerror or exc})") from None
 
     def _append(self, name: str, values: np.ndarray) -> None:
-        handle = self._logs.get(name)
-        if handle is None:
-            handle = self._logs[name] = open(self._path(name), "ab")
-            self._lengths[name] = 0
         data = np.ascontiguousarray(values).tobytes()
-        handle.write(data)
+        try:
+            handle = self._logs.get(name)
+            if handle is None:
+                handle = self._logs[name] = open(self._path(name), "ab")
+                self._lengths[name], self._crcs[name] = 0, 0
+            handle.write(data)
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint {self._path(name)}: cannot write "
+                                  f"({exc.strerror or exc})") from None
         self._lengths[name] += len(data)
+        self._crcs[name] = zlib.crc32(data, self._crcs[name])
 
     def log_nodes(self, keys: np.ndarray, fps: np.ndarray) -> None:
         """Append newly numbered nodes, in id order: their parent entries (int64) and
@@ -215,19 +315,21 @@ class Checkpoint:
                 handle.flush()
                 os.fsync(handle.fileno())
             seq = (self.meta or {}).get("save", 0) + 1
-            findings_name, tags_name = f"findings-{seq}.pickle", f"tags-{seq}.u64"
-            with open(self._path(findings_name), "wb") as fh:
-                pickle.dump(findings, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                fh.flush()
-                os.fsync(fh.fileno())
-            with open(self._path(tags_name), "wb") as fh:
-                fh.write(np.ascontiguousarray(tags, dtype=np.uint64).tobytes())
-                fh.flush()
-                os.fsync(fh.fileno())
+            written = []
+            for name, data in ((f"findings-{seq}.pickle",
+                                pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)),
+                               (f"tags-{seq}.u64",
+                                np.ascontiguousarray(tags, dtype=np.uint64).tobytes())):
+                with open(self._path(name), "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                written.append([name, len(data), zlib.crc32(data)])
             prior = (self.meta or {}).get("peakBytes", 0)
             meta = {"format": FORMAT, "identity": self.identity, "code": self.digest,
-                    "save": seq, "findings": findings_name, "tags": tags_name,
-                    "logs": dict(sorted(self._lengths.items())),
+                    "save": seq, "findings": written[0], "tags": written[1],
+                    "logs": {name: [self._lengths[name], self._crcs[name]]
+                             for name in sorted(self._lengths)},
                     **state, "peakBytes": max(prior, _peak_bytes())}
             aside = self._path(_META + ".new")
             aside.write_text(json.dumps(meta, indent=1) + "\n")
@@ -241,7 +343,7 @@ class Checkpoint:
         self.meta = meta
         self._last_save = time.monotonic()
         if old is not None and old["save"] != seq:
-            for name in (old["findings"], old["tags"]):
+            for name in (old["findings"][0], old["tags"][0]):
                 try:
                     self._path(name).unlink()
                 except OSError:
@@ -249,20 +351,32 @@ class Checkpoint:
 
     def close(self) -> None:
         """Close the logs (what was appended since the last save is left on disk, and cut back
-        by the next process to resume)."""
+        by the next process to resume) and give up the directory's lock."""
         for handle in self._logs.values():
             handle.close()
         self._logs.clear()
+        if self._lock is not None:
+            self._lock.close()  # (the lock goes with the descriptor)
+            self._lock = None
 
     # -- reading ------------------------------------------------------------------------------
 
     def array(self, name: str, dtype) -> np.ndarray:
         """The saved part of a log as a read-only memory map (an empty array for an empty
-        log)."""
-        n = self.meta["logs"].get(name, 0) // 8
+        log): for reading parts of it."""
+        n = self.meta["logs"].get(name, (0, 0))[0] // 8
         if n == 0:
             return np.zeros(0, dtype)
         return np.memmap(self._path(name), dtype=dtype, mode="r", shape=(n,))
+
+    def read(self, name: str, dtype, lo: int = 0, hi: Optional[int] = None) -> np.ndarray:
+        """Members ``lo`` to ``hi`` (None: the end) of the saved part of a log, read into
+        memory (no file pages are mapped, so none count in the process's resident memory)."""
+        n = self.meta["logs"].get(name, (0, 0))[0] // 8
+        hi = n if hi is None else min(hi, n)
+        if hi <= lo:
+            return np.zeros(0, dtype)
+        return np.fromfile(self._path(name), dtype=dtype, count=hi - lo, offset=8 * lo)
 
     def parents(self) -> np.ndarray:
         return self.array(_PARENTS, np.int64)
@@ -273,20 +387,45 @@ class Checkpoint:
     def frontier(self, level: int) -> np.ndarray:
         return self.array(f"frontier-{level}.i64", np.int64)
 
-    def findings(self) -> dict:
+    def _saved(self, which: str) -> bytes:
+        """The bytes of the findings or tags file, checked against their length and CRC-32."""
+        name, length, crc = self.meta[which]
+        path = self._path(name)
         try:
-            with open(self._path(self.meta["findings"]), "rb") as fh:
-                return pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError) as exc:
-            raise CheckpointError(f"checkpoint {self._path(self.meta['findings'])}: "
-                                  f"unreadable ({exc})") from None
+            data = path.read_bytes()
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint {path}: unreadable ({exc.strerror})") from None
+        if len(data) != length or zlib.crc32(data) != crc:
+            raise CheckpointError(f"checkpoint {path}: damaged (its length or CRC-32 differs "
+                                  f"from what {_META} gives)")
+        return data
+
+    def findings(self) -> dict:
+        """The merged findings (a pickle: a checkpoint is trusted input, as a program is)."""
+        path = self._path(self.meta["findings"][0])
+        try:
+            found = pickle.loads(self._saved("findings"))
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+            raise CheckpointError(f"checkpoint {path}: unreadable ({exc})") from None
+        if not isinstance(found, dict):
+            raise CheckpointError(f"checkpoint {path}: not a table of findings")
+        return found
 
     def tags(self) -> np.ndarray:
-        try:
-            return np.fromfile(self._path(self.meta["tags"]), dtype=np.uint64)
-        except OSError as exc:
-            raise CheckpointError(f"checkpoint {self._path(self.meta['tags'])}: "
-                                  f"unreadable ({exc.strerror})") from None
+        return np.frombuffer(self._saved("tags"), dtype=np.uint64).copy()
+
+
+def _crc(path: Path, length: int) -> int:
+    """The CRC-32 of the first ``length`` bytes of ``path``, read 16 MiB at a time."""
+    crc = 0
+    with open(path, "rb") as fh:
+        while length > 0:
+            data = fh.read(min(length, 1 << 24))
+            if not data:
+                break
+            crc = zlib.crc32(data, crc)
+            length -= len(data)
+    return crc
 
 
 def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
@@ -354,8 +493,8 @@ def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
             if len(wrong):
                 raise CheckpointError(
                     f"node {int(ids[part][wrong[0]])} (depth {level}) rebuilt from the "
-                    "checkpoint has another fingerprint than the one saved: the checkpoint was "
-                    "written by a search that steps otherwise")
+                    "checkpoint has another fingerprint than the one saved: the checkpoint is "
+                    "damaged, or was written by a search that steps otherwise")
         levels[level] = (ids, rows)
         if level - 2 not in wanted:
             levels.pop(level - 2, None)  # no target's, and no longer any node's parents

@@ -3,6 +3,7 @@ fresh systems, as many times as it is stopped, gives the output of a search neve
 import functools
 import json
 import os
+import zlib
 
 import numpy as np
 import pytest
@@ -80,7 +81,7 @@ def test_a_search_stopped_and_resumed_many_times_gives_the_same_output(make, chu
     assert found.storage["checkpoint"]["runs"] == runs
     meta = json.loads((tmp_path / "ck" / "checkpoint.json").read_text())
     assert meta["finished"] == "depth" and meta["level"] == 4
-    assert meta["logs"]["parents.i64"] == 8 * len(plain["parents"])
+    assert meta["logs"]["parents.i64"][0] == 8 * len(plain["parents"])
     assert meta["starts"][:2] == [0, 1] and len(meta["starts"]) == 5
 
 
@@ -134,9 +135,10 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
     first = explore(depth=3, reading=None, checkpoint=directory)
     assert first.to_json(3, None, False) == plain
     assert explore(depth=3, reading=None, checkpoint=directory).to_json(3, None, False) == plain
-    with pytest.raises(CheckpointError, match="another search's.*reading 'all'"):
+    with pytest.raises(CheckpointError,
+                       match="another search's \\(it differs in reading: 'all' there, \"Reading"):
         explore(depth=3, reading=DRAFT, checkpoint=directory)
-    with pytest.raises(CheckpointError, match="another search's.*adversarial False"):
+    with pytest.raises(CheckpointError, match="differs in adversarial: False there, True here"):
         explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
     with pytest.raises(ValueError, match="one worker and no graph"):
         explore(depth=3, reading=None, workers=2, checkpoint=directory)
@@ -161,14 +163,91 @@ def test_a_checkpoint_of_other_code_or_with_a_damaged_log_is_refused(tmp_path, m
     # the first node of the frontier the resume rebuilds
     node = int(np.fromfile(tmp_path / "ck" / f"frontier-{meta['level']}.i64",
                            dtype=np.int64)[meta["rows"]])
-    with open(tmp_path / "ck" / "fingerprints.u64", "r+b") as fh:
+    path = tmp_path / "ck" / "fingerprints.u64"
+    with open(path, "r+b") as fh:
         fh.seek(8 * node)
         fh.write(b"\x00" * 8)
-    with pytest.raises(CheckpointError, match=f"node {node} .*another fingerprint"):
+    with pytest.raises(CheckpointError, match="fingerprints.u64: damaged \\(its CRC-32"):
+        search(_sweep(), 4, checkpoint=Checkpoint(directory, {}))
+    # a damage the CRC does not show (here: made to agree) shows in the rebuilt node
+    length = meta["logs"]["fingerprints.u64"][0]
+    meta["logs"]["fingerprints.u64"][1] = zlib.crc32(path.read_bytes()[:length])
+    (tmp_path / "ck" / "checkpoint.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"node {node} .*another fingerprint.*damaged"):
         search(_sweep(), 4, checkpoint=Checkpoint(directory, {}))
     os.truncate(tmp_path / "ck" / "parents.i64", 8)
     with pytest.raises(CheckpointError, match="parents.i64: missing or shorter"):
         Checkpoint(directory, {})
+
+
+def _stopped(directory, chunks=4, identity=None) -> dict:
+    """A depth-4 sweep saved in ``directory`` (as a search of ``identity``, default ``{}``) and
+    stopped by its timeout after ``chunks`` chunks of 64 nodes; returns its
+    ``checkpoint.json``."""
+    import properties.bfs as bfs
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bfs._Merge, "check_time", _stopping_after(chunks))
+        system = _sweep()
+        saved = Checkpoint(str(directory), identity or {}, 3600)
+        assert search(system, 4, LocalEngine(system, chunk=64),
+                      checkpoint=saved).stopped_by == "timeout"
+    return json.loads((directory / "checkpoint.json").read_text())
+
+
+def test_what_a_process_logged_after_its_last_save_is_cut_back(tmp_path):
+    """A process killed between two saves leaves more in its logs than the last save says: the
+    resume cuts it back (and does that work again)."""
+    meta = _stopped(tmp_path / "ck")
+    for name in meta["logs"]:
+        with open(tmp_path / "ck" / name, "ab") as fh:
+            fh.write(np.arange(3, 40, dtype=np.int64).tobytes())  # nodes no save describes
+    found = search(_sweep(), 4, checkpoint=Checkpoint(str(tmp_path / "ck"), {}))
+    assert _figures(found) == _plain(_sweep, 4)
+
+
+def test_a_second_process_on_a_checkpoint_is_refused(tmp_path):
+    first = Checkpoint(str(tmp_path / "ck"), {})
+    with pytest.raises(CheckpointError, match="another process is using it"):
+        Checkpoint(str(tmp_path / "ck"), {})
+    first.close()
+    Checkpoint(str(tmp_path / "ck"), {}).close()
+
+
+@pytest.mark.parametrize("edit,said", [
+    (lambda m: m["logs"].update({"../victim.txt": [0, 0]}), "logs: '../victim.txt' does not match"),
+    (lambda m: m.update(rows=-5), "rows: -5 is less than the minimum of 0"),
+    (lambda m: m.update(rows=10 ** 6), "rows 1000000 past the level's"),
+    (lambda m: m.update(tags=["/abs/victim.bin", 8, 0]), "tags/0: '/abs/victim.bin' does not"),
+    (lambda m: m.pop("logs"), "'logs' is a required property"),
+    (lambda m: m.update(starts=[0, 5, 2]), "the level starts are not ascending"),
+    (lambda m: m.update(identity=[1]), "identity: \\[1\\] is not of type 'object'"),
+])
+def test_a_hand_edited_description_is_refused_in_one_line(tmp_path, edit, said):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    meta = _stopped(tmp_path / "ck", chunks=2)
+    edit(meta)
+    (tmp_path / "ck" / "checkpoint.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=f"checkpoint.json: .*{said}"):
+        Checkpoint(str(tmp_path / "ck"), {})
+    assert victim.read_text() == "mine"
+
+
+def test_saved_files_without_a_description_are_not_started_afresh(tmp_path):
+    _stopped(tmp_path / "ck", chunks=2)
+    (tmp_path / "ck" / "checkpoint.json").unlink()
+    with pytest.raises(CheckpointError, match="saved files \\(findings-1.pickle\\) but no "
+                                              "checkpoint.json: the checkpoint is damaged"):
+        Checkpoint(str(tmp_path / "ck"), {})
+    assert (tmp_path / "ck" / "parents.i64").stat().st_size > 0
+
+
+def test_a_damaged_tags_or_findings_file_is_refused(tmp_path):
+    meta = _stopped(tmp_path / "ck", chunks=2)
+    tags = tmp_path / "ck" / meta["tags"][0]
+    tags.write_bytes(tags.read_bytes()[:8])
+    with pytest.raises(CheckpointError, match="tags-1.u64: damaged"):
+        search(_sweep(), 4, checkpoint=Checkpoint(str(tmp_path / "ck"), {}))
 
 
 def test_a_directory_holding_other_files_is_not_written_into(tmp_path):
@@ -216,15 +295,26 @@ def test_rebuild_gives_the_frontier_nodes_of_the_search():
 
 def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
     directory = str(tmp_path / "ck")
+    assert main(["explore", "--depth", "4", "--json", "--workers", "1"]) == 0
+    plain = capsys.readouterr().out
+    # a search stopped inside level 4 (a depth-4 search's last), then resumed by the command
+    _stopped(tmp_path / "ck", chunks=3, identity=_identity(
+        EXPLORE_VOCABULARY, None, REFERENCE, tuple(PROPERTIES), False, True, False))
+    assert main(["explore", "--depth", "4", "--checkpoint", directory]) == 0
+    out = capsys.readouterr().out
+    assert f"checkpoint {directory}: resumed, run 2 of the search; saved" in out
+    assert main(["explore", "--depth", "4", "--json", "--checkpoint", directory]) == 0
+    assert capsys.readouterr().out == plain
+    assert main(["explore", "--depth", "4", "--checkpoint", directory]) == 0
+    assert f"checkpoint {directory}: the search had ended (run 2); its report again" in \
+        capsys.readouterr().out
+    directory = str(tmp_path / "ck3")
     assert main(["explore", "--depth", "3", "--json", "--checkpoint", directory]) == 0
-    first = capsys.readouterr().out
-    assert main(["explore", "--depth", "3", "--json", "--checkpoint", directory]) == 0
-    assert capsys.readouterr().out == first
-    assert main(["explore", "--depth", "3", "--checkpoint", directory]) == 0
-    assert f"checkpoint {directory}: saved" in capsys.readouterr().out
+    capsys.readouterr()
     for extra, said in ((["--workers", "2"], "without --cluster, --workers above 1 or --graph"),
                         (["--graph", str(tmp_path / "g.dot")], "or --graph"),
-                        (["--checkpoint-every", "-1"], "--checkpoint-every must be")):
+                        (["--checkpoint-every", "-1"], "--checkpoint-every must be"),
+                        (["--workers", "0"], "--workers must be at least 1")):
         assert main(["explore", "--depth", "3", "--checkpoint", directory, *extra]) == 2
         assert said in capsys.readouterr().err
     assert main(["explore", "--depth", "2", "--checkpoint", directory]) == 2
@@ -236,6 +326,8 @@ def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
     (other / "keep.txt").write_text("x")
     assert main(["explore", "--depth", "3", "--checkpoint", str(other)]) == 2
     assert "holds other files (keep.txt)" in capsys.readouterr().err
+    assert main(["explore", "--depth", "3", "--checkpoint-every", "5"]) == 2
+    assert "--checkpoint-every: give it with --checkpoint" in capsys.readouterr().err
 
 
 def test_the_benchmark_saves_each_configuration_and_adds_up_its_runs(tmp_path, monkeypatch,
