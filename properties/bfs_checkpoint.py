@@ -56,8 +56,9 @@ from properties.bfs_store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
 __all__ = ["FORMAT", "CheckpointError", "Checkpoint", "code_digest", "rebuild"]
 
-FORMAT = 1
-"""Version of the checkpoint layout (``checkpoint.json``'s ``format``)."""
+FORMAT = 2
+"""Version of the checkpoint layout (``checkpoint.json``'s ``format``; 2: each log, the
+findings and the tags with their length and CRC-32)."""
 
 _META = "checkpoint.json"
 _LOCK = "checkpoint.lock"
@@ -76,7 +77,7 @@ SCHEMA = {
                  "rows", "starts", "edges", "depth", "drained", "finished", "seconds", "runs",
                  "peakBytes"],
     "properties": {
-        "format": {"const": 1}, "identity": {"type": "object"}, "code": {"type": "string"},
+        "format": {"const": 2}, "identity": {"type": "object"}, "code": {"type": "string"},
         "save": {"type": "integer", "minimum": 1},
         # [file name, bytes, CRC-32]: the findings pickle and the tags
         "findings": {"type": "array", "prefixItems": [

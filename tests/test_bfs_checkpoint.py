@@ -221,6 +221,7 @@ def test_a_second_process_on_a_checkpoint_is_refused(tmp_path):
     (lambda m: m.pop("logs"), "'logs' is a required property"),
     (lambda m: m.update(starts=[0, 5, 2]), "the level starts are not ascending"),
     (lambda m: m.update(identity=[1]), "identity: \\[1\\] is not of type 'object'"),
+    (lambda m: m.update(format=1), "not a checkpoint of format 2"),  # the layout before CRCs
 ])
 def test_a_hand_edited_description_is_refused_in_one_line(tmp_path, edit, said):
     victim = tmp_path / "victim.txt"
