@@ -75,8 +75,9 @@ SCHEMA = {
     "type": "object",
     "required": ["format", "identity", "code", "save", "findings", "tags", "logs", "level",
                  "rows", "starts", "edges", "depth", "drained", "finished", "seconds", "runs",
-                 "peakBytes"],
+                 "peakBytes", "check"],
     "properties": {
+        "check": _COUNT,  # CRC-32 of the rest (_meta_check): a hand edit is refused
         "format": {"const": 2}, "identity": {"type": "object"}, "code": {"type": "string"},
         "save": {"type": "integer", "minimum": 1},
         # [file name, bytes, CRC-32]: the findings pickle and the tags
@@ -193,7 +194,10 @@ class Checkpoint:
                     f"checkpoint {d}: the directory holds other files ({', '.join(foreign[:3])}"
                     f"{', ...' if len(foreign) > 3 else ''}) and no {_META}; give an empty or "
                     "new directory")
-            saved = [n for n in names if n.startswith(("findings-", "tags-"))]
+            # a process stopped in its first save leaves save 1's files: started afresh; a
+            # later save's files say a description was there, and is lost
+            saved = [n for n in names if n.startswith(("findings-", "tags-"))
+                     and int(re.search(r"-(\d+)\.", n).group(1)) > 1]
             if saved:
                 raise CheckpointError(
                     f"checkpoint {d}: saved files ({saved[0]}) but no {_META}: the checkpoint "
@@ -212,11 +216,14 @@ class Checkpoint:
                 f"checkpoint {d}: written by other code of the model or the search (digest "
                 f"{meta.get('code')}, this code {self.digest}); resume it with the code that "
                 "wrote it, or start afresh in a new directory")
-        for name, (length, _) in meta["logs"].items():
+        for name, (length, crc) in meta["logs"].items():
             path = self._path(name)
             if not path.is_file() or path.stat().st_size < length:
                 raise CheckpointError(f"checkpoint {path}: missing or shorter than the "
                                       f"{length} bytes {_META} says")
+            if _crc(path, length) != crc:  # (some seconds a billion states)
+                raise CheckpointError(f"checkpoint {path}: damaged (its CRC-32 differs from "
+                                      f"the one {_META} gives)")
         self.meta = meta
 
     def _read_meta(self) -> dict:
@@ -236,6 +243,9 @@ class Checkpoint:
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "the document"
             raise CheckpointError(f"checkpoint {path}: {where}: {error.message}")
+        if meta["check"] != _meta_check(meta):
+            raise CheckpointError(f"checkpoint {path}: edited or damaged (its checksum differs "
+                                  "from its content)")
         logs, starts = meta["logs"], meta["starts"]
         frontier = logs.get(f"frontier-{meta['level']}.i64", [0, 0])[0] // 8
         wrong = ("the level starts are not ascending from 0"
@@ -269,14 +279,11 @@ class Checkpoint:
                 length, crc = logs.get(name, (0, 0))
                 with open(path, "ab"):
                     pass
-                os.truncate(path, length)
-                if _crc(path, length) != crc:
-                    raise CheckpointError(f"checkpoint {path}: damaged (its CRC-32 differs from "
-                                          f"the one {_META} gives)")
+                os.truncate(path, length)  # (its first length bytes are checked at open)
                 self._logs[name] = open(path, "ab")
                 self._lengths[name], self._crcs[name] = length, crc
         except OSError as exc:
-            raise CheckpointError(f"checkpoint {self.directory}: cannot write "
+            raise CheckpointError(f"checkpoint {exc.filename or self.directory}: cannot write "
                                   f"({exc.strerror or exc})") from None
 
     def _append(self, name: str, values: np.ndarray) -> None:
@@ -311,8 +318,10 @@ class Checkpoint:
         """Write a checkpoint: the logs flushed to disk, the findings and tags, then the
         description (``state``: the driver's position and counts, JSON-able; see
         :func:`properties.bfs.search`). Raises CheckpointError when the disk refuses."""
+        where = self.directory
         try:
-            for handle in self._logs.values():
+            for name, handle in self._logs.items():
+                where = self._path(name)
                 handle.flush()
                 os.fsync(handle.fileno())
             seq = (self.meta or {}).get("save", 0) + 1
@@ -321,7 +330,8 @@ class Checkpoint:
                                 pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)),
                                (f"tags-{seq}.u64",
                                 np.ascontiguousarray(tags, dtype=np.uint64).tobytes())):
-                with open(self._path(name), "wb") as fh:
+                where = self._path(name)
+                with open(where, "wb") as fh:
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())
@@ -332,13 +342,14 @@ class Checkpoint:
                     "logs": {name: [self._lengths[name], self._crcs[name]]
                              for name in sorted(self._lengths)},
                     **state, "peakBytes": max(prior, _peak_bytes())}
-            aside = self._path(_META + ".new")
+            meta["check"] = _meta_check(meta)
+            aside = where = self._path(_META + ".new")
             aside.write_text(json.dumps(meta, indent=1) + "\n")
             with open(aside, "rb") as fh:
                 os.fsync(fh.fileno())
             os.replace(aside, self._path(_META))
         except OSError as exc:
-            raise CheckpointError(f"checkpoint {self.directory}: cannot save "
+            raise CheckpointError(f"checkpoint {exc.filename or where}: cannot save "
                                   f"({exc.strerror or exc})") from None
         old = self.meta
         self.meta = meta
@@ -352,13 +363,21 @@ class Checkpoint:
 
     def close(self) -> None:
         """Close the logs (what was appended since the last save is left on disk, and cut back
-        by the next process to resume) and give up the directory's lock."""
-        for handle in self._logs.values():
-            handle.close()
+        by the next process to resume) and give up the directory's lock. Raises
+        CheckpointError when a log's last write fails (the last save stands)."""
+        failed = None
+        for name, handle in self._logs.items():
+            try:
+                handle.close()  # (flushes what was appended since the last save)
+            except OSError as exc:
+                failed = failed or (name, exc)
         self._logs.clear()
         if self._lock is not None:
             self._lock.close()  # (the lock goes with the descriptor)
             self._lock = None
+        if failed is not None:
+            raise CheckpointError(f"checkpoint {self._path(failed[0])}: cannot write "
+                                  f"({failed[1].strerror or failed[1]}); the last save stands")
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -414,6 +433,12 @@ class Checkpoint:
 
     def tags(self) -> np.ndarray:
         return np.frombuffer(self._saved("tags"), dtype=np.uint64).copy()
+
+
+def _meta_check(meta: dict) -> int:
+    """The CRC-32 of a description's canonical JSON without its ``check`` member."""
+    rest = {k: v for k, v in meta.items() if k != "check"}
+    return zlib.crc32(json.dumps(rest, sort_keys=True, separators=(",", ":")).encode())
 
 
 def _crc(path: Path, length: int) -> int:

@@ -172,6 +172,7 @@ def test_a_checkpoint_of_other_code_or_with_a_damaged_log_is_refused(tmp_path, m
     # a damage the CRC does not show (here: made to agree) shows in the rebuilt node
     length = meta["logs"]["fingerprints.u64"][0]
     meta["logs"]["fingerprints.u64"][1] = zlib.crc32(path.read_bytes()[:length])
+    meta["check"] = checkpoint_module._meta_check(meta)
     (tmp_path / "ck" / "checkpoint.json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match=f"node {node} .*another fingerprint.*damaged"):
         search(_sweep(), 4, checkpoint=Checkpoint(directory, {}))
@@ -227,20 +228,61 @@ def test_a_hand_edited_description_is_refused_in_one_line(tmp_path, edit, said):
     victim = tmp_path / "victim.txt"
     victim.write_text("mine")
     meta = _stopped(tmp_path / "ck", chunks=2)
+    path = tmp_path / "ck" / "checkpoint.json"
     edit(meta)
-    (tmp_path / "ck" / "checkpoint.json").write_text(json.dumps(meta))
+    path.write_text(json.dumps(meta))
+    # an edit is refused by the description's checksum (or its schema, checked first)...
+    with pytest.raises(CheckpointError, match="checkpoint.json: .*(edited or damaged|" + said
+                       + ")"):
+        Checkpoint(str(tmp_path / "ck"), {})
+    # ... and one made to agree with the checksum by its schema and its consistency checks
+    if isinstance(meta, dict) and "check" in meta:
+        meta["check"] = checkpoint_module._meta_check(meta)
+        path.write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match=f"checkpoint.json: .*{said}"):
         Checkpoint(str(tmp_path / "ck"), {})
-    assert victim.read_text() == "mine"
+    assert victim.read_text() == "mine"  # (refused before any log is opened)
 
 
-def test_saved_files_without_a_description_are_not_started_afresh(tmp_path):
-    _stopped(tmp_path / "ck", chunks=2)
-    (tmp_path / "ck" / "checkpoint.json").unlink()
-    with pytest.raises(CheckpointError, match="saved files \\(findings-1.pickle\\) but no "
+def test_saved_files_without_a_description_are_not_started_afresh(tmp_path, monkeypatch):
+    import properties.bfs as bfs
+    monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(6))
+    system = _sweep()
+    search(system, 4, LocalEngine(system, chunk=64), checkpoint=Checkpoint(str(tmp_path), {}, 0))
+    monkeypatch.undo()
+    (tmp_path / "checkpoint.json").unlink()  # saves past the first: a description was there
+    with pytest.raises(CheckpointError, match="saved files \\(findings-\\d+.pickle\\) but no "
                                               "checkpoint.json: the checkpoint is damaged"):
-        Checkpoint(str(tmp_path / "ck"), {})
-    assert (tmp_path / "ck" / "parents.i64").stat().st_size > 0
+        Checkpoint(str(tmp_path), {})
+    assert (tmp_path / "parents.i64").stat().st_size > 0
+
+
+def test_a_process_stopped_in_its_first_save_leaves_a_directory_to_start_afresh(tmp_path,
+                                                                               monkeypatch):
+    """Killed after the first save's findings and tags are written, before its description
+    is: the next run starts afresh (at most one save's worth of work is done again)."""
+    class Killed(BaseException):
+        pass
+
+    def die(*args):
+        raise Killed
+    monkeypatch.setattr(checkpoint_module.os, "replace", die)
+    with pytest.raises(Killed):
+        search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}, 0))
+    monkeypatch.undo()
+    assert {"findings-1.pickle", "tags-1.u64", "checkpoint.json.new"} <= \
+        {p.name for p in tmp_path.iterdir()} and not (tmp_path / "checkpoint.json").exists()
+    found = search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}))
+    assert _figures(found) == _plain(_sweep, 3)
+
+
+def test_a_finished_checkpoint_with_a_damaged_log_is_refused_not_reported(tmp_path):
+    search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}))
+    with open(tmp_path / "parents.i64", "r+b") as fh:
+        fh.seek(33)
+        fh.write(b"\x40")
+    with pytest.raises(CheckpointError, match="parents.i64: damaged \\(its CRC-32"):
+        search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}))
 
 
 def test_a_damaged_tags_or_findings_file_is_refused(tmp_path):
