@@ -421,6 +421,7 @@ class LocalEngine:
         self.checkpoint = None  # set by search(): the Checkpoint the frontier ids go to
         self.position = (0, 0)  # (depth being expanded, its rows done) at the chunk under way
         self.resumed_rows = 0  # rows of the level under way done before a resume
+        self._resumed_next: Optional[Frontier] = None  # its next level's so far, rebuilt
         self._hold_time = False  # a resumed search expands one chunk before its timeout counts
 
     def block_array(self) -> BlockArray:
@@ -471,7 +472,7 @@ class LocalEngine:
     def level(self, merge: _Merge, level: int, last: bool) -> None:
         """Expand the frontier (nodes at ``level``), absorbing each chunk's new nodes into
         ``merge``; ``last``: their successors will not be expanded (not kept in full)."""
-        self.next = getattr(self, "_resumed_next", None) or \
+        self.next = self._resumed_next or \
             Frontier(self.system.width, self.frontier_limit, self.spill_dir)
         self._resumed_next = None
         base = len(merge.result.parents)

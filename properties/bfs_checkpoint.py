@@ -404,9 +404,6 @@ class Checkpoint:
     def fingerprints(self) -> np.ndarray:
         return self.array(_FINGERPRINTS, np.uint64)
 
-    def frontier(self, level: int) -> np.ndarray:
-        return self.array(f"frontier-{level}.i64", np.int64)
-
     def _saved(self, which: str) -> bytes:
         """The bytes of the findings or tags file, checked against their length and CRC-32."""
         name, length, crc = self.meta[which]
