@@ -33,7 +33,7 @@ run: $(STAMP)
 	$(VENV)/bin/activity-check run --seed $(SEED) --out $(OUT) --budget $(BUDGET)
 
 test: $(STAMP) $(TEST_PEERS)
-	$(PY) -m pytest -n 2 tests
+	$(PY) -m pytest -n 2 --dist loadgroup tests
 
 peers: $(PEER_STAMPS)
 

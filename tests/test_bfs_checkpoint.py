@@ -18,6 +18,9 @@ from properties.explore import (EXPLORE_VOCABULARY, SingleSystem, SweepSystem, _
                                 explore)
 from properties.zoo import REFERENCE
 
+pytestmark = pytest.mark.xdist_group("tests/test_bfs_checkpoint.py")
+"""One worker runs this module: its tests share the searches never stopped (:func:`_plain`)."""
+
 
 def _sweep():
     return SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)

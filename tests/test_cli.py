@@ -549,10 +549,21 @@ RUN_SMALL = ("run", "--examples", "30", "--seed", "3", "--budget", "inf")
 """A small run; no time budget, so that its output depends on the seed alone (README)."""
 
 
-def test_run_writes_summary_and_findings(tmp_path, capsys):
-    out_dir = tmp_path / "o"
-    code, out, _ = cli(capsys, *RUN_SMALL, "--out", out_dir)
-    assert code == 0
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory) -> tuple[Path, str]:
+    """``(output directory, stdout)`` of one :data:`RUN_SMALL` run, made once for this module
+    and only read by the tests that take it (a copy is made before writing into it)."""
+    import contextlib
+    import io
+    out_dir = tmp_path_factory.mktemp("small-run") / "o"
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert main([*RUN_SMALL, "--out", str(out_dir)]) == 0
+    return out_dir, text.getvalue()
+
+
+def test_run_writes_summary_and_findings(small_run):
+    out_dir, out = small_run
     assert "wrote" in out
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["tool"] == "activity-check"
@@ -566,17 +577,8 @@ def test_run_writes_summary_and_findings(tmp_path, capsys):
             assert (out_dir / rel).is_file(), rel
 
 
-def test_run_json_matches_summary_file(tmp_path, capsys):
-    out_dir = tmp_path / "o"
-    code, out, _ = cli(capsys, "run", "--examples", "5", "--seed", "1", "--out", out_dir,
-                       "--json")
-    assert code == 0
-    assert json.loads(out) == json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
-
-
-def test_run_findings_replay(tmp_path, capsys):
-    out_dir = tmp_path / "o"
-    assert cli(capsys, *RUN_SMALL, "--out", out_dir)[0] == 0
+def test_run_findings_replay(small_run, capsys):
+    out_dir, _ = small_run
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     assert summary["findings"], "expected at least one finding with 30 examples, seed 3"
     for finding in summary["findings"]:
@@ -589,14 +591,16 @@ def test_run_findings_replay(tmp_path, capsys):
         assert sum(1 for _ in (out_dir / jsonl).open()) == finding["length"], jsonl
 
 
-def test_run_is_deterministic(tmp_path, capsys):
-    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
-    assert cli(capsys, *RUN_SMALL, "--out", a)[0] == 0
+def test_run_is_deterministic_and_its_json_is_the_summary(small_run, tmp_path, capsys):
+    """The same seed gives the same files in another run in the same process and in another
+    process under another hash seed; that process's ``--json`` output is its summary file."""
+    a, b, c = small_run[0], tmp_path / "b", tmp_path / "c"
     assert cli(capsys, *RUN_SMALL, "--out", b)[0] == 0
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    r = proc(*RUN_SMALL, "--out", c, env=env)
+    r = proc(*RUN_SMALL, "--out", c, "--json", env=env)
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr
+    assert json.loads(r.stdout) == json.loads((c / "summary.json").read_text(encoding="utf-8"))
     ta, tb, tc = tree(a), tree(b), tree(c)
     assert sorted(ta) == sorted(tb) == sorted(tc)
     assert len(ta) == 1 + len(listed_files(a))
@@ -606,9 +610,10 @@ def test_run_is_deterministic(tmp_path, capsys):
     assert not cmp.diff_files and not cmp.left_only and not cmp.right_only
 
 
-def test_run_again_into_same_directory_replaces_output(tmp_path, capsys):
+def test_run_again_into_same_directory_replaces_output(small_run, tmp_path, capsys):
+    import shutil
     out_dir = tmp_path / "o"
-    assert cli(capsys, *RUN_SMALL, "--out", out_dir)[0] == 0
+    shutil.copytree(small_run[0], out_dir)
     first = listed_files(out_dir)
     (out_dir / "notes.txt").write_text("mine", encoding="utf-8")
     code, _, err = cli(capsys, "run", "--examples", "10", "--seed", "5", "--bfs-depth", "0",
@@ -908,7 +913,7 @@ def test_run_never_deletes_outside_out_dir(tmp_path, capsys, how):
     (out_dir / "summary.json").write_text(json.dumps(
         {"tool": "activity-check", "findings": [{"id": "X", "files": [listed]}]}),
         encoding="utf-8")
-    cli(capsys, "run", "--examples", "3", "--out", out_dir)
+    cli(capsys, "run", "--examples", "3", "--bfs-depth", "0", "--out", out_dir)
     assert victim.exists() and victim.read_text(encoding="utf-8") == "precious"
 
 

@@ -573,16 +573,23 @@ def _load_benchmark():
 
 
 def test_reduced_zoo_benchmark():
-    figures = _load_benchmark().measure(examples=250, seed=0, only=BENCH_ONLY)
+    """The zoo benchmark on five mutants, unshrunk (the examples until caught are those of a
+    shrinking run) and with the exhaustive search at depth 3 (where each of them shows)."""
+    figures = _load_benchmark().measure(examples=250, seed=0, only=BENCH_ONLY, bfs_depth=3,
+                                        shrink=False)
     rows = figures["rows"]
     assert sorted(r["mutant"] for r in rows) == sorted(BENCH_ONLY)
-    assert figures["mutants"] == len(BENCH_ONLY) == figures["caught"]
+    assert figures["mutants"] == len(BENCH_ONLY) == figures["caught"] == figures["bfsCaught"]
+    assert figures["shrunk"] is False and figures["bfsDepth"] == 3
     for r in rows:
         assert r["caught"], r
         assert r["property"], r
         assert r["property"] in PROPERTY_BY_ID, r
         assert r["witnessLength"] >= 1, r
         assert 1 <= r["examplesUntilCaught"] <= figures["examplesPerMutant"], r
+        bfs = r["bfs"]
+        assert bfs["caught"] and bfs["property"] in PROPERTY_BY_ID, r
+        assert 1 <= bfs["witnessLength"] <= 3 and bfs["stoppedBy"] == "depth", r
     for name in ("conformant", "adversarial"):
         machine = figures["machines"][name]
         assert machine["referenceFailed"] is False, machine
@@ -699,6 +706,7 @@ def _transitions_of_adversarial_explorations():
     return seen
 
 
+@pytest.mark.xdist_group("tests/test_properties.py::_transitions_of_adversarial_explorations")
 def test_declared_event_classes_and_belief_independence_hold_on_every_explored_transition():
     """``events``: a property never fires on an event class it does not declare (so
     ``check_transition`` may skip it); ``belief_view``: the outcome does not change when the
@@ -783,6 +791,7 @@ def _scope_disagreements(properties) -> tuple[list, Counter, Counter]:
     return disagreements, shared, differ_elsewhere
 
 
+@pytest.mark.xdist_group("tests/test_properties.py::_transitions_of_adversarial_explorations")
 def test_declared_scopes_hold_on_every_explored_transition():
     """``scope``: every check gives the same outcome on every transition that agrees on what
     its scope says it reads (:func:`_scope_disagreements`), so an engine may share outcomes
@@ -797,6 +806,7 @@ def test_declared_scopes_hold_on_every_explored_transition():
     assert shared["step"] > 20000 and differ_elsewhere["step"] > 5000
 
 
+@pytest.mark.xdist_group("tests/test_properties.py::_transitions_of_adversarial_explorations")
 def test_the_scope_test_catches_a_check_that_reads_beyond_its_scope():
     """Each scope's comparison has the power to show a false declaration: a check that reads
     what its scope leaves out (the conformance flag for ``"step"``, the messages before for

@@ -1,0 +1,44 @@
+"""Suite-wide collection rules.
+
+``make test`` runs the suite on two xdist workers with ``--dist loadgroup``. A fixture of module
+or session scope defined in a test module (a run, a search, a local cluster made once and only
+read) would otherwise be made once on each worker that happens to run one of its tests; here
+every test that takes such a fixture is put in one xdist group per fixture, so it is made once.
+Tests that share a per-process cache instead of a fixture name the group themselves with
+``pytest.mark.xdist_group``.
+"""
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test that takes a module- or session-scoped fixture of a test module (directly
+    or through another fixture) with ``xdist_group(<module>::<fixture>)``, unless it names its
+    group already. Fixtures that one test takes together share a group (the group is named after
+    the first of them in name order), so that a fixture another one builds on is made once."""
+    parent: dict = {}
+
+    def find(name: str) -> str:
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    taken = []
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        shared = [] if info is None else sorted(
+            f"{defs[-1].baseid}::{name}" for name, defs in info.name2fixturedefs.items()
+            if defs and defs[-1].scope in ("module", "session") and defs[-1].baseid)
+        for name in shared:
+            parent.setdefault(name, name)
+        for name in shared[1:]:
+            a, b = find(shared[0]), find(name)
+            parent[max(a, b)] = min(a, b)
+        if shared:
+            taken.append((item, shared[0]))
+    for item, name in taken:
+        item.add_marker(pytest.mark.xdist_group(find(name)))
