@@ -44,8 +44,9 @@ Dask worker processes (``all-readings-workersN``), with its ``speedup`` over the
 evenly the work was split and, beside the wall time, whether the machine gave every worker a
 core (on a shared machine it may not: compare ``cpuSeconds`` with ``seconds``).
 
-Each row also gives ``cpuSeconds`` (this process's and every worker task's CPU time),
-``processCpuSeconds`` (this process's alone), ``clusterCpuSeconds`` (every process of the local
+Each row also gives ``cpuSeconds`` (this process's and every worker task's CPU time; with
+``--checkpoint``, every process's the search took), ``processCpuSeconds`` (this process's alone,
+or the search's processes'), ``clusterCpuSeconds`` (every process of the local
 cluster, workers and nannies, over the whole run, beside the tasks too) and ``loadAverage``
 (the host's 1-minute load when the run ended): on a machine shared with other work, CPU
 seconds over wall seconds says how much of a core the run was given.
@@ -95,9 +96,9 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     end and every minute within a level (states, edges, seconds, resident memory), for a deep
     run that takes hours. ``checkpoint``: a directory under which each configuration's search
     is saved as it goes (in a directory of its name) and resumed by the next invocation
-    (:mod:`properties.bfs_checkpoint`), for a run longer than a session: its row's seconds are
-    those of every process the search took, and its peak memory the largest of theirs
-    (``checkpointRuns`` says how many).
+    (:mod:`properties.bfs_checkpoint`), for a run longer than a session: its row's seconds and
+    CPU seconds are those of every process the search took, and its peak memory the largest of
+    theirs (``checkpointRuns`` says how many).
 
     Raises ValueError when ``repeat`` or ``workers`` is below 1, ``timeout`` is not positive,
     ``only`` names a configuration not run, or ``checkpoint`` is given with ``repeat`` or
@@ -254,8 +255,9 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     peak += r.storage.get("workerPeakBytes", 0)
     saved = r.storage.get("checkpoint")
-    if saved is not None:  # the largest peak of the processes the search took
+    if saved is not None:  # the largest peak of the processes the search took, and their CPU
         peak = max(peak, saved["peakBytes"])
+        cpu = max(cpu, saved["cpuSeconds"])
     storage = {k: v for k, v in r.storage.items() if k != "workerTasks"}
     out = {"states": r.states, "edges": r.edges, "depth": r.depth, "complete": r.complete,
            "readingClasses": r.classes, "seconds": r.seconds,

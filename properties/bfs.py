@@ -271,6 +271,8 @@ class _Merge:
         self.checkpoint = None  # a Checkpoint the new nodes are logged to, or None
         self.starts: list = [0]  # the first node id of each depth
         self.prior_seconds = 0.0  # the search's time in the processes before a resume
+        self.prior_cpu = 0.0  # and their CPU time
+        self.cpu_started = time.process_time()
 
     def absorb(self, batch: Batch) -> int:
         """Add a batch of new nodes (in parent-entry order, after every earlier batch's);
@@ -335,6 +337,11 @@ class _Merge:
         """The search's wall time so far, with that of the processes before a resume."""
         return self.prior_seconds + time.monotonic() - self.started
 
+    def cpu_seconds(self) -> float:
+        """This process's CPU time in the search so far, with that of the processes before a
+        resume (the search's own process; worker tasks are counted by the engine)."""
+        return self.prior_cpu + time.process_time() - self.cpu_started
+
     def save(self, level: int, rows: int, finished: Optional[str] = None) -> None:
         """Write a checkpoint (:meth:`~properties.bfs_checkpoint.Checkpoint.save`): the
         nodes at depth ``level`` are being expanded and the first ``rows`` of them are done
@@ -346,6 +353,7 @@ class _Merge:
         cp.save({"level": level, "rows": rows, "starts": list(self.starts), "edges": r.edges,
                  "depth": r.depth, "drained": r.drained, "finished": finished,
                  "seconds": round(self.seconds(), 3),
+                 "cpuSeconds": round(self.cpu_seconds(), 3),
                  "runs": (cp.meta or {}).get("runs", 1)}, self.first, tags)
 
     def finish(self) -> None:
@@ -607,7 +615,7 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
     merge.tag_set = FingerprintSet.of(checkpoint.tags())
     r.edges, r.depth = meta["edges"], meta["depth"]
     merge.starts = list(meta["starts"])
-    merge.prior_seconds = meta["seconds"]
+    merge.prior_seconds, merge.prior_cpu = meta["seconds"], meta["cpuSeconds"]
     merge.level = level
     if ended:
         r.drained = meta["drained"]
@@ -709,6 +717,7 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         storage["checkpoint"] = {"directory": str(checkpoint.directory),
                                  "runs": meta.get("runs", 1),
                                  "peakBytes": meta.get("peakBytes", 0),
+                                 "cpuSeconds": meta.get("cpuSeconds", 0.0),
                                  "ended": checkpoint.ended}
     n = len(result.parents)
     result.workers = storage.pop("workers", result.workers)

@@ -56,9 +56,9 @@ from properties.bfs_store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
 __all__ = ["FORMAT", "CheckpointError", "Checkpoint", "code_digest", "rebuild"]
 
-FORMAT = 2
+FORMAT = 3
 """Version of the checkpoint layout (``checkpoint.json``'s ``format``; 2: each log, the
-findings and the tags with their length and CRC-32)."""
+findings and the tags with their length and CRC-32; 3: with ``cpuSeconds``)."""
 
 _META = "checkpoint.json"
 _LOCK = "checkpoint.lock"
@@ -74,11 +74,11 @@ _COUNT = {"type": "integer", "minimum": 0}
 SCHEMA = {
     "type": "object",
     "required": ["format", "identity", "code", "save", "findings", "tags", "logs", "level",
-                 "rows", "starts", "edges", "depth", "drained", "finished", "seconds", "runs",
-                 "peakBytes", "check"],
+                 "rows", "starts", "edges", "depth", "drained", "finished", "seconds",
+                 "cpuSeconds", "runs", "peakBytes", "check"],
     "properties": {
         "check": _COUNT,  # CRC-32 of the rest (_meta_check): a hand edit is refused
-        "format": {"const": 2}, "identity": {"type": "object"}, "code": {"type": "string"},
+        "format": {"const": FORMAT}, "identity": {"type": "object"}, "code": {"type": "string"},
         "save": {"type": "integer", "minimum": 1},
         # [file name, bytes, CRC-32]: the findings pickle and the tags
         "findings": {"type": "array", "prefixItems": [
@@ -96,7 +96,9 @@ SCHEMA = {
         "starts": {"type": "array", "items": _COUNT, "minItems": 1},
         "drained": {"type": "boolean"},
         "finished": {"enum": [None, "depth", "drained", "found"]},
-        "seconds": {"type": "number", "minimum": 0}, "runs": {"type": "integer", "minimum": 1},
+        # wall seconds, and CPU seconds of the search's process, over every run so far
+        "seconds": {"type": "number", "minimum": 0}, "cpuSeconds": {"type": "number", "minimum": 0},
+        "runs": {"type": "integer", "minimum": 1},
         "peakBytes": _COUNT},
 }
 """JSON Schema (2020-12) of ``checkpoint.json``: every file it names is one of the checkpoint's

@@ -3,6 +3,7 @@ fresh systems, as many times as it is stopped, gives the output of a search neve
 import functools
 import json
 import os
+import time
 import zlib
 
 import numpy as np
@@ -77,12 +78,17 @@ def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0)
 @pytest.mark.parametrize("make,chunk", [(_sweep, 64), (_single, 8)])
 def test_a_search_stopped_and_resumed_many_times_gives_the_same_output(make, chunk, tmp_path,
                                                                       monkeypatch):
+    cpu = time.process_time()
     found, runs = _resumed(make, 4, tmp_path / "ck", monkeypatch, chunk=chunk)
+    cpu = time.process_time() - cpu
     assert runs > 5  # stopped inside levels, and at their ends
     plain = _plain(make, 4)
     assert _figures(found) == plain
     assert found.storage["checkpoint"]["runs"] == runs
     meta = json.loads((tmp_path / "ck" / "checkpoint.json").read_text())
+    # the CPU time of every run's search is added up (each run's own is a fraction of it)
+    assert 0.5 * cpu <= meta["cpuSeconds"] <= cpu
+    assert found.storage["checkpoint"]["cpuSeconds"] == meta["cpuSeconds"]
     assert meta["finished"] == "depth" and meta["level"] == 4
     assert meta["logs"]["parents.i64"][0] == 8 * len(plain["parents"])
     assert meta["starts"][:2] == [0, 1] and len(meta["starts"]) == 5
@@ -225,7 +231,8 @@ def test_a_second_process_on_a_checkpoint_is_refused(tmp_path):
     (lambda m: m.pop("logs"), "'logs' is a required property"),
     (lambda m: m.update(starts=[0, 5, 2]), "the level starts are not ascending"),
     (lambda m: m.update(identity=[1]), "identity: \\[1\\] is not of type 'object'"),
-    (lambda m: m.update(format=1), "not a checkpoint of format 2"),  # the layout before CRCs
+    (lambda m: m.update(format=1), "not a checkpoint of format 3"),  # the layout before CRCs
+    (lambda m: m.update(format=2), "not a checkpoint of format 3"),  # before cpuSeconds
 ])
 def test_a_hand_edited_description_is_refused_in_one_line(tmp_path, edit, said):
     victim = tmp_path / "victim.txt"
@@ -410,4 +417,6 @@ def test_the_benchmark_saves_each_configuration_and_adds_up_its_runs(tmp_path, m
     assert abs(row2["seconds"] - saved["seconds"]) < 1
     assert abs(row["seconds"] - saved["seconds"]) < 1
     assert row2["peakBytes"] >= saved["peakBytes"] > 0
+    # and its CPU seconds are the search's, not those of reading its checkpoint again
+    assert row2["processCpuSeconds"] == round(saved["cpuSeconds"], 2) > 0
     assert "over 1 run of its checkpoint" in printed
