@@ -6,12 +6,24 @@ read) would otherwise be made once on each worker that happens to run one of its
 every test that takes such a fixture is put in one xdist group per fixture, so it is made once.
 Tests that share a per-process cache instead of a fixture name the group themselves with
 ``pytest.mark.xdist_group``.
+
+pytest-xdist groups a test by adding ``@group`` to its node id, which pytest 9.2 no longer
+reads (pytest-xdist issue 1386): the ``dev`` extra keeps pytest below 9.2, and a worker whose
+groups were dropped stops the run (:func:`pytest_collection_finish`) rather than quietly
+building every shared fixture twice.
 """
 from __future__ import annotations
 
 import pytest
 
 
+def pytest_configure(config):
+    """Register the ``xdist_group`` marker, so that the suite runs without pytest-xdist too
+    (plain ``pytest``, ``--strict-markers``)."""
+    config.addinivalue_line("markers", "xdist_group(name): run these tests on one xdist worker")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the marks into node ids
 def pytest_collection_modifyitems(config, items):
     """Mark each test that takes a module- or session-scoped fixture of a test module (directly
     or through another fixture) with ``xdist_group(<module>::<fixture>)``, unless it names its
@@ -42,3 +54,17 @@ def pytest_collection_modifyitems(config, items):
             taken.append((item, shared[0]))
     for item, name in taken:
         item.add_marker(pytest.mark.xdist_group(find(name)))
+
+
+def pytest_collection_finish(session):
+    """On an xdist worker with ``--dist loadgroup``: raise UsageError if a grouped test's node
+    id lacks its ``@group`` suffix (the groups would be ignored; see the module)."""
+    if not session.config.getoption("loadgroup", default=False):
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"pytest-xdist did not group {len(lost)} tests (first: {lost[0]}); with pytest "
+            f"{pytest.__version__} its --dist loadgroup is ignored: install pytest<9.2 "
+            "(make venv does)")

@@ -304,17 +304,17 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
     """Two worker processes from the first level on (every level handed to them): the same
     nodes, parents, findings and witnesses, also when a state bound cuts a level and in the
     single-reading search with the producer's non-conformant moves. The depth-4 sweep runs
-    under a memo budget that forces evictions on the workers (each evicting by the nodes its
+    again under a memo budget that forces evictions on the workers (each evicting by the nodes its
     own task has still to expand, counted in the storage figures): every level goes to them,
     so a worker's tables, filled by one level, are over its share when the next task starts."""
-    cases = [dict(depth=4, reading=None, cache_entries=4_000),
+    cases = [dict(depth=4, reading=None), dict(depth=4, reading=None, cache_entries=4_000),
              dict(depth=4, reading=None, max_states=9_000), dict(depth=3, adversarial=True)]
     for kwargs in cases:
-        alone = _depth4()[1] if kwargs == cases[0] else _signature(explore(**kwargs))
+        alone = _depth4()[1] if kwargs in cases[:2] else _signature(explore(**kwargs))
         spread = explore(**kwargs, cluster=cluster, parallel_from=1)
         assert spread.workers == 2, kwargs
         assert _signature(spread) == alone, kwargs
-        if kwargs == cases[0]:
+        if kwargs == cases[1]:
             assert spread.storage["memoEvictions"] >= 1
             tasks = spread.storage["workerTasks"]
             assert sum(sum(t["memoEvictions"]) for t in tasks) >= 1

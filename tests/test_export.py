@@ -48,7 +48,7 @@ PROPERTY_CASES = {
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory) -> list[tuple[str, dict]]:
     out = tmp_path_factory.mktemp("export-run")
-    assert main(["run", "--examples", "200", "--bfs-depth", "0", "--out", str(out), "--json"]) == 0
+    assert main(["run", "--examples", "200", "--out", str(out), "--json"]) == 0
     directory = os.path.join(out, "findings")
     for name, wire in PROPERTY_CASES.items():
         events = parse_events(wire)
