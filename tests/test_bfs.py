@@ -281,7 +281,8 @@ def test_when_the_pending_states_fill_the_budget_those_needed_soonest_are_kept()
 
 def test_evictions_in_the_per_leaf_loop_change_nothing(monkeypatch):
     """The per-leaf loop (the blocks' reference) gives the same report under a budget that
-    forces evictions (the Dask workers' evictions: the next test)."""
+    forces evictions (the Dask workers' evictions:
+    :func:`test_the_distributed_engine_matches_the_sequential_search`)."""
     signature = _depth4()[1]
     monkeypatch.setattr(explore_module.SweepSystem, "blocks", False)
     from properties.bfs import LocalEngine, search
@@ -304,8 +305,8 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
     """Two worker processes from the first level on (every level handed to them): the same
     nodes, parents, findings and witnesses, also when a state bound cuts a level and in the
     single-reading search with the producer's non-conformant moves. The depth-4 sweep runs
-    again under a memo budget that forces evictions on the workers (each evicting by the nodes its
-    own task has still to expand, counted in the storage figures): every level goes to them,
+    again under a memo budget that forces evictions on the workers (each evicting by the nodes
+    its own task has still to expand, counted in the storage figures): every level goes to them,
     so a worker's tables, filled by one level, are over its share when the next task starts."""
     cases = [dict(depth=4, reading=None), dict(depth=4, reading=None, cache_entries=4_000),
              dict(depth=4, reading=None, max_states=9_000), dict(depth=3, adversarial=True)]

@@ -677,6 +677,12 @@ def test_a_consumer_that_raises_only_on_the_variant_input_violates_the_relationa
 
 # --- the engines' shortcuts: Property.events and Property.belief_view -------------------------
 
+_SHARES_TRANSITIONS = pytest.mark.xdist_group(
+    "tests/test_properties.py::_transitions_of_adversarial_explorations")
+"""The mark of the tests that read :func:`_transitions_of_adversarial_explorations`, a cache of
+one process: one xdist worker runs them all (tests/conftest.py)."""
+
+
 @lru_cache(maxsize=1)
 def _transitions_of_adversarial_explorations():
     """Every transition (with a restep) that single-reading adversarial explorations check:
@@ -706,7 +712,7 @@ def _transitions_of_adversarial_explorations():
     return seen
 
 
-@pytest.mark.xdist_group("tests/test_properties.py::_transitions_of_adversarial_explorations")
+@_SHARES_TRANSITIONS
 def test_declared_event_classes_and_belief_independence_hold_on_every_explored_transition():
     """``events``: a property never fires on an event class it does not declare (so
     ``check_transition`` may skip it); ``belief_view``: the outcome does not change when the
@@ -791,7 +797,7 @@ def _scope_disagreements(properties) -> tuple[list, Counter, Counter]:
     return disagreements, shared, differ_elsewhere
 
 
-@pytest.mark.xdist_group("tests/test_properties.py::_transitions_of_adversarial_explorations")
+@_SHARES_TRANSITIONS
 def test_declared_scopes_hold_on_every_explored_transition():
     """``scope``: every check gives the same outcome on every transition that agrees on what
     its scope says it reads (:func:`_scope_disagreements`), so an engine may share outcomes
@@ -806,7 +812,7 @@ def test_declared_scopes_hold_on_every_explored_transition():
     assert shared["step"] > 20000 and differ_elsewhere["step"] > 5000
 
 
-@pytest.mark.xdist_group("tests/test_properties.py::_transitions_of_adversarial_explorations")
+@_SHARES_TRANSITIONS
 def test_the_scope_test_catches_a_check_that_reads_beyond_its_scope():
     """Each scope's comparison has the power to show a false declaration: a check that reads
     what its scope leaves out (the conformance flag for ``"step"``, the messages before for
