@@ -454,24 +454,26 @@ class LocalEngine:
         """Take up a checkpointed search (:mod:`properties.bfs_checkpoint`): the visited set
         from the saved fingerprints, the frontier (depth ``level``'s expanded nodes past the
         first ``rows``) and, unless ``last``, the next level's nodes found so far, rebuilt by
-        re-executing their event chains (:func:`~properties.bfs_checkpoint.rebuild`). Raises
-        CheckpointError when a rebuilt node differs from the saved one."""
-        from properties.bfs_checkpoint import rebuild
+        re-executing their event chains (:func:`~properties.bfs_checkpoint.rebuilt`) and added
+        to the frontiers block by block (spilled past ``frontier_limit`` like any frontier).
+        Raises CheckpointError when a rebuilt node differs from the saved one."""
+        from properties.bfs_checkpoint import rebuilt
         self.visited = FingerprintSet.of(checkpoint.read("fingerprints.u64", np.uint64))
         current = checkpoint.read(f"frontier-{level}.i64", np.int64, rows)
         after = checkpoint.read(f"frontier-{level + 1}.i64", np.int64) if not last else \
             np.zeros(0, np.int64)
-        targets = np.concatenate((current, after))
-        nodes = rebuild(self.system, checkpoint.parents(), merge.starts, targets,
-                        checkpoint.fingerprints(), self.system.make_room)
+        targets, left = np.concatenate((current, after)), len(current)
+        del current, after
         self.frontier = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
         self._resumed_next = Frontier(self.system.width, self.frontier_limit, self.spill_dir)
-        for into, lo, hi in ((self.frontier, 0, len(current)),
-                             (self._resumed_next, len(current), len(targets))):
-            for start in range(lo, hi, 1 << 16):
-                end = min(start + (1 << 16), hi)
-                into.add(targets[start:end], nodes[start:end])  # views: no second copy
-        del nodes
+        # the rebuilt nodes go into the two frontiers block by block (in id order: this
+        # level's first), spilled past their limit, never held whole
+        for ids, nodes in rebuilt(self.system, checkpoint.parents(), merge.starts, targets,
+                                  checkpoint.fingerprints(), self.system.make_room):
+            cut = min(left, len(ids))
+            left -= cut
+            self.frontier.add(ids[:cut], nodes[:cut])
+            self._resumed_next.add(ids[cut:], nodes[cut:])
         self.resumed_rows, self._hold_time = rows, True
 
     def frontier_size(self) -> int:
@@ -621,6 +623,13 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
         r.drained = meta["drained"]
         checkpoint.ended = True
         return level, 0, "resumed"
+    if checkpoint.read_only:
+        raise CheckpointError(
+            f"checkpoint {checkpoint.directory}: cannot be written ({checkpoint.read_only}) "
+            f"and its search is not finished to depth {depth}: "
+            + (f"it was finished to depth {level} (give that depth to report it again), or "
+               if finished == "depth" else "")
+            + "copy it where it can be written to take it further")
     meta["runs"] = meta.get("runs", 1) + 1
     checkpoint.start_logs()
     merge.checkpoint = engine.checkpoint = checkpoint

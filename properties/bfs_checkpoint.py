@@ -26,7 +26,8 @@ What is saved, in one directory (``DIR``):
 
 Nodes themselves are not saved: on resume the frontier's nodes (what is left of the level under
 way, and the next level's found so far) are rebuilt by re-executing their event chains from the
-root, level by level, each ancestor once (:func:`rebuild`), as witnesses are; each rebuilt
+root, level by level, each ancestor once (:func:`rebuilt`), as witnesses are, and handed to
+the frontier block by block (spilled to disk past its limit, as any frontier); each rebuilt
 node's fingerprint is compared with the saved one, so a checkpoint resumed by code that steps
 differently is refused rather than silently continued. Disk: 24 bytes a node (parents,
 fingerprints, frontier ids) plus the findings; depth 7 of the default vocabulary, about a
@@ -37,6 +38,7 @@ its timeout, and when it ends; a Ctrl-C (or a killed process) keeps the last one
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -48,13 +50,13 @@ import time
 import zlib
 from array import array
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
 from properties.bfs_store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["FORMAT", "CheckpointError", "Checkpoint", "code_digest", "rebuild"]
+__all__ = ["FORMAT", "CheckpointError", "Checkpoint", "code_digest", "rebuild", "rebuilt"]
 
 FORMAT = 3
 """Version of the checkpoint layout (``checkpoint.json``'s ``format``; 2: each log, the
@@ -141,9 +143,13 @@ class Checkpoint:
     Attributes:
         meta: the saved description (``checkpoint.json``), or None for a new checkpoint.
         ended: the saved search had ended when it was taken up (its report is given again).
+        read_only: why this process may not write the directory (e.g. ``"Read-only file
+            system"``), or None: a finished search is still reported again from it, and an
+            unfinished one is refused (:func:`properties.bfs.search`).
 
     The directory is locked (``flock`` on ``checkpoint.lock``) from here to :meth:`close`, so
-    that a second process on it is refused rather than writing into the first one's logs.
+    that a second process on it is refused rather than writing into the first one's logs (a
+    directory this process may not write is locked shared, and only read).
 
     Raises:
         CheckpointError: the directory cannot be made or read, is in use by another process,
@@ -164,6 +170,7 @@ class Checkpoint:
         self._last_save = time.monotonic()
         self._lock = None
         self.ended = False
+        self.read_only: Optional[str] = None
         try:
             self._open()
         except BaseException:
@@ -178,11 +185,11 @@ class Checkpoint:
         try:
             if d.exists() and not d.is_dir():
                 raise CheckpointError(f"checkpoint {d}: not a directory")
-            d.mkdir(parents=True, exist_ok=True)
+            if not d.is_dir():
+                d.mkdir(parents=True, exist_ok=True)
             names = sorted(p.name for p in d.iterdir())
             if not any(not _OWN.fullmatch(n) and n != _META for n in names):
-                self._lock = open(self._path(_LOCK), "a")
-                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._take_lock()
         except BlockingIOError:
             raise CheckpointError(f"checkpoint {d}: another process is using it (its search is "
                                   "under way); wait for it to stop, or give another "
@@ -227,6 +234,27 @@ class Checkpoint:
                 raise CheckpointError(f"checkpoint {path}: damaged (its CRC-32 differs from "
                                       f"the one {_META} gives)")
         self.meta = meta
+
+    def _take_lock(self) -> None:
+        """Lock the directory for this process: exclusively (``checkpoint.lock`` opened for
+        appending), or, where this process may not write (a read-only file system, another
+        user's directory), shared (the lock file opened for reading, if there is one), which a
+        writer's exclusive lock still refuses; :attr:`read_only` then says why. Raises
+        BlockingIOError when another process holds the lock, OSError otherwise."""
+        path = self._path(_LOCK)
+        try:
+            self._lock = open(path, "a")
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            self.read_only = exc.strerror or str(exc)
+        try:
+            self._lock = open(path, "r")
+        except FileNotFoundError:
+            return  # (no process ever wrote here that could be writing now)
+        fcntl.flock(self._lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
 
     def _read_meta(self) -> dict:
         """``checkpoint.json``, checked against :data:`SCHEMA` and for consistency (level
@@ -453,21 +481,31 @@ def _crc(path: Path, length: int) -> int:
     return crc
 
 
-def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
-            fingerprints: Optional[np.ndarray] = None,
-            room: Optional[Callable] = None) -> np.ndarray:
+def rebuilt(system, parents: np.ndarray, starts: list, targets: np.ndarray,
+            fingerprints: Optional[np.ndarray] = None, room: Optional[Callable] = None,
+            block: int = 1 << 16) -> Iterator[tuple]:
     """The nodes ``targets`` (int64 node ids, ascending, no repeats) of ``system``, rebuilt by
     re-executing their event chains from the root (:meth:`TransitionSystem.child`), level by
-    level, each ancestor once; returns an int64 array of shape ``(len(targets), width)``.
+    level, each ancestor once; yields ``(ids, rows)`` blocks of at most ``block`` targets in
+    ascending order of id (``ids``: int64; ``rows``: a fresh int64 array of shape
+    ``(len(ids), width)``), so that a caller can spill them as they come.
+
+    What is held at once: the ancestors of the deepest targets' level (a level's nodes that a
+    target descends from, as one array: they are stepped from) and one block of that deepest
+    level's nodes; a resume inside level ``L`` of a search whose next level is kept has its
+    targets on two levels, ``L``'s remaining nodes and ``L + 1``'s found so far, and the
+    latter, however many, are made and yielded block by block (issue 21: the frontier spills
+    past its limit, resumed or not).
 
     Args:
         parents: every node's parent entry (int64, by id; :func:`~properties.bfs_store.pack_key`).
         starts: the first node id of each depth (``starts[0] == 0``, the root).
         fingerprints: every node's saved fingerprint (uint64, by id), to compare with the
             rebuilt nodes' (None: not compared).
-        room: called as ``room(pending)`` every 65,536 steps, with the parent rows still to
+        room: called as ``room(pending)`` every ``block`` steps, with the parent rows still to
             step from (:meth:`TransitionSystem.make_room`), so that the system's caches keep
             to their budget.
+        block: the most targets a yielded block holds (at least 1).
 
     Raises:
         CheckpointError: a rebuilt node's fingerprint differs from the saved one (the
@@ -476,11 +514,10 @@ def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
     width = system.width
     targets = np.asarray(targets, dtype=np.int64)
     if not len(targets):
-        return np.zeros((0, width), np.int64)
+        return
     bounds = np.asarray(starts, dtype=np.int64)
     level_of = np.searchsorted(bounds, targets, side="right") - 1
     top = int(level_of.max())
-    wanted = set(np.unique(level_of).tolist())
     need: dict = {}
     carry = np.zeros(0, np.int64)
     for level in range(top, 0, -1):
@@ -489,48 +526,64 @@ def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
         carry = np.unique(np.asarray(parents[ids]) >> np.int64(_KEY_LOW))
     ids_prev = np.zeros(1, np.int64)
     rows_prev = np.array([system.root()], dtype=np.int64)
-    levels = {0: (ids_prev, rows_prev)}
-    move_mask, leaf_mask = (1 << KEY_MOVE_BITS) - 1, (1 << KEY_LEAF_BITS) - 1
+    if targets[0] == 0:  # the root
+        yield targets[:1], rows_prev.copy()
     for level in range(1, top + 1):
         ids = need[level]
-        keys = np.asarray(parents[ids])
-        at = np.searchsorted(ids_prev, keys >> np.int64(_KEY_LOW))
-        moves = (keys >> np.int64(KEY_LEAF_BITS)) & move_mask
-        leaves = keys & leaf_mask
-        rows = np.empty((len(ids), width), np.int64)
-        child = system.child
-        step = 1 << 16
-        for lo in range(0, len(ids), step):
-            if room is not None:
-                first = int(at[lo])
-                room(lambda first=first: iter((rows_prev[first:],)))
-            flat = array("q")  # a block's rows, then copied in: no array grown whole
-            # the block's parents as Python ints (a level's in one list would take some 200
-            # bytes a node)
-            for parent, m, f in zip(rows_prev[at[lo:lo + step]].tolist(),
-                                    moves[lo:lo + step].tolist(), leaves[lo:lo + step].tolist()):
-                flat.extend(child(tuple(parent), m, f, level - 1)[1])
-            rows[lo:lo + step] = np.frombuffer(flat, dtype=np.int64).reshape(-1, width)
-        for lo in range(0, len(ids) if fingerprints is not None else 0, 1 << 20):
-            part = slice(lo, lo + (1 << 20))
-            wrong = np.flatnonzero(system.fingerprints(rows[part])
-                                   != np.asarray(fingerprints[ids[part]]))
-            if len(wrong):
-                raise CheckpointError(
-                    f"node {int(ids[part][wrong[0]])} (depth {level}) rebuilt from the "
-                    "checkpoint has another fingerprint than the one saved: the checkpoint is "
-                    "damaged, or was written by a search that steps otherwise")
-        levels[level] = (ids, rows)
-        if level - 2 not in wanted:
-            levels.pop(level - 2, None)  # no target's, and no longer any node's parents
+        rows = np.empty((len(ids), width), np.int64) if level < top else None
+        mine = targets[level_of == level]
+        for lo in range(0, len(ids), block):
+            part = ids[lo:lo + block]
+            made = _stepped(system, parents, ids_prev, rows_prev, part, level, room)
+            if fingerprints is not None:
+                _compare(system, made, part, np.asarray(fingerprints[part]), level)
+            if rows is not None:
+                rows[lo:lo + len(part)] = made
+            else:  # the deepest level: every node of it is a target
+                yield part, made
+        if rows is not None and len(mine):
+            at = np.searchsorted(ids, mine)
+            for lo in range(0, len(mine), block):
+                yield mine[lo:lo + block], rows[at[lo:lo + block]]
         ids_prev, rows_prev = ids, rows
-    if len(wanted) == 1:  # one level's nodes (a checkpoint inside the last level): no copy
-        ids, rows = levels[top]
-        if len(ids) == len(targets):
-            return rows
-    out = np.empty((len(targets), width), np.int64)
-    for level in sorted(wanted):
-        mask = level_of == level
-        ids, rows = levels[level]
-        out[mask] = rows[np.searchsorted(ids, targets[mask])]
-    return out
+
+
+def _stepped(system, parents: np.ndarray, ids_prev: np.ndarray, rows_prev: np.ndarray,
+             ids: np.ndarray, level: int, room: Optional[Callable]) -> np.ndarray:
+    """The nodes ``ids`` (all at depth ``level``), each made by one step from its parent's row
+    in ``rows_prev`` (the rows of the nodes ``ids_prev`` of depth ``level - 1``): an int64
+    array of shape ``(len(ids), width)``."""
+    keys = np.asarray(parents[ids])
+    at = np.searchsorted(ids_prev, keys >> np.int64(_KEY_LOW))
+    moves = (keys >> np.int64(KEY_LEAF_BITS)) & ((1 << KEY_MOVE_BITS) - 1)
+    leaves = keys & ((1 << KEY_LEAF_BITS) - 1)
+    if room is not None:
+        first = int(at[0])
+        room(lambda: iter((rows_prev[first:],)))
+    flat = array("q")  # the block's rows; its parents as Python ints, a block at a time (a
+    # level's in one list would take some 200 bytes a node)
+    child = system.child
+    for parent, m, f in zip(rows_prev[at].tolist(), moves.tolist(), leaves.tolist()):
+        flat.extend(child(tuple(parent), m, f, level - 1)[1])
+    return np.frombuffer(flat, dtype=np.int64).reshape(-1, system.width)
+
+
+def _compare(system, rows: np.ndarray, ids: np.ndarray, saved: np.ndarray, level: int) -> None:
+    """Raise CheckpointError unless the rebuilt ``rows`` (nodes ``ids`` at depth ``level``)
+    have the ``saved`` fingerprints."""
+    wrong = np.flatnonzero(system.fingerprints(rows) != saved)
+    if len(wrong):
+        raise CheckpointError(
+            f"node {int(ids[wrong[0]])} (depth {level}) rebuilt from the checkpoint has "
+            "another fingerprint than the one saved: the checkpoint is damaged, or was written "
+            "by a search that steps otherwise")
+
+
+def rebuild(system, parents: np.ndarray, starts: list, targets: np.ndarray,
+            fingerprints: Optional[np.ndarray] = None,
+            room: Optional[Callable] = None) -> np.ndarray:
+    """The nodes ``targets`` of ``system`` rebuilt, as one int64 array of shape
+    ``(len(targets), width)`` in the order of ``targets``: :func:`rebuilt`'s blocks joined
+    (arguments and errors as there)."""
+    blocks = [rows for _, rows in rebuilt(system, parents, starts, targets, fingerprints, room)]
+    return np.concatenate(blocks) if blocks else np.zeros((0, system.width), np.int64)

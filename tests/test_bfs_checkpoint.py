@@ -13,7 +13,7 @@ import properties.bfs_checkpoint as checkpoint_module
 from activity_check.cli import main
 from model.readings import DRAFT
 from properties.bfs import LocalEngine, Stop, search
-from properties.bfs_checkpoint import Checkpoint, CheckpointError, rebuild
+from properties.bfs_checkpoint import Checkpoint, CheckpointError, rebuild, rebuilt
 from properties.catalogue import PROPERTIES
 from properties.explore import (EXPLORE_VOCABULARY, SingleSystem, SweepSystem, _identity,
                                 explore)
@@ -58,9 +58,11 @@ def _stopping_after(chunks: int):
     return check_time
 
 
-def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0):
+def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0,
+             frontier_limit=2 << 30):
     """Run the search in ``directory`` with a fresh system each time, each run stopped after
-    ``chunks`` chunks of ``chunk`` nodes, until it ends; returns ``(last search, runs)``."""
+    ``chunks`` chunks of ``chunk`` nodes (its frontier kept in memory up to ``frontier_limit``
+    bytes), until it ends; returns ``(last search, runs)``."""
     import properties.bfs as bfs
     runs = 0
     while True:
@@ -68,7 +70,9 @@ def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0)
         monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(chunks))
         system = make()
         saved = Checkpoint(str(directory), {"test": make.__name__}, every)
-        found = search(system, depth, LocalEngine(system, chunk=chunk), checkpoint=saved)
+        found = search(system, depth,
+                       LocalEngine(system, chunk=chunk, frontier_limit=frontier_limit),
+                       checkpoint=saved)
         if found.stopped_by != "timeout":
             monkeypatch.undo()
             return found, runs
@@ -136,6 +140,55 @@ def test_a_finished_search_is_deepened_and_reported_again_from_its_checkpoint(tm
         search(_sweep(), 3, checkpoint=Checkpoint(directory, {}))
     with pytest.raises(CheckpointError, match="more than the search's bound of 100"):
         search(_sweep(), 5, max_states=100, checkpoint=Checkpoint(directory, {}))
+
+
+def _unwritable(monkeypatch):
+    """The checkpoint module's files opened for writing fail as on a read-only file system."""
+    import builtins
+    import errno
+
+    def read_only(path, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return builtins.open(path, mode, *args, **kwargs)
+    monkeypatch.setattr(checkpoint_module, "open", read_only, raising=False)
+
+
+def test_a_finished_search_is_reported_again_from_a_directory_it_cannot_write(tmp_path,
+                                                                              monkeypatch):
+    directory = tmp_path / "ck"
+    search(_sweep(), 3, checkpoint=Checkpoint(str(directory), {}))
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    holder = Checkpoint(str(directory), {})  # a writer's exclusive lock
+    _unwritable(monkeypatch)
+    with pytest.raises(CheckpointError, match="another process is using it"):
+        Checkpoint(str(directory), {})
+    holder.close()
+    saved = Checkpoint(str(directory), {})
+    assert saved.read_only == "Read-only file system"
+    again = search(_sweep(), 3, checkpoint=saved)
+    assert _figures(again) == _plain(_sweep, 3) and again.storage["checkpoint"]["ended"]
+    with pytest.raises(CheckpointError, match="cannot be written \\(Read-only file system\\) "
+                       "and its search is not finished to depth 4: it was finished to depth 3 "
+                       "\\(give that depth"):
+        search(_sweep(), 4, checkpoint=Checkpoint(str(directory), {}))
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+    # a search stopped midway cannot be taken further here
+    monkeypatch.undo()
+    import properties.bfs as bfs
+    monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(4))
+    stopped, system = tmp_path / "stopped", _sweep()
+    assert search(system, 3, LocalEngine(system, chunk=8),
+                  checkpoint=Checkpoint(str(stopped), {})).stopped_by == "timeout"
+    monkeypatch.undo()
+    _unwritable(monkeypatch)
+    with pytest.raises(CheckpointError, match="not finished to depth 3: copy it where it can be "
+                       "written to take it further"):
+        search(_sweep(), 3, checkpoint=Checkpoint(str(stopped), {}))
+    # nor started in an empty one
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="cannot write \\(Read-only file system\\)"):
+        search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path / "empty"), {}))
 
 
 def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_path, capsys):
@@ -344,6 +397,76 @@ def test_rebuild_gives_the_frontier_nodes_of_the_search():
         assert tuple(row) == node
     assert (fresh.fingerprints(rows) == system.fingerprints(
         np.array([_replay(system, found.path(t))[1] for t in targets.tolist()]))).all()
+
+
+def test_rebuilt_yields_the_targets_block_by_block_in_id_order():
+    system = _sweep()
+    found = search(system, 3)
+    parents = found.parents.to_numpy()
+    level = np.zeros(len(parents), np.int64)
+    for i in range(1, len(parents)):
+        level[i] = level[parents[i] >> 28] + 1
+    starts = [int(np.searchsorted(level, d)) for d in range(4)]
+    # a resume inside level 2: its last nodes and level 3's found so far
+    targets = np.concatenate((np.arange(starts[2] + 3, starts[3], dtype=np.int64),
+                              np.arange(starts[3], len(parents), 2, dtype=np.int64)))
+    fresh = _sweep()
+    whole = rebuild(fresh, parents, starts, targets)
+    # every node's fingerprint, as a checkpoint's log has them (a node's row is the system's
+    # own numbering: fingerprinted by the system that made it)
+    every = fresh.fingerprints(rebuild(fresh, parents, starts,
+                                       np.arange(len(parents), dtype=np.int64)))
+    blocks = list(rebuilt(fresh, parents, starts, targets, every, None, block=100))
+    assert all(0 < len(ids) <= 100 and len(ids) == len(rows) for ids, rows in blocks)
+    # no block spans the two levels, and the deepest level's come as they are made
+    assert all(len(np.unique(level[ids])) == 1 for ids, _ in blocks)
+    assert sum(1 for ids, _ in blocks if level[ids[0]] == 3) == -(-len(
+        np.flatnonzero(level[targets] == 3)) // 100)
+    assert np.concatenate([ids for ids, _ in blocks]).tolist() == targets.tolist()
+    assert (np.concatenate([rows for _, rows in blocks]) == whole).all()
+    # the deepest level's nodes are made as the blocks are taken, not all before the first
+    calls = [0]
+    child = fresh.child
+
+    def counted(*args):
+        calls[0] += 1
+        return child(*args)
+    fresh.child = counted
+    made = []
+    for ids, _ in rebuilt(fresh, parents, starts, targets, every, None, block=100):
+        made.append((int(level[ids[0]]), calls[0]))
+    deep = [at for depth, at in made if depth == 3]
+    assert np.diff(deep).tolist() == [100] * (len(deep) - 2) + [calls[0] - deep[-2]]
+    del fresh.child
+    assert list(rebuilt(fresh, parents, starts, np.zeros(0, np.int64))) == []
+    root_ids, root_rows = next(rebuilt(fresh, parents, starts, np.zeros(1, np.int64)))
+    assert root_ids.tolist() == [0] and tuple(root_rows[0]) == fresh.root()
+    wrong = every.copy()
+    wrong[targets[-1]] ^= np.uint64(1)
+    with pytest.raises(CheckpointError, match=f"node {targets[-1]} \\(depth 3\\)"):
+        list(rebuilt(fresh, parents, starts, targets, wrong, None, block=100))
+
+
+def test_a_resumed_frontier_is_spilled_past_its_limit_not_held_whole(tmp_path, monkeypatch):
+    """A resume rebuilds its frontier into the frontier store block by block, so a frontier
+    over the limit is spilled to disk as in a search never stopped (issue 21, item 2)."""
+    seen = []
+    original = LocalEngine.resume
+
+    def resume(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        seen.append((len(self.frontier) + len(self._resumed_next),
+                     self.frontier.spilled + self._resumed_next.spilled,
+                     self.frontier.in_memory + self._resumed_next.in_memory))
+    monkeypatch.setattr(LocalEngine, "resume", resume)
+    limit = 8 * 1024
+    found, runs = _resumed(_sweep, 4, tmp_path / "ck", monkeypatch, frontier_limit=limit)
+    assert _figures(found) == _plain(_sweep, 4)
+    assert runs > 2 and len(seen) == runs - 1
+    big = [s for s in seen if s[0] * 8 * (_sweep().width + 1) > 4 * limit]
+    assert big, seen  # some resume had a frontier well past the limit
+    for nodes, spilled, in_memory in big:
+        assert spilled > 0 and in_memory <= limit, (nodes, spilled, in_memory)
 
 
 def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
