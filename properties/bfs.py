@@ -269,6 +269,9 @@ class _Merge:
         self.level = 0
         self.partial = False  # a batch of the current level's expansions has been merged
         self.checkpoint = None  # a Checkpoint the new nodes are logged to, or None
+        # (depth being expanded, its rows done) at the chunk under way: where a save made
+        # before the chunk's batch is merged puts the search (set by the engine)
+        self.position = (0, 0)
         self.starts: list = [0]  # the first node id of each depth
         self.prior_seconds = 0.0  # the search's time in the processes before a resume
         self.prior_cpu = 0.0  # and their CPU time
@@ -279,7 +282,8 @@ class _Merge:
         returns how many were kept. Raises :class:`Stop` when the batch holds a node past
         ``max_states`` (the batch is cut at the last node within it, and so are its findings and
         edges; a search that ends with exactly ``max_states`` nodes is not stopped by it; the
-        timeout is :meth:`check_time`'s)."""
+        timeout is :meth:`check_time`'s), after saving the checkpoint, if any, as it stood
+        before the batch (what the cut batch logs after that save is cut back on resume)."""
         r = self.result
         keys, findings, edges = batch.keys, batch.findings, batch.edges
         if len(r.parents) + len(keys) > _MAX_PARENT or (
@@ -288,6 +292,8 @@ class _Merge:
                                 "(pack_key: 2**35 nodes, 2**16 moves per node)")
         cut = None
         if self.max_states is not None and len(r.parents) + len(keys) > self.max_states:
+            if self.checkpoint is not None:  # the search as it was before this chunk, which
+                self.save(*self.position)  # a resume with a larger bound does again
             keep = self.max_states - len(r.parents)
             last = int(keys[keep - 1]) if keep > 0 else None
             cut = sequence_of_key(last) if last is not None else (-1, 0, 0)
@@ -427,7 +433,6 @@ class LocalEngine:
         self.spilled = 0
         self.frontier_peak = 0
         self.checkpoint = None  # set by search(): the Checkpoint the frontier ids go to
-        self.position = (0, 0)  # (depth being expanded, its rows done) at the chunk under way
         self.resumed_rows = 0  # rows of the level under way done before a resume
         self._resumed_next: Optional[Frontier] = None  # its next level's so far, rebuilt
         self._hold_time = False  # a resumed search expands one chunk before its timeout counts
@@ -490,7 +495,7 @@ class LocalEngine:
         try:
             for block, (ids, nodes) in enumerate(self.frontier):
                 for lo in range(0, len(ids), self.chunk):
-                    self.position = (level, rows)
+                    merge.position = (level, rows)
                     if self.checkpoint is not None and self.checkpoint.due():
                         merge.save(level, rows)
                     if not self._hold_time:
@@ -712,7 +717,7 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
     except Stop as stop:
         result.stopped_by = stop.reason
         if checkpoint is not None and stop.reason == "timeout":
-            merge.save(*engine.position)
+            merge.save(*merge.position)
     except KeyboardInterrupt:
         result.stopped_by = "interrupted"
     finally:

@@ -142,6 +142,28 @@ def test_a_finished_search_is_deepened_and_reported_again_from_its_checkpoint(tm
         search(_sweep(), 5, max_states=100, checkpoint=Checkpoint(directory, {}))
 
 
+def test_a_max_states_stop_is_saved_and_taken_further_with_a_larger_bound(tmp_path):
+    directory = str(tmp_path / "ck")
+    bound = 20_000  # inside level 4's expansion
+    system = _sweep()
+    cut = search(system, 4, LocalEngine(system, chunk=64), max_states=bound,
+                 checkpoint=Checkpoint(directory, {}))
+    plain_cut = search(_sweep(), 4, max_states=bound)
+    assert cut.stopped_by == plain_cut.stopped_by == "max-states"
+    assert _figures(cut) == _figures(plain_cut)
+    meta = json.loads((tmp_path / "ck" / "checkpoint.json").read_text())
+    # saved as it stood before the chunk that crossed the bound (not at a periodic save)
+    assert meta["finished"] is None and meta["level"] == 3
+    assert bound - 64 * 40 < meta["logs"]["parents.i64"][0] // 8 <= bound
+    again = search(_sweep(), 4, max_states=bound, checkpoint=Checkpoint(directory, {}))
+    assert _figures(again) == _figures(plain_cut)  # the same bound stops at the same state
+    system = _sweep()
+    further = search(system, 4, LocalEngine(system, chunk=64),
+                     checkpoint=Checkpoint(directory, {}))
+    assert _figures(further) == _plain(_sweep, 4)
+    assert further.storage["checkpoint"]["runs"] == 3
+
+
 def _unwritable(monkeypatch):
     """The checkpoint module's files opened for writing fail as on a read-only file system."""
     import builtins
