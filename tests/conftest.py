@@ -14,6 +14,8 @@ building every shared fixture twice.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -57,14 +59,18 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_collection_finish(session):
-    """On an xdist worker with ``--dist loadgroup``: raise UsageError if a grouped test's node
-    id lacks its ``@group`` suffix (the groups would be ignored; see the module)."""
+    """On an xdist worker with ``--dist loadgroup``: say so on standard error and raise
+    UsageError if a grouped test's node id lacks its ``@group`` suffix (the groups would be
+    ignored; see the module). The run stops, exit code 3."""
     if not session.config.getoption("loadgroup", default=False):
         return
     lost = [item.nodeid for item in session.items
             if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
     if lost:
-        raise pytest.UsageError(
-            f"pytest-xdist did not group {len(lost)} tests (first: {lost[0]}); with pytest "
-            f"{pytest.__version__} its --dist loadgroup is ignored: install pytest<9.2 "
-            "(make venv does)")
+        said = (f"pytest-xdist did not group {len(lost)} tests (first: {lost[0]}); with pytest "
+                f"{pytest.__version__} its --dist loadgroup is ignored: install pytest<9.2 "
+                "(make venv does)")
+        # xdist's controller reports a worker's UsageError only as an internal error naming a
+        # test, so the reason goes to the terminal (a worker's standard error) first
+        os.write(2, f"\n{said}\n".encode())
+        raise pytest.UsageError(said)
