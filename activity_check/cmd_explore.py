@@ -64,10 +64,11 @@ def _add_explore(sub) -> None:
                          "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of local workers")
     ex.add_argument("--checkpoint", metavar="DIR",
                     help="save the search in DIR as it goes (every --checkpoint-every seconds, "
-                         "when --timeout stops it, and at its end) and, when DIR holds this "
-                         "search's checkpoint, resume it there: the same command run again "
-                         "takes a deep search up where it stopped (a Ctrl-C keeps the last save), "
-                         "and gives the report of a search never stopped; one worker, no "
+                         "when --timeout or --max-states stops it, and at its end) and, when "
+                         "DIR holds this search's checkpoint, resume it there: the same command "
+                         "run again takes a deep search up where it stopped (a Ctrl-C keeps the "
+                         "last save), and gives the report of a search never stopped; the levels "
+                         "that workers or a cluster expand are saved between levels; no "
                          "--graph; about 24 bytes of disk a state")
     ex.add_argument("--checkpoint-every", type=float, default=None, metavar="SECONDS",
                     help="with --checkpoint: seconds between its saves (default 600; 0: at "
@@ -151,10 +152,9 @@ def _options(args):
     if args.checkpoint is not None:
         if args.checkpoint == "":
             raise UsageError("--checkpoint: an empty directory name")
-        if args.cluster is not None or (args.workers or 1) > 1 or args.graph:
-            raise UsageError("--checkpoint: the search is saved by this process; give it without "
-                             "--cluster, --workers above 1 or --graph")
-        args.workers = 1
+        if args.graph:
+            raise UsageError("--checkpoint: the graph's edges are not saved; give it without "
+                             "--graph")
     elif args.checkpoint_every is not None:
         raise UsageError("--checkpoint-every: give it with --checkpoint (where to save)")
     if args.checkpoint_every is None:

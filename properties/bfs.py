@@ -435,7 +435,7 @@ class LocalEngine:
         self.checkpoint = None  # set by search(): the Checkpoint the frontier ids go to
         self.resumed_rows = 0  # rows of the level under way done before a resume
         self._resumed_next: Optional[Frontier] = None  # its next level's so far, rebuilt
-        self._hold_time = False  # a resumed search expands one chunk before its timeout counts
+        self.hold_time = False  # a resumed search expands one chunk before its timeout counts
 
     def block_array(self) -> BlockArray:
         """An empty :class:`~properties.bfs_store.BlockArray` with this engine's limit and
@@ -479,7 +479,7 @@ class LocalEngine:
             left -= cut
             self.frontier.add(ids[:cut], nodes[:cut])
             self._resumed_next.add(ids[cut:], nodes[cut:])
-        self.resumed_rows, self._hold_time = rows, True
+        self.resumed_rows, self.hold_time = rows, True
 
     def frontier_size(self) -> int:
         return len(self.frontier)
@@ -498,9 +498,9 @@ class LocalEngine:
                     merge.position = (level, rows)
                     if self.checkpoint is not None and self.checkpoint.due():
                         merge.save(level, rows)
-                    if not self._hold_time:
+                    if not self.hold_time:
                         merge.check_time()
-                    self._hold_time = False
+                    self.hold_time = False
                     self.system.make_room(lambda: self._pending(block, lo))
                     out = Expansion()
                     part_ids = np.asarray(ids[lo:lo + self.chunk])
@@ -662,9 +662,10 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         stop_when_found: stop at the end of the first level with a finding (or where
             :meth:`TransitionSystem.done` says so).
         keep_edges: keep every examined edge (:attr:`Search.edge_list`).
-        checkpoint: a :class:`~properties.bfs_checkpoint.Checkpoint` (in-process engine
-            only): the search is saved to it as it goes (every ``checkpoint.every`` seconds,
-            when the timeout stops it, and at its end), and taken up from it where it holds
+        checkpoint: a :class:`~properties.bfs_checkpoint.Checkpoint`: the search is saved to
+            it as it goes (every ``checkpoint.every`` seconds, at a chunk boundary in process
+            and between levels on a cluster; when the timeout or ``max_states`` stops it; at
+            its end), and taken up from it, by either engine, where it holds
             a saved search (the same output as a search never stopped; the timeout counts
             this process's time, the resume's too, and at least one chunk is expanded after
             a resume, so that every resume makes progress).
@@ -674,15 +675,14 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         merged until then.
 
     Raises:
-        ValueError: a checkpoint with another engine or with ``keep_edges``.
+        ValueError: a checkpoint with ``keep_edges``.
         CheckpointError: the checkpoint cannot be read, resumed (it holds more nodes than
             ``max_states`` or a deeper search than ``depth``, or a rebuilt node differs) or
             written.
     """
     engine = engine or LocalEngine(system)
-    if checkpoint is not None and (not isinstance(engine, LocalEngine) or keep_edges):
-        raise ValueError("a checkpoint needs the in-process engine (one worker) and no kept "
-                         "edges (no graph)")
+    if checkpoint is not None and keep_edges:
+        raise ValueError("a checkpoint needs a search that keeps no edges (no graph)")
     arrays = getattr(engine, "block_array", BlockArray)
     result = Search(parents=arrays())
     result.workers = engine.workers

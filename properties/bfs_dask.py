@@ -28,7 +28,9 @@ task moved to another worker rebuilds them). Per level:
    worker of its routing partition for the next level.
 
 So the output is byte-identical to the in-process search (:class:`properties.bfs.LocalEngine`)
-for any number of workers. Levels whose frontier is smaller than ``local_below`` nodes (ten
+for any number of workers. With a checkpoint (:mod:`properties.bfs_checkpoint`) the driver
+logs each level's nodes and frontier ids as it numbers them and saves between levels; a resume
+rebuilds the frontier in the driver's process and hands it over as at the first large level. Levels whose frontier is smaller than ``local_below`` nodes (ten
 times that for the last level, which only one expansion follows) are
 expanded in the driver's process (the workers would cost more than they save), and the
 driver's state is handed to the workers when the frontier grows past it.
@@ -421,8 +423,26 @@ class DaskEngine:
         """The driver's arrays (parent entries, kept edges): :meth:`LocalEngine.block_array`."""
         return self.local.block_array()
 
+    @property
+    def checkpoint(self):
+        """The :class:`~properties.bfs_checkpoint.Checkpoint` the search is saved to, or None
+        (set by :func:`properties.bfs.search`; the in-process engine's, which logs the levels
+        expanded in this process)."""
+        return self.local.checkpoint
+
+    @checkpoint.setter
+    def checkpoint(self, checkpoint) -> None:
+        self.local.checkpoint = checkpoint
+
     def start(self, merge) -> None:
         self.local.start(merge)
+
+    def resume(self, merge, checkpoint, level: int, rows: int, last: bool) -> None:
+        """Take up a checkpointed search in this process (:meth:`LocalEngine.resume`: the
+        visited set and the frontier rebuilt here), handed to the workers at the next level
+        large enough, as a search never stopped is. A checkpoint saved inside a level (``rows``
+        above 0: written by a one-process search) has that level finished in this process."""
+        self.local.resume(merge, checkpoint, level, rows, last)
 
     def frontier_size(self) -> int:
         return self.frontier_n if self.on_cluster else self.local.frontier_size()
@@ -432,7 +452,8 @@ class DaskEngine:
         # follows (the workers then warm their tables on it), for the last level only when it
         # is ten times larger (one level's expansion barely pays for starting the workers)
         needed = self.local_below * (10 if last else 1)
-        if not self.on_cluster and self.local.frontier_size() < needed:
+        if not self.on_cluster and (self.local.frontier_size() < needed
+                                    or self.local.resumed_rows):
             self.local.level(merge, level, last)
             return
         if not self.on_cluster:
@@ -486,7 +507,15 @@ class DaskEngine:
         self.on_cluster = True
 
     def _level(self, merge, level: int, last: bool) -> None:
-        merge.check_time()
+        # a checkpoint is saved between levels on the cluster (a level is one graph of tasks),
+        # and the timeout is checked there too; the first level after a resume runs whatever
+        # the time, so that every resume makes progress
+        merge.position = (level, 0)
+        if self.checkpoint is not None and self.checkpoint.due():
+            merge.save(level, 0)
+        if not self.local.hold_time:
+            merge.check_time()
+        self.local.hold_time = False
         self.settled = False  # until every task of the level has answered
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
@@ -516,7 +545,15 @@ class DaskEngine:
                                                         **where[d]))
                 self.frontier_n += int((~halted).sum())
         self.settled = True
-        merge.absorb(batch)
+        start = len(merge.result.parents)
+        try:
+            merge.absorb(batch)
+        finally:
+            if self.checkpoint is not None:  # the next level's expanded nodes, by id
+                kept = start + np.flatnonzero(~batch.halted)
+                if merge.max_states is not None:
+                    kept = kept[kept < merge.max_states]
+                self.checkpoint.log_frontier(level + 1, kept.astype(np.int64))
 
     def _gather(self, futures: list, level: int) -> list:
         """The results of ``futures`` (``client.gather``), the cluster watched while they are

@@ -350,8 +350,9 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             output is the same, only time changes).
         checkpoint: a directory where the search is saved as it goes and from which it is
             resumed when it holds this search's checkpoint
-            (:mod:`properties.bfs_checkpoint`; one worker, no ``keep_edges``); the report is
-            the same as that of a search never stopped. None: no checkpoint.
+            (:mod:`properties.bfs_checkpoint`; no ``keep_edges``; with workers or a cluster,
+            saved between the levels they expand); the report is the same as that of a search
+            never stopped, whatever the workers of each part. None: no checkpoint.
         checkpoint_every: seconds between the checkpoint's periodic saves.
 
     Returns:
@@ -359,7 +360,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
 
     Raises:
         ValueError: ``reading=None`` with a consumer other than the reference model,
-            ``workers`` below 1, or a checkpoint with workers, a cluster or ``keep_edges``.
+            ``workers`` below 1, or a checkpoint with ``keep_edges``.
         CheckpointError: the checkpoint directory cannot be used (see
             :class:`~properties.bfs_checkpoint.Checkpoint`), or holds more states than
             ``max_states`` or a deeper search than ``depth``.
@@ -379,9 +380,9 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
                               check_readings)
     saved = None
     if checkpoint is not None:
-        if workers > 1 or cluster or keep_edges:
-            raise ValueError("a checkpoint needs one worker and no graph (the search is saved "
-                             "by this process)")
+        if keep_edges:
+            raise ValueError("a checkpoint needs a search without the graph (its edges are "
+                             "not saved)")
         from properties.bfs_checkpoint import Checkpoint
         saved = Checkpoint(checkpoint, _identity(vocabulary, reading, consumer, properties,
                                                  adversarial, check_readings,

@@ -321,6 +321,74 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
             assert sum(sum(t["memoEvictions"]) for t in tasks) >= 1
 
 
+def test_a_search_on_the_cluster_is_saved_between_levels_and_taken_up_by_either_engine(
+        cluster, tmp_path, monkeypatch):
+    """Checkpoints with the Dask engine: saved between the levels the workers expand (a level
+    is one graph of tasks), resumed on the cluster or in process, and a checkpoint saved inside
+    a level by one process finished in process before the cluster takes the next: every way,
+    the parents, findings and counts of the search never stopped."""
+    import properties.bfs as bfs
+    from properties.bfs import LocalEngine, search
+    from properties.bfs_checkpoint import Checkpoint
+    from properties.bfs_dask import DaskEngine
+    from properties.catalogue import PROPERTIES
+    from properties.explore import EXPLORE_VOCABULARY, SweepSystem
+
+    def sweep():
+        return SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+
+    def figures(found):
+        return (found.parents.to_numpy().tolist(), found.edges, found.depth, found.tags,
+                [[repr(k), repr(v)] for k, v in found.findings.items()])
+
+    def run(directory, engine_of, checks):
+        """One process's run: stopped by its timeout at the ``checks``-th time check."""
+        left = [checks]
+
+        def check_time(self):
+            left[0] -= 1
+            if left[0] < 0:
+                raise bfs.Stop("timeout")
+        monkeypatch.setattr(bfs._Merge, "check_time", check_time)
+        system = sweep()
+        try:
+            found = search(system, 4, engine_of(system),
+                           checkpoint=Checkpoint(str(directory), {}, 0.0))
+        finally:
+            monkeypatch.undo()
+        return found, json.loads((directory / "checkpoint.json").read_text())
+
+    def on_cluster(system):
+        return DaskEngine(system, address=cluster, local_below=1)
+
+    def in_process(system):
+        return LocalEngine(system, chunk=8)
+    plain = figures(search(sweep(), 4))
+
+    where = tmp_path / "cluster"
+    found, meta = run(where, on_cluster, 1)
+    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (1, 0)
+    found, meta = run(where, on_cluster, 1)  # the resume's first level runs whatever the time
+    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (3, 0)
+    assert found.storage["workerTasks"]  # the workers expanded levels
+    found, meta = run(where, on_cluster, 10)
+    assert (found.stopped_by, meta["finished"], meta["runs"]) == ("depth", "depth", 3)
+    assert figures(found) == plain
+
+    where = tmp_path / "mixed"
+    found, meta = run(where, in_process, 4)
+    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (2, 16)
+    found, meta = run(where, on_cluster, 10)
+    assert found.stopped_by == "depth" and figures(found) == plain
+    assert [t["level"] for t in found.storage["workerTasks"]] == [3]
+
+    where = tmp_path / "back"
+    found, meta = run(where, on_cluster, 2)
+    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (2, 0)
+    found, meta = run(where, in_process, 10_000)
+    assert found.stopped_by == "depth" and figures(found) == plain
+
+
 def _cli(args: list, capsys) -> str:
     assert main(args) == 0
     return capsys.readouterr().out

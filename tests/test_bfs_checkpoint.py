@@ -224,8 +224,8 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
         explore(depth=3, reading=DRAFT, checkpoint=directory)
     with pytest.raises(CheckpointError, match="differs in adversarial: False there, True here"):
         explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
-    with pytest.raises(ValueError, match="one worker and no graph"):
-        explore(depth=3, reading=None, workers=2, checkpoint=directory)
+    with pytest.raises(ValueError, match="a checkpoint needs a search without the graph"):
+        explore(depth=3, reading=None, keep_edges=True, checkpoint=directory)
     assert _identity(EXPLORE_VOCABULARY, None, REFERENCE, (), False, True, False)["reading"] \
         == "all"
 
@@ -509,8 +509,8 @@ def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
     directory = str(tmp_path / "ck3")
     assert main(["explore", "--depth", "3", "--json", "--checkpoint", directory]) == 0
     capsys.readouterr()
-    for extra, said in ((["--workers", "2"], "without --cluster, --workers above 1 or --graph"),
-                        (["--graph", str(tmp_path / "g.dot")], "or --graph"),
+    for extra, said in ((["--graph", str(tmp_path / "g.dot")],
+                         "--checkpoint: the graph's edges are not saved; give it without --graph"),
                         (["--checkpoint-every", "-1"], "--checkpoint-every must be"),
                         (["--workers", "0"], "--workers must be at least 1")):
         assert main(["explore", "--depth", "3", "--checkpoint", directory, *extra]) == 2
