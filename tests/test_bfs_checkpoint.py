@@ -508,7 +508,11 @@ def test_the_cli_resumes_and_refuses_what_it_cannot_save(tmp_path, capsys):
         capsys.readouterr().out
     directory = str(tmp_path / "ck3")
     assert main(["explore", "--depth", "3", "--json", "--checkpoint", directory]) == 0
-    capsys.readouterr()
+    three = capsys.readouterr().out
+    # workers asked for with a checkpoint (the engine's saves: tests/test_bfs.py)
+    assert main(["explore", "--depth", "3", "--json", "--workers", "2", "--checkpoint",
+                 str(tmp_path / "ck3w")]) == 0
+    assert capsys.readouterr().out == three
     for extra, said in ((["--graph", str(tmp_path / "g.dot")],
                          "--checkpoint: the graph's edges are not saved; give it without --graph"),
                         (["--checkpoint-every", "-1"], "--checkpoint-every must be"),
