@@ -56,9 +56,8 @@ def _add_explore(sub) -> None:
                     "report; it keeps every edge: at the default depth about 5 GB of memory, a "
                     "minute or two and a 450 MB file (depth 4: seconds)")
     ex.add_argument("--workers", type=int, default=None,
-                    help="worker processes expanding each level (default: the cores available, "
-                         "1 with --checkpoint; 1: this process only; the output is the same for "
-                         "any number); levels "
+                    help="worker processes expanding each level (default: the cores available; "
+                         "1: this process only; the output is the same for any number); levels "
                          "of fewer than 1,000 states (10,000 for the last) stay in this process")
     ex.add_argument("--cluster", metavar="ADDRESS",
                     help="expand the levels on the running Dask cluster whose scheduler is at "
@@ -68,10 +67,10 @@ def _add_explore(sub) -> None:
                          "when --timeout or --max-states stops it, and at its end) and, when "
                          "DIR holds this search's checkpoint, resume it there: the same command "
                          "run again takes a deep search up where it stopped (a Ctrl-C keeps the "
-                         "last save), and gives the report of a search never stopped; in this "
-                         "process unless --workers or --cluster is given (levels that workers "
-                         "expand are saved, and stopped by --timeout, only at their end); no "
-                         "--graph; about 24 bytes of disk a state")
+                         "last save), and gives the report of a search never stopped, whatever "
+                         "the workers of each run (with workers or a cluster, saved between "
+                         "rounds of 1,048,576 states of a level); no --graph; about 24 bytes of "
+                         "disk a state")
     ex.add_argument("--checkpoint-every", type=float, default=None, metavar="SECONDS",
                     help="with --checkpoint: seconds between its saves (default 600; 0: at "
                          "every chunk of 4,096 states)")
@@ -157,10 +156,6 @@ def _options(args):
         if args.graph:
             raise UsageError("--checkpoint: the graph's edges are not saved; give it without "
                              "--graph")
-        if args.workers is None and args.cluster is None:
-            # one process unless asked: it saves between chunks and stops at its timeout,
-            # where workers save and stop only between levels (hours each, deep down)
-            args.workers = 1
     elif args.checkpoint_every is not None:
         raise UsageError("--checkpoint-every: give it with --checkpoint (where to save)")
     if args.checkpoint_every is None:

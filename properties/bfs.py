@@ -484,6 +484,14 @@ class LocalEngine:
     def frontier_size(self) -> int:
         return len(self.frontier)
 
+    def resumed_next(self) -> Frontier:
+        """The next level's nodes that a resume inside a level rebuilt (an empty frontier
+        if none), handed to the caller: this engine no longer holds them."""
+        out = self._resumed_next or Frontier(self.system.width, self.frontier_limit,
+                                             self.spill_dir)
+        self._resumed_next = None
+        return out
+
     def level(self, merge: _Merge, level: int, last: bool) -> None:
         """Expand the frontier (nodes at ``level``), absorbing each chunk's new nodes into
         ``merge``; ``last``: their successors will not be expanded (not kept in full)."""

@@ -28,9 +28,12 @@ task moved to another worker rebuilds them). Per level:
    worker of its routing partition for the next level.
 
 So the output is byte-identical to the in-process search (:class:`properties.bfs.LocalEngine`)
-for any number of workers. With a checkpoint (:mod:`properties.bfs_checkpoint`) the driver
-logs each level's nodes and frontier ids as it numbers them and saves between levels; a resume
-rebuilds the frontier in the driver's process and hands it over as at the first large level. Levels whose frontier is smaller than ``local_below`` nodes (ten
+for any number of workers. A level is expanded in rounds of ``round_nodes`` frontier nodes (by
+id), each such a graph of tasks, merged as the in-process engine merges a chunk: the timeout
+is checked and a checkpoint (:mod:`properties.bfs_checkpoint`) saved between rounds, the
+driver logging each round's nodes and next frontier ids as it numbers them; a resume rebuilds
+the frontier in the driver's process and hands it over as at the first large level, with the
+next level's nodes found before the stop. Levels whose frontier is smaller than ``local_below`` nodes (ten
 times that for the last level, which only one expansion follows) are
 expanded in the driver's process (the workers would cost more than they save), and the
 driver's state is handed to the workers when the frontier grows past it.
@@ -402,7 +405,7 @@ class DaskEngine:
 
     def __init__(self, system: TransitionSystem, workers: int = 2, address: Optional[str] = None,
                  local_below: int = 20_000, frontier_limit: int = 2 << 30,
-                 spill_dir: Optional[str] = None):
+                 spill_dir: Optional[str] = None, round_nodes: int = 1 << 20):
         self.system, self.address, self.local_below = system, address, local_below
         self.workers = workers
         self.local = LocalEngine(system, frontier_limit=frontier_limit, spill_dir=spill_dir)
@@ -414,6 +417,13 @@ class DaskEngine:
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
         self.frontier_n = 0
+        self.round_nodes = round_nodes
+        self.bounds: list = []  # the first frontier id of each round of the level
+        # the next level's pieces, size and round bounds before the level is expanded: empty,
+        # or a resume's nodes of it found before the stop
+        self.carry: list = []
+        self.carry_n = 0
+        self.carry_bounds: list = []
         self.settled = True  # no level under way on the cluster: it may be asked for figures
         # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries,
         # {"memoTrims", "memoEvictions": this task's}) per task])
@@ -439,9 +449,10 @@ class DaskEngine:
 
     def resume(self, merge, checkpoint, level: int, rows: int, last: bool) -> None:
         """Take up a checkpointed search in this process (:meth:`LocalEngine.resume`: the
-        visited set and the frontier rebuilt here), handed to the workers at the next level
-        large enough, as a search never stopped is. A checkpoint saved inside a level (``rows``
-        above 0: written by a one-process search) has that level finished in this process."""
+        visited set and the frontier rebuilt here), handed to the workers at the first level
+        large enough, as a search never stopped is; a checkpoint saved inside a level (by
+        either engine) hands over what is left of it, and the next level's nodes found
+        before the stop go with the new ones."""
         self.local.resume(merge, checkpoint, level, rows, last)
 
     def frontier_size(self) -> int:
@@ -452,8 +463,7 @@ class DaskEngine:
         # follows (the workers then warm their tables on it), for the last level only when it
         # is ten times larger (one level's expansion barely pays for starting the workers)
         needed = self.local_below * (10 if last else 1)
-        if not self.on_cluster and (self.local.frontier_size() < needed
-                                    or self.local.resumed_rows):
+        if not self.on_cluster and self.local.frontier_size() < needed:
             self.local.level(merge, level, last)
             return
         if not self.on_cluster:
@@ -487,39 +497,81 @@ class DaskEngine:
         self.visited = [client.submit(_visited_of, fps[owner == d], workers=[self.names[d]],
                                       allow_other_workers=True, pure=False)
                         for d in range(parts)]
-        ids_all, values_all, route_all = [], [], []
-        for ids, nodes in self.local.frontier:
-            nodes = np.asarray(nodes)
-            ids_all.append(np.asarray(ids))
-            values_all.extend(system.export(nodes))
-            route_all.append(system.routing(nodes))
-        self.local.frontier.close()
-        ids = np.concatenate(ids_all) if ids_all else np.zeros(0, np.int64)
-        routes = np.concatenate(route_all) if route_all else np.zeros(0, np.uint64)
-        part = (routes % np.uint64(parts)).astype(np.int64)
-        self.pieces = []
-        for j in range(parts):
-            mine = np.flatnonzero(part == j)
-            piece = (ids[mine], [values_all[i] for i in mine.tolist()])
-            self.pieces.append([client.submit(_identity, piece, workers=[self.names[j]],
-                                              allow_other_workers=True, pure=False)])
-        self.frontier_n = len(ids)
+        ids, values, part = self._exported(self.local.frontier)
+        self.pieces = self._placed(ids, values, part)
+        self.frontier_n, self.bounds = len(ids), _round_starts(ids, 0, self.round_nodes)
+        # a resume inside a level: the next level's nodes found before the stop go first into
+        # the next level's pieces, which the level's rounds add to
+        ids, values, part = self._exported(self.local.resumed_next())
+        self.carry = self._placed(ids, values, part)
+        self.carry_n, self.carry_bounds = len(ids), _round_starts(ids, 0, self.round_nodes)
         self.on_cluster = True
 
+    def _exported(self, frontier) -> tuple:
+        """The nodes of ``frontier`` (a :class:`~properties.bfs_store.Frontier`, closed here) as
+        ``(ids, values, part)``: ids ascending, the system's exported values, and each node's
+        expansion partition (its routing key modulo the workers)."""
+        system, parts = self.system, len(self.names)
+        ids_all, values, route_all = [], [], []
+        for ids, nodes in frontier:
+            nodes = np.asarray(nodes)
+            ids_all.append(np.asarray(ids))
+            values.extend(system.export(nodes))
+            route_all.append(system.routing(nodes))
+        frontier.close()
+        ids = np.concatenate(ids_all) if ids_all else np.zeros(0, np.int64)
+        routes = np.concatenate(route_all) if route_all else np.zeros(0, np.uint64)
+        return ids, values, (routes % np.uint64(parts)).astype(np.int64)
+
+    def _placed(self, ids: np.ndarray, values: list, part: np.ndarray) -> list:
+        """Per expansion partition ``j``, a list of one future of ``(ids, values)`` of the
+        nodes whose ``part`` is ``j``, placed on its worker (the data goes in the task itself,
+        so that Dask can rebuild it if a worker is lost)."""
+        out = []
+        for j in range(len(self.names)):
+            mine = np.flatnonzero(part == j)
+            piece = (ids[mine], [values[i] for i in mine.tolist()])
+            out.append([self.client.submit(_identity, piece, workers=[self.names[j]],
+                                           allow_other_workers=True, pure=False)])
+        return out
+
     def _level(self, merge, level: int, last: bool) -> None:
-        # a checkpoint is saved between levels on the cluster (a level is one graph of tasks),
-        # and the timeout is checked there too; the first level after a resume runs whatever
-        # the time, so that every resume makes progress
-        merge.position = (level, 0)
-        if self.checkpoint is not None and self.checkpoint.due():
-            merge.save(level, 0)
-        if not self.local.hold_time:
-            merge.check_time()
-        self.local.hold_time = False
-        self.settled = False  # until every task of the level has answered
+        """Expand the frontier on the cluster in rounds of :attr:`round_nodes` frontier nodes
+        (by id: :attr:`bounds`), each a graph of tasks over every partition, merged as the
+        in-process engine merges a chunk: between two rounds the checkpoint is saved when due
+        and the timeout checked (the first round after a resume runs whatever the time, so that
+        every resume makes progress)."""
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
-        expanded = [client.submit(_expand_part, self.token, self.spec, self.pieces[j], level,
+        bounds = self.bounds
+        # each piece cut once into the rounds' parts, on the worker holding it
+        cuts = [[client.submit(_cut_piece, piece, bounds, **where[j]) for piece in self.pieces[j]]
+                for j in range(parts)]
+        size, rows = self.frontier_n, self.local.resumed_rows
+        self.local.resumed_rows = 0
+        self.pieces, self.frontier_n, self.bounds = self.carry, self.carry_n, self.carry_bounds
+        self.carry, self.carry_n, self.carry_bounds = [[] for _ in range(parts)], 0, []
+        for r in range(len(bounds)):
+            merge.position = (level, rows)
+            if self.checkpoint is not None and self.checkpoint.due():
+                merge.save(level, rows)
+            if not self.local.hold_time:
+                merge.check_time()
+            self.local.hold_time = False
+            pieces = [[client.submit(operator.getitem, cut, r, **where[j]) for cut in cuts[j]]
+                      for j in range(parts)]
+            self._round(merge, level, last, pieces, where, first=r == 0)
+            rows += min(self.round_nodes, size - r * self.round_nodes)
+
+    def _round(self, merge, level: int, last: bool, pieces: list, where: list,
+               first: bool) -> None:
+        """One round of a level on the cluster: ``pieces``, per expansion partition, futures of
+        ``(ids, values)`` of the round's frontier nodes; the new nodes merged, and (unless
+        ``last``) routed to the next level's pieces; the tasks' figures added to the level's
+        (``first``: the level's first round)."""
+        client, parts = self.client, len(self.names)
+        self.settled = False  # until every task of the round has answered
+        expanded = [client.submit(_expand_part, self.token, self.spec, pieces[j], level,
                                   dict(merge.known), parts, last, merge.keep_edges, **where[j])
                     for j in range(parts)]
         routed = [[client.submit(_route, expanded[j], d, **where[j]) for j in range(parts)]
@@ -531,26 +583,29 @@ class DaskEngine:
         reports = self._gather([client.submit(_findings, e, **where[j])
                                 for j, e in enumerate(expanded)], level)
         del expanded, routed
-        batch, ids_of = _merged(summaries, reports, len(merge.result.parents), merge.keep_edges)
-        self.task_log.append((level, [r[4] for r in reports]))
+        start = len(merge.result.parents)
+        batch, ids_of = _merged(summaries, reports, start, merge.keep_edges)
+        tasks = [r[4] for r in reports]
+        if not first and self.task_log and self.task_log[-1][0] == level:
+            tasks = [((a[0][0] + b[0][0], a[0][1] + b[0][1]), a[1] + b[1], b[2],
+                      {k: a[3].get(k, 0) + b[3].get(k, 0) for k in sorted({*a[3], *b[3]})})
+                     for a, b in zip(self.task_log.pop()[1], tasks)]
+        self.task_log.append((level, tasks))
         self.visited = [client.submit(operator.getitem, a, 0, **where[d])
                         for d, a in enumerate(absorbed)]
-        self.pieces = [[] for _ in range(parts)]
-        self.frontier_n = 0
+        kept = start + np.flatnonzero(~batch.halted)  # the next level's nodes, by id
         if not last:
             for d, a in enumerate(absorbed):
-                halted = summaries[d][2]
                 for j in range(parts):
                     self.pieces[j].append(client.submit(_piece, a, ids_of[d], j, parts,
                                                         **where[d]))
-                self.frontier_n += int((~halted).sum())
+            self.bounds.extend(_round_starts(kept, self.frontier_n, self.round_nodes))
+            self.frontier_n += len(kept)
         self.settled = True
-        start = len(merge.result.parents)
         try:
             merge.absorb(batch)
         finally:
-            if self.checkpoint is not None:  # the next level's expanded nodes, by id
-                kept = start + np.flatnonzero(~batch.halted)
+            if self.checkpoint is not None:
                 if merge.max_states is not None:
                     kept = kept[kept < merge.max_states]
                 self.checkpoint.log_frontier(level + 1, kept.astype(np.int64))
@@ -677,6 +732,24 @@ def _mute_interrupted_gathers() -> None:
 
 def _identity(x):
     return x
+
+
+def _round_starts(ids: np.ndarray, before: int, round_nodes: int) -> list:
+    """The ids among ``ids`` (a frontier's, ascending, after ``before`` earlier ones) that open
+    a round of ``round_nodes`` nodes: the 0th, the ``round_nodes``-th, ... of the frontier."""
+    return ids[(-before) % round_nodes::round_nodes].tolist()
+
+
+def _cut_piece(piece: tuple, bounds: list) -> list:
+    """A frontier piece ``(ids, values)`` (ids ascending) cut into the rounds whose first ids
+    are ``bounds``: one ``(ids, values)`` per round, empty where the piece has none."""
+    ids, values = piece
+    order = np.argsort(ids, kind="stable")
+    if (order != np.arange(len(ids))).any():  # (pieces come ascending; kept safe)
+        ids, values = ids[order], [values[i] for i in order.tolist()]
+    at = np.searchsorted(ids, np.asarray(bounds[1:], dtype=np.int64)).tolist()
+    edges = [0, *at, len(ids)]
+    return [(ids[a:b], values[a:b]) for a, b in zip(edges, edges[1:])]
 
 
 def _peak_rss() -> int:

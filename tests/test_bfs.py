@@ -321,12 +321,15 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
             assert sum(sum(t["memoEvictions"]) for t in tasks) >= 1
 
 
-def test_a_search_on_the_cluster_is_saved_between_levels_and_taken_up_by_either_engine(
+def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_engine(
         cluster, tmp_path, monkeypatch):
-    """Checkpoints with the Dask engine: saved between the levels the workers expand (a level
-    is one graph of tasks), resumed on the cluster or in process, and a checkpoint saved inside
-    a level by one process finished in process before the cluster takes the next: every way,
-    the parents, findings and counts of the search never stopped."""
+    """Checkpoints with the Dask engine: a level on the cluster is expanded in rounds of
+    frontier nodes (here 64), between which the checkpoint is saved and the timeout checked;
+    a checkpoint is taken up on the cluster or in process, inside a level too (the next
+    level's nodes found before the stop go to the workers with the new ones): every way, the
+    parents, findings and counts of the search never stopped."""
+    import shutil
+
     import properties.bfs as bfs
     from properties.bfs import LocalEngine, search
     from properties.bfs_checkpoint import Checkpoint
@@ -356,37 +359,39 @@ def test_a_search_on_the_cluster_is_saved_between_levels_and_taken_up_by_either_
                            checkpoint=Checkpoint(str(directory), {}, 0.0))
         finally:
             monkeypatch.undo()
-        return found, json.loads((directory / "checkpoint.json").read_text())
+        meta = json.loads((directory / "checkpoint.json").read_text())
+        return found, (found.stopped_by, meta["level"], meta["rows"])
 
     def on_cluster(system):
-        return DaskEngine(system, address=cluster, local_below=1)
+        return DaskEngine(system, address=cluster, local_below=1, round_nodes=64)
 
     def in_process(system):
         return LocalEngine(system, chunk=8)
     plain = figures(search(sweep(), 4))
+    system = sweep()  # a state bound that cuts a round
+    assert figures(search(system, 4, on_cluster(system), max_states=9_000)) == \
+        figures(search(sweep(), 4, max_states=9_000))
 
     where = tmp_path / "cluster"
-    found, meta = run(where, on_cluster, 1)
-    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (1, 0)
-    found, meta = run(where, on_cluster, 1)  # the resume's first level runs whatever the time
-    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (3, 0)
-    assert found.storage["workerTasks"]  # the workers expanded levels
-    found, meta = run(where, on_cluster, 10)
-    assert (found.stopped_by, meta["finished"], meta["runs"]) == ("depth", "depth", 3)
-    assert figures(found) == plain
+    assert run(where, on_cluster, 1)[1] == ("timeout", 1, 0)
+    # the resume's first round runs whatever the time; level 3 (1,444 nodes) has 23 rounds
+    found, said = run(where, on_cluster, 1)
+    assert said == ("timeout", 3, 0) and found.storage["workerTasks"]
+    assert run(where, on_cluster, 10)[1] == ("timeout", 3, 11 * 64)
+    shutil.copytree(where, tmp_path / "back")
+    found, said = run(where, on_cluster, 10_000)
+    assert said == ("depth", 4, 0) and figures(found) == plain
+    tasks = found.storage["workerTasks"]  # one entry per level, its rounds added up
+    level3 = (where / "frontier-3.i64").stat().st_size // 8  # its nodes not halted
+    assert [t["level"] for t in tasks] == [3] and sum(tasks[0]["nodes"]) == level3 - 11 * 64
+    found, said = run(tmp_path / "back", in_process, 10_000)
+    assert said == ("depth", 4, 0) and figures(found) == plain
 
     where = tmp_path / "mixed"
-    found, meta = run(where, in_process, 4)
-    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (2, 16)
-    found, meta = run(where, on_cluster, 10)
-    assert found.stopped_by == "depth" and figures(found) == plain
-    assert [t["level"] for t in found.storage["workerTasks"]] == [3]
-
-    where = tmp_path / "back"
-    found, meta = run(where, on_cluster, 2)
-    assert found.stopped_by == "timeout" and (meta["level"], meta["rows"]) == (2, 0)
-    found, meta = run(where, in_process, 10_000)
-    assert found.stopped_by == "depth" and figures(found) == plain
+    assert run(where, in_process, 4)[1] == ("timeout", 2, 16)
+    found, said = run(where, on_cluster, 10_000)
+    assert said == ("depth", 4, 0) and figures(found) == plain
+    assert [t["level"] for t in found.storage["workerTasks"]] == [2, 3]
 
 
 def _cli(args: list, capsys) -> str:
