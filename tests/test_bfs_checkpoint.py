@@ -400,15 +400,20 @@ def test_a_process_stopped_before_its_first_save_leaves_a_directory_to_start_afr
         f"frontier-{d}.i64" for d in range(4)]
 
 
-def test_rebuild_gives_the_frontier_nodes_of_the_search():
-    system = _sweep()
-    found = search(system, 3)
+def _levels(found) -> tuple:
+    """``(parents, level of each node, first id of each level)`` of a depth-3 search."""
     parents = found.parents.to_numpy()
     # the level of each node: its parent's plus one (ids come level by level)
     level = np.zeros(len(parents), np.int64)
     for i in range(1, len(parents)):
         level[i] = level[parents[i] >> 28] + 1
-    starts = [int(np.searchsorted(level, d)) for d in range(4)]
+    return parents, level, [int(np.searchsorted(level, d)) for d in range(4)]
+
+
+def test_rebuild_gives_the_frontier_nodes_of_the_search():
+    system = _sweep()
+    found = search(system, 3)
+    parents, _, starts = _levels(found)
     targets = np.arange(starts[2], len(parents), 7, dtype=np.int64)
     fresh = _sweep()
     rows = rebuild(fresh, parents, starts, targets)
@@ -423,12 +428,7 @@ def test_rebuild_gives_the_frontier_nodes_of_the_search():
 
 def test_rebuilt_yields_the_targets_block_by_block_in_id_order():
     system = _sweep()
-    found = search(system, 3)
-    parents = found.parents.to_numpy()
-    level = np.zeros(len(parents), np.int64)
-    for i in range(1, len(parents)):
-        level[i] = level[parents[i] >> 28] + 1
-    starts = [int(np.searchsorted(level, d)) for d in range(4)]
+    parents, level, starts = _levels(search(system, 3))
     # a resume inside level 2: its last nodes and level 3's found so far
     targets = np.concatenate((np.arange(starts[2] + 3, starts[3], dtype=np.int64),
                               np.arange(starts[3], len(parents), 2, dtype=np.int64)))
