@@ -102,7 +102,8 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
 
     Raises ValueError when ``repeat`` or ``workers`` is below 1, ``timeout`` is not positive,
     ``only`` names a configuration not run, or ``checkpoint`` is given with ``repeat`` or
-    ``workers`` above 1 (a repeat would resume a finished search; workers save nothing), and
+    ``workers`` above 1 (a repeat, or the run on N workers beside the one-worker run it is
+    compared with, would only report again the search the first run finished), and
     RuntimeError when two complete runs of one configuration explore different numbers of
     states or edges (the search is deterministic)."""
     if repeat < 1:
@@ -350,9 +351,10 @@ def main(argv=None) -> int:
     parser.add_argument("--checkpoint", metavar="DIR", default=None,
                         help="save each configuration's search under DIR (a directory of its "
                              "name) as it goes, and resume it from there when run again: a "
-                             "deep run over several sessions (one run each, no --workers; "
-                             "seconds add up over the runs, the peak is the largest; CPU "
-                             "seconds are the last run's)")
+                             "deep run over several sessions (one run each, no --workers: the "
+                             "second search of a configuration would report the first's again; "
+                             "wall and CPU seconds add up over the runs, the peak is the "
+                             "largest)")
     parser.add_argument("--json", action="store_true",
                         help="print the figures as one JSON document (configurations, targets, "
                              "aims, issue4Aims) instead of lines of text")

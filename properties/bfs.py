@@ -642,7 +642,8 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
             f"and its search is not finished to depth {depth}: "
             + (f"it was finished to depth {level} (give that depth to report it again), or "
                if finished == "depth" else "")
-            + "copy it where it can be written to take it further")
+            + "copy it where it can be written to take it further (a search stopped by a "
+            "timeout or a state bound is reported again only by taking it up)")
     meta["runs"] = meta.get("runs", 1) + 1
     checkpoint.start_logs()
     merge.checkpoint = engine.checkpoint = checkpoint

@@ -33,8 +33,10 @@ differently is refused rather than silently continued. Disk: 24 bytes a node (pa
 fingerprints, frontier ids) plus the findings; depth 7 of the default vocabulary, about a
 billion nodes, takes some 24 GB.
 
-A checkpoint is written every ``every`` seconds at a chunk boundary, when the search stops by
-its timeout, and when it ends; a Ctrl-C (or a killed process) keeps the last one written.
+A checkpoint is written every ``every`` seconds at a chunk boundary (with the Dask engine, at a
+round boundary: :mod:`properties.bfs_dask`), when the search stops by its timeout or its state
+bound (as it stood before the chunk that crossed it), and when it ends; a Ctrl-C (or a killed
+process) keeps the last one written.
 """
 from __future__ import annotations
 
@@ -192,8 +194,8 @@ class Checkpoint:
                 self._take_lock()
         except BlockingIOError:
             raise CheckpointError(f"checkpoint {d}: another process is using it (its search is "
-                                  "under way); wait for it to stop, or give another "
-                                  "directory") from None
+                                  "under way, or its report is being given again); wait for "
+                                  "it to stop, or give another directory") from None
         except OSError as exc:
             raise CheckpointError(f"checkpoint {d}: {exc.strerror or exc}") from None
         if _META not in names:
@@ -254,6 +256,9 @@ class Checkpoint:
             self._lock = open(path, "r")
         except FileNotFoundError:
             return  # (no process ever wrote here that could be writing now)
+        except PermissionError:
+            return  # (another user's, unreadable: nothing here is written, and every log's
+            # length and CRC-32 are checked as the checkpoint is opened)
         fcntl.flock(self._lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
 
     def _read_meta(self) -> dict:

@@ -164,14 +164,17 @@ def test_a_max_states_stop_is_saved_and_taken_further_with_a_larger_bound(tmp_pa
     assert further.storage["checkpoint"]["runs"] == 3
 
 
-def _unwritable(monkeypatch):
-    """The checkpoint module's files opened for writing fail as on a read-only file system."""
+def _unwritable(monkeypatch, lock_unreadable=False):
+    """The checkpoint module's files opened for writing fail as on a read-only file system
+    (``lock_unreadable``: reading the lock file fails too, as another user's of mode 0600)."""
     import builtins
     import errno
 
     def read_only(path, mode="r", *args, **kwargs):
         if any(c in mode for c in "wax+"):
             raise OSError(errno.EROFS, "Read-only file system", str(path))
+        if lock_unreadable and str(path).endswith("checkpoint.lock"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return builtins.open(path, mode, *args, **kwargs)
     monkeypatch.setattr(checkpoint_module, "open", read_only, raising=False)
 
@@ -195,6 +198,10 @@ def test_a_finished_search_is_reported_again_from_a_directory_it_cannot_write(tm
                        "\\(give that depth"):
         search(_sweep(), 4, checkpoint=Checkpoint(str(directory), {}))
     assert {p.name: p.read_bytes() for p in directory.iterdir()} == before
+    monkeypatch.undo()
+    _unwritable(monkeypatch, lock_unreadable=True)  # reported all the same, unlocked
+    again = search(_sweep(), 3, checkpoint=Checkpoint(str(directory), {}))
+    assert _figures(again) == _plain(_sweep, 3)
     # a search stopped midway cannot be taken further here
     monkeypatch.undo()
     import properties.bfs as bfs
@@ -205,7 +212,7 @@ def test_a_finished_search_is_reported_again_from_a_directory_it_cannot_write(tm
     monkeypatch.undo()
     _unwritable(monkeypatch)
     with pytest.raises(CheckpointError, match="not finished to depth 3: copy it where it can be "
-                       "written to take it further"):
+                       "written to take it further \\(a search stopped by a timeout"):
         search(_sweep(), 3, checkpoint=Checkpoint(str(stopped), {}))
     # nor started in an empty one
     (tmp_path / "empty").mkdir()
