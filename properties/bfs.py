@@ -673,7 +673,7 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         keep_edges: keep every examined edge (:attr:`Search.edge_list`).
         checkpoint: a :class:`~properties.bfs_checkpoint.Checkpoint`: the search is saved to
             it as it goes (every ``checkpoint.every`` seconds, at a chunk boundary in process
-            and between levels on a cluster; when the timeout or ``max_states`` stops it; at
+            and between rounds on a cluster; when the timeout or ``max_states`` stops it; at
             its end), and taken up from it, by either engine, where it holds
             a saved search (the same output as a search never stopped; the timeout counts
             this process's time, the resume's too, and at least one chunk is expanded after
