@@ -362,8 +362,10 @@ def _absorb_part(visited: FingerprintSet, routed: list, parts: int) -> tuple:
         fps = np.concatenate([r[0] for r in routed])[order]
         halted = np.concatenate([r[2] for r in routed])[order]
         routes = np.concatenate([r[4] for r in routed])[order]
-        tagged = [r[3] for r in routed if r[3] is not None]
-        tags = np.concatenate(tagged)[order] if tagged and len(tagged) == len(routed) else None
+        # (a route without nodes, such as a round's empty partition's, has no tags to give)
+        full = [r for r in routed if len(r[0])]
+        tagged = [r[3] for r in full if r[3] is not None]
+        tags = np.concatenate(tagged)[order] if tagged and len(tagged) == len(full) else None
         valued = routed[0][5] is not None
         values = [v for r in routed for v in r[5]] if valued else None
         _, first = np.unique(fps, return_index=True)
@@ -544,8 +546,8 @@ class DaskEngine:
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
         bounds = self.bounds
-        # each piece cut once into the rounds' parts, on the worker holding it
-        cuts = [[client.submit(_cut_piece, piece, bounds, **where[j]) for piece in self.pieces[j]]
+        # each partition's pieces joined and cut once into the rounds' parts, on its worker
+        cuts = [client.submit(_cut_pieces, self.pieces[j], bounds, **where[j])
                 for j in range(parts)]
         size, rows = self.frontier_n, self.local.resumed_rows
         self.local.resumed_rows = 0
@@ -558,7 +560,7 @@ class DaskEngine:
             if not self.local.hold_time:
                 merge.check_time()
             self.local.hold_time = False
-            pieces = [[client.submit(operator.getitem, cut, r, **where[j]) for cut in cuts[j]]
+            pieces = [[client.submit(operator.getitem, cuts[j], r, **where[j])]
                       for j in range(parts)]
             self._round(merge, level, last, pieces, where, first=r == 0)
             rows += min(self.round_nodes, size - r * self.round_nodes)
@@ -740,13 +742,14 @@ def _round_starts(ids: np.ndarray, before: int, round_nodes: int) -> list:
     return ids[(-before) % round_nodes::round_nodes].tolist()
 
 
-def _cut_piece(piece: tuple, bounds: list) -> list:
-    """A frontier piece ``(ids, values)`` (ids ascending) cut into the rounds whose first ids
-    are ``bounds``: one ``(ids, values)`` per round, empty where the piece has none."""
-    ids, values = piece
+def _cut_pieces(pieces: list, bounds: list) -> list:
+    """A partition's frontier pieces ``(ids, values)`` joined in id order and cut into the
+    rounds whose first ids are ``bounds``: one ``(ids, values)`` per round, empty where the
+    partition has none (one task a partition and level, whatever the pieces' number)."""
+    ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
+    values = [v for p in pieces for v in p[1]]
     order = np.argsort(ids, kind="stable")
-    if (order != np.arange(len(ids))).any():  # (pieces come ascending; kept safe)
-        ids, values = ids[order], [values[i] for i in order.tolist()]
+    ids, values = ids[order], [values[i] for i in order.tolist()]
     at = np.searchsorted(ids, np.asarray(bounds[1:], dtype=np.int64)).tolist()
     edges = [0, *at, len(ids)]
     return [(ids[a:b], values[a:b]) for a, b in zip(edges, edges[1:])]
