@@ -33,9 +33,9 @@ id), each such a graph of tasks, merged as the in-process engine merges a chunk:
 is checked and a checkpoint (:mod:`properties.bfs_checkpoint`) saved between rounds, the
 driver logging each round's nodes and next frontier ids as it numbers them; a resume rebuilds
 the frontier in the driver's process and hands it over as at the first large level, with the
-next level's nodes found before the stop. Levels whose frontier is smaller than ``local_below`` nodes (ten
-times that for the last level, which only one expansion follows) are
-expanded in the driver's process (the workers would cost more than they save), and the
+next level's nodes found before the stop. Levels whose frontier is smaller than
+``local_below`` nodes (ten times that for the last level, which only one expansion follows)
+are expanded in the driver's process (the workers would cost more than they save), and the
 driver's state is handed to the workers when the frontier grows past it.
 """
 from __future__ import annotations
