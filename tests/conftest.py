@@ -19,6 +19,17 @@ import os
 import pytest
 
 
+@pytest.fixture
+def python_sigint():
+    """SIGINT raising KeyboardInterrupt in this process for the test, whatever the suite was
+    started with (a shell's background job, ``make test &`` or ``nohup ... &``, starts with
+    SIGINT ignored), and the disposition it had put back after."""
+    import signal
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def pytest_configure(config):
     """Register the ``xdist_group`` marker, so that the suite runs without pytest-xdist too
     (plain ``pytest``, ``--strict-markers``)."""

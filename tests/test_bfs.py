@@ -723,7 +723,8 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
         "depth 5 (FuturesCancelledError); nothing explored is reported\n")
 
 
-def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up():
+def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up(
+        python_sigint):
     """A Ctrl-C that lands while the local cluster starts is held back until it is up
     (``bfs_dask._interrupts_held``): the start is not cut half-way, and the interrupt is raised
     as soon as it ends."""

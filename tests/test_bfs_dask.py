@@ -9,7 +9,7 @@ from properties.explore import explore
 distributed = pytest.importorskip("distributed")
 
 
-def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu():
+def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint):
     import dask
     from distributed import Client
 
