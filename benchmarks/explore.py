@@ -249,7 +249,7 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     baseline = _resident()
     cpu = time.process_time()
     if progress is not None:
-        kwargs = {**kwargs, "progress": _progress(progress)}
+        kwargs = {**kwargs, "progress": _progress(progress, _saved_level(kwargs.get("checkpoint")))}
     r = explore(depth=bound, **kwargs)
     cpu = time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
@@ -285,12 +285,28 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     return out
 
 
-def _progress(name: str):
+def _saved_level(directory: Optional[str]) -> int:
+    """The level a checkpoint in ``directory`` was saved in (its ``checkpoint.json``'s
+    ``level``: the level whose frontier was being expanded), or 0 where there is none yet or it
+    cannot be read (the search itself then says why, or starts afresh)."""
+    if directory is None:
+        return 0
+    try:
+        with open(os.path.join(directory, "checkpoint.json"), encoding="utf-8") as fh:
+            level = json.load(fh).get("level", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return level if isinstance(level, int) and level >= 0 else 0
+
+
+def _progress(name: str, start: int = 0):
     """A progress callback for :func:`properties.explore.explore` that prints a line to
     standard error when a depth is done (the callback's level moves on: it is the number of
     levels expanded after a level, the level being expanded within one) and at most once a
-    minute within a level: the configuration, depth, states, edges, seconds and resident GB."""
-    last = {"level": 0, "seconds": 0.0}
+    minute within a level: the configuration, depth, states, edges, seconds and resident GB.
+    ``start``: the level the search starts in (a resumed checkpoint's, :func:`_saved_level`), so
+    that its first line does not call that level's depth done."""
+    last = {"level": start, "seconds": 0.0}
 
     def report(level: int, states: int, edges: int, seconds: float) -> None:
         done = level != last["level"]

@@ -576,3 +576,33 @@ def test_the_benchmark_saves_each_configuration_and_adds_up_its_runs(tmp_path, m
     # and its CPU seconds are the search's, not those of reading its checkpoint again
     assert row2["processCpuSeconds"] == round(saved["cpuSeconds"], 2) > 0
     assert "over 1 run of its checkpoint" in printed
+
+
+def test_the_benchmarks_progress_lines_after_a_resume_do_not_call_its_level_done(
+        tmp_path, monkeypatch, capsys):
+    """A search resumed inside a level reports that level as under way, and its depth as done
+    only when the level moves on (the depth-7 run's first line after a resume said "depth 6
+    done" with level 6's frontier still being expanded)."""
+    import importlib
+    import sys
+    from pathlib import Path
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "explore", raising=False)
+    bench = importlib.import_module("explore")
+    try:
+        assert bench._saved_level(None) == 0
+        assert bench._saved_level(str(tmp_path / "none")) == 0
+        (tmp_path / "checkpoint.json").write_text('{"level": 6}')
+        assert bench._saved_level(str(tmp_path)) == 6
+        (tmp_path / "checkpoint.json").write_text('[6]')  # not a description: no level
+        assert bench._saved_level(str(tmp_path)) == 0
+        report = bench._progress("x", start=6)
+        report(6, 100, 200, 19417.0)  # the first chunk after the resume
+        report(6, 150, 300, 19430.0)  # within a minute of it: quiet
+        report(7, 300, 700, 19500.0)  # the level moves on
+        fresh = bench._progress("y")
+        fresh(1, 2, 1, 0.0)
+    finally:
+        sys.modules.pop("explore", None)
+    lines = [line.split(", ")[0] for line in capsys.readouterr().err.splitlines()]
+    assert lines == ["x: exploring depth 7", "x: depth 7 done", "y: depth 1 done"]
