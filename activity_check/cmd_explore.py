@@ -57,7 +57,8 @@ def _add_explore(sub) -> None:
                     "minute or two and a 450 MB file (depth 4: seconds)")
     ex.add_argument("--workers", type=int, default=None,
                     help="worker processes expanding each level (default: the cores available; "
-                         "1: this process only; the output is the same for any number); levels "
+                         "1: this process only; at most four a core; the output is the same for "
+                         "any number); levels "
                          "of fewer than 1,000 states (10,000 for the last) stay in this process")
     ex.add_argument("--cluster", metavar="ADDRESS",
                     help="expand the levels on the running Dask cluster whose scheduler is at "
@@ -103,7 +104,13 @@ def cmd_explore(args) -> int:
     try:
         report = _explore(args, reading, vocabulary)
     except ClusterError as exc:
-        print(f"activity-check: error: {visible(exc, None)}; nothing explored is reported",
+        kept = ""
+        if args.checkpoint is not None:
+            kept = ("; the checkpoint's last save stands: the same command takes the search up "
+                    "from there" if os.path.isfile(os.path.join(args.checkpoint,
+                                                                "checkpoint.json"))
+                    else "; nothing was saved in the checkpoint yet")
+        print(f"activity-check: error: {visible(exc, None)}; nothing explored is reported{kept}",
               file=sys.stderr)
         return 1
     except CheckpointError as exc:
@@ -161,12 +168,18 @@ def _options(args):
     if args.checkpoint_every is None:
         args.checkpoint_every = 600.0
     if not args.checkpoint_every >= 0 or math.isinf(args.checkpoint_every):
-        raise UsageError("--checkpoint-every must be a number of seconds, 0 or more")
+        raise UsageError("--checkpoint-every must be a finite number of seconds, 0 or more")
+    from properties.bfs_dask import MAX_WORKERS_PER_CORE, default_workers
+    cores = default_workers()
     if args.workers is None:
-        args.workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else (os.cpu_count() or 1)
+        args.workers = cores
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.workers > MAX_WORKERS_PER_CORE * cores:
+        raise UsageError(f"--workers {args.workers}: each is a process of its own, and this "
+                         f"machine has {cores} core{'s' if cores != 1 else ''} available; "
+                         f"give at most {MAX_WORKERS_PER_CORE * cores}, or run the search on a "
+                         "cluster (--cluster)")
     if args.max_states is not None and args.max_states < 0:
         raise UsageError("--max-states must be 0 (no limit) or more")
     if args.max_states == 0:

@@ -383,6 +383,10 @@ def main(argv=None) -> int:
         parser.error("--depth must be at least 1 and --extra-depth at least 0")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
+    from properties.bfs_dask import MAX_WORKERS_PER_CORE, default_workers
+    if args.workers > MAX_WORKERS_PER_CORE * default_workers():
+        parser.error(f"--workers {args.workers}: at most {MAX_WORKERS_PER_CORE} a core, "
+                     f"{MAX_WORKERS_PER_CORE * default_workers()} on this machine")
     if args.only is not None and not all(args.only.split(",")):
         parser.error(f"--only {args.only!r}: an empty configuration name")
     only = set(args.only.split(",")) if args.only is not None else None

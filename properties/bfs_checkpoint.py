@@ -137,7 +137,8 @@ class Checkpoint:
 
     Args:
         directory: the directory (made if missing; a directory holding other files than a
-            checkpoint's is refused, so that nothing of the user's is written over).
+            checkpoint's and no checkpoint is refused, so that nothing of the user's is
+            written over; other files beside a checkpoint are left as they are).
         identity: what the search is (JSON-able; e.g. the vocabulary's digest, the reading,
             the properties): a checkpoint of another search is refused.
         every: seconds between periodic saves (0: at every chunk boundary, for tests).
@@ -190,7 +191,9 @@ class Checkpoint:
             if not d.is_dir():
                 d.mkdir(parents=True, exist_ok=True)
             names = sorted(p.name for p in d.iterdir())
-            if not any(not _OWN.fullmatch(n) and n != _META for n in names):
+            # a checkpoint, or an empty directory or one of a process stopped before its first
+            # save: locked (a directory of other files is refused below, no lock made in it)
+            if _META in names or not any(not _OWN.fullmatch(n) for n in names):
                 self._take_lock()
         except BlockingIOError:
             raise CheckpointError(f"checkpoint {d}: another process is using it (its search is "
@@ -399,7 +402,7 @@ class Checkpoint:
     def close(self) -> None:
         """Close the logs (what was appended since the last save is left on disk, and cut back
         by the next process to resume) and give up the directory's lock. Raises
-        CheckpointError when a log's last write fails (the last save stands)."""
+        CheckpointError when a log's last write fails (the last save stands, if there is one)."""
         failed = None
         for name, handle in self._logs.items():
             try:
@@ -411,8 +414,10 @@ class Checkpoint:
             self._lock.close()  # (the lock goes with the descriptor)
             self._lock = None
         if failed is not None:
+            stands = "the last save stands" if self.meta is not None else \
+                "nothing was saved yet; the next run starts afresh"
             raise CheckpointError(f"checkpoint {self._path(failed[0])}: cannot write "
-                                  f"({failed[1].strerror or failed[1]}); the last save stands")
+                                  f"({failed[1].strerror or failed[1]}); {stands}")
 
     # -- reading ------------------------------------------------------------------------------
 

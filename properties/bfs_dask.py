@@ -157,6 +157,16 @@ def _connected(address: str):
         raise OSError(f"what answered at {address} did not complete a Dask handshake within "
                       f"{2 * CONNECT_SECONDS:g} s: is a Dask scheduler listening there?")
     error = box.get("error")
+    if scheme != "tcp" and isinstance(error, Exception) and \
+            not isinstance(error, (OSError, TimeoutError)):
+        # another transport's setup failed before anything was asked (tls:// without Dask's
+        # TLS settings, ucx:// without its package): nothing is known to have answered
+        raise OSError(f"could not connect to {address}: Dask's {scheme}:// transport failed "
+                      f"before any reply ({type(error).__name__}: {error}); "
+                      + ("tls:// takes its certificates from Dask's distributed.comm.tls "
+                         "configuration" if scheme == "tls" else
+                         f"{scheme}:// needs what Dask's documentation names for it")
+                      + "; or give the scheduler's tcp:// address") from None
     if isinstance(error, (OSError, TimeoutError)):  # refused, closed, or silent
         waited = time.monotonic() - started >= CONNECT_SECONDS * 0.9
         raise OSError(f"no Dask scheduler answered at {address}"
@@ -172,7 +182,8 @@ def _connected(address: str):
 
 def local_cluster(workers: int):
     """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes on 127.0.0.1,
-    its HTTP server on a free port, with :data:`QUIET`'s settings (the caller closes it).
+    its HTTP server on a free port of 127.0.0.1 too (Dask's default listens on every
+    interface), with :data:`QUIET`'s settings (the caller closes it).
 
     Each worker runs this module's :func:`dask_setup` as it starts (Dask's ``preload``), which
     makes it ignore SIGINT: a terminal's Ctrl-C reaches the whole process group, and the
@@ -187,7 +198,7 @@ def local_cluster(workers: int):
     from distributed import LocalCluster
     with dask.config.set(QUIET):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                            host="127.0.0.1", dashboard_address=":0",
+                            host="127.0.0.1", dashboard_address="127.0.0.1:0",
                             silence_logs=logging.CRITICAL, preload=[__name__])
 
 
@@ -806,3 +817,9 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+MAX_WORKERS_PER_CORE = 4
+"""Local worker processes allowed per core this process may run on (:func:`default_workers`):
+past a few a core they only add memory, and a typo's 100000 would start that many processes.
+The command line (``explore --workers``, ``benchmarks/explore.py --workers``) refuses more."""

@@ -64,7 +64,7 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
 from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
-from properties.bfs_store import (KEY_LEAF_BITS, Interned, canonical, component_fingerprint, mix,
+from properties.bfs_store import (KEY_LEAF_BITS, Interned, component_fingerprint, mix,
                                   unpack_key)
 from properties.sweep_blocks import (CHECK_STATE_MASK, CHECK_STEP_MASK, CHECK_VIEW_SHIFT,
                                      BlockTables, ComponentColumns, check_key,
@@ -412,10 +412,10 @@ def _identity(vocabulary: Vocabulary, reading: Optional[Reading], consumer: Cons
               properties: tuple, adversarial: bool, check_readings: bool,
               stop_when_found: bool) -> dict:
     """What a checkpoint of :func:`explore` is a checkpoint of (JSON): the vocabulary's
-    fingerprint (:func:`~properties.bfs_store.component_fingerprint`, hex), the reading (or
-    ``"all"``), the consumer's name, the properties' ids and the flags."""
+    fingerprint (:func:`~properties.bfs_store.component_fingerprint`, hex), the reading (its
+    :attr:`~model.readings.Reading.name`, a preset's or ``KNOB=OPTION,...``; or ``"all"``), the consumer's name, the properties' ids and the flags."""
     return {"vocabulary": f"{component_fingerprint(vocabulary):016x}",
-            "reading": "all" if reading is None else canonical(reading),
+            "reading": "all" if reading is None else reading.name,
             "consumer": consumer.name, "properties": [p.id for p in properties],
             "adversarial": adversarial, "checkReadings": check_readings,
             "stopWhenFound": stop_when_found}

@@ -572,6 +572,36 @@ def test_explore_refuses_an_address_out_of_range_or_empty_at_once(capsys):
             f"activity-check: error: --cluster: {address} {said}"), captured.err
 
 
+def test_explore_refuses_workers_far_beyond_the_cores_and_other_transports_say_why(
+        capsys, monkeypatch):
+    """``--workers`` above four a core available is refused in one line naming the cores (a
+    typo's 100000 would start that many processes), four a core is taken; a ``tls://`` or
+    ``ucx://`` address whose transport Dask cannot set up says so, not that something
+    answered there (nothing listens on either port)."""
+    import socket
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert main(["explore", "--depth", "2", "--workers", "5"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        "activity-check: error: --workers 5: each is a process of its own, and this machine "
+        "has 1 core available; give at most 4, or run the search on a cluster (--cluster)\n")
+    assert main(["explore", "--depth", "2", "--workers", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["states"] == 35
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    for scheme, said in (("tls", "tls:// takes its certificates from Dask's distributed.comm.tls "
+                                 "configuration; or give the scheduler's tcp:// address"),
+                         ("ucx", "ucx:// needs what Dask's documentation names for it")):
+        address = f"{scheme}://127.0.0.1:{port}"
+        assert main(["explore", "--depth", "1", "--cluster", address]) == 2
+        captured = capsys.readouterr()
+        assert captured.err.startswith(f"activity-check: error: --cluster: could not connect to "
+                                       f"{address}: Dask's {scheme}:// transport failed before "
+                                       "any reply (") and said in captured.err, captured.err
+        assert captured.err.count("\n") == 1 and "answered" not in captured.err
+
+
 def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monkeypatch):
     """A Ctrl-C while the driver waits for the workers' level (a terminal's Ctrl-C reaches the
     workers too, which may then be gone): the engine asks the cluster nothing more (no
@@ -675,7 +705,7 @@ def test_explore_refuses_a_graph_file_name_held_by_a_dangling_link(tmp_path, cap
 
 def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(cluster,
                                                                             monkeypatch,
-                                                                            capsys):
+                                                                            capsys, tmp_path):
     """Dask holds a task for as long as no worker can run it: a level whose workers have all
     left gives up after ``CONNECT_SECONDS`` without a worker, and a level whose futures are
     cancelled (the scheduler lost) stops at once, both as :class:`ClusterError` naming the
@@ -721,6 +751,18 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
     assert captured.out == "" and captured.err == (
         "activity-check: error: lost the scheduler of the Dask cluster at tcp://x:1 during "
         "depth 5 (FuturesCancelledError); nothing explored is reported\n")
+    # with a checkpoint the line says whether a save stands to be taken up
+    directory = tmp_path / "ck"
+    for saved, said in ((False, "; nothing was saved in the checkpoint yet\n"),
+                        (True, "; the checkpoint's last save stands: the same command takes "
+                               "the search up from there\n")):
+        if saved:
+            directory.mkdir()
+            (directory / "checkpoint.json").write_text("{}")
+        assert main(["explore", "--depth", "5", "--workers", "1", "--checkpoint",
+                     str(directory)]) == 1
+        captured = capsys.readouterr()
+        assert captured.err.endswith("nothing explored is reported" + said), captured.err
 
 
 def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up(

@@ -227,7 +227,7 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
     assert first.to_json(3, None, False) == plain
     assert explore(depth=3, reading=None, checkpoint=directory).to_json(3, None, False) == plain
     with pytest.raises(CheckpointError,
-                       match="another search's \\(it differs in reading: 'all' there, \"Reading"):
+                       match="another search's \\(it differs in reading: 'all' there, 'draft' here\\)"):
         explore(depth=3, reading=DRAFT, checkpoint=directory)
     with pytest.raises(CheckpointError, match="differs in adversarial: False there, True here"):
         explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
@@ -235,6 +235,12 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
         explore(depth=3, reading=None, keep_edges=True, checkpoint=directory)
     assert _identity(EXPLORE_VOCABULARY, None, REFERENCE, (), False, True, False)["reading"] \
         == "all"
+    # a reading by the name a user gives it: a preset's, or its knobs set against the draft
+    from model.readings import KNOBS
+    knob = KNOBS[0]
+    other = next(o for o in knob.options if o != knob.draft)
+    assert _identity(EXPLORE_VOCABULARY, DRAFT.with_(**{knob.id: other}), REFERENCE, (), False,
+                     True, False)["reading"] == f"{knob.id}={other}"
 
 
 def test_a_checkpoint_of_other_code_or_with_a_damaged_log_is_refused(tmp_path, monkeypatch):
@@ -303,6 +309,39 @@ def test_a_second_process_on_a_checkpoint_is_refused(tmp_path):
         Checkpoint(str(tmp_path / "ck"), {})
     first.close()
     Checkpoint(str(tmp_path / "ck"), {}).close()
+    # a checkpoint with a file of the user's beside it is taken, locked as any, and the file
+    # left as it was (its names are not the checkpoint's)
+    search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path / "kept"), {}))
+    (tmp_path / "kept" / "notes.txt").write_text("mine")
+    (tmp_path / "kept" / "findings-x.pickle").write_text("mine too")
+    first = Checkpoint(str(tmp_path / "kept"), {})
+    with pytest.raises(CheckpointError, match="another process is using it"):
+        Checkpoint(str(tmp_path / "kept"), {})
+    first.close()
+    again = search(_sweep(), 4, checkpoint=Checkpoint(str(tmp_path / "kept"), {}))
+    assert _figures(again) == _plain(_sweep, 4)
+    assert (tmp_path / "kept" / "notes.txt").read_text() == "mine"
+    assert (tmp_path / "kept" / "findings-x.pickle").read_text() == "mine too"
+
+
+def test_a_log_that_fails_before_any_save_says_nothing_was_saved(tmp_path):
+    """A write refused before the first save (a full disk) says no save stands, not that the
+    last one does; after a save, that the last one stands."""
+    import errno
+
+    class Full:
+        def close(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+    for saved, said in ((False, "nothing was saved yet; the next run starts afresh"),
+                        (True, "the last save stands")):
+        checkpoint = Checkpoint(str(tmp_path / f"ck{saved}"), {})
+        if saved:
+            search(_sweep(), 2, checkpoint=checkpoint)
+            checkpoint = Checkpoint(str(tmp_path / f"ck{saved}"), {})
+        checkpoint._logs["parents.i64"] = Full()
+        with pytest.raises(CheckpointError, match=f"cannot write \\(No space left on device\\); "
+                                                  f"{said}$"):
+            checkpoint.close()
 
 
 @pytest.mark.parametrize("edit,said", [

@@ -23,6 +23,18 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not here
         assert client.run_on_scheduler(
             lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is False
+        # every socket the cluster listens on, the dashboard's HTTP server's too, is on
+        # 127.0.0.1 (Dask's default dashboard address is every interface)
+        import os
+
+        import psutil
+        me = psutil.Process(os.getpid())
+        listening = {(c.laddr.ip, c.laddr.port)
+                     for p in [me, *me.children(recursive=True)]
+                     for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+        http = cluster.scheduler.http_server.port
+        assert http in {port for _, port in listening}
+        assert {ip for ip, _ in listening} == {"127.0.0.1"}, listening
         report = explore(depth=3, reading=None, cluster=cluster.scheduler_address,
                          parallel_from=1)
     assert report.workers == 2 and report.states == explore(depth=3, reading=None).states
