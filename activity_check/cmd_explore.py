@@ -104,14 +104,8 @@ def cmd_explore(args) -> int:
     try:
         report = _explore(args, reading, vocabulary)
     except ClusterError as exc:
-        kept = ""
-        if args.checkpoint is not None:
-            kept = ("; the checkpoint's last save stands: the same command takes the search up "
-                    "from there" if os.path.isfile(os.path.join(args.checkpoint,
-                                                                "checkpoint.json"))
-                    else "; nothing was saved in the checkpoint yet")
-        print(f"activity-check: error: {visible(exc, None)}; nothing explored is reported{kept}",
-              file=sys.stderr)
+        print(f"activity-check: error: {visible(exc, None)}; nothing explored is reported"
+              f"{_what_stands(args.checkpoint)}", file=sys.stderr)
         return 1
     except CheckpointError as exc:
         raise UsageError(f"--checkpoint: {visible(exc, None)}") from None
@@ -143,6 +137,17 @@ def cmd_explore(args) -> int:
                      if out["readingClasses"] is not None else "")
                   + f") to {shown(args.graph)}")
     return status
+
+
+def _what_stands(checkpoint) -> str:
+    """After a failed search, what its ``--checkpoint`` directory holds to take up, as the end
+    of the error line ("" without a checkpoint)."""
+    if checkpoint is None:
+        return ""
+    if os.path.isfile(os.path.join(checkpoint, "checkpoint.json")):
+        return "; the checkpoint's last save stands: the same command takes the search up from " \
+            "there"
+    return "; nothing was saved in the checkpoint yet"
 
 
 def _options(args):
