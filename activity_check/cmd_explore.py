@@ -182,7 +182,7 @@ def _options(args):
         raise UsageError("--workers must be at least 1")
     if args.workers > MAX_WORKERS_PER_CORE * cores:
         raise UsageError(f"--workers {args.workers}: each is a process of its own, and this "
-                         f"machine has {cores} core{'s' if cores != 1 else ''} available; "
+                         f"process may run on {cores} core{'s' if cores != 1 else ''}; "
                          f"give at most {MAX_WORKERS_PER_CORE * cores}, or run the search on a "
                          "cluster (--cluster)")
     if args.max_states is not None and args.max_states < 0:

@@ -386,7 +386,7 @@ def main(argv=None) -> int:
     from properties.bfs_dask import MAX_WORKERS_PER_CORE, default_workers
     if args.workers > MAX_WORKERS_PER_CORE * default_workers():
         parser.error(f"--workers {args.workers}: at most {MAX_WORKERS_PER_CORE} a core, "
-                     f"{MAX_WORKERS_PER_CORE * default_workers()} on this machine")
+                     f"{MAX_WORKERS_PER_CORE * default_workers()} on the cores this process may run on")
     if args.only is not None and not all(args.only.split(",")):
         parser.error(f"--only {args.only!r}: an empty configuration name")
     only = set(args.only.split(",")) if args.only is not None else None

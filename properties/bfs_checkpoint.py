@@ -183,6 +183,11 @@ class Checkpoint:
     def _path(self, name: str) -> Path:
         return self.directory / name
 
+    def _stands(self) -> str:
+        """What a failed write leaves to take up, for the end of its message."""
+        return "the last save stands" if self.meta is not None else \
+            "nothing was saved yet; the next run starts afresh"
+
     def _open(self) -> None:
         d = self.directory
         try:
@@ -218,18 +223,20 @@ class Checkpoint:
                     f"is damaged; restore its {_META}, or give a new directory to start afresh")
             return
         meta = self._read_meta()
-        if meta.get("identity") != self.identity:
-            theirs, ours = meta.get("identity") or {}, self.identity
-            differ = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
-            raise CheckpointError(
-                f"checkpoint {d}: it is another search's (it differs in "
-                + "; ".join(f"{k}: {theirs.get(k)!r} there, {ours.get(k)!r} here"
-                            for k in differ) + ")")
+        # other code is said first: a change of the code may change how a search is described
         if meta.get("code") != self.digest:
             raise CheckpointError(
                 f"checkpoint {d}: written by other code of the model or the search (digest "
                 f"{meta.get('code')}, this code {self.digest}); resume it with the code that "
                 "wrote it, or start afresh in a new directory")
+        if meta.get("identity") != self.identity:
+            theirs, ours = meta.get("identity") or {}, self.identity
+            differ = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
+            raise CheckpointError(
+                f"checkpoint {d}: it is another search's (it differs in "
+                + "; ".join(f"{k}: {json.dumps(theirs.get(k))} there, "
+                            f"{json.dumps(ours.get(k))} here"
+                            for k in differ) + ")")
         for name, (length, crc) in meta["logs"].items():
             path = self._path(name)
             if not path.is_file() or path.stat().st_size < length:
@@ -322,7 +329,7 @@ class Checkpoint:
                 self._lengths[name], self._crcs[name] = length, crc
         except OSError as exc:
             raise CheckpointError(f"checkpoint {exc.filename or self.directory}: cannot write "
-                                  f"({exc.strerror or exc})") from None
+                                  f"({exc.strerror or exc}); {self._stands()}") from None
 
     def _append(self, name: str, values: np.ndarray) -> None:
         data = np.ascontiguousarray(values).tobytes()
@@ -334,7 +341,7 @@ class Checkpoint:
             handle.write(data)
         except OSError as exc:
             raise CheckpointError(f"checkpoint {self._path(name)}: cannot write "
-                                  f"({exc.strerror or exc})") from None
+                                  f"({exc.strerror or exc}); {self._stands()}") from None
         self._lengths[name] += len(data)
         self._crcs[name] = zlib.crc32(data, self._crcs[name])
 
@@ -388,7 +395,7 @@ class Checkpoint:
             os.replace(aside, self._path(_META))
         except OSError as exc:
             raise CheckpointError(f"checkpoint {exc.filename or where}: cannot save "
-                                  f"({exc.strerror or exc})") from None
+                                  f"({exc.strerror or exc}); {self._stands()}") from None
         old = self.meta
         self.meta = meta
         self._last_save = time.monotonic()
@@ -414,10 +421,8 @@ class Checkpoint:
             self._lock.close()  # (the lock goes with the descriptor)
             self._lock = None
         if failed is not None:
-            stands = "the last save stands" if self.meta is not None else \
-                "nothing was saved yet; the next run starts afresh"
             raise CheckpointError(f"checkpoint {self._path(failed[0])}: cannot write "
-                                  f"({failed[1].strerror or failed[1]}); {stands}")
+                                  f"({failed[1].strerror or failed[1]}); {self._stands()}")
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -157,12 +157,14 @@ def _connected(address: str):
         raise OSError(f"what answered at {address} did not complete a Dask handshake within "
                       f"{2 * CONNECT_SECONDS:g} s: is a Dask scheduler listening there?")
     error = box.get("error")
-    if scheme != "tcp" and isinstance(error, Exception) and \
-            not isinstance(error, (OSError, TimeoutError)):
-        # another transport's setup failed before anything was asked (tls:// without Dask's
-        # TLS settings, ucx:// without its package): nothing is known to have answered
-        raise OSError(f"could not connect to {address}: Dask's {scheme}:// transport failed "
-                      f"before any reply ({type(error).__name__}: {error}); "
+    from distributed.comm.core import CommClosedError
+    if scheme != "tcp" and isinstance(error, Exception) and type(error) is not OSError and \
+            not isinstance(error, (TimeoutError, ConnectionError, CommClosedError)):
+        # another transport's own setup or handshake failed (tls:// without Dask's TLS
+        # settings, a certificate missing or not one, ucx:// without its package), not the
+        # connection (Dask says a refused one as a plain OSError once it gives up)
+        raise OSError(f"could not connect to {address}: Dask's {scheme}:// transport could "
+                      f"not be set up ({type(error).__name__}: {error}); "
                       + ("tls:// takes its certificates from Dask's distributed.comm.tls "
                          "configuration" if scheme == "tls" else
                          f"{scheme}:// needs what Dask's documentation names for it")

@@ -583,8 +583,8 @@ def test_explore_refuses_workers_far_beyond_the_cores_and_other_transports_say_w
     assert main(["explore", "--depth", "2", "--workers", "5"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == (
-        "activity-check: error: --workers 5: each is a process of its own, and this machine "
-        "has 1 core available; give at most 4, or run the search on a cluster (--cluster)\n")
+        "activity-check: error: --workers 5: each is a process of its own, and this process "
+        "may run on 1 core; give at most 4, or run the search on a cluster (--cluster)\n")
     assert main(["explore", "--depth", "2", "--workers", "4", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["states"] == 35
     with socket.socket() as free:
@@ -597,9 +597,20 @@ def test_explore_refuses_workers_far_beyond_the_cores_and_other_transports_say_w
         assert main(["explore", "--depth", "1", "--cluster", address]) == 2
         captured = capsys.readouterr()
         assert captured.err.startswith(f"activity-check: error: --cluster: could not connect to "
-                                       f"{address}: Dask's {scheme}:// transport failed before "
-                                       "any reply (") and said in captured.err, captured.err
+                                       f"{address}: Dask's {scheme}:// transport could not be "
+                                       "set up (") and said in captured.err, captured.err
         assert captured.err.count("\n") == 1 and "answered" not in captured.err
+    # TLS settings that name no certificate: the setup's error (an OSError itself), not "no
+    # scheduler answered"
+    import dask
+    with dask.config.set({"distributed.comm.tls.ca-file": "/nonexistent/ca.pem",
+                          "distributed.comm.tls.client.cert": "/nonexistent/c.pem",
+                          "distributed.comm.tls.client.key": "/nonexistent/k.pem"}):
+        assert main(["explore", "--depth", "1", "--cluster", f"tls://127.0.0.1:{port}"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"activity-check: error: --cluster: could not connect to "
+                                   f"tls://127.0.0.1:{port}: Dask's tls:// transport could not "
+                                   "be set up (FileNotFoundError: "), captured.err
 
 
 def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monkeypatch):

@@ -227,9 +227,9 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
     assert first.to_json(3, None, False) == plain
     assert explore(depth=3, reading=None, checkpoint=directory).to_json(3, None, False) == plain
     with pytest.raises(CheckpointError,
-                       match="another search's \\(it differs in reading: 'all' there, 'draft' here\\)"):
+                       match="another search's \\(it differs in reading: \"all\" there, \"draft\" here\\)"):
         explore(depth=3, reading=DRAFT, checkpoint=directory)
-    with pytest.raises(CheckpointError, match="differs in adversarial: False there, True here"):
+    with pytest.raises(CheckpointError, match="differs in adversarial: false there, true here"):
         explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
     with pytest.raises(ValueError, match="a checkpoint needs a search without the graph"):
         explore(depth=3, reading=None, keep_edges=True, checkpoint=directory)
@@ -330,18 +330,39 @@ def test_a_log_that_fails_before_any_save_says_nothing_was_saved(tmp_path):
     import errno
 
     class Full:
-        def close(self):
+        def close(self, *data):
             raise OSError(errno.ENOSPC, "No space left on device")
+        write = close
     for saved, said in ((False, "nothing was saved yet; the next run starts afresh"),
                         (True, "the last save stands")):
         checkpoint = Checkpoint(str(tmp_path / f"ck{saved}"), {})
         if saved:
             search(_sweep(), 2, checkpoint=checkpoint)
             checkpoint = Checkpoint(str(tmp_path / f"ck{saved}"), {})
+        real = checkpoint._logs.get("parents.i64")
         checkpoint._logs["parents.i64"] = Full()
+        # a write during the search, and the close after it
+        with pytest.raises(CheckpointError, match=f"parents.i64: cannot write \\(No space left "
+                                                  f"on device\\); {said}$"):
+            checkpoint.log_nodes(np.zeros(2, np.int64), np.zeros(2, np.uint64))
         with pytest.raises(CheckpointError, match=f"cannot write \\(No space left on device\\); "
                                                   f"{said}$"):
             checkpoint.close()
+        if real is not None:
+            real.close()
+
+
+def test_a_checkpoint_of_other_code_is_said_so_before_any_other_difference(tmp_path):
+    """Other code can also describe the search otherwise (an identity of another shape): the
+    digest is compared first, so the message names the real reason."""
+    directory = tmp_path / "ck"
+    search(_sweep(), 2, checkpoint=Checkpoint(str(directory), {"reading": "old spelling"}))
+    meta = json.loads((directory / "checkpoint.json").read_text())
+    meta["code"] = "0" * 16
+    meta["check"] = checkpoint_module._meta_check(meta)
+    (directory / "checkpoint.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="written by other code of the model or the search"):
+        Checkpoint(str(directory), {"reading": "draft"})
 
 
 @pytest.mark.parametrize("edit,said", [
