@@ -141,13 +141,11 @@ def cmd_explore(args) -> int:
 
 def _what_stands(checkpoint) -> str:
     """After a failed search, what its ``--checkpoint`` directory holds to take up, as the end
-    of the error line ("" without a checkpoint)."""
+    of the error line ("" without a checkpoint; :func:`properties.bfs_checkpoint.what_stands`)."""
+    from properties.bfs_checkpoint import META, what_stands
     if checkpoint is None:
         return ""
-    if os.path.isfile(os.path.join(checkpoint, "checkpoint.json")):
-        return "; the checkpoint's last save stands: the same command takes the search up from " \
-            "there"
-    return "; nothing was saved in the checkpoint yet"
+    return "; " + what_stands(os.path.isfile(os.path.join(checkpoint, META)))
 
 
 def _options(args):
@@ -174,17 +172,13 @@ def _options(args):
         args.checkpoint_every = 600.0
     if not args.checkpoint_every >= 0 or math.isinf(args.checkpoint_every):
         raise UsageError("--checkpoint-every must be a finite number of seconds, 0 or more")
-    from properties.bfs_dask import MAX_WORKERS_PER_CORE, default_workers
-    cores = default_workers()
+    from properties.bfs_dask import default_workers, too_many_workers
     if args.workers is None:
-        args.workers = cores
+        args.workers = default_workers()
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if args.workers > MAX_WORKERS_PER_CORE * cores:
-        raise UsageError(f"--workers {args.workers}: each is a process of its own, and this "
-                         f"process may run on {cores} core{'s' if cores != 1 else ''}; "
-                         f"give at most {MAX_WORKERS_PER_CORE * cores}, or run the search on a "
-                         "cluster (--cluster)")
+    if too_many_workers(args.workers):
+        raise UsageError(too_many_workers(args.workers))
     if args.max_states is not None and args.max_states < 0:
         raise UsageError("--max-states must be 0 (no limit) or more")
     if args.max_states == 0:

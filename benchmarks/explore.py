@@ -249,7 +249,8 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     baseline = _resident()
     cpu = time.process_time()
     if progress is not None:
-        kwargs = {**kwargs, "progress": _progress(progress, _saved_level(kwargs.get("checkpoint")))}
+        start = _saved_level(kwargs.get("checkpoint"))
+        kwargs = {**kwargs, "progress": _progress(progress, start)}
     r = explore(depth=bound, **kwargs)
     cpu = time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
@@ -291,8 +292,9 @@ def _saved_level(directory: Optional[str]) -> int:
     cannot be read (the search itself then says why, or starts afresh)."""
     if directory is None:
         return 0
+    from properties.bfs_checkpoint import META
     try:
-        with open(os.path.join(directory, "checkpoint.json"), encoding="utf-8") as fh:
+        with open(os.path.join(directory, META), encoding="utf-8") as fh:
             level = json.load(fh).get("level", 0)
     except (OSError, ValueError, AttributeError):
         return 0
@@ -383,10 +385,9 @@ def main(argv=None) -> int:
         parser.error("--depth must be at least 1 and --extra-depth at least 0")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
-    from properties.bfs_dask import MAX_WORKERS_PER_CORE, default_workers
-    if args.workers > MAX_WORKERS_PER_CORE * default_workers():
-        parser.error(f"--workers {args.workers}: at most {MAX_WORKERS_PER_CORE} a core, "
-                     f"{MAX_WORKERS_PER_CORE * default_workers()} on the cores this process may run on")
+    from properties.bfs_dask import too_many_workers
+    if too_many_workers(args.workers):
+        parser.error(too_many_workers(args.workers))
     if args.only is not None and not all(args.only.split(",")):
         parser.error(f"--only {args.only!r}: an empty configuration name")
     only = set(args.only.split(",")) if args.only is not None else None

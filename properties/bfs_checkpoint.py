@@ -58,17 +58,19 @@ import numpy as np
 
 from properties.bfs_store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["FORMAT", "CheckpointError", "Checkpoint", "code_digest", "rebuild", "rebuilt"]
+__all__ = ["FORMAT", "META", "CheckpointError", "Checkpoint", "code_digest", "rebuild", "rebuilt",
+           "what_stands"]
 
 FORMAT = 3
 """Version of the checkpoint layout (``checkpoint.json``'s ``format``; 2: each log, the
 findings and the tags with their length and CRC-32; 3: with ``cpuSeconds``)."""
 
-_META = "checkpoint.json"
+META = "checkpoint.json"
+"""The description's file name in a checkpoint directory: there once a save was made."""
 _LOCK = "checkpoint.lock"
 _OWN = re.compile(r"parents\.i64|fingerprints\.u64|frontier-\d+\.i64|findings-\d+\.pickle|"
                   r"tags-\d+\.u64|checkpoint\.json\.new|checkpoint\.lock")
-"""The names of the files a checkpoint writes (besides :data:`_META`)."""
+"""The names of the files a checkpoint writes (besides :data:`META`)."""
 _PARENTS = "parents.i64"
 _FINGERPRINTS = "fingerprints.u64"
 
@@ -183,11 +185,6 @@ class Checkpoint:
     def _path(self, name: str) -> Path:
         return self.directory / name
 
-    def _stands(self) -> str:
-        """What a failed write leaves to take up, for the end of its message."""
-        return "the last save stands" if self.meta is not None else \
-            "nothing was saved yet; the next run starts afresh"
-
     def _open(self) -> None:
         d = self.directory
         try:
@@ -198,7 +195,7 @@ class Checkpoint:
             names = sorted(p.name for p in d.iterdir())
             # a checkpoint, or an empty directory or one of a process stopped before its first
             # save: locked (a directory of other files is refused below, no lock made in it)
-            if _META in names or not any(not _OWN.fullmatch(n) for n in names):
+            if META in names or not any(not _OWN.fullmatch(n) for n in names):
                 self._take_lock()
         except BlockingIOError:
             raise CheckpointError(f"checkpoint {d}: another process is using it (its search is "
@@ -206,12 +203,12 @@ class Checkpoint:
                                   "it to stop, or give another directory") from None
         except OSError as exc:
             raise CheckpointError(f"checkpoint {d}: {exc.strerror or exc}") from None
-        if _META not in names:
+        if META not in names:
             foreign = [n for n in names if not _OWN.fullmatch(n)]
             if foreign:  # (a process stopped before its first save leaves only its own logs)
                 raise CheckpointError(
                     f"checkpoint {d}: the directory holds other files ({', '.join(foreign[:3])}"
-                    f"{', ...' if len(foreign) > 3 else ''}) and no {_META}; give an empty or "
+                    f"{', ...' if len(foreign) > 3 else ''}) and no {META}; give an empty or "
                     "new directory")
             # a process stopped in its first save leaves save 1's files: started afresh; a
             # later save's files say a description was there, and is lost
@@ -219,8 +216,8 @@ class Checkpoint:
                      and int(re.search(r"-(\d+)\.", n).group(1)) > 1]
             if saved:
                 raise CheckpointError(
-                    f"checkpoint {d}: saved files ({saved[0]}) but no {_META}: the checkpoint "
-                    f"is damaged; restore its {_META}, or give a new directory to start afresh")
+                    f"checkpoint {d}: saved files ({saved[0]}) but no {META}: the checkpoint "
+                    f"is damaged; restore its {META}, or give a new directory to start afresh")
             return
         meta = self._read_meta()
         # other code is said first: a change of the code may change how a search is described
@@ -241,10 +238,10 @@ class Checkpoint:
             path = self._path(name)
             if not path.is_file() or path.stat().st_size < length:
                 raise CheckpointError(f"checkpoint {path}: missing or shorter than the "
-                                      f"{length} bytes {_META} says")
+                                      f"{length} bytes {META} says")
             if _crc(path, length) != crc:  # (some seconds a billion states)
                 raise CheckpointError(f"checkpoint {path}: damaged (its CRC-32 differs from "
-                                      f"the one {_META} gives)")
+                                      f"the one {META} gives)")
         self.meta = meta
 
     def _take_lock(self) -> None:
@@ -276,7 +273,7 @@ class Checkpoint:
         starts ascending from 0, as many parents as fingerprints, the level under way and its
         rows within the logs). Raises CheckpointError naming the file and what is wrong."""
         import jsonschema
-        path = self._path(_META)
+        path = self._path(META)
         try:
             meta = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
@@ -315,7 +312,7 @@ class Checkpoint:
                             if self.meta else set())
         try:
             for p in self.directory.iterdir():  # what no save describes: a stopped process's
-                if p.name not in (_META, _LOCK) and _OWN.fullmatch(p.name) and p.name not in kept:
+                if p.name not in (META, _LOCK) and _OWN.fullmatch(p.name) and p.name not in kept:
                     p.unlink()
             for name in (_PARENTS, _FINGERPRINTS, *logs):
                 if name in self._logs:
@@ -329,7 +326,8 @@ class Checkpoint:
                 self._lengths[name], self._crcs[name] = length, crc
         except OSError as exc:
             raise CheckpointError(f"checkpoint {exc.filename or self.directory}: cannot write "
-                                  f"({exc.strerror or exc}); {self._stands()}") from None
+                                  f"({exc.strerror or exc}); "
+                                  + what_stands(self.meta is not None)) from None
 
     def _append(self, name: str, values: np.ndarray) -> None:
         data = np.ascontiguousarray(values).tobytes()
@@ -341,7 +339,8 @@ class Checkpoint:
             handle.write(data)
         except OSError as exc:
             raise CheckpointError(f"checkpoint {self._path(name)}: cannot write "
-                                  f"({exc.strerror or exc}); {self._stands()}") from None
+                                  f"({exc.strerror or exc}); "
+                                  + what_stands(self.meta is not None)) from None
         self._lengths[name] += len(data)
         self._crcs[name] = zlib.crc32(data, self._crcs[name])
 
@@ -388,14 +387,15 @@ class Checkpoint:
                              for name in sorted(self._lengths)},
                     **state, "peakBytes": max(prior, _peak_bytes())}
             meta["check"] = _meta_check(meta)
-            aside = where = self._path(_META + ".new")
+            aside = where = self._path(META + ".new")
             aside.write_text(json.dumps(meta, indent=1) + "\n")
             with open(aside, "rb") as fh:
                 os.fsync(fh.fileno())
-            os.replace(aside, self._path(_META))
+            os.replace(aside, self._path(META))
         except OSError as exc:
             raise CheckpointError(f"checkpoint {exc.filename or where}: cannot save "
-                                  f"({exc.strerror or exc}); {self._stands()}") from None
+                                  f"({exc.strerror or exc}); "
+                                  + what_stands(self.meta is not None)) from None
         old = self.meta
         self.meta = meta
         self._last_save = time.monotonic()
@@ -422,7 +422,8 @@ class Checkpoint:
             self._lock = None
         if failed is not None:
             raise CheckpointError(f"checkpoint {self._path(failed[0])}: cannot write "
-                                  f"({failed[1].strerror or failed[1]}); {self._stands()}")
+                                  f"({failed[1].strerror or failed[1]}); "
+                                  + what_stands(self.meta is not None))
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -459,7 +460,7 @@ class Checkpoint:
             raise CheckpointError(f"checkpoint {path}: unreadable ({exc.strerror})") from None
         if len(data) != length or zlib.crc32(data) != crc:
             raise CheckpointError(f"checkpoint {path}: damaged (its length or CRC-32 differs "
-                                  f"from what {_META} gives)")
+                                  f"from what {META} gives)")
         return data
 
     def findings(self) -> dict:
@@ -475,6 +476,13 @@ class Checkpoint:
 
     def tags(self) -> np.ndarray:
         return np.frombuffer(self._saved("tags"), dtype=np.uint64).copy()
+
+
+def what_stands(saved: bool) -> str:
+    """What a search that failed leaves in its checkpoint to take up (``saved``: whether a save
+    was made, i.e. whether :data:`META` is there), for the end of an error line."""
+    return "the last save stands, and the same command takes the search up from there" \
+        if saved else "nothing was saved yet, and the next run starts afresh"
 
 
 def _meta_check(meta: dict) -> int:

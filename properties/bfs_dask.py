@@ -825,3 +825,14 @@ MAX_WORKERS_PER_CORE = 4
 """Local worker processes allowed per core this process may run on (:func:`default_workers`):
 past a few a core they only add memory, and a typo's 100000 would start that many processes.
 The command line (``explore --workers``, ``benchmarks/explore.py --workers``) refuses more."""
+
+
+def too_many_workers(workers: int) -> Optional[str]:
+    """Why ``workers`` local worker processes are refused (more than :data:`MAX_WORKERS_PER_CORE`
+    a core this process may run on), as one line naming the option; None when they are not."""
+    cores = default_workers()
+    if workers <= MAX_WORKERS_PER_CORE * cores:
+        return None
+    return (f"--workers {workers}: each is a process of its own, and this process may run on "
+            f"{cores} core{'s' if cores != 1 else ''}; give at most "
+            f"{MAX_WORKERS_PER_CORE * cores}, or run the search on a cluster (--cluster)")

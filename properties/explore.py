@@ -413,7 +413,8 @@ def _identity(vocabulary: Vocabulary, reading: Optional[Reading], consumer: Cons
               stop_when_found: bool) -> dict:
     """What a checkpoint of :func:`explore` is a checkpoint of (JSON): the vocabulary's
     fingerprint (:func:`~properties.bfs_store.component_fingerprint`, hex), the reading (its
-    :attr:`~model.readings.Reading.name`, a preset's or ``KNOB=OPTION,...``; or ``"all"``), the consumer's name, the properties' ids and the flags."""
+    :attr:`~model.readings.Reading.name`, a preset's or ``KNOB=OPTION,...``; or ``"all"``),
+    the consumer's name, the properties' ids and the flags."""
     return {"vocabulary": f"{component_fingerprint(vocabulary):016x}",
             "reading": "all" if reading is None else reading.name,
             "consumer": consumer.name, "properties": [p.id for p in properties],

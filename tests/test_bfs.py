@@ -764,9 +764,9 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
         "depth 5 (FuturesCancelledError); nothing explored is reported\n")
     # with a checkpoint the line says whether a save stands to be taken up
     directory = tmp_path / "ck"
-    for saved, said in ((False, "; nothing was saved in the checkpoint yet\n"),
-                        (True, "; the checkpoint's last save stands: the same command takes "
-                               "the search up from there\n")):
+    for saved, said in ((False, "; nothing was saved yet, and the next run starts afresh\n"),
+                        (True, "; the last save stands, and the same command takes the search "
+                               "up from there\n")):
         if saved:
             directory.mkdir()
             (directory / "checkpoint.json").write_text("{}")

@@ -227,7 +227,8 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
     assert first.to_json(3, None, False) == plain
     assert explore(depth=3, reading=None, checkpoint=directory).to_json(3, None, False) == plain
     with pytest.raises(CheckpointError,
-                       match="another search's \\(it differs in reading: \"all\" there, \"draft\" here\\)"):
+                       match="another search's \\(it differs in reading: "
+                             "\"all\" there, \"draft\" here\\)"):
         explore(depth=3, reading=DRAFT, checkpoint=directory)
     with pytest.raises(CheckpointError, match="differs in adversarial: false there, true here"):
         explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
@@ -333,8 +334,9 @@ def test_a_log_that_fails_before_any_save_says_nothing_was_saved(tmp_path):
         def close(self, *data):
             raise OSError(errno.ENOSPC, "No space left on device")
         write = close
-    for saved, said in ((False, "nothing was saved yet; the next run starts afresh"),
-                        (True, "the last save stands")):
+    for saved, said in ((False, "nothing was saved yet, and the next run starts afresh"),
+                        (True, "the last save stands, and the same command takes the search "
+                               "up from there")):
         checkpoint = Checkpoint(str(tmp_path / f"ck{saved}"), {})
         if saved:
             search(_sweep(), 2, checkpoint=checkpoint)
