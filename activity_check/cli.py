@@ -338,7 +338,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def terminated() -> bool:
     """Whether a SIGTERM (``kill``, ``timeout``) has reached the process while the command ran,
     and was not lost in a callback Python does not let stop the program: a search that ends
-    itself on an interrupt (:func:`properties.explore.explore`'s ``stopped_by="interrupted"``)
+    itself on an interrupt (:func:`properties.search.explore.explore`'s ``stopped_by="interrupted"``)
     cannot tell a SIGTERM from a Ctrl-C, and the command says which it was from this. Always
     False when the command did not start from :func:`activity_check.console_main` (a test
     calling :func:`main`), whose handler records them (:data:`activity_check.SIGTERMS_RECEIVED`)."""

@@ -1,5 +1,5 @@
 """``activity-check explore``: the exhaustive breadth-first search to a depth
-(:func:`properties.explore.explore`), its report (:meth:`properties.explore.ExploreReport.to_json`)
+(:func:`properties.search.explore.explore`), its report (:meth:`properties.search.explore.ExploreReport.to_json`)
 and, with ``--graph``, the explored state graph as GraphML or DOT."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ DEFAULT_EXPLORE_DEPTH = 5
 """``explore``'s default bound (issue 4: exhausted within 60 s; about 50 s here on a
 quiet core, after issues 19 and 20 widened the model): about 2 million states of the exploration vocabulary under every
 reading with every property (2,040,459 with the steps and tool calls of issue 20), the same default as
-:func:`properties.explore.explore` (a constant of its own, so that start-up does not import the
+:func:`properties.search.explore.explore` (a constant of its own, so that start-up does not import the
 search)."""
 
 DEFAULT_MAX_STATES = 4_000_000
@@ -91,14 +91,14 @@ PARSERS = {"explore": _add_explore}
 
 
 def cmd_explore(args) -> int:
-    """``explore``: the breadth-first search to a depth (:func:`properties.explore.explore`),
+    """``explore``: the breadth-first search to a depth (:func:`properties.search.explore.explore`),
     every reading in one sweep unless ``--reading`` names one. Prints (or ``--json``) what bound
     stopped it, the shortest split per knob and the properties violated, then writes the graph
     (``--graph``). Returns 0, 130 when interrupted (the report of what was explored is printed
-    first), 1 when the Dask cluster fails the search (:class:`properties.bfs_dask.ClusterError`:
+    first), 1 when the Dask cluster fails the search (:class:`properties.search.dask_engine.ClusterError`:
     one line on stderr); raises UsageError (exit 2) for unusable options or vocabulary."""
-    from properties.bfs_checkpoint import CheckpointError
-    from properties.bfs_dask import ClusterError
+    from properties.search.checkpoint import CheckpointError
+    from properties.search.dask_engine import ClusterError
 
     reading, vocabulary = _options(args)
     try:
@@ -141,8 +141,8 @@ def cmd_explore(args) -> int:
 
 def _what_stands(checkpoint) -> str:
     """After a failed search, what its ``--checkpoint`` directory holds to take up, as the end
-    of the error line ("" without a checkpoint; :func:`properties.bfs_checkpoint.what_stands`)."""
-    from properties.bfs_checkpoint import META, what_stands
+    of the error line ("" without a checkpoint; :func:`properties.search.checkpoint.what_stands`)."""
+    from properties.search.checkpoint import META, what_stands
     if checkpoint is None:
         return ""
     return "; " + what_stands(os.path.isfile(os.path.join(checkpoint, META)))
@@ -151,7 +151,7 @@ def _what_stands(checkpoint) -> str:
 def _options(args):
     """Check ``explore``'s options (``--max-states 0`` becomes None: no limit); returns ``(the
     reading or None for all, the vocabulary)``. Raises UsageError."""
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
 
     if args.depth < 1:
         raise UsageError("--depth must be at least 1")
@@ -172,7 +172,7 @@ def _options(args):
         args.checkpoint_every = 600.0
     if not args.checkpoint_every >= 0 or math.isinf(args.checkpoint_every):
         raise UsageError("--checkpoint-every must be a finite number of seconds, 0 or more")
-    from properties.bfs_dask import default_workers, too_many_workers
+    from properties.search.dask_engine import default_workers, too_many_workers
     if args.workers is None:
         args.workers = default_workers()
     if args.workers < 1:
@@ -209,7 +209,7 @@ def _options(args):
             raise UsageError(f"--graph {args.graph}: cannot make a file in {parent} "
                              f"({exc.strerror})") from None
     if args.cluster is not None:  # last: the cluster may take seconds to answer
-        from properties.bfs_dask import cluster_workers
+        from properties.search.dask_engine import cluster_workers
         try:
             cluster_workers(args.cluster)
         except (OSError, ImportError) as exc:
@@ -219,7 +219,7 @@ def _options(args):
 
 def _explore(args, reading, vocabulary):
     """The search, with a progress line per level on stderr; its :class:`ExploreReport`."""
-    from properties.explore import explore
+    from properties.search.explore import explore
 
     with progress_bar(bar=False) as progress:
         task = progress.add_task("exploring: depth 0, 1 state", total=None)
@@ -315,7 +315,7 @@ def _write_graph(path: str, report) -> tuple[int, int]:
     Returns ``(status, edges written)``: status 0, or 130 when interrupted (one line on
     stderr; no edges). Raises UsageError when the file cannot be written."""
     from counterexamples.outdir import new_file
-    from properties.explore import state_graph
+    from properties.search.explore import state_graph
 
     not_written = ("activity-check: interrupted; the state graph was not written to "
                    f"{visible(path, None)}")

@@ -1,6 +1,6 @@
 """``activity-check export FINDING --format F``: a finding file as JSON lines, the finding JSON
 itself, an ITF trace, a Mermaid sequence diagram or a pytest regression file (all the work is in
-:mod:`counterexamples.export`)."""
+:mod:`counterexamples.report.export`)."""
 from __future__ import annotations
 
 import sys
@@ -30,10 +30,10 @@ PARSERS = {"export": _add_export}
 def cmd_export(args) -> int:
     """``export FINDING --format F [--out FILE] [--reading SPEC]``: a finding JSON file as JSON
     lines, the finding JSON itself, an ITF trace, a Mermaid sequence diagram or a pytest
-    regression file (see :mod:`counterexamples.export`); stdout unless ``--out``, which never
+    regression file (see :mod:`counterexamples.report.export`); stdout unless ``--out``, which never
     overwrites. Returns 0; raises UsageError (exit 2) for an unusable option, an unreadable or
     unusable finding, or an ``--out`` that exists or cannot be written."""
-    from counterexamples.export import export, open_finding, parse_reading_spec
+    from counterexamples.report.export import export, open_finding, parse_reading_spec
 
     reading = None
     if args.reading is not None:  # the option's own faults first, named as the option's

@@ -2,8 +2,8 @@
 
 Reads a recorded stream (a file or ``-`` for stdin: a JSON array, JSON lines or a
 text/event-stream body) or POSTs a run input to a live AG-UI endpoint (``--url``) and reads its
-SSE answer, then reports every producer violation (:func:`counterexamples.lint.lint_stream`) as
-``pretty`` text, JSON, JUnit XML or SARIF 2.1.0 (:mod:`counterexamples.lint_formats`), on stdout
+SSE answer, then reports every producer violation (:func:`counterexamples.lint.linter.lint_stream`) as
+``pretty`` text, JSON, JUnit XML or SARIF 2.1.0 (:mod:`counterexamples.lint.formats`), on stdout
 or into ``--out FILE``.
 
 Exit codes: 0 when no violation reaches ``--fail-on`` (default ``error``; ``never``: always 0
@@ -16,11 +16,11 @@ __all__ = ["PARSERS", "cmd_lint"]
 
 
 FORMATS = ("pretty", "json", "junit", "sarif")
-"""``--format``'s choices: :data:`counterexamples.lint_formats.FORMATS` (a test keeps the two
+"""``--format``'s choices: :data:`counterexamples.lint.formats.FORMATS` (a test keeps the two
 equal; written out here so that building the parser imports no model)."""
 
 FAIL_ON = ("error", "warning", "never")
-"""``--fail-on``'s choices: :data:`counterexamples.lint.FAIL_ON` (kept equal by a test)."""
+"""``--fail-on``'s choices: :data:`counterexamples.lint.linter.FAIL_ON` (kept equal by a test)."""
 
 
 def _add_lint(sub) -> None:
@@ -56,9 +56,9 @@ PARSERS = {"lint": _add_lint}
 
 
 def _read(args):
-    """The stream the arguments name (a :class:`counterexamples.lint_io.LintInput`)."""
+    """The stream the arguments name (a :class:`counterexamples.lint.inputs.LintInput`)."""
     from activity_check.cli import UsageError
-    from counterexamples.lint_io import fetch_stream, read_stream
+    from counterexamples.lint.inputs import fetch_stream, read_stream
     from model.wire import TraceFormatError, loads_json, read_text
     if args.url and args.file:
         raise UsageError("give a FILE or --url, not both")
@@ -94,8 +94,8 @@ def cmd_lint(args) -> int:
     ``--fail-on``. Raises UsageError (exit 2) for unusable input or arguments."""
     from activity_check import __version__
     from activity_check.cli import console, reading_option, write_new_output
-    from counterexamples.lint import lint_stream
-    from counterexamples.lint_formats import render, render_pretty
+    from counterexamples.lint.linter import lint_stream
+    from counterexamples.lint.formats import render, render_pretty
     reading = None
     if args.reading:
         reading = reading_option(args.reading)

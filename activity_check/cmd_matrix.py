@@ -1,11 +1,11 @@
 """``activity-check peer matrix``: every peer against the same traces, in one table.
 
 ``peer matrix [--adapter CMD]... [--out DIR] [--format md|html|json] [--seed N]``: each peer
-(default: every built-in peer that can run here, :data:`counterexamples.matrix.MATRIX_PEERS`;
+(default: every built-in peer that can run here, :data:`counterexamples.peers.matrix.MATRIX_PEERS`;
 the others are listed as not run, with the reason) is searched over the committed corpus, the
 probes and seeded generated traces without a time budget; the matrix says per knob which option
 each peer behaves as, per peer its divergences with their clauses and findings, and the peers'
-versions. All the work is in :mod:`counterexamples.matrix`; this module only wires it to the
+versions. All the work is in :mod:`counterexamples.peers.matrix`; this module only wires it to the
 command line (hooked into ``peer`` by :mod:`activity_check.cmd_peer`).
 """
 from __future__ import annotations
@@ -54,9 +54,9 @@ def _matrix_files(previous: dict):
 def cmd_matrix(args) -> int:
     """Run ``peer matrix``: 0 when it ran (divergences are data); UsageError (exit 2) for an
     unusable adapter or option, or an ``--out`` that cannot be written."""
-    from counterexamples.matrix import (build_matrix, default_adapters, render_html,
+    from counterexamples.peers.matrix import (build_matrix, default_adapters, render_html,
                                         render_markdown, write_matrix)
-    from counterexamples.peers import PeerError
+    from counterexamples.peers.adapter import PeerError
     if args.examples < 0 or args.bfs_depth < 0:
         raise UsageError("--examples and --bfs-depth must be 0 or more")
     if math.isnan(args.timeout) or args.timeout <= 0:

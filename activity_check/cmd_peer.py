@@ -46,7 +46,7 @@ def add_generation_options(p, examples: int, bfs_depth: int, per: str) -> None:
 
 def _add_peer(sub) -> None:
     """Add the ``peer`` command (subactions ``check`` and ``search``) to the CLI's subparsers."""
-    from counterexamples.peers import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT
+    from counterexamples.peers.adapter import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT
     shortcuts = "; ".join(f"{k}: {v}" for k, v in BUILTIN_ADAPTERS.items())
     peer = sub.add_parser("peer", help="check a real implementation, driven through an adapter, "
                                        "against the model")
@@ -130,8 +130,9 @@ def cmd_peer(args) -> int:
     the rest checked and reported; the status is then 2 whatever ``--fail-on`` says."""
     import time
     began = time.monotonic()
-    from counterexamples.peers import AdapterProcess, PeerError, check_peer, resolve_adapter, \
-        search_peer
+    from counterexamples.peers.adapter import AdapterProcess, PeerError, resolve_adapter
+    from counterexamples.peers.check import check_peer
+    from counterexamples.peers.search import search_peer
 
     _check_options(args)
     vocabularies = _vocabularies(args)
@@ -177,7 +178,7 @@ def _check_traces(args) -> tuple[list, list]:
     """``peer check``'s traces and the reasons of the files skipped: the files named, or the
     committed corpus; UsageError when none can be read (one line). Each skipped file is named
     on stderr; the rest are checked and the exit status is then 2."""
-    from counterexamples.peers import corpus_traces, load_traces
+    from counterexamples.peers.traces import corpus_traces, load_traces
     skipped: list = []
     try:
         traces = load_traces(args.traces, skipped) if args.traces else corpus_traces()
@@ -233,7 +234,7 @@ def _vocabularies(args):
     if getattr(args, "vocabulary", None) is None:
         return None, None
     from model.producer import DEFAULT_VOCABULARY
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
     return (read_vocabulary(args.vocabulary, DEFAULT_VOCABULARY),
             read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY))
 

@@ -4,7 +4,7 @@ question's form (A, B, C or none), its knobs, the shortest witness's length and 
 witness file, and for C the proof's depth. ``--out DIR`` writes the table (``questions.json``),
 the page (``questions.html``) and the witnesses (``questions/<Q-id>.jsonl``) into DIR, whole or
 not at all (:mod:`counterexamples.outdir`); the rendering is
-:mod:`counterexamples.questions_report`.
+:mod:`counterexamples.report.questions_page`.
 
 Registered in :data:`activity_check.cli.COMMANDS` as ``("questions",
 "activity_check.cmd_questions")`` (issue 19)."""
@@ -52,7 +52,7 @@ def cmd_questions(args) -> int:
     """``questions``: print the settlement table; 0, or 2 (one line) for a depth below 2 or an
     ``--out`` that is not ours to write."""
     import sys
-    from counterexamples.questions_report import (TABLE_FILE, render_html, render_markdown,
+    from counterexamples.report.questions_page import (TABLE_FILE, render_html, render_markdown,
                                                   render_text, table_json, write_questions)
     from properties.questions import settle
     if not 2 <= args.depth <= MAX_DEPTH:

@@ -4,7 +4,7 @@ options, codes, producer violations and surface features they exercise, and whic
 Engines measured:
 
 * ``peer``: the traces ``peer search`` feeds a peer by default
-  (:func:`counterexamples.peers.generated_traces`: corpus, probes, stateful Hypothesis traces,
+  (:func:`counterexamples.peers.generate.generated_traces`: corpus, probes, stateful Hypothesis traces,
   breadth-first traces), with the count and the time to generate them;
 * ``run``: the seeded conformant traces of the ambiguity search
   (:func:`properties.strategies.conformant_traces`, as ``run`` draws them).
@@ -25,7 +25,7 @@ from properties.coverage import coverage_of, render_text, report
 def peer_traces(seed: int = 0, examples: int = 400, bfs_depth: int = 4) -> tuple[list, dict]:
     """The default ``peer search`` traces (parsed events) and their counts and generation
     time."""
-    from counterexamples.peers import generated_traces
+    from counterexamples.peers.generate import generated_traces
     start = time.perf_counter()
     traces, counts = generated_traces(seed, examples, bfs_depth)
     counts = {**counts, "total": len(traces), "seconds": round(time.perf_counter() - start, 2)}

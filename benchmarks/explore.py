@@ -67,8 +67,8 @@ from typing import Optional
 
 from activity_check.cli import DEFAULT_EXPLORE_DEPTH
 from model.readings import DRAFT
-from properties.bfs_checkpoint import CheckpointError
-from properties.explore import explore
+from properties.search.checkpoint import CheckpointError
+from properties.search.explore import explore
 
 CONFIGURATIONS = (
     ("all-readings", {"reading": None}),
@@ -96,7 +96,7 @@ def measure(depth: int = DEFAULT_EXPLORE_DEPTH, extra_depth: int = 0, repeat: in
     end and every minute within a level (states, edges, seconds, resident memory), for a deep
     run that takes hours. ``checkpoint``: a directory under which each configuration's search
     is saved as it goes (in a directory of its name) and resumed by the next invocation
-    (:mod:`properties.bfs_checkpoint`), for a run longer than a session: its row's seconds and
+    (:mod:`properties.search.checkpoint`), for a run longer than a session: its row's seconds and
     CPU seconds are those of every process the search took, and its peak memory the largest of
     theirs (``checkpointRuns`` says how many).
 
@@ -292,7 +292,7 @@ def _saved_level(directory: Optional[str]) -> int:
     cannot be read (the search itself then says why, or starts afresh)."""
     if directory is None:
         return 0
-    from properties.bfs_checkpoint import META
+    from properties.search.checkpoint import META
     try:
         with open(os.path.join(directory, META), encoding="utf-8") as fh:
             level = json.load(fh).get("level", 0)
@@ -302,7 +302,7 @@ def _saved_level(directory: Optional[str]) -> int:
 
 
 def _progress(name: str, start: int = 0):
-    """A progress callback for :func:`properties.explore.explore` that prints a line to
+    """A progress callback for :func:`properties.search.explore.explore` that prints a line to
     standard error when a depth is done (the callback's level moves on: it is the number of
     levels expanded after a level, the level being expanded within one) and at most once a
     minute within a level: the configuration, depth, states, edges, seconds and resident GB.
@@ -385,7 +385,7 @@ def main(argv=None) -> int:
         parser.error("--depth must be at least 1 and --extra-depth at least 0")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, not {args.workers}")
-    from properties.bfs_dask import too_many_workers
+    from properties.search.dask_engine import too_many_workers
     if too_many_workers(args.workers):
         parser.error(too_many_workers(args.workers))
     if args.only is not None and not all(args.only.split(",")):

@@ -10,7 +10,7 @@ messages. The stream is conformant; ``--violations`` makes every 50th run break 
 
 It is written as JSON lines (and, with ``--sse``, as a text/event-stream body too) and timed
 through what ``activity-check lint FILE`` does after start-up: reading and decoding the text
-(:func:`counterexamples.lint_io.parse_stream_text`), linting (:func:`counterexamples.lint.lint_stream`)
+(:func:`counterexamples.lint.inputs.parse_stream_text`), linting (:func:`counterexamples.lint.linter.lint_stream`)
 and rendering the JSON report; best of ``--repeat`` runs (the model's patch memos, outcomes and parsed operations, cleared
 before each, as in a fresh process), and the first run.
 
@@ -25,9 +25,9 @@ import platform
 import sys
 import time
 
-from counterexamples.lint import lint_stream
-from counterexamples.lint_formats import to_json
-from counterexamples.lint_io import parse_stream_text
+from counterexamples.lint.linter import lint_stream
+from counterexamples.lint.formats import to_json
+from counterexamples.lint.inputs import parse_stream_text
 from model.patch import clear_memos
 
 TARGET_SECONDS = 2.0

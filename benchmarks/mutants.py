@@ -14,7 +14,7 @@ under 5 s; at least 1,000 machine steps per second on one core.
 
 ``--random-share N``: one conformant event in N (while a run is active) drawn from the random
 surface (:func:`properties.strategies.random_surface_event`), 0 for none; default the machines'
-own (:data:`properties.machines.RANDOM_SHARE`). The JSON reports it as ``randomShare``.
+own (:data:`properties.search.machines.RANDOM_SHARE`). The JSON reports it as ``randomShare``.
 
 Usage: python benchmarks/mutants.py [--examples N] [--seed S] [--only NAME...] [--no-bfs]
        [--bfs-depth D] [--random-share N] [--no-shrink] [--json]
@@ -28,10 +28,11 @@ import statistics
 import sys
 import time
 
-from properties.explore import EXPLORE_VOCABULARY, explore
-from properties.machines import RANDOM_SHARE, consumer_machine, run_machine
+from properties.search.explore import EXPLORE_VOCABULARY, explore
+from properties.search.machines import RANDOM_SHARE, consumer_machine, run_machine
 from properties.surface import SURFACE_PATCHES
-from properties.zoo import MUTANT_BY_NAME, MUTANTS, REFERENCE
+from properties.zoo import MUTANT_BY_NAME, MUTANTS
+from model.consumers import REFERENCE
 
 
 _SURFACE = dict(SURFACE_PATCHES)

@@ -1,7 +1,7 @@
 """Peer throughput: traces per second through the @ag-ui/client adapter, process start included.
 
 Takes the committed corpus (findings and field cases) and, to reach ``--traces`` (default 200),
-the first traces of the breadth-first search (:func:`counterexamples.peers.generated_traces`), then
+the first traces of the breadth-first search (:func:`counterexamples.peers.generate.generated_traces`), then
 for each mode of the Node adapter (``reducer``, ``pipeline``): starts the adapter process, sends
 every trace in batches, classifies every answer against every reading of the model, and stops the
 process; the clock runs from before the start to after the last classification. Also times the
@@ -19,8 +19,10 @@ import subprocess
 import sys
 import time
 
-from counterexamples.peers import (AdapterProcess, classify, corpus_traces, generated_traces,
-                                   node_peer_ready, resolve_adapter)
+from counterexamples.peers.adapter import AdapterProcess, node_peer_ready, resolve_adapter
+from counterexamples.peers.classify import classify
+from counterexamples.peers.traces import corpus_traces
+from counterexamples.peers.generate import generated_traces
 
 TARGET_TRACES = 100
 TARGET_SECONDS = 15.0

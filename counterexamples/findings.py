@@ -42,7 +42,7 @@ from model.verdict import Verdict, context_of, evaluate, fold, partition, split_
 from model.wire import TraceFormatError, dump_jsonl, dump_wire_jsonl, loads_json, parse_events
 
 if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is shrunk
-    from properties.ambiguity import Witness
+    from properties.search.ambiguity import Witness
 
 __all__ = ["Finding", "ClassedFinding", "AmbiguityFinding", "PropertyFinding",
            "PeerDivergenceFinding", "VerdictClassEntry", "FINDING_TYPES", "ANY_READING",
@@ -463,7 +463,7 @@ class PropertyFinding(Finding):
 class PeerDivergenceFinding(ClassedFinding):
     """A real implementation's verdict that no reading of the model gives.
 
-    Document members (see :func:`counterexamples.peers.divergence_finding`): ``id``, ``kind``
+    Document members (see :func:`counterexamples.peers.divergence.divergence_finding`): ``id``, ``kind``
     (``"peer-divergence"``), ``adapter``, ``peer``, ``source``, ``clauses``, ``relatedClauses``,
     ``branch``, ``divergesAt``, ``event``, ``nearest``, ``aspects``, ``compared``,
     ``conformant``, ``producerViolations``, ``explanation``, ``length``, ``shrunk``, ``events``,
@@ -751,7 +751,7 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
     while the knob still splits the trace, the trace stays conformant, the split's context
     departs from draft in no more knobs than the witness's, and the knob's options, in the
     witness's context, give as many different verdicts as on the witness, both whole and as a
-    peer that reports no warnings sees them (:func:`properties.ambiguity.option_classes`).
+    peer that reports no warnings sees them (:func:`properties.search.ambiguity.option_classes`).
     Names are then made canonical (:func:`counterexamples.shrink.canonical_names`). Shrinking
     never lengthens a trace, so a witness of the breadth-first search keeps its shortest length.
 
@@ -763,7 +763,7 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
         AssertionError: when the shrunk trace is no longer a conformant witness (a shrinking
             bug; checked on every finding, so a bad trace is never exported).
     """
-    from properties.ambiguity import splits_of
+    from properties.search.ambiguity import splits_of
     events = witness.events
     if shrink:
         events = _shrink_witness(witness)
@@ -788,7 +788,7 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
 def _shrink_witness(witness: Witness) -> tuple[Event, ...]:
     """The witness shrunk and renamed (see :func:`ambiguity_finding`)."""
     from counterexamples.shrink import canonical_names, minimise
-    from properties.ambiguity import option_classes, splits_knob
+    from properties.search.ambiguity import option_classes, splits_knob
     events = witness.events
     context = len(context_of(witness.pair, witness.knob))
     # shrinking never merges options the witness tells apart (by the whole verdict, or by

@@ -4,14 +4,14 @@
 nothing (:func:`write_run` writes a result's findings and ``summary.json``). In order:
 
 1. the seeded ambiguity search over conformant traces, within the time budget
-   (:func:`properties.ambiguity.search_ambiguities`);
-2. the all-readings state machine (:func:`properties.machines.search_with_machine`), whose
+   (:func:`properties.search.ambiguity.search_ambiguities`);
+2. the all-readings state machine (:func:`properties.search.machines.search_with_machine`), whose
    witnesses are offered to the search's;
 3. the reference consumer under the conformant and the adversarial producer machines
-   (:func:`properties.machines.run_machine`), each checking every property under the draft;
-4. the all-readings breadth-first search (:func:`properties.explore.explore`) to ``bfs_depth``
+   (:func:`properties.search.machines.run_machine`), each checking every property under the draft;
+4. the all-readings breadth-first search (:func:`properties.search.explore.explore`) to ``bfs_depth``
    whatever the budget (which bounds step 1 only; ``run`` bounds ``bfs_depth``): its conformant
-   witnesses win over the seeded ones (:func:`properties.ambiguity.merge_witnesses`
+   witnesses win over the seeded ones (:func:`properties.search.ambiguity.merge_witnesses`
    with ``exhaustive=True``), so that the ids of the knobs it reaches depend neither on the seed
    nor on the budget; on its sweep, the settlement table of the open questions
    (:func:`properties.questions.settle`, ``summary.json``'s ``questions``, and
@@ -36,7 +36,7 @@ from model.producer import DEFAULT_VOCABULARY, Vocabulary
 
 if TYPE_CHECKING:
     from counterexamples.findings import AmbiguityFinding, Finding, PropertyFinding
-    from properties.machines import MachineResult
+    from properties.search.machines import MachineResult
 
 __all__ = ["RunConfig", "ConfigError", "RunSummary", "RunResult", "PropertyCheck",
            "run_pipeline", "write_run", "finding_files", "SUMMARY", "FINDINGS_DIR", "STAGES",
@@ -59,7 +59,7 @@ MACHINES = (("conformant", False), ("adversarial", True))
 """The producer machines the reference consumer is checked under: ``(name, adversarial)``."""
 
 CONSUMER, READING = "reference", "draft"
-"""The consumer the machines check (:data:`properties.zoo.REFERENCE`) and the reading they check
+"""The consumer the machines check (:data:`model.consumers.REFERENCE`) and the reading they check
 it under (:data:`model.readings.DRAFT`), as the summary and the property findings name them."""
 
 Progress = Callable[[str, int, int], None]
@@ -131,7 +131,7 @@ class PropertyCheck:
 
     Attributes:
         name: the machine's name (:data:`MACHINES`).
-        result: the :class:`properties.machines.MachineResult`.
+        result: the :class:`properties.search.machines.MachineResult`.
         finding: the :class:`counterexamples.findings.PropertyFinding` of the property that
             failed, None when none did.
     """
@@ -171,7 +171,7 @@ class RunSummary:
         version: the tool's version.
         config: the run's :class:`RunConfig`.
         examples, events_checked, stopped_by: what the seeded search did
-            (:class:`properties.ambiguity.SearchReport`).
+            (:class:`properties.search.ambiguity.SearchReport`).
         readings: how many readings every trace was run under.
         findings: one JSON entry per finding exported, property findings first, then the
             ambiguities in knob order.
@@ -273,7 +273,7 @@ def run_pipeline(config: RunConfig, version: str,
     bfs = _bfs(config, report, tell)  # to bfs_depth whatever the budget: see RunConfig
     questions = None
     if config.bfs_depth >= 2:  # the open questions' table, on the BFS's own sweep (issue 19)
-        from counterexamples.questions_report import PAGE, witness_files
+        from counterexamples.report.questions_page import PAGE, witness_files
         from properties.questions import settle, settled_count
         rows = settle(depth=config.bfs_depth, report=bfs)
         questions = {"depth": config.bfs_depth, "settled": settled_count(rows),
@@ -309,9 +309,9 @@ def _search(config: RunConfig, tell: Progress):
     witnesses merged, and the property checks; ``(SearchReport, [PropertyCheck])``."""
     from counterexamples.findings import property_finding
     from model.readings import DRAFT
-    from properties.ambiguity import merge_witnesses, search_ambiguities
-    from properties.machines import consumer_machine, run_machine, search_with_machine
-    from properties.zoo import REFERENCE
+    from properties.search.ambiguity import merge_witnesses, search_ambiguities
+    from properties.search.machines import consumer_machine, run_machine, search_with_machine
+    from model.consumers import REFERENCE
 
     tell(STAGES[0], 0, config.examples)
     report = search_ambiguities(
@@ -343,7 +343,7 @@ def _merge_deeper(report, rows: list, bfs) -> None:
     budget."""
     from model.producer import check_trace
     from model.wire import parse_events
-    from properties.ambiguity import merge_witnesses
+    from properties.search.ambiguity import merge_witnesses
     deeper = {r["knob"]: parse_events(r["witness"]) for r in rows
               if r["form"] == "A" and r.get("knob") and r.get("witness")
               and (bfs is None or r["knob"] not in bfs.splits)}
@@ -354,12 +354,12 @@ def _merge_deeper(report, rows: list, bfs) -> None:
 def _bfs(config: RunConfig, report, tell: Progress):
     """Step 4: the all-readings BFS to ``bfs_depth`` (no timeout: the budget does not bound
     it), whose conformant witnesses replace the seeded ones in ``report``; the
-    :class:`properties.explore.ExploreReport`, or None for ``bfs_depth=0``. Raises
+    :class:`properties.search.explore.ExploreReport`, or None for ``bfs_depth=0``. Raises
     KeyboardInterrupt when the search was interrupted (a Ctrl-C or a SIGTERM, which
-    :func:`properties.explore.explore` ends the search with)."""
+    :func:`properties.search.explore.explore` ends the search with)."""
     from model.producer import check_trace
-    from properties.ambiguity import merge_witnesses
-    from properties.explore import explore
+    from properties.search.ambiguity import merge_witnesses
+    from properties.search.explore import explore
 
     stage = STAGES[2].format(depth=config.bfs_depth)
     tell(stage, 0, 1)
@@ -415,5 +415,5 @@ def write_run(result: RunResult, out_dir: str) -> None:
         fh.write(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False) + "\n")
     table = result.summary.questions
     if table is not None:  # questions.html and questions/<Q-id>.jsonl (issue 19)
-        from counterexamples.questions_report import write_questions
+        from counterexamples.report.questions_page import write_questions
         write_questions(table["rows"], out_dir, table["depth"])

@@ -95,7 +95,7 @@ def _walk(events: Sequence[Event], reading: Reading, start: Optional[ConsumerSta
 def step_record(index: int, before: ConsumerState, event: Event, reading: Reading = DRAFT,
                 step: Optional[StepFn] = None, belief: Optional[Belief] = None) -> StepRecord:
     """Step one event and record it: the one-event counterpart of :func:`fold`, for callers
-    that step a trace one event at a time (the machines' :class:`~properties.machines.
+    that step a trace one event at a time (the machines' :class:`~properties.search.machines.
     TraceRunner`); both build the record with :meth:`StepRecord.of`.
 
     Args:

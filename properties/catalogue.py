@@ -10,7 +10,7 @@ question, the check reads the same knob the consumer runs under.
 
 Kinds (design section 5): ``invariant`` (of every state), ``step`` (an obligation of one step),
 ``relation`` (producer belief vs consumer state) and ``difference`` (readings that disagree; see
-:mod:`properties.ambiguity`, listed here so coverage shows it).
+:mod:`properties.search.ambiguity`, listed here so coverage shows it).
 
 Each property is declared at its check, by a decorator carrying its id, statement, clauses, kind,
 severity, events, belief view and scope (:meth:`PropertyRegistry.prop`); the few with no check of
@@ -406,7 +406,7 @@ def _ids(state: ConsumerState) -> list[str]:
 
 # --- checked by the engines ---------------------------------------------------------------------
 
-# properties.machines and properties.explore record P00 when the consumer's step raises.
+# properties.search.machines and properties.search.explore record P00 when the consumer's step raises.
 declare("P00-no-exception",
         "The step never raises on protocol input: every outcome is a value.",
         clauses=("PRC-UNKNOWN-NOT-FATAL", "EVX-ACCEPT-FAMILIES", "ACT-TOLERATED"),
@@ -1114,7 +1114,7 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 def decided_alike(t: Transition, before: ConsumerState, event: Event) -> bool:
     """Whether P37's re-step on the renamed ``before`` and ``event`` certainly gives the renamed
     result of ``t``, read off decisions where the engine's ``t.restep`` offers them (the
-    all-readings sweep's does, :meth:`properties.explore.SweepCache.restep_for`):
+    all-readings sweep's does, :meth:`properties.search.explore.SweepCache.restep_for`):
     ``t.restep.decision(before, event)``, the :class:`~model.consumer.Decision` the reading
     reaches on the renamed activity event's focus (its knobs recorded as consulted, as the
     re-step would record them), is the renamed decision of the step itself,
@@ -1428,7 +1428,7 @@ def _subagent_end_keeps_others(t: Transition) -> Optional[str]:
 
 # --- checked across readings --------------------------------------------------------------------
 
-# properties.ambiguity (and explore's all-readings sweep) check P32 across readings.
+# properties.search.ambiguity (and explore's all-readings sweep) check P32 across readings.
 declare("P32-readings-agree",
         "On a conformant trace, every reading gives the same verdict (violated: an ambiguity of "
         "the draft).",

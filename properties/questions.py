@@ -5,7 +5,7 @@ Forms:
 
 * ``"A"``: a knob of the question whose options give different verdicts on a *conformant* trace;
   the shortest such trace is its witness: the all-readings breadth-first sweep of
-  :func:`properties.explore.explore` over :data:`properties.explore.EXPLORE_VOCABULARY`, and for
+  :func:`properties.search.explore.explore` over :data:`properties.search.explore.EXPLORE_VOCABULARY`, and for
   a knob of the Z3 fragment also :func:`properties.smt.queries.distinguishing` on the same pair
   of readings (the sweep's split pair, :func:`model.verdict.split_readings`).
 * ``"B"``: the question's knobs split only on traces that break a producer clause; the shortest
@@ -34,7 +34,7 @@ Each row (:func:`settle`) is a dict with wire names: ``question``, ``title``, ``
 ``engine`` (``"BFS"``, ``"Z3"`` or ``"both"``: which engine found a witness of that length; for C
 the engine of the proof), ``bfsLength`` and ``z3Length`` (each engine's own, None where it found
 none or was not asked), ``readings`` (the two readings of the split, as text), ``witness`` (wire
-events), ``witnessFile`` (where :func:`counterexamples.questions_report.write_questions` puts it,
+events), ``witnessFile`` (where :func:`counterexamples.report.questions_page.write_questions` puts it,
 relative to the output directory), ``options`` (what each option of ``knob`` ends with on the
 witness: :func:`option_outcomes`), ``proofs`` (property ids), ``proofDepth`` (for C) and
 ``note``.
@@ -52,8 +52,8 @@ from model.producer import (PRODUCER_ONLY_KNOBS, Belief, adversarial_moves, adva
 from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             describe_assignment)
 from model.verdict import Verdict, evaluate, knob_splits, split_readings
-from properties.bfs import Expansion, TransitionSystem
-from properties.bfs_store import Interned, mix, pack_key
+from properties.search.bfs import Expansion, TransitionSystem
+from properties.search.store import Interned, mix, pack_key
 
 __all__ = ["Question", "QUESTIONS", "QUESTION_BY_ID", "settle", "settled_count",
            "option_outcomes", "engine_lengths", "OPEN_CONTENT_VOCABULARY", "VIOLATING_DEPTH",
@@ -137,7 +137,7 @@ del _unknown
 
 def _open_content_vocabulary():
     from dataclasses import replace
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
     return replace(
         EXPLORE_VOCABULARY, owners=(None,), activity_types=("PLAN",), metadata=(None,),
         contents=({"n": None, "x-open": {"deep": None}, "list": [None, {}]},),
@@ -158,7 +158,7 @@ a nested null, mix an unrecognised op with one that adds a null (Q20), or fail."
 
 def _lifecycle_vocabulary():
     from dataclasses import replace
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
     return replace(EXPLORE_VOCABULARY, activity_ids=("act-1",), text_ids=(),
                    activity_types=("PLAN",), patches=(EXPLORE_VOCABULARY.patches[0],),
                    metadata=(None,), replace_flags=(None,))
@@ -179,7 +179,7 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
             form-B search stops at ``min(depth, VIOLATING_DEPTH)``.
         z3: also ask the Z3 fragment (fragment knobs and proofs); False: breadth-first only
             (a question settled only by a Z3 proof is then unsettled).
-        report: an :class:`properties.explore.ExploreReport` of ``explore(depth=depth,
+        report: an :class:`properties.search.explore.ExploreReport` of ``explore(depth=depth,
             reading=None, properties=())`` already computed (``run``'s own), reused when its
             depth is ``depth`` and it completed; otherwise the sweep is run here.
 
@@ -187,7 +187,7 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
         ValueError: depth below 2 (no activity event fits after RUN_STARTED)."""
     if depth < 2:
         raise ValueError(f"depth must be at least 2, not {depth}")
-    from properties.explore import EXPLORE_VOCABULARY, explore
+    from properties.search.explore import EXPLORE_VOCABULARY, explore
     if report is None or report.depth != depth or not report.complete:
         report = explore(depth=depth, reading=None, properties=())
         if report.stopped_by == "interrupted":  # no table from part of a sweep
@@ -207,9 +207,9 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
 def _deeper_splits(knobs: set, depth: int) -> dict:
     """``{knob: (trace, pair)}``: for knobs no search above split, the shortest conformant
     trace up to ``depth`` events over :data:`LIFECYCLE_VOCABULARY` on which draft and draft
-    with the knob at another option differ (:func:`properties.explore.shortest_distinguishing`,
+    with the knob at another option differ (:func:`properties.search.explore.shortest_distinguishing`,
     options in order, the shortest kept)."""
-    from properties.explore import shortest_distinguishing
+    from properties.search.explore import shortest_distinguishing
     found: dict = {}
     for knob_id in sorted(knobs, key=list(KNOB_BY_ID).index):
         knob = KNOB_BY_ID[knob_id]
@@ -278,7 +278,7 @@ def _proofs(question: Question, depth: int, z3: bool):
             yield pid, "Z3" if ok else None
     for pid in question.searches:
         from properties.catalogue import QUESTION_PROPERTIES
-        from properties.explore import explore
+        from properties.search.explore import explore
         found = explore(depth=depth, reading=None, vocabulary=OPEN_CONTENT_VOCABULARY,
                         properties=(QUESTION_PROPERTIES[pid],))
         if found.stopped_by == "interrupted":
@@ -412,13 +412,13 @@ def _fork(leaves: list, event, index: int) -> list:
 
 def _violating_splits(depth: int, wanted: set) -> dict:
     """``{knob: (trace, pair)}``: for each wanted knob, the shortest trace over
-    :data:`~properties.explore.EXPLORE_VOCABULARY` (up to ``depth`` events) whose prefix is
+    :data:`~properties.search.explore.EXPLORE_VOCABULARY` (up to ``depth`` events) whose prefix is
     conformant under draft and whose last event is any move, adversarial ones included, on
     which the knob splits the readings (:func:`model.verdict.knob_splits`); breadth-first,
     first found on ties: :class:`SplitSystem` on the one driver
-    (:func:`properties.bfs.search`)."""
-    from properties.bfs import LocalEngine, search
-    from properties.explore import EXPLORE_VOCABULARY
+    (:func:`properties.search.bfs.search`)."""
+    from properties.search.bfs import LocalEngine, search
+    from properties.search.explore import EXPLORE_VOCABULARY
     system = SplitSystem(EXPLORE_VOCABULARY, wanted)
     found = search(system, depth, LocalEngine(system))
     found.raise_if_interrupted()
@@ -432,7 +432,7 @@ class SplitSystem(TransitionSystem):
     """The form-B search of :func:`_violating_splits` as a transition system of the one
     breadth-first driver.
 
-    A node is ``(belief, leaves)``, each a number of an :class:`~properties.bfs_store.Interned`
+    A node is ``(belief, leaves)``, each a number of an :class:`~properties.search.store.Interned`
     table: the producer's belief and the consumer's reading leaves (``(assignment as sorted
     pairs, state, warnings, fatal)``, as :func:`_fork` steps them). A node's moves are its
     belief's distinct events, the conformant ones (:func:`model.producer.moves`) first, then

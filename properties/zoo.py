@@ -1,10 +1,6 @@
-"""Consumers under test, and the zoo: plausible wrong consumers, each one mistake tied to one clause.
+"""The zoo: plausible wrong consumers, each one mistake tied to one clause.
 
-A :class:`Consumer` is anything with the step signature ``step(state, event, reading) ->
-StepResult`` over :class:`model.consumer.ConsumerState`, plus ``run_input(state)``. The reference
-model is :data:`REFERENCE`; real SDKs come in through adapters (a later issue).
-
-Each mutant wraps the reference step and changes one behaviour, the way an implementer who misread
+A mutant is a :class:`model.consumers.Consumer` (the contract the engines check). Each mutant wraps the reference step and changes one behaviour, the way an implementer who misread
 one sentence would. A result a mutant builds itself names the model's branch it departs on
 (``StepResult.branch``, and its fatal's), so that its steps are named as the model's are; codes the
 model never surfaces (``ACTIVITY_NOT_FOUND``, ``UNKNOWN_EVENT``, ``REPLACE_FALSE_REJECTED``) are
@@ -14,7 +10,7 @@ yardstick of the checking engines: a property catalogue that does not catch a mu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable
 
 from jsonpointer import unescape
@@ -34,42 +30,9 @@ from model.wire import parse_event
 from model.readings import DRAFT, Reading
 from properties.surface import RFC6902_MEMBERS
 
-__all__ = ["Consumer", "REFERENCE", "MUTANTS", "MUTANT_BY_NAME"]
+from model.consumers import Consumer, StepFn
 
-StepFn = Callable[[ConsumerState, Event, Reading], StepResult]
-
-
-@dataclass(frozen=True)
-class Consumer:
-    """A consumer under test.
-
-    Attributes:
-        name: short name.
-        step: the step function (same signature and state type as :func:`model.consumer.step`).
-        run_input: what the consumer sends next, ``run_input(state) -> list of wire messages``.
-        clause: for a mutant, the clause its mistake breaks.
-        description: the mistake, in words.
-        case: the field case the mistake comes from, if any.
-        reading: the reading the consumer claims to implement and is checked under.
-        features: for a mutant written for the draft's wider surface (issue 20), the coverage
-            items its mistake targets: items of :func:`properties.coverage.universe` (surface
-            features such as ``op:add:dash:integer`` or ``malformed:ACTIVITY_SNAPSHOT.replace:
-            string``, step branches such as ``step.unbalanced``, knob options such as
-            ``X1=drop-open``); empty for the others.
-    """
-
-    name: str
-    step: StepFn
-    run_input: Callable[[ConsumerState], list] = run_input
-    clause: str = ""
-    description: str = ""
-    case: str = ""
-    reading: Reading = DRAFT
-    features: tuple[str, ...] = ()
-
-
-REFERENCE = Consumer("reference", step, run_input, description="the model itself")
-
+__all__ = ["MUTANTS", "MUTANT_BY_NAME"]
 
 # --- helpers ------------------------------------------------------------------------------------
 

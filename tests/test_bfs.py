@@ -9,12 +9,12 @@ import sys
 import numpy as np
 import pytest
 
-import properties.explore as explore_module
+import properties.search.explore as explore_module
 from activity_check.cli import main
 from model.consumer import initial_state
-from properties.bfs_store import (BlockArray, FingerprintSet, Frontier, collision_probability,
+from properties.search.store import (BlockArray, FingerprintSet, Frontier, collision_probability,
                                   component_fingerprint, pack_key, unpack_key)
-from properties.explore import explore, shortest_distinguishing
+from properties.search.explore import explore, shortest_distinguishing
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.xdist_group("tests/test_bfs.py")
@@ -25,7 +25,7 @@ local cluster."""
 @pytest.fixture(scope="module")
 def cluster():
     """A Dask cluster of two single-threaded worker processes on 127.0.0.1, for this module."""
-    from properties.bfs_dask import local_cluster
+    from properties.search.dask_engine import local_cluster
     with local_cluster(2) as running:
         yield running.scheduler_address
 
@@ -80,7 +80,7 @@ def test_fingerprint_set_blockarray_and_collision_probability():
 def test_component_fingerprints_do_not_depend_on_the_hash_seed():
     state = initial_state({"k": [1, 2]}).but(open_texts=frozenset({"a", "b", "c"}))
     code = ("from model.consumer import initial_state; "
-            "from properties.bfs_store import component_fingerprint as f; "
+            "from properties.search.store import component_fingerprint as f; "
             "print(f(initial_state({'k': [1, 2]}).but(open_texts=frozenset({'a', 'b', 'c'}))))")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
@@ -121,7 +121,7 @@ def test_an_expanded_frontier_block_is_released_as_the_level_goes_on(tmp_path, m
     with pytest.raises(ValueError, match="released"):
         list(frontier.blocks_from(2))
     frontier.close()
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     released = []
     real = Frontier.release
     monkeypatch.setattr(Frontier, "release", lambda self, i: (released.append(i), real(self, i)))
@@ -179,7 +179,7 @@ def test_the_engine_offers_make_room_the_nodes_still_to_expand():
     """Before each chunk the in-process engine calls ``make_room`` with the nodes it has still
     to expand: the chunk about to be expanded first, then the rest of the level, then the next
     level's nodes found so far (which only grow)."""
-    from properties.bfs import LocalEngine, search
+    from properties.search.bfs import LocalEngine, search
     calls = []
 
     class Recording(explore_module.SweepSystem):
@@ -222,7 +222,7 @@ def test_memo_evictions_drop_only_what_no_pending_node_needs():
     classes none holds, keeps every other entry as it was, and finds what it finds with every
     entry kept (depth 4 in chunks of 256 nodes, a budget of 50,000 entries: evicted several
     times, never emptied)."""
-    from properties.bfs import LocalEngine, search
+    from properties.search.bfs import LocalEngine, search
     system = _Watched(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
                       50_000)
     found = search(system, 4, LocalEngine(system, chunk=256))
@@ -247,7 +247,7 @@ def test_when_the_pending_states_fill_the_budget_those_needed_soonest_are_kept()
     than emptying everything, in the one eviction: every state it keeps comes before every
     pending state it drops, and the report is unchanged (depth 4 in chunks of 256 nodes, a
     budget of 20,000 entries)."""
-    from properties.bfs import LocalEngine, search
+    from properties.search.bfs import LocalEngine, search
     steps = []
 
     class Counted(explore_module.SweepSystem):
@@ -285,7 +285,7 @@ def test_evictions_in_the_per_leaf_loop_change_nothing(monkeypatch):
     :func:`test_the_distributed_engine_matches_the_sequential_search`)."""
     signature = _depth4()[1]
     monkeypatch.setattr(explore_module.SweepSystem, "blocks", False)
-    from properties.bfs import LocalEngine, search
+    from properties.search.bfs import LocalEngine, search
     system = explore_module.SweepSystem(explore_module.EXPLORE_VOCABULARY,
                                         explore_module.PROPERTIES, False, 20_000)
     found = search(system, 4, LocalEngine(system, chunk=512))
@@ -330,12 +330,12 @@ def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_
     parents, findings and counts of the search never stopped."""
     import shutil
 
-    import properties.bfs as bfs
-    from properties.bfs import LocalEngine, search
-    from properties.bfs_checkpoint import Checkpoint
-    from properties.bfs_dask import DaskEngine
+    import properties.search.bfs as bfs
+    from properties.search.bfs import LocalEngine, search
+    from properties.search.checkpoint import Checkpoint
+    from properties.search.dask_engine import DaskEngine
     from properties.catalogue import PROPERTIES
-    from properties.explore import EXPLORE_VOCABULARY, SweepSystem
+    from properties.search.explore import EXPLORE_VOCABULARY, SweepSystem
 
     def sweep():
         return SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
@@ -430,7 +430,7 @@ def test_explore_checks_its_cluster_before_searching(cluster, capsys, monkeypatc
     address (exit 2), not after a search."""
     import socket
 
-    import properties.bfs_dask as bfs_dask
+    import properties.search.dask_engine as bfs_dask
     assert bfs_dask.cluster_workers(cluster) == 2
     assert main(["explore", "--depth", "1", "--json", "--cluster", cluster]) == 0
     assert json.loads(capsys.readouterr().out)["states"] > 1
@@ -458,7 +458,7 @@ def test_explore_checks_its_cluster_before_searching(cluster, capsys, monkeypatc
 def _run_out_of_time_in_level_1(monkeypatch) -> None:
     """Make the search's time run out while level 1's batches are merged (its start moved a
     million seconds back after each merge of level 1)."""
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     real = bfs._Merge.absorb
 
     def absorb_then_run_out(self, batch):
@@ -523,7 +523,7 @@ def test_explore_refuses_a_cluster_address_where_something_else_answers(capsys, 
     frame length) at once."""
     import time
 
-    import properties.bfs_dask as bfs_dask
+    import properties.search.dask_engine as bfs_dask
     monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
     for reply, said in ((b"", "did not complete a Dask handshake within 2 s"),
                         (b"HTTP/1.0 400 Bad request\r\n\r\n" * 8,
@@ -618,7 +618,7 @@ def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monke
     workers too, which may then be gone): the engine asks the cluster nothing more (no
     figures, no clean-up task, either of which would wait for the workers), closes it, and
     the report holds the levels merged before, not partly the interrupted one."""
-    import properties.bfs_dask as bfs_dask
+    import properties.search.dask_engine as bfs_dask
     events = []
     real_level = bfs_dask.DaskEngine._level
 
@@ -650,7 +650,7 @@ def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monke
 def test_a_ctrl_c_while_the_engine_closes_is_the_searchs_interrupt(monkeypatch):
     """An interrupt that lands while the engine closes stops the search as one during it
     would (the report says interrupted), and the closing is taken up again."""
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     closes = []
     real_close = bfs.LocalEngine.close
 
@@ -725,8 +725,8 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
 
     from distributed import Client
 
-    import properties.bfs_dask as bfs_dask
-    from properties.explore import SweepSystem
+    import properties.search.dask_engine as bfs_dask
+    from properties.search.explore import SweepSystem
     monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
     engine = bfs_dask.DaskEngine(SweepSystem(explore_module.EXPLORE_VOCABULARY, (), False),
                                  address=cluster)
@@ -784,7 +784,7 @@ def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up(
     import signal
     import threading
 
-    from properties.bfs_dask import _interrupts_held
+    from properties.search.dask_engine import _interrupts_held
     reached = []
     with pytest.raises(KeyboardInterrupt):
         with _interrupts_held():
@@ -803,10 +803,10 @@ def test_a_partition_rerun_on_another_worker_reports_what_it_reports_alone(monke
     forgotten at the task's start (``TransitionSystem.forget_findings``). Without that, the
     partition's split witnesses were pruned by the other partition's equal ones, and the
     output changed when a worker was lost."""
-    import properties.bfs as bfs
-    import properties.bfs_dask as bfs_dask
+    import properties.search.bfs as bfs
+    import properties.search.dask_engine as bfs_dask
     from properties.catalogue import PROPERTIES
-    from properties.explore import SweepSystem
+    from properties.search.explore import SweepSystem
     captured = {}
 
     class Capture(bfs.LocalEngine):

@@ -9,15 +9,15 @@ import zlib
 import numpy as np
 import pytest
 
-import properties.bfs_checkpoint as checkpoint_module
+import properties.search.checkpoint as checkpoint_module
 from activity_check.cli import main
 from model.readings import DRAFT
-from properties.bfs import LocalEngine, Stop, search
-from properties.bfs_checkpoint import Checkpoint, CheckpointError, rebuild, rebuilt
+from properties.search.bfs import LocalEngine, Stop, search
+from properties.search.checkpoint import Checkpoint, CheckpointError, rebuild, rebuilt
 from properties.catalogue import PROPERTIES
-from properties.explore import (EXPLORE_VOCABULARY, SingleSystem, SweepSystem, _identity,
+from properties.search.explore import (EXPLORE_VOCABULARY, SingleSystem, SweepSystem, _identity,
                                 explore)
-from properties.zoo import REFERENCE
+from model.consumers import REFERENCE
 
 pytestmark = pytest.mark.xdist_group("tests/test_bfs_checkpoint.py")
 """One worker runs this module: its tests share the searches never stopped (:func:`_plain`)."""
@@ -63,7 +63,7 @@ def _resumed(make, depth, directory, monkeypatch, chunks=3, chunk=64, every=0.0,
     """Run the search in ``directory`` with a fresh system each time, each run stopped after
     ``chunks`` chunks of ``chunk`` nodes (its frontier kept in memory up to ``frontier_limit``
     bytes), until it ends; returns ``(last search, runs)``."""
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     runs = 0
     while True:
         runs += 1
@@ -101,7 +101,7 @@ def test_a_search_stopped_and_resumed_many_times_gives_the_same_output(make, chu
 def test_periodic_saves_alone_let_a_killed_search_resume(tmp_path, monkeypatch):
     """A process that dies (here: its save is the last thing it does) leaves its last save;
     what it logged after that is cut back and done again."""
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     directory = tmp_path / "ck"
     saves = []
 
@@ -204,7 +204,7 @@ def test_a_finished_search_is_reported_again_from_a_directory_it_cannot_write(tm
     assert _figures(again) == _plain(_sweep, 3)
     # a search stopped midway cannot be taken further here
     monkeypatch.undo()
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(4))
     stopped, system = tmp_path / "stopped", _sweep()
     assert search(system, 3, LocalEngine(system, chunk=8),
@@ -246,7 +246,7 @@ def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_pat
 
 def test_a_checkpoint_of_other_code_or_with_a_damaged_log_is_refused(tmp_path, monkeypatch):
     directory = str(tmp_path / "ck")
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(4))
     system = _sweep()
     assert search(system, 4, LocalEngine(system, chunk=64),
@@ -283,7 +283,7 @@ def _stopped(directory, chunks=4, identity=None) -> dict:
     """A depth-4 sweep saved in ``directory`` (as a search of ``identity``, default ``{}``) and
     stopped by its timeout after ``chunks`` chunks of 64 nodes; returns its
     ``checkpoint.json``."""
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     with pytest.MonkeyPatch.context() as m:
         m.setattr(bfs._Merge, "check_time", _stopping_after(chunks))
         system = _sweep()
@@ -399,7 +399,7 @@ def test_a_hand_edited_description_is_refused_in_one_line(tmp_path, edit, said):
 
 
 def test_saved_files_without_a_description_are_not_started_afresh(tmp_path, monkeypatch):
-    import properties.bfs as bfs
+    import properties.search.bfs as bfs
     monkeypatch.setattr(bfs._Merge, "check_time", _stopping_after(6))
     system = _sweep()
     search(system, 4, LocalEngine(system, chunk=64), checkpoint=Checkpoint(str(tmp_path), {}, 0))
@@ -486,7 +486,7 @@ def test_rebuild_gives_the_frontier_nodes_of_the_search():
     targets = np.arange(starts[2], len(parents), 7, dtype=np.int64)
     fresh = _sweep()
     rows = rebuild(fresh, parents, starts, targets)
-    from properties.explore import _replay
+    from properties.search.explore import _replay
     for target, row in zip(targets.tolist()[:50], rows):
         path = found.path(target)
         _, node = _replay(fresh, path)

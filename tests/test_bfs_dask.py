@@ -4,7 +4,7 @@ SIGINT (a terminal's Ctrl-C is the command's to handle), and each task reports i
 process's CPU and its own thread's."""
 import pytest
 
-from properties.explore import explore
+from properties.search.explore import explore
 
 distributed = pytest.importorskip("distributed")
 
@@ -13,7 +13,7 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
     import dask
     from distributed import Client
 
-    from properties.bfs_dask import QUIET, local_cluster
+    from properties.search.dask_engine import QUIET, local_cluster
     with local_cluster(2) as cluster, Client(cluster) as client:
         settings = client.run(lambda: [dask.config.get(k) for k in sorted(QUIET)])
         assert list(settings.values()) == [[QUIET[k] for k in sorted(QUIET)]] * 2

@@ -1,6 +1,6 @@
 """The Z3 cross-check's enumeration runs on the one breadth-first driver (issue 21):
 ``properties.smt.replay.enumerate_shortest`` (:class:`~properties.smt.replay.ReplaySystem` on
-:func:`properties.bfs.search`) answers what replaying every trace one by one answers
+:func:`properties.search.bfs.search`) answers what replaying every trace one by one answers
 (:func:`~properties.smt.replay.views_of`, no search, no merging of states): for each goal, the
 shortest trace on which it holds at the last event, the first in the alphabet's order."""
 import itertools

@@ -6,9 +6,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import properties.bfs as bfs
-from properties.bfs_store import BlockArray, FingerprintSet
-from properties.explore import explore
+import properties.search.bfs as bfs
+from properties.search.store import BlockArray, FingerprintSet
+from properties.search.explore import explore
 
 
 def _members(visited: FingerprintSet) -> list:
@@ -73,7 +73,7 @@ def test_large_runs_are_looked_up_through_a_bucket_index(monkeypatch):
     counted in ``nbytes``); lookups through it find exactly the members, for fingerprints
     spread as BLAKE2b spreads them and for clustered ones (every bucket but a few empty, one
     bucket holding a whole run), in sets that share runs too."""
-    from properties.bfs_store import _bucket_index, _bucket_search
+    from properties.search.store import _bucket_index, _bucket_search
     monkeypatch.setattr(FingerprintSet, "INDEX_FROM", 1 << 12)
     rng = np.random.default_rng(7)
     spread = np.unique(rng.integers(0, 2**63, 40_000, dtype=np.int64).astype(np.uint64) << 1)

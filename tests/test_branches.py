@@ -1,9 +1,9 @@
 """Branch identity (model.branches, model.codes): every declared branch is reached and every branch
 reached is declared.
 
-What is stepped: the exhaustive exploration (properties.explore under draft with the adversarial
+What is stepped: the exhaustive exploration (properties.search.explore under draft with the adversarial
 moves, depth 3, its default vocabulary), each explored edge stepped under every reading at once
-(properties.explore.step_leaves); the field cases, each event stepped under every reading from
+(properties.search.explore.step_leaves); the field cases, each event stepped under every reading from
 the draft consumer's state; and a few traces for what the exploration vocabulary cannot send (a
 malformed non-activity event, STATE_* events, tool calls, an id held by another role, a snapshot
 for a dropped id, an event after a fatal). From every step: the branch it names, and the (code,
@@ -22,7 +22,7 @@ from model.consumer import initial_state, run_input, step
 from model.readings import DRAFT, parse_reading
 from model.verdict import fold
 from model.wire import parse_events
-from properties.explore import explore, step_leaves
+from properties.search.explore import explore, step_leaves
 
 from wirekit import RF, RS, delta, snap  # noqa: E402
 

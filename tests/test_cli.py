@@ -775,7 +775,7 @@ def test_explore_vocabulary_file_fills_the_rest_from_the_exploration_vocabulary(
     """A partial vocabulary narrows explore's own small world (it used to widen it with the
     run's larger defaults)."""
     import json as _json
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
     voc = tmp_path / "voc.json"
     voc.write_text('{"activityIds": ["act-1"]}', encoding="utf-8")
     code, out, _ = cli(capsys, "explore", "--depth", "3", "--json", "--vocabulary", voc)
@@ -832,7 +832,7 @@ def test_vocabulary_error_subprocess_has_no_traceback(tmp_path):
 def test_default_vocabularies_round_trip_through_a_file(tmp_path, capsys):
     from activity_check.cli import read_vocabulary
     from model.producer import DEFAULT_VOCABULARY
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
 
     for name, vocab in (("run", DEFAULT_VOCABULARY), ("explore", EXPLORE_VOCABULARY)):
         voc = tmp_path / f"{name}.json"
@@ -1208,7 +1208,7 @@ def test_explore_json_is_the_report_s_to_json(capsys):
     """``explore --json`` prints :meth:`ExploreReport.to_json` as the command line dumps JSON,
     for every reading at once and for one reading."""
     from model.readings import parse_reading
-    from properties.explore import explore
+    from properties.search.explore import explore
 
     code, out, _ = cli(capsys, "explore", "--depth", "3", "--json")
     every = explore(depth=3, reading=None)
@@ -1319,14 +1319,15 @@ def test_the_pipeline_exports_a_failed_property_check(tmp_path, monkeypatch):
     """When a property check fails, its finding is in the result and the summary (first, with
     its files under ``propertyChecks``) and :func:`write_run` writes it under the id the summary
     gives (a mutant stands in for the reference consumer)."""
-    import properties.zoo as zoo
+    import model.consumers as consumers_module
+    from properties.zoo import MUTANT_BY_NAME
     from hypothesis.configuration import set_hypothesis_home_dir
 
     from counterexamples.findings import PropertyFinding, load_finding
     from counterexamples.pipeline import RunConfig, run_pipeline, write_run
 
     _in_a_storage_aside(tmp_path, monkeypatch)
-    monkeypatch.setattr(zoo, "REFERENCE", zoo.MUTANT_BY_NAME["crashes-on-empty-patch"])
+    monkeypatch.setattr(consumers_module, "REFERENCE", MUTANT_BY_NAME["crashes-on-empty-patch"])
     try:
         # 500 examples and 10 events, the defaults: each widening of the generation (steps, tool
         # calls, surface kinds, edge patches) makes an empty patch rarer in a short trace, and a

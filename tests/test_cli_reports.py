@@ -33,7 +33,7 @@ def test_questions_without_out_lists_no_file_it_did_not_write(rows_depth_2, tmp_
     """Plain ``questions`` writes nothing, so its witness column names no file; its last line
     says where ``--out`` would put them. With ``--out`` every path the column gives exists."""
     import properties.questions as Q
-    from counterexamples.questions_report import not_written_note, witness_files
+    from counterexamples.report.questions_page import not_written_note, witness_files
     monkeypatch.setattr(Q, "settle", lambda depth: rows_depth_2)
     monkeypatch.chdir(tmp_path)
     assert len(witness_files(rows_depth_2)) >= 3  # the table has witnesses to talk about
@@ -61,7 +61,7 @@ def test_questions_without_out_lists_no_file_it_did_not_write(rows_depth_2, tmp_
 def test_explore_text_is_the_same_bytes_whatever_the_wall_time(monkeypatch, capsys):
     """Two searches that differ only in how long they took print the same text; ``--timings``
     adds the time (text) and the member ``seconds`` (JSON), which plain JSON does not have."""
-    import properties.explore as E
+    import properties.search.explore as E
     real = E.explore(depth=2, reading=None, workers=1)
     runs = iter([dataclasses.replace(real, seconds=s) for s in (0.25, 7.5, 0.5, 1.25, 2.0)])
     monkeypatch.setattr(E, "explore", lambda **kw: next(runs))
@@ -82,7 +82,7 @@ def test_explore_text_is_the_same_bytes_whatever_the_wall_time(monkeypatch, caps
 def test_explore_text_is_the_same_bytes_whatever_the_number_of_workers(monkeypatch, capsys):
     """How many processes expanded the levels is a fact of the run, like its time: the text
     names it only with ``--timings``, so the output is the same for any ``--workers``."""
-    import properties.explore as E
+    import properties.search.explore as E
     real = E.explore(depth=2, reading=None, workers=1)
     runs = iter([dataclasses.replace(real, workers=w) for w in (1, 2, 2)])
     monkeypatch.setattr(E, "explore", lambda **kw: next(runs))
@@ -173,7 +173,7 @@ def test_lint_refuses_a_document_that_is_no_stream_in_replays_words(tmp_path, ca
     """``lint`` refuses a document none of whose elements has a type with ``replay``'s
     wording (file, line, event index, the first element's fault and its JSON path), only the
     forms it reads being longer."""
-    from counterexamples.lint_io import STREAM_FORMS
+    from counterexamples.lint.inputs import STREAM_FORMS
     path = tmp_path / "x.json"
     path.write_text(text, encoding="utf-8")
     code, _, err = _run(capsys, "lint", str(path))
@@ -237,7 +237,7 @@ def test_export_jsonl_quotes_the_recorded_trace(tmp_path, capsys):
               {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "T",
                "content": {"n": 2}, "replace": False, "metadata": {"k": 1}}]
     from counterexamples.findings import ambiguity_finding
-    from properties.ambiguity import Witness, splits_of
+    from properties.search.ambiguity import Witness, splits_of
     typed = parse_events(events)
     finding = ambiguity_finding(Witness("Q1", tuple(typed), splits_of(typed)["Q1"]),
                                 shrink=False)

@@ -8,8 +8,8 @@ import networkx as nx
 from activity_check.cli import main
 import pytest
 
-from properties.ambiguity import splits_of
-from properties.explore import (PRODUCER_READINGS, explore, shortest_distinguishing,
+from properties.search.ambiguity import splits_of
+from properties.search.explore import (PRODUCER_READINGS, explore, shortest_distinguishing,
                                 shortest_trace_to, state_graph, step_splits, trace_to)
 from properties.zoo import MUTANT_BY_NAME
 from model.readings import DRAFT
@@ -90,7 +90,7 @@ def test_explore_cli(tmp_path, capsys):
 def test_explore_cli_writes_no_graph_after_an_interrupted_search(tmp_path, capsys, monkeypatch):
     """A search stopped by Ctrl-C (or SIGTERM) prints its report and then stops: the graph,
     a minute or more at the default bound, is not written (from the third review)."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
 
     def interrupted(**kwargs):
         report = explore(**{**kwargs, "depth": 1})
@@ -237,7 +237,7 @@ def test_graph_query_shortest_trace_to_a_state_class():
 @pytest.fixture
 def ctrl_c_after_30_beliefs(monkeypatch):
     """Ctrl-C arrives while the search computes its 30th producer belief."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     calls = []
     real_advance = explore_module.advance
 
@@ -250,7 +250,7 @@ def ctrl_c_after_30_beliefs(monkeypatch):
 
 
 def test_an_interrupt_stops_the_search_with_a_report(ctrl_c_after_30_beliefs):
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     r = explore_module.explore(depth=4, reading=None)
     assert r.stopped_by == "interrupted" and not r.complete
     assert 1 < r.states < 30 and len(r.parents) == r.states  # what it had, consistent
@@ -443,7 +443,7 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
     every transition, is the one recorded when every outcome is computed afresh. (The synthetic
     properties alone consult few knobs, so a key or a knob test too coarse shows here; with the
     whole catalogue, the knobs its other checks consult would hide it.)"""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     real_record = explore_module._record
 
     def run(share: bool) -> list:
@@ -513,7 +513,7 @@ def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
     treats one id's spelling specially is caught whatever the vocabulary: a list's only id
     included (a permutation of the vocabulary's own ids would leave it as it is)."""
     import dataclasses
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from properties.catalogue import PROPERTY_BY_ID
     plant_act_1_decider(monkeypatch)
     p37 = (PROPERTY_BY_ID["P37-ids-opaque"],)
@@ -601,7 +601,7 @@ def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
     """P11 covers deltas as well as snapshots: a settle that moves a delta's message to the
     front (untouched messages keep their relative order, so P40 alone would not see it) is
     reported, on the shortest trace that shows it."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from model.consumer import PUT, StepResult, settle
     from model.events import ActivityDelta
     from properties.catalogue import PROPERTY_BY_ID

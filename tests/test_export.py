@@ -1,4 +1,4 @@
-"""Exports of findings (counterexamples/export.py and ``activity-check export``).
+"""Exports of findings (counterexamples/report/export.py and ``activity-check export``).
 
 One ``activity-check run --examples 200`` per module provides the ambiguity findings; two
 property findings are written next to them from zoo mutants (the run's reference consumer breaks
@@ -19,14 +19,14 @@ import jsonschema
 import pytest
 
 from activity_check.cli import main
-from counterexamples.export import (FORMATS, ITF_SCHEMA, ITF_VARS, export, load_finding,
+from counterexamples.report.export import (FORMATS, ITF_SCHEMA, ITF_VARS, export, load_finding,
                                     reading_of_class, to_itf, to_json, to_jsonl, to_mermaid,
                                     to_pytest)
 from counterexamples.findings import (AmbiguityFinding, PeerDivergenceFinding, PropertyFinding,
                                       property_finding, write_finding)
 from model.json_values import freeze
 from model.wire import load_trace, parse_events, parse_trace_text
-from properties.machines import check_trace_properties
+from properties.search.machines import check_trace_properties
 from properties.zoo import MUTANT_BY_NAME
 
 PROPERTY_CASES = {

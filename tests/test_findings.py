@@ -17,7 +17,7 @@ from counterexamples.findings import (ANY_READING, FINDING_TYPES, AmbiguityFindi
                                       finding_id, parse_assignment, property_finding)
 from model.readings import describe_assignment
 from model.wire import parse_events
-from properties.machines import check_trace_properties
+from properties.search.machines import check_trace_properties
 from properties.zoo import MUTANT_BY_NAME
 
 RUN = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}

@@ -22,8 +22,8 @@ import jsonschema
 import pytest
 
 from activity_check.cli import main
-from counterexamples import export as export_module
-from counterexamples.export import ITF_SCHEMA, export, to_json, to_jsonl, to_mermaid, to_pytest
+import counterexamples.report.export as export_module
+from counterexamples.report.export import ITF_SCHEMA, export, to_json, to_jsonl, to_mermaid, to_pytest
 from counterexamples.findings import (AmbiguityFinding, PeerDivergenceFinding, PropertyFinding,
                                       VerdictClassEntry)
 from model.text import CUT_NOTE, visible

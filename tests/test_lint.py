@@ -1,4 +1,4 @@
-"""``lint`` (issue 22): the engine over the producer monitor (counterexamples/lint.py).
+"""``lint`` (issue 22): the engine over the producer monitor (counterexamples/lint/linter.py).
 
 Every violation of a stream with clause, keyword, severity, index and pointer; end-of-stream
 violations; malformed, undecodable and unrecognised events reported and the rest still checked;
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from counterexamples.lint import (
+from counterexamples.lint.linter import (
     FAIL_ON, LINT_KINDS, PENDING_CLAUSES, LintReport, StreamEntry, _PAYLOAD_ONLY, clause_of,
     clauses_checked, json_path_to_pointer, lint_stream, lint_wire, producer_readings,
     severity_of,
 )
-from counterexamples.lint_pytest import assert_conformant
+from counterexamples.lint.pytest_helper import assert_conformant
 from model.clauses import UnknownClauseError, registry
 from model.events import Malformed, TextMessageContent, ToolCallArgs
 from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, UNKNOWN_ROLE_TEXT_START_WIRE,

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from activity_check import cli
-from counterexamples.lint_io import (DEFAULT_RUN_INPUT, decode_event, fetch_stream,
+from counterexamples.lint.inputs import (DEFAULT_RUN_INPUT, decode_event, fetch_stream,
                                      parse_stream_text, read_stream)
 from model.wire import TraceFormatError
 from wirekit import RF, RS, delta, snap
@@ -124,7 +124,8 @@ def test_the_ag_ui_encoders_stream_is_read_back_and_judged(lint, tmp_path):
 
 def test_the_parsers_choices_are_the_apis():
     from activity_check import cmd_lint
-    from counterexamples import lint as engine, lint_formats
+    import counterexamples.lint.formats as lint_formats
+    import counterexamples.lint.linter as engine
     assert cmd_lint.FORMATS == lint_formats.FORMATS
     assert cmd_lint.FAIL_ON == engine.FAIL_ON
 

@@ -15,9 +15,9 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from counterexamples.lint import lint_stream
-from counterexamples.lint_formats import FORMATS, SARIF_SCHEMA_PATH, render, to_sarif
-from counterexamples.lint_io import parse_stream_text
+from counterexamples.lint.linter import lint_stream
+from counterexamples.lint.formats import FORMATS, SARIF_SCHEMA_PATH, render, to_sarif
+from counterexamples.lint.inputs import parse_stream_text
 
 pytest.importorskip("ag_ui_validate", reason="ag-ui-validate (the dev extra) is not installed")
 

@@ -9,8 +9,8 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from counterexamples.lint import StreamEntry, clauses_checked, lint_stream, lint_wire
-from counterexamples.lint_formats import (FORMATS, REPORT_SCHEMA_PATH, SARIF_SCHEMA_PATH,
+from counterexamples.lint.linter import StreamEntry, clauses_checked, lint_stream, lint_wire
+from counterexamples.lint.formats import (FORMATS, REPORT_SCHEMA_PATH, SARIF_SCHEMA_PATH,
                                           SARIF_SCHEMA_URI, render, to_junit, to_sarif)
 from wirekit import RF, RS, delta, snap
 

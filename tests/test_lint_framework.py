@@ -18,9 +18,9 @@ from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel  # noqa: E402
 from pydantic_ai.ui.ag_ui import AGUIAdapter  # noqa: E402
 
-from counterexamples.lint import lint_stream  # noqa: E402
-from counterexamples.lint_io import parse_stream_text  # noqa: E402
-from counterexamples.lint_pytest import assert_conformant  # noqa: E402
+from counterexamples.lint.linter import lint_stream  # noqa: E402
+from counterexamples.lint.inputs import parse_stream_text  # noqa: E402
+from counterexamples.lint.pytest_helper import assert_conformant  # noqa: E402
 from model.readings import DRAFT  # noqa: E402
 from model.verdict import evaluate  # noqa: E402
 from model.wire import parse_event  # noqa: E402

@@ -1,4 +1,4 @@
-"""The stateful machines' random share (``properties.machines.consumer_machine(random_share=)``):
+"""The stateful machines' random share (``properties.search.machines.consumer_machine(random_share=)``):
 share 0 draws no random-surface event (none counted, the strategy never called), a positive share
 draws them only while a run is active and more often the smaller the share, a negative share is
 refused; the zoo benchmark's ``--random-share`` option reaches the machines and its JSON reports
@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-import properties.machines as machines
-from properties.machines import RANDOM_SHARE, consumer_machine, run_machine
-from properties.zoo import MUTANT_BY_NAME, REFERENCE
+import properties.search.machines as machines
+from properties.search.machines import RANDOM_SHARE, consumer_machine, run_machine
+from properties.zoo import MUTANT_BY_NAME
+from model.consumers import REFERENCE
 from test_properties import _load_benchmark
 
 

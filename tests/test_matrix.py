@@ -1,4 +1,4 @@
-"""The conformance matrix (``counterexamples.matrix``, ``activity-check peer matrix``): the JSON
+"""The conformance matrix (``counterexamples.peers.matrix``, ``activity-check peer matrix``): the JSON
 document, its Markdown and HTML (parsed with the standard library's HTML parser), the output
 directory and the command line. Most tests use the peers that need no Node (the reference model
 and the Python ag-ui-protocol models); one runs a Node peer and skips without it."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from activity_check.cli import main
-from counterexamples import matrix as M
+import counterexamples.peers.matrix as M
 from model.readings import DRAFT, KNOBS
 
 SMALL = {"stateful": 4, "bfs_depth": 2, "max_findings": 3}  # depth 2 reaches SUBAGENT_STARTED

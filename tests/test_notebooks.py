@@ -16,7 +16,7 @@ nbclient = pytest.importorskip("nbclient", reason=_MISSING.format("nbclient"))
 pytest.importorskip("ipykernel", reason=_MISSING.format("ipykernel"))
 pytest.importorskip("matplotlib", reason=_MISSING.format("matplotlib"))
 
-from counterexamples.peers import node_peer_ready  # noqa: E402
+from counterexamples.peers.adapter import node_peer_ready
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK_DIR = os.path.join(ROOT, "notebooks")
@@ -285,9 +285,9 @@ def test_sweep_helpers():
     """split_path, split_slice, draw_slice, split_finding and verdicts_markdown on one sweep."""
     import matplotlib
     matplotlib.use("Agg")
-    from counterexamples.walkthrough import (draw_slice, split_finding, split_path, split_slice,
+    from counterexamples.report.walkthrough import (draw_slice, split_finding, split_path, split_slice,
                                              verdicts_markdown)
-    from properties.explore import explore, state_graph, trace_to
+    from properties.search.explore import explore, state_graph, trace_to
     report = explore(4, reading=None, properties=(), keep_edges=True)
 
     sp = split_path(report, "Q4")
@@ -314,7 +314,7 @@ def test_sweep_helpers():
 
 
 def test_theme_traces_pick_the_knobs():
-    from counterexamples.walkthrough import theme_traces
+    from counterexamples.report.walkthrough import theme_traces
     ids = list(theme_traces(None, ["Q4"]))
     assert ids and all(i.startswith(("AMB-Q4-", "probe-Q4")) for i in ids)
     assert not any("opener" in i for i in ids)
@@ -323,7 +323,7 @@ def test_theme_traces_pick_the_knobs():
 
 def test_option_helpers():
     """options_markdown on a consumer row and a producer row; recorded_peers_markdown."""
-    from counterexamples.walkthrough import options_markdown, recorded_peers_markdown
+    from counterexamples.report.walkthrough import options_markdown, recorded_peers_markdown
     from model.wire import parse_events
     from properties.questions import option_outcomes
     trace = parse_events([

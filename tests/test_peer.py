@@ -2,7 +2,7 @@
 the knob table, shrinking of divergences, the ``peer`` commands, the pytest plugin, and the
 ``@ag-ui/client`` 1.0.0 adapter in both modes.
 
-The reference model behind the protocol (``counterexamples.model_adapter``) must agree with
+The reference model behind the protocol (``counterexamples.peers.model_adapter``) must agree with
 ``draft`` on every trace, and with the reading it is started under otherwise. Broken adapters
 (crash, hang, garbage, refusal, a malformed answer, a program that exits at once) must cost one
 trace each, never the run. The Node tests assert the classes observed for every corpus trace and
@@ -22,17 +22,18 @@ import pytest
 
 from activity_check.cli import main
 from counterexamples.findings import PeerDivergenceFinding, load_finding
-from counterexamples import peers
-from counterexamples.peers import (
-    AdapterProcess, AdapterSpec, PeerError, PeerTrace, Reply, check_peer, classify,
-    corpus_traces, divergence_clauses, first_divergence, generated_traces, knob_table,
-    load_traces, locate_divergence, node_peer_ready, probe_traces, resolve_adapter, search_peer,
-    shrink_divergence,
-)
+import counterexamples.peers.divergence as peer_divergence
+from counterexamples.peers.adapter import AdapterProcess, AdapterSpec, PeerError, Reply, node_peer_ready, resolve_adapter
+from counterexamples.peers.traces import PeerTrace, corpus_traces, load_traces
+from counterexamples.peers.check import check_peer
+from counterexamples.peers.classify import classify, knob_table
+from counterexamples.peers.divergence import divergence_clauses, first_divergence, locate_divergence, shrink_divergence
+from counterexamples.peers.generate import generated_traces, probe_traces
+from counterexamples.peers.search import search_peer
 from model.wire import parse_events
 
 PY = sys.executable
-MODEL = f"{PY} -m counterexamples.model_adapter"
+MODEL = f"{PY} -m counterexamples.peers.model_adapter"
 NODE_REASON = node_peer_ready()
 needs_node = pytest.mark.skipif(NODE_REASON is not None,
                                 reason=f"@ag-ui/client adapter unavailable: {NODE_REASON}")
@@ -138,7 +139,7 @@ def test_model_adapter_agrees_with_draft_on_generated_traces_and_probes():
 
 def test_classify_compares_only_what_the_answer_reports():
     events = PeerTrace.of("t", [RUN, snap(), delta(patch=[{"op": "remove", "path": "/x"}])])
-    from counterexamples.peers import Reply
+    from counterexamples.peers.adapter import Reply
     answer = {"messages": [{"id": "act-1", "role": "activity", "activityType": "PLAN",
                             "content": {"n": 0}}], "fatal": None, "warnings": None,
               "runInput": None}
@@ -166,7 +167,7 @@ FIVE = [t for t in corpus_traces() if t.id in ("FC-08", "FC-09", "FC-10", "FC-11
     ("--garbage-on", "FC-09", "garbage", "answer is not JSON"),
 ])
 def test_a_broken_adapter_costs_one_trace_and_the_run_goes_on(hook, victim, kind, words):
-    spec = AdapterSpec("broken", (PY, "-m", "counterexamples.model_adapter", hook, victim),
+    spec = AdapterSpec("broken", (PY, "-m", "counterexamples.peers.model_adapter", hook, victim),
                        "broken")
     with AdapterProcess(spec, timeout=1.0) as adapter:
         report = check_peer(adapter, FIVE)
@@ -384,7 +385,7 @@ ROOT_ARRAY = {"op": "replace", "path": "", "value": []}
 
 Q7_FATAL_FORGETS = (
     "import json, sys\n"
-    "from counterexamples.model_adapter import answer\n"
+    "from counterexamples.peers.model_adapter import answer\n"
     "from model.readings import parse_reading\n"
     "reading = parse_reading('Q7=fatal')\n"
     "for line in sys.stdin:\n"
@@ -685,7 +686,7 @@ def _canonical(events):
 def _pytest(*args, cwd):
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     return subprocess.run([PY, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           "-q", "--pyargs", "counterexamples.peer_suite", *args],
+                           "-q", "--pyargs", "counterexamples.peers.suite", *args],
                           capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
@@ -728,7 +729,9 @@ def test_pytest_plugin_reports_the_reducer_divergence(tmp_path):
 
 
 def test_knob_table_statuses():
-    from counterexamples.peers import Classification, Reply, TraceResult
+    from counterexamples.peers.classify import Classification
+    from counterexamples.peers.adapter import Reply
+    from counterexamples.peers.check import TraceResult
     t = PeerTrace.of("t", [RUN])
 
     def result(name, matches, kind="reading"):
@@ -787,7 +790,7 @@ def test_recorded_peer_behaviour_matches_what_the_adapter_shows(mode):
 
 OVERWRITE = (
     "import json, sys\n"
-    "from counterexamples.model_adapter import answer\n"
+    "from counterexamples.peers.model_adapter import answer\n"
     "for line in sys.stdin:\n"
     "    r = json.loads(line)\n"
     "    events = [dict(e) for e in r['events']]\n"
@@ -904,7 +907,7 @@ def test_close_ends_processes_the_adapter_left_behind(tmp_path):
     script = tmp_path / "spawner.py"
     script.write_text(
         "import json, subprocess, sys\n"
-        "from counterexamples.model_adapter import answer\n"
+        "from counterexamples.peers.model_adapter import answer\n"
         f"child = subprocess.Popen(['sleep', '1000'])\n"
         f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
         "for line in sys.stdin:\n"
@@ -1125,7 +1128,7 @@ class CountingAdapter:
         self.batches = 0
 
     def request_many(self, items):
-        from counterexamples.model_adapter import answer
+        from counterexamples.peers.model_adapter import answer
         self.batches += 1
         replies = []
         for events, state, label in items:
@@ -1152,7 +1155,7 @@ def test_the_first_divergent_event_is_found_by_bisection(diverge_at):
     adapter = CountingAdapter(diverge_at)
     index, classification = first_divergence(adapter, trace)
     assert index == diverge_at and classification.kind == "divergence"
-    assert adapter.batches <= 3 and adapter.prefixes <= 3 * peers.PREFIX_SAMPLES, (
+    assert adapter.batches <= 3 and adapter.prefixes <= 3 * peer_divergence.PREFIX_SAMPLES, (
         adapter.batches, adapter.prefixes)
 
 
@@ -1190,7 +1193,7 @@ def test_a_long_divergent_trace_shrinks_in_seconds(tmp_path, capsys):
 def test_joint_inference_determines_a_knob_no_single_trace_separates():
     """The @ag-ui/client Q10 case: one trace is explained by Q8=self-revoking with Q10=held, or
     by Q8=keep with Q11=move; another fixes Q8=self-revoking; jointly Q10=held."""
-    from counterexamples.peers import joint_readings
+    from counterexamples.peers.classify import joint_readings
     evidence = [("a", [{"Q8": "self-revoking", "Q10": "held"}, {"Q8": "keep", "Q11": "move"}]),
                 ("b", [{"Q8": "self-revoking"}]),
                 ("any", [{}]),  # agrees with every reading: says nothing
@@ -1213,7 +1216,7 @@ def test_joint_inference_determines_a_knob_no_single_trace_separates():
 
 CAUSE_AND_METADATA = (
     "import json, sys\n"
-    "from counterexamples.model_adapter import answer\n"
+    "from counterexamples.peers.model_adapter import answer\n"
     "for line in sys.stdin:\n"
     "    out = answer(json.loads(line))\n"
     "    for m in out.get('messages', []):\n"
@@ -1281,9 +1284,9 @@ def test_peer_search_vocabulary_and_coverage(tmp_path, capsys):
     assert report["counts"]["divergence"] == 0 and report["firstDivergence"] is None
     traces, _ = generated_traces(0, 6, 2, vocabulary=None)
     assert not any("zz-1" in json.dumps(t.wire) for t in traces)
-    from counterexamples.peers import generation_parts
+    from counterexamples.peers.generate import generation_parts
     from model.producer import DEFAULT_VOCABULARY, load_vocabulary
-    from properties.explore import EXPLORE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
     v = json.loads(vocabulary.read_text())
     parts = list(generation_parts(0, 6, 2, vocabulary=load_vocabulary(v, DEFAULT_VOCABULARY),
                                   bfs_vocabulary=load_vocabulary(v, EXPLORE_VOCABULARY)))

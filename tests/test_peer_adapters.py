@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from counterexamples.matrix import MATRIX_PEERS, peer_ready, resolve_matrix_adapter
-from counterexamples.peers import PEERS_DIR, AdapterProcess, PeerTrace, classify
+from counterexamples.peers.matrix import MATRIX_PEERS, peer_ready, resolve_matrix_adapter
+from counterexamples.peers.adapter import PEERS_DIR, AdapterProcess
+from counterexamples.peers.traces import PeerTrace
+from counterexamples.peers.classify import classify
 from model.codes import CODES, WARNING
 from wirekit import RS, delta, snap
 

@@ -24,8 +24,9 @@ from model.verdict import Verdict, evaluate, verdict_key
 import properties.catalogue as catalogue
 from properties.catalogue import (MUST_PROPERTIES, PROPERTIES, PROPERTY_BY_ID, SCOPES, Property,
                                   PropertyDeclarationError, PropertyRegistry)
-from properties.machines import check_trace_properties, consumer_machine, run_machine
-from properties.zoo import MUTANT_BY_NAME, MUTANTS, REFERENCE
+from properties.search.machines import check_trace_properties, consumer_machine, run_machine
+from properties.zoo import MUTANT_BY_NAME, MUTANTS
+from model.consumers import REFERENCE
 from wirekit import RF, delta, snap, trace
 
 SKIPPED = "P32-readings-agree"
@@ -648,7 +649,7 @@ def test_a_consumer_that_raises_only_on_the_variant_input_violates_the_relationa
     that handles the event itself but raises on the variant changed what the step did: the
     property fires and names the exception, instead of the exception stopping the engine."""
     from model.consumer import step as reference_step
-    from properties.zoo import Consumer
+    from model.consumers import Consumer
 
     def raises_on(predicate):
         def step_fn(state, event, reading):
@@ -688,7 +689,7 @@ def _transitions_of_adversarial_explorations():
     """Every transition (with a restep) that single-reading adversarial explorations check:
     conformant and non-conformant input, under the draft and under each preset, for the
     reference consumer and for the mutants that break a step property."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from model.readings import PRESETS
     seen = []
     real = explore_module.check_transition

@@ -10,7 +10,7 @@ from properties.questions import QUESTIONS, settle, settled_count
 @pytest.fixture(scope="module")
 def sweep():
     """The depth-4 all-readings sweep, run once for the module: the table's and the engines'."""
-    from properties.explore import explore
+    from properties.search.explore import explore
     return explore(depth=4, reading=None, properties=())
 
 
@@ -121,7 +121,7 @@ def test_h1_q15_and_q23_need_five_events():
     from dataclasses import replace
     from model.readings import DRAFT
     from model.verdict import evaluate
-    from properties.explore import EXPLORE_VOCABULARY, explore
+    from properties.search.explore import EXPLORE_VOCABULARY, explore
     small = replace(EXPLORE_VOCABULARY, activity_ids=("act-1",), activity_types=("PLAN",),
                     patches=(("set-n", ({"op": "replace", "path": "/n", "value": 2},)),),
                     metadata=(None,), replace_flags=(None,))
@@ -226,7 +226,7 @@ def test_questions_command_json_text_and_html(tmp_path, capsys, monkeypatch, swe
     the sweep already run; the rest of the table is computed by the command.)"""
     import json
     from html.parser import HTMLParser
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from activity_check.cli import main
     real, asked = explore_module.explore, []
 
@@ -317,8 +317,8 @@ def test_bfs_and_smt_distinguish_agree_on_every_fragment_knob(sweep):
 def test_an_interrupted_sweep_gives_no_table(monkeypatch):
     """A Ctrl-C (or a SIGTERM, which unwinds as one) during the sweep stops ``settle``: the
     partial sweep is not taken for "no split" (it would settle questions as form C)."""
-    import properties.explore as explore_module
-    from properties.bfs import Search
+    import properties.search.explore as explore_module
+    from properties.search.bfs import Search
     from properties.questions import settle
     real = explore_module.explore
 

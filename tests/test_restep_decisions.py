@@ -7,8 +7,8 @@ from model.consumer import HALT, settle
 from model.producer import advance, moves
 from model.readings import DRAFT
 from properties.catalogue import PROPERTY_BY_ID
-from properties.explore import EXPLORE_VOCABULARY, MoveTable, SingleSystem, explore
-from properties.zoo import REFERENCE
+from properties.search.explore import EXPLORE_VOCABULARY, MoveTable, SingleSystem, explore
+from model.consumers import REFERENCE
 from test_explore import plant_act_1_decider
 from test_sweep_checks import _settles
 
@@ -109,7 +109,7 @@ def test_the_renamed_tree_memo_changes_no_report(monkeypatch):
     """The sweep with P37's renamed-tree memo off (every check reads the decisions one at a
     time) prints the same report, every reading and adversarial, and the memo answers most
     checks."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     calls = []
     real = explore_module._Restep.renamed_alike
 
@@ -132,7 +132,7 @@ def test_states_with_one_focus_have_one_renamed_focus():
     same focus for the renamed event, for every (state, event) a depth-4 sweep decides on a
     focus."""
     from model.consumer import focus_fields
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from properties.catalogue import PROPERTIES
     system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     explore_module.search(system, 4)

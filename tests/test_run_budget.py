@@ -35,7 +35,7 @@ def storage_aside(tmp_path, monkeypatch):
 
 
 class _Spy:
-    """Stands in for :func:`properties.explore.explore` and records the arguments; returns the
+    """Stands in for :func:`properties.search.explore.explore` and records the arguments; returns the
     real search's report for the same arguments."""
 
     def __init__(self, real):
@@ -58,7 +58,7 @@ def test_a_tiny_budget_stops_generation_but_not_the_bfs(storage_aside, monkeypat
     built at that depth, and the knobs the BFS reaches get the same finding ids as with no
     budget at all (the seed's traces are the same, so only the budget differs); the summary
     ends with the settlement table."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from counterexamples.pipeline import RunConfig, run_pipeline
 
     spy = _Spy(explore_module.explore)
@@ -85,7 +85,7 @@ def test_an_interrupted_bfs_stops_the_run(storage_aside, monkeypatch):
     ``stopped_by="interrupted"``) stops the run: the pipeline raises KeyboardInterrupt instead
     of building the settlement table, which would run the whole sweep again and swallow the
     signal (a SIGTERM then exited 0 with a complete output)."""
-    import properties.explore as explore_module
+    import properties.search.explore as explore_module
     from counterexamples.pipeline import RunConfig, run_pipeline
 
     real = explore_module.explore
@@ -129,7 +129,7 @@ def test_the_bound_is_in_the_help(capsys, monkeypatch):
 
 SIGTERM_DURING_BFS = r"""
 import os, signal, sys, time
-import properties.explore as explore_module
+import properties.search.explore as explore_module
 real = explore_module.explore
 
 def explore(**kwargs):

@@ -6,7 +6,7 @@ from model.verdict import evaluate
 from counterexamples.shrink import canonical_names, ddmin, is_one_minimal
 from model.producer import check_trace
 from model.wire import dump_jsonl, parse_trace_text
-from properties.ambiguity import search_ambiguities, splits_knob
+from properties.search.ambiguity import search_ambiguities, splits_knob
 
 
 def test_same_seed_same_witnesses():
@@ -78,7 +78,7 @@ def test_every_finding_states_a_true_split_in_its_context():
 
 
 def _finding_of(knob, text):
-    from properties.ambiguity import Witness, splits_of
+    from properties.search.ambiguity import Witness, splits_of
     events = parse_trace_text(text).events
     assert check_trace(events) == []
     return ambiguity_finding(Witness(knob, events, splits_of(events)[knob]))
@@ -142,7 +142,7 @@ def test_minimise_reaches_a_fixpoint():
 
 
 def test_an_exhaustive_witness_is_kept_over_any_seeded_one():
-    from properties.ambiguity import SearchReport, merge_witnesses
+    from properties.search.ambiguity import SearchReport, merge_witnesses
     seeded = parse_trace_text(
         '{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n'
         '{"type":"ACTIVITY_SNAPSHOT","messageId":"a","activityType":"A","content":{}}\n'
@@ -170,7 +170,7 @@ def test_shrinking_never_merges_options_the_witness_tells_apart():
     """Every option of the knob keeps its own verdict on the shrunk witness, as seen with and
     without warnings (a peer that reports none must still see what the witness showed)."""
     from model.verdict import context_of, split_readings
-    from properties.ambiguity import option_classes
+    from properties.search.ambiguity import option_classes
     report = search_ambiguities(seed=0, examples=300)
     for knob, witness in report.witnesses.items():
         base = split_readings(witness.pair, knob)[0]

@@ -4,7 +4,7 @@ The heart is cross-validation: every witness Z3 returns is replayed in lock step
 executable model inside the queries (a difference raises CrossCheckError); here, in addition,
 Z3's answers (sat with the shortest length, or unsat) are compared with an exhaustive
 enumeration of the same abstract alphabet on the executable model, and the shortest
-distinguishing lengths with the breadth-first search of properties.explore.
+distinguishing lengths with the breadth-first search of properties.search.explore.
 """
 import json
 import random
@@ -16,7 +16,7 @@ from activity_check.cli import main
 from model.producer import check_trace
 from model.readings import DRAFT, KNOBS, PRESETS, Reading, parse_reading
 from model.verdict import evaluate
-from properties.explore import shortest_distinguishing
+from properties.search.explore import shortest_distinguishing
 from properties.smt import queries as q
 from properties.smt.checks import PROOF_PROPERTIES, RULES, SHAPES, SITUATIONS
 from properties.smt.encoding import STEP_BRANCH_IDS, Unrolling

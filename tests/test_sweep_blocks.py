@@ -1,4 +1,4 @@
-"""The all-readings sweep's block expansion (``properties.sweep_blocks``) against the per-leaf
+"""The all-readings sweep's block expansion (``properties.search.blocks``) against the per-leaf
 loop it replaces (``SweepSystem.blocks = False``): chunk by chunk, the same successors (keys,
 nodes, halted), moves, findings (in the sequential order: key, cost, place, payload) and memo
 tables, on the whole catalogue, on properties that fire under some readings only (so that the
@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import properties.explore as explore_module
-from properties.bfs import LocalEngine, search
+import properties.search.explore as explore_module
+from properties.search.bfs import LocalEngine, search
 from properties.catalogue import PROPERTIES
-from properties.explore import EXPLORE_VOCABULARY, SweepSystem
+from properties.search.explore import EXPLORE_VOCABULARY, SweepSystem
 from tests.test_explore import _reading_dependent_properties
 
 
@@ -75,7 +75,7 @@ def test_the_mirrors_resolve_most_leaves_of_a_warm_sweep(monkeypatch):
     almost no leaf to the per-leaf path (only those whose outcome needs the class's forked
     readings: ``SweepCache.class_outcome``; its splits are not recorded again: the split costs
     are kept)."""
-    from properties import sweep_blocks
+    import properties.search.blocks as sweep_blocks
     slow = []
     real = sweep_blocks.BlockTables._slow
 
@@ -106,7 +106,7 @@ def test_a_check_key_packs_its_fields_apart_and_refuses_what_does_not_fit():
     step key and the view field come back out of it, the state sits in the low bits, equal
     fields give equal keys and any differing field a different one; a field past its bits
     raises rather than wrapping."""
-    from properties.sweep_blocks import (CHECK_STEP_MASK, CHECK_VIEW_SHIFT, check_key,
+    from properties.search.blocks import (CHECK_STEP_MASK, CHECK_VIEW_SHIFT, check_key,
                                          check_key_state)
     key = check_key(3, 41_234, 417, 2, True)
     assert check_key_state(key) == 41_234

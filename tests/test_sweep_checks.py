@@ -3,13 +3,13 @@ baseline decision is settled only on a marked activity (so :func:`model.consumer
 not test for it), and P37's decisions kept per transition are those read afresh."""
 from __future__ import annotations
 
-import properties.explore as explore_module
+import properties.search.explore as explore_module
 from model.consumer import initial_state, step
 from model.events import ActivitySnapshot, Message, RunStarted
 from model.readings import DRAFT, RecordingReading
 from properties.catalogue import (PROPERTIES, _renamed_event, _renamed_state,
                                   renamed_decision_alike)
-from properties.explore import EXPLORE_VOCABULARY, explore
+from properties.search.explore import EXPLORE_VOCABULARY, explore
 
 
 def _settles(monkeypatch, **kwargs) -> list:

@@ -1,5 +1,5 @@
 """ag-ui-validate's fixture corpus side by side with the model (issue 19, item 5;
-counterexamples/validate_fixtures.py): every fixture through the producer monitor and the draft
+counterexamples/peers/validators.py): every fixture through the producer monitor and the draft
 consumer, each in exactly one of agrees / differs-argued / out-of-scope, and the README's table
 is what the code computes (so it cannot go stale)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from counterexamples import validate_fixtures as vf
+import counterexamples.peers.validators as vf
 
 pytest.importorskip("ag_ui_validate", reason="ag-ui-validate (the dev extra) is not installed")
 

@@ -18,10 +18,11 @@ from model.readings import DRAFT
 from model.verdict import evaluate
 from model.consumer import initial_state, step
 from properties.catalogue import PROPERTIES, PROPERTY_BY_ID
-from properties.explore import EXPLORE_VOCABULARY, explore
-from properties.machines import check_trace_properties
+from properties.search.explore import EXPLORE_VOCABULARY, explore
+from properties.search.machines import check_trace_properties
 from properties.surface import SURFACE_CONTENT, SURFACE_PATCHES, surface_moves
-from properties.zoo import MUTANT_BY_NAME, REFERENCE
+from properties.zoo import MUTANT_BY_NAME
+from model.consumers import REFERENCE
 from wirekit import delta, snap, trace
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ag_ui.core.events import Event
-from counterexamples.model_adapter import requests, write_response
+from counterexamples.peers.model_adapter import requests, write_response
 from model.consumer import initial_state
 from model.readings import DRAFT
 from model.verdict import evaluate

@@ -11,7 +11,7 @@
 * :func:`enumerate_shortest` is the executable counterpart of a query: a breadth-first search of
   the *same* abstract event alphabet, realised and stepped on the executable model, returning a
   shortest trace on which a Python predicate holds (:class:`ReplaySystem` on the one driver,
-  :func:`properties.bfs.search`). Tests use it to confirm Z3's shortest lengths and its unsat
+  :func:`properties.search.bfs.search`). Tests use it to confirm Z3's shortest lengths and its unsat
   answers at small depth.
 
 The Python predicates see one :class:`StepView` per event: the event, each consumer copy's
@@ -31,8 +31,8 @@ from model.consumer import initial_state, run_input, step
 from model.events import Event
 from model.producer import PRODUCER_ONLY_KNOBS, Belief, advance, violations
 from model.readings import DRAFT, KNOB_BY_ID, Reading
-from properties.bfs import Expansion, LocalEngine, TransitionSystem, search
-from properties.bfs_store import Interned, mix, pack_key
+from properties.search.bfs import Expansion, LocalEngine, TransitionSystem, search
+from properties.search.store import Interned, mix, pack_key
 from properties.catalogue import Transition
 from properties.smt.encoding import (CONSUMER_FIELDS, FATALS, PRODUCER_RULES, STEP_BRANCH_IDS,
                                      WARNINGS, Unrolling)
@@ -284,7 +284,7 @@ class Goal:
 
 class ReplaySystem(TransitionSystem):
     """:func:`enumerate_shortest` as a transition system of the one breadth-first driver
-    (:func:`properties.bfs.search`).
+    (:func:`properties.search.bfs.search`).
 
     A node is ``(consumer states, producer belief, producer readings still conformant,
     tracked values)``, each a number of an interned table; a move is a letter of
@@ -419,7 +419,7 @@ def enumerate_shortest(world: World, depth: int, readings: dict,
     """Breadth-first search over the abstract alphabet, stepped on the executable model: for each
     goal, a shortest trace on which it holds at the last event (the first such in the search's
     order: letters in :func:`alphabet`'s order). The search is :class:`ReplaySystem` on the one
-    driver, :func:`properties.bfs.search`.
+    driver, :func:`properties.search.bfs.search`.
 
     Args:
         world: the world (keep it small: the alphabet grows fast).

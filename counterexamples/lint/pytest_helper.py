@@ -1,6 +1,6 @@
 """``assert_conformant``: lint a producer's stream from a producer team's own pytest suite.
 
-    from counterexamples.lint_pytest import assert_conformant
+    from counterexamples.lint.pytest_helper import assert_conformant
 
     def test_my_agent_stream():
         events = list(my_agent.run(...))          # wire dicts, or the SSE body as text
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
 
-from counterexamples.lint import LintReport, lint_stream, lint_wire
+from counterexamples.lint.linter import LintReport, lint_stream, lint_wire
 from model.readings import Reading, parse_reading
 
 __all__ = ["assert_conformant"]
@@ -35,7 +35,7 @@ def assert_conformant(events: Union[str, bytes, Iterable[Any]],
             or ``"never"``.
 
     Returns:
-        The :class:`~counterexamples.lint.LintReport`, when the stream passes.
+        The :class:`~counterexamples.lint.linter.LintReport`, when the stream passes.
 
     Raises:
         AssertionError: listing the violations (and the stream's notes) when it fails.
@@ -43,8 +43,8 @@ def assert_conformant(events: Union[str, bytes, Iterable[Any]],
             text that is no stream at all.
     """
     __tracebackhide__ = True
-    from counterexamples.lint_formats import render
-    from counterexamples.lint_io import parse_stream_text
+    from counterexamples.lint.formats import render
+    from counterexamples.lint.inputs import parse_stream_text
     chosen: Optional[Reading] = parse_reading(reading) if isinstance(reading, str) else reading
     if isinstance(events, (str, bytes)):
         text = events.decode("utf-8") if isinstance(events, bytes) else events

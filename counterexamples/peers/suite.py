@@ -1,7 +1,7 @@
 """The corpus as a ready-made test:
-``pytest --pyargs counterexamples.peer_suite --activity-peer CMD``.
+``pytest --pyargs counterexamples.peers.suite --activity-peer CMD``.
 
-One test per corpus trace (see :mod:`counterexamples.pytest_plugin`, which provides the
+One test per corpus trace (see :mod:`counterexamples.peers.pytest_plugin`, which provides the
 ``activity_trace`` and ``activity_peer`` fixtures); every test skips when no ``--activity-peer`` is
 given.
 """

@@ -4,7 +4,7 @@ Markdown, JSON and one self-contained HTML page, and its witnesses as trace file
 The page (:func:`render_html`) is what a reviewer opens without running anything: the table,
 one row per question (``<tr id="Q11">``, so ``questions.html#Q11`` links to it), then one section
 per question with its form, its witness as a sequence diagram and what each option ends with. A
-diagram is the project's Mermaid export (:func:`counterexamples.export.to_mermaid` of the
+diagram is the project's Mermaid export (:func:`counterexamples.report.export.to_mermaid` of the
 witness as an ambiguity finding, unshrunk) drawn as an inline SVG, with the Mermaid source
 beside it: the page loads nothing (no script, no CDN) and works offline. Each witness is also
 written as a trace file, JSON lines of wire events, the format ``replay`` reads
@@ -130,15 +130,15 @@ def witness_mermaid(row: dict) -> Optional[str]:
     from model.wire import parse_events
     events = parse_events(row["witness"])
     if row["form"] in ("A", "B"):
-        from counterexamples.export import to_mermaid
+        from counterexamples.report.export import to_mermaid
         from counterexamples.findings import ambiguity_finding
-        from properties.ambiguity import Witness
-        from properties.ambiguity import splits_of
+        from properties.search.ambiguity import Witness
+        from properties.search.ambiguity import splits_of
         pair = splits_of(events).get(row["knob"])
         if pair is not None:
             return to_mermaid(ambiguity_finding(Witness(row["knob"], tuple(events), pair),
                                                 shrink=False))
-    from counterexamples.export import _event_label, _mermaid_text
+    from counterexamples.report.export import _event_label, _mermaid_text
     title = _mermaid_text(f"{row['question']}: {row['title']}")
     lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer",
              f"    Note over Producer,Consumer: {title}"]

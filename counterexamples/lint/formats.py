@@ -1,9 +1,9 @@
 """The formats of a lint report: pretty (rich), JSON, JUnit XML and SARIF 2.1.0.
 
 * :func:`to_json`: the report's JSON (schema ``activity-check/lint/1``, documented in the README:
-  :meth:`counterexamples.lint.LintReport.to_json`).
+  :meth:`counterexamples.lint.linter.LintReport.to_json`).
 * :func:`to_junit`: JUnit XML as CI systems read it: one ``testsuite`` per stream, one
-  ``testcase`` per clause checked (:func:`counterexamples.lint.clauses_checked`), a ``failure``
+  ``testcase`` per clause checked (:func:`counterexamples.lint.linter.clauses_checked`), a ``failure``
   for each clause violated at or above ``--fail-on`` (each violation a line of its text), and a
   ``system-out`` for violations below it.
 * :func:`to_sarif`: a SARIF 2.1.0 log (OASIS): one run, one rule per clause checked (id, our
@@ -23,7 +23,7 @@ from xml.etree import ElementTree as ET
 from model.producer import PRODUCER_KNOBS
 from model.readings import describe_assignment
 
-from counterexamples.lint import (LintReport, LintViolation, SEVERITIES, _merged, clause_of,
+from counterexamples.lint.linter import (LintReport, LintViolation, SEVERITIES, _merged, clause_of,
                                   clauses_checked, severity_of, tool_version)
 
 __all__ = ["FORMATS", "to_json", "to_junit", "to_sarif", "render_pretty", "render",
@@ -32,10 +32,12 @@ __all__ = ["FORMATS", "to_json", "to_junit", "to_sarif", "render_pretty", "rende
 FORMATS = ("pretty", "json", "junit", "sarif")
 """The report formats, ``--format``'s choices (pretty first: the default)."""
 
-SARIF_SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schemas", "sarif-2.1.0.json")
+SARIF_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas",
+                                 "sarif-2.1.0.json")
 """The vendored SARIF 2.1.0 JSON schema (see ``schemas/README.md`` for its source)."""
 
-REPORT_SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "schemas", "lint-report.schema.json")
+REPORT_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas",
+                                  "lint-report.schema.json")
 """The JSON schema (2020-12) of the JSON report (:func:`to_json`), also given in the README."""
 
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
@@ -125,7 +127,7 @@ def _artifact_uri(source: str) -> Optional[str]:
 
 def to_sarif(report: LintReport, fail_on: str = "error", version: Optional[str] = None) -> dict:
     """The report as a SARIF 2.1.0 log (a JSON object; see the module docstring); ``version``:
-    the tool's (default :func:`counterexamples.lint.tool_version`)."""
+    the tool's (default :func:`counterexamples.lint.linter.tool_version`)."""
     release = version or tool_version()
     checked = list(clauses_checked())
     checked += [v.clause for v in report.violations if v.clause not in checked]

@@ -6,15 +6,15 @@ Nothing here searches or judges on its own; it arranges what the engines give:
 * :func:`knobs_markdown`, :func:`clauses_markdown`: the open questions and the clauses of a theme
   (:data:`model.readings.KNOBS`, :mod:`model.clauses`) as Markdown tables;
 * :func:`split_finding`: the witness the all-readings breadth-first search
-  (:func:`properties.explore.explore` with ``reading=None``) recorded for a knob, as an
+  (:func:`properties.search.explore.explore` with ``reading=None``) recorded for a knob, as an
   ambiguity finding (:func:`counterexamples.findings.ambiguity_finding`, unshrunk: a BFS witness
   is already of the shortest length), so that :func:`verdicts_markdown`, :func:`steps_markdown`
-  and :func:`mermaid_markdown` (:func:`counterexamples.export.to_mermaid`) can show it;
+  and :func:`mermaid_markdown` (:func:`counterexamples.report.export.to_mermaid`) can show it;
 * :func:`split_slice` and :func:`draw_slice`: a slice of the explored state graph
-  (:func:`properties.explore.state_graph`) around a split (the shortest path to it, the states
+  (:func:`properties.search.explore.state_graph`) around a split (the shortest path to it, the states
   each class of readings reaches, and a few neighbouring states), drawn with matplotlib;
 * :func:`compare_engines` and :func:`engines_markdown`: for each recorded pair of readings, the
-  lengths the sweep, the pair search (:func:`properties.explore.shortest_distinguishing`) and the
+  lengths the sweep, the pair search (:func:`properties.search.explore.shortest_distinguishing`) and the
   Z3 encoding (:func:`properties.smt.queries.distinguishing`) find;
 * :func:`theme_traces`, :func:`peer_reports`, :func:`peer_traces_markdown` and
   :func:`peer_markdown`: a live run of the ``@ag-ui/client`` adapter (:mod:`counterexamples.peers`)
@@ -33,8 +33,8 @@ from model.clauses import get as clause
 from model.events import Event
 from model.readings import KNOB_BY_ID, PartialReading, describe_assignment
 from model.verdict import context_of, evaluate
-from properties.ambiguity import Witness
-from properties.explore import ExploreReport, state_graph
+from properties.search.ambiguity import Witness
+from properties.search.explore import ExploreReport, state_graph
 
 __all__ = ["table", "knobs_markdown", "clauses_markdown", "theme_clauses", "splits_markdown",
            "split_finding", "trace_finding", "verdicts_markdown", "steps_markdown",
@@ -103,7 +103,7 @@ def theme_clauses(knob_ids: Sequence[str], prefixes: Sequence[str] = ()) -> list
 
 def splits_markdown(report: ExploreReport, knob_ids: Sequence[str]) -> str:
     """For each knob of ``knob_ids``: the length of the shortest conformant trace on which it
-    decides (from an all-readings :func:`~properties.explore.explore` report), the two readings
+    decides (from an all-readings :func:`~properties.search.explore.explore` report), the two readings
     the search recorded, and the context (other knobs away from draft); knobs with no split up
     to the report's depth say so."""
     rows = []
@@ -135,13 +135,13 @@ def split_finding(report: ExploreReport, knob: str) -> dict:
 def trace_finding(events: Sequence[Event], knob: str,
                   pair: Optional[tuple[dict, dict]] = None) -> dict:
     """The finding JSON of any trace on which ``knob`` decides (conformant or not, e.g. a peer
-    probe of :func:`counterexamples.peers.probe_traces`), unshrunk; ``pair`` defaults to the
-    pair :func:`properties.ambiguity.splits_of` finds.
+    probe of :func:`counterexamples.peers.generate.probe_traces`), unshrunk; ``pair`` defaults to the
+    pair :func:`properties.search.ambiguity.splits_of` finds.
 
     Raises:
         KeyError: ``knob`` does not split ``events``."""
     from counterexamples.findings import ambiguity_finding
-    from properties.ambiguity import splits_of
+    from properties.search.ambiguity import splits_of
     events = tuple(events)
     pair = pair if pair is not None else splits_of(events)[knob]
     return ambiguity_finding(Witness(knob, events, pair), shrink=False).to_json()
@@ -213,9 +213,9 @@ def steps_markdown(finding: dict) -> str:
 
 
 def mermaid_markdown(finding: dict) -> str:
-    """The finding as a fenced Mermaid block (:func:`counterexamples.export.to_mermaid`), ready
+    """The finding as a fenced Mermaid block (:func:`counterexamples.report.export.to_mermaid`), ready
     for ``IPython.display.Markdown``."""
-    from counterexamples.export import to_mermaid
+    from counterexamples.report.export import to_mermaid
     return "```mermaid\n" + to_mermaid(finding) + "```"
 
 
@@ -225,7 +225,7 @@ def compare_engines(report: ExploreReport, knob_ids: Sequence[str],
                     worlds: Optional[Mapping[str, object]] = None) -> dict:
     """For each knob of ``knob_ids`` the sweep splits: the two complete readings of its recorded
     pair (:func:`model.verdict.split_readings`), the sweep's length, the length the pair search
-    finds (:func:`properties.explore.shortest_distinguishing`, bounded by the sweep's length, so
+    finds (:func:`properties.search.explore.shortest_distinguishing`, bounded by the sweep's length, so
     it finds nothing longer), and, per world of ``worlds`` (``{name: properties.smt.world.World}``),
     the answer of the Z3 encoding (:func:`properties.smt.queries.distinguishing`, same bound; it
     replays its witness on the executable model and raises ``CrossCheckError`` on any
@@ -235,7 +235,7 @@ def compare_engines(report: ExploreReport, knob_ids: Sequence[str],
         ``{knob: {"readings": (a, b), "sweep": int, "pairSearch": int or None,
         "z3": {world name: Answer}}}`` in ``knob_ids`` order."""
     from model.verdict import split_readings
-    from properties.explore import shortest_distinguishing
+    from properties.search.explore import shortest_distinguishing
     out = {}
     for kid in knob_ids:
         if kid not in report.splits:
@@ -370,7 +370,7 @@ def split_slice(report: ExploreReport, knob: str, graph: Optional[nx.DiGraph] = 
 
     Args:
         report: an all-readings sweep (``explore(depth, reading=None, keep_edges=True)``).
-        graph: :func:`properties.explore.state_graph` of the report (built here when None; pass
+        graph: :func:`properties.search.explore.state_graph` of the report (built here when None; pass
             it to draw several knobs from one sweep).
         neighbours: side states per path node.
 
@@ -383,7 +383,7 @@ def split_slice(report: ExploreReport, knob: str, graph: Optional[nx.DiGraph] = 
 
     Raises:
         KeyError, ValueError: as :func:`split_path`."""
-    from counterexamples.export import _event_label
+    from counterexamples.report.export import _event_label
     sp = split_path(report, knob)
     graph = graph if graph is not None else state_graph(report)
     out = nx.DiGraph(knob=knob, pair=tuple(describe_assignment(a) for a in sp.pair))
@@ -527,9 +527,9 @@ def theme_traces(report: Optional[ExploreReport], knob_ids: Sequence[str]) -> di
     """The traces to put to a peer for a theme, ``{trace id: wire events}``: the sweep's witness
     of each knob (``bfs-<knob>``, when ``report`` holds one), the committed corpus finding of each
     knob (its id, :func:`counterexamples.corpus.load_corpus`), and the peer module's probes whose
-    id names one of the knobs (:func:`counterexamples.peers.probe_traces`), in that order."""
+    id names one of the knobs (:func:`counterexamples.peers.generate.probe_traces`), in that order."""
     from counterexamples.corpus import load_corpus
-    from counterexamples.peers import probe_traces
+    from counterexamples.peers.generate import probe_traces
     out: dict = {}
     for kid in knob_ids:
         if report is not None and kid in report.splits:
@@ -548,13 +548,15 @@ def peer_reports(traces: Mapping[str, Sequence[dict]],
                  modes: Sequence[str] = ("reducer", "pipeline")) -> dict:
     """Run the ``@ag-ui/client`` adapter (``peers/ag-ui-client``) live on ``traces`` (``{trace
     id: wire events}``), once per mode, without shrinking: ``{mode: PeerReport}``
-    (:func:`counterexamples.peers.check_peer`; each report holds one classification per trace and
+    (:func:`counterexamples.peers.check.check_peer`; each report holds one classification per trace and
     the knob table).
 
     Raises:
-        counterexamples.peers.PeerError: the adapter cannot run (see
-            :func:`counterexamples.peers.node_peer_ready` to test first)."""
-    from counterexamples.peers import AdapterProcess, PeerTrace, check_peer, resolve_adapter
+        counterexamples.peers.adapter.PeerError: the adapter cannot run (see
+            :func:`counterexamples.peers.adapter.node_peer_ready` to test first)."""
+    from counterexamples.peers.adapter import AdapterProcess, resolve_adapter
+    from counterexamples.peers.traces import PeerTrace
+    from counterexamples.peers.check import check_peer
     items = [PeerTrace.of(tid, wire, None, "notebook") for tid, wire in traces.items()]
     out = {}
     for mode in modes:

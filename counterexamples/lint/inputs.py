@@ -12,7 +12,7 @@ character and lines:
 :func:`fetch_stream` POSTs a run input (``RunAgentInput`` JSON) to an endpoint with httpx and
 reads its answer with httpx-sse (``connect_sse``), as an AG-UI HTTP client does.
 
-Each element becomes a :class:`counterexamples.lint.StreamEntry`; an element that is not valid
+Each element becomes a :class:`counterexamples.lint.linter.StreamEntry`; an element that is not valid
 JSON (in JSON lines or an SSE event) is kept as an entry with its ``problem``, so that lint reports
 it and goes on. Input that cannot be a stream at all raises :class:`model.wire.TraceFormatError`,
 one line naming the file, the line and what is wrong: unreadable, not UTF-8, empty, an array that
@@ -31,7 +31,7 @@ from typing import Any, Iterator, Optional, Sequence
 from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, STDIN, STDIN_NAME,
                         TraceFormatError, loads_json, not_a_trace, read_stdin, read_text)
 
-from counterexamples.lint import StreamEntry
+from counterexamples.lint.linter import StreamEntry
 
 __all__ = ["LintInput", "parse_stream_text", "read_stream", "fetch_stream", "decode_event",
            "DEFAULT_RUN_INPUT", "INPUT_FORMATS"]

@@ -7,20 +7,20 @@ witness, is rebuilt by re-executing its event chain). Nodes are tuples of ``widt
 system interns whatever they stand for), held in int64 columns.
 
 The driver (:func:`search`) runs the levels one after another. Every node's *parent entry*
-``(parent id, move index, leaf index)`` (:func:`~properties.bfs_store.pack_key`) is also its
+``(parent id, move index, leaf index)`` (:func:`~properties.search.store.pack_key`) is also its
 place in the order in which a sequential search discovers nodes, so a level can be expanded in
 any order, in chunks, on any number of workers: the driver numbers a level's new nodes by their
 sorted parent entries, keeps for each fingerprint the first entry, and keeps for each finding
 the least ``(cost, sequence)``, where a finding's sequence ``(parent, move, sub)`` places it
 among the sequential search's steps. So the node numbering, the parent map, the findings and
 their witnesses are those of the sequential search, byte for byte, whatever the number of
-workers (engines: in-process here, Dask in :mod:`properties.bfs_dask`).
+workers (engines: in-process here, Dask in :mod:`properties.search.dask_engine`).
 
-Memory per distinct node: 8 bytes of fingerprint (:class:`~properties.bfs_store.FingerprintSet`)
-and 8 of parent entry (:class:`~properties.bfs_store.BlockArray`, memory-mapped from a spill
+Memory per distinct node: 8 bytes of fingerprint (:class:`~properties.search.store.FingerprintSet`)
+and 8 of parent entry (:class:`~properties.search.store.BlockArray`, memory-mapped from a spill
 file past :attr:`LocalEngine.PARENTS_LIMIT`: only read to rebuild witnesses and nodes); up to
 ``8 * n`` more for ``n`` members while the visited set merges its runs in place; ``8 * width``
-more while in the frontier (:class:`~properties.bfs_store.Frontier`, spilled to disk past a
+more while in the frontier (:class:`~properties.search.store.Frontier`, spilled to disk past a
 limit); plus whatever the system caches (its memo tables, bounded by the distinct components,
 not nodes).
 """
@@ -33,7 +33,7 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
-from properties.bfs_store import (_MAX_PARENT, FINGERPRINT, KEY_MOVE_BITS, BlockArray,
+from properties.search.store import (_MAX_PARENT, FINGERPRINT, KEY_MOVE_BITS, BlockArray,
                                   FingerprintSet, Frontier, collision_probability, first_new,
                                   pack_key, unpack_key)
 
@@ -56,7 +56,7 @@ class Expansion:
     Attributes:
         nodes: the successors, ``width`` ints each, one after another (``array('q')``:
             ``out.nodes.extend(node)``); keys: their parent entries (``array('q')``,
-            :func:`~properties.bfs_store.pack_key`); halted: per successor, whether it is
+            :func:`~properties.search.store.pack_key`); halted: per successor, whether it is
             never expanded (a halted consumer).
         findings: ``[(key, cost, sequence, payload)]``: the driver keeps, per key, the least
             ``(cost, sequence)``; ``sequence`` is ``(parent id, move index, sub)`` with sub 0
@@ -349,7 +349,7 @@ class _Merge:
         return self.prior_cpu + time.process_time() - self.cpu_started
 
     def save(self, level: int, rows: int, finished: Optional[str] = None) -> None:
-        """Write a checkpoint (:meth:`~properties.bfs_checkpoint.Checkpoint.save`): the
+        """Write a checkpoint (:meth:`~properties.search.checkpoint.Checkpoint.save`): the
         nodes at depth ``level`` are being expanded and the first ``rows`` of them are done
         (``finished``: why the search ended, ``"depth"``, ``"drained"`` or ``"found"``, and
         ``level`` its depth)."""
@@ -412,7 +412,7 @@ class LocalEngine:
         frontier_limit: bytes of frontier kept in memory before spilling to disk.
         parents_limit: bytes of parent entries (and, with ``keep_edges``, of edge and node
             fingerprints) kept in memory before the full blocks go to a memory-mapped spill
-            file (:class:`~properties.bfs_store.BlockArray`; None: :data:`PARENTS_LIMIT`).
+            file (:class:`~properties.search.store.BlockArray`; None: :data:`PARENTS_LIMIT`).
         spill_dir: where the spill directory and files are made (None: the system's
             temporary directory).
     """
@@ -438,7 +438,7 @@ class LocalEngine:
         self.hold_time = False  # a resumed search expands one chunk before its timeout counts
 
     def block_array(self) -> BlockArray:
-        """An empty :class:`~properties.bfs_store.BlockArray` with this engine's limit and
+        """An empty :class:`~properties.search.store.BlockArray` with this engine's limit and
         spill directory (for the parent entries and the kept edges)."""
         return BlockArray(self.parents_limit, self.spill_dir)
 
@@ -456,13 +456,13 @@ class LocalEngine:
             self.checkpoint.log_frontier(0, np.zeros(1, np.int64))
 
     def resume(self, merge: _Merge, checkpoint, level: int, rows: int, last: bool) -> None:
-        """Take up a checkpointed search (:mod:`properties.bfs_checkpoint`): the visited set
+        """Take up a checkpointed search (:mod:`properties.search.checkpoint`): the visited set
         from the saved fingerprints, the frontier (depth ``level``'s expanded nodes past the
         first ``rows``) and, unless ``last``, the next level's nodes found so far, rebuilt by
-        re-executing their event chains (:func:`~properties.bfs_checkpoint.rebuilt`) and added
+        re-executing their event chains (:func:`~properties.search.checkpoint.rebuilt`) and added
         to the frontiers block by block (spilled past ``frontier_limit`` like any frontier).
         Raises CheckpointError when a rebuilt node differs from the saved one."""
-        from properties.bfs_checkpoint import rebuilt
+        from properties.search.checkpoint import rebuilt
         self.visited = FingerprintSet.of(checkpoint.read("fingerprints.u64", np.uint64))
         current = checkpoint.read(f"frontier-{level}.i64", np.int64, rows)
         after = checkpoint.read(f"frontier-{level + 1}.i64", np.int64) if not last else \
@@ -608,7 +608,7 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
     ``"resumed"`` when the saved search had already ended (nothing is expanded or saved).
     Raises CheckpointError when the checkpoint holds more nodes than the search's
     ``max_states`` or a deeper search than ``depth``."""
-    from properties.bfs_checkpoint import CheckpointError
+    from properties.search.checkpoint import CheckpointError
     meta, r = checkpoint.meta, merge.result
     n = meta["logs"]["parents.i64"][0] // 8
     if merge.max_states is not None and n > merge.max_states:
@@ -664,14 +664,14 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
         system: the transition system (also used here to rebuild nodes and witnesses).
         depth: levels expanded (the longest path, in moves).
         engine: how levels are expanded: None for :class:`LocalEngine` (in process), or an
-            engine of :mod:`properties.bfs_dask`.
+            engine of :mod:`properties.search.dask_engine`.
         max_states, timeout (seconds): further bounds (:class:`Stop` reasons
             ``"max-states"``, ``"timeout"``); the search stops at exactly ``max_states`` nodes.
         progress: ``progress(level, states, edges, seconds)`` after each chunk and level.
         stop_when_found: stop at the end of the first level with a finding (or where
             :meth:`TransitionSystem.done` says so).
         keep_edges: keep every examined edge (:attr:`Search.edge_list`).
-        checkpoint: a :class:`~properties.bfs_checkpoint.Checkpoint`: the search is saved to
+        checkpoint: a :class:`~properties.search.checkpoint.Checkpoint`: the search is saved to
             it as it goes (every ``checkpoint.every`` seconds, at a chunk boundary in process
             and between rounds on a cluster; when the timeout or ``max_states`` stops it; at
             its end), and taken up from it, by either engine, where it holds

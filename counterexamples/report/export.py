@@ -183,13 +183,14 @@ def _consumer_of(finding: Finding):
     peer divergences are about the reference model. A property finding names its consumer: the
     reference or a zoo mutant; an unknown name (say, a real SDK behind an adapter) falls back to
     the reference model, with a note saying so."""
-    from properties.zoo import REFERENCE
+    from model.consumers import REFERENCE
     return REFERENCE, ""
 
 
 @_consumer_of.register(PropertyFinding)
 def _(finding: PropertyFinding):
-    from properties.zoo import MUTANT_BY_NAME, REFERENCE
+    from properties.zoo import MUTANT_BY_NAME
+    from model.consumers import REFERENCE
     name = finding.consumer
     if name == REFERENCE.name:
         return REFERENCE, ""
@@ -229,7 +230,7 @@ def _timeline(events: Sequence[Event], reading: Reading, consumer=None) -> list[
     :func:`model.verdict.fold`, under ``reading``: with the model's step, or a zoo mutant's
     (``consumer``; an exception its step raises leaves the state as it was, is recorded, and
     the fold goes on). After the fold's last record (a fatal) the halted state repeats."""
-    from properties.zoo import REFERENCE
+    from model.consumers import REFERENCE
     errors: dict[int, str] = {}
     step = None
     if consumer is not None and consumer is not REFERENCE:
@@ -829,7 +830,7 @@ def to_pytest(finding: FindingLike) -> str:
       (``code``, ``atEvent``) and ``runInput``. Values are compared as canonical JSON text,
       so ``1`` and ``true`` differ. Clause ids and free-text details are not compared.
     * property finding: ``test_reference_keeps_properties`` re-runs
-      :func:`properties.machines.check_trace_properties` on the trace with the *reference*
+      :func:`properties.search.machines.check_trace_properties` on the trace with the *reference*
       consumer under the finding's reading and asserts no property fails; when the finding's
       consumer is a zoo mutant, ``test_mutant_still_breaks_property`` asserts the mutant still
       breaks the same property at the same event (the finding replays). For a finding against
@@ -982,7 +983,7 @@ def _(finding: PropertyFinding) -> tuple[str, str]:
     body = f'''
 from model.readings import DRAFT, parse_reading
 from model.wire import parse_events
-from properties.machines import check_trace_properties
+from properties.search.machines import check_trace_properties
 from properties.zoo import MUTANT_BY_NAME, REFERENCE
 
 FINDING_ID = {fid!r}

@@ -1,4 +1,4 @@
-"""The reference model behind the adapter protocol: ``python -m counterexamples.model_adapter``.
+"""The reference model behind the adapter protocol: ``python -m counterexamples.peers.model_adapter``.
 
 It reads requests from stdin, one JSON object a line (``{"id", "events": [wire events],
 "state"?: initial agent state}``), and answers each on stdout, one JSON object a line, in order:
@@ -112,8 +112,8 @@ def serve(reading: Reading, stdin: TextIO, stdout: TextIO, crash_on: Optional[st
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Command-line entry: ``python -m counterexamples.model_adapter [--reading R]``."""
-    parser = argparse.ArgumentParser(prog="python -m counterexamples.model_adapter",
+    """Command-line entry: ``python -m counterexamples.peers.model_adapter [--reading R]``."""
+    parser = argparse.ArgumentParser(prog="python -m counterexamples.peers.model_adapter",
                                      description="The reference model as an adapter "
                                                  "(JSON lines on stdin/stdout).")
     parser.add_argument("--reading", default="draft",

@@ -2,7 +2,7 @@
 
 ``activity-check peer matrix`` runs each peer (a real consumer behind an adapter,
 :mod:`counterexamples.peers`) through the committed corpus, the probes and a seeded search
-(the traces of :func:`counterexamples.peers.search_peer` without a time budget, generated once,
+(the traces of :func:`counterexamples.peers.search.search_peer` without a time budget, generated once,
 so the same seed gives the same matrix), and puts the results in one table:
 
 * per knob (:data:`model.readings.KNOBS`), the option each peer behaves as, inferred over all of
@@ -29,8 +29,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-from counterexamples.peers import (PEERS_DIR, AdapterProcess, AdapterSpec, PeerError, PeerReport,
-                                   check_peer, generated_traces, resolve_adapter)
+from counterexamples.peers.adapter import PEERS_DIR, AdapterProcess, AdapterSpec, PeerError, resolve_adapter
+from counterexamples.peers.check import PeerReport, check_peer
+from counterexamples.peers.generate import generated_traces
 from model.readings import DRAFT, KNOBS
 
 __all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "resolve_matrix_adapter",
@@ -132,7 +133,7 @@ def _spec(peer: CataloguePeer) -> AdapterSpec:
 
 def resolve_matrix_adapter(text: str) -> AdapterSpec:
     """``--adapter`` for the matrix: a shortcut of :data:`MATRIX_PEERS`, else anything
-    :func:`counterexamples.peers.resolve_adapter` accepts (``model[:READING]``, a command line).
+    :func:`counterexamples.peers.adapter.resolve_adapter` accepts (``model[:READING]``, a command line).
 
     Raises:
         PeerError: a built-in peer that cannot run here (with the reason), or what
@@ -166,7 +167,7 @@ class PeerColumn:
     """One peer's column: its adapter, the report of its search, and what it calls itself.
 
     Attributes:
-        spec: the adapter; report: its :class:`counterexamples.peers.PeerReport` over the
+        spec: the adapter; report: its :class:`counterexamples.peers.check.PeerReport` over the
             matrix's traces.
     """
 
@@ -224,7 +225,7 @@ class Matrix:
 
 def _joint(report: PeerReport) -> dict:
     """What the joint inference of the peer's reading rested on
-    (:func:`counterexamples.peers.joint_readings`): ``{"taken": traces that constrained it,
+    (:func:`counterexamples.peers.classify.joint_readings`): ``{"taken": traces that constrained it,
     "conflicts": traces set aside (no reading consistent with those before gives the peer's
     verdict on them)}``."""
     joint = report.joint
@@ -234,8 +235,8 @@ def _joint(report: PeerReport) -> dict:
 def knob_cells(report: PeerReport) -> dict[str, dict]:
     """``{knob id: {"status", "behavesAs", "options", "evidence"}}`` for one peer: the option it
     behaves as per knob, inferred jointly over all of its traces (the report's
-    :func:`counterexamples.peers.knob_table`, whose options are those some reading consistent
-    with every trace taken has; ``status`` as in :class:`counterexamples.peers.KnobBehaviour`;
+    :func:`counterexamples.peers.classify.knob_table`, whose options are those some reading consistent
+    with every trace taken has; ``status`` as in :class:`counterexamples.peers.classify.KnobBehaviour`;
     ``evidence``: how many traces separate the knob's options, or narrowed them)."""
     return {k.knob: {"status": k.status, "behavesAs": k.behaves_as, "options": list(k.options),
                      "evidence": len(k.evidence)} for k in report.knobs}
@@ -249,7 +250,7 @@ def build_matrix(adapters: Sequence[str], seed: int = 0,
                  progress: Optional[Callable[[str], None]] = None) -> Matrix:
     """Search every adapter (the corpus and probes, then ``stateful`` Hypothesis traces and a
     breadth-first search of ``bfs_depth``, seeded, no time budget: the traces ``peer search
-    --budget inf`` feeds, :func:`counterexamples.peers.generated_traces`, generated once and put
+    --budget inf`` feeds, :func:`counterexamples.peers.generate.generated_traces`, generated once and put
     to every peer, each checked and its divergences shrunk as ``peer search`` does) and gather
     the columns.
 

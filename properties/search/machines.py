@@ -8,7 +8,7 @@ it). On top of it, :func:`consumer_machine` builds a ``RuleBasedStateMachine``:
 2. adversarial producer (conformant moves mixed with labelled non-conformant ones) vs a consumer:
    the consumer's own duties hold whatever the producer does;
 3. :class:`AllReadingsMachine`: one trace under all readings at once, recording ambiguities;
-4. any consumer with the step signature (``consumer=`` a :class:`properties.zoo.Consumer`): used by
+4. any consumer with the step signature (``consumer=`` a :class:`model.consumers.Consumer`): used by
    the zoo now, by real SDKs later.
 
 :func:`run_machine` runs a machine class with a seed and an example budget, and reports whether a
@@ -29,11 +29,11 @@ from model.events import Event
 from model.producer import DEFAULT_VOCABULARY, Belief, Vocabulary, advance, violations
 from model.readings import DRAFT, Reading
 from model.verdict import step_record
-from properties.ambiguity import splits_of
+from properties.search.ambiguity import splits_of
 from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, PropertyViolation,
                                   Transition, check_transition)
 from properties.strategies import fixed_constants, grouped_moves, pick, random_surface_event
-from properties.zoo import REFERENCE, Consumer
+from model.consumers import REFERENCE, Consumer
 
 __all__ = ["TraceRunner", "consumer_machine", "RANDOM_SHARE", "AllReadingsMachine",
            "MachineResult", "run_machine", "check_trace_properties", "search_with_machine"]

@@ -1,6 +1,6 @@
 """The all-readings sweep's expansion in blocks: a chunk of nodes at once, with numpy columns.
 
-:meth:`properties.explore.SweepSystem.expand` hands a chunk of nodes (up to the driver's 4096)
+:meth:`properties.search.explore.SweepSystem.expand` hands a chunk of nodes (up to the driver's 4096)
 to :meth:`BlockTables.expand`, which produces exactly what expanding them one by one, move by
 move and leaf by leaf, produces (the per-leaf loop, ``SweepSystem._expand_node``, which stays as
 the reference): the same successors in the same order, the same findings at the same places and
@@ -8,7 +8,7 @@ as many memo-table entries (computed in another order: see the slow leaves below
 depends on what its key stands for alone, so the order changes no outcome and no output). The Python work is done once per distinct
 item of the chunk, not once per leaf:
 
-* per distinct (belief, producer set): its move rows (the :class:`~properties.explore.SweepCache`
+* per distinct (belief, producer set): its move rows (the :class:`~properties.search.explore.SweepCache`
   memo ``move_rows``), as int columns kept here; node x move pairs by ``np.repeat``;
 * per distinct (consumer state, event) among the pairs: its step tree (``SweepCache.tree_of``),
   numbered here by a *tree id* whose leaves' (state after, halted, outcome) are int columns;
@@ -47,7 +47,7 @@ from typing import Optional
 
 import numpy as np
 
-from properties.bfs_store import KEY_LEAF_BITS, KEY_MOVE_BITS
+from properties.search.store import KEY_LEAF_BITS, KEY_MOVE_BITS
 
 __all__ = ["BlockTables", "ComponentColumns", "CHECK_STATE_MASK", "CHECK_STEP_MASK",
            "CHECK_VIEW_SHIFT", "check_key", "check_key_state"]
@@ -70,7 +70,7 @@ CHECK_VIEW_SHIFT = CHECK_STATE_BITS + CHECK_EVENT_BITS + CHECK_OUTCOME_BITS + 1
 
 def check_key(view: Optional[int], s: int, e: int, outcome: int, ok: bool) -> int:
     """The key of a leaf transition in the sweep's check table (``checked`` of
-    :class:`properties.explore.SweepCache`): its consumer state, event, step outcome, belief
+    :class:`properties.search.explore.SweepCache`): its consumer state, event, step outcome, belief
     view and conformance, packed into one int, from the lowest bits: 40 bits of state, 24 of
     event, 16 of outcome, 1 of conformance and the view above them (its number + 1; 0 for
     None, when no property reads the beliefs). So ``key & CHECK_STEP_MASK`` is the (state,
@@ -234,7 +234,7 @@ class ComponentColumns:
 
 
 class BlockTables:
-    """The block expansion of one :class:`~properties.explore.SweepSystem` (see the module):
+    """The block expansion of one :class:`~properties.search.explore.SweepSystem` (see the module):
     int columns mirroring the sweep's memo tables, keyed by packed ints.
 
     Attributes:
@@ -243,7 +243,7 @@ class BlockTables:
             every slow leaf left, in order.
 
     Args:
-        cache: the system's :class:`~properties.explore.SweepCache` (read, and filled through
+        cache: the system's :class:`~properties.search.explore.SweepCache` (read, and filled through
             its methods); broken: the outcome ``SweepCache.check`` gives when a run input raised
             (``explore._BROKEN``); columns: the system's :class:`ComponentColumns` (the knobs a
             check may consult, in a fixed order, and the per-class and per-state columns,
@@ -386,7 +386,7 @@ class BlockTables:
         """``(consulted, attrs, consulted-set id, attribute mask)`` of a check entry's consulted
         pairs and attributes (the id None when one of them is not a knob: the mirror stops
         there), kept in :attr:`entry_codes` by the identity of the two (the sweep's entries
-        share a few dozen such objects, :func:`properties.explore._consulted_set`)."""
+        share a few dozen such objects, :func:`properties.search.explore._consulted_set`)."""
         cs = self._consulted_id(consulted)
         if cs is not None and any(a not in self.bit for a in attrs):
             cs = None
@@ -524,7 +524,7 @@ class BlockTables:
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out, recorded: set,
                record, may_improve) -> None:
         """Expand ``nodes`` (int64 (n, 4): belief, state, producers, class) whose ids are
-        ``ids`` into ``out`` (:class:`~properties.bfs.Expansion`), as the per-leaf loop does;
+        ``ids`` into ``out`` (:class:`~properties.search.bfs.Expansion`), as the per-leaf loop does;
         ``recorded``, ``record``: the violation keys merged so far and ``explore._record``;
         ``may_improve``: ``explore._may_improve``."""
         c = self.cache
@@ -660,7 +660,7 @@ class BlockTables:
     def _slow(self, leaves, cid, packed, leaf_pair, pair_node, node_ids, pm, j, lc, li, tid,
               b, s, p, level: int, alive, findings: list) -> None:
         """The slow leaves (indices ``leaves``, in order), checked as the per-leaf loop checks
-        them (:meth:`~properties.explore.SweepCache.leaf_outcome`); their violations go to
+        them (:meth:`~properties.search.explore.SweepCache.leaf_outcome`); their violations go to
         ``findings``, a leaf whose run input raised is marked not ``alive``; then the mirrors of the keys they touched are brought up to date."""
         c = self.cache
         states, move_rows, broken = c.states.values, c.move_rows, self.broken
@@ -720,7 +720,7 @@ class BlockTables:
 
 
 class _Collector:
-    """Stands for an :class:`~properties.bfs.Expansion` where a check records a P00 finding
+    """Stands for an :class:`~properties.search.bfs.Expansion` where a check records a P00 finding
     (``findings``), so that the chunk's findings are recorded in the sequential order."""
 
     __slots__ = ("findings",)

@@ -21,10 +21,10 @@ witness recorded for a finding is a shortest one. :func:`shortest_distinguishing
 search for one pair of readings.
 
 Each search is a transition system (:class:`SweepSystem`, :class:`SingleSystem`,
-:class:`PairSystem`, after the contract :class:`properties.bfs.TransitionSystem`) run by the one
-breadth-first driver :func:`properties.bfs.search`, which keeps a 64-bit fingerprint and an
+:class:`PairSystem`, after the contract :class:`properties.search.bfs.TransitionSystem`) run by the one
+breadth-first driver :func:`properties.search.bfs.search`, which keeps a 64-bit fingerprint and an
 8-byte parent entry per node, full nodes only in the frontier, and merges levels expanded in
-any order (in chunks, or on the workers of :mod:`properties.bfs_dask`) into the numbering and
+any order (in chunks, or on the workers of :mod:`properties.search.dask_engine`) into the numbering and
 findings of the sequential search. A system's nodes are tuples of ints numbering interned
 beliefs, states, events and classes. The all-readings sweep's memo tables are one
 :class:`SweepCache`: each (state, event)'s decision tree over the knobs, each (tree shape,
@@ -63,15 +63,15 @@ from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, Vocabul
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, PartialReading, Reading,
                             RecordingReading, describe_assignment)
 from model.verdict import Verdict, context_of, knob_splits
-from properties.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
-from properties.bfs_store import (KEY_LEAF_BITS, Interned, component_fingerprint, mix,
+from properties.search.bfs import Expansion, LocalEngine, Search, TransitionSystem, search
+from properties.search.store import (KEY_LEAF_BITS, Interned, component_fingerprint, mix,
                                   unpack_key)
-from properties.sweep_blocks import (CHECK_STATE_MASK, CHECK_STEP_MASK, CHECK_VIEW_SHIFT,
+from properties.search.blocks import (CHECK_STATE_MASK, CHECK_STEP_MASK, CHECK_VIEW_SHIFT,
                                      BlockTables, ComponentColumns, check_key,
                                      check_key_state)
 from properties.catalogue import (PROPERTIES, Property, Transition, applicable, by_identity,
                                   check_transition, first_violation, target_view)
-from properties.zoo import REFERENCE, Consumer
+from model.consumers import REFERENCE, Consumer
 
 __all__ = ["EXPLORE_VOCABULARY", "ExploreReport", "PRODUCER_KNOBS", "explore", "step_leaves",
            "step_splits", "MoveTable", "SweepCache", "SweepSystem", "SingleSystem", "PairSystem",
@@ -135,7 +135,7 @@ class ExploreReport:
         edges_seen: every examined edge as ``(from node, to node, event)`` (to node is the
             existing node for an edge into a visited state), for :func:`state_graph`.
         nodes, parents and edges_seen are sequences rebuilt on demand by re-executing event
-        chains (the search keeps 16 bytes per node: see :mod:`properties.bfs`).
+        chains (the search keeps 16 bytes per node: see :mod:`properties.search.bfs`).
         classes: distinct classes of readings among the nodes (1 with one reading).
         workers: processes that expanded the levels; storage: bytes per part of the search's
             storage, the fingerprint's hash and width and the probability of a collision.
@@ -315,7 +315,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
     * ``reading=R`` (default ``draft``): one consumer state per node, the one of reading R; a
       knob is recorded as a split where it decides in R's context (:func:`step_splits`).
 
-    Both run on the one breadth-first driver (:func:`properties.bfs.search`), as a
+    Both run on the one breadth-first driver (:func:`properties.search.bfs.search`), as a
     :class:`SweepSystem` or a :class:`SingleSystem`.
 
     Args:
@@ -350,7 +350,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
             output is the same, only time changes).
         checkpoint: a directory where the search is saved as it goes and from which it is
             resumed when it holds this search's checkpoint
-            (:mod:`properties.bfs_checkpoint`; no ``keep_edges``; with workers or a cluster,
+            (:mod:`properties.search.checkpoint`; no ``keep_edges``; with workers or a cluster,
             saved between the levels they expand); the report is the same as that of a search
             never stopped, whatever the workers of each part. None: no checkpoint.
         checkpoint_every: seconds between the checkpoint's periodic saves.
@@ -362,7 +362,7 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         ValueError: ``reading=None`` with a consumer other than the reference model,
             ``workers`` below 1, or a checkpoint with ``keep_edges``.
         CheckpointError: the checkpoint directory cannot be used (see
-            :class:`~properties.bfs_checkpoint.Checkpoint`), or holds more states than
+            :class:`~properties.search.checkpoint.Checkpoint`), or holds more states than
             ``max_states`` or a deeper search than ``depth``.
 
     Clauses: every clause of the property catalogue (P00..P40) and of the knobs (Q-ids).
@@ -383,13 +383,13 @@ def explore(depth: int = 5, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
         if keep_edges:
             raise ValueError("a checkpoint needs a search without the graph (its edges are "
                              "not saved)")
-        from properties.bfs_checkpoint import Checkpoint
+        from properties.search.checkpoint import Checkpoint
         saved = Checkpoint(checkpoint, _identity(vocabulary, reading, consumer, properties,
                                                  adversarial, check_readings,
                                                  stop_when_found), checkpoint_every)
     engine = None
     if workers > 1 or cluster:
-        from properties.bfs_dask import DaskEngine
+        from properties.search.dask_engine import DaskEngine
         engine = DaskEngine(system, workers=workers, address=cluster, local_below=parallel_from,
                             frontier_limit=frontier_limit, spill_dir=spill_dir)
     else:
@@ -412,7 +412,7 @@ def _identity(vocabulary: Vocabulary, reading: Optional[Reading], consumer: Cons
               properties: tuple, adversarial: bool, check_readings: bool,
               stop_when_found: bool) -> dict:
     """What a checkpoint of :func:`explore` is a checkpoint of (JSON): the vocabulary's
-    fingerprint (:func:`~properties.bfs_store.component_fingerprint`, hex), the reading (its
+    fingerprint (:func:`~properties.search.store.component_fingerprint`, hex), the reading (its
     :attr:`~model.readings.Reading.name`, a preset's or ``KNOB=OPTION,...``; or ``"all"``),
     the consumer's name, the properties' ids and the flags."""
     return {"vocabulary": f"{component_fingerprint(vocabulary):016x}",
@@ -632,7 +632,7 @@ def _fps_of(tables: tuple, nodes: np.ndarray) -> np.ndarray:
 
 def _record(out: Expansion, recorded: set, key: str, seq: tuple, payload: tuple) -> None:
     """A finding kept once per key (the first in search order): ``key`` a violated property
-    id (or ``P00-no-exception``), ``seq`` its place (see :class:`~properties.bfs.Expansion`),
+    id (or ``P00-no-exception``), ``seq`` its place (see :class:`~properties.search.bfs.Expansion`),
     ``payload`` ``(node, move, witness text)``. ``recorded`` holds the keys already merged or
     recorded in this expansion (a later one could not win)."""
     if key not in recorded:
@@ -1083,7 +1083,7 @@ class SweepCache(MoveTable):
     def leaf_outcome(self, key: int, lc: int, t_args: tuple, report: tuple,
                      entries: Optional[list]):
         """The per-leaf check sequence (the per-leaf loop's, :meth:`SweepSystem._expand_node`,
-        and the blocks' slow leaves', :meth:`~properties.sweep_blocks.BlockTables._slow`): what
+        and the blocks' slow leaves', :meth:`~properties.search.blocks.BlockTables._slow`): what
         :meth:`class_outcome` returns for the leaf transition ``key`` under the readings of
         class ``lc`` (``t_args``, ``report`` as there), taken from ``checked`` where an entry
         holds class-wide (the first entry when it consulted no knob; else the one ``_known``
@@ -1358,7 +1358,7 @@ class SweepSystem(TransitionSystem):
 
     width = 4
     blocks = True
-    """Expand a chunk of nodes in blocks (:class:`~properties.sweep_blocks.BlockTables`); False:
+    """Expand a chunk of nodes in blocks (:class:`~properties.search.blocks.BlockTables`); False:
     node by node, leaf by leaf (:meth:`_expand_node`, the reference the blocks must equal; also
     taken while ``_known`` is replaced, as a test does to compare shared and fresh checks)."""
 
@@ -1404,7 +1404,7 @@ class SweepSystem(TransitionSystem):
         states and classes alike). The tables are emptied (:meth:`SweepCache.trim`) only if
         what is left is still more than :attr:`EVICT_KEEPS` of the budget. ``pending``: a
         callable giving the pending nodes' int64 blocks in the order they will be expanded.
-        See :meth:`~properties.bfs.TransitionSystem.make_room`."""
+        See :meth:`~properties.search.bfs.TransitionSystem.make_room`."""
         c = self.cache
         if c.size() <= self.cache_entries:
             return
@@ -1435,7 +1435,7 @@ class SweepSystem(TransitionSystem):
     def forget_findings(self) -> None:
         """Empty the split witnesses' costs and settled forks (:attr:`SweepCache.split_cost`,
         ``split_settled``): :meth:`expand` takes them up again from ``known``. See
-        :meth:`~properties.bfs.TransitionSystem.forget_findings`."""
+        :meth:`~properties.search.bfs.TransitionSystem.forget_findings`."""
         self.cache.split_cost.clear()
         self.cache.split_settled.clear()
 
@@ -1593,7 +1593,7 @@ class SingleSystem(TransitionSystem):
 
     def forget_findings(self) -> None:
         """Empty the knobs found to split (:meth:`expand` takes them up again from ``known``).
-        See :meth:`~properties.bfs.TransitionSystem.forget_findings`."""
+        See :meth:`~properties.search.bfs.TransitionSystem.forget_findings`."""
         self.found_knobs.clear()
 
     def fresh(self) -> "SingleSystem":

@@ -1,4 +1,4 @@
-"""Compact storage for the breadth-first driver (:mod:`properties.bfs`).
+"""Compact storage for the breadth-first driver (:mod:`properties.search.bfs`).
 
 What the driver keeps for every distinct node is 16 bytes: its *fingerprint* in the visited set
 (:class:`FingerprintSet`, 8 bytes) and its *parent entry* (:class:`BlockArray`, 8 bytes: the

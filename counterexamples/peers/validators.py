@@ -9,7 +9,7 @@ streams. The corpus is read from the installed package, never copied.
 
 :func:`compare_corpus` runs every fixture through the two sides of the model:
 
-* the producer monitor, over the whole stream (:func:`counterexamples.lint.lint_stream`): the
+* the producer monitor, over the whole stream (:func:`counterexamples.lint.linter.lint_stream`): the
   verdict the fixtures are about, since each judges a producer's stream;
 * the consumer under the literal reading, as ``activity-check replay`` does
   (:func:`model.verdict.evaluate` under ``draft``; a JSON-lines fixture is read by replay's own
@@ -30,7 +30,7 @@ Each fixture then falls in exactly one of :data:`CATEGORIES`:
 A fixture that differs without an argument is ``differs-unargued`` (the tests refuse it), and an
 argument kept for a fixture that agrees is stale (refused too). :func:`markdown_table` renders
 the rows as the README's table, which ``tests/test_validate_fixtures.py`` compares with what this
-module computes. ``python -m counterexamples.validate_fixtures`` prints the table.
+module computes. ``python -m counterexamples.peers.validators`` prints the table.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ PACKAGE = "ag_ui_validate"
 CATEGORIES = ("agrees", "differs-argued", "out-of-scope")
 """Where each fixture falls, in the table's order of counting."""
 
-README_START = "<!-- validate-fixtures:start (generated: python -m counterexamples.validate_fixtures) -->"
+README_START = "<!-- validate-fixtures:start (generated: python -m counterexamples.peers.validators) -->"
 README_END = "<!-- validate-fixtures:end -->"
 """The markers around the generated table in README.md."""
 
@@ -185,8 +185,8 @@ def _severity(expected: list[dict]) -> str:
 
 
 def _lint(text: str, name: str):
-    from counterexamples.lint import lint_stream
-    from counterexamples.lint_io import parse_stream_text
+    from counterexamples.lint.linter import lint_stream
+    from counterexamples.lint.inputs import parse_stream_text
     found = parse_stream_text(text, name)
     return lint_stream(found.entries, None, found.source, found.input_format, found.notes)
 
@@ -200,7 +200,7 @@ def _replay(text: str, form: str, name: str) -> str:
             where = f"line {exc.line}: " if exc.line is not None else ""
             return f"refused (exit 2): {where}{exc.reason}"
     else:
-        from counterexamples.lint_io import parse_stream_text
+        from counterexamples.lint.inputs import parse_stream_text
         entries = parse_stream_text(text, name).entries
         bad = next((i for i, e in enumerate(entries) if e.problem is not None
                     or not isinstance(e.value, dict)), None)

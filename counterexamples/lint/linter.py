@@ -845,7 +845,7 @@ def lint_stream(entries: Iterable[StreamEntry], reading: Optional[Reading] = Non
 
     Args:
         entries: the stream's elements in arrival order (:class:`StreamEntry`; see
-            :mod:`counterexamples.lint_io` for reading files, stdin and endpoints).
+            :mod:`counterexamples.lint.inputs` for reading files, stdin and endpoints).
         reading: judge under this reading's producer options only (None: every producer
             reading, :func:`producer_readings`). Knobs other than
             :data:`~model.producer.PRODUCER_KNOBS` do not bear on producer conformance.

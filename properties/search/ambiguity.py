@@ -140,7 +140,7 @@ def merge_witnesses(report: SearchReport, traces: dict, exhaustive: bool = False
         traces: ``{knob id: trace}``, e.g. from the all-readings state machine; a trace the knob
             does not split is ignored.
         exhaustive: True for the traces of the exhaustive breadth-first search
-            (:func:`properties.explore.explore`): they are kept over any seeded search's, so the
+            (:func:`properties.search.explore.explore`): they are kept over any seeded search's, so the
             findings of a run do not depend on its seed or budget for the knobs the BFS reaches.
 
     Returns:

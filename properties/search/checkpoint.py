@@ -1,4 +1,4 @@
-"""Checkpoints of the breadth-first driver (:mod:`properties.bfs`): a deep search saved on disk
+"""Checkpoints of the breadth-first driver (:mod:`properties.search.bfs`): a deep search saved on disk
 as it goes, resumed where it stopped by a later process.
 
 A search of hours (the all-readings sweep to depth 7) outlives sessions, machines' restarts and
@@ -34,7 +34,7 @@ fingerprints, frontier ids) plus the findings; depth 7 of the default vocabulary
 billion nodes, takes some 24 GB.
 
 A checkpoint is written every ``every`` seconds at a chunk boundary (with the Dask engine, at a
-round boundary: :mod:`properties.bfs_dask`), when the search stops by its timeout or its state
+round boundary: :mod:`properties.search.dask_engine`), when the search stops by its timeout or its state
 bound (as it stood before the chunk that crossed it), and when it ends; a Ctrl-C (or a killed
 process) keeps the last one written.
 """
@@ -56,7 +56,7 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
-from properties.bfs_store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
+from properties.search.store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
 __all__ = ["FORMAT", "META", "CheckpointError", "Checkpoint", "code_digest", "rebuild", "rebuilt",
            "what_stands"]
@@ -120,7 +120,7 @@ def code_digest() -> str:
     """A digest (BLAKE2b, 16 hex digits) of the source of the model and the search (every
     ``.py`` file under ``model/`` and ``properties/``, by relative path): a checkpoint is only
     resumed by the code that wrote it."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     h = hashlib.blake2b(digest_size=8)
     for package in ("model", "properties"):
         for path in sorted((root / package).rglob("*.py")):
@@ -150,7 +150,7 @@ class Checkpoint:
         ended: the saved search had ended when it was taken up (its report is given again).
         read_only: why this process may not write the directory (e.g. ``"Read-only file
             system"``), or None: a finished search is still reported again from it, and an
-            unfinished one is refused (:func:`properties.bfs.search`).
+            unfinished one is refused (:func:`properties.search.bfs.search`).
 
     The directory is locked (``flock`` on ``checkpoint.lock``) from here to :meth:`close`, so
     that a second process on it is refused rather than writing into the first one's logs (a
@@ -361,7 +361,7 @@ class Checkpoint:
     def save(self, state: dict, findings: dict, tags: np.ndarray) -> None:
         """Write a checkpoint: the logs flushed to disk, the findings and tags, then the
         description (``state``: the driver's position and counts, JSON-able; see
-        :func:`properties.bfs.search`). Raises CheckpointError when the disk refuses."""
+        :func:`properties.search.bfs.search`). Raises CheckpointError when the disk refuses."""
         where = self.directory
         try:
             for name, handle in self._logs.items():
@@ -521,7 +521,7 @@ def rebuilt(system, parents: np.ndarray, starts: list, targets: np.ndarray,
     past its limit, resumed or not).
 
     Args:
-        parents: every node's parent entry (int64, by id; :func:`~properties.bfs_store.pack_key`).
+        parents: every node's parent entry (int64, by id; :func:`~properties.search.store.pack_key`).
         starts: the first node id of each depth (``starts[0] == 0``, the root).
         fingerprints: every node's saved fingerprint (uint64, by id), to compare with the
             rebuilt nodes' (None: not compared).

@@ -17,14 +17,14 @@ Options:
 Fixtures:
 
 * ``activity_trace``: parametrised over the corpus (one test per trace, with the trace id as test
-  id): a :class:`counterexamples.peers.PeerTrace`;
+  id): a :class:`counterexamples.peers.traces.PeerTrace`;
 * ``activity_peer``: session-scoped; one long-lived adapter process for the whole run. Its
   :meth:`PeerChecker.check` sends a trace, classifies the answer and fails the test with the
   trace, the peer's verdict and the nearest reading's when the peer diverges (or, with
   ``--activity-peer-accept draft``, agrees only with another reading), or when the adapter fails.
 
 * ``activity_lint``: for producer (agent) teams, no option needed:
-  :func:`counterexamples.lint_pytest.assert_conformant`, which lints a stream (wire dicts, typed
+  :func:`counterexamples.lint.pytest_helper.assert_conformant`, which lints a stream (wire dicts, typed
   events, or the stream's text) and fails the test with every producer violation listed::
 
       def test_my_agent_stream(activity_lint):
@@ -35,7 +35,7 @@ Either write the two-line test yourself::
     def test_activity_corpus(activity_trace, activity_peer):
         activity_peer.check(activity_trace)
 
-or run the bundled one: ``pytest --pyargs counterexamples.peer_suite --activity-peer "CMD"``.
+or run the bundled one: ``pytest --pyargs counterexamples.peers.suite --activity-peer "CMD"``.
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def pytest_addoption(parser) -> None:
 
 
 def _traces(config) -> list:
-    from counterexamples.peers import corpus_traces, load_traces
+    from counterexamples.peers.traces import corpus_traces, load_traces
     from model.wire import TraceFormatError
     paths = config.getoption("activity_peer_traces")
     try:
@@ -87,7 +87,7 @@ class PeerChecker:
     """Checks traces on one adapter process (see the module docstring).
 
     Attributes:
-        adapter: the :class:`counterexamples.peers.AdapterProcess`.
+        adapter: the :class:`counterexamples.peers.adapter.AdapterProcess`.
         accept: ``"reading"`` or ``"draft"``.
     """
 
@@ -96,8 +96,8 @@ class PeerChecker:
         self.accept = accept
 
     def check(self, trace) -> "object":
-        """Send ``trace`` (a :class:`~counterexamples.peers.PeerTrace`), classify the answer and
-        return the :class:`~counterexamples.peers.Classification`.
+        """Send ``trace`` (a :class:`~counterexamples.peers.traces.PeerTrace`), classify the answer and
+        return the :class:`~counterexamples.peers.classify.Classification`.
 
         Raises:
             AssertionError: the adapter failed on the trace, the peer agrees with no reading, or
@@ -105,7 +105,7 @@ class PeerChecker:
                 holds the trace as JSON lines and both verdicts.
         """
         __tracebackhide__ = True
-        from counterexamples.peers import classify
+        from counterexamples.peers.classify import classify
         reply = self.adapter.request(trace.wire, trace.state, trace.id)
         result = classify(trace.events, reply, trace.state)
         if result.kind == "error":
@@ -117,7 +117,7 @@ class PeerChecker:
 
 def _explain(trace, response: dict, result, adapter_label: str) -> str:
     """The failure message: what happened, both verdicts, the trace, how to replay it."""
-    from counterexamples.peers import describe_verdict
+    from counterexamples.peers.divergence import describe_verdict
     first = result.leaves[0][1].to_json(detail=False) if result.leaves else {}
     if result.kind == "divergence":
         head = (f"{trace.id}: the peer agrees with no reading of the draft; it differs from the "
@@ -141,7 +141,7 @@ def _explain(trace, response: dict, result, adapter_label: str) -> str:
 def activity_peer(request):
     """A :class:`PeerChecker` on one adapter process for the whole session; skips the test when
     no ``--activity-peer`` is given."""
-    from counterexamples.peers import DEFAULT_TIMEOUT, AdapterProcess, PeerError, resolve_adapter
+    from counterexamples.peers.adapter import DEFAULT_TIMEOUT, AdapterProcess, PeerError, resolve_adapter
     command: Optional[str] = request.config.getoption("activity_peer")
     if not command:
         pytest.skip("no adapter named: pass --activity-peer CMD to check your consumer on "
@@ -162,6 +162,6 @@ def activity_peer(request):
 def activity_lint():
     """The producer-side check (issue 22): ``activity_lint(events, reading=None,
     fail_on="error")`` raises ``AssertionError`` listing every violation at or above
-    ``fail_on`` (see :func:`counterexamples.lint_pytest.assert_conformant`)."""
-    from counterexamples.lint_pytest import assert_conformant
+    ``fail_on`` (see :func:`counterexamples.lint.pytest_helper.assert_conformant`)."""
+    from counterexamples.lint.pytest_helper import assert_conformant
     return assert_conformant

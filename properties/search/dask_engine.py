@@ -12,7 +12,7 @@ machines by its scheduler's address (``dask scheduler`` / ``dask worker ADDRESS`
 The state space is partitioned by fingerprint: the visited set of partition ``d`` holds the
 fingerprints ``f`` with ``f % P == d`` (P partitions, one per worker), so every node is
 deduplicated by exactly one task. The frontier is partitioned by the system's routing key
-(:meth:`~properties.bfs.TransitionSystem.routing`; for the all-readings sweep the consumer
+(:meth:`~properties.search.bfs.TransitionSystem.routing`; for the all-readings sweep the consumer
 state's fingerprint), so that each worker computes a state's decision trees and check outcomes
 once (its memo tables live in the worker process, :data:`_SYSTEMS`, and are only a cache: a
 task moved to another worker rebuilds them). Per level:
@@ -24,13 +24,13 @@ task moved to another worker rebuilds them). Per level:
    the old one's sorted runs);
 3. the driver gathers the new nodes' parent entries (8 bytes each) and the findings, numbers
    the nodes by sorted parent entry (the sequential search's order) and merges the findings
-   (:class:`properties.bfs._Merge`); each new node's full value stays on its worker, sent to the
+   (:class:`properties.search.bfs._Merge`); each new node's full value stays on its worker, sent to the
    worker of its routing partition for the next level.
 
-So the output is byte-identical to the in-process search (:class:`properties.bfs.LocalEngine`)
+So the output is byte-identical to the in-process search (:class:`properties.search.bfs.LocalEngine`)
 for any number of workers. A level is expanded in rounds of ``round_nodes`` frontier nodes (by
 id), each such a graph of tasks, merged as the in-process engine merges a chunk: the timeout
-is checked and a checkpoint (:mod:`properties.bfs_checkpoint`) saved between rounds, the
+is checked and a checkpoint (:mod:`properties.search.checkpoint`) saved between rounds, the
 driver logging each round's nodes and next frontier ids as it numbers them; a resume rebuilds
 the frontier in the driver's process and hands it over as at the first large level, with the
 next level's nodes found before the stop. Levels whose frontier is smaller than
@@ -50,8 +50,8 @@ from typing import Optional
 
 import numpy as np
 
-from properties.bfs import Batch, Expansion, LocalEngine, TransitionSystem
-from properties.bfs_store import FingerprintSet, first_new
+from properties.search.bfs import Batch, Expansion, LocalEngine, TransitionSystem
+from properties.search.store import FingerprintSet, first_new
 
 __all__ = ["CONNECT_SECONDS", "ClusterError", "DaskEngine", "cluster_workers", "dask_setup",
            "local_cluster"]
@@ -228,7 +228,7 @@ def _interrupts_held():
 
 def dask_setup(worker) -> None:
     """Dask's preload hook, run in each worker process of :func:`local_cluster` as it starts
-    (also for a cluster's workers started with ``dask worker --preload properties.bfs_dask``):
+    (also for a cluster's workers started with ``dask worker --preload properties.search.dask_engine``):
     SIGINT is ignored there, so that only the command stops its workers."""
     import signal
     import threading
@@ -450,8 +450,8 @@ class DaskEngine:
 
     @property
     def checkpoint(self):
-        """The :class:`~properties.bfs_checkpoint.Checkpoint` the search is saved to, or None
-        (set by :func:`properties.bfs.search`; the in-process engine's, which logs the levels
+        """The :class:`~properties.search.checkpoint.Checkpoint` the search is saved to, or None
+        (set by :func:`properties.search.bfs.search`; the in-process engine's, which logs the levels
         expanded in this process)."""
         return self.local.checkpoint
 
@@ -523,7 +523,7 @@ class DaskEngine:
         self.on_cluster = True
 
     def _exported(self, frontier) -> tuple:
-        """The nodes of ``frontier`` (a :class:`~properties.bfs_store.Frontier`, closed here) as
+        """The nodes of ``frontier`` (a :class:`~properties.search.store.Frontier`, closed here) as
         ``(ids, values, part)``: ids ascending, the system's exported values, and each node's
         expansion partition (its routing key modulo the workers)."""
         system, parts = self.system, len(self.names)
@@ -789,7 +789,7 @@ def _route(expanded: dict, d: int) -> tuple:
 
 
 def _merged(summaries: list, reports: list, base: int, keep_edges: bool) -> tuple:
-    """The level as one :class:`~properties.bfs.Batch` (new nodes of every partition in
+    """The level as one :class:`~properties.search.bfs.Batch` (new nodes of every partition in
     parent-entry order), and per absorb task the node ids of its new nodes."""
     keys = np.concatenate([s[0] for s in summaries])
     order = np.argsort(keys, kind="stable")
