@@ -983,8 +983,9 @@ def _(finding: PropertyFinding) -> tuple[str, str]:
     body = f'''
 from model.readings import DRAFT, parse_reading
 from model.wire import parse_events
+from model.consumers import REFERENCE
 from properties.search.machines import check_trace_properties
-from properties.zoo import MUTANT_BY_NAME, REFERENCE
+from properties.zoo import MUTANT_BY_NAME
 
 FINDING_ID = {fid!r}
 PROPERTY = {finding.property_id!r}
