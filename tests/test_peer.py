@@ -814,8 +814,8 @@ def test_search_checks_corpus_and_probes_first_and_exports_unshrunk_when_the_bud
     generated, and the divergence (probe-Q3) is exported unshrunk; the report says the budget
     stopped it."""
     import time
-    import counterexamples.peers as peers
-    monkeypatch.setattr(peers, "CORPUS_SLACK", 60.0)  # a loaded test machine is slow
+    import counterexamples.peers.search as peer_search
+    monkeypatch.setattr(peer_search, "CORPUS_SLACK", 60.0)  # a loaded test machine is slow
     with AdapterProcess(resolve_adapter(_overwrite(tmp_path))) as adapter:
         report = search_peer(adapter, seed=0, stateful=20, bfs_depth=2,
                              deadline=time.monotonic())

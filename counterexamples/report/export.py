@@ -909,7 +909,7 @@ def test_peer_agrees_with_some_reading(activity_peer):
     """The trace on the consumer that --activity-peer names (skipped without it): fails while
     that consumer still gives a verdict no reading of the draft gives, passes once it agrees
     with some reading. Needs activity-check's pytest plugin (installed with it)."""
-    from counterexamples.peers import PeerTrace
+    from counterexamples.peers.traces import PeerTrace
     activity_peer.check(PeerTrace.of(FINDING_ID, TRACE, INITIAL_STATE))
 '''
     return summary, body
