@@ -133,7 +133,7 @@ def witness_mermaid(row: dict) -> Optional[str]:
         from counterexamples.report.export import to_mermaid
         from counterexamples.findings import ambiguity_finding
         from properties.search.ambiguity import Witness
-        from properties.search.ambiguity import splits_of
+        from model.verdict import splits_of
         pair = splits_of(events).get(row["knob"])
         if pair is not None:
             return to_mermaid(ambiguity_finding(Witness(row["knob"], tuple(events), pair),
