@@ -51,8 +51,18 @@ cluster, workers and nannies, over the whole run, beside the tasks too) and ``lo
 (the host's 1-minute load when the run ended): on a machine shared with other work, CPU
 seconds over wall seconds says how much of a core the run was given.
 
+Worker series (issue 43): ``--workers-series 1,2,4,8,16`` runs only ``all-readings`` at
+``--depth`` on each of those numbers of workers this machine has cores for (the others are
+listed as skipped, with why), ``--repeat`` times each, and reports per count the search's wall
+seconds (fastest and median), the CPU seconds of the whole process tree (the run's process
+and every process under it: the local cluster's workers and nannies, their start-up included,
+from the kernel's accounting of the reaped children), the speedup (median wall seconds of one
+worker over those of N) and the peak resident memory of the process tree (the sum of its
+processes' resident memory, sampled every 0.1 s), as JSON (``--json``) or a table.
+
 Usage: python benchmarks/explore.py [--depth N] [--extra-depth N] [--repeat N] [--workers N]
 [--only NAME,...] [--timeout SECONDS] [--progress] [--checkpoint DIR] [--json]
+[--workers-series N,N,...]
 """
 from __future__ import annotations
 
@@ -60,8 +70,11 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import statistics
 import sys
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Optional
 
@@ -222,6 +235,124 @@ def judge(rows: dict, workers: int) -> list:
     return out
 
 
+SERIES = (1, 2, 4, 8, 16)
+"""The numbers of workers issue 43 asks the figures for (``--workers-series``' default)."""
+
+
+def measure_series(depth: int = DEFAULT_EXPLORE_DEPTH, series=SERIES, repeat: int = 3,
+                   timeout: Optional[float] = None, cores: Optional[int] = None) -> dict:
+    """Every reading with every property to ``depth`` on each number of workers in ``series``
+    that ``cores`` (default: the cores this process may run on) allow, ``repeat`` runs each,
+    every run in a fresh process (:func:`_tree_run`). Returns ``{"benchmark":
+    "explore-workers", "depth", "cores", "repeat", "rows": [...]}``, a row per number of
+    workers in ``series``' order: ``workers``, ``states``, ``complete``, ``seconds`` (the
+    search's wall seconds, fastest run), ``secondsMedian``, ``secondsEach``,
+    ``treeCpuSeconds`` (median; the process tree's user and system CPU seconds),
+    ``treeCpuSecondsEach``, ``speedup`` (median seconds on one worker over these; None without
+    a complete one-worker row, or for a partial run), ``peakBytes`` (largest over the runs:
+    the process tree's peak resident bytes) and ``peakBytesEach``; a count past the cores is
+    a row ``{"workers", "skipped": why}``.
+
+    Raises ValueError for an empty series, a count below 1 or ``repeat`` below 1, and
+    RuntimeError when two complete runs explore different numbers of states or edges."""
+    series = list(series)
+    if not series or min(series) < 1:
+        raise ValueError(f"--workers-series: numbers of workers of 1 or more, not {series}")
+    if repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, not {repeat}")
+    cores = cores or len(os.sched_getaffinity(0))
+    rows = []
+    for workers in series:
+        if workers > cores:
+            rows.append({"workers": workers, "skipped": f"this machine gives this process "
+                                                        f"{cores} core{'s' * (cores != 1)}"})
+            continue
+        kwargs = {"reading": None, "timeout": timeout, **({"workers": workers}
+                                                         if workers > 1 else {})}
+        runs = [_tree_run(depth, kwargs) for _ in range(repeat)]
+        if len({(f["states"], f["edges"]) for f in runs if f["complete"]}) > 1:
+            raise RuntimeError(f"{workers} workers: runs explored different states or edges")
+        each = [f["seconds"] for f in runs]
+        rows.append({"workers": workers, "states": runs[0]["states"],
+                     "complete": all(f["complete"] for f in runs),
+                     "processes": max(f["workers"] for f in runs),
+                     "seconds": round(min(each), 2),
+                     "secondsMedian": round(statistics.median(each), 2),
+                     "secondsEach": [round(x, 2) for x in each],
+                     "treeCpuSeconds": round(statistics.median(f["treeCpuSeconds"]
+                                                               for f in runs), 2),
+                     "treeCpuSecondsEach": [f["treeCpuSeconds"] for f in runs],
+                     "peakBytes": max(f["treePeakBytes"] for f in runs),
+                     "peakBytesEach": [f["treePeakBytes"] for f in runs],
+                     "loadAverage": runs[-1]["loadAverage"]})
+    one = next((r for r in rows if r["workers"] == 1 and "skipped" not in r), None)
+    for row in rows:
+        if "skipped" not in row:
+            row["speedup"] = round(one["secondsMedian"] / row["secondsMedian"], 2) \
+                if one and one["complete"] and row["complete"] and row["secondsMedian"] \
+                else None
+    return {"benchmark": "explore-workers", "depth": depth, "cores": cores, "repeat": repeat,
+            "timeout": timeout, "rows": rows}
+
+
+def _tree_run(bound: int, kwargs: dict) -> dict:
+    """:func:`_run` in a fresh process, with the process tree's figures added:
+    ``treeCpuSeconds`` (user and system CPU seconds of that process and every process under
+    it, read from this process's reaped children's accounting, so the tree must be gone when
+    the pool closes) and ``treePeakBytes`` (the largest sum of the tree's resident memory,
+    sampled every 0.1 s with psutil)."""
+    import psutil
+    spawn = multiprocessing.get_context("spawn")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = [0]
+    with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+        root = psutil.Process(pool.submit(os.getpid).result())
+        running = pool.submit(_run, bound, kwargs)
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                total = 0
+                try:
+                    tree = [root] + root.children(recursive=True)
+                except psutil.Error:
+                    tree = []
+                for process in tree:
+                    try:
+                        total += process.memory_info().rss
+                    except psutil.Error:  # (ended between the listing and the read)
+                        pass
+                peak[0] = max(peak[0], total)
+                done.wait(0.1)
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            figures = running.result()
+        finally:
+            done.set()
+            sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    figures["treeCpuSeconds"] = round(after.ru_utime + after.ru_stime
+                                      - before.ru_utime - before.ru_stime, 2)
+    figures["treePeakBytes"] = max(peak[0], figures["peakBytes"])
+    return figures
+
+
+def series_table(figures: dict) -> str:
+    """The rows of :func:`measure_series` as a Markdown table (for the README)."""
+    lines = ["| workers | wall s (fastest) | wall s (median) | tree CPU s | speedup | "
+             "tree peak memory |", "| --- | --- | --- | --- | --- | --- |"]
+    for row in figures["rows"]:
+        if "skipped" in row:
+            lines.append(f"| {row['workers']} | skipped: {row['skipped']} | | | | |")
+            continue
+        speedup = "-" if row["speedup"] is None else f"{row['speedup']}x"
+        lines.append(f"| {row['workers']} | {row['seconds']} | {row['secondsMedian']} | "
+                     f"{row['treeCpuSeconds']} | {speedup} | "
+                     f"{row['peakBytes'] / 1e9:.2f} GB |")
+    return "\n".join(lines)
+
+
 def judge_issue4(rows: dict, depth: int) -> list:
     """Issue 4's targets judged on the ``all-readings`` run at ``depth`` (``rows`` as
     :func:`measure` makes them): ``[{"aim", "configuration", "depth", "value", "target",
@@ -296,7 +427,7 @@ def _saved_level(directory: Optional[str]) -> int:
     try:
         with open(os.path.join(directory, META), encoding="utf-8") as fh:
             level = json.load(fh).get("level", 0)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return 0
     return level if isinstance(level, int) and level >= 0 else 0
 
@@ -337,6 +468,32 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _main_series(parser, args) -> int:
+    """``--workers-series``: measure and print (see :func:`measure_series`)."""
+    try:
+        series = [int(n) for n in args.workers_series.split(",")]
+    except ValueError:
+        parser.error(f"--workers-series {args.workers_series!r}: comma-separated numbers of "
+                     "workers, e.g. 1,2,4,8,16")
+    if args.workers != 1 or args.only is not None or args.checkpoint is not None or \
+            args.extra_depth:
+        parser.error("--workers-series: give it without --workers, --only, --checkpoint and "
+                     "--extra-depth (it runs all-readings alone)")
+    if args.timeout is not None and not args.timeout > 0:
+        parser.error(f"--timeout must be a positive number of seconds, not {args.timeout}")
+    try:
+        figures = measure_series(args.depth, series, args.repeat, args.timeout)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        print(f"all-readings at depth {figures['depth']}, {figures['repeat']} run(s) each, "
+              f"{figures['cores']} cores:")
+        print(series_table(figures))
+    return 0
+
+
 def main(argv=None) -> int:
     """Command-line entry: parse the options, measure, print the figures (``--json``: as JSON);
     returns the exit code."""
@@ -373,6 +530,11 @@ def main(argv=None) -> int:
                              "second search of a configuration would report the first's again; "
                              "wall and CPU seconds add up over the runs, the peak is the "
                              "largest)")
+    parser.add_argument("--workers-series", metavar="N,N,...", default=None,
+                        help="instead of the configurations: every reading with every "
+                             "property on each of these numbers of workers that the cores "
+                             "allow (e.g. 1,2,4,8,16), with wall and CPU seconds of the process "
+                             "tree, speedup over one worker and the tree's peak memory")
     parser.add_argument("--json", action="store_true",
                         help="print the figures as one JSON document (configurations, targets, "
                              "aims, issue4Aims) instead of lines of text")
@@ -391,6 +553,8 @@ def main(argv=None) -> int:
     if args.only is not None and not all(args.only.split(",")):
         parser.error(f"--only {args.only!r}: an empty configuration name")
     only = set(args.only.split(",")) if args.only is not None else None
+    if args.workers_series is not None:
+        return _main_series(parser, args)
     try:
         figures = measure(args.depth, args.extra_depth, args.repeat, args.workers, only,
                           args.timeout, args.progress, args.checkpoint)

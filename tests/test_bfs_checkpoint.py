@@ -167,16 +167,16 @@ def test_a_max_states_stop_is_saved_and_taken_further_with_a_larger_bound(tmp_pa
 def _unwritable(monkeypatch, lock_unreadable=False):
     """The checkpoint module's files opened for writing fail as on a read-only file system
     (``lock_unreadable``: reading the lock file fails too, as another user's of mode 0600)."""
-    import builtins
     import errno
+    real = checkpoint_module._open_own  # (every open of the checkpoint's files)
 
-    def read_only(path, mode="r", *args, **kwargs):
-        if any(c in mode for c in "wax+"):
+    def read_only(path, flags, mode):
+        if flags & (os.O_WRONLY | os.O_RDWR):
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         if lock_unreadable and str(path).endswith("checkpoint.lock"):
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
-        return builtins.open(path, mode, *args, **kwargs)
-    monkeypatch.setattr(checkpoint_module, "open", read_only, raising=False)
+        return real(path, flags, mode)
+    monkeypatch.setattr(checkpoint_module, "_open_own", read_only)
 
 
 def test_a_finished_search_is_reported_again_from_a_directory_it_cannot_write(tmp_path,
@@ -375,8 +375,10 @@ def test_a_checkpoint_of_other_code_is_said_so_before_any_other_difference(tmp_p
     (lambda m: m.pop("logs"), "'logs' is a required property"),
     (lambda m: m.update(starts=[0, 5, 2]), "the level starts are not ascending"),
     (lambda m: m.update(identity=[1]), "identity: \\[1\\] is not of type 'object'"),
-    (lambda m: m.update(format=1), "not a checkpoint of format 3"),  # the layout before CRCs
-    (lambda m: m.update(format=2), "not a checkpoint of format 3"),  # before cpuSeconds
+    (lambda m: m.update(format=1), "of format 1, and this code reads format 4 only"),
+    (lambda m: m.update(format=2), "of format 2, and this code reads format 4 only"),
+    (lambda m: m.update(format=3), "of format 3, and this code reads format 4 only \\(format "
+                                   "3 and earlier stored the findings as a pickle"),
 ])
 def test_a_hand_edited_description_is_refused_in_one_line(tmp_path, edit, said):
     victim = tmp_path / "victim.txt"
@@ -405,7 +407,7 @@ def test_saved_files_without_a_description_are_not_started_afresh(tmp_path, monk
     search(system, 4, LocalEngine(system, chunk=64), checkpoint=Checkpoint(str(tmp_path), {}, 0))
     monkeypatch.undo()
     (tmp_path / "checkpoint.json").unlink()  # saves past the first: a description was there
-    with pytest.raises(CheckpointError, match="saved files \\(findings-\\d+.pickle\\) but no "
+    with pytest.raises(CheckpointError, match="saved files \\(findings-\\d+.json\\) but no "
                                               "checkpoint.json: the checkpoint is damaged"):
         Checkpoint(str(tmp_path), {})
     assert (tmp_path / "parents.i64").stat().st_size > 0
@@ -424,7 +426,7 @@ def test_a_process_stopped_in_its_first_save_leaves_a_directory_to_start_afresh(
     with pytest.raises(Killed):
         search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}, 0))
     monkeypatch.undo()
-    assert {"findings-1.pickle", "tags-1.u64", "checkpoint.json.new"} <= \
+    assert {"findings-1.json", "tags-1.u64", "checkpoint.json.new"} <= \
         {p.name for p in tmp_path.iterdir()} and not (tmp_path / "checkpoint.json").exists()
     found = search(_sweep(), 3, checkpoint=Checkpoint(str(tmp_path), {}))
     assert _figures(found) == _plain(_sweep, 3)
@@ -668,3 +670,161 @@ def test_the_benchmarks_progress_lines_after_a_resume_do_not_call_its_level_done
         sys.modules.pop("explore", None)
     lines = [line.split(", ")[0] for line in capsys.readouterr().err.splitlines()]
     assert lines == ["x: exploring depth 7", "x: depth 7 done", "y: depth 1 done"]
+
+
+# --- checkpoints that hold no code, and own files that are never followed (issues 43, 38) -----
+
+def _resave(directory, meta: dict, name: str, data: bytes) -> None:
+    """Replace the checkpoint's file ``name`` (its findings or tags) by ``data`` and make its
+    description agree: length, CRC-32 and checksum recomputed, as a forger would."""
+    (directory / name).write_bytes(data)
+    which = "findings" if name.startswith("findings-") else "tags"
+    meta[which] = [name, len(data), zlib.crc32(data)]
+    meta["check"] = checkpoint_module._meta_check(meta)
+    (directory / "checkpoint.json").write_text(json.dumps(meta))
+
+
+def test_the_findings_are_json_that_reads_back_as_the_search_kept_them(tmp_path):
+    """The saved findings are JSON as FINDINGS_SCHEMA says, and read back equal, with their
+    types (a bool in a cost, a dict's order in a split's pair), to the driver's own."""
+    import jsonschema
+    meta = _stopped(tmp_path / "ck", chunks=6)
+    name = meta["findings"][0]
+    assert name.endswith(".json") and meta["format"] == checkpoint_module.FORMAT == 4
+    document = json.loads((tmp_path / "ck" / name).read_text())
+    jsonschema.Draft202012Validator(checkpoint_module.FINDINGS_SCHEMA).validate(document)
+    read = Checkpoint(str(tmp_path / "ck"), {})
+    found = read.findings()
+    read.close()
+    assert found and all(isinstance(k, tuple) and isinstance(v, list) for k, v in found.items())
+    split = next(v for k, v in found.items() if k[0] == "split")
+    assert type(split[1][1]) is bool  # (level, not conformant): not turned into 0 or 1
+    assert isinstance(split[3][2], tuple) and all(isinstance(a, dict) for a in split[3][2])
+    assert checkpoint_module.findings_to_json(found) == document
+    # every kind of value a system puts in a finding goes and comes back exactly
+    value = (None, True, 0, -2 ** 62, "\udcff ok", ({"Q1": "merge", "A": "b"}, {}), ())
+    back = checkpoint_module.value_from_json(
+        json.loads(json.dumps(checkpoint_module.value_to_json(value))))
+    assert back == value and list(back[5][0]) == ["Q1", "A"] and type(back[1]) is bool
+    for other in (1.5, [1], {1: "a"}, object()):
+        with pytest.raises(TypeError):
+            checkpoint_module.value_to_json(other)
+    for other in (1.5, [1], {"tuple": [1], "map": []}, {"map": [["a"]]}):
+        with pytest.raises(ValueError):
+            checkpoint_module.value_from_json(other)
+
+
+class _Runs:
+    """A pickle that runs code when unpickled: it makes the file ``path``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_findings_file_holding_a_pickle_is_refused_and_its_code_never_runs(tmp_path, capsys):
+    import pickle
+    directory = tmp_path / "ck"
+    identity = _identity(EXPLORE_VOCABULARY, None, REFERENCE, tuple(PROPERTIES), False, True,
+                         False)  # (the command's, so that it takes the checkpoint up)
+    meta = _stopped(directory, chunks=3, identity=identity)
+    ran = tmp_path / "ran"
+    _resave(directory, meta, meta["findings"][0], pickle.dumps({("x",): _Runs(ran)}))
+    with pytest.raises(CheckpointError, match=r"findings-1\.json: not a findings file of "
+                                              r"format 4 \(.*\)$"):
+        search(_sweep(), 4, checkpoint=Checkpoint(str(directory), identity))
+    assert main(["explore", "--depth", "4", "--checkpoint", str(directory)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "findings-1.json: not a findings file" in err
+    assert not ran.exists()
+    # JSON of another shape, a key given twice: refused the same way
+    for document, said in (({"format": 4, "findings": [{"key": 1}]}, "findings/0"),
+                           ({"format": 4, "findings": [
+                               {"key": {"tuple": ["a"]}, "first": {"tuple": [0, 0, 0]},
+                                "cost": None, "sequence": {"tuple": [0, 0, 0]},
+                                "payload": None}] * 2}, "a finding's key given twice")):
+        _resave(directory, meta, meta["findings"][0], json.dumps(document).encode())
+        with pytest.raises(CheckpointError, match=f"not a findings file .*{said}"):
+            search(_sweep(), 4, checkpoint=Checkpoint(str(directory), identity))
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "hardlink", "directory"])
+@pytest.mark.parametrize("name", ["parents.i64", "checkpoint.json", "frontier-4.i64",
+                                  "checkpoint.lock"])
+def test_a_checkpoint_whose_own_file_is_not_a_regular_file_is_refused_before_any_write(
+        tmp_path, capsys, kind, name):
+    """A link, pipe or directory in place of one of the checkpoint's own files: the command
+    says so in one line, exit 2, and nothing is written, inside the directory or out."""
+    directory = tmp_path / "ck"
+    _stopped(directory, chunks=3, identity=_identity(
+        EXPLORE_VOCABULARY, None, REFERENCE, tuple(PROPERTIES), False, True, False))
+    victim = tmp_path / "victim.bin"
+    victim.write_bytes(b"mine" * 100)
+    target = directory / name
+    if target.exists():
+        target.unlink()
+    if kind == "symlink":
+        target.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "hardlink":
+        os.link(victim, target)
+    else:
+        target.mkdir()
+    before = {p.name: (p.lstat().st_mtime_ns, p.lstat().st_size) for p in directory.iterdir()}
+    code = main(["explore", "--depth", "4", "--checkpoint", str(directory)])
+    err = capsys.readouterr().err
+    said = {"symlink": "a symbolic link", "fifo": "a named pipe",
+            "hardlink": "a file with other names", "directory": "a directory"}[kind]
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{target}: {said}" in err and "refused, as a checkpoint's own files" in err
+    assert victim.read_bytes() == b"mine" * 100
+    assert {p.name: (p.lstat().st_mtime_ns, p.lstat().st_size)
+            for p in directory.iterdir()} == before
+
+
+def test_a_link_put_in_place_of_a_log_while_it_is_opened_is_not_followed(tmp_path):
+    """The entries are checked before the lock; a link that appears after that check (a race)
+    is still not followed: every own file is opened with O_NOFOLLOW and checked once open."""
+    directory = tmp_path / "ck"
+    _stopped(directory, chunks=3)
+    victim = tmp_path / "victim.bin"
+    victim.write_bytes(b"mine")
+    real = Checkpoint._refuse_odd
+
+    def then_swap(self, names):
+        real(self, names)
+        (directory / "parents.i64").unlink()
+        (directory / "parents.i64").symlink_to(victim)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Checkpoint, "_refuse_odd", then_swap)
+        with pytest.raises(CheckpointError, match="parents.i64: a symbolic link; refused"):
+            Checkpoint(str(directory), {})
+    assert victim.read_bytes() == b"mine"
+    for flags, mode in ((os.O_RDONLY, "rb"), (checkpoint_module._APPEND, "ab"),
+                        (checkpoint_module._WRITE, "wb")):
+        with pytest.raises(CheckpointError, match="a symbolic link"):
+            checkpoint_module._open_own(directory / "parents.i64", flags, mode)
+    assert victim.read_bytes() == b"mine"
+
+
+def test_a_deeply_nested_or_huge_description_is_refused_in_one_line(tmp_path, capsys):
+    directory = tmp_path / "ck"
+    _stopped(directory, chunks=3)
+    meta = directory / "checkpoint.json"
+    for text, said in (("[" * 100_000 + "]" * 100_000, "not JSON \\(nested"),
+                       ('{"format": 4, "format": 4}', "not JSON \\(duplicate member"),
+                       ("\xff", "not JSON")):
+        meta.write_bytes(text.encode("utf-8", "surrogateescape") if text != "\xff"
+                         else b"\xff")
+        with pytest.raises(CheckpointError, match=f"checkpoint.json: {said}"):
+            Checkpoint(str(directory), {})
+        assert main(["explore", "--depth", "4", "--checkpoint", str(directory)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and "checkpoint.json" in err
+    with open(meta, "wb") as fh:
+        fh.truncate(checkpoint_module.MAX_META_BYTES + 1)
+    with pytest.raises(CheckpointError, match="checkpoint.json: larger than the"):
+        Checkpoint(str(directory), {})

@@ -21,8 +21,18 @@ What is saved, in one directory (``DIR``):
 * ``frontier-L.i64``: the ids of the nodes at depth ``L`` that are expanded (not halted), in id
   order, appended as they are found (also at the last level, so that a finished search can be
   taken deeper).
-* ``findings-K.pickle`` and ``tags-K.u64``: the merged findings and the distinct tags at save
-  ``K`` (rewritten at each save; small).
+* ``findings-K.json`` and ``tags-K.u64``: the merged findings (JSON as :data:`FINDINGS_SCHEMA`
+  says, each value written by :func:`value_to_json`) and the distinct tags (raw uint64) at save
+  ``K`` (rewritten at each save; small). Nothing in a checkpoint is code: a replaced findings
+  file, its length and CRC-32 recomputed, is at worst refused or read as other findings; no
+  file is unpickled (issue 43).
+
+Every own file is opened without following a symbolic link (``O_NOFOLLOW``), without blocking
+on a pipe (``O_NONBLOCK``), and checked to be a regular file once open; a directory whose own
+files are links, pipes or devices is refused before anything is written in it (issue 38).
+``checkpoint.json`` and the findings are read with the project's bounded JSON reader
+(:func:`model.wire.loads_json`: at most :data:`model.wire.MAX_DEPTH` levels of nesting) and at
+most :data:`MAX_META_BYTES` and :data:`MAX_FINDINGS_BYTES` bytes.
 
 Nodes themselves are not saved: on resume the frontier's nodes (what is left of the level under
 way, and the next level's found so far) are rebuilt by re-executing their event chains from the
@@ -45,9 +55,9 @@ import fcntl
 import hashlib
 import json
 import os
-import pickle
 import re
 import resource
+import stat
 import time
 import zlib
 from array import array
@@ -56,19 +66,30 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
+from model.wire import loads_json
 from properties.search.store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
-__all__ = ["FORMAT", "META", "CheckpointError", "Checkpoint", "code_digest", "rebuild", "rebuilt",
-           "what_stands"]
+__all__ = ["FORMAT", "META", "SCHEMA", "FINDINGS_SCHEMA", "CheckpointError", "Checkpoint",
+           "code_digest", "findings_to_json", "findings_from_json", "value_to_json",
+           "value_from_json", "rebuild", "rebuilt", "what_stands"]
 
-FORMAT = 3
+FORMAT = 4
 """Version of the checkpoint layout (``checkpoint.json``'s ``format``; 2: each log, the
-findings and the tags with their length and CRC-32; 3: with ``cpuSeconds``)."""
+findings and the tags with their length and CRC-32; 3: with ``cpuSeconds``; 4: the findings as
+JSON, not a pickle). A checkpoint of another format is refused, naming its format."""
+
+MAX_META_BYTES = 64 << 20
+"""The most bytes of ``checkpoint.json`` read (a description of a depth-12 search is some
+kilobytes: larger is not a checkpoint's)."""
+
+MAX_FINDINGS_BYTES = 256 << 20
+"""The most bytes of a findings file read (a search's findings are a few dozen, some
+kilobytes)."""
 
 META = "checkpoint.json"
 """The description's file name in a checkpoint directory: there once a save was made."""
 _LOCK = "checkpoint.lock"
-_OWN = re.compile(r"parents\.i64|fingerprints\.u64|frontier-\d+\.i64|findings-\d+\.pickle|"
+_OWN = re.compile(r"parents\.i64|fingerprints\.u64|frontier-\d+\.i64|findings-\d+\.json|"
                   r"tags-\d+\.u64|checkpoint\.json\.new|checkpoint\.lock")
 """The names of the files a checkpoint writes (besides :data:`META`)."""
 _PARENTS = "parents.i64"
@@ -86,9 +107,9 @@ SCHEMA = {
         "check": _COUNT,  # CRC-32 of the rest (_meta_check): a hand edit is refused
         "format": {"const": FORMAT}, "identity": {"type": "object"}, "code": {"type": "string"},
         "save": {"type": "integer", "minimum": 1},
-        # [file name, bytes, CRC-32]: the findings pickle and the tags
+        # [file name, bytes, CRC-32]: the findings (FINDINGS_SCHEMA) and the tags
         "findings": {"type": "array", "prefixItems": [
-            {"type": "string", "pattern": r"^findings-\d+\.pickle$"}, _COUNT, _COUNT],
+            {"type": "string", "pattern": r"^findings-\d+\.json$"}, _COUNT, _COUNT],
             "minItems": 3, "maxItems": 3},
         "tags": {"type": "array", "prefixItems": [
             {"type": "string", "pattern": r"^tags-\d+\.u64$"}, _COUNT, _COUNT],
@@ -109,6 +130,111 @@ SCHEMA = {
 }
 """JSON Schema (2020-12) of ``checkpoint.json``: every file it names is one of the checkpoint's
 own, in its directory."""
+
+
+_VALUE = {"$ref": "#/$defs/value"}
+_SEQUENCE = {"type": "object", "required": ["tuple"], "additionalProperties": False,
+             "properties": {"tuple": {"type": "array", "items": {"type": "integer"},
+                                      "minItems": 3, "maxItems": 3}}}
+FINDINGS_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object", "required": ["format", "findings"], "additionalProperties": False,
+    "properties": {
+        "format": {"const": FORMAT},
+        # in the order the driver first found them (Search.findings' order)
+        "findings": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["key", "first", "cost", "sequence", "payload"],
+            "properties": {"key": {"type": "object", "required": ["tuple"],
+                                   "additionalProperties": False,
+                                   "properties": {"tuple": {"type": "array", "items": {
+                                       "type": ["null", "boolean", "integer", "string"]}}}},
+                           "first": _SEQUENCE, "cost": _VALUE, "sequence": _SEQUENCE,
+                           "payload": _VALUE}}}},
+    "$defs": {"value": {"anyOf": [
+        {"type": ["null", "boolean", "integer", "string"]},
+        {"type": "object", "required": ["tuple"], "additionalProperties": False,
+         "properties": {"tuple": {"type": "array", "items": _VALUE}}},
+        {"type": "object", "required": ["map"], "additionalProperties": False,
+         "properties": {"map": {"type": "array", "items": {
+             "type": "array", "prefixItems": [{"type": "string"}, _VALUE],
+             "minItems": 2, "maxItems": 2}}}}]}},
+}
+"""JSON Schema (2020-12) of a findings file (``findings-K.json``): per finding, its key, the
+place it was first found (``first``), its cost, the place of the kept witness (``sequence``)
+and its payload (see :class:`~properties.search.bfs.Expansion`), each a value as
+:func:`value_to_json` writes it."""
+
+
+def value_to_json(value):
+    """A finding's part (key, cost, place or payload, as the transition systems make them:
+    ``None``, bools, ints, strings, tuples of these and dicts of string keys, e.g. a split's
+    pair of reading assignments ``({"Q1": "merge"}, {"Q1": "ignore"})``) as JSON: scalars as
+    themselves, a tuple as ``{"tuple": [...]}``, a dict as ``{"map": [[key, value], ...]}`` in
+    its order. Raises TypeError for anything else (a float, a list, an object: no system puts
+    one in a finding, and none is stored in a form that could run code)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, tuple):
+        return {"tuple": [value_to_json(v) for v in value]}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a finding holds a dict with a key that is not a string")
+        return {"map": [[k, value_to_json(v)] for k, v in value.items()]}
+    raise TypeError(f"a finding holds a {type(value).__name__}, which a checkpoint does not "
+                    "store")
+
+
+def value_from_json(data):
+    """The value :func:`value_to_json` wrote as ``data`` (decoded JSON): the inverse, exactly
+    (a bool stays a bool, a dict keeps its order). Raises ValueError for any other JSON (a
+    float, a bare array, an object of another shape)."""
+    if data is None or isinstance(data, (bool, int, str)):
+        return data
+    if isinstance(data, dict) and len(data) == 1:
+        if isinstance(data.get("tuple"), list):
+            return tuple(value_from_json(v) for v in data["tuple"])
+        if isinstance(data.get("map"), list):
+            out = {}
+            for item in data["map"]:
+                if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                    raise ValueError("a map's item is not a [name, value] pair")
+                out[item[0]] = value_from_json(item[1])
+            return out
+    raise ValueError(f"not a finding's value: {json.dumps(data)[:60]}")
+
+
+def findings_to_json(first: dict) -> dict:
+    """The driver's merged findings (``{key: [first place, cost, place, payload]}``, see
+    :class:`properties.search.bfs._Merge`) as a findings document (:data:`FINDINGS_SCHEMA`).
+    Raises TypeError for a value :func:`value_to_json` does not store."""
+    return {"format": FORMAT, "findings": [
+        {"key": value_to_json(key), "first": value_to_json(tuple(entry[0])),
+         "cost": value_to_json(entry[1]), "sequence": value_to_json(tuple(entry[2])),
+         "payload": value_to_json(entry[3])} for key, entry in first.items()]}
+
+
+def findings_from_json(document) -> dict:
+    """The merged findings a findings document (decoded JSON) holds, as
+    :func:`findings_to_json` took them (each entry a fresh list, for the driver to update).
+    Raises ValueError naming what is wrong when the document is not as
+    :data:`FINDINGS_SCHEMA` says (the schema is checked first) or repeats a key."""
+    import jsonschema
+    error = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(FINDINGS_SCHEMA).iter_errors(document))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the document"
+        raise ValueError(f"{where}: {error.message[:200]}")
+    out: dict = {}
+    for i, item in enumerate(document["findings"]):
+        key = value_from_json(item["key"])
+        if key in out:
+            raise ValueError(f"findings/{i}: a finding's key given twice")
+        out[key] = [value_from_json(item["first"]), value_from_json(item["cost"]),
+                    value_from_json(item["sequence"]), value_from_json(item["payload"])]
+    return out
 
 
 class CheckpointError(Exception):
@@ -193,6 +319,7 @@ class Checkpoint:
             if not d.is_dir():
                 d.mkdir(parents=True, exist_ok=True)
             names = sorted(p.name for p in d.iterdir())
+            self._refuse_odd(names)  # (before the lock file is made: nothing is written)
             # a checkpoint, or an empty directory or one of a process stopped before its first
             # save: locked (a directory of other files is refused below, no lock made in it)
             if META in names or not any(not _OWN.fullmatch(n) for n in names):
@@ -236,13 +363,31 @@ class Checkpoint:
                             for k in differ) + ")")
         for name, (length, crc) in meta["logs"].items():
             path = self._path(name)
-            if not path.is_file() or path.stat().st_size < length:
+            try:
+                with _open_own(path, os.O_RDONLY, "rb") as fh:
+                    size = os.fstat(fh.fileno()).st_size
+            except OSError:
+                size = -1
+            if size < length:
                 raise CheckpointError(f"checkpoint {path}: missing or shorter than the "
                                       f"{length} bytes {META} says")
             if _crc(path, length) != crc:  # (some seconds a billion states)
                 raise CheckpointError(f"checkpoint {path}: damaged (its CRC-32 differs from "
                                       f"the one {META} gives)")
         self.meta = meta
+
+    def _refuse_odd(self, names: list) -> None:
+        """Raise CheckpointError for the first of the checkpoint's own files among ``names``
+        (the directory's entries) that is not a regular file of one name (:func:`_odd`: a
+        symbolic link, a pipe, a device...), which would be followed, blocked on or written
+        through (issue 38)."""
+        for name in names:
+            if name == META or _OWN.fullmatch(name):
+                path = self._path(name)
+                info = os.lstat(path)
+                word = _odd(info.st_mode, info.st_nlink)
+                if word is not None:
+                    raise _refused(path, word)
 
     def _take_lock(self) -> None:
         """Lock the directory for this process: exclusively (``checkpoint.lock`` opened for
@@ -252,7 +397,7 @@ class Checkpoint:
         BlockingIOError when another process holds the lock, OSError otherwise."""
         path = self._path(_LOCK)
         try:
-            self._lock = open(path, "a")
+            self._lock = _open_own(path, _APPEND, "a")
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except OSError as exc:
@@ -260,7 +405,7 @@ class Checkpoint:
                 raise
             self.read_only = exc.strerror or str(exc)
         try:
-            self._lock = open(path, "r")
+            self._lock = _open_own(path, os.O_RDONLY, "r")
         except FileNotFoundError:
             return  # (no process ever wrote here that could be writing now)
         except PermissionError:
@@ -275,11 +420,21 @@ class Checkpoint:
         import jsonschema
         path = self._path(META)
         try:
-            meta = json.loads(path.read_text())
-        except (OSError, ValueError) as exc:
-            raise CheckpointError(f"checkpoint {path}: unreadable ({exc})") from None
+            meta = loads_json(_read_own(path, MAX_META_BYTES).decode("utf-8"))
+        except OSError as exc:
+            raise CheckpointError(f"checkpoint {path}: unreadable ({exc.strerror or exc})") \
+                from None
+        except ValueError as exc:  # (JSONDecodeError, UnicodeDecodeError: one line each)
+            raise CheckpointError(f"checkpoint {path}: not JSON ({_one_line(exc)})") from None
         if isinstance(meta, dict) and meta.get("format") != FORMAT:
-            raise CheckpointError(f"checkpoint {path}: not a checkpoint of format {FORMAT}")
+            theirs = meta.get("format")
+            raise CheckpointError(
+                f"checkpoint {path}: of format {json.dumps(theirs)[:20]}, and this code reads "
+                f"format {FORMAT} only"
+                + (" (format 3 and earlier stored the findings as a pickle, which is never "
+                   "read)" if isinstance(theirs, int) and not isinstance(theirs, bool)
+                   and theirs < FORMAT else "")
+                + "; resume it with the code that wrote it, or start afresh in a new directory")
         error = jsonschema.exceptions.best_match(
             jsonschema.Draft202012Validator(SCHEMA).iter_errors(meta))
         if error is not None:
@@ -319,10 +474,10 @@ class Checkpoint:
                     continue
                 path = self._path(name)
                 length, crc = logs.get(name, (0, 0))
-                with open(path, "ab"):
-                    pass
-                os.truncate(path, length)  # (its first length bytes are checked at open)
-                self._logs[name] = open(path, "ab")
+                handle = _open_own(path, _APPEND, "ab")
+                self._logs[name] = handle
+                os.ftruncate(handle.fileno(), length)  # (its first length bytes are checked
+                # at open)
                 self._lengths[name], self._crcs[name] = length, crc
         except OSError as exc:
             raise CheckpointError(f"checkpoint {exc.filename or self.directory}: cannot write "
@@ -334,7 +489,7 @@ class Checkpoint:
         try:
             handle = self._logs.get(name)
             if handle is None:
-                handle = self._logs[name] = open(self._path(name), "ab")
+                handle = self._logs[name] = _open_own(self._path(name), _APPEND, "ab")
                 self._lengths[name], self._crcs[name] = 0, 0
             handle.write(data)
         except OSError as exc:
@@ -364,18 +519,23 @@ class Checkpoint:
         :func:`properties.search.bfs.search`). Raises CheckpointError when the disk refuses."""
         where = self.directory
         try:
+            document = json.dumps(findings_to_json(findings), separators=(",", ":")).encode()
+        except TypeError as exc:  # (a system's finding of a kind no checkpoint stores)
+            raise CheckpointError(f"checkpoint {where}: cannot save the findings ({exc}); "
+                                  + what_stands(self.meta is not None)) from None
+        try:
             for name, handle in self._logs.items():
                 where = self._path(name)
                 handle.flush()
                 os.fsync(handle.fileno())
             seq = (self.meta or {}).get("save", 0) + 1
             written = []
-            for name, data in ((f"findings-{seq}.pickle",
-                                pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)),
+            for name, data in ((f"findings-{seq}.json", document),
                                (f"tags-{seq}.u64",
                                 np.ascontiguousarray(tags, dtype=np.uint64).tobytes())):
                 where = self._path(name)
-                with open(where, "wb") as fh:
+                with _open_own(where, _WRITE, "wb") as fh:
+                    fh.truncate(0)
                     fh.write(data)
                     fh.flush()
                     os.fsync(fh.fileno())
@@ -388,8 +548,10 @@ class Checkpoint:
                     **state, "peakBytes": max(prior, _peak_bytes())}
             meta["check"] = _meta_check(meta)
             aside = where = self._path(META + ".new")
-            aside.write_text(json.dumps(meta, indent=1) + "\n")
-            with open(aside, "rb") as fh:
+            with _open_own(aside, _WRITE, "wb") as fh:
+                fh.truncate(0)
+                fh.write((json.dumps(meta, indent=1) + "\n").encode())
+                fh.flush()
                 os.fsync(fh.fileno())
             os.replace(aside, self._path(META))
         except OSError as exc:
@@ -433,7 +595,9 @@ class Checkpoint:
         n = self.meta["logs"].get(name, (0, 0))[0] // 8
         if n == 0:
             return np.zeros(0, dtype)
-        return np.memmap(self._path(name), dtype=dtype, mode="r", shape=(n,))
+        with _open_own(self._path(name), os.O_RDONLY, "rb") as fh:
+            return np.memmap(fh, dtype=dtype, mode="r", shape=(n,))  # (the map keeps its own
+            # descriptor)
 
     def read(self, name: str, dtype, lo: int = 0, hi: Optional[int] = None) -> np.ndarray:
         """Members ``lo`` to ``hi`` (None: the end) of the saved part of a log, read into
@@ -442,7 +606,9 @@ class Checkpoint:
         hi = n if hi is None else min(hi, n)
         if hi <= lo:
             return np.zeros(0, dtype)
-        return np.fromfile(self._path(name), dtype=dtype, count=hi - lo, offset=8 * lo)
+        with _open_own(self._path(name), os.O_RDONLY, "rb") as fh:
+            fh.seek(8 * lo)
+            return np.fromfile(fh, dtype=dtype, count=hi - lo)
 
     def parents(self) -> np.ndarray:
         return self.array(_PARENTS, np.int64)
@@ -455,7 +621,8 @@ class Checkpoint:
         name, length, crc = self.meta[which]
         path = self._path(name)
         try:
-            data = path.read_bytes()
+            with _open_own(path, os.O_RDONLY, "rb") as fh:  # (read no further than its length)
+                data = fh.read(length + 1)
         except OSError as exc:
             raise CheckpointError(f"checkpoint {path}: unreadable ({exc.strerror})") from None
         if len(data) != length or zlib.crc32(data) != crc:
@@ -464,18 +631,87 @@ class Checkpoint:
         return data
 
     def findings(self) -> dict:
-        """The merged findings (a pickle: a checkpoint is trusted input, as a program is)."""
+        """The merged findings (:func:`findings_from_json` of the findings file: data, never
+        code). Raises CheckpointError naming the file when it is damaged, too large
+        (:data:`MAX_FINDINGS_BYTES`), not JSON or not as :data:`FINDINGS_SCHEMA` says."""
         path = self._path(self.meta["findings"][0])
+        if self.meta["findings"][1] > MAX_FINDINGS_BYTES:
+            raise CheckpointError(f"checkpoint {path}: larger than the {MAX_FINDINGS_BYTES:,} "
+                                  "bytes a findings file may take; refused")
+        data = self._saved("findings")
         try:
-            found = pickle.loads(self._saved("findings"))
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
-            raise CheckpointError(f"checkpoint {path}: unreadable ({exc})") from None
-        if not isinstance(found, dict):
-            raise CheckpointError(f"checkpoint {path}: not a table of findings")
-        return found
+            return findings_from_json(loads_json(data.decode("utf-8")))
+        except ValueError as exc:  # (not UTF-8, not JSON, not as the schema says)
+            raise CheckpointError(f"checkpoint {path}: not a findings file of format {FORMAT} "
+                                  f"({_one_line(exc)})") from None
 
     def tags(self) -> np.ndarray:
         return np.frombuffer(self._saved("tags"), dtype=np.uint64).copy()
+
+
+_SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+"""Flags of every open of a checkpoint's own file: never through a symbolic link, never blocked
+on a named pipe."""
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+_WRITE = os.O_WRONLY | os.O_CREAT  # (cut to 0 once checked: an O_TRUNC would cut what it opens)
+
+
+def _odd(mode: int, links: int = 1) -> Optional[str]:
+    """What a file that is not a plain regular file of one name is, in words (None for one
+    that is): a symbolic link, a named pipe, a device, a socket, a directory, or a regular
+    file with other names (a hard link, which a write would change under its other name)."""
+    for test, word in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return word
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return "a file with other names (a hard link)" if links > 1 else None
+
+
+def _refused(path, word: str) -> CheckpointError:
+    """The error for a checkpoint's own file that is ``word`` (:func:`_odd`)."""
+    return CheckpointError(f"checkpoint {path}: {word}; refused, as a checkpoint's own files "
+                           "are regular files of one name (never followed, read or written)")
+
+
+def _open_own(path, flags: int, mode: str):
+    """One of the checkpoint's own files opened (``flags``: ``os.O_*``; ``mode``: the file
+    object's, e.g. ``"rb"``, ``"ab"``) without following a symbolic link or blocking on a
+    pipe, and checked, once open, to be a regular file of one name. Raises CheckpointError
+    for any other kind of file in its place (:func:`_refused`), OSError when the open
+    fails otherwise."""
+    try:
+        fd = os.open(path, flags | _SAFE, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW: a symbolic link in the file's place
+            raise _refused(path, "a symbolic link") from None
+        if exc.errno == errno.ENXIO:  # O_NONBLOCK: a pipe with no reader, or a device
+            raise _refused(path, "a named pipe or a device") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        word = _odd(info.st_mode, info.st_nlink if flags & os.O_WRONLY else 1)
+        if word is not None:
+            raise _refused(path, word)
+        return os.fdopen(fd, mode)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _read_own(path, limit: int) -> bytes:
+    """The whole of one of the checkpoint's own files (:func:`_open_own`), refused past
+    ``limit`` bytes. Raises CheckpointError for a file too large or of another kind, OSError
+    when it cannot be read."""
+    with _open_own(path, os.O_RDONLY, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(limit + 1) if size <= limit else b""
+    if size > limit or len(data) > limit:
+        raise CheckpointError(f"checkpoint {path}: larger than the {limit:,} bytes a "
+                              "checkpoint's file of its kind may take; refused")
+    return data
 
 
 def what_stands(saved: bool) -> str:
@@ -483,6 +719,12 @@ def what_stands(saved: bool) -> str:
     was made, i.e. whether :data:`META` is there), for the end of an error line."""
     return "the last save stands, and the same command takes the search up from there" \
         if saved else "nothing was saved yet, and the next run starts afresh"
+
+
+def _one_line(exc: Exception) -> str:
+    """An error's text on one line, at most 200 characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _meta_check(meta: dict) -> int:
@@ -494,7 +736,7 @@ def _meta_check(meta: dict) -> int:
 def _crc(path: Path, length: int) -> int:
     """The CRC-32 of the first ``length`` bytes of ``path``, read 16 MiB at a time."""
     crc = 0
-    with open(path, "rb") as fh:
+    with _open_own(path, os.O_RDONLY, "rb") as fh:
         while length > 0:
             data = fh.read(min(length, 1 << 24))
             if not data:
