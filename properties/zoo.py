@@ -23,7 +23,8 @@ from model.consumer import ConsumerState, Fatal, StepResult, Warning, run_input,
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
                           MessagesSnapshot, PatchOp, RunError, RunFinished, StateDelta,
                           StateSnapshot, StepFinished, SubagentError, SubagentFinished,
-                          SubagentStarted, TextMessageContent, TextMessageStart, Unrecognised)
+                          SubagentStarted, TextMessageContent, TextMessageStart, Unrecognised,
+                          Passthrough)
 from model.json_values import freeze, thaw
 from model.patch import apply_patch, pointer_tokens
 from model.wire import parse_event
@@ -314,6 +315,14 @@ def _unknown_event_fatal(state, event, reading):
         return StepResult(replace(state, halted=True), (), Fatal(
             "UNKNOWN_EVENT", "PRC-UNKNOWN-NOT-FATAL", branch="unrecognised.drop"),
             "unrecognised.drop")
+    return step(state, event, reading)
+
+
+def _passthrough_fatal(state, event, reading):
+    if isinstance(event, Passthrough) and not state.halted:
+        return StepResult(replace(state, halted=True), (), Fatal(
+            "UNKNOWN_EVENT", "EVX-ACCEPT-FAMILIES", branch="passthrough.accept"),
+            "passthrough.accept")
     return step(state, event, reading)
 
 
@@ -1445,8 +1454,11 @@ MUTANTS: tuple[Consumer, ...] = (
     _m("late-run-error-rejected", "LIF-AFTER-CLOSE",
        "rejects a RUN_ERROR after RUN_FINISHED as an event after close, though a finished run "
        "may still fail late", _post(_late_run_error_rejected)),
+    _m("passthrough-event-fatal", "EVX-ACCEPT-FAMILIES",
+       "fails the run on a described event it does not interpret (RAW, CUSTOM, a chunk, "
+       "reasoning) as if its type were unknown", _passthrough_fatal),
 )
-"""The zoo: 96 wrong consumers, one mistake each. Four (``mismatch-applied``,
+"""The zoo: 97 wrong consumers, one mistake each. Four (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``, ``in-flight-stream-left-open``) behave as another
 reading would: wrong against ``draft``, right under that reading, so they are caught by
 properties checked under draft. Three (``delta-missing-silent``, ``strip-silently``,
@@ -1459,6 +1471,8 @@ a move refused by string prefix, a move that adds first; and a reserved metadata
 reasoning messages dropped or the activity exception revoked by MESSAGES_SNAPSHOT, open streams
 closed when any invocation ends, a merged or a withheld agent state, a late RUN_ERROR
 rejected), each the witness of a hole
-in the generated surface or the catalogue that is now closed."""
+in the generated surface or the catalogue that is now closed. One (``passthrough-event-fatal``)
+verifies the kill of a generated conformance fixture (``conformance generate``, EVX-ACCEPT-FAMILIES),
+where no other mutant failed it."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}
