@@ -22,7 +22,7 @@ from model.wire import loads_json
 __all__ = ["SCHEMA_PATH", "MAX_FIXTURE_BYTES", "MAX_FIXTURES", "MANIFEST",
            "EXPECT_KEYS", "FixtureError", "Fixture", "schema", "schema_problems",
            "gate_problems", "fixture_from_json", "read_fixture", "load_fixtures",
-           "manifest_problems"]
+           "manifest_problems", "official_corpus"]
 
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "schemas", "ag-ui-fixture.schema.json")
@@ -263,3 +263,22 @@ def load_fixtures(paths: Sequence[str]) -> list[Fixture]:
         names[fixture.name] = f
         out.append(fixture)
     return out
+
+
+CORPUS_ENV = "ACTIVITY_CHECK_CONFORMANCE"
+"""An environment variable naming the official corpus folder (overrides the search)."""
+
+
+def official_corpus() -> Optional[str]:
+    """The official draft corpus's folder: :data:`CORPUS_ENV` when set, else the first
+    ``shared/data/ag-ui-conformance/draft`` found beside this checkout or a folder above it (the
+    project keeps the field's data out of the repository); None when there is none."""
+    if os.environ.get(CORPUS_ENV):
+        return os.environ[CORPUS_ENV]
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for _ in range(4):
+        here = os.path.dirname(here)
+        candidate = os.path.join(here, "shared", "data", "ag-ui-conformance", "draft")
+        if os.path.isdir(candidate):
+            return candidate
+    return None

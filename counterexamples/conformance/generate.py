@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional, Sequence
 
 from counterexamples.conformance.fixtures import MANIFEST, fixture_from_json
@@ -35,7 +36,8 @@ from counterexamples.report.fixture import (dumps_fixture, expect_of_verdict, fi
                                             prefix_ids, spec_page_of)
 
 __all__ = ["RUN_INPUT_CLAUSES", "EXTRA_WITNESSES", "target_clauses", "witness_pool",
-           "Generated", "generate", "coverage_table", "write_corpus", "proposal_reading"]
+           "Generated", "generate", "coverage_table", "write_corpus", "proposal_reading",
+           "trace_fixture", "generated_fixtures"]
 
 RUN_INPUT_CLAUSES = ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY")
 """Clauses observable only in the request (the run input the client sends)."""
@@ -69,9 +71,10 @@ EXTRA_WITNESSES: tuple[tuple[str, tuple[dict, ...]], ...] = (
 ``(id, wire events)``, added to the pool after the tool's own traces."""
 
 
-def witness_pool(bfs_depth: int = 3) -> list:
+@lru_cache(maxsize=2)
+def witness_pool(bfs_depth: int = 3) -> tuple:
     """The tool's traces and :data:`EXTRA_WITNESSES`, shortest first (ties in pool order):
-    ``[(id, wire events)]``."""
+    ``((id, wire events), ...)`` (computed once a process; do not change the events)."""
     from counterexamples.peers.generate import generated_traces
     traces, _ = generated_traces(seed=0, stateful=0, bfs_depth=bfs_depth)
     indexed = [(len(t.wire), i, t.id, list(t.wire)) for i, t in enumerate(traces)
@@ -79,7 +82,7 @@ def witness_pool(bfs_depth: int = 3) -> list:
     indexed += [(len(w), len(traces) + i, tid, [dict(e) for e in w])
                 for i, (tid, w) in enumerate(EXTRA_WITNESSES)]
     indexed.sort(key=lambda x: (x[0], x[1]))
-    return [(tid, wire) for _, _, tid, wire in indexed]
+    return tuple((tid, wire) for _, _, tid, wire in indexed)
 
 
 def _branch_clauses(wire: Sequence[dict], reading) -> set:
@@ -95,12 +98,15 @@ def _branch_clauses(wire: Sequence[dict], reading) -> set:
     return out
 
 
-def _open_questions(wire: Sequence[dict]) -> list[str]:
-    """The knobs whose options give different verdicts on this trace (sorted)."""
+def _open_questions(wire: Sequence[dict], held: Sequence[dict] = ()) -> list[str]:
+    """The knobs whose options give different verdicts on this trace from a consumer holding
+    the wire messages ``held`` (sorted)."""
+    from model.consumer import initial_state
     from model.verdict import LeavesExceeded, knob_splits, reading_leaves
-    from model.wire import parse_events
+    from model.wire import parse_events, parse_message
+    start = initial_state(None, tuple(parse_message(m, "input", []) for m in held))
     try:
-        return sorted(knob_splits(reading_leaves(parse_events(wire))))
+        return sorted(knob_splits(reading_leaves(parse_events(wire), start)))
     except LeavesExceeded:
         return ["(too many readings to tell)"]
 
@@ -164,6 +170,28 @@ def _kill(doc: dict, clause: str, reading, exercised: set) -> tuple[str, str]:
     return "", "no zoo mutant fails it"
 
 
+def trace_fixture(name: str, wire: Sequence[dict], reading, spec_page: str, description: str,
+                  clause: str = "", reading_label: str = "draft", state=None) -> dict:
+    """A fixture from any trace (a finding's witness, a questions witness, a trace file): its
+    identifiers prefixed with ``name``, ``expect`` from the model's verdict under ``reading``
+    (from the agent ``state`` when given, carried as ``input.state``), the open questions the
+    verdict depends on said in the description, and ``kill`` verified on the zoo (a mutant of
+    ``clause`` first) or, when no mutant fails it, saying so (``not verified: ...``).
+    Raises ValueError for a name that is not a fixture name (:func:`fixture_of`)."""
+    from model.consumer import initial_state
+    from model.verdict import evaluate
+    from model.wire import parse_events
+    events, _ = prefix_ids(name, wire)
+    verdict = evaluate(parse_events(events), reading, start=initial_state(state))
+    said = _said(_open_questions(events), reading_label)
+    run_in = None if state is None else {"state": state}
+    doc = fixture_of(name, events, expect_of_verdict(events, verdict), reading, spec_page,
+                     description + said, input_=run_in)
+    mutant, kill = _kill(doc, clause, reading, _branch_clauses(events, reading))
+    doc["kill"] = kill if mutant else f"not verified: {kill}"
+    return doc
+
+
 def _name(clause_id: str) -> str:
     return clause_id.lower()
 
@@ -176,23 +204,29 @@ def _build(clause, wire: Sequence[dict], reading, reading_label: str, describe: 
     from model.wire import parse_events
     name = _name(clause.id)
     page = spec_page_of(clause.page)
-    open_q = _open_questions(wire) if describe else []
-    said = ""
-    if open_q:
-        said = (f"; verdict depends on {', '.join(open_q)}, generated under the "
-                f"{reading_label} reading")
     events, _ = prefix_ids(name, wire)
+    summary = clause.summary.rstrip(".")
     if clause.id in RUN_INPUT_CLAUSES:
         held = evaluate(parse_events(events), reading).to_json()["messages"]
         run = [{"type": "RUN_STARTED", "threadId": f"{name}-t", "runId": f"{name}-r"},
                {"type": "RUN_FINISHED", "threadId": f"{name}-t", "runId": f"{name}-r"}]
         kept = [m for m in held if m.get("role") != "activity"]
         expect = {"outcome": "completed", "request": {"messages": kept}}
-        return fixture_of(name, run, expect, reading, page,
-                          f"{clause.id}: {clause.summary}{said}", input_={"messages": held})
+        said = _said(_open_questions(run, held) if describe else [], reading_label)
+        return fixture_of(name, run, expect, reading, page, f"{clause.id}: {summary}{said}",
+                          input_={"messages": held})
     verdict = evaluate(parse_events(events), reading)
+    said = _said(_open_questions(events) if describe else [], reading_label)
     return fixture_of(name, events, expect_of_verdict(events, verdict), reading, page,
-                      f"{clause.id}: {clause.summary}{said}")
+                      f"{clause.id}: {summary}{said}")
+
+
+def _said(open_q: Sequence[str], reading_label: str) -> str:
+    """The description's note on the open questions a verdict depends on ('' for none)."""
+    if not open_q:
+        return ""
+    return (f"; the verdict depends on {', '.join(open_q)} and is generated under the "
+            f"{reading_label} reading")
 
 
 def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> list[Generated]:
@@ -283,3 +317,11 @@ def write_corpus(out_dir: str, generated: Sequence[Generated], table: str) -> li
     write_new_file(os.path.join(streams, MANIFEST), manifest)
     write_new_file(os.path.join(out_dir, "coverage.md"), table)
     return written + [os.path.join(streams, MANIFEST), os.path.join(out_dir, "coverage.md")]
+
+
+def generated_fixtures(reading=None, reading_label: str = "draft") -> list:
+    """The shipped generated fixtures as :class:`~counterexamples.conformance.fixtures.Fixture`
+    values (in memory, for the matrix and ``conformance run``'s callers)."""
+    from counterexamples.conformance.fixtures import Fixture
+    return [Fixture(g.fixture["name"], f"<generated>/{g.fixture['name']}.json", g.fixture)
+            for g in generate(reading, reading_label) if g.fixture is not None]

@@ -29,7 +29,8 @@ from counterexamples.conformance.fixtures import EXPECT_KEYS, Fixture
 
 __all__ = ["PASS", "FAIL", "UNOBSERVABLE", "RELAXED", "KeyResult", "FixtureResult",
            "subset_match", "judge", "relaxed_keys", "is_admitted_gap", "model_answers",
-           "adapter_answers", "run_fixtures", "summary", "result_lines", "to_junit"]
+           "adapter_answers", "run_fixtures", "summary", "result_lines", "to_junit",
+           "corpus_cell"]
 
 PASS, FAIL, UNOBSERVABLE, RELAXED = "pass", "fail", "not-observable", "relaxed"
 """The status of one key."""
@@ -311,7 +312,8 @@ def judge(fixture: Fixture, answer: dict, lane: Optional[str] = None,
 
 def model_answers(fixtures: Sequence[Fixture], reading=None, consumer=None) -> list[dict]:
     """The reference model's answers (or a zoo mutant's, ``consumer``), in-process, one per
-    fixture, as :func:`counterexamples.peers.model_adapter.answer` gives them."""
+    fixture, as :func:`counterexamples.peers.model_adapter.answer` gives them; a mutant that
+    raises gets ``{"error": "crash: ..."}`` for that fixture (judged ``error``, a failure)."""
     from counterexamples.peers.model_adapter import answer
     from model.readings import DRAFT
     out = []
@@ -319,7 +321,12 @@ def model_answers(fixtures: Sequence[Fixture], reading=None, consumer=None) -> l
         request = {"id": i, "events": f.stream}
         if "input" in f.doc:
             request["input"] = f.doc["input"]
-        out.append(answer(request, reading or DRAFT, consumer))
+        try:
+            out.append(answer(request, reading or DRAFT, consumer))
+        except Exception as exc:  # a zoo mutant may crash (crashes-on-empty-patch): no answer
+            if consumer is None:
+                raise
+            out.append({"id": i, "error": f"crash: {type(exc).__name__}: {exc}"})
     return out
 
 
@@ -403,3 +410,15 @@ def to_junit(results: Sequence[FixtureResult], suite: str) -> str:
     root.set("tests", str(len(results)))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def corpus_cell(results: Sequence[FixtureResult]) -> dict:
+    """One peer's results over one corpus, as the conformance matrix shows them:
+    ``{"summary": summary(...), "failed": [fixture names], "error": [fixture names],
+    "notObservable": [keys skipped anywhere, sorted]}``."""
+    results = list(results)
+    return {"summary": summary(results),
+            "failed": [r.name for r in results if r.status == "failed"],
+            "error": [r.name for r in results if r.status == "error"],
+            "notObservable": sorted({k.key for r in results for k in r.keys
+                                     if k.status == UNOBSERVABLE})}

@@ -17,7 +17,7 @@ from counterexamples.conformance.fixtures import Fixture
 from counterexamples.conformance.runner import FAIL, FixtureResult, is_admitted_gap
 
 __all__ = ["OUT_OF_SCOPE_RULES", "ARGUED", "out_of_scope", "argument", "classify",
-           "unargued", "official_table"]
+           "unargued", "official_table", "docs_tables", "fill_docs"]
 
 
 def _types(fixture: Fixture) -> set:
@@ -169,3 +169,31 @@ def official_table(fixtures: Sequence[Fixture], results: Sequence[FixtureResult]
     reasons = {label: reason for label, _, reason in OUT_OF_SCOPE_RULES}
     legend = "".join(f"- **{label}**: {reasons[label]}\n" for label in labels)
     return "\n".join(rows) + f"\n\n{len(results)} fixtures: {total}.\n\nOut of scope:\n\n" + legend
+
+
+def docs_tables(official: str) -> dict[str, str]:
+    """The two generated tables of docs/conformance.md, ``{marker: Markdown}``: the model over
+    the official corpus at ``official`` (``official-table``, :func:`official_table`) and the
+    generated corpus's coverage beside the official activity fixtures (``coverage-table``)."""
+    from counterexamples.conformance.fixtures import load_fixtures
+    from counterexamples.conformance.generate import coverage_table, generate
+    from counterexamples.conformance.runner import model_answers, run_fixtures
+    fixtures = load_fixtures([official])
+    answers = model_answers(fixtures)
+    results = run_fixtures(fixtures, answers, third_party=True)
+    activity = [f for f in fixtures if f.doc.get("area") == "activity"]
+    return {"official-table": official_table(fixtures, results, answers),
+            "coverage-table": coverage_table(generate(), activity)}
+
+
+def fill_docs(text: str, tables: dict[str, str]) -> str:
+    """``text`` with each ``<!-- BEGIN marker... -->`` .. ``<!-- END marker -->`` block's body
+    replaced by ``tables[marker]``. Raises ValueError for a marker the text lacks."""
+    import re
+    for marker, table in tables.items():
+        pattern = re.compile(r"(<!-- BEGIN " + re.escape(marker) + r"[^\n]*-->\n)(.*?)"
+                             r"(<!-- END " + re.escape(marker) + r" -->)", re.S)
+        if not pattern.search(text):
+            raise ValueError(f"no {marker} block")
+        text = pattern.sub(lambda m: m.group(1) + "\n" + table + "\n" + m.group(3), text)
+    return text
