@@ -34,7 +34,9 @@ def _add_conformance(sub) -> None:
                           "both ways; a folder with streams/ is read there)")
     who = run.add_mutually_exclusive_group()
     who.add_argument("--adapter", metavar="CMD",
-                     help=f"the consumer: an adapter command line or a shortcut ({shortcuts})")
+                     help=f"the consumer: an adapter command line or a shortcut ({shortcuts}; "
+                          "and the matrix's: ag-ui-client@0.0.59:reducer|pipeline, "
+                          "assistant-ui, tanstack-ai, ag-ui-protocol)")
     who.add_argument("--model", nargs="?", const="draft", metavar="READING",
                      help="the reference model in this process under READING (default draft; "
                           "the default consumer)")
@@ -85,7 +87,8 @@ def _run(args) -> int:
     from counterexamples.conformance.runner import (adapter_answers, model_answers,
                                                     result_lines, run_fixtures, summary,
                                                     to_junit)
-    from counterexamples.peers.adapter import PeerError, resolve_adapter
+    from counterexamples.peers.adapter import PeerError
+    from counterexamples.peers.matrix import resolve_matrix_adapter
     fmt = "json" if args.json else (args.format or "text")
     if not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
@@ -105,7 +108,8 @@ def _run(args) -> int:
         answers = model_answers(fixtures, reading)
     else:
         try:
-            answers = adapter_answers(fixtures, resolve_adapter(args.adapter), args.timeout)
+            answers = adapter_answers(fixtures, resolve_matrix_adapter(args.adapter),
+                                      args.timeout)
         except PeerError as exc:
             raise UsageError(str(exc)) from None
     # the scope table judges the model as the third-party client it is

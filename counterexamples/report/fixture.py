@@ -6,8 +6,9 @@ either a verdict of the model or an ``expect`` object written by hand.
 What a fixture asserts is derived from the verdict, and only what a consumer must observably do:
 
 * ``outcome``: ``"failed"`` when the verdict has a fatal, else ``"completed"``; a failure also
-  gets ``errorContains``, the wire ``type`` of the event the run failed on (the token a client's
-  rejection most often names; the README's gate requires a reason for every failure);
+  gets ``errorContains`` (the README's gate requires a reason for every failure): the member a
+  malformed event holds wrongly (``content``: a schema error names its path), else the wire
+  ``type`` of the event the run failed on (the token a client's rejection most often names);
 * ``messageCount`` and ``messages``: the final message list, subset-matched by the runners (so
   every member of each message is stated: an absent one is not asserted, which is why metadata
   and content arrays are given whole);
@@ -58,6 +59,9 @@ ID_MEMBERS = ("messageId", "threadId", "runId", "parentRunId", "toolCallId", "su
 
 Verdictish = Union[Mapping, Any]
 
+_MEMBER_AT_FAULT = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)")
+"""The member a malformed-event failure names first (``$.content: ...`` -> ``content``)."""
+
 
 def spec_page_of(page_key: str) -> str:
     """The ``specPage`` of a clause page key (``"ACT"`` -> ``/spec/draft/events/activity``).
@@ -92,7 +96,10 @@ def expect_of_verdict(events_wire: Sequence[Mapping], verdict: Verdictish) -> di
         kind = None
         if isinstance(at, int) and 0 <= at < len(events_wire):
             kind = events_wire[at].get("type") if isinstance(events_wire[at], Mapping) else None
-        expect["errorContains"] = kind if isinstance(kind, str) and kind else "error"
+        member = _MEMBER_AT_FAULT.match(str(fatal.get("detail", ""))) \
+            if isinstance(fatal, dict) else None
+        expect["errorContains"] = member.group(1) if member else (
+            kind if isinstance(kind, str) and kind else "error")
     else:
         expect["outcome"] = "completed"
     messages = [dict(m) for m in v.get("messages", [])]
