@@ -22,8 +22,7 @@ __all__ = ["PARSERS", "cmd_conformance"]
 
 
 def _add_conformance(sub) -> None:
-    from counterexamples.peers.adapter import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT
-    shortcuts = "; ".join(f"{k}: {v}" for k, v in BUILTIN_ADAPTERS.items())
+    from counterexamples.peers.adapter import DEFAULT_TIMEOUT
     conf = sub.add_parser("conformance", help="run the AG-UI conformance corpus against the "
                                               "model or a peer; generate the activity corpus")
     actions = conf.add_subparsers(dest="conformance_action", metavar="{run,generate}",
@@ -34,9 +33,9 @@ def _add_conformance(sub) -> None:
                           "both ways; a folder with streams/ is read there)")
     who = run.add_mutually_exclusive_group()
     who.add_argument("--adapter", metavar="CMD",
-                     help=f"the consumer: an adapter command line or a shortcut ({shortcuts}; "
-                          "and the matrix's: ag-ui-client@0.0.59:reducer|pipeline, "
-                          "assistant-ui, tanstack-ai, ag-ui-protocol)")
+                     help="the consumer: an adapter command line, or a shortcut as 'peer "
+                          "matrix --adapter' takes them (model[:READING], ag-ui-client:pipeline, "
+                          "assistant-ui ...)")
     who.add_argument("--model", nargs="?", const="draft", metavar="READING",
                      help="the reference model in this process under READING (default draft; "
                           "the default consumer)")
@@ -89,6 +88,7 @@ def _run(args) -> int:
                                                     to_junit)
     from counterexamples.peers.adapter import PeerError
     from counterexamples.peers.matrix import resolve_matrix_adapter
+    from model.readings import ReadingError, parse_reading
     fmt = "json" if args.json else (args.format or "text")
     if not args.timeout > 0:
         raise UsageError("--timeout must be a positive number of seconds")
@@ -103,8 +103,12 @@ def _run(args) -> int:
         raise UsageError("--format md is the model's scope table; it takes --model, not "
                          "--adapter")
     if in_process:
+        option = "--model" if args.adapter is None else f"--adapter {args.adapter}"
         text = args.model if args.adapter is None else (args.adapter.partition(":")[2] or "draft")
-        reading = reading_option(text or "draft")
+        try:
+            reading = parse_reading(text or "draft")
+        except ReadingError as exc:
+            raise UsageError(f"{option}: {exc}") from None
         answers = model_answers(fixtures, reading)
     else:
         try:

@@ -310,20 +310,14 @@ def _untagged_delta_rejected(state, event, reading):
     return step(state, event, reading)
 
 
-def _unknown_event_fatal(state, event, reading):
-    if isinstance(event, Unrecognised) and not state.halted:
-        return StepResult(replace(state, halted=True), (), Fatal(
-            "UNKNOWN_EVENT", "PRC-UNKNOWN-NOT-FATAL", branch="unrecognised.drop"),
-            "unrecognised.drop")
-    return step(state, event, reading)
-
-
-def _passthrough_fatal(state, event, reading):
-    if isinstance(event, Passthrough) and not state.halted:
-        return StepResult(replace(state, halted=True), (), Fatal(
-            "UNKNOWN_EVENT", "EVX-ACCEPT-FAMILIES", branch="passthrough.accept"),
-            "passthrough.accept")
-    return step(state, event, reading)
+def _fatal_on(kind: type, clause: str, branch: str) -> StepFn:
+    """A step that fails the run (``UNKNOWN_EVENT``) on an event of ``kind`` it should take."""
+    def mutant(state, event, reading):
+        if isinstance(event, kind) and not state.halted:
+            return StepResult(replace(state, halted=True), (), Fatal(
+                "UNKNOWN_EVENT", clause, branch=branch), branch)
+        return step(state, event, reading)
+    return mutant
 
 
 def _malformed_ignored(state, event, reading):
@@ -1228,7 +1222,8 @@ MUTANTS: tuple[Consumer, ...] = (
     _m("untagged-delta-rejected", "SUB-ACCEPT-UNTAGGED",
        "rejects an untagged delta on a subagent's activity", _untagged_delta_rejected),
     _m("unknown-event-fatal", "PRC-UNKNOWN-NOT-FATAL",
-       "fails the run on an event type it does not know", _unknown_event_fatal),
+       "fails the run on an event type it does not know",
+       _fatal_on(Unrecognised, "PRC-UNKNOWN-NOT-FATAL", "unrecognised.drop")),
     _m("malformed-ignored", "PRC-MALFORMED-FATAL",
        "ignores a malformed event instead of failing", _malformed_ignored, case="FC-22"),
     _m("metadata-nulls-dropped", "EVM-KEEP-NULL-IN-OPEN",
@@ -1456,7 +1451,8 @@ MUTANTS: tuple[Consumer, ...] = (
        "may still fail late", _post(_late_run_error_rejected)),
     _m("passthrough-event-fatal", "EVX-ACCEPT-FAMILIES",
        "fails the run on a described event it does not interpret (RAW, CUSTOM, a chunk, "
-       "reasoning) as if its type were unknown", _passthrough_fatal),
+       "reasoning) as if its type were unknown",
+       _fatal_on(Passthrough, "EVX-ACCEPT-FAMILIES", "passthrough.accept")),
 )
 """The zoo: 97 wrong consumers, one mistake each. Four (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``, ``in-flight-stream-left-open``) behave as another

@@ -22,8 +22,8 @@ fixtures) and uses no lane's override.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional, Sequence
 
 from counterexamples.conformance.fixtures import EXPECT_KEYS, Fixture
 

@@ -168,7 +168,8 @@ def official_table(fixtures: Sequence[Fixture], results: Sequence[FixtureResult]
     total = ", ".join(f"{counts.get(k, 0)} {k}" for k in order)
     reasons = {label: reason for label, _, reason in OUT_OF_SCOPE_RULES}
     legend = "".join(f"- **{label}**: {reasons[label]}\n" for label in labels)
-    return "\n".join(rows) + f"\n\n{len(results)} fixtures: {total}.\n\nOut of scope:\n\n" + legend
+    out = "\n".join(rows) + f"\n\n{len(results)} fixtures: {total}.\n"
+    return out + (f"\nOut of scope:\n\n{legend}" if legend else "")
 
 
 def docs_tables(official: str) -> dict[str, str]:
