@@ -1468,7 +1468,7 @@ reasoning messages dropped or the activity exception revoked by MESSAGES_SNAPSHO
 closed when any invocation ends, a merged or a withheld agent state, a late RUN_ERROR
 rejected), each the witness of a hole
 in the generated surface or the catalogue that is now closed. One (``passthrough-event-fatal``)
-verifies the kill of a generated conformance fixture (``conformance generate``, EVX-ACCEPT-FAMILIES),
-where no other mutant failed it."""
+verifies the kill of a generated conformance fixture (``conformance generate``,
+EVX-ACCEPT-FAMILIES), where no other mutant failed it."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}
