@@ -336,7 +336,8 @@ def adapter_answers(fixtures: Sequence[Fixture], spec, timeout: float = 10.0) ->
     ``{"error": "<kind>: <why>"}`` for that fixture. Raises PeerError when the adapter cannot
     be started."""
     from counterexamples.peers.adapter import AdapterProcess
-    items = [(f.stream, None, f.name, f.doc.get("input")) for f in fixtures]
+    items = [(f.stream, None, f.name, {k: f.doc[k] for k in ("input", "client") if k in f.doc})
+             for f in fixtures]
     with AdapterProcess(spec, timeout=timeout) as proc:
         replies = proc.request_many(items)
     return [r.response if r.ok else {"error": f"{r.kind}: {r.error}"} for r in replies]

@@ -303,8 +303,9 @@ class AdapterProcess:
 
     def request_many(self, items: Sequence[tuple]) -> list[Reply]:
         """Send a batch of ``(wire events, initial state or None, label)`` and return one
-        :class:`Reply` per item, in order; an item may carry a fourth member, the run's
-        ``input`` (RunAgentInput; the conformance corpus's, sent as the request's ``input``).
+        :class:`Reply` per item, in order; an item may carry a fourth member, an object of
+        further request members (the conformance corpus's ``input``, its RunAgentInput, and
+        ``client``, its peer pin).
         A failure affects only the item being answered; the adapter is restarted and the rest
         of the batch resent."""
         replies: list[Reply] = []
@@ -332,8 +333,8 @@ class AdapterProcess:
                 request: dict = {"id": rid, "events": list(events)}
                 if state is not None:
                     request["state"] = state
-                if len(item) > 3 and item[3] is not None:
-                    request["input"] = item[3]
+                if len(item) > 3 and item[3]:
+                    request.update(item[3])
                 if not self._write(json.dumps(request, ensure_ascii=False,
                                               separators=(",", ":"))):
                     break

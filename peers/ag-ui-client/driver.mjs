@@ -10,7 +10,8 @@
 // and in pipeline mode the conformance members (docs/conformance.md): "events" (what a
 // subscriber's onEvent was told of: the events delivered to the application), "request" (the
 // RunAgentInput of the run, after outgoing enforcement) and "observes": ["state"]; a request's
-// "input" (the corpus's RunAgentInput) gives the messages the agent holds before the run;
+// "input" (the corpus's RunAgentInput) gives the messages the agent holds before the run, and
+// "client" ({maxProtocolVersion}) the peer's protocol version the era shims are gated on;
 // or {"id", "error"} when the adapter itself could not process the request.
 //
 // Warnings: the client prints free text on the console. Every line printed while the trace is
@@ -190,11 +191,17 @@ export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), 
     return { messages, state, fatal, runInput };
   }
 
-  async function runPipeline(events, initialState, runIn) {
+  async function runPipeline(events, initialState, runIn, client) {
     // the conformance corpus's run input (its messages held before the run), when given
     const held = Array.isArray(runIn?.messages) ? clone(runIn.messages) : undefined;
-    const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}),
-                                      ...(held ? { initialMessages: held } : {}) });
+    // and its peer pin: the protocol version the peer speaks, which the version gates (era
+    // shims) read when the agent is built
+    const pin = typeof client?.maxProtocolVersion === "string" ? client.maxProtocolVersion : null;
+    const Agent = pin === null ? ScriptedAgent : class extends ScriptedAgent {
+      get maxProtocolVersion() { return pin; }
+    };
+    const agent = new Agent({ threadId: "thread-1", initialState: clone(initialState ?? {}),
+                              ...(held ? { initialMessages: held } : {}) });
     agent.script = events;
     let fatal = null;
     // what reaches the application: the events a subscriber is told of, after middleware and
@@ -237,7 +244,8 @@ export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), 
     captured = [];
     try {
       const run = mode === "reducer" ? runReducer : runPipeline;
-      const result = await run(clone(request.events), request.state ?? request.input?.state, request.input);
+      const result = await run(clone(request.events), request.state ?? request.input?.state,
+                               request.input, request.client);
       // only the lines printed while the trace was consumed are the trace's warnings
       const during = captured.filter((l) => l.atEvent !== null);
       const { warnings, unmapped } = mapWarnings(during, compiled, request.events);
