@@ -40,6 +40,12 @@ def add_matrix(actions) -> None:
     add_generation_options(matrix, examples=100, bfs_depth=3, per="per peer")
     matrix.add_argument("--timeout", type=float, default=10.0,
                         help="seconds one answer may take (default 10)")
+    matrix.add_argument("--official", metavar="DIR",
+                        help="the official AG-UI conformance corpus every peer is run through "
+                             "with the third-party relaxations (default: the one found beside "
+                             "the checkout, shared/data/ag-ui-conformance/draft)")
+    matrix.add_argument("--no-conformance", action="store_true",
+                        help="leave out the conformance corpora (official and generated)")
     matrix.set_defaults(func=cmd_matrix)
 
 
@@ -49,6 +55,27 @@ def _matrix_files(previous: dict):
         return None
     files = previous.get("files", [])
     return files if isinstance(files, list) else []
+
+
+def _corpora(args, err) -> dict:
+    """The conformance corpora every peer is also run through: the official one (``--official``,
+    else the one found beside the checkout, with the third-party relaxations) and the generated
+    activity corpus; none with ``--no-conformance``. UsageError for an unusable ``--official``."""
+    if args.no_conformance:
+        return {}
+    from counterexamples.conformance.fixtures import FixtureError, load_fixtures, official_corpus
+    from counterexamples.conformance.generate import generated_fixtures
+    corpora = {}
+    path = args.official or official_corpus()
+    if path is None:
+        err.print("not run: the official conformance corpus (none found; give --official DIR)")
+    else:
+        try:
+            corpora["official"] = (load_fixtures([path]), True)
+        except FixtureError as exc:
+            raise UsageError(f"--official: {exc}") from None
+    corpora["generated"] = (generated_fixtures(), False)
+    return corpora
 
 
 def cmd_matrix(args) -> int:
@@ -69,10 +96,12 @@ def cmd_matrix(args) -> int:
     err = console(stderr=True)
     for adapter, reason in skipped:
         err.print(f"not run: {shown(adapter)}: {shown(reason)}")
+    corpora = _corpora(args, err)
     try:
         matrix = build_matrix(adapters, seed=args.seed, stateful=args.examples,
                               bfs_depth=args.bfs_depth, timeout=args.timeout, skipped=skipped,
-                              progress=lambda label: err.print(f"searching {shown(label)} ..."))
+                              progress=lambda label: err.print(f"searching {shown(label)} ..."),
+                              corpora=corpora)
     except (PeerError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     doc = matrix.to_json()

@@ -201,8 +201,9 @@ def verdict_key(verdict: Verdict) -> str:
 
 
 def evaluate(events: Sequence[Event], reading: Reading = DRAFT,
-             start: Optional[ConsumerState] = None) -> Verdict:
-    """Run ``events`` from ``start`` (default: a fresh consumer) under ``reading``.
+             start: Optional[ConsumerState] = None, step: Optional[StepFn] = None) -> Verdict:
+    """Run ``events`` from ``start`` (default: a fresh consumer) under ``reading``; ``step`` is
+    the consumer's step (default the model's; a zoo mutant passes its own).
 
     Returns:
         The :class:`Verdict` of the fold's steps (they stop at the first fatal); never raises for
@@ -210,7 +211,7 @@ def evaluate(events: Sequence[Event], reading: Reading = DRAFT,
     """
     state = start if start is not None else initial_state()
     warnings: list[tuple[int, Warning]] = []
-    for index, _, _, result in _walk(events, reading, start, None):
+    for index, _, _, result in _walk(events, reading, start, step):
         state = result.state
         if result.warnings:
             warnings.extend((index, w) for w in result.warnings)

@@ -23,7 +23,8 @@ from model.consumer import ConsumerState, Fatal, StepResult, Warning, run_input,
 from model.events import (ActivityDelta, ActivitySnapshot, Event, Malformed, Message,
                           MessagesSnapshot, PatchOp, RunError, RunFinished, StateDelta,
                           StateSnapshot, StepFinished, SubagentError, SubagentFinished,
-                          SubagentStarted, TextMessageContent, TextMessageStart, Unrecognised)
+                          SubagentStarted, TextMessageContent, TextMessageStart, Unrecognised,
+                          Passthrough)
 from model.json_values import freeze, thaw
 from model.patch import apply_patch, pointer_tokens
 from model.wire import parse_event
@@ -309,12 +310,14 @@ def _untagged_delta_rejected(state, event, reading):
     return step(state, event, reading)
 
 
-def _unknown_event_fatal(state, event, reading):
-    if isinstance(event, Unrecognised) and not state.halted:
-        return StepResult(replace(state, halted=True), (), Fatal(
-            "UNKNOWN_EVENT", "PRC-UNKNOWN-NOT-FATAL", branch="unrecognised.drop"),
-            "unrecognised.drop")
-    return step(state, event, reading)
+def _fatal_on(kind: type, clause: str, branch: str) -> StepFn:
+    """A step that fails the run (``UNKNOWN_EVENT``) on an event of ``kind`` it should take."""
+    def mutant(state, event, reading):
+        if isinstance(event, kind) and not state.halted:
+            return StepResult(replace(state, halted=True), (), Fatal(
+                "UNKNOWN_EVENT", clause, branch=branch), branch)
+        return step(state, event, reading)
+    return mutant
 
 
 def _malformed_ignored(state, event, reading):
@@ -1219,7 +1222,8 @@ MUTANTS: tuple[Consumer, ...] = (
     _m("untagged-delta-rejected", "SUB-ACCEPT-UNTAGGED",
        "rejects an untagged delta on a subagent's activity", _untagged_delta_rejected),
     _m("unknown-event-fatal", "PRC-UNKNOWN-NOT-FATAL",
-       "fails the run on an event type it does not know", _unknown_event_fatal),
+       "fails the run on an event type it does not know",
+       _fatal_on(Unrecognised, "PRC-UNKNOWN-NOT-FATAL", "unrecognised.drop")),
     _m("malformed-ignored", "PRC-MALFORMED-FATAL",
        "ignores a malformed event instead of failing", _malformed_ignored, case="FC-22"),
     _m("metadata-nulls-dropped", "EVM-KEEP-NULL-IN-OPEN",
@@ -1445,8 +1449,12 @@ MUTANTS: tuple[Consumer, ...] = (
     _m("late-run-error-rejected", "LIF-AFTER-CLOSE",
        "rejects a RUN_ERROR after RUN_FINISHED as an event after close, though a finished run "
        "may still fail late", _post(_late_run_error_rejected)),
+    _m("passthrough-event-fatal", "EVX-ACCEPT-FAMILIES",
+       "fails the run on a described event it does not interpret (RAW, CUSTOM, a chunk, "
+       "reasoning) as if its type were unknown",
+       _fatal_on(Passthrough, "EVX-ACCEPT-FAMILIES", "passthrough.accept")),
 )
-"""The zoo: 96 wrong consumers, one mistake each. Four (``mismatch-applied``,
+"""The zoo: 97 wrong consumers, one mistake each. Four (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``, ``in-flight-stream-left-open``) behave as another
 reading would: wrong against ``draft``, right under that reading, so they are caught by
 properties checked under draft. Three (``delta-missing-silent``, ``strip-silently``,
@@ -1459,6 +1467,8 @@ a move refused by string prefix, a move that adds first; and a reserved metadata
 reasoning messages dropped or the activity exception revoked by MESSAGES_SNAPSHOT, open streams
 closed when any invocation ends, a merged or a withheld agent state, a late RUN_ERROR
 rejected), each the witness of a hole
-in the generated surface or the catalogue that is now closed."""
+in the generated surface or the catalogue that is now closed. One (``passthrough-event-fatal``)
+verifies the kill of a generated conformance fixture (``conformance generate``,
+EVX-ACCEPT-FAMILIES), where no other mutant failed it."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}

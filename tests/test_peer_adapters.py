@@ -102,6 +102,8 @@ def test_ag_ui_client_console_warnings_are_read_as_our_codes(shortcut):
         if expected is None:  # the 1.x pipeline's verifier fails the run on the text event
             assert answer["fatal"]["atEvent"] == 2 and answer["warnings"] == []
             continue
+        # each warning also carries the console line as printed (detail: shown, not compared)
+        assert all(isinstance(w.pop("detail"), str) for w in answer["warnings"] or [])
         assert (answer["warnings"], answer["warningsComplete"]) == (expected, True)
     # a line the table does not know leaves warnings partial: not compared, kept in the log
     unmapped = got[-1]

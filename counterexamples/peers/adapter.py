@@ -302,10 +302,13 @@ class AdapterProcess:
         """Send one trace (wire events, optional initial agent state); its :class:`Reply`."""
         return self.request_many([(events, state, label)])[0]
 
-    def request_many(self, items: Sequence[tuple[Sequence[dict], Any, str]]) -> list[Reply]:
+    def request_many(self, items: Sequence[tuple]) -> list[Reply]:
         """Send a batch of ``(wire events, initial state or None, label)`` and return one
-        :class:`Reply` per item, in order. A failure affects only the item being answered; the
-        adapter is restarted and the rest of the batch resent."""
+        :class:`Reply` per item, in order; an item may carry a fourth member, an object of
+        further request members (the conformance corpus's ``input``, its RunAgentInput, and
+        ``client``, its peer pin).
+        A failure affects only the item being answered; the adapter is restarted and the rest
+        of the batch resent."""
         replies: list[Reply] = []
         pending = list(items)
         while pending:
@@ -323,13 +326,16 @@ class AdapterProcess:
                     self._stop()
                 self.start()
             ids = []
-            for events, state, label in pending:
+            for item in pending:
+                events, state, label = item[:3]
                 self._counter += 1
                 rid = f"{self._counter}" + (f":{label}" if label else "")
                 ids.append(rid)
                 request: dict = {"id": rid, "events": list(events)}
                 if state is not None:
                     request["state"] = state
+                if len(item) > 3 and item[3]:
+                    request.update(item[3])
                 if not self._write(json.dumps(request, ensure_ascii=False,
                                               separators=(",", ":"))):
                     break
@@ -473,6 +479,17 @@ def _check_response(r: dict) -> Optional[str]:
     if warnings is not None and (not isinstance(warnings, list) or not all(
             isinstance(w, dict) and isinstance(w.get("code"), str) for w in warnings)):
         return "'warnings' must be null (not observed) or an array of {code, messageId, atEvent}"
+    delivered = r.get("events")
+    if delivered is not None and (not isinstance(delivered, list)
+                                  or not all(isinstance(e, dict) for e in delivered)):
+        return "'events' must be null (not observed) or an array of event objects"
+    sent = r.get("request")
+    if sent is not None and not isinstance(sent, dict):
+        return "'request' must be null (not observed) or a RunAgentInput object"
+    observes = r.get("observes")
+    if observes is not None and (not isinstance(observes, list)
+                                 or not all(isinstance(m, str) for m in observes)):
+        return "'observes' must be an array of member names"
     run_input = r.get("runInput")
     if run_input is not None and (not isinstance(run_input, list)
                                   or not all(isinstance(m, dict) for m in run_input)):

@@ -169,11 +169,13 @@ class PeerColumn:
 
     Attributes:
         spec: the adapter; report: its :class:`counterexamples.peers.check.PeerReport` over the
-            matrix's traces.
+            matrix's traces; conformance: ``{corpus name: cell}`` of its runs through the
+            conformance corpora (:func:`counterexamples.conformance.runner.corpus_cell`).
     """
 
     spec: AdapterSpec
     report: PeerReport
+    conformance: dict = field(default_factory=dict)
 
     @property
     def version(self) -> str:
@@ -188,6 +190,8 @@ class Matrix:
     Attributes:
         columns: one per peer, in the order given. skipped: ``(shortcut, reason)`` for the
             built-in peers that could not run. seed, stateful, bfs_depth: the search.
+            corpora: ``{name: {"fixtures": n, "thirdParty": bool}}``, the conformance corpora
+            every peer was run through (empty: none).
     """
 
     columns: list[PeerColumn]
@@ -195,6 +199,7 @@ class Matrix:
     seed: int = 0
     stateful: int = SEARCH_DEFAULTS["stateful"]
     bfs_depth: int = SEARCH_DEFAULTS["bfs_depth"]
+    corpora: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The matrix as JSON (no timings: the same seed and peers give the same text):
@@ -216,12 +221,16 @@ class Matrix:
             summary = c.report.to_json()["divergences"]
             divergences[c.spec.name] = [dict(d, file=f"findings/{d['id']}.json")
                                         for d in summary]
-        return {"tool": "activity-check", "command": "peer matrix", "seed": self.seed,
-                "search": {"stateful": self.stateful, "bfsDepth": self.bfs_depth,
-                           "budget": None},
-                "peers": peers,
-                "skipped": [{"adapter": a, "reason": r} for a, r in self.skipped],
-                "knobs": knobs, "divergences": divergences}
+        doc = {"tool": "activity-check", "command": "peer matrix", "seed": self.seed,
+               "search": {"stateful": self.stateful, "bfsDepth": self.bfs_depth,
+                          "budget": None},
+               "peers": peers,
+               "skipped": [{"adapter": a, "reason": r} for a, r in self.skipped],
+               "knobs": knobs, "divergences": divergences}
+        if self.corpora:
+            doc["conformance"] = {"corpora": self.corpora,
+                                  "cells": {c.spec.name: c.conformance for c in self.columns}}
+        return doc
 
 
 def _joint(report: PeerReport) -> dict:
@@ -248,7 +257,8 @@ def build_matrix(adapters: Sequence[str], seed: int = 0,
                  bfs_depth: int = SEARCH_DEFAULTS["bfs_depth"],
                  max_findings: int = SEARCH_DEFAULTS["max_findings"], timeout: float = 10.0,
                  skipped: Sequence[tuple[str, str]] = (),
-                 progress: Optional[Callable[[str], None]] = None) -> Matrix:
+                 progress: Optional[Callable[[str], None]] = None,
+                 corpora: Optional[dict] = None) -> Matrix:
     """Search every adapter (the corpus and probes, then ``stateful`` Hypothesis traces and a
     breadth-first search of ``bfs_depth``, seeded, no time budget: the traces ``peer search
     --budget inf`` feeds, :func:`counterexamples.peers.generate.generated_traces`, generated once and put
@@ -259,6 +269,10 @@ def build_matrix(adapters: Sequence[str], seed: int = 0,
         adapters: ``--adapter`` values (:func:`resolve_matrix_adapter`), in column order.
         skipped: built-in peers left out, with the reason (shown in the matrix).
         progress: called with each adapter's label before it is searched.
+        corpora: ``{name: (fixtures, third_party)}``: conformance corpora
+            (:mod:`counterexamples.conformance`) each peer is also run through (the official
+            one with the third-party relaxations, the generated one as is), a column group
+            each in the rendered matrix.
 
     Raises:
         PeerError: an adapter that cannot be resolved or started; ValueError: two adapters
@@ -279,8 +293,20 @@ def build_matrix(adapters: Sequence[str], seed: int = 0,
         with AdapterProcess(spec, timeout=timeout) as adapter:
             report = check_peer(adapter, traces, shrink=True, max_findings=max_findings)
         report.generated = dict(counts)
-        columns.append(PeerColumn(spec, report))
-    return Matrix(columns, list(skipped), seed, stateful, bfs_depth)
+        columns.append(PeerColumn(spec, report, _conformance(spec, corpora or {}, timeout)))
+    shown = {name: {"fixtures": len(fx), "thirdParty": third}
+             for name, (fx, third) in (corpora or {}).items()}
+    return Matrix(columns, list(skipped), seed, stateful, bfs_depth, shown)
+
+
+def _conformance(spec: AdapterSpec, corpora: dict, timeout: float) -> dict:
+    """``{corpus name: cell}``: the peer run through each conformance corpus."""
+    from counterexamples.conformance.runner import adapter_answers, corpus_cell, run_fixtures
+    out = {}
+    for name, (fixtures, third_party) in corpora.items():
+        answers = adapter_answers(fixtures, spec, timeout)
+        out[name] = corpus_cell(run_fixtures(fixtures, answers, None, third_party))
+    return out
 
 
 def write_matrix(directory: str, matrix: Matrix, doc: Optional[dict] = None) -> list[str]:
@@ -358,6 +384,7 @@ def render_markdown(doc: dict) -> str:
             row.append(f"**{text}**" if c["status"] != "no-evidence" and
                        k["draft"] not in c["options"] else text)
         out.append(f"| {k['knob']} | {_md(k['draft'])} | " + " | ".join(row) + " |")
+    out += _conformance_markdown(doc)
     out += ["", "## Divergences (the peer agrees with no reading)", ""]
     for p in peers:
         divs = doc["divergences"].get(p["name"], [])
@@ -371,6 +398,73 @@ def render_markdown(doc: dict) -> str:
                        f"{', '.join(d['clauses'])}")
         out.append("")
     return "\n".join(out)
+
+
+def _conformance_markdown(doc: dict) -> list[str]:
+    """The conformance corpora's column groups (none when the matrix ran none): per peer and
+    corpus, fixtures passed / failed / error / set aside and the keys it could not show."""
+    conf = doc.get("conformance")
+    if not conf:
+        return []
+    names = list(conf["corpora"])
+    head = " | ".join(f"{_md(n)}: passed | failed | error | set aside" for n in names)
+    out = ["", "## Conformance corpora", "",
+           "; ".join(f"{_md(n)}: {c['fixtures']} fixtures"
+                     + (" (third-party relaxations)" if c["thirdParty"] else "")
+                     for n, c in conf["corpora"].items()) + ".", "",
+           f"| peer | {head} | keys not observable |",
+           "| --- | " + " | ".join("--- | --- | --- | ---" for _ in names) + " | --- |"]
+    for p in doc["peers"]:
+        cells = conf["cells"].get(p["name"], {})
+        row, unseen = [], set()
+        for n in names:
+            c = cells.get(n, {"summary": {}, "notObservable": []})
+            s = c["summary"]
+            row.append(" | ".join(str(s.get(k, "-")) for k in ("passed", "failed", "error",
+                                                                "relaxed")))
+            unseen.update(c["notObservable"])
+        out.append(f"| {_md(p['name'])} | " + " | ".join(row) + " | "
+                   + (_md(", ".join(sorted(unseen))) or "-") + " |")
+    for p in doc["peers"]:
+        for n in names:
+            failed = conf["cells"].get(p["name"], {}).get(n, {}).get("failed", [])
+            if failed:
+                out.append(f"\n{_md(p['name'])} fails {len(failed)} of {_md(n)}: "
+                           + ", ".join(f"`{f}`" for f in failed))
+    return out
+
+
+def _conformance_html(doc: dict) -> str:
+    """The conformance corpora's column groups as an HTML table (``id="conformance"``), or
+    '' when the matrix ran none."""
+    e = html.escape
+    conf = doc.get("conformance")
+    if not conf:
+        return ""
+    names = list(conf["corpora"])
+    parts = ['<h2>Conformance corpora</h2><table id="conformance"><thead><tr><th rowspan="2">'
+             "peer</th>"
+             + "".join(f'<th colspan="4">{e(n)} ({conf["corpora"][n]["fixtures"]} fixtures'
+                       f'{", third-party" if conf["corpora"][n]["thirdParty"] else ""})</th>'
+                       for n in names)
+             + '<th rowspan="2">keys not observable</th></tr><tr>'
+             + "".join("<th>passed</th><th>failed</th><th>error</th><th>set aside</th>"
+                       for _ in names) + "</tr></thead><tbody>"]
+    for p in doc["peers"]:
+        cells = conf["cells"].get(p["name"], {})
+        row, unseen = [f"<tr><td>{e(p['name'])}</td>"], set()
+        for n in names:
+            c = cells.get(n, {"summary": {}, "failed": [], "notObservable": []})
+            s = c["summary"]
+            failed = ", ".join(c.get("failed", []))
+            row.append("".join(f'<td title="{e(failed) if k == "failed" else ""}">'
+                               f'{s.get(k, "-")}</td>'
+                               for k in ("passed", "failed", "error", "relaxed")))
+            unseen.update(c["notObservable"])
+        row.append(f"<td>{e(', '.join(sorted(unseen))) or '-'}</td></tr>")
+        parts.append("".join(row))
+    parts.append("</tbody></table>")
+    return "\n".join(parts)
 
 
 _CSS = """
@@ -463,6 +557,9 @@ def render_html(doc: dict) -> str:
                        f"{e(cell_text(c))}</td>")
         parts.append("".join(row) + "</tr>")
     parts.append("</tbody></table>")
+    conformance = _conformance_html(doc)
+    if conformance:
+        parts.append(conformance)
     parts.append('<h2>Divergences (the peer agrees with no reading)</h2><div id="divergences">')
     for p in peers:
         divs = doc["divergences"].get(p["name"], [])

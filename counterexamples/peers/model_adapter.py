@@ -1,11 +1,18 @@
 """The reference model behind the adapter protocol: ``python -m counterexamples.peers.model_adapter``.
 
 It reads requests from stdin, one JSON object a line (``{"id", "events": [wire events],
-"state"?: initial agent state}``), and answers each on stdout, one JSON object a line, in order:
-``{"id", "peer", "messages", "warnings", "fatal", "runInput", "state"}`` where the members are those
-of :meth:`model.verdict.Verdict.to_json` under the reading given by ``--reading`` (default
+"state"?: initial agent state, "input"?: the run's RunAgentInput}``), and answers each on stdout,
+one JSON object a line, in order: ``{"id", "peer", "messages", "warnings", "fatal", "runInput",
+"state", "events", "request", "observes"}`` where the first members are those of
+:meth:`model.verdict.Verdict.to_json` under the reading given by ``--reading`` (default
 ``draft``). Warnings are reported in the model's own codes (``{"code", "messageId",
-"atEvent", "clause", "detail"}``), so a checker compares them; ``fatal`` carries ``atEvent``.
+"atEvent", "clause", "detail"}``), so a checker compares them; ``fatal`` carries ``atEvent`` and a
+one-line ``message`` naming the event type it failed on. The conformance members (optional in
+the protocol, docs/conformance.md): ``events``, the events delivered to the application (wire
+form after stripping, the dropped ones left out, none from the failing event on); ``request``, the
+RunAgentInput this consumer sends for the run (``input`` with its messages as the consumer holds
+and sends them: activity stripped, RIN-STRIP-ACTIVITY); ``observes``, the members whose
+``null`` is a value rather than "not observed" (``state``: the agent state may be null).
 
 A request that cannot be processed (not JSON, no ``events`` array, an event that is not an
 object) is answered ``{"id", "error": text}`` and the adapter goes on with the next line. It exits
@@ -26,25 +33,32 @@ import time
 from typing import Iterator, Optional, Sequence, TextIO
 
 from model.consumer import initial_state
+from model.consumers import REFERENCE, Consumer
+from model.events import Malformed, Unrecognised
 from model.readings import DRAFT, Reading, ReadingError, parse_reading
 from model.verdict import evaluate
-from model.wire import TraceFormatError, parse_events
+from model.wire import TraceFormatError, parse_events, parse_message
 
 __all__ = ["answer", "requests", "write_response", "serve", "main"]
 
 
-def answer(request: object, reading: Reading = DRAFT) -> dict:
+def answer(request: object, reading: Reading = DRAFT, consumer: Optional[Consumer] = None
+           ) -> dict:
     """The response to one decoded request (see the module docstring).
 
     Args:
         request: the decoded JSON request: an object with ``id`` (any JSON value, echoed),
-            ``events`` (a list of wire event objects) and optionally ``state`` (the agent state
-            before the first event; default ``{}``).
+            ``events`` (a list of wire event objects), optionally ``state`` (the agent state
+            before the first event; default ``{}``, else ``input.state``) and ``input`` (the
+            run's RunAgentInput: its ``messages`` are held before the first event).
         reading: the reading the model consumer follows.
+        consumer: the consumer that steps the trace (default the reference model; a zoo mutant
+            of :mod:`properties.zoo` in-process, as ``conformance generate`` verifies a kill).
 
     Returns:
-        ``{"id", "peer", "messages", "warnings", "fatal", "runInput", "state"}``, or
-        ``{"id", "error"}`` for a request that is not of that shape. Never raises for bad input.
+        ``{"id", "peer", "messages", "warnings", "fatal", "runInput", "state", "events",
+        "request", "observes"}``, or ``{"id", "error"}`` for a request that is not of that shape
+        (an input message the schema refuses included). Never raises for bad input.
     """
     rid = request.get("id") if isinstance(request, dict) else None
     if not isinstance(request, dict) or not isinstance(request.get("events"), list):
@@ -53,12 +67,50 @@ def answer(request: object, reading: Reading = DRAFT) -> dict:
         events = parse_events(request["events"])
     except TraceFormatError as exc:
         return {"id": rid, "error": f"event {exc.event_index}: {exc.reason}"}
-    start = initial_state(request.get("state"))
-    verdict = evaluate(events, reading, start=start).to_json()
-    return {"id": rid, "peer": f"activity-check model ({reading.name or 'draft'})",
-            "messages": verdict["messages"], "warnings": verdict["warnings"],
-            "fatal": verdict["fatal"], "runInput": verdict["runInput"],
-            "state": verdict["state"]}
+    run_in = request.get("input") if isinstance(request.get("input"), dict) else {}
+    held, problem = _input_messages(run_in.get("messages"))
+    if problem:
+        return {"id": rid, "error": problem}
+    consumer = consumer or REFERENCE
+    state_value = request["state"] if "state" in request else run_in.get("state")
+    start = initial_state(state_value, held)
+    verdict = evaluate(events, reading, start=start,
+                       step=None if consumer is REFERENCE else consumer.step)
+    out = verdict.to_json()
+    fatal = out["fatal"]
+    stop = len(events)
+    if fatal is not None:
+        stop = fatal["atEvent"]
+        fatal["message"] = (f"{events[stop].type_name} (event {stop}): {fatal['code']}: "
+                            f"{fatal.get('detail', '')}")
+    delivered = [e.to_wire() for e in events[:stop] if not isinstance(e, (Unrecognised,
+                                                                          Malformed))]
+    sent = {k: v for k, v in run_in.items() if k != "messages"}
+    sent["messages"] = consumer.run_input(start)
+    return {"id": rid, "peer": f"activity-check model ({reading.name or 'draft'})"
+                                + ("" if consumer is REFERENCE else f" mutant {consumer.name}"),
+            "messages": out["messages"], "warnings": out["warnings"],
+            "fatal": fatal, "runInput": consumer.run_input(verdict.state),
+            "state": out["state"], "events": delivered, "request": sent,
+            "observes": ["state"]}
+
+
+def _input_messages(raw: object) -> tuple[tuple, Optional[str]]:
+    """The run input's messages as model messages (unrecognised roles dropped, as a list of
+    messages drops them, PRC-DROP-STRIP); ``((), reason)`` when one is malformed."""
+    if raw is None:
+        return (), None
+    if not isinstance(raw, list):
+        return (), "input.messages must be an array"
+    held = []
+    for index, obj in enumerate(raw):
+        try:
+            message = parse_message(obj, f"input.messages[{index}]", [])
+        except Exception as exc:  # the wire module's internal malformed signal
+            return (), f"input.messages[{index}]: {getattr(exc, 'reason', exc)}"
+        if message is not None:
+            held.append(message)
+    return tuple(held), None
 
 
 def _names(rid: object, target: Optional[str]) -> bool:

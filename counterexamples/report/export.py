@@ -51,13 +51,14 @@ from counterexamples.findings import (AmbiguityFinding, ClassedFinding, Finding,
 
 __all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding",
            "open_finding", "to_jsonl",
-           "to_json", "to_itf", "to_mermaid", "to_pytest", "export", "reading_of_class",
+           "to_json", "to_itf", "to_mermaid", "to_pytest", "to_ag_ui_fixture", "export",
+           "reading_of_class",
            "parse_reading_spec"]
 
 FindingLike = Union[Finding, Mapping]
 """What the exporters take: a finding, or its JSON document (validated on the way in)."""
 
-FORMATS = ("jsonl", "json", "itf", "mermaid", "pytest")
+FORMATS = ("jsonl", "json", "itf", "mermaid", "pytest", "ag-ui-fixture")
 """Format names accepted by :func:`export` (and ``activity-check export --format``)."""
 
 ITF_SPEC_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -1067,8 +1068,8 @@ def export(finding: FindingLike, fmt: str, reading: Union[None, str, Reading] = 
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    if reading is not None and fmt != "itf":
-        raise ValueError("a reading applies to the itf format only")
+    if reading is not None and fmt not in ("itf", "ag-ui-fixture"):
+        raise ValueError("a reading applies to the itf and ag-ui-fixture formats only")
     finding = _as_finding(finding)
     _check_verdicts(finding)
     if fmt == "jsonl":
@@ -1079,7 +1080,37 @@ def export(finding: FindingLike, fmt: str, reading: Union[None, str, Reading] = 
         return json.dumps(to_itf(finding, reading), indent=2, ensure_ascii=False) + "\n"
     if fmt == "mermaid":
         return to_mermaid(finding)
+    if fmt == "ag-ui-fixture":
+        from counterexamples.report.fixture import dumps_fixture
+        return dumps_fixture(to_ag_ui_fixture(finding, reading))
     return to_pytest(finding)
+
+
+def to_ag_ui_fixture(finding: FindingLike, reading: Union[None, str, Reading] = None) -> dict:
+    """The finding's witness as an AG-UI conformance fixture (docs/conformance.md): named after
+    the finding's id (lower case), ``specPage`` the page of its first clause, ``expect`` the
+    model's verdict under ``reading`` (default: the reading the finding's ITF export uses, the
+    draft's class or the finding's own), ``kill`` verified on the zoo
+    (:func:`counterexamples.conformance.generate.trace_fixture`)."""
+    from counterexamples.conformance.generate import trace_fixture
+    from counterexamples.report.fixture import spec_page_of
+    from model.clauses import UnknownClauseError, get
+    finding = _as_finding(finding)
+    if isinstance(reading, str):
+        reading = parse_reading_spec(reading)
+    reading = reading or _default_reading(finding)
+    clauses = [c for c in finding.clauses if isinstance(c, str)]
+    page = "/spec/draft"
+    try:
+        page = spec_page_of(get(clauses[0]).page) if clauses else page
+    except (UnknownClauseError, KeyError):
+        pass
+    about = f" on {', '.join(clauses[:3])}" if clauses else ""
+    name = "".join(c if c.isalnum() else "-" for c in finding.id.lower()).strip("-")
+    state = getattr(finding, "initial_state", None)
+    return trace_fixture(name, list(finding.wire), reading, page,
+                         f"activity-check {finding.kind} finding {finding.id}{about}",
+                         clauses[0] if clauses else "", _reading_name(reading), state)
 
 
 _VERDICT_MEMBERS = (("messages", list), ("warnings", list), ("runInput", list))

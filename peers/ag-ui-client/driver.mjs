@@ -7,6 +7,11 @@
 // answered by one JSON object per line on stdout, in request order:
 //   {"id", "peer", "messages", "warnings", "warningsComplete", "fatal": null | {"atEvent",
 //    "detail"}, "runInput", "state", "log"}
+// and in pipeline mode the conformance members (docs/conformance.md): "events" (what a
+// subscriber's onEvent was told of: the events delivered to the application), "request" (the
+// RunAgentInput of the run, after outgoing enforcement) and "observes": ["state"]; a request's
+// "input" (the corpus's RunAgentInput) gives the messages the agent holds before the run, and
+// "client" ({maxProtocolVersion}) the peer's protocol version the era shims are gated on;
 // or {"id", "error"} when the adapter itself could not process the request.
 //
 // Warnings: the client prints free text on the console. Every line printed while the trace is
@@ -49,7 +54,7 @@ export function compileTable(table = TABLE) {
 
 /**
  * Map captured console lines to warnings: [{method, text, atEvent}] and the trace's wire events
- * -> {warnings: [{code, messageId, atEvent}], unmapped: [text]}. An entry's messageId is the
+ * -> {warnings: [{code, messageId, atEvent, detail}], unmapped: [text]}. An entry's messageId is the
  * name of a capture group of its pattern ("id"), "event" (the messageId of events[atEvent]) or
  * null.
  */
@@ -71,7 +76,9 @@ export function mapWarnings(lines, compiled, events = []) {
     } else if (entry.messageId !== null) {
       messageId = groups[entry.messageId] ?? null;
     }
-    warnings.push({ code: entry.code, messageId, atEvent: line.atEvent });
+    // detail: the line as printed (shown, not compared; the conformance corpus's `warnings`
+    // keys are substrings of a client's own words)
+    warnings.push({ code: entry.code, messageId, atEvent: line.atEvent, detail: line.text });
   }
   return { warnings, unmapped };
 }
@@ -184,19 +191,34 @@ export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), 
     return { messages, state, fatal, runInput };
   }
 
-  async function runPipeline(events, initialState) {
-    const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) });
+  async function runPipeline(events, initialState, runIn, client) {
+    // the conformance corpus's run input (its messages held before the run), when given
+    const held = Array.isArray(runIn?.messages) ? clone(runIn.messages) : undefined;
+    // and its peer pin: the protocol version the peer speaks, which the version gates (era
+    // shims) read when the agent is built
+    const pin = typeof client?.maxProtocolVersion === "string" ? client.maxProtocolVersion : null;
+    const Agent = pin === null ? ScriptedAgent : class extends ScriptedAgent {
+      get maxProtocolVersion() { return pin; }
+    };
+    const agent = new Agent({ threadId: "thread-1", initialState: clone(initialState ?? {}),
+                              ...(held ? { initialMessages: held } : {}) });
     agent.script = events;
     let fatal = null;
+    // what reaches the application: the events a subscriber is told of, after middleware and
+    // enforcement (delivered versus dropped, for the conformance corpus's event keys)
+    const delivered = [];
+    const onEvent = ({ event }) => void delivered.push(clone(event));
     where = () => Math.max(agent.emitted, 0);
     try {
-      await agent.runAgent({ runId: "run-1" });
+      await agent.runAgent({ runId: "run-1" }, { onEvent });
     } catch (error) {
       fatal = { atEvent: Math.max(agent.emitted, 0), detail: describeError(error) };
     }
     where = () => null;
     const messages = clone(agent.messages);
     const state = clone(agent.state);
+    const first = agent.inputs.length ? clone(agent.inputs[0]) : null;
+    const request = first && enforceOutgoingInput ? enforceOutgoingInput(first) : first;
     // What the client sends next: a second run, whose input reaches the agent after the
     // middleware chain; the outgoing enforcement a transport applies is applied to it.
     agent.script = [
@@ -213,7 +235,7 @@ export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), 
       runInput = null;
       captured?.push({ method: "error", text: `next run input refused: ${describeError(error)}`, atEvent: null });
     }
-    return { messages, state, fatal, runInput };
+    return { messages, state, fatal, runInput, events: delivered, request };
   }
 
   async function handle(line) {
@@ -222,7 +244,8 @@ export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), 
     captured = [];
     try {
       const run = mode === "reducer" ? runReducer : runPipeline;
-      const result = await run(clone(request.events), request.state);
+      const result = await run(clone(request.events), request.state ?? request.input?.state,
+                               request.input, request.client);
       // only the lines printed while the trace was consumed are the trace's warnings
       const during = captured.filter((l) => l.atEvent !== null);
       const { warnings, unmapped } = mapWarnings(during, compiled, request.events);
@@ -237,6 +260,8 @@ export function serve({ client, rxjs, adapterUrl, argv = process.argv.slice(2), 
         fatal: result.fatal,
         runInput: result.runInput,
         state: result.state,
+        // conformance members (pipeline mode): delivered events, the run input sent
+        ...(result.events ? { events: result.events, request: result.request, observes: ["state"] } : {}),
         log: captured.map((l) => (l.atEvent === null ? `${l.method}: ${l.text}` : `${l.method} @${l.atEvent}: ${l.text}`)),
       };
     } catch (error) {

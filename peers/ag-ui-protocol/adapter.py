@@ -18,7 +18,8 @@ layer's doing:
   (undescribed members: ``extra="allow"``).
 
 ``warnings`` are the reference consumer's (activity-check codes) over what the models passed on;
-``runInput`` and ``state`` likewise. Usage: ``python peers/ag-ui-protocol/adapter.py`` (JSON lines
+``runInput`` and ``state`` likewise, and the conformance members (``events``: what the models
+passed on and the consumer took, ``request``, ``observes``; docs/conformance.md). Usage: ``python peers/ag-ui-protocol/adapter.py`` (JSON lines
 on stdin and stdout, the README's "Adapter protocol").
 """
 from __future__ import annotations
@@ -30,11 +31,9 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ag_ui.core.events import Event
+from counterexamples.peers.model_adapter import answer as model_answer
 from counterexamples.peers.model_adapter import requests, write_response
-from model.consumer import initial_state
 from model.readings import DRAFT
-from model.verdict import evaluate
-from model.wire import TraceFormatError, parse_events
 
 VERSION = importlib.metadata.version("ag-ui-protocol")
 PEER = f"ag-ui-protocol@{VERSION} (event models as the wire layer)"
@@ -65,18 +64,16 @@ def answer(request: Any) -> dict:
     if not all(isinstance(e, dict) for e in request["events"]):
         return {"id": rid, "error": "every event must be a JSON object"}
     passed, rejected = through_models(request["events"])
-    try:
-        events = parse_events(passed)
-    except TraceFormatError as exc:
-        return {"id": rid, "error": f"event {exc.event_index}: {exc.reason}"}
-    verdict = evaluate(events, DRAFT, start=initial_state(request.get("state"))).to_json()
-    fatal = verdict["fatal"]
-    if rejected is not None and fatal is None:
-        fatal = {"atEvent": rejected[0], "reason": REJECTED, "detail": rejected[1]}
-    return {"id": rid, "peer": PEER, "messages": verdict["messages"],
-            "warnings": verdict["warnings"], "fatal": fatal, "runInput": verdict["runInput"],
-            "state": verdict["state"],
-            "log": [] if rejected is None else [f"event {rejected[0]} rejected: {rejected[1]}"]}
+    inner = {"id": rid, "events": passed}
+    inner.update({k: request[k] for k in ("state", "input") if k in request})
+    out = model_answer(inner, DRAFT)
+    if "error" in out:
+        return out
+    if rejected is not None and out["fatal"] is None:
+        out["fatal"] = {"atEvent": rejected[0], "reason": REJECTED, "detail": rejected[1]}
+    out["peer"] = PEER
+    out["log"] = [] if rejected is None else [f"event {rejected[0]} rejected: {rejected[1]}"]
+    return out
 
 
 def main() -> int:
