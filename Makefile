@@ -11,12 +11,12 @@ BUDGET ?= 60
 .PHONY: run test venv clean bench peers peers-report
 
 # The Node adapters (issues 6 and 23): @ag-ui/client 1.0.0 and 0.0.59, @assistant-ui/react-ag-ui,
-# @tanstack/ai, each folder pinning its packages in a committed package.json and
+# @tanstack/ai, @copilotkitnext/core, @copilotkit/react-core (issue 42), each folder pinning its packages in a committed package.json and
 # package-lock.json, installed with `npm ci`. `make test` installs them only when npm is on the
 # machine; without Node the peer tests skip with the reason.
 PEER_DIR := peers/ag-ui-client
 PEER_STAMP := $(PEER_DIR)/node_modules/.package-lock.json
-PEER_DIRS := $(PEER_DIR) peers/ag-ui-client-0.0.59 peers/assistant-ui-react-ag-ui peers/tanstack-ai
+PEER_DIRS := $(PEER_DIR) peers/ag-ui-client-0.0.59 peers/assistant-ui-react-ag-ui peers/tanstack-ai peers/copilotkitnext-core peers/copilotkit-react-core peers/producers
 PEER_STAMPS := $(addsuffix /node_modules/.package-lock.json,$(PEER_DIRS))
 NPM := $(shell command -v npm 2>/dev/null)
 TEST_PEERS := $(if $(NPM),$(PEER_STAMPS))

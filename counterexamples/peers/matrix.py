@@ -89,12 +89,20 @@ MATRIX_PEERS: tuple[CataloguePeer, ...] = (
                   "@assistant-ui/react-ag-ui, its thread runtime core over @ag-ui/client"),
     CataloguePeer("tanstack-ai", "tanstack-ai", "tanstack-ai", "node", "@tanstack/ai",
                   ("adapter.mjs",), "@tanstack/ai, its StreamProcessor"),
+    CataloguePeer("copilotkitnext-core", "copilotkitnext-core", "copilotkitnext-core", "node",
+                  "@copilotkitnext/core", ("adapter.mjs",),
+                  "@copilotkitnext/core, CopilotKitCore.runAgent over SSE from a local runtime"),
+    CataloguePeer("copilotkit", "copilotkit-react-core", "copilotkit-react-core", "node",
+                  "@copilotkit/react-core", ("adapter.mjs",),
+                  "CopilotKit 1.74 (@copilotkit/react-core), its core over SSE from a local "
+                  "runtime"),
     CataloguePeer("ag-ui-protocol", "ag-ui-protocol", "ag-ui-protocol", "python",
                   "ag-ui-protocol", ("adapter.py",),
                   "ag-ui-protocol (Python), its event models as the wire layer"),
 )
 """The built-in peers, in the matrix's column order: both @ag-ui/client versions (two modes
-each), @assistant-ui/react-ag-ui, @tanstack/ai, the Python ag-ui-protocol models."""
+each), @assistant-ui/react-ag-ui, @tanstack/ai, CopilotKit 2's @copilotkitnext/core and
+CopilotKit 1.74's @copilotkit/react-core (both over SSE), the Python ag-ui-protocol models."""
 
 _BY_SHORTCUT = {p.shortcut: p for p in MATRIX_PEERS}
 
