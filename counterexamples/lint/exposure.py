@@ -19,14 +19,14 @@ Layering: uses ``model`` only; the CLI (:mod:`activity_check.cmd_lint`) wires it
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from model.events import Event
 from model.readings import KNOB_BY_ID, KNOBS, PartialReading
+from model.consumer import initial_state, step as model_step
 from model.verdict import (LeavesExceeded, Verdict, evaluate, knob_splits, reading_leaves,
-                           trace_states)
+                           verdict_key)
 from model.wire import parse_event
 
 __all__ = ["ADVICE", "Exposure", "ExposureReport", "exposure", "exposure_of_entries",
@@ -145,24 +145,33 @@ def _parts(a: Verdict, b: Verdict) -> tuple[str, ...]:
     return tuple(p for p in VERDICT_PARTS if ja[p] != jb[p])
 
 
-def _first_parting(events: Sequence[Event], ra, rb, va: Verdict, vb: Verdict) -> Optional[int]:
-    """The first index after which consumers under ``ra`` and ``rb`` hold different states, or
-    where one warns or fails and the other does not; None when only the end tells them apart."""
+def _first_parting(events: Sequence[Event], ra, rb) -> Optional[int]:
+    """The first index after which consumers under ``ra`` and ``rb`` show different things
+    (messages, agent state, run status) or one warns or fails where the other does not; None when
+    they never part. Both are stepped in lockstep, stopping there."""
     def seen(state):  # what a consumer shows: its messages, agent state and run status
         return ([m.to_wire() for m in state.messages], state.state, state.run, state.halted)
-    sa, sb = trace_states(events, ra), trace_states(events, rb)
-    state_at = next((i for i, (x, y) in enumerate(zip(sa, sb)) if seen(x) != seen(y)), None)
-    marks = []
-    wa = {(i, w.code, w.message_id) for i, w in va.warnings}
-    wb = {(i, w.code, w.message_id) for i, w in vb.warnings}
-    marks += [i for i, _, _ in wa ^ wb]
-    fa = va.fatal[0] if va.fatal else None
-    fb = vb.fatal[0] if vb.fatal else None
-    if fa != fb:
-        marks += [i for i in (fa, fb) if i is not None]
-    if state_at is not None:
-        marks.append(state_at)
-    return min(marks) if marks else None
+    sa = sb = initial_state()
+    for i, event in enumerate(events):
+        xa, xb = model_step(sa, event, ra), model_step(sb, event, rb)
+        if ([(w.code, w.message_id) for w in xa.warnings] !=
+                [(w.code, w.message_id) for w in xb.warnings]
+                or (xa.fatal is None) != (xb.fatal is None) or seen(xa.state) != seen(xb.state)):
+            return i
+        if xa.fatal is not None:
+            return None
+        sa, sb = xa.state, xb.state
+    return None
+
+
+def _leaf_of(leaves, reading) -> Verdict:
+    """The verdict of the leaf whose assignment ``reading`` (complete) is consistent with: the
+    leaves of :func:`model.verdict.reading_leaves` partition the readings, so there is one."""
+    values = reading.as_dict()
+    for assignment, verdict in leaves:
+        if all(values[k] == v for k, v in assignment.items()):
+            return verdict
+    raise LookupError("no leaf holds this reading")  # only with a partial (bounded) fork
 
 
 def exposure(events: Sequence[Event], max_leaves: int = 4096, skipped: int = 0) -> ExposureReport:
@@ -193,13 +202,17 @@ def exposure(events: Sequence[Event], max_leaves: int = 4096, skipped: int = 0) 
         verdicts = {}
         for option in knob.option_names:
             reading = PartialReading({**merged, knob_id: option}).complete()
-            verdicts[option] = (reading, evaluate(events, reading))
+            try:
+                verdict = _leaf_of(leaves, reading)
+            except LookupError:
+                verdict = evaluate(events, reading)
+            verdicts[option] = (reading, verdict)
         keyed: dict[str, list[str]] = {}
         for option, (_, v) in verdicts.items():
-            keyed.setdefault(json.dumps(v.to_json(detail=False), sort_keys=True), []).append(option)
+            keyed.setdefault(verdict_key(v), []).append(option)
         groups = tuple(tuple(g) for g in keyed.values())
         (ra, va), (rb, vb) = verdicts[a[knob_id]], verdicts[b[knob_id]]
-        at = _first_parting(events, ra, rb, va, vb)
+        at = _first_parting(events, ra, rb)
         event = events[at] if at is not None and at < len(events) else None
         wire = event.to_wire() if event is not None else {}
         message_id = wire.get("messageId") if isinstance(wire.get("messageId"), str) else None
