@@ -278,6 +278,13 @@ def _surface_probes(run, snap, delta) -> dict[str, tuple[str, list[dict]]]:
     }
 
 
+JS_PROBES: tuple[str, ...] = (
+    "probe-special-keys-content", "probe-special-keys-patch", "probe-special-keys-missing",
+    "probe-special-keys-metadata", "probe-ref-parent-activity", "probe-ref-toolcall-activity",
+    "probe-ref-result-activity", "probe-ref-text-activity")
+"""The probes of what JavaScript consumers get wrong (issue 42): member names objects treat
+specially, and references aimed at an activity; the matrix shows each peer's result on them."""
+
 PROBES: dict[str, str] = {k: v[0] for k, v in _probe_events().items()}
 """Hand-written probe traces (id -> what it does): one or two per knob whose options the
 generators rarely separate (a reaction to a producer violation, or a case that needs a context).

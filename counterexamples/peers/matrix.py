@@ -31,7 +31,7 @@ from typing import Callable, Optional, Sequence
 
 from counterexamples.peers.adapter import PEERS_DIR, AdapterProcess, AdapterSpec, PeerError, resolve_adapter
 from counterexamples.peers.check import PeerReport, check_peer
-from counterexamples.peers.generate import generated_traces
+from counterexamples.peers.generate import JS_PROBES, PROBES, generated_traces
 from model.readings import DRAFT, KNOBS
 
 __all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "resolve_matrix_adapter",
@@ -207,7 +207,9 @@ class Matrix:
         """The matrix as JSON (no timings: the same seed and peers give the same text):
         ``{"tool", "command", "seed", "search", "peers": [{"adapter", "name", "version",
         "counts", "compared", "generated"}], "skipped": [{"adapter", "reason"}], "knobs":
-        [{"knob", "question", "draft", "cells": {name: cell}}], "divergences": {name: [...]}}``
+        [{"knob", "question", "draft", "cells": {name: cell}}], "divergences": {name: [...]},
+        "jsProbes": {name: {probe id: {"class", "differs"}}}}`` (``jsProbes``: each peer's result
+        on :data:`counterexamples.peers.generate.JS_PROBES`)
         (a cell: :func:`knob_cells`; a divergence: the report's members plus ``file``, the
         finding's path relative to the matrix)."""
         peers = [{"adapter": c.spec.label, "name": c.spec.name, "version": c.version,
@@ -223,12 +225,16 @@ class Matrix:
             summary = c.report.to_json()["divergences"]
             divergences[c.spec.name] = [dict(d, file=f"findings/{d['id']}.json")
                                         for d in summary]
+        js_probes = {c.spec.name: {r.trace.id: {"class": r.classification.kind,
+                                                "differs": list(r.classification.aspects)}
+                                   for r in c.report.results if r.trace.id in JS_PROBES}
+                     for c in self.columns}
         return {"tool": "activity-check", "command": "peer matrix", "seed": self.seed,
                 "search": {"stateful": self.stateful, "bfsDepth": self.bfs_depth,
                            "budget": None},
                 "peers": peers,
                 "skipped": [{"adapter": a, "reason": r} for a, r in self.skipped],
-                "knobs": knobs, "divergences": divergences}
+                "knobs": knobs, "divergences": divergences, "jsProbes": js_probes}
 
 
 def _joint(report: PeerReport) -> dict:
@@ -365,6 +371,20 @@ def render_markdown(doc: dict) -> str:
             row.append(f"**{text}**" if c["status"] != "no-evidence" and
                        k["draft"] not in c["options"] else text)
         out.append(f"| {k['knob']} | {_md(k['draft'])} | " + " | ".join(row) + " |")
+    js = doc.get("jsProbes") or {}
+    if any(js.values()):
+        out += ["", "## Special keys and references to an activity", "",
+                "Each peer's result on the probes of what JavaScript consumers get wrong "
+                "(`draft`, `reading`, or `divergence: ` what differs from the nearest reading).",
+                "", "| probe | " + " | ".join(_md(p["name"]) for p in peers) + " |",
+                "| --- | " + " | ".join("---" for _ in peers) + " |"]
+        for probe in JS_PROBES:
+            cells = []
+            for p in peers:
+                r = js.get(p["name"], {}).get(probe)
+                cells.append("-" if r is None else _md(r["class"] + (
+                    ": " + ", ".join(r["differs"]) if r["class"] == "divergence" else "")))
+            out.append(f"| {probe}: {_md(PROBES[probe])} | " + " | ".join(cells) + " |")
     out += ["", "## Divergences (the peer agrees with no reading)", ""]
     for p in peers:
         divs = doc["divergences"].get(p["name"], [])
