@@ -17,7 +17,7 @@ BUDGET ?= 60
 # machine; without Node the peer tests skip with the reason.
 PEER_DIR := peers/ag-ui-client
 PEER_STAMP := $(PEER_DIR)/node_modules/.package-lock.json
-PEER_DIRS := $(PEER_DIR) peers/ag-ui-client-0.0.59 peers/assistant-ui-react-ag-ui peers/tanstack-ai peers/copilotkitnext-core peers/copilotkit-react-core peers/producers
+PEER_DIRS := $(PEER_DIR) peers/ag-ui-client-0.0.59 peers/assistant-ui-react-ag-ui peers/tanstack-ai peers/copilotkitnext-core peers/copilotkit-react-core peers/producers peers/producers/mastra
 PEER_STAMPS := $(addsuffix /node_modules/.package-lock.json,$(PEER_DIRS))
 # The Python producers that cannot share .venv (agent-framework-ag-ui 1.7.0 asks for
 # ag-ui-protocol < 0.2; the dev extra pins 1.0.0): the `producers` extra in a venv of its own.

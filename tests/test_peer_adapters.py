@@ -221,13 +221,14 @@ def test_ag_ui_protocol_models_accept_reject_and_coerce():
 
 # --- pinned packages ----------------------------------------------------------------------------
 
-NODE_FOLDERS = sorted(p.parent.name for p in PEERS.glob("*/package.json"))
+NODE_FOLDERS = sorted(str(p.parent.relative_to(PEERS)) for p in
+                      [*PEERS.glob("*/package.json"), *PEERS.glob("producers/*/package.json")])
 
 
 def test_every_node_adapter_is_pinned_by_a_lock_file_and_installed_by_make():
     assert NODE_FOLDERS == ["ag-ui-client", "ag-ui-client-0.0.59", "assistant-ui-react-ag-ui",
                             "copilotkit-react-core", "copilotkitnext-core", "producers",
-                            "tanstack-ai"]
+                            "producers/mastra", "tanstack-ai"]
     makefile = (ROOT / "Makefile").read_text()
     dirs = re.search(r"^PEER_DIRS := (.*)$", makefile, re.M).group(1).split()
     assert sorted(d.replace("$(PEER_DIR)", "peers/ag-ui-client") for d in dirs) == [

@@ -72,8 +72,20 @@ def test_node_middlewares_write_their_activities():
     assert all(r["verdict"] == "conformant" for r in rows)
 
 
-def test_pydantic_ai_tools_emit_activity():
+def test_mastra_background_tasks_are_activities():
     streams = {s.scenario: s for s in _streams(P.PRODUCER_SCRIPTS[1])}
+    assert len(streams) == 5 and {s.producer for s in streams.values()} == {"@ag-ui/mastra"}
+    cancelled = [e for e in streams["background-task-cancelled"].events
+                 if e["type"].startswith("ACTIVITY_")]
+    assert cancelled[0]["activityType"] == "mastra-background-task"
+    assert cancelled[-1]["patch"][0] == {"op": "add", "path": "/status", "value": "cancelled"}
+    resumed = [e["type"] for e in streams["two-runs-resumed"].events]
+    assert resumed.count("ACTIVITY_SNAPSHOT") == 2  # the task restated in the second run
+    assert all(P.judge_stream(s, {})["verdict"] == "conformant" for s in streams.values())
+
+
+def test_pydantic_ai_tools_emit_activity():
+    streams = {s.scenario: s for s in _streams(P.PRODUCER_SCRIPTS[2])}
     assert sorted(streams) == ["model-error", "tool-activity", "tool-retry", "two-activities",
                                "two-runs"]
     types = [e["type"] for e in streams["tool-activity"].events]
@@ -82,7 +94,7 @@ def test_pydantic_ai_tools_emit_activity():
 
 
 def test_agent_framework_writes_an_event_after_run_error():
-    streams = {s.scenario: s for s in _streams(P.PRODUCER_SCRIPTS[2])}
+    streams = {s.scenario: s for s in _streams(P.PRODUCER_SCRIPTS[3])}
     row = P.judge_stream(streams["executor-fails"])
     assert [(v["clause"], v["eventType"], v["check"]["fault"]) for v in row["violations"]] == [
         ("LIF-AFTER-CLOSE", "CUSTOM", "producer")]

@@ -3,8 +3,8 @@
 The consumer matrix (:mod:`counterexamples.peers.matrix`) puts real consumers against the model;
 this is its other half. Real producers that emit activity events are run through scripted
 scenarios with no network and no model (``peers/producers/``: ``produce.mjs`` for the Node
-middlewares, ``python_producers.py`` for the Python integrations, each writing one JSON line per
-stream), and every stream is judged as ``activity-check lint`` judges it, under every producer
+middlewares, ``mastra/produce-mastra.mjs`` for ``@ag-ui/mastra``, ``python_producers.py`` for
+the Python integrations, each writing one JSON line per stream), and every stream is judged as ``activity-check lint`` judges it, under every producer
 reading (:func:`counterexamples.lint.linter.lint_wire`), with the open questions it still depends
 on (:func:`counterexamples.lint.exposure.exposure`).
 
@@ -73,6 +73,9 @@ PRODUCER_SCRIPTS: tuple[ProducerScript, ...] = (
     ProducerScript("Node producers (@ag-ui/a2ui-middleware, @ag-ui/mcp-apps-middleware)",
                    ("node", "produce.mjs"), "node",
                    os.path.join(FOLDER, "node_modules", "@ag-ui", "a2ui-middleware")),
+    ProducerScript("@ag-ui/mastra (a replayed Mastra agent)",
+                   ("node", os.path.join("mastra", "produce-mastra.mjs")), "node",
+                   os.path.join(FOLDER, "mastra", "node_modules", "@ag-ui", "mastra")),
     ProducerScript("pydantic-ai (the dev venv)", (sys.executable, "python_producers.py",
                                                   "--only", "pydantic-ai"), "python", ""),
     ProducerScript("agent-framework-ag-ui (.venv-producers, the producers extra)",

@@ -25,11 +25,11 @@ import { A2UIMiddleware } from "@ag-ui/a2ui-middleware";
 import { MCPAppsMiddleware, getServerHash } from "@ag-ui/mcp-apps-middleware";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { emitStream, quietConsole } from "./kit.mjs";
 
 const require = createRequire(import.meta.url);
 const version = (name) => require(`${name}/package.json`).version;
-// everything a console call writes goes to stderr: stdout carries the streams only
-for (const m of ["log", "info", "debug", "warn", "error", "trace"]) console[m] = (...a) => process.stderr.write(`${m}: ${a.map(String).join(" ")}\n`);
+quietConsole();
 
 /** An upstream agent replaying `script(input)` (a list of events), one event per macrotask. */
 class Upstream extends AbstractAgent {
@@ -195,20 +195,6 @@ const MCP = (url) => {
   ];
 };
 
-/** Rename every UUID in a stream "uuid-<n>" in order of appearance, and `hash` (when given)
- * "serverhash-canned". */
-function renameUuids(events, hash = null) {
-  const names = new Map();
-  const re = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
-  let text = JSON.stringify(events);
-  if (hash) text = text.split(hash).join("serverhash-canned");
-  text = text.replace(re, (u) => {
-    if (!names.has(u)) names.set(u, `uuid-${names.size + 1}`);
-    return names.get(u);
-  });
-  return JSON.parse(text);
-}
-
 async function main() {
   const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : null;
   const groups = [];
@@ -223,8 +209,7 @@ async function main() {
   for (const [producer, scenarios] of groups) {
     for (const [scenario, about, run] of scenarios) {
       const { events, error } = await run();
-      process.stdout.write(JSON.stringify({ producer, version: version(producer), scenario, about,
-        events: renameUuids(JSON.parse(JSON.stringify(events)), hash), error }) + "\n");
+      emitStream(producer, version(producer), scenario, about, events, error, hash);
     }
   }
   if (mcp) await mcp.close();
