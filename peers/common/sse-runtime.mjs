@@ -8,41 +8,48 @@
 // Pacing: the trace is written one event at a time, and the server waits after each until the
 // adapter says the client has taken it (delivered(), called from a tap on the client's event
 // stream) and a macrotask has passed, as ScriptedAgent paces events in adapter-kit.mjs, so that
-// a failure can be placed at the event that caused it. A client that does not take an event
-// within `stallMs` (it failed the run and stopped reading) is not waited for again in that
-// response: the rest is written without waiting.
+// a failure can be placed at the event that caused it. Once the adapter's run has settled
+// (release(): the client failed the run and stopped reading), or a client has not taken an
+// event within `stallMs`, the rest of that response is written without waiting.
 
 import { createServer } from "node:http";
 import { setImmediate as tick } from "node:timers/promises";
 import { clone, renameGenerated } from "./adapter-kit.mjs";
 
 /**
- * Start the runtime. Returns {base, serve(events), delivered(), bodies, close()}:
+ * Start the runtime. Returns {base, serve(events), delivered(), release(), bodies, close()}:
  * base the runtime URL to give the front end; serve(events) sets the trace the next run
- * answers; delivered() counts one event taken by the client; bodies the JSON bodies of every
- * run request received (the front end's RunAgentInput, newest last).
+ * answers; delivered() counts one event taken by the client; release() says the run has
+ * settled (stop pacing the response in flight); bodies the JSON bodies of every run request
+ * received (the front end's RunAgentInput, newest last).
  */
-export async function startRuntime({ stallMs = 100, description = "activity-check trace" } = {}) {
+export async function startRuntime({ stallMs = 5000, description = "activity-check trace" } = {}) {
   let script = [];
   let taken = 0;
+  let released = false;
   let waiter = null;
   const bodies = [];
   const delivered = () => {
     taken += 1;
     if (waiter) waiter();
   };
+  const release = () => {
+    released = true;
+    if (waiter) waiter();
+  };
   const waitTaken = (n) =>
     new Promise((resolve) => {
+      if (released) return resolve(false);
       if (taken >= n) return resolve(true);
       const timer = setTimeout(() => {
         waiter = null;
         resolve(false);
       }, stallMs);
       waiter = () => {
-        if (taken >= n) {
+        if (taken >= n || released) {
           clearTimeout(timer);
           waiter = null;
-          resolve(true);
+          resolve(!released);
         }
       };
     });
@@ -63,6 +70,7 @@ export async function startRuntime({ stallMs = 100, description = "activity-chec
         }
         const events = script;
         taken = 0;
+        released = false;
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
         let closed = false;
         res.on("close", () => void (closed = true));
@@ -90,6 +98,7 @@ export async function startRuntime({ stallMs = 100, description = "activity-chec
     base: `http://127.0.0.1:${port}/api`,
     serve: (events) => void (script = events),
     delivered,
+    release,
     bodies,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
@@ -127,7 +136,14 @@ export function copilotKitConsumer(Core, tap, runtime) {
   return async function consume(events, initialState, log) {
     const core = new Core({ runtimeUrl: runtime.base });
     const errors = [];
-    core.subscribe({ onError: ({ error, code }) => void errors.push({ code, error }) });
+    core.subscribe({
+      onError: ({ error, code }) => {
+        errors.push({ code, error });
+        // the run failed: the client reads no more of the response (a producer's own RUN_ERROR
+        // is not the client failing: it may read on)
+        if (code !== "agent_run_error_event") runtime.release();
+      },
+    });
     const agent = await connectedAgent(core);
     if (!agent) {
       throw new Error(`the core did not connect to its runtime (${errors.map((e) => describe(e.error)).join("; ")})`);
@@ -142,6 +158,7 @@ export function copilotKitConsumer(Core, tap, runtime) {
     }));
     runtime.serve(events);
     await core.runAgent({ agent });
+    runtime.release();
     let fatal = null;
     const at = Math.max(taken, 0);
     for (const { code, error } of errors) {
@@ -158,6 +175,7 @@ export function copilotKitConsumer(Core, tap, runtime) {
     const before = runtime.bodies.length;
     errors.length = 0;
     await core.runAgent({ agent });
+    runtime.release();
     const body = runtime.bodies.length > before ? runtime.bodies[runtime.bodies.length - 1] : null;
     const runInput = body && Array.isArray(body.messages) ? renameGenerated(clone(body.messages), events) : null;
     for (const { code, error } of errors) log(`next run: onError ${code}: ${describe(error)}`.slice(0, 2000));
