@@ -79,6 +79,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("peer", "activity_check.cmd_peer"),
     ("smt", "activity_check.cmd_smt"),
     ("lint", "activity_check.cmd_lint"),
+    ("producers", "activity_check.cmd_producers"),
     ("questions", "activity_check.cmd_questions"),
     ("conformance", "activity_check.cmd_conformance"),
 )

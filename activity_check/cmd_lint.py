@@ -48,6 +48,9 @@ def _add_lint(sub) -> None:
     p.add_argument("--fail-on", choices=FAIL_ON, default="error",
                    help="exit 1 when a violation of this severity or a worse one is found "
                         "(default error)")
+    p.add_argument("--exposure", action="store_true",
+                   help="also list the open questions on which consumers' results differ for "
+                        "this very stream, each with what to send instead (pretty or json)")
     p.set_defaults(func=cmd_lint)
 
 
@@ -93,14 +96,21 @@ def cmd_lint(args) -> int:
     """Lint the stream and print or write the report; returns 0, or 1 when a violation reaches
     ``--fail-on``. Raises UsageError (exit 2) for unusable input or arguments."""
     from activity_check import __version__
-    from activity_check.cli import console, reading_option, write_new_output
+    from activity_check.cli import UsageError, console, reading_option, write_new_output
     from counterexamples.lint.linter import lint_stream
     from counterexamples.lint.formats import render, render_pretty
     reading = None
     if args.reading:
         reading = reading_option(args.reading)
+    if args.exposure and args.format not in ("pretty", "json"):
+        raise UsageError(f"--exposure goes with --format pretty or json, not {args.format}")
     found = _read(args)
-    report = lint_stream(found.entries, reading, found.source, found.input_format, found.notes)
+    entries = found.entries
+    if args.exposure:
+        entries = list(entries)  # read once, judged twice
+    report = lint_stream(entries, reading, found.source, found.input_format, found.notes)
+    if args.exposure:
+        return _with_exposure(args, report, entries)
     if args.out:
         write_new_output(args.out, render(report, args.format, args.fail_on, __version__))
         verdict = "conformant" if report.conformant else "not conformant"
@@ -111,4 +121,39 @@ def cmd_lint(args) -> int:
     else:
         import sys
         sys.stdout.write(render(report, args.format, args.fail_on, __version__))
+    return 1 if report.fails(args.fail_on) else 0
+
+
+def _with_exposure(args, report, entries) -> int:
+    """``lint --exposure``: the lint report, then the open questions the stream depends on
+    (:func:`counterexamples.lint.exposure.exposure_of_entries`); JSON: one document of schema
+    ``activity-check/exposure/1`` holding both. Same exit status as lint."""
+    import io
+    import json
+    import sys
+    from rich.console import Console
+    from activity_check import __version__
+    from activity_check.cli import console, write_new_output
+    from counterexamples.lint.exposure import (EXPOSURE_SCHEMA, exposure_of_entries,
+                                               render_exposure_pretty)
+    from counterexamples.lint.formats import render_pretty
+    found = exposure_of_entries(entries)
+    if args.format == "json":
+        doc = {"tool": "activity-check", "version": __version__, "schema": EXPOSURE_SCHEMA,
+               "source": report.source, "conformant": report.conformant,
+               "lint": report.to_json(args.fail_on, __version__), "exposure": found.to_json()}
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    else:
+        buffer = io.StringIO()
+        con = console() if not args.out else Console(file=buffer, width=160, no_color=True,
+                                                     highlight=False, soft_wrap=True)
+        render_pretty(report, con, args.fail_on)
+        render_exposure_pretty(found, con, report.conformant)
+        text = buffer.getvalue()
+    if args.out:
+        write_new_output(args.out, text)
+        print(f"{report.source}: {report.count('error')} error(s), "
+              f"{len(found.exposures)} open question(s) exposed; report written to {args.out}")
+    elif args.format == "json":
+        sys.stdout.write(text)
     return 1 if report.fails(args.fail_on) else 0

@@ -18,7 +18,9 @@ the steps exercised:
 * ``violation``: the producer violations (:data:`model.producer.ADVERSARIAL_KINDS`, from the
   monitor :func:`model.producer.check_trace` under ``draft``);
 * the surface dimensions of :mod:`properties.surface` (``op``, ``patch``, ``malformed``,
-  ``role``, ``ms``), read from the events the consumer stepped under ``draft``.
+  ``role``, ``ms``; ``key``: the member names JavaScript objects treat specially in content,
+  metadata and patches; ``ref``: references from text and tool events aimed at an activity),
+  read from the events the consumer stepped under ``draft``.
 
 :class:`Coverage` accumulates counts; :func:`report` gives, per dimension, what was hit, how
 often, and what never was, against the universe :func:`universe` declares; :func:`render_text`
@@ -38,13 +40,14 @@ from model.producer import ADVERSARIAL_KINDS, PRODUCER_KNOBS, check_trace
 from model.readings import DRAFT, KNOB_BY_ID, KNOBS, RecordingReading
 from model.verdict import LeavesExceeded, Verdict, fold, knob_splits, reading_leaves
 from properties.surface import (FEATURE_UNIVERSE, malformed_feature, messages_snapshot_features,
-                                op_features, patch_feature, role_feature)
+                                op_features, patch_feature, reference_features, role_feature,
+                                special_key_features)
 
 __all__ = ["Coverage", "trace_coverage", "coverage_of", "universe", "report", "render_text",
            "totals_line", "DIMENSIONS", "exploration_traces"]
 
 DIMENSIONS: tuple[str, ...] = ("clause", "branch", "knob", "split", "code", "violation", "op",
-                               "patch", "malformed", "role", "ms")
+                               "patch", "malformed", "role", "ms", "key", "ref")
 """The dimensions of the report, in the order it prints them."""
 
 
@@ -150,6 +153,8 @@ def _surface(events: Sequence[Event], items: dict[str, set]) -> None:
         feature = role_feature(event, before)
         if feature:
             items["role"].add(feature)
+        items["key"].update(special_key_features(event))
+        items["ref"].update(reference_features(event, before))
 
 
 def _producer(events: Sequence[Event], items: dict[str, set]) -> None:
@@ -269,7 +274,8 @@ def report(cov: Coverage) -> dict:
 _LABELS = {"clause": "clauses", "branch": "branches", "knob": "knob options", "split": "knobs split",
            "code": "codes", "violation": "producer violations", "op": "ops x pointer x value",
            "patch": "patch length x outcome", "malformed": "malformed member x type",
-           "role": "role x event", "ms": "MESSAGES_SNAPSHOT cases"}
+           "role": "role x event", "ms": "MESSAGES_SNAPSHOT cases",
+           "key": "special keys x place", "ref": "references aimed at an activity"}
 
 
 def totals_line(doc: dict) -> str:

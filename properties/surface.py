@@ -47,7 +47,9 @@ __all__ = ["SURFACE_CONTENT", "SURFACE_METADATA", "SURFACE_PATCHES", "HISTORY_WI
            "surface_moves", "surface_adversarial", "role_events", "malformed_wires", "pointer_shape",
            "value_type", "op_features", "patch_feature", "malformed_feature", "role_feature",
            "messages_snapshot_features", "OP_UNIVERSE", "PATCH_UNIVERSE", "MALFORMED_UNIVERSE",
-           "ROLE_UNIVERSE", "MS_UNIVERSE", "FEATURE_UNIVERSE", "RFC6902_MEMBERS"]
+           "ROLE_UNIVERSE", "MS_UNIVERSE", "FEATURE_UNIVERSE", "RFC6902_MEMBERS", "SPECIAL_KEYS",
+           "KEY_UNIVERSE", "REF_UNIVERSE", "REFERENCES", "special_key_features",
+           "reference_features"]
 
 SURFACE_CONTENT: dict = {
     "n": 1, "f": 1.5, "b": True, "z": None, "s": "x", "list": [1, 2, 3],
@@ -57,19 +59,30 @@ SURFACE_CONTENT: dict = {
 array, a nested object, keys that a pointer must escape (``~1`` for ``/``, ``~0`` for ``~``), a
 unicode key and the empty key."""
 
+SPECIAL_KEYS: tuple[str, ...] = ("__proto__", "constructor", "prototype")
+"""Member names a JavaScript object treats specially: assigning ``__proto__`` on a plain object
+sets its prototype instead of a member, and ``constructor``/``prototype`` are inherited from
+every object, so a consumer that builds content by assignment, spread or an ``in`` test loses,
+merges away or invents them. In JSON they are ordinary members (content and metadata are open
+objects, PRC-KEEP-OPEN, MET-KEEP-UNKNOWN)."""
+
 SURFACE_CONTENTS: tuple[dict, ...] = (SURFACE_CONTENT, {"n": None}, {"list": [], "ключ": {}},
-                                      {"p": 0.30000000000000004, "tiny": 5e-324})
-"""Snapshot contents of the surface moves (besides the vocabulary's); the last holds floats at
-the edge of double precision (0.1 + 0.2, the smallest subnormal)."""
+                                      {"p": 0.30000000000000004, "tiny": 5e-324},
+                                      {"__proto__": {"x": 1}, "constructor": {"prototype": 2},
+                                       "prototype": None})
+"""Snapshot contents of the surface moves (besides the vocabulary's); the fourth holds floats
+at the edge of double precision (0.1 + 0.2, the smallest subnormal), the last the
+:data:`SPECIAL_KEYS` as members, one nested."""
 
 SURFACE_METADATA: tuple[dict, ...] = (
     {"k": {"a": 1}}, {"k": {"b": 2}}, {"k": None}, {"ключ": 1.5, "k": {"a": {"deep": [1]}}},
     {"ag-ui": {"trace": "t-1"}, "k": 0},
+    {"__proto__": {"k": 1}, "constructor": "c"},
 )
 """Metadata values: two nested objects under one key (a recursive merge keeps both inner keys, the
 draft's key-by-key merge keeps the second), a top-level null, a unicode key and a float, and the
 key ``ag-ui`` the protocol reserves (reserved by convention only: processing never strips a
-metadata key, MET-RESERVED-KEY, MET-KEEP-UNKNOWN)."""
+metadata key, MET-RESERVED-KEY, MET-KEEP-UNKNOWN), and :data:`SPECIAL_KEYS` as metadata keys."""
 
 
 def _ops(*ops: dict) -> tuple[dict, ...]:
@@ -708,7 +721,81 @@ def messages_snapshot_features(event: MessagesSnapshot, state) -> list[str]:
     return sorted(set(out))
 
 
+KEY_PLACES = ("content", "metadata", "patch-path", "patch-value")
+KEY_UNIVERSE: tuple[str, ...] = tuple(f"key:{place}:{k}" for place in KEY_PLACES
+                                      for k in SPECIAL_KEYS)
+"""Every special-key feature: ``key:<place>:<name>``, a :data:`SPECIAL_KEYS` member in an
+activity's content (a snapshot's, at any depth), in metadata, as a token of a patch
+operation's ``path`` or ``from``, or in an operation's ``value``."""
+
+
+def _keys_in(value: Any) -> set[str]:
+    """The :data:`SPECIAL_KEYS` used as member names anywhere in a JSON value."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found.update(k for k in node if k in SPECIAL_KEYS)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def special_key_features(event: Event) -> list[str]:
+    """The :data:`KEY_UNIVERSE` features of an activity event (sorted; [] for another)."""
+    out: set[str] = set()
+    if isinstance(event, (ActivitySnapshot, ActivityDelta)):
+        meta = getattr(event, "metadata", None)
+        if meta is not None:
+            out.update(f"key:metadata:{k}" for k in _keys_in(json.loads(meta)))
+    if isinstance(event, ActivitySnapshot):
+        out.update(f"key:content:{k}" for k in _keys_in(json.loads(event.content)))
+    elif isinstance(event, ActivityDelta):
+        for op in event.patch:
+            raw = thaw(op.raw)
+            for member in ("path", "from"):
+                pointer = raw.get(member)
+                if isinstance(pointer, str):
+                    tokens = {t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")}
+                    out.update(f"key:patch-path:{k}" for k in tokens & set(SPECIAL_KEYS))
+            if "value" in raw:
+                out.update(f"key:patch-value:{k}" for k in _keys_in(raw["value"]))
+    return sorted(out)
+
+
+REFERENCES: tuple[tuple[str, str], ...] = (
+    ("TOOL_CALL_START", "parentMessageId"), ("TOOL_CALL_START", "toolCallId"),
+    ("TOOL_CALL_ARGS", "toolCallId"), ("TOOL_CALL_END", "toolCallId"),
+    ("TOOL_CALL_RESULT", "toolCallId"), ("TOOL_CALL_RESULT", "messageId"),
+    ("TEXT_MESSAGE_START", "messageId"), ("TEXT_MESSAGE_CONTENT", "messageId"),
+    ("TEXT_MESSAGE_END", "messageId"))
+"""Every member by which a text or tool event names a message (or a tool call, whose id shares
+the messages' id space: EVM-ID-UNIQUE), wire names."""
+
+REF_UNIVERSE: tuple[str, ...] = tuple(f"ref:{e}.{m}:activity" for e, m in REFERENCES)
+"""Every reference feature: ``ref:<event>.<member>:activity``, a reference of
+:data:`REFERENCES` whose value is the id of an activity the consumer holds before the event
+(TXT-TARGET-ACTIVITY, EVM-ID-UNIQUE)."""
+
+
+def reference_features(event: Event, state) -> list[str]:
+    """The :data:`REF_UNIVERSE` features of ``event`` against the consumer ``state`` before it."""
+    wire_type = event.type_name
+    out = []
+    for e, member in REFERENCES:
+        if e != wire_type:
+            continue
+        attr = re.sub(r"(?<!^)(?=[A-Z])", "_", member).lower()
+        value = getattr(event, attr, None)
+        held = state.message(value) if isinstance(value, str) else None
+        if held is not None and held.is_activity:
+            out.append(f"ref:{e}.{member}:activity")
+    return out
+
+
 FEATURE_UNIVERSE: dict[str, tuple[str, ...]] = {
     "op": OP_UNIVERSE, "patch": PATCH_UNIVERSE, "malformed": MALFORMED_UNIVERSE,
-    "role": ROLE_UNIVERSE, "ms": MS_UNIVERSE}
+    "role": ROLE_UNIVERSE, "ms": MS_UNIVERSE, "key": KEY_UNIVERSE, "ref": REF_UNIVERSE}
 """Every surface feature by dimension."""

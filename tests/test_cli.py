@@ -1152,7 +1152,7 @@ SAMPLE_ARGV = {
     "explore": ["explore"], "corpus": ["corpus", "check"], "spec": ["spec", "clauses", "p.md"],
     "readings": ["readings"], "export": ["export", "f.json", "--format", "json"],
     "peer": ["peer", "check", "--adapter", "model"], "smt": ["smt", "list"],
-    "lint": ["lint", "t.jsonl"],
+    "lint": ["lint", "t.jsonl"], "producers": ["producers"],
     "questions": ["questions", "--depth", "2"],
     "conformance": ["conformance", "run", "x.json"]}
 
@@ -1174,7 +1174,7 @@ def test_every_command_is_wired_once_from_its_module_in_help_order():
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == [c for c, _ in COMMANDS] == [
         "run", "replay", "clauses", "explore", "corpus", "spec", "readings", "export", "peer",
-        "smt", "lint", "questions", "conformance"]
+        "smt", "lint", "producers", "questions", "conformance"]
     assert sorted(SAMPLE_ARGV) == sorted(sub.choices)
     for command, module in COMMANDS:
         func = parser.parse_args(SAMPLE_ARGV[command]).func

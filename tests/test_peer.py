@@ -130,7 +130,7 @@ def test_model_adapter_agrees_with_draft_on_generated_traces_and_probes():
     traces, counts = generated_traces(seed=3, stateful=40, bfs_depth=2)
     # one or two probes per knob, and (issue 20) one per branch, code and producer violation
     # the generators rarely reach
-    assert counts["corpus"] == 37 and counts["probe"] == len(probe_traces()) == 48
+    assert counts["corpus"] == 37 and counts["probe"] == len(probe_traces()) == 56
     assert counts["stateful"] > 20 and counts["bfs"] > 20
     report = check("model", traces)
     assert set(classes(report).values()) == {"draft"}
@@ -539,13 +539,23 @@ PROBES_REDUCER = {
     "probe-run-error": "divergence", "probe-text-owner": "divergence",
     "probe-null-replace": "divergence", "probe-malformed-patch": "divergence",
     "probe-finish-with-open": "divergence", "probe-step-open-at-finish": "divergence",
-    "probe-remove-root": "divergence"}
+    "probe-remove-root": "divergence",
+    # issue 42: a patch under __proto__ or constructor/prototype is refused (the content stays),
+    # and a tool event naming an activity's id adds a message beside it or a tool call to it
+    "probe-special-keys-content": "divergence", "probe-special-keys-patch": "divergence",
+    "probe-ref-parent-activity": "divergence", "probe-ref-toolcall-activity": "divergence",
+    "probe-ref-result-activity": "divergence",}
 PROBES_PIPELINE = {
     "probe-Q9-replace": "reading", "probe-Q9-replace-false": "divergence", "probe-Q10": "reading",
     "probe-Q17": "divergence", "probe-tool-args-missing": "divergence",
     "probe-tool-twice": "divergence", "probe-subagent-twice": "divergence",
     "probe-subagent-reused": "divergence", "probe-X1": "reading",
-    "probe-parent-not-announced": "divergence", "probe-remove-root": "divergence"}
+    "probe-parent-not-announced": "divergence", "probe-remove-root": "divergence",
+    # issue 42: a patch under __proto__ or constructor/prototype is refused (the content stays),
+    # and a tool event naming an activity's id adds a message beside it or a tool call to it
+    "probe-special-keys-content": "divergence", "probe-special-keys-patch": "divergence",
+    "probe-ref-parent-activity": "divergence", "probe-ref-toolcall-activity": "divergence",
+    "probe-ref-result-activity": "divergence",}
 
 
 @needs_node

@@ -168,6 +168,36 @@ def test_tanstack_stream_processor_ignores_activity_events():
     assert activity_only["state"] is None  # the processor keeps no agent state
 
 
+# --- CopilotKit: @copilotkitnext/core 1.54.1 and @copilotkit/react-core 1.74.0, over SSE -------
+
+@ready("copilotkitnext-core")
+def test_copilotkitnext_core_reads_the_trace_over_sse_and_fails_no_patch():
+    text_and_activity, unopened = answers("copilotkitnext-core", [[RS, *TEXT, *ACTIVITY, RF],
+                                                                  [RS, TEXT[1]]])
+    assert text_and_activity["peer"] == ("@copilotkitnext/core@1.54.1+@ag-ui/client@0.0.48 "
+                                         "(runAgent over SSE)")
+    # the activity is created but its delta never applies: the bundled client has no applyPatch
+    assert text_and_activity["messages"] == [
+        {"id": "m1", "role": "assistant", "content": "hi"},
+        {"id": "act-1", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]
+    assert any("applyPatch is not a function" in line for line in text_and_activity["log"])
+    # the next run's request body, as the runtime received it: activity stripped
+    assert text_and_activity["runInput"] == [{"id": "m1", "role": "assistant", "content": "hi"}]
+    assert text_and_activity["fatal"] is None and text_and_activity["warnings"] is None
+    # the verifier fails the run on content for a message never started, at that event
+    assert unopened["fatal"]["atEvent"] == 1 and "TEXT_MESSAGE_START" in unopened["fatal"]["detail"]
+
+
+@ready("copilotkit")
+def test_copilotkit_react_core_applies_the_delta():
+    (text_and_activity,) = answers("copilotkit", [[RS, *TEXT, *ACTIVITY, RF]])
+    assert text_and_activity["peer"] == ("@copilotkit/react-core@1.74.0+@ag-ui/client@0.0.59 "
+                                         "(CopilotKitCoreReact over SSE)")
+    assert text_and_activity["messages"][1] == {"id": "act-1", "role": "activity",
+                                                "activityType": "PLAN", "content": {"n": 1}}
+    assert text_and_activity["fatal"] is None
+
+
 # --- ag-ui-protocol (Python) --------------------------------------------------------------------
 
 def test_ag_ui_protocol_models_accept_reject_and_coerce():
@@ -193,15 +223,17 @@ def test_ag_ui_protocol_models_accept_reject_and_coerce():
 
 # --- pinned packages ----------------------------------------------------------------------------
 
-NODE_FOLDERS = sorted(p.parent.name for p in PEERS.glob("*/package.json"))
+NODE_FOLDERS = sorted(str(p.parent.relative_to(PEERS)) for p in
+                      [*PEERS.glob("*/package.json"), *PEERS.glob("producers/*/package.json")])
 
 
 def test_every_node_adapter_is_pinned_by_a_lock_file_and_installed_by_make():
     assert NODE_FOLDERS == ["ag-ui-client", "ag-ui-client-0.0.59", "assistant-ui-react-ag-ui",
-                            "tanstack-ai"]
+                            "copilotkit-react-core", "copilotkitnext-core", "producers",
+                            "producers/mastra", "tanstack-ai"]
     makefile = (ROOT / "Makefile").read_text()
     dirs = re.search(r"^PEER_DIRS := (.*)$", makefile, re.M).group(1).split()
-    assert [d.replace("$(PEER_DIR)", "peers/ag-ui-client") for d in dirs] == [
+    assert sorted(d.replace("$(PEER_DIR)", "peers/ag-ui-client") for d in dirs) == [
         f"peers/{f}" for f in NODE_FOLDERS]
     for folder in NODE_FOLDERS:
         package = json.loads((PEERS / folder / "package.json").read_text())

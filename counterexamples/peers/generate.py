@@ -155,7 +155,10 @@ def _surface_probes(run, snap, delta) -> dict[str, tuple[str, list[dict]]]:
     traces (built from the model's canonical values: sorted members, integral floats as
     integers) cannot carry, or carry rarely: references kept between deltas, array slots at the
     length, operation members RFC 6902 does not define, numbers written ``1.0``, member order,
-    escapes, empty and non-BMP keys, precision, depth and size."""
+    escapes, empty and non-BMP keys, precision, depth and size; member names JavaScript objects
+    treat specially (``__proto__``, ``constructor``, ``prototype``) in content, metadata and
+    patches; and every reference a text or tool event makes to a message, aimed at an activity
+    (issue 42)."""
     deep: dict = {"leaf": 1}
     for _ in range(64):
         deep = {"d": deep}
@@ -215,6 +218,59 @@ def _surface_probes(run, snap, delta) -> dict[str, tuple[str, list[dict]]]:
             [run, snap("act-1", {"deep": deep, "long": "x" * 20000}),
              delta("act-1", [{"op": "replace", "path": "/deep" + "/d" * 64 + "/leaf",
                               "value": 2}])]),
+        "probe-special-keys-content": (
+            "content whose members are named __proto__, constructor and prototype (plain "
+            "members in JSON; a JavaScript object built by assignment or spread loses or "
+            "mangles them), then a delta writing under each",
+            [run, snap("act-1", {"__proto__": {"x": 1}, "constructor": {"prototype": {"y": 2}},
+                                 "prototype": 0}),
+             delta("act-1", [{"op": "add", "path": "/__proto__/z", "value": {"constructor": 3}},
+                             {"op": "replace", "path": "/constructor/prototype/y", "value": 4},
+                             {"op": "test", "path": "/prototype", "value": 0}])]),
+        "probe-special-keys-patch": (
+            "a delta adding members named __proto__ and constructor to content that has none "
+            "(an add creates them, RFC 6902 4.1), and a value holding them",
+            [run, snap("act-1"),
+             delta("act-1", [{"op": "add", "path": "/__proto__", "value": {"polluted": True}},
+                             {"op": "add", "path": "/constructor",
+                              "value": {"prototype": {"__proto__": 1}}}])]),
+        "probe-special-keys-missing": (
+            "a test and a remove of members named constructor and prototype that content does "
+            "not hold (both fail: an inherited property is no member)",
+            [run, snap("act-1"),
+             delta("act-1", [{"op": "test", "path": "/constructor", "value": None}]),
+             delta("act-1", [{"op": "remove", "path": "/prototype"}])]),
+        "probe-special-keys-metadata": (
+            "metadata keys __proto__ and constructor, merged key by key by a later delta",
+            [run, snap("act-1", metadata={"__proto__": {"k": 1}, "constructor": "c"}),
+             delta("act-1", [], metadata={"__proto__": {"j": 2}, "prototype": True})]),
+        "probe-ref-parent-activity": (
+            "a tool call whose parentMessageId names an activity",
+            [run, snap("act-1"), {"type": "TOOL_CALL_START", "toolCallId": "tc-1",
+                                  "toolCallName": "search", "parentMessageId": "act-1"},
+             {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-1", "delta": "{}"},
+             {"type": "TOOL_CALL_END", "toolCallId": "tc-1"}]),
+        "probe-ref-toolcall-activity": (
+            "a tool call whose toolCallId is an activity's id, continued and answered",
+            [run, snap("act-1"), {"type": "TOOL_CALL_START", "toolCallId": "act-1",
+                                  "toolCallName": "search"},
+             {"type": "TOOL_CALL_ARGS", "toolCallId": "act-1", "delta": "{}"},
+             {"type": "TOOL_CALL_END", "toolCallId": "act-1"},
+             {"type": "TOOL_CALL_RESULT", "messageId": "res-1", "toolCallId": "act-1",
+              "content": "ok"}]),
+        "probe-ref-result-activity": (
+            "a tool result whose messageId is an activity's id",
+            [run, snap("act-1"), {"type": "TOOL_CALL_START", "toolCallId": "tc-1",
+                                  "toolCallName": "search"},
+             {"type": "TOOL_CALL_END", "toolCallId": "tc-1"},
+             {"type": "TOOL_CALL_RESULT", "messageId": "act-1", "toolCallId": "tc-1",
+              "content": "ok"}]),
+        "probe-ref-text-activity": (
+            "a whole text message streamed on an activity's id",
+            [run, snap("act-1"),
+             {"type": "TEXT_MESSAGE_START", "messageId": "act-1", "role": "assistant"},
+             {"type": "TEXT_MESSAGE_CONTENT", "messageId": "act-1", "delta": "hi"},
+             {"type": "TEXT_MESSAGE_END", "messageId": "act-1"}]),
         "probe-metadata-nested-null": (
             "metadata merged key by key (never recursively) with nulls as values",
             [run, snap("act-1", metadata={"k": {"a": 1}, "j": None}),
@@ -222,6 +278,13 @@ def _surface_probes(run, snap, delta) -> dict[str, tuple[str, list[dict]]]:
              snap("act-1", {"n": 2}, metadata={"j": {"x": None}})]),
     }
 
+
+JS_PROBES: tuple[str, ...] = (
+    "probe-special-keys-content", "probe-special-keys-patch", "probe-special-keys-missing",
+    "probe-special-keys-metadata", "probe-ref-parent-activity", "probe-ref-toolcall-activity",
+    "probe-ref-result-activity", "probe-ref-text-activity")
+"""The probes of what JavaScript consumers get wrong (issue 42): member names objects treat
+specially, and references aimed at an activity; the matrix shows each peer's result on them."""
 
 PROBES: dict[str, str] = {k: v[0] for k, v in _probe_events().items()}
 """Hand-written probe traces (id -> what it does): one or two per knob whose options the

@@ -32,7 +32,7 @@ from typing import Callable, Optional, Sequence
 from counterexamples.peers.adapter import (PEERS_DIR, AdapterProcess, AdapterSpec, PeerError,
                                            resolve_adapter)
 from counterexamples.peers.check import PeerReport, check_peer
-from counterexamples.peers.generate import generated_traces
+from counterexamples.peers.generate import JS_PROBES, PROBES, generated_traces
 from model.readings import DRAFT, KNOBS
 
 __all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "resolve_matrix_adapter",
@@ -90,12 +90,20 @@ MATRIX_PEERS: tuple[CataloguePeer, ...] = (
                   "@assistant-ui/react-ag-ui, its thread runtime core over @ag-ui/client"),
     CataloguePeer("tanstack-ai", "tanstack-ai", "tanstack-ai", "node", "@tanstack/ai",
                   ("adapter.mjs",), "@tanstack/ai, its StreamProcessor"),
+    CataloguePeer("copilotkitnext-core", "copilotkitnext-core", "copilotkitnext-core", "node",
+                  "@copilotkitnext/core", ("adapter.mjs",),
+                  "@copilotkitnext/core, CopilotKitCore.runAgent over SSE from a local runtime"),
+    CataloguePeer("copilotkit", "copilotkit-react-core", "copilotkit-react-core", "node",
+                  "@copilotkit/react-core", ("adapter.mjs",),
+                  "CopilotKit 1.74 (@copilotkit/react-core), its core over SSE from a local "
+                  "runtime"),
     CataloguePeer("ag-ui-protocol", "ag-ui-protocol", "ag-ui-protocol", "python",
                   "ag-ui-protocol", ("adapter.py",),
                   "ag-ui-protocol (Python), its event models as the wire layer"),
 )
 """The built-in peers, in the matrix's column order: both @ag-ui/client versions (two modes
-each), @assistant-ui/react-ag-ui, @tanstack/ai, the Python ag-ui-protocol models."""
+each), @assistant-ui/react-ag-ui, @tanstack/ai, CopilotKit 2's @copilotkitnext/core and
+CopilotKit 1.74's @copilotkit/react-core (both over SSE), the Python ag-ui-protocol models."""
 
 _BY_SHORTCUT = {p.shortcut: p for p in MATRIX_PEERS}
 
@@ -205,7 +213,9 @@ class Matrix:
         """The matrix as JSON (no timings: the same seed and peers give the same text):
         ``{"tool", "command", "seed", "search", "peers": [{"adapter", "name", "version",
         "counts", "compared", "generated"}], "skipped": [{"adapter", "reason"}], "knobs":
-        [{"knob", "question", "draft", "cells": {name: cell}}], "divergences": {name: [...]}}``
+        [{"knob", "question", "draft", "cells": {name: cell}}], "divergences": {name: [...]},
+        "jsProbes": {name: {probe id: {"class", "differs"}}}}`` (``jsProbes``: each peer's result
+        on :data:`counterexamples.peers.generate.JS_PROBES`)
         (a cell: :func:`knob_cells`; a divergence: the report's members plus ``file``, the
         finding's path relative to the matrix)."""
         peers = [{"adapter": c.spec.label, "name": c.spec.name, "version": c.version,
@@ -221,12 +231,16 @@ class Matrix:
             summary = c.report.to_json()["divergences"]
             divergences[c.spec.name] = [dict(d, file=f"findings/{d['id']}.json")
                                         for d in summary]
+        js_probes = {c.spec.name: {r.trace.id: {"class": r.classification.kind,
+                                                "differs": list(r.classification.aspects)}
+                                   for r in c.report.results if r.trace.id in JS_PROBES}
+                     for c in self.columns}
         doc = {"tool": "activity-check", "command": "peer matrix", "seed": self.seed,
                "search": {"stateful": self.stateful, "bfsDepth": self.bfs_depth,
                           "budget": None},
                "peers": peers,
                "skipped": [{"adapter": a, "reason": r} for a, r in self.skipped],
-               "knobs": knobs, "divergences": divergences}
+               "knobs": knobs, "divergences": divergences, "jsProbes": js_probes}
         if self.corpora:
             doc["conformance"] = {"corpora": self.corpora,
                                   "cells": {c.spec.name: c.conformance for c in self.columns}}
@@ -384,6 +398,20 @@ def render_markdown(doc: dict) -> str:
             row.append(f"**{text}**" if c["status"] != "no-evidence" and
                        k["draft"] not in c["options"] else text)
         out.append(f"| {k['knob']} | {_md(k['draft'])} | " + " | ".join(row) + " |")
+    js = doc.get("jsProbes") or {}
+    if any(js.values()):
+        out += ["", "## Special keys and references to an activity", "",
+                "Each peer's result on the probes of what JavaScript consumers get wrong "
+                "(`draft`, `reading`, or `divergence: ` what differs from the nearest reading).",
+                "", "| probe | " + " | ".join(_md(p["name"]) for p in peers) + " |",
+                "| --- | " + " | ".join("---" for _ in peers) + " |"]
+        for probe in JS_PROBES:
+            cells = []
+            for p in peers:
+                r = js.get(p["name"], {}).get(probe)
+                cells.append("-" if r is None else _md(r["class"] + (
+                    ": " + ", ".join(r["differs"]) if r["class"] == "divergence" else "")))
+            out.append(f"| {probe}: {_md(PROBES[probe])} | " + " | ".join(cells) + " |")
     out += _conformance_markdown(doc)
     out += ["", "## Divergences (the peer agrees with no reading)", ""]
     for p in peers:
