@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from activity_check.cli import UsageError, reading_option, write_new_output
+from activity_check.cli import UsageError, add_input_limits, reading_option, write_new_output
 
 __all__ = ["PARSERS", "cmd_export"]
 
@@ -20,6 +20,7 @@ def _add_export(sub) -> None:
     xp.add_argument("--out", help="write to this file (refused if it exists; default stdout)")
     xp.add_argument("--reading", help="itf only: the reading whose states are exported "
                     "(default: the draft's verdict class; a property finding's own reading)")
+    add_input_limits(xp)
     xp.set_defaults(func=cmd_export)
 
 

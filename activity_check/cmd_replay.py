@@ -8,7 +8,8 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import EXIT_USAGE, UsageError, cell, console, dump, reading_option, shown
+from activity_check.cli import (EXIT_USAGE, UsageError, add_input_limits, cell, console, dump,
+                                reading_option, shown)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_replay"]
@@ -23,6 +24,7 @@ def _add_replay(sub) -> None:
     rp.add_argument("--all-readings", action="store_true",
                     help="also group every reading by the verdict it gives")
     rp.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    add_input_limits(rp)
     rp.set_defaults(func=cmd_replay)
 
 

@@ -238,7 +238,7 @@ def test_without_a_file_stdin_is_read_unless_it_is_a_terminal(lint, monkeypatch)
             return True
     monkeypatch.setattr("sys.stdin", Terminal())
     code, _, err = lint()
-    assert code == 2 and "give the stream: a FILE, '-' to read stdin, or --url URL" in err
+    assert code == 2 and "give the stream: a FILE, a folder, '-' to read stdin, or --url URL" in err
 
 
 def test_a_broken_line_is_reported_and_the_rest_checked(lint):
