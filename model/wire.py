@@ -49,7 +49,7 @@ from model.json_values import a_json_type, freeze
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
     "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
-    "load_trace", "read_text", "read_bytes", "decode_text", "read_stdin", "InputLimits",
+    "load_trace", "trace_from_values", "read_text", "read_bytes", "decode_text", "read_stdin", "InputLimits",
     "INPUT_LIMITS", "set_input_limits", "MAX_INPUT_BYTES", "MAX_INPUT_LINES", "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
@@ -923,6 +923,18 @@ def not_a_trace(first: Any, *, file: str, line: Optional[int], column: Optional[
     return TraceFormatError(f"{what}, and no event of the file has a type, so it is not a "
                             f"trace: expected {forms}", file=file, line=line, column=column,
                             event_index=0)
+
+
+def trace_from_values(objs: Sequence[Any], lines: Sequence[Optional[int]], file: str,
+                      meta: Optional[dict] = None) -> ParsedTrace:
+    """A :class:`ParsedTrace` from decoded wire values (e.g. the events of an SSE body) and the
+    line of each, checked as a trace file's are (see :func:`parse_trace_text`).
+
+    Raises:
+        TraceFormatError: no element, an element that is not an object or wraps ``events``, or
+            no element with a ``type`` (naming the file, line and event index).
+    """
+    return _finish(objs, lines, file, meta or {})
 
 
 def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) -> ParsedTrace:

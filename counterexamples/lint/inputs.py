@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, STDIN, STDIN_NAME,
-                        TraceFormatError, loads_json, not_a_trace, read_stdin, read_text)
+                        ParsedTrace, TraceFormatError, loads_json, not_a_trace,
+                        parse_trace_text, read_stdin, read_text, trace_from_values)
 
 from counterexamples.lint.linter import StreamEntry
 
-__all__ = ["LintInput", "parse_stream_text", "read_stream", "fetch_stream", "LiveStream",
+__all__ = ["LintInput", "parse_stream_text", "read_stream", "read_trace", "fetch_stream", "LiveStream",
            "decode_event", "DEFAULT_RUN_INPUT", "INPUT_FORMATS", "DEFAULT_MAX_EVENTS",
            "DEFAULT_MAX_SECONDS"]
 
@@ -264,6 +265,31 @@ def parse_stream_text(text: str, source: str = "<input>") -> LintInput:
     if stripped[0] != "[" and _is_sse(lines):
         return _require_trace(_sse_entries(text, source))
     return _require_trace(_jsonl_entries(lines, source))
+
+
+def read_trace(path: str, stdin=None) -> ParsedTrace:
+    """``replay``'s reader: the trace in file ``path`` (``-``: ``stdin``), read as ``lint``
+    reads a stream: a JSON array, JSON lines or an object with ``events``
+    (:func:`model.wire.parse_trace_text`, keeping a case's other members), or a recorded
+    text/event-stream body, framed as :func:`parse_stream_text` frames it; bounded alike.
+
+    Raises:
+        TraceFormatError: naming the file (``<stdin>``), the line and what is wrong; for an SSE
+            body also an event whose data is not JSON (with its line and event index).
+    """
+    source = STDIN_NAME if path == STDIN else path
+    text = read_stdin(stdin) if path == STDIN else read_text(path)
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped and stripped[0] not in "[{" and \
+            _is_sse(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")):
+        found = _require_trace(_sse_entries(text.lstrip("\ufeff"), source))
+        for index, entry in enumerate(found.entries):
+            if entry.problem is not None:
+                raise TraceFormatError(entry.problem, file=source, line=entry.line,
+                                       event_index=index)
+        return trace_from_values([e.value for e in found.entries],
+                                 [e.line for e in found.entries], source)
+    return parse_trace_text(text, source)
 
 
 def read_stream(path: str, stdin=None, listed: bool = False) -> LintInput:

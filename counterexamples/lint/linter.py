@@ -98,7 +98,7 @@ fault, an undescribed member by the closed object it sits in: see :func:`_stripp
 
 _STRUCTURE_CLAUSES = ("SCH-ACTIVITY-SNAPSHOT", "SCH-REPLACE", "SCH-ACTIVITY-DELTA",
                       "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION", "SCH-MESSAGES-SNAPSHOT",
-                      "SCH-JSON-PATCH", "SCH-JSON-POINTER", "PRC-MALFORMED-FATAL")
+                      "SNP-MALFORMED-OP", "SCH-JSON-POINTER", "PRC-MALFORMED-FATAL")
 """The clauses a malformed or undescribed member is cited under, by where it sits."""
 
 _STRIPPED_KINDS = frozenset({"undescribed-member", "undescribed-role"})
@@ -134,7 +134,8 @@ def severity_of(clause: Clause, kind: str = "") -> str:
 
     * MUST, MUST NOT, REQUIRED: error;
     * SHOULD, SHOULD NOT: warning;
-    * a schema (structure) clause: error when a consumer fails the run on the event (a malformed
+    * a schema (structure) clause, or a consumer's clause that the event is malformed and fatal
+      (SNP-MALFORMED-OP, N39): error when a consumer fails the run on the event (a malformed
       value, PRC-MALFORMED-FATAL), warning when it strips the material and goes on (an undescribed
       member or role, PRC-DROP-STRIP: possibly a newer version's addition);
     * anything else: warning.
@@ -143,7 +144,7 @@ def severity_of(clause: Clause, kind: str = "") -> str:
         return "warning"
     if clause.keyword in ("MUST", "MUST NOT", "REQUIRED"):
         return "error"
-    if clause.actor == "structure":
+    if clause.actor == "structure" or clause.id == "SNP-MALFORMED-OP":
         return "error"
     return "warning"
 
