@@ -79,7 +79,7 @@ def _is_json(path: str, text: str) -> bool:
         return False
     try:
         json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth
         return False
     return True
 

@@ -1033,8 +1033,8 @@ def read_bytes(path: str, *, listed: bool = True, max_bytes: Optional[int] = Non
         fd = os.open(path, flags)
     except OSError as exc:
         if listed and exc.errno == errno.ELOOP and os.path.islink(path):
-            raise TraceFormatError("refused: a symbolic link (a file named by data or found in "
-                                   "a folder is read only when it is a regular file)",
+            raise TraceFormatError("refused: a symbolic link (this input is read only from a "
+                                   "regular file, never through a link)",
                                    file=path) from None
         raise TraceFormatError(f"cannot read the file: {exc.strerror or exc}",
                                file=path) from None

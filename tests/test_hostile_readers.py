@@ -11,10 +11,9 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import tracemalloc
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -26,6 +25,7 @@ from activity_check.cli import main
 from counterexamples.lint.formats import REPORT_SCHEMA_PATH, SARIF_SCHEMA_PATH, SET_SCHEMA_PATH, xml_text
 from counterexamples.report.walkthrough import table
 from model.wire import INPUT_LIMITS, MAX_INPUT_BYTES, TraceFormatError, read_bytes
+from wirekit import serve_http
 
 ERROR = "activity-check: error: "
 RUN_STARTED = {"type": "RUN_STARTED", "threadId": "t", "runId": "r"}
@@ -189,9 +189,9 @@ def test_an_adapter_answer_line_is_bounded_and_the_run_goes_on(tmp_path, capsys)
 
 # --- lint --url: a deadline and an event limit --------------------------------------------------
 
-class _Endless(BaseHTTPRequestHandler):
-    """``/comments``: an SSE comment every 0.1 s, never an event; ``/events``: events as fast
-    as the socket takes them, never ending."""
+class _SSE(BaseHTTPRequestHandler):
+    """An AG-UI endpoint answering every POST with a text/event-stream whose body
+    :meth:`answer` writes (a closed connection ends it quietly)."""
 
     protocol_version = "HTTP/1.0"
 
@@ -201,17 +201,7 @@ class _Endless(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
         try:
-            if self.path == "/comments":
-                while True:
-                    self.wfile.write(b": still here\n\n")
-                    self.wfile.flush()
-                    time.sleep(0.1)
-            self.wfile.write(f"data: {json.dumps(RUN_STARTED)}\n\n".encode())
-            n = 0
-            while True:
-                event = {**SNAPSHOT, "content": {"n": n}}
-                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
-                n += 1
+            self.answer()
         except OSError:
             return
 
@@ -219,18 +209,28 @@ class _Endless(BaseHTTPRequestHandler):
         pass
 
 
+class _Endless(_SSE):
+    """``/comments``: an SSE comment every 0.1 s, never an event; ``/events``: events as fast
+    as the socket takes them, never ending."""
+
+    def answer(self):
+        if self.path == "/comments":
+            while True:
+                self.wfile.write(b": still here\n\n")
+                self.wfile.flush()
+                time.sleep(0.1)
+        self.wfile.write(f"data: {json.dumps(RUN_STARTED)}\n\n".encode())
+        n = 0
+        while True:
+            event = {**SNAPSHOT, "content": {"n": n}}
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            n += 1
+
+
 @pytest.fixture
 def endless():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serve_http(_Endless) as url:
+        yield url
 
 
 def test_lint_url_ends_at_its_deadline_and_its_event_limit(endless, capsys):
@@ -454,38 +454,19 @@ def test_stdin_gives_a_verdict_or_one_line(monkeypatch, capsys, data):
         assert_verdict_or_one_line(code, out, err)
 
 
-class _Hostile(BaseHTTPRequestHandler):
-    """Answers every POST with the body queued in :attr:`body` as text/event-stream."""
+class _Hostile(_SSE):
+    """Answers every POST with the body queued in :attr:`body`."""
 
     body = b""
-    protocol_version = "HTTP/1.0"
 
-    def do_POST(self):  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.end_headers()
-        try:
-            self.wfile.write(_Hostile.body)
-        except OSError:
-            pass
-
-    def log_message(self, *args):
-        pass
+    def answer(self):
+        self.wfile.write(_Hostile.body)
 
 
 @pytest.fixture(scope="module")
 def hostile_endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serve_http(_Hostile) as url:
+        yield url + "/"
 
 
 @settings(max_examples=25, deadline=None, derandomize=True,
