@@ -289,6 +289,12 @@ def test_junit_and_sarif_hold_every_input_and_stay_valid_with_hostile_ids(tmp_pa
     assert code == 1
     root = ET.fromstring(out.encode("utf-8"))  # well-formed XML 1.0 whatever the ids held
     suites = root.findall("testsuite")
+    # the structure CI systems read (JUnit's schema): counts that add up, named cases
+    assert root.tag == "testsuites" and int(root.get("tests")) == sum(
+        int(s.get("tests")) for s in suites) == sum(len(s.findall("testcase")) for s in suites)
+    assert int(root.get("failures")) == sum(int(s.get("failures")) for s in suites) == \
+        len(list(root.iter("failure")))
+    assert all(c.get("classname") and c.get("name") for c in root.iter("testcase"))
     assert [s.get("name") for s in suites] == [f"activity-check lint: {folder / 'a.json'}",
                                                f"activity-check lint: {folder / 'sub/b.jsonl'}"]
     assert [s.get("failures") for s in suites] == ["3", "0"]
