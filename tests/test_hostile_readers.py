@@ -497,3 +497,11 @@ def test_peer_check_on_a_hostile_folder_gives_a_verdict_or_one_line(tmp_path_fac
                            "--adapter", "model", "--no-shrink", "--max-bytes", "4096",
                            str(folder)], capture_output=True, text=True, timeout=120)
     assert_verdict_or_one_line(done.returncode, done.stdout, done.stderr)
+
+
+def test_lint_pretty_shows_control_characters_as_escapes(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(jsonl(RUN_STARTED, {"type": "X\x1b]0;pwned\x07[/]\u202e"}))
+    code, out, _ = cli(capsys, "lint", trace)
+    assert code == 1 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "PRC-NO-PRIVATE-TYPES (MUST NOT) X\\x1b]0;pwned\\x07[/]\\u202e /type" in out

@@ -261,8 +261,14 @@ def render_pretty(reports: Reports, con, fail_on: str = "error") -> None:
 
 def _pretty_one(report: LintReport, con, fail_on: str) -> None:
     """One input's report on ``con``: each violation's first line says where and what is wrong
-    (the detail), its second the clause's text."""
-    from rich.markup import escape
+    (the detail), its second the clause's text. Every string is shown as data: markup escaped,
+    control characters written as escapes, long values cut (:func:`model.text.visible`; the
+    other formats keep them whole)."""
+    from rich.markup import escape as markup_escape
+    from model.text import visible
+
+    def escape(text: str) -> str:
+        return markup_escape(visible(text))
     judged = f"under {report.reading}" if report.reading else \
         f"under every producer reading ({len(report.readings)}: each combination of the " \
         f"options of {', '.join(PRODUCER_KNOBS)})"
