@@ -352,9 +352,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
-        from model.wire import set_input_limits
-        set_input_limits(getattr(args, "max_bytes", None), getattr(args, "max_lines", None))
-        with _hypothesis_storage_aside():
+        with _hypothesis_storage_aside(), _input_limits(args):
             return args.func(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -393,6 +391,19 @@ def terminated() -> bool:
     calling :func:`main`), whose handler records them (:data:`activity_check.SIGTERMS_RECEIVED`)."""
     import activity_check
     return bool(activity_check.SIGTERMS_RECEIVED)
+
+
+@contextmanager
+def _input_limits(args):
+    """While a command runs, the bounds of ``--max-bytes`` and ``--max-lines`` (where the
+    command has them) are :data:`model.wire.INPUT_LIMITS`; the defaults are put back after, so
+    that a process calling :func:`main` several times (a test) never keeps one command's."""
+    from model.wire import set_input_limits
+    set_input_limits(getattr(args, "max_bytes", None), getattr(args, "max_lines", None))
+    try:
+        yield
+    finally:
+        set_input_limits()
 
 
 @contextmanager
