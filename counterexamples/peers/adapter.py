@@ -479,9 +479,17 @@ def _pump_requests(stream, outbox: "queue.Queue") -> None:
 
 
 def _pump_tail(stream, tail: deque) -> None:
+    """The stderr thread: the last lines, each cut to 300 characters; a line is read in pieces
+    of at most 64 Ki characters, so a line of any length is never held whole."""
     try:
-        for line in stream:
-            tail.append(line.rstrip("\n")[:300])
+        continued = False
+        while True:
+            piece = stream.readline(1 << 16)
+            if not piece:
+                break
+            if not continued:
+                tail.append(piece.rstrip("\n")[:300])
+            continued = not piece.endswith("\n")
     except (OSError, ValueError):
         pass
 
