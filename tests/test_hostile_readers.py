@@ -503,3 +503,11 @@ def test_lint_pretty_shows_control_characters_as_escapes(tmp_path, capsys):
     code, out, _ = cli(capsys, "lint", trace)
     assert code == 1 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "PRC-NO-PRIVATE-TYPES (MUST NOT) X\\x1b]0;pwned\\x07[/]\\u202e /type" in out
+
+
+def test_an_adapter_stderr_line_is_read_in_pieces():
+    from collections import deque
+    from counterexamples.peers.adapter import _pump_tail
+    tail: deque = deque(maxlen=20)
+    _pump_tail(io.StringIO("x" * 200_000 + "\nlast\n" + "y" * 70_000), tail)
+    assert list(tail) == ["x" * 300, "last", "y" * 300]
