@@ -93,6 +93,53 @@ class UsageError(Exception):
     """A problem with the user's input or arguments: printed as one line, exit 2."""
 
 
+def finite_float(text: str) -> float:
+    """argparse ``type`` of every float option: a number, refused (one line, exit 2) when it
+    is not one or is NaN or an infinity (``--timeout nan`` used to end in a traceback)."""
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def float_or_inf(text: str) -> float:
+    """argparse ``type`` of an option where ``inf`` means no limit (``--budget``): a finite
+    number or an infinity; NaN refused (one line, exit 2)."""
+    import math
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if math.isnan(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type`` of a count or size bound: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def add_input_limits(parser) -> None:
+    """Add ``--max-bytes`` and ``--max-lines``, the bounds on one input file or stdin
+    (:data:`model.wire.INPUT_LIMITS`, set by :func:`main`; docs/limits.md)."""
+    parser.add_argument("--max-bytes", type=positive_int, default=None, metavar="N",
+                        help="read at most N bytes of one input file or stdin (default 512 MiB; "
+                             "more is refused, exit 2)")
+    parser.add_argument("--max-lines", type=positive_int, default=None, metavar="N",
+                        help="at most N lines in one input file or stdin (default 10,000,000)")
+
+
 class _Console(Console):
     """rich's console, except that a reader closing the pipe (``| head``) ends the command the
     way plain output does (:func:`main` turns it into a quiet exit 0) rather than with rich's
@@ -266,7 +313,7 @@ def read_vocabulary(path: str, base=None):
     from model.wire import TraceFormatError, loads_json, read_text
 
     try:
-        text = read_text(path)
+        text = read_text(path, listed=True)  # a regular file, not through a link, bounded
     except TraceFormatError as exc:
         raise UsageError(f"--vocabulary {exc}") from None
     try:
@@ -309,7 +356,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
-        with _hypothesis_storage_aside():
+        with _hypothesis_storage_aside(), _input_limits(args):
             return args.func(args)
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else 0
@@ -347,6 +394,19 @@ def terminated() -> bool:
     False when the command did not start from :func:`activity_check.console.console_main` (a test
     calling :func:`main`), whose handler records them (:data:`activity_check.process.SIGTERMS_RECEIVED`)."""
     return bool(SIGTERMS_RECEIVED)
+
+
+@contextmanager
+def _input_limits(args):
+    """While a command runs, the bounds of ``--max-bytes`` and ``--max-lines`` (where the
+    command has them) are :data:`model.wire.INPUT_LIMITS`; the defaults are put back after, so
+    that a process calling :func:`main` several times (a test) never keeps one command's."""
+    from model.wire import set_input_limits
+    set_input_limits(getattr(args, "max_bytes", None), getattr(args, "max_lines", None))
+    try:
+        yield
+    finally:
+        set_input_limits()
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import sys
 from rich.table import Table
 
 from activity_check.cli import (EXIT_INTERRUPTED, UsageError, add_timings_option, cell, console,
-                                dump, progress_bar, read_vocabulary, reading_option, shown,
+                                dump, finite_float, progress_bar, read_vocabulary, reading_option, shown,
                                 terminated)
 from model.text import visible
 
@@ -43,7 +43,7 @@ def _add_explore(sub) -> None:
                     help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
                          "about 3 GB; 0: no limit; a level the workers expand is cut when it is "
                          "merged, after they finish it)")
-    ex.add_argument("--timeout", type=float,
+    ex.add_argument("--timeout", type=finite_float,
                     help="stop after this many seconds (checked before each chunk of 4,096 nodes "
                          "this process expands; a level the workers expand is finished first)")
     ex.add_argument("--reading", default="all",
@@ -72,7 +72,7 @@ def _add_explore(sub) -> None:
                          "the workers of each run (with workers or a cluster, saved between "
                          "rounds of 1,048,576 states of a level); no --graph; about 24 bytes of "
                          "disk a state")
-    ex.add_argument("--checkpoint-every", type=float, default=None, metavar="SECONDS",
+    ex.add_argument("--checkpoint-every", type=finite_float, default=None, metavar="SECONDS",
                     help="with --checkpoint: seconds between its saves (default 600; 0: at "
                          "every chunk of 4,096 states)")
     ex.add_argument("--json", action="store_true", help="print the result as JSON")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from activity_check.cli import UsageError, reading_option, write_new_output
+from activity_check.cli import UsageError, add_input_limits, reading_option, write_new_output
 
 __all__ = ["PARSERS", "cmd_export"]
 
@@ -23,6 +23,7 @@ def _add_export(sub) -> None:
     xp.add_argument("--reading", help="itf and ag-ui-fixture: the reading whose states or "
                     "verdict are exported (default: the draft's verdict class; a property "
                     "finding's own reading)")
+    add_input_limits(xp)
     xp.set_defaults(func=cmd_export)
 
 

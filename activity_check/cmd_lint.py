@@ -1,18 +1,25 @@
 """``activity-check lint``: is an agent's (producer's) stream conformant?
 
-Reads a recorded stream (a file or ``-`` for stdin: a JSON array, JSON lines or a
-text/event-stream body) or POSTs a run input to a live AG-UI endpoint (``--url``) and reads its
-SSE answer, then reports every producer violation (:func:`counterexamples.lint.linter.lint_stream`) as
-``pretty`` text, JSON, JUnit XML or SARIF 2.1.0 (:mod:`counterexamples.lint.formats`), on stdout
-or into ``--out FILE``.
+Reads recorded streams (files, folders of them, or ``-`` for stdin: a JSON array, JSON lines or
+a text/event-stream body) or POSTs a run input to a live AG-UI endpoint (``--url``) and reads
+its SSE answer as it arrives, then reports every producer violation
+(:func:`counterexamples.lint.linter.lint_stream`) as ``pretty`` text, JSON, JUnit XML or SARIF
+2.1.0 (:mod:`counterexamples.lint.formats`), one report with a verdict per input, on stdout or
+into ``--out FILE``. Every read is bounded (``--max-bytes``, ``--max-lines``; with ``--url``
+also ``--timeout``, ``--max-seconds`` and ``--max-events``): see docs/limits.md.
 
 Exit codes: 0 when no violation reaches ``--fail-on`` (default ``error``; ``never``: always 0
-once the stream was read), 1 when one does, 2 for unusable input or arguments (one line on stderr
-naming the file or URL, the line and what is wrong).
+once the streams were read), 1 when one does in any input, 2 for unusable input or arguments
+(one line on stderr naming the file or URL, the line and what is wrong).
 """
 from __future__ import annotations
 
-__all__ = ["PARSERS", "cmd_lint"]
+from activity_check.cli import add_input_limits, finite_float, positive_int
+
+__all__ = ["PARSERS", "cmd_lint", "STREAM_SUFFIXES"]
+
+STREAM_SUFFIXES = (".json", ".jsonl", ".ndjson", ".sse")
+"""The files of a folder given to ``lint`` that are read as streams (others are left out)."""
 
 
 FORMATS = ("pretty", "json", "junit", "sarif")
@@ -27,15 +34,23 @@ def _add_lint(sub) -> None:
     """Add the ``lint`` parser to the ``activity-check`` subparsers."""
     p = sub.add_parser("lint", help="producer-side conformance of an AG-UI stream: every "
                        "violation, with clause, keyword, event and JSON pointer")
-    p.add_argument("file", nargs="?", metavar="FILE|-",
-                   help="the stream: a JSON array, JSON lines or a text/event-stream body; '-' "
-                        "(the default without --url) reads stdin")
+    p.add_argument("files", nargs="*", metavar="FILE|DIR|-",
+                   help="the streams: files (a JSON array, JSON lines or a text/event-stream "
+                        "body), folders (their .json, .jsonl, .ndjson and .sse files, in name "
+                        "order, subfolders too) or '-' (the default without --url) for stdin; "
+                        "one report, a verdict per file")
     p.add_argument("--url", help="POST a run input to this AG-UI endpoint and lint its SSE "
                                  "answer (instead of FILE)")
     p.add_argument("--run-input", metavar="FILE",
                    help="with --url: the RunAgentInput JSON to POST (default: an empty thread)")
-    p.add_argument("--timeout", type=float, default=30.0,
+    p.add_argument("--timeout", type=finite_float, default=30.0,
                    help="with --url: seconds to connect and between reads (default 30)")
+    p.add_argument("--max-seconds", type=finite_float, default=None, metavar="S",
+                   help="with --url: stop reading after S seconds and judge what was read "
+                        "(default 600)")
+    p.add_argument("--max-events", type=positive_int, default=None, metavar="N",
+                   help="with --url: stop after N events and judge what was read "
+                        "(default 1,000,000)")
     p.add_argument("--format", choices=FORMATS, default="pretty",
                    help="report format (default pretty)")
     p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout "
@@ -50,7 +65,9 @@ def _add_lint(sub) -> None:
                         "(default error)")
     p.add_argument("--exposure", action="store_true",
                    help="also list the open questions on which consumers' results differ for "
-                        "this very stream, each with what to send instead (pretty or json)")
+                        "this very stream, each with what to send instead (pretty or json; one "
+                        "file or stdin)")
+    add_input_limits(p)
     p.set_defaults(func=cmd_lint)
 
 
@@ -58,85 +75,152 @@ PARSERS = {"lint": _add_lint}
 """``{command: add(subparsers)}`` (see :data:`activity_check.cli.COMMANDS`)."""
 
 
-def _read(args):
-    """The stream the arguments name (a :class:`counterexamples.lint.inputs.LintInput`)."""
+def _paths(args) -> list[tuple[str, bool]]:
+    """``(path, listed)`` of every stream the arguments name: a folder's files (sorted, its
+    subfolders walked without following links) are ``listed``, so read only as regular files
+    and never through a link (:func:`model.wire.read_bytes`)."""
+    import os
+    out: list[tuple[str, bool]] = []
+    for path in args.files:
+        if path != "-" and os.path.isdir(path):
+            found = []
+            for top, dirs, names in os.walk(path):
+                dirs.sort()
+                found.extend(os.path.join(top, n) for n in sorted(names)
+                             if n.endswith(STREAM_SUFFIXES))
+            out.extend((f, True) for f in found)
+        else:
+            out.append((path, False))
+    return out
+
+
+def _check(args) -> None:
+    """Refuse options that do not go together (UsageError, exit 2)."""
     from activity_check.cli import UsageError
-    from counterexamples.lint.inputs import fetch_stream, read_stream
-    from model.wire import TraceFormatError, loads_json, read_text
-    if args.url and args.file:
+    if args.url and args.files:
         raise UsageError("give a FILE or --url, not both")
-    if args.run_input and not args.url:
-        raise UsageError("--run-input goes with --url")
-    if not args.url and not args.file:
+    for name in ("run_input", "max_seconds", "max_events"):
+        if getattr(args, name) is not None and not args.url:
+            raise UsageError(f"--{name.replace('_', '-')} goes with --url")
+    if args.files.count("-") > 1:
+        raise UsageError("'-' (stdin) may be given once")
+    if not args.url and not args.files:
         import sys
         if sys.stdin is None or sys.stdin.isatty():
-            raise UsageError("give the stream: a FILE, '-' to read stdin, or --url URL")
+            raise UsageError("give the stream: a FILE, a folder, '-' to read stdin, or "
+                             "--url URL")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if args.max_seconds is not None and args.max_seconds <= 0:
+        raise UsageError("--max-seconds must be positive")
+
+
+def _run_input(args):
+    """The ``--run-input`` document (None: the default run input)."""
+    from activity_check.cli import UsageError
+    from model.wire import loads_json, read_text
+    if not args.run_input:
+        return None
     try:
-        if not args.url:
-            return read_stream(args.file or "-")
-        run_input = None
-        if args.run_input:
-            try:
-                run_input = loads_json(read_text(args.run_input))
-            except ValueError as exc:  # JSONDecodeError, TraceFormatError
-                where = f":{exc.lineno}:{exc.colno}" if hasattr(exc, "lineno") else ""
-                reason = getattr(exc, "msg", None) or str(exc)
-                raise UsageError(f"--run-input {args.run_input}{where}: {reason}") from None
-            if not isinstance(run_input, dict):
-                raise UsageError(f"--run-input {args.run_input}: expected a JSON object "
-                                 "(a RunAgentInput)")
-        if args.timeout <= 0:
-            raise UsageError("--timeout must be positive")
-        return fetch_stream(args.url, run_input, timeout=args.timeout)
+        run_input = loads_json(read_text(args.run_input))
+    except ValueError as exc:  # JSONDecodeError, TraceFormatError
+        where = f":{exc.lineno}:{exc.colno}" if hasattr(exc, "lineno") else ""
+        reason = getattr(exc, "msg", None) or str(exc)
+        raise UsageError(f"--run-input {args.run_input}{where}: {reason}") from None
+    if not isinstance(run_input, dict):
+        raise UsageError(f"--run-input {args.run_input}: expected a JSON object "
+                         "(a RunAgentInput)")
+    return run_input
+
+
+def _reports(args, reading) -> list:
+    """Lint every input the arguments name, one :class:`~counterexamples.lint.linter.LintReport`
+    each; a live endpoint is linted as it is read, one event held at a time. Raises UsageError
+    (exit 2) for the first input that cannot be read."""
+    from activity_check.cli import UsageError
+    from counterexamples.lint.inputs import (DEFAULT_MAX_EVENTS, DEFAULT_MAX_SECONDS,
+                                             LiveStream, read_stream)
+    from counterexamples.lint.linter import lint_stream
+    from model.wire import TraceFormatError
+    try:
+        if args.url:
+            live = LiveStream(args.url, _run_input(args), timeout=args.timeout,
+                              max_events=args.max_events or DEFAULT_MAX_EVENTS,
+                              max_seconds=args.max_seconds or DEFAULT_MAX_SECONDS)
+            report = lint_stream(live, reading, args.url, "sse", cut=lambda: live.cut)
+            live.check_trace()
+            return [report]
+        paths = _paths(args) if args.files else [("-", False)]
+        if not paths:
+            raise UsageError(f"no stream to lint: no {', '.join(STREAM_SUFFIXES)} file in "
+                             f"{', '.join(args.files)}")
+        reports = []
+        for path, listed in paths:
+            found = read_stream(path, listed=listed)
+            reports.append(lint_stream(found.entries, reading, found.source,
+                                       found.input_format, found.notes))
+        return reports
     except TraceFormatError as exc:
         raise UsageError(str(exc)) from None
 
 
 def cmd_lint(args) -> int:
-    """Lint the stream and print or write the report; returns 0, or 1 when a violation reaches
-    ``--fail-on``. Raises UsageError (exit 2) for unusable input or arguments."""
+    """Lint the streams and print or write one report; returns 0, or 1 when a violation in any
+    input reaches ``--fail-on``. Raises UsageError (exit 2) for unusable input or arguments."""
     from activity_check import __version__
-    from activity_check.cli import UsageError, console, reading_option, write_new_output
-    from counterexamples.lint.linter import lint_stream
+    from activity_check.cli import console, reading_option, write_new_output
     from counterexamples.lint.formats import render, render_pretty
-    reading = None
-    if args.reading:
-        reading = reading_option(args.reading)
-    if args.exposure and args.format not in ("pretty", "json"):
-        raise UsageError(f"--exposure goes with --format pretty or json, not {args.format}")
-    found = _read(args)
-    entries = found.entries
+    _check(args)
+    reading = reading_option(args.reading) if args.reading else None
     if args.exposure:
-        entries = list(entries)  # read once, judged twice
-    report = lint_stream(entries, reading, found.source, found.input_format, found.notes)
-    if args.exposure:
-        return _with_exposure(args, report, entries)
+        return _with_exposure(args, reading)
+    reports = _reports(args, reading)
+    failed = any(r.fails(args.fail_on) for r in reports)
     if args.out:
-        write_new_output(args.out, render(report, args.format, args.fail_on, __version__))
-        verdict = "conformant" if report.conformant else "not conformant"
-        print(f"{report.source}: {report.count('error')} error(s), {report.count('warning')} "
-              f"warning(s): {verdict}; report written to {args.out}")
+        write_new_output(args.out, render(reports, args.format, args.fail_on, __version__))
+        for report in reports:  # one line each; the last says where the report went
+            verdict = "conformant" if report.conformant else "not conformant"
+            print(f"{report.source}: {report.count('error')} error(s), "
+                  f"{report.count('warning')} warning(s): {verdict}"
+                  + (f"; report written to {args.out}" if report is reports[-1] else ""))
     elif args.format == "pretty":
-        render_pretty(report, console(), args.fail_on)
+        render_pretty(reports, console(), args.fail_on)
     else:
         import sys
-        sys.stdout.write(render(report, args.format, args.fail_on, __version__))
-    return 1 if report.fails(args.fail_on) else 0
+        sys.stdout.write(render(reports, args.format, args.fail_on, __version__))
+    return 1 if failed else 0
 
 
-def _with_exposure(args, report, entries) -> int:
+def _with_exposure(args, reading) -> int:
     """``lint --exposure``: the lint report, then the open questions the stream depends on
     (:func:`counterexamples.lint.exposure.exposure_of_entries`); JSON: one document of schema
-    ``activity-check/exposure/1`` holding both. Same exit status as lint."""
+    ``activity-check/exposure/1`` holding both. Same exit status as lint. One file or stdin:
+    the stream is held whole, since it is judged under every reading. Raises UsageError (exit
+    2) for any other input or format."""
     import io
     import json
     import sys
     from rich.console import Console
     from activity_check import __version__
-    from activity_check.cli import console, write_new_output
+    from activity_check.cli import UsageError, console, write_new_output
     from counterexamples.lint.exposure import (EXPOSURE_SCHEMA, exposure_of_entries,
                                                render_exposure_pretty)
     from counterexamples.lint.formats import render_pretty
+    from counterexamples.lint.inputs import read_stream
+    from counterexamples.lint.linter import lint_stream
+    from model.wire import TraceFormatError
+    if args.format not in ("pretty", "json"):
+        raise UsageError(f"--exposure goes with --format pretty or json, not {args.format}")
+    paths = _paths(args) if args.files else [("-", False)]
+    if args.url or len(paths) != 1:
+        raise UsageError("--exposure judges one stream: give one FILE or '-'")
+    path, listed = paths[0]
+    try:
+        stream = read_stream(path, listed=listed)
+        entries = list(stream.entries)  # read once, judged under every reading
+    except TraceFormatError as exc:
+        raise UsageError(str(exc)) from None
+    report = lint_stream(entries, reading, stream.source, stream.input_format, stream.notes)
     found = exposure_of_entries(entries)
     if args.format == "json":
         doc = {"tool": "activity-check", "version": __version__, "schema": EXPOSURE_SCHEMA,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 import os
 
-from activity_check.cli import (UsageError, add_generation_options, console, prepare_out, shown,
-                                write_out)
+from activity_check.cli import (UsageError, add_generation_options, console, finite_float,
+                                prepare_out, shown, write_out)
 
 __all__ = ["add_matrix", "cmd_matrix", "MATRIX_SUMMARY"]
 
@@ -38,7 +38,7 @@ def add_matrix(actions) -> None:
                         help="print the matrix in this form (default: md without --out, "
                              "nothing but where it was written with --out)")
     add_generation_options(matrix, examples=100, bfs_depth=3, per="per peer")
-    matrix.add_argument("--timeout", type=float, default=10.0,
+    matrix.add_argument("--timeout", type=finite_float, default=10.0,
                         help="seconds one answer may take (default 10)")
     matrix.add_argument("--official", metavar="DIR",
                         help="the official AG-UI conformance corpus every peer is run through "

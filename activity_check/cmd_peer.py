@@ -23,7 +23,8 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import (UsageError, add_generation_options, cell, cell_lines, console, dump,
+from activity_check.cli import (UsageError, add_generation_options, add_input_limits, cell,
+                                cell_lines, console, dump, finite_float, float_or_inf, positive_int,
                                 prepare_out, progress_bar, read_vocabulary, shown, write_out)
 from model.text import visible
 
@@ -34,7 +35,7 @@ PEER_SUMMARY = "peer-summary.json"
 
 def _add_peer(sub) -> None:
     """Add the ``peer`` command (subactions ``check`` and ``search``) to the CLI's subparsers."""
-    from counterexamples.peers.adapter import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT
+    from counterexamples.peers.adapter import BUILTIN_ADAPTERS, DEFAULT_TIMEOUT, MAX_ANSWER_CHARS
     shortcuts = "; ".join(f"{k}: {v}" for k, v in BUILTIN_ADAPTERS.items())
     peer = sub.add_parser("peer", help="check a real implementation, driven through an adapter, "
                                        "against the model")
@@ -46,13 +47,17 @@ def _add_peer(sub) -> None:
         p.add_argument("--adapter", required=True, metavar="CMD",
                        help="the adapter's command line (JSON lines on stdin/stdout), or a "
                             f"shortcut ({shortcuts})")
-        p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+        p.add_argument("--timeout", type=finite_float, default=DEFAULT_TIMEOUT,
                        help=f"seconds one answer may take before the adapter is declared hung "
                             f"(default {DEFAULT_TIMEOUT:g})")
         p.add_argument("--out", metavar="DIR",
                        help="write peer-summary.json and findings/<id>.json|.jsonl here (a new "
                             "or empty directory, or an earlier peer output)")
         p.add_argument("--json", action="store_true", help="print the report as JSON")
+        add_input_limits(p)
+        p.add_argument("--max-answer", type=positive_int, default=MAX_ANSWER_CHARS, metavar="N",
+                       help="the longest answer line read from the adapter, in characters "
+                            f"(default {MAX_ANSWER_CHARS}); a longer one is that trace's error")
         p.add_argument("--coverage", action="store_true",
                        help="also report the spec coverage of the traces put to the peer: "
                             "clauses, step branches, knob options, codes, producer violations "
@@ -74,7 +79,7 @@ def _add_peer(sub) -> None:
 
     search = actions.add_parser("search", help="feed generated traces to the adapter to find "
                                                "divergences the corpus does not hold")
-    search.add_argument("--budget", type=float, default=60.0,
+    search.add_argument("--budget", type=float_or_inf, default=60.0,
                         help="seconds for the whole command (default 60; inf: no limit). The "
                              "corpus and probes are checked first; generating, feeding and "
                              "shrinking share the rest, and a divergence not shrunk in time is "
@@ -131,7 +136,7 @@ def cmd_peer(args) -> int:
     traces, skipped = _check_traces(args) if args.peer_action == "check" else (None, [])
     plan = _prepare_out(args.out) if args.out else None
     try:
-        with AdapterProcess(spec, timeout=args.timeout) as adapter:
+        with AdapterProcess(spec, timeout=args.timeout, max_answer=args.max_answer) as adapter:
             if traces is not None:
                 report = check_peer(adapter, traces, shrink=not args.no_shrink)
                 report.skipped = skipped

@@ -8,7 +8,8 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import EXIT_USAGE, UsageError, cell, console, dump, reading_option, shown
+from activity_check.cli import (EXIT_USAGE, UsageError, add_input_limits, cell, console, dump,
+                                reading_option, shown)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_replay"]
@@ -16,13 +17,15 @@ __all__ = ["PARSERS", "cmd_replay"]
 
 def _add_replay(sub) -> None:
     rp = sub.add_parser("replay", help="the verdict of a trace file")
-    rp.add_argument("file", help="JSON array of events, JSON lines, or an object with "
-                                 "'events'; - reads standard input")
+    rp.add_argument("file", help="JSON array of events, JSON lines, an object with "
+                                 "'events', or a text/event-stream body (as lint reads it); - "
+                                 "reads standard input")
     rp.add_argument("--reading", default="draft",
                     help="preset (draft, lenient, strict) or KNOB=OPTION,... (default draft)")
     rp.add_argument("--all-readings", action="store_true",
                     help="also group every reading by the verdict it gives")
     rp.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    add_input_limits(rp)
     rp.set_defaults(func=cmd_replay)
 
 
@@ -41,11 +44,12 @@ def cmd_replay(args) -> int:
     from model.events import Malformed
     from model.readings import describe_assignment
     from model.verdict import evaluate, partition
-    from model.wire import TraceFormatError, load_trace
+    from counterexamples.lint.inputs import read_trace
+    from model.wire import TraceFormatError
 
     reading = reading_option(args.reading)
     try:
-        trace = load_trace(args.file)
+        trace = read_trace(args.file)
     except TraceFormatError as exc:
         raise UsageError(str(exc)) from None
     # A field case (an object with "events") may give the agent state the run input carried.

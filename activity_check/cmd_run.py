@@ -10,8 +10,8 @@ from dataclasses import replace
 from rich.table import Table
 
 from activity_check import __version__
-from activity_check.cli import (UsageError, add_timings_option, console, dump, prepare_out,
-                                progress_bar, read_vocabulary, shown, write_out)
+from activity_check.cli import (UsageError, add_timings_option, console, dump, float_or_inf,
+                                prepare_out, progress_bar, read_vocabulary, shown, write_out)
 
 __all__ = ["PARSERS", "cmd_run", "cmd_corpus"]
 
@@ -28,7 +28,7 @@ def _add_run(sub) -> None:
     run = sub.add_parser("run", help="search for ambiguities, replay field cases, write findings")
     run.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
     run.add_argument("--out", default="out", help="output directory (default ./out)")
-    run.add_argument("--budget", type=float, default=60.0,
+    run.add_argument("--budget", type=float_or_inf, default=60.0,
                      help="stop generating after this many seconds (default 60); the "
                           "breadth-first cross-check is bounded by --bfs-depth, not by the "
                           "budget")
@@ -229,13 +229,18 @@ def _corpus_update(args) -> int:
     from counterexamples.corpus import update_corpus
     from counterexamples.findings import is_finding_id, load_finding
     from counterexamples.pipeline import FINDINGS_DIR, SUMMARY
+    from model.wire import TraceFormatError, loads_json, read_text
     if not args.source:
         raise UsageError("corpus update: give the --out directory of a run "
                          "(activity-check corpus update DIR)")
     summary_path = os.path.join(args.source, SUMMARY)
     try:
-        with open(summary_path, encoding="utf-8") as fh:
-            summary = json.load(fh)
+        summary = loads_json(read_text(summary_path, listed=True))
+    except TraceFormatError as exc:  # missing, a link, a pipe, too large, not UTF-8
+        raise UsageError(f"corpus update: {exc}") from None
+    except ValueError:
+        summary = None
+    try:
         listed = [(f["id"], f["files"][0]) for f in summary["findings"]
                   if f.get("kind") == "ambiguity"]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
@@ -254,7 +259,7 @@ def _corpus_update(args) -> int:
         if os.path.islink(path):
             raise UsageError(f"corpus update: {path} is a symbolic link; not followed{unchanged}")
         try:
-            finding = load_finding(path)
+            finding = load_finding(path, listed=True)
         except (OSError, ValueError) as exc:
             raise UsageError(f"corpus update: {path}: {getattr(exc, 'strerror', None) or exc}"
                              f"{unchanged}") from None

@@ -12,7 +12,7 @@ import math
 import time
 from contextlib import contextmanager
 
-from activity_check.cli import UsageError, console
+from activity_check.cli import UsageError, console, finite_float
 
 __all__ = ["PARSERS", "cmd_smt", "QUERIES"]
 
@@ -49,7 +49,7 @@ def _add_smt(sub) -> None:
     sm.add_argument("--traces", choices=("conformant", "any"),
                     help="reach, distinguish, prove: only conformant traces, or any trace of the "
                          "fragment (default: conformant; any for prove)")
-    sm.add_argument("--timeout", type=float, default=60.0,
+    sm.add_argument("--timeout", type=finite_float, default=60.0,
                     help="seconds per subject before answering unknown (default 60); a query "
                          "asks each of its subjects in turn, so it takes at most that times "
                          "the number of subjects (twice for vacuity's consumer rules)")

@@ -38,6 +38,7 @@ def cmd_spec(args) -> int:
     :mod:`model.spec_text`). Returns 0; a missing or unreadable file, or the wrong number of
     files, is a UsageError (exit 2)."""
     from model import spec_text
+    from model.wire import TraceFormatError, read_text
 
     counts = {"clauses": (1, None), "coverage": (1, None), "diff": (2, 2)}
     least, most = counts[args.action]
@@ -50,12 +51,9 @@ def cmd_spec(args) -> int:
         if not os.path.isfile(path):
             raise UsageError(f"{path}: not a file")
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except UnicodeDecodeError:
-            raise UsageError(f"{path}: not UTF-8 text") from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read the file: {exc.strerror}") from None
+            text = read_text(path)  # bounded (docs/limits.md)
+        except TraceFormatError as exc:
+            raise UsageError(str(exc)) from None
         if _is_json(path, text):
             raise UsageError(f"{path}: a JSON file, not a spec page: spec {args.action} reads "
                              "Markdown pages (.md), such as the draft's")
@@ -81,7 +79,7 @@ def _is_json(path: str, text: str) -> bool:
         return False
     try:
         json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth
         return False
     return True
 

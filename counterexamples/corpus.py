@@ -18,7 +18,7 @@ from typing import Iterable, Mapping, Optional
 
 from model.readings import describe_assignment
 from model.verdict import partition
-from model.wire import loads_json, parse_events
+from model.wire import loads_json, parse_events, read_text
 from counterexamples.findings import AmbiguityFinding, is_finding_id
 from counterexamples.outdir import OutputPlan
 
@@ -44,11 +44,10 @@ def load_corpus(directory: Optional[str] = None) -> list[dict]:
         if not name.endswith(".json"):
             continue
         path = os.path.join(directory, name)
-        with open(path, encoding="utf-8") as fh:
-            try:
-                entry = loads_json(fh.read())
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        try:
+            entry = loads_json(read_text(path, listed=True))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
         if not isinstance(entry, dict) or not {"id", "events", "classes"} <= set(entry):
             raise ValueError(f"{path}: not a corpus entry (needs id, events, classes)")
         if not is_finding_id(entry["id"], AmbiguityFinding.KIND) or \
@@ -206,9 +205,9 @@ def _entries_by_id(directory: str) -> dict[str, Optional[str]]:
         if not name.endswith(".json"):
             continue
         try:
-            with open(os.path.join(directory, name), encoding="utf-8") as fh:
-                found[name[:-5]] = json.dumps(loads_json(fh.read()), sort_keys=True)
-        except (OSError, ValueError):
+            text = read_text(os.path.join(directory, name), listed=True)
+            found[name[:-5]] = json.dumps(loads_json(text), sort_keys=True)
+        except ValueError:  # TraceFormatError (unreadable, a link, a pipe) or not JSON
             found[name[:-5]] = None
     return found
 

@@ -24,7 +24,7 @@ from typing import Any, Optional
 from model.json_values import freeze
 from model.producer import check_trace
 from model.verdict import Verdict, evaluate, partition, trace_states
-from model.wire import parse_events
+from model.wire import loads_json, parse_events, read_text
 
 __all__ = ["FieldCase", "CaseResult", "load_cases", "check_case", "check_all", "ARGUED",
            "CORPUS_FILE"]
@@ -85,14 +85,13 @@ def load_cases(path: Optional[str] = None) -> list[FieldCase]:
             encoding="utf-8")
         path = CORPUS_FILE
     else:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(path)  # bounded (model.wire.INPUT_LIMITS); TraceFormatError, a ValueError
     cases = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_json(line)  # strict, depth-bounded
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}:{lineno}: not valid JSON: {exc.msg}") from None
         if not isinstance(obj, dict) or "id" not in obj or not isinstance(obj.get("events"), list):

@@ -39,7 +39,8 @@ from model.json_values import a_json_type
 from model.readings import (ANY_READING, DRAFT, KNOB_BY_ID, Reading, ReadingError,
                             describe_assignment, parse_assignment, parse_reading)
 from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
-from model.wire import TraceFormatError, dump_jsonl, dump_wire_jsonl, loads_json, parse_events
+from model.wire import (TraceFormatError, dump_jsonl, dump_wire_jsonl, loads_json, parse_events,
+                        read_text)
 
 if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is shrunk
     from properties.search.ambiguity import Witness
@@ -572,12 +573,13 @@ def finding_from_json(doc: Any, name: str = "finding") -> Finding:
 _LABEL_OF = {"ambiguity": "knob", "property": "Pnn", "peer-divergence": "adapter"}
 
 
-def load_finding(path: str) -> Finding:
+def load_finding(path: str, listed: bool = False) -> Finding:
     """Read a finding JSON file (``out/findings/<id>.json``, as ``activity-check run`` or
-    ``peer`` writes it) into its typed finding (:func:`finding_from_json`).
+    ``peer`` writes it) into its typed finding (:func:`finding_from_json`); ``listed``: the
+    name came from data (a run's ``summary.json``), so the file is read only when it is a
+    regular file and not a link (:func:`model.wire.read_bytes`; bounded either way).
 
     Raises:
-        OSError: the file cannot be read.
         ValueError: the file is not UTF-8 JSON, read as strictly as every file the tool
             reads (:func:`model.wire.loads_json`: no NaN, no number out of range, no member
             twice in one object, at most :data:`model.wire.MAX_DEPTH` levels), a
@@ -588,12 +590,7 @@ def load_finding(path: str) -> Finding:
             ``"t.json: not a finding: missing 'id', 'kind'"`` (see :func:`finding_from_json`
             for the members checked).
     """
-    try:
-        with open(path, encoding="utf-8-sig") as fh:
-            text = fh.read()
-    except UnicodeDecodeError as exc:  # as replay and lint say it (model.wire.read_text)
-        raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                               file=path) from None
+    text = read_text(path, listed=listed)  # TraceFormatError: as replay and lint say it
     try:
         doc = loads_json(text)  # as strictly as every file the tool reads
     except json.JSONDecodeError as exc:  # as replay and lint say it: FILE:LINE:COLUMN: ...

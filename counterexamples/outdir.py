@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
 import os
 import secrets
 import shutil
@@ -171,11 +170,10 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
     summary_path = os.path.join(target, summary_name)
     if os.path.islink(summary_path):
         raise OutputRefused(f"{summary_name} there is a symbolic link; refused (not followed)")
-    try:
-        fd = os.open(summary_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with open(fd, encoding="utf-8") as fh:
-            previous = json.load(fh)
-    except (OSError, ValueError):
+    from model.wire import loads_json, read_text
+    try:  # a regular file only, not through a link, bounded, strict JSON, depth-bounded
+        previous = loads_json(read_text(summary_path, listed=True))
+    except ValueError:  # TraceFormatError (a pipe, a device, unreadable), not JSON
         raise refusal from None
     if not isinstance(previous, dict) or previous.get("tool") != "activity-check":
         raise refusal

@@ -309,7 +309,7 @@ ADVERSARIAL_KINDS: dict[str, str] = {
     "null-subagent-run-id": "SUB-ABSENT-PARENT",
     "null-metadata": "MET-NOT-NULL",
     "content-not-object": "SCH-ACTIVITY-SNAPSHOT",
-    "malformed-patch": "SCH-JSON-PATCH",
+    "malformed-patch": "SNP-MALFORMED-OP",
     "malformed-member": "PRC-MALFORMED-FATAL",
     "unknown-event-type": "PRC-NO-PRIVATE-TYPES",
     "undescribed-member": "SCH-ACTIVITY-SNAPSHOT",
@@ -349,7 +349,7 @@ object (``other``: PRC-DROP-STRIP). Read by :func:`violations` from the event's 
 
 MALFORMED_KIND_CLAUSES: dict[str, tuple[str, ...]] = {
     "content-not-object": ("SCH-ACTIVITY-SNAPSHOT",),
-    "malformed-patch": ("SCH-JSON-PATCH", "SCH-JSON-POINTER"),
+    "malformed-patch": ("SNP-MALFORMED-OP", "SCH-JSON-POINTER"),
     "malformed-member": ("PRC-MALFORMED-FATAL", "SCH-REPLACE", "SCH-ACTIVITY-SNAPSHOT",
                          "SCH-ACTIVITY-DELTA", "SCH-MESSAGES-SNAPSHOT", "SCH-ACTIVITY-MESSAGE",
                          "SCH-MESSAGE-UNION"),
@@ -526,8 +526,9 @@ _MESSAGE_PATH = re.compile(r"^\$\.messages\[(\d+)\]")
 
 def _malformed_violation(event: Malformed, wire: dict) -> ProducerViolation:
     """The violation of a malformed event (not a null optional member), labelled by its actual
-    fault: a pointer that is not one (SCH-JSON-POINTER) or another patch fault (SCH-JSON-PATCH),
-    kind ``malformed-patch``; an ACTIVITY_SNAPSHOT ``content`` that is not an object,
+    fault: a pointer that is not one (SCH-JSON-POINTER) or another patch fault: not an array, an
+    operation lacking or mistyping a required member (SNP-MALFORMED-OP, N39: the clause the
+    consumer's verdict cites for the same event), kind ``malformed-patch``; an ACTIVITY_SNAPSHOT ``content`` that is not an object,
     ``content-not-object``; any other member, ``malformed-member``, citing the schema of the
     object it sits in (SCH-REPLACE, SCH-ACTIVITY-SNAPSHOT, SCH-ACTIVITY-DELTA, a message of a
     MESSAGES_SNAPSHOT: SCH-ACTIVITY-MESSAGE or SCH-MESSAGE-UNION, SCH-MESSAGES-SNAPSHOT), or
@@ -537,7 +538,7 @@ def _malformed_violation(event: Malformed, wire: dict) -> ProducerViolation:
     if event.clause == "SCH-JSON-POINTER":
         return ProducerViolation("malformed-patch", "SCH-JSON-POINTER", detail)
     if path.startswith(("$.patch", "$.delta")):
-        return ProducerViolation("malformed-patch", "SCH-JSON-PATCH", detail)
+        return ProducerViolation("malformed-patch", "SNP-MALFORMED-OP", detail)
     if name == "ACTIVITY_SNAPSHOT" and path == "$.content":
         return ProducerViolation("content-not-object", "SCH-ACTIVITY-SNAPSHOT", detail)
     clause = "PRC-MALFORMED-FATAL"

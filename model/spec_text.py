@@ -449,8 +449,10 @@ def _blocks(page_lines: Sequence[str]) -> list[_Block]:
 
 
 def _read(path: str | os.PathLike) -> list[str]:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read().splitlines()
+    """The lines of a spec page, read bounded (:func:`model.wire.read_text`; TraceFormatError
+    naming the file when it is unreadable, too large or not UTF-8)."""
+    from model.wire import read_text
+    return read_text(os.fspath(path)).splitlines()
 
 
 def sentences(path: str | os.PathLike, page: Optional[str] = None) -> list[Sentence]:

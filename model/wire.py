@@ -29,9 +29,12 @@ names the file, line, column, event index and, where one member is at fault, its
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
@@ -46,7 +49,8 @@ from model.json_values import a_json_type, freeze
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
     "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
-    "load_trace", "read_text", "read_stdin", "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
+    "load_trace", "trace_from_values", "read_text", "read_bytes", "decode_text", "read_stdin", "InputLimits",
+    "INPUT_LIMITS", "set_input_limits", "MAX_INPUT_BYTES", "MAX_INPUT_LINES", "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
     "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
 ]
 
@@ -921,6 +925,18 @@ def not_a_trace(first: Any, *, file: str, line: Optional[int], column: Optional[
                             event_index=0)
 
 
+def trace_from_values(objs: Sequence[Any], lines: Sequence[Optional[int]], file: str,
+                      meta: Optional[dict] = None) -> ParsedTrace:
+    """A :class:`ParsedTrace` from decoded wire values (e.g. the events of an SSE body) and the
+    line of each, checked as a trace file's are (see :func:`parse_trace_text`).
+
+    Raises:
+        TraceFormatError: no element, an element that is not an object or wraps ``events``, or
+            no element with a ``type`` (naming the file, line and event index).
+    """
+    return _finish(objs, lines, file, meta or {})
+
+
 def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) -> ParsedTrace:
     """Parse the decoded elements of a trace, refusing a document that is not a trace.
 
@@ -947,23 +963,136 @@ def _finish(objs: Sequence[Any], lines: Sequence[int], file: str, meta: dict) ->
     return ParsedTrace(tuple(events), tuple(lines), file, meta)
 
 
-def read_text(path: str) -> str:
-    """The text of a trace file (UTF-8, a leading byte-order mark dropped).
+MAX_INPUT_BYTES = 512 * 2**20
+"""Default bound on the bytes of one input file or of standard input (512 MiB; ``--max-bytes``)."""
+
+MAX_INPUT_LINES = 10_000_000
+"""Default bound on the lines of one input file or of standard input (``--max-lines``)."""
+
+
+@dataclass
+class InputLimits:
+    """The bounds every read of untrusted input keeps (see ``docs/limits.md``).
+
+    Attributes:
+        max_bytes: most bytes read from one file or from stdin (more: refused, not read on).
+        max_lines: most lines (newline characters) one file or stdin may hold.
+    """
+
+    max_bytes: int = MAX_INPUT_BYTES
+    max_lines: int = MAX_INPUT_LINES
+
+
+INPUT_LIMITS = InputLimits()
+"""The bounds in force; the command line sets them from ``--max-bytes``/``--max-lines``
+(:func:`set_input_limits`) and puts the defaults back for each command."""
+
+
+def set_input_limits(max_bytes: Optional[int] = None, max_lines: Optional[int] = None) -> None:
+    """Set :data:`INPUT_LIMITS` (None: the default). Raises ValueError for a bound below 1."""
+    for name, value in (("max_bytes", max_bytes), ("max_lines", max_lines)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, not {value}")
+    INPUT_LIMITS.max_bytes = MAX_INPUT_BYTES if max_bytes is None else max_bytes
+    INPUT_LIMITS.max_lines = MAX_INPUT_LINES if max_lines is None else max_lines
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def _kind_of(mode: int) -> str:
+    return next((name for test, name in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def read_bytes(path: str, *, listed: bool = True, max_bytes: Optional[int] = None) -> bytes:
+    """The bytes of the file ``path``, read with a bound; the one way the tool opens an input.
+
+    Args:
+        path: the file.
+        listed: True (the default) for a name that came from data or from a directory listing
+            (a trace in a folder, a finding a summary lists, a corpus entry, a spec page, a
+            vocabulary): it is opened without following a symbolic link (``O_NOFOLLOW``) and
+            without waiting on a pipe (``O_NONBLOCK``), and read only when the opened
+            descriptor is a regular file. False for a file the user named on the command line:
+            a link is followed and a pipe or device read (``<(cmd)``, ``/dev/stdin``), bounded
+            all the same; a named pipe with no writer reads as empty, it never hangs.
+        max_bytes: the bound (default :data:`INPUT_LIMITS`' ``max_bytes``).
 
     Raises:
-        TraceFormatError: naming the file: a directory, unreadable, or not UTF-8 (with the byte
-            offset).
+        TraceFormatError: one line naming the file: no such file, a symbolic link or not a
+            regular file (``listed``), a directory, unreadable, larger than the bound (and the
+            flag that raises it).
     """
+    limit = INPUT_LIMITS.max_bytes if max_bytes is None else max_bytes
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if listed:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            return fh.read()
-    except IsADirectoryError:
-        raise TraceFormatError("cannot read the file: it is a directory", file=path) from None
+        fd = os.open(path, flags)
     except OSError as exc:
-        raise TraceFormatError(f"cannot read the file: {exc.strerror}", file=path) from None
+        if listed and exc.errno == errno.ELOOP and os.path.islink(path):
+            raise TraceFormatError("refused: a symbolic link (this input is read only from a "
+                                   "regular file, never through a link)",
+                                   file=path) from None
+        raise TraceFormatError(f"cannot read the file: {exc.strerror or exc}",
+                               file=path) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise TraceFormatError("cannot read the file: it is a directory", file=path)
+        if listed and not stat.S_ISREG(mode):
+            raise TraceFormatError(f"refused: {_kind_of(mode)}, not a regular file", file=path)
+        if not stat.S_ISREG(mode) and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a pipe the user named: read what its writer sends
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise TraceFormatError(f"larger than {limit} bytes, the most read from one "
+                                       "input (--max-bytes raises it)", file=path)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise TraceFormatError(f"cannot read the file: {exc.strerror or exc}",
+                               file=path) from None
+    finally:
+        os.close(fd)
+
+
+def decode_text(data: bytes, file: str) -> str:
+    """``data`` as UTF-8 text (a leading byte-order mark dropped), within the line bound.
+
+    Raises:
+        TraceFormatError: naming ``file``: not UTF-8 (with the byte offset), or more lines than
+            :data:`INPUT_LIMITS` allows (and the flag that raises it).
+    """
+    lines = data.count(b"\n")
+    if lines > INPUT_LIMITS.max_lines:
+        raise TraceFormatError(f"more than {INPUT_LIMITS.max_lines} lines, the most read from "
+                               "one input (--max-lines raises it)", file=file)
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                               file=path) from None
+                               file=file) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: str, *, listed: bool = False) -> str:
+    """The text of an input file: :func:`read_bytes` (bounded; ``listed``: a name from data or
+    a listing, read only as a regular file and never through a link) then
+    :func:`decode_text` (UTF-8, a leading byte-order mark dropped, bounded in lines).
+
+    Raises:
+        TraceFormatError: naming the file: missing, a directory, refused, unreadable, too
+            large, or not UTF-8 (with the byte offset).
+    """
+    return decode_text(read_bytes(path, listed=listed), path)
 
 
 STDIN = "-"
@@ -976,26 +1105,33 @@ STDIN_NAME = "<stdin>"
 def read_stdin(stdin=None) -> str:
     """The whole text of ``stdin`` (default :data:`sys.stdin`), read as bytes where it has
     them and decoded as UTF-8 (a leading byte-order mark dropped), as :func:`read_text` reads
-    a file.
+    a file, within the same bounds (:data:`INPUT_LIMITS`: read in chunks, refused past
+    ``max_bytes`` without reading on, then ``max_lines``).
 
     Raises:
-        TraceFormatError: naming :data:`STDIN_NAME`: not UTF-8 (with the byte offset), or
-            unreadable.
+        TraceFormatError: naming :data:`STDIN_NAME`: not UTF-8 (with the byte offset),
+            unreadable, or larger than a bound.
     """
     import sys
     stream = stdin if stdin is not None else sys.stdin
+    limit = INPUT_LIMITS.max_bytes
+    source = stream.buffer if hasattr(stream, "buffer") else stream
+    chunks, size = [], 0
     try:
-        data = stream.buffer.read() if hasattr(stream, "buffer") else stream.read()
+        while True:
+            chunk = source.read(min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk) if isinstance(chunk, bytes) else len(chunk.encode("utf-8"))
+            if size > limit:
+                raise TraceFormatError(f"larger than {limit} bytes, the most read from one "
+                                       "input (--max-bytes raises it)", file=STDIN_NAME)
     except OSError as exc:
         raise TraceFormatError(f"cannot read standard input: {exc.strerror or exc}",
                                file=STDIN_NAME) from None
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                   file=STDIN_NAME) from None
-    return data[1:] if data.startswith("\ufeff") else data
+    data = b"".join(c if isinstance(c, bytes) else c.encode("utf-8") for c in chunks)
+    return decode_text(data, STDIN_NAME)
 
 
 def load_trace(path: str, stdin=None) -> ParsedTrace:

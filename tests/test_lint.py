@@ -173,7 +173,7 @@ def test_malformed_and_undecodable_events_are_reported_and_the_rest_checked():
     (1, "EVM-ABSENT-NOT-NULL", "/replace"),
     (2, "SUB-ABSENT-PARENT", "/subagentRunId"),
     (3, "SCH-JSON-POINTER", "/patch/0/path"),       # "n" is no JSON Pointer
-    (4, "SCH-JSON-PATCH", "/patch"),                # an object, not an array
+    (4, "SNP-MALFORMED-OP", "/patch"),              # an object, not an array (N39)
     (5, "MET-NOT-NULL", "/metadata"),
     (6, "PRC-NO-PRIVATE-TYPES", "/type"),
     (7, "SCH-ACTIVITY-SNAPSHOT", "/x-vendor-hint"),

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -16,7 +15,7 @@ from activity_check import cli
 from counterexamples.lint.inputs import (DEFAULT_RUN_INPUT, decode_event, fetch_stream,
                                      parse_stream_text, read_stream)
 from model.wire import TraceFormatError
-from wirekit import RF, RS, delta, snap
+from wirekit import RF, RS, delta, serve_http, snap
 
 ag_ui = pytest.importorskip("ag_ui.core", reason="ag-ui-protocol (the dev extra) is not "
                             "installed")
@@ -238,7 +237,7 @@ def test_without_a_file_stdin_is_read_unless_it_is_a_terminal(lint, monkeypatch)
             return True
     monkeypatch.setattr("sys.stdin", Terminal())
     code, _, err = lint()
-    assert code == 2 and "give the stream: a FILE, '-' to read stdin, or --url URL" in err
+    assert code == 2 and "give the stream: a FILE, a folder, '-' to read stdin, or --url URL" in err
 
 
 def test_a_broken_line_is_reported_and_the_rest_checked(lint):
@@ -331,16 +330,9 @@ class _Agent(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Agent)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     _Agent.received.clear()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serve_http(_Agent) as url:
+        yield url
 
 
 def test_a_live_endpoint_is_posted_a_run_input_and_linted(lint, endpoint, tmp_path):

@@ -330,7 +330,7 @@ def test_other_malformed_events_labelled():
     # labelled by the actual fault: a pointer that is not one, a patch that is not an array
     assert clauses(b, delta(patch=[{"op": "add", "path": "x", "value": 1}])) == ["SCH-JSON-POINTER"]
     assert kinds(b, delta(patch=[{"op": "add", "path": "x", "value": 1}])) == ["malformed-patch"]
-    assert clauses(b, delta(patch={"op": "add"})) == ["SCH-JSON-PATCH"]
+    assert clauses(b, delta(patch={"op": "add"})) == ["SNP-MALFORMED-OP"]
     assert clauses(b, {"type": "ACTIVITY_PROGRESS"}) == ["PRC-NO-PRIVATE-TYPES"]
 
 

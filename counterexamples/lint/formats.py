@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
+import re
+from typing import Optional, Sequence, Union
 from xml.etree import ElementTree as ET
 
 from model.producer import PRODUCER_KNOBS
@@ -27,7 +28,15 @@ from counterexamples.lint.linter import (LintReport, LintViolation, SEVERITIES, 
                                   clauses_checked, severity_of, tool_version)
 
 __all__ = ["FORMATS", "to_json", "to_junit", "to_sarif", "render_pretty", "render",
-           "SARIF_SCHEMA_PATH", "SARIF_SCHEMA_URI", "REPORT_SCHEMA_PATH"]
+           "SARIF_SCHEMA_PATH", "SARIF_SCHEMA_URI", "REPORT_SCHEMA_PATH", "SET_SCHEMA_PATH",
+           "SET_SCHEMA", "xml_text"]
+
+Reports = Union[LintReport, Sequence[LintReport]]
+"""One report, or the reports of several inputs linted in one call (one report each)."""
+
+
+def _many(reports: Reports) -> list[LintReport]:
+    return [reports] if isinstance(reports, LintReport) else list(reports)
 
 FORMATS = ("pretty", "json", "junit", "sarif")
 """The report formats, ``--format``'s choices (pretty first: the default)."""
@@ -39,6 +48,36 @@ SARIF_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "sc
 REPORT_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas",
                                   "lint-report.schema.json")
 """The JSON schema (2020-12) of the JSON report (:func:`to_json`), also given in the README."""
+
+SET_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas",
+                               "lint-set.schema.json")
+"""The JSON schema of the JSON report of several inputs (:data:`SET_SCHEMA`)."""
+
+SET_SCHEMA = "activity-check/lint-set/1"
+"""The ``schema`` of the JSON report when several inputs are linted in one call: ``reports``,
+one :data:`counterexamples.lint.linter.REPORT_SCHEMA` report per input."""
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""A character XML 1.0 forbids (its ``Char`` production): C0 controls but tab, newline and
+carriage return, lone surrogates, U+FFFE and U+FFFF."""
+
+
+def xml_text(text: str) -> str:
+    """``text`` with every character XML 1.0 forbids written as a visible ``\\xNN`` or
+    ``\\uNNNN`` escape, so that a JUnit report stays XML whatever an id or a detail holds
+    (XML 1.0, section 2.2)."""
+    return _NOT_XML.sub(lambda m: (f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), text)
+
+
+def _xml_safe(element) -> None:
+    """Apply :func:`xml_text` to every attribute value and text of ``element``'s tree."""
+    for node in element.iter():
+        for name, value in node.attrib.items():
+            node.set(name, xml_text(value))
+        if node.text:
+            node.text = xml_text(node.text)
+
 
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                     "sarif-schema-2.1.0.json")
@@ -55,27 +94,52 @@ def _where(v: LintViolation) -> str:
 
 
 def _text(v: LintViolation) -> str:
-    """One violation as one line of plain text."""
+    """One violation as one line of plain text: where, severity and clause, then what is wrong
+    (the detail seen), then the clause's text."""
     parts = [f"{_where(v)}: {v.severity} {v.clause} ({v.keyword})"]
     if v.event_type:
         parts.append(v.event_type)
     if v.pointer:
         parts.append(v.pointer)
-    text = " ".join(parts) + f": {v.message}"
-    if v.detail:
-        text += f" [{v.detail}]"
+    text = " ".join(parts) + (f": {v.detail}; clause: {v.message}" if v.detail else
+                              f": {v.message}")
     if v.readings is not None:
         text += f" (only under {'; '.join(v.readings)})"
     return text
 
 
-def to_json(report: LintReport, fail_on: str = "error", version: Optional[str] = None) -> str:
-    """The report as JSON text (indented by 2, non-ASCII kept, newline-terminated)."""
-    return json.dumps(report.to_json(fail_on, version), indent=2, ensure_ascii=False) + "\n"
+def to_json(reports: Reports, fail_on: str = "error", version: Optional[str] = None) -> str:
+    """The report as JSON text (indented by 2, non-ASCII kept, newline-terminated): one
+    report's document (:data:`counterexamples.lint.linter.REPORT_SCHEMA`), or for a sequence of
+    several a :data:`SET_SCHEMA` document holding each in ``reports``."""
+    many = _many(reports)
+    if len(many) == 1:
+        doc = many[0].to_json(fail_on, version)
+    else:
+        docs = [r.to_json(fail_on, version) for r in many]
+        doc = {"tool": "activity-check", "version": version or tool_version(),
+               "schema": SET_SCHEMA, "failOn": fail_on,
+               "failed": any(d["failed"] for d in docs),
+               "conformant": all(d["conformant"] for d in docs), "reports": docs}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_junit(report: LintReport, fail_on: str = "error") -> str:
-    """The report as JUnit XML text (see the module docstring)."""
+def to_junit(reports: Reports, fail_on: str = "error") -> str:
+    """The report(s) as JUnit XML text (see the module docstring): one ``testsuite`` per
+    input; every character XML 1.0 forbids escaped (:func:`xml_text`)."""
+    suites = [_junit_suite(r, fail_on) for r in _many(reports)]
+    tests = sum(int(s.get("tests")) for s in suites)
+    failures = sum(int(s.get("failures")) for s in suites)
+    root = ET.Element("testsuites", name="activity-check lint", tests=str(tests),
+                      failures=str(failures), errors="0")
+    root.extend(suites)
+    _xml_safe(root)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _junit_suite(report: LintReport, fail_on: str):
+    """One input's ``testsuite`` element."""
     by_clause: dict[str, list[LintViolation]] = {}
     for v in report.violations:
         by_clause.setdefault(v.clause, []).append(v)
@@ -101,11 +165,7 @@ def to_junit(report: LintReport, fail_on: str = "error") -> str:
         if rest:
             ET.SubElement(case, "system-out").text = "\n".join(_text(v) for v in rest)
     suite.set("failures", str(failures))
-    root = ET.Element("testsuites", name="activity-check lint", tests=str(len(checked)),
-                      failures=str(failures), errors="0")
-    root.append(suite)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return suite
 
 
 def _at_or_above(severity: str, fail_on: str) -> bool:
@@ -125,9 +185,16 @@ def _artifact_uri(source: str) -> Optional[str]:
     return quote(source.replace(os.sep, "/"))
 
 
-def to_sarif(report: LintReport, fail_on: str = "error", version: Optional[str] = None) -> dict:
-    """The report as a SARIF 2.1.0 log (a JSON object; see the module docstring); ``version``:
-    the tool's (default :func:`counterexamples.lint.linter.tool_version`)."""
+def to_sarif(reports: Reports, fail_on: str = "error", version: Optional[str] = None) -> dict:
+    """The report(s) as a SARIF 2.1.0 log (a JSON object; see the module docstring), one run
+    per input; ``version``: the tool's (default
+    :func:`counterexamples.lint.linter.tool_version`)."""
+    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0",
+            "runs": [_sarif_run(r, fail_on, version) for r in _many(reports)]}
+
+
+def _sarif_run(report: LintReport, fail_on: str, version: Optional[str]) -> dict:
+    """One input's SARIF ``run``."""
     release = version or tool_version()
     checked = list(clauses_checked())
     checked += [v.clause for v in report.violations if v.clause not in checked]
@@ -176,19 +243,40 @@ def to_sarif(report: LintReport, fail_on: str = "error", version: Optional[str] 
     }
     if uri is not None:
         run["artifacts"] = [{"location": {"uri": uri}}]
-    return {"$schema": SARIF_SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return run
 
 
-def render_pretty(report: LintReport, con, fail_on: str = "error") -> None:
-    """Print the report on the rich console ``con`` (every stream-supplied string escaped)."""
-    from rich.markup import escape
+def render_pretty(reports: Reports, con, fail_on: str = "error") -> None:
+    """Print the report(s) on the rich console ``con`` (every stream-supplied string escaped),
+    for several inputs each in turn, then a line of totals."""
+    many = _many(reports)
+    for report in many:
+        _pretty_one(report, con, fail_on)
+    if len(many) > 1:
+        bad = sum(1 for r in many if not r.conformant)
+        con.print(f"{len(many)} inputs: {len(many) - bad} conformant, {bad} not conformant; "
+                  f"{sum(r.count('error') for r in many)} error(s), "
+                  f"{sum(r.count('warning') for r in many)} warning(s)")
+
+
+def _pretty_one(report: LintReport, con, fail_on: str) -> None:
+    """One input's report on ``con``: each violation's first line says where and what is wrong
+    (the detail), its second the clause's text. Every string is shown as data: markup escaped,
+    control characters written as escapes, long values cut (:func:`model.text.visible`; the
+    other formats keep them whole)."""
+    from rich.markup import escape as markup_escape
+    from model.text import visible
+
+    def escape(text: str) -> str:
+        return markup_escape(visible(text))
     judged = f"under {report.reading}" if report.reading else \
         f"under every producer reading ({len(report.readings)}: each combination of the " \
         f"options of {', '.join(PRODUCER_KNOBS)})"
     con.print(f"[bold]{escape(report.source)}[/bold]: {report.events} events "
               f"({report.input_format}), {judged}")
     for note in report.notes:
-        con.print(f"  [dim]note: line {note['line']}: {escape(note['text'])}[/dim]")
+        at = "" if note["line"] is None else f"line {note['line']}: "
+        con.print(f"  [dim]note: {at}{escape(note['text'])}[/dim]")
     for v in report.violations:
         colour = "red" if v.severity == "error" else "yellow"
         head = f"  {escape(_where(v))}: [{colour}]{v.severity}[/{colour}] [bold]{v.clause}" \
@@ -197,10 +285,9 @@ def render_pretty(report: LintReport, con, fail_on: str = "error") -> None:
             head += f" {escape(v.event_type)}"
         if v.pointer:
             head += f" [cyan]{escape(v.pointer)}[/cyan]"
-        con.print(head)
-        con.print(f"      {escape(v.message)}")
+        con.print(f"{head}: {escape(v.detail or v.message)}")
         if v.detail:
-            con.print(f"      [dim]{escape(v.detail)}[/dim]")
+            con.print(f"      [dim]clause: {escape(v.message)}[/dim]")
         if v.readings is not None:
             con.print(f"      [dim]only under {escape('; '.join(v.readings))}[/dim]")
     errors, warnings = report.count("error"), report.count("warning")
@@ -222,9 +309,9 @@ def _merged_names(report: LintReport, names: list[str]) -> list[str]:
     return [describe_assignment(a) for a in _merged(chosen)]
 
 
-def render(report: LintReport, fmt: str, fail_on: str = "error",
+def render(report: Reports, fmt: str, fail_on: str = "error",
            version: Optional[str] = None) -> str:
-    """The report as text in ``fmt`` (one of :data:`FORMATS`; ``pretty`` as plain text, as
+    """The report(s) as text in ``fmt`` (one of :data:`FORMATS`; ``pretty`` as plain text, as
     written to a file). Raises ValueError for another format."""
     if fmt == "json":
         return to_json(report, fail_on, version)

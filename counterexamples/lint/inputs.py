@@ -10,7 +10,8 @@ character and lines:
   comments ``:``): framed by httpx-sse's decoder, the JSON of each event taken from its data.
 
 :func:`fetch_stream` POSTs a run input (``RunAgentInput`` JSON) to an endpoint with httpx and
-reads its answer with httpx-sse (``connect_sse``), as an AG-UI HTTP client does.
+reads its answer as it arrives (:class:`LiveStream`: httpx, httpx-sse's decoder), as an AG-UI
+HTTP client does, within bounds.
 
 Each element becomes a :class:`counterexamples.lint.linter.StreamEntry`; an element that is not valid
 JSON (in JSON lines or an SSE event) is kept as an entry with its ``problem``, so that lint reports
@@ -29,12 +30,14 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, STDIN, STDIN_NAME,
-                        TraceFormatError, loads_json, not_a_trace, read_stdin, read_text)
+                        ParsedTrace, TraceFormatError, loads_json, not_a_trace,
+                        parse_trace_text, read_stdin, read_text, trace_from_values)
 
 from counterexamples.lint.linter import StreamEntry
 
-__all__ = ["LintInput", "parse_stream_text", "read_stream", "fetch_stream", "decode_event",
-           "DEFAULT_RUN_INPUT", "INPUT_FORMATS"]
+__all__ = ["LintInput", "parse_stream_text", "read_stream", "read_trace", "fetch_stream", "LiveStream",
+           "decode_event", "DEFAULT_RUN_INPUT", "INPUT_FORMATS", "DEFAULT_MAX_EVENTS",
+           "DEFAULT_MAX_SECONDS"]
 
 INPUT_FORMATS = ("json", "jsonl", "sse")
 """The forms of stream read: a JSON array, JSON lines, a text/event-stream body."""
@@ -264,57 +267,176 @@ def parse_stream_text(text: str, source: str = "<input>") -> LintInput:
     return _require_trace(_jsonl_entries(lines, source))
 
 
-def read_stream(path: str, stdin=None) -> LintInput:
-    """Read the stream in file ``path`` (``-``: ``stdin``, default :data:`sys.stdin`).
+def read_trace(path: str, stdin=None) -> ParsedTrace:
+    """``replay``'s reader: the trace in file ``path`` (``-``: ``stdin``), read as ``lint``
+    reads a stream: a JSON array, JSON lines or an object with ``events``
+    (:func:`model.wire.parse_trace_text`, keeping a case's other members), or a recorded
+    text/event-stream body, framed as :func:`parse_stream_text` frames it; bounded alike.
 
     Raises:
-        TraceFormatError: naming the file (``<stdin>``): unreadable, not UTF-8, or not a stream.
+        TraceFormatError: naming the file (``<stdin>``), the line and what is wrong; for an SSE
+            body also an event whose data is not JSON (with its line and event index).
+    """
+    source = STDIN_NAME if path == STDIN else path
+    text = read_stdin(stdin) if path == STDIN else read_text(path)
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped and stripped[0] not in "[{" and \
+            _is_sse(text.replace("\r\n", "\n").replace("\r", "\n").split("\n")):
+        found = _require_trace(_sse_entries(text.lstrip("\ufeff"), source))
+        for index, entry in enumerate(found.entries):
+            if entry.problem is not None:
+                raise TraceFormatError(entry.problem, file=source, line=entry.line,
+                                       event_index=index)
+        return trace_from_values([e.value for e in found.entries],
+                                 [e.line for e in found.entries], source)
+    return parse_trace_text(text, source)
+
+
+def read_stream(path: str, stdin=None, listed: bool = False) -> LintInput:
+    """Read the stream in file ``path`` (``-``: ``stdin``, default :data:`sys.stdin`), bounded
+    (:data:`model.wire.INPUT_LIMITS`); ``listed``: found in a folder, so read only when a
+    regular file and not a link (:func:`model.wire.read_bytes`).
+
+    Raises:
+        TraceFormatError: naming the file (``<stdin>``): unreadable, refused, too large, not
+            UTF-8, or not a stream.
     """
     if path == STDIN:
         return parse_stream_text(read_stdin(stdin), STDIN_NAME)
-    return parse_stream_text(read_text(path), path)
+    return parse_stream_text(read_text(path, listed=listed), path)
+
+
+DEFAULT_MAX_EVENTS = 1_000_000
+"""Default bound on the events read from a live endpoint (``lint --max-events``)."""
+
+DEFAULT_MAX_SECONDS = 600.0
+"""Default bound on the seconds a live endpoint is read (``lint --max-seconds``)."""
+
+
+class LiveStream:
+    """The events of a live AG-UI endpoint, read as they arrive (an iterable of
+    :class:`~counterexamples.lint.linter.StreamEntry`, each held only until the linter has
+    judged it): ``run_input`` (default :data:`DEFAULT_RUN_INPUT`) is POSTed with httpx and the
+    text/event-stream answer framed by httpx-sse's decoder, as an AG-UI HTTP client does.
+
+    Bounds (docs/limits.md): ``timeout`` seconds to connect and between two reads;
+    ``max_seconds`` for the whole read (checked at every chunk, and no read waits past it by
+    more than ``timeout``), ``max_events`` events, and one event's lines at most
+    :data:`model.wire.INPUT_LIMITS` ``max_bytes`` characters. A stream stopped by
+    ``max_seconds`` or ``max_events`` is a verdict on what was read: :attr:`cut` says why.
+
+    Attributes:
+        url: the endpoint. cut: None, or why the read stopped before the stream's end.
+        events: how many events were read. first: the first entry (for :meth:`check_trace`).
+        typed: whether any entry was an object with a ``type``.
+
+    Raises (while iterated):
+        TraceFormatError: naming the URL: the connection failed or timed out, the answer is not
+            a 2xx, not ``text/event-stream``, or holds an event larger than the bound.
+    """
+
+    def __init__(self, url: str, run_input: Optional[dict] = None, timeout: float = 30.0,
+                 max_events: int = DEFAULT_MAX_EVENTS,
+                 max_seconds: float = DEFAULT_MAX_SECONDS, headers: Optional[dict] = None,
+                 transport=None):
+        self.url, self.timeout, self.transport = url, timeout, transport
+        self.body = DEFAULT_RUN_INPUT if run_input is None else run_input
+        self.max_events, self.max_seconds = max_events, max_seconds
+        self.headers = dict(headers or {})
+        self.cut: Optional[str] = None
+        self.events = 0
+        self.first: Optional[StreamEntry] = None
+        self.typed = False
+
+    def __iter__(self) -> Iterator[StreamEntry]:
+        import time
+        import httpx
+        from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+        from model.wire import INPUT_LIMITS
+
+        url, limit = self.url, INPUT_LIMITS.max_bytes
+        deadline = time.monotonic() + self.max_seconds
+        timeout = httpx.Timeout(self.timeout, read=min(self.timeout, self.max_seconds))
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-store", **self.headers}
+        try:
+            with httpx.Client(timeout=timeout, transport=self.transport) as client:
+                with client.stream("POST", url, json=self.body, headers=headers) as response:
+                    status = response.status_code
+                    if not 200 <= status < 300:
+                        raise TraceFormatError(f"the endpoint answered HTTP {status} "
+                                               f"{response.reason_phrase}".rstrip(), file=url)
+                    kind = response.headers.get("content-type", "")
+                    if "text/event-stream" not in kind:
+                        raise TraceFormatError(
+                            "not an event stream: expected response header Content-Type to "
+                            f"contain 'text/event-stream', got {kind[:80]!r}", file=url)
+                    splitter, decoder = SSELineDecoder(), SSEDecoder()
+                    pending = 0  # characters of the current event (its lines so far)
+                    for chunk in response.iter_text():
+                        lines = splitter.decode(chunk) if chunk else []
+                        pending += len(chunk) if not lines else 0
+                        for line in lines:
+                            pending += len(line)
+                            sse = decoder.decode(line)
+                            if not line:
+                                pending = 0
+                            if sse is None or sse.data == "":
+                                continue
+                            yield self._entry(sse.data)
+                            if self.events >= self.max_events:
+                                self.cut = f"--max-events {self.max_events} reached"
+                                return
+                        if pending > limit:
+                            raise TraceFormatError(f"an event larger than {limit} characters, "
+                                                   "the most read (--max-bytes raises it)",
+                                                   file=url)
+                        if time.monotonic() >= deadline:
+                            self.cut = f"--max-seconds {self.max_seconds:g} reached"
+                            return
+                    for line in splitter.flush() + [""]:
+                        sse = decoder.decode(line)
+                        if sse is not None and sse.data != "":
+                            yield self._entry(sse.data)
+        except httpx.TimeoutException:
+            if time.monotonic() >= deadline:
+                self.cut = f"--max-seconds {self.max_seconds:g} reached"
+                return
+            raise TraceFormatError(f"no answer within {self.timeout:g} s", file=url) from None
+        except httpx.HTTPError as exc:
+            raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
+                                   file=url) from None
+
+    def _entry(self, data: str) -> StreamEntry:
+        value, problem = decode_event(data)
+        entry = StreamEntry(value, None, problem)
+        self.events += 1
+        if self.first is None:
+            self.first = entry
+        if not self.typed and isinstance(value, dict) and "type" in value:
+            self.typed = True
+        return entry
+
+    def check_trace(self) -> None:
+        """After reading: raise TraceFormatError (naming the URL) when the stream held no
+        event, or no element that is an event (as :func:`parse_stream_text` refuses a file)."""
+        if self.first is None:
+            raise TraceFormatError(NO_EVENTS, file=self.url)
+        if not self.typed:
+            _require_trace(LintInput((self.first,), self.url, "sse"))
 
 
 def fetch_stream(url: str, run_input: Optional[dict] = None, timeout: float = 30.0,
-                 headers: Optional[dict] = None, transport=None) -> LintInput:
-    """POST ``run_input`` (default :data:`DEFAULT_RUN_INPUT`) to the AG-UI endpoint ``url`` and
-    read its text/event-stream answer (httpx, httpx-sse), every event to the end of the body.
-
-    Args:
-        timeout: seconds to connect and between two reads (httpx's timeout).
-        headers: extra request headers.
-        transport: an httpx transport (tests pass a mock one; default: the network).
+                 headers: Optional[dict] = None, transport=None,
+                 max_events: int = DEFAULT_MAX_EVENTS,
+                 max_seconds: float = DEFAULT_MAX_SECONDS) -> LintInput:
+    """The whole answer of an endpoint as a :class:`LintInput` (:class:`LiveStream` read to
+    its end or its bounds; every entry kept: ``lint --url`` lints the :class:`LiveStream`
+    itself instead, holding one event at a time).
 
     Raises:
-        TraceFormatError: naming the URL: the connection failed or timed out, the answer is not
-            a 2xx, or not ``text/event-stream``, or carries no event.
+        TraceFormatError: as :class:`LiveStream`, or no event (:meth:`LiveStream.check_trace`).
     """
-    import httpx
-    from httpx_sse import SSEError, connect_sse
-
-    entries: list[StreamEntry] = []
-    body = DEFAULT_RUN_INPUT if run_input is None else run_input
-    try:
-        with httpx.Client(timeout=timeout, transport=transport) as client:
-            with connect_sse(client, "POST", url, json=body, headers=dict(headers or {})) as source:
-                status = source.response.status_code
-                if not 200 <= status < 300:
-                    raise TraceFormatError(f"the endpoint answered HTTP {status} "
-                                           f"{source.response.reason_phrase}".rstrip(), file=url)
-                for sse in _iter_events(source):
-                    value, problem = decode_event(sse.data)
-                    entries.append(StreamEntry(value, None, problem))
-    except SSEError as exc:
-        raise TraceFormatError(f"not an event stream: {exc}", file=url) from None
-    except httpx.TimeoutException:
-        raise TraceFormatError(f"no answer within {timeout:g} s", file=url) from None
-    except httpx.HTTPError as exc:
-        raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
-                               file=url) from None
-    return _require_trace(LintInput(tuple(entries), url, "sse"))
-
-
-def _iter_events(source) -> Iterator[Any]:
-    for sse in source.iter_sse():
-        if sse.data != "":
-            yield sse
+    live = LiveStream(url, run_input, timeout, max_events, max_seconds, headers, transport)
+    entries = tuple(live)
+    live.check_trace()
+    return LintInput(entries, url, "sse")

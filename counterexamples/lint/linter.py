@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
-from typing import Any, Iterable, Iterator, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Optional, Sequence
 
 from model.clause_data import Clause
 from model.clauses import UnknownClauseError, get as registry_clause, registry
@@ -98,7 +98,7 @@ fault, an undescribed member by the closed object it sits in: see :func:`_stripp
 
 _STRUCTURE_CLAUSES = ("SCH-ACTIVITY-SNAPSHOT", "SCH-REPLACE", "SCH-ACTIVITY-DELTA",
                       "SCH-ACTIVITY-MESSAGE", "SCH-MESSAGE-UNION", "SCH-MESSAGES-SNAPSHOT",
-                      "SCH-JSON-PATCH", "SCH-JSON-POINTER", "PRC-MALFORMED-FATAL")
+                      "SNP-MALFORMED-OP", "SCH-JSON-POINTER", "PRC-MALFORMED-FATAL")
 """The clauses a malformed or undescribed member is cited under, by where it sits."""
 
 _STRIPPED_KINDS = frozenset({"undescribed-member", "undescribed-role"})
@@ -134,7 +134,8 @@ def severity_of(clause: Clause, kind: str = "") -> str:
 
     * MUST, MUST NOT, REQUIRED: error;
     * SHOULD, SHOULD NOT: warning;
-    * a schema (structure) clause: error when a consumer fails the run on the event (a malformed
+    * a schema (structure) clause, or a consumer's clause that the event is malformed and fatal
+      (SNP-MALFORMED-OP, N39): error when a consumer fails the run on the event (a malformed
       value, PRC-MALFORMED-FATAL), warning when it strips the material and goes on (an undescribed
       member or role, PRC-DROP-STRIP: possibly a newer version's addition);
     * anything else: warning.
@@ -143,7 +144,7 @@ def severity_of(clause: Clause, kind: str = "") -> str:
         return "warning"
     if clause.keyword in ("MUST", "MUST NOT", "REQUIRED"):
         return "error"
-    if clause.actor == "structure":
+    if clause.actor == "structure" or clause.id == "SNP-MALFORMED-OP":
         return "error"
     return "warning"
 
@@ -243,7 +244,9 @@ class LintReport:
         readings: the producer readings judged, as assignments of the producer knobs.
         violations: in stream order, the end-of-stream ones last.
         notes: remarks on the input that are not violations (``{"line", "text"}``), e.g. an SSE
-            line a reader ignores.
+            line a reader ignores, a stream cut by a bound, violations not kept.
+        not_kept: ``(errors, warnings)`` found beyond the :data:`MAX_VIOLATIONS_KEPT` kept
+            (counted in :meth:`count`, :attr:`conformant` and :meth:`fails`, not listed).
     """
 
     source: str
@@ -253,23 +256,28 @@ class LintReport:
     readings: tuple[dict[str, str], ...]
     violations: tuple[LintViolation, ...]
     notes: tuple[dict, ...] = ()
+    not_kept: tuple[int, int] = (0, 0)
 
     def count(self, severity: str) -> int:
-        """How many violations of ``severity``."""
-        return sum(1 for v in self.violations if v.severity == severity)
+        """How many violations of ``severity`` (those not kept included)."""
+        return sum(1 for v in self.violations if v.severity == severity) + \
+            self.not_kept[SEVERITIES.index(severity)]
 
     @property
     def conformant(self) -> bool:
         """True when no error is made under any reading judged (skipping a SHOULD is no
         violation, IDX-CONFORMANCE)."""
-        return not any(v.severity == "error" for v in self.violations)
+        return self.count("error") == 0
 
     def reading_names(self) -> list[str]:
         """The producer readings judged, as assignments (``"Q2=continues,Q4-opener=current"``)."""
         return [describe_assignment(a) for a in self.readings]
 
     def conformant_under(self) -> list[str]:
-        """The producer readings judged under which the stream makes no error."""
+        """The producer readings judged under which the stream makes no error (none known when
+        errors were found beyond those kept)."""
+        if self.not_kept[0]:
+            return []
         return [describe_assignment(a) for a in self.readings
                 if not any(v.severity == "error" and v.applies_under(a) for v in self.violations)]
 
@@ -281,7 +289,7 @@ class LintReport:
         if fail_on == "never":
             return False
         rank = SEVERITIES.index(fail_on)
-        return any(SEVERITIES.index(v.severity) <= rank for v in self.violations)
+        return any(self.count(s) for s in SEVERITIES[:rank + 1])
 
     def violated_clauses(self) -> list[str]:
         """Clause ids with at least one violation, in first-seen order."""
@@ -522,10 +530,12 @@ def _described(where: list[dict], leaves: list) -> Optional[tuple[str, ...]]:
 class _Linter:
     """One pass over a stream (see :func:`lint_stream`)."""
 
-    def __init__(self, reading: Optional[Reading]):
+    def __init__(self, reading: Optional[Reading], keep: int = 0):
         self.reading = reading
         self.mirror = _Mirror()
         self.run = _Run()
+        self.keep = keep or MAX_VIOLATIONS_KEPT
+        self.not_kept = [0, 0]  # errors, warnings beyond self.keep
         self.out: list[LintViolation] = []
         self.partials: dict[tuple, PartialReading] = {}
         self.memo: dict[tuple, tuple] = {}
@@ -536,6 +546,9 @@ class _Linter:
             readings: Optional[tuple[str, ...]] = None, related: Optional[int] = None) -> None:
         cid = clause or ADVERSARIAL_KINDS.get(kind) or LINT_KINDS[kind]
         c = clause_of(cid)
+        if len(self.out) >= self.keep:  # counted, not kept: memory bounded on endless streams
+            self.not_kept[SEVERITIES.index(severity_of(c, kind))] += 1
+            return
         self.out.append(LintViolation(cid, c.keyword, severity_of(c, kind), kind, index, line,
                                       event_type, pointer, c.summary, detail, readings, related))
 
@@ -834,9 +847,15 @@ def _snapshot_pointer(value: dict, detail: str) -> str:
 
 # --- entry points -------------------------------------------------------------------------------
 
+MAX_VIOLATIONS_KEPT = 10_000
+"""The most violations one report lists; more are counted (:attr:`LintReport.not_kept`) and
+said in a note, so that an endless stream of violations does not grow without bound."""
+
+
 def lint_stream(entries: Iterable[StreamEntry], reading: Optional[Reading] = None,
                 source: str = "<input>", input_format: str = "jsonl",
-                notes: Sequence[dict] = ()) -> LintReport:
+                notes: Sequence[dict] = (), cut: Optional[Callable[[], Optional[str]]] = None,
+                keep: int = MAX_VIOLATIONS_KEPT) -> LintReport:
     """Lint a stream.
 
     Args:
@@ -846,6 +865,14 @@ def lint_stream(entries: Iterable[StreamEntry], reading: Optional[Reading] = Non
             reading, :func:`producer_readings`). Knobs other than
             :data:`~model.producer.PRODUCER_KNOBS` do not bear on producer conformance.
         source, input_format, notes: carried into the report.
+        cut: called after the last entry: None when the stream ended, else why it was stopped
+            (a bound, e.g. ``"--max-events 1000 reached"``): then the end-of-stream checks
+            (what the stream left open) are not made, and a note says so.
+        keep: the most violations listed (default :data:`MAX_VIOLATIONS_KEPT`).
+
+    Memory: one entry at a time is held (``entries`` may be an endless generator, e.g.
+    :class:`counterexamples.lint.inputs.LiveStream`); what the rules remember (the producer
+    belief: ids, owners, open messages) and at most ``keep`` violations.
 
     Returns:
         A :class:`LintReport` with every violation (stream order, then the end-of-stream ones).
@@ -854,15 +881,25 @@ def lint_stream(entries: Iterable[StreamEntry], reading: Optional[Reading] = Non
     clauses of malformed and undescribed members, LIF-CLOSE-BEFORE-FINISH for tool calls, the
     clauses of :data:`PENDING_CLAUSES` and SNP-SHOULD-SNAPSHOT (:func:`clauses_checked`).
     """
-    linter = _Linter(reading)
+    linter = _Linter(reading, keep)
     count = 0
     for index, entry in enumerate(entries):
         linter.step(index, entry)
         count = index + 1
-    linter.finish(count)
+    stopped = cut() if cut is not None else None
+    notes = list(notes)
+    if stopped is None:
+        linter.finish(count)
+    else:
+        notes.append({"line": None, "text": f"stopped after {count} events: {stopped}; what "
+                      "the stream left open at that point is not judged"})
+    if any(linter.not_kept):
+        notes.append({"line": None, "text": f"{sum(linter.not_kept)} violation(s) beyond the "
+                      f"first {linter.keep} counted, not listed"})
     return LintReport(source, input_format, count,
                       None if reading is None else reading.name or "draft",
-                      producer_readings(reading), tuple(linter.out), tuple(notes))
+                      producer_readings(reading), tuple(linter.out), tuple(notes),
+                      tuple(linter.not_kept))
 
 
 def lint_wire(events: Iterable[Any], reading: Optional[Reading] = None,

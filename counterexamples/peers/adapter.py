@@ -28,6 +28,11 @@ BUDGET_NOTE = "not run: the budget ran out"
 """The error of a request not sent, or not answered, before the deadline (Reply kind
 ``"skipped"``; a search leaves such traces out of its results)."""
 
+MAX_ANSWER_CHARS = 64 * 2**20
+"""Default bound on one answer line of an adapter, in characters (64 Mi; ``--max-answer``): a
+longer line is read no further than its end and the trace reported as the adapter's error
+(kind ``"bad-response"``), the run going on."""
+
 START_GRACE = 10.0
 """Extra seconds allowed for the first answer after an adapter (re)starts (process start-up)."""
 
@@ -203,14 +208,19 @@ class AdapterProcess:
         timeout: seconds for one answer, counted from the previous answer (default
             :data:`DEFAULT_TIMEOUT`); the first answer after a start gets :data:`START_GRACE` more.
         env: extra environment variables for the adapter.
+        max_answer: the longest answer line read, in characters (default
+            :data:`MAX_ANSWER_CHARS`); a longer one is skipped to its end and reported as that
+            trace's ``"bad-response"``.
 
     Raises:
         PeerError: from :meth:`start` when the program cannot be started at all.
     """
 
     def __init__(self, spec: AdapterSpec, timeout: float = DEFAULT_TIMEOUT,
-                 env: Optional[dict] = None, start_grace: float = START_GRACE):
+                 env: Optional[dict] = None, start_grace: float = START_GRACE,
+                 max_answer: int = MAX_ANSWER_CHARS):
         self.spec = spec
+        self.max_answer = max_answer
         self.timeout = timeout
         self.start_grace = start_grace
         self.env = env
@@ -252,7 +262,8 @@ class AdapterProcess:
         self.outbox = queue.Queue()
         self.stderr_tail = deque(maxlen=20)
         proc, lines, tail = self.proc, self.lines, self.stderr_tail
-        threading.Thread(target=_pump_lines, args=(proc.stdout, lines), daemon=True).start()
+        threading.Thread(target=_pump_lines, args=(proc.stdout, lines, self.max_answer),
+                         daemon=True).start()
         threading.Thread(target=_pump_tail, args=(proc.stderr, tail), daemon=True).start()
         threading.Thread(target=_pump_requests, args=(proc.stdin, self.outbox),
                          daemon=True).start()
@@ -379,6 +390,10 @@ class AdapterProcess:
                                           "stopped and restarted",
                          stderr=tuple(self.stderr_tail)), True
         self._fresh = False
+        if isinstance(line, _TooLong):  # skipped to its end, so still in step
+            return Reply("bad-response", error=f"answer line longer than {line.limit} "
+                                               "characters, the most read (--max-answer "
+                                               "raises it); not read"), False
         if line is _EOF:
             status = None
             if self.proc is not None:
@@ -429,12 +444,28 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def _pump_lines(stream, lines: "queue.Queue") -> None:
+class _TooLong:
+    """An answer line longer than ``limit`` characters (its text dropped, not kept)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+
+def _pump_lines(stream, lines: "queue.Queue", limit: int = MAX_ANSWER_CHARS) -> None:
+    """The reader thread: each non-blank answer line, at most ``limit`` characters held at a
+    time; a longer line is read to its end in pieces and queued as :class:`_TooLong`."""
     try:
-        for line in stream:
-            if line.strip():
+        while True:
+            line = stream.readline(limit + 1)
+            if not line:
+                break
+            if len(line) > limit and not line.endswith("\n"):
+                while line and not line.endswith("\n"):
+                    line = stream.readline(1 << 20)
+                lines.put(_TooLong(limit))
+            elif line.strip():
                 lines.put(line)
-    except (OSError, ValueError):
+    except (OSError, ValueError, MemoryError):
         pass
     lines.put(_EOF)
 
@@ -455,9 +486,17 @@ def _pump_requests(stream, outbox: "queue.Queue") -> None:
 
 
 def _pump_tail(stream, tail: deque) -> None:
+    """The stderr thread: the last lines, each cut to 300 characters; a line is read in pieces
+    of at most 64 Ki characters, so a line of any length is never held whole."""
     try:
-        for line in stream:
-            tail.append(line.rstrip("\n")[:300])
+        continued = False
+        while True:
+            piece = stream.readline(1 << 16)
+            if not piece:
+                break
+            if not continued:
+                tail.append(piece.rstrip("\n")[:300])
+            continued = not piece.endswith("\n")
     except (OSError, ValueError):
         pass
 

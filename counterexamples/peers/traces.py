@@ -63,19 +63,19 @@ def load_traces(paths: Sequence[str], skipped: Optional[list] = None) -> list[Pe
         TraceFormatError: a file that cannot be read as either (naming the file and line), when
             ``skipped`` is None.
     """
-    files: list[str] = []
+    files: list[tuple[str, bool]] = []  # (path, found in a folder)
     for path in paths:
         if os.path.isdir(path):
             names = sorted(os.listdir(path))
             # a finding written as X.json (with its id) and X.jsonl (its trace) counts once
-            files.extend(os.path.join(path, n) for n in names if n.endswith(".json") or (
+            files.extend((os.path.join(path, n), True) for n in names if n.endswith(".json") or (
                 n.endswith(".jsonl") and n[:-1] not in names))
         else:
-            files.append(path)
+            files.append((path, False))
     out: list[PeerTrace] = []
-    for path in files:
+    for path, listed in files:
         try:
-            out.extend(_file_traces(path))
+            out.extend(_file_traces(path, listed))
         except (TraceFormatError, ValueError) as exc:  # TraceFormatError names file and line
             if skipped is None:
                 raise
@@ -83,9 +83,11 @@ def load_traces(paths: Sequence[str], skipped: Optional[list] = None) -> list[Pe
     return out
 
 
-def _file_traces(path: str) -> list[PeerTrace]:
-    """The traces of one file (see :func:`load_traces`); TraceFormatError when unreadable."""
-    text = read_text(path)
+def _file_traces(path: str, listed: bool = False) -> list[PeerTrace]:
+    """The traces of one file (see :func:`load_traces`); TraceFormatError when unreadable
+    (``listed``, a file found in a folder: also when not a regular file, or a link,
+    :func:`model.wire.read_bytes`)."""
+    text = read_text(path, listed=listed)
     cases = _case_lines(text)
     base = os.path.basename(path)
     if cases is not None:

@@ -34,13 +34,13 @@ module computes. ``python -m counterexamples.peers.validators`` prints the table
 """
 from __future__ import annotations
 
-import json
+import os
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from model.readings import DRAFT
 from model.verdict import evaluate
-from model.wire import TraceFormatError, parse_event, parse_trace_text
+from model.wire import TraceFormatError, loads_json, parse_event, parse_trace_text, read_text
 
 __all__ = ["FixtureRow", "CATEGORIES", "OUT_OF_SCOPE", "ARGUED", "NOTES", "PACKAGE",
            "fixtures_root", "compare_fixture", "compare_corpus", "markdown_table", "counts",
@@ -168,13 +168,19 @@ def fixtures_root():
     return resources.files(PACKAGE) / "spec" / "fixtures"
 
 
+def _read(path) -> str:
+    """A fixture file's text: a name from a listing, so a regular file only, never through a
+    link, bounded (:func:`model.wire.read_text`; TraceFormatError naming the file)."""
+    return read_text(os.fspath(path), listed=True)
+
+
 def _body(fixture) -> tuple[str, str]:
     """``(text, form)`` of an invalid fixture's stream: ``jsonl`` (``stream.jsonl``) or ``sse``
     (the chunks of ``scenario.json`` joined: the body a client reads)."""
     stream = fixture / "stream.jsonl"
     if stream.is_file():
-        return stream.read_text(encoding="utf-8"), "jsonl"
-    scenario = json.loads((fixture / "scenario.json").read_text(encoding="utf-8"))
+        return _read(stream), "jsonl"
+    scenario = loads_json(_read(fixture / "scenario.json"))
     return "".join(chunk["text"] for chunk in scenario["chunks"]), "sse"
 
 
@@ -258,14 +264,14 @@ def compare_corpus(root: Any = None) -> tuple[FixtureRow, ...]:
     for fixture in sorted((d for d in (root / "invalid").iterdir() if d.is_dir()),
                           key=lambda d: d.name):
         text, form = _body(fixture)
-        expected = json.loads((fixture / "expected.json").read_text(encoding="utf-8"))
+        expected = loads_json(_read(fixture / "expected.json"))
         rows.append(compare_fixture(f"invalid/{fixture.name}", text, form, expected,
                                     fixture.name.split("-", 1)[0]))
     for stream in sorted((f for f in (root / "valid").iterdir() if f.name.endswith(".jsonl")),
                          key=lambda f: f.name):
         sidecar = root / "valid" / stream.name.replace(".jsonl", ".expected.json")
-        expected = json.loads(sidecar.read_text(encoding="utf-8")) if sidecar.is_file() else []
-        rows.append(compare_fixture(f"valid/{stream.name}", stream.read_text(encoding="utf-8"),
+        expected = loads_json(_read(sidecar)) if sidecar.is_file() else []
+        rows.append(compare_fixture(f"valid/{stream.name}", _read(stream),
                                     "jsonl", expected, "valid"))
     return tuple(rows)
 

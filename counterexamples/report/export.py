@@ -1047,11 +1047,11 @@ def open_finding(path: str) -> Finding:
 
 def _json_lines(path: str) -> bool:
     """Whether every non-blank line of ``path`` is one JSON object (more than one line)."""
+    from model.wire import loads_json, read_text
     try:
-        with open(path, encoding="utf-8-sig") as fh:
-            lines = [line for line in fh if line.strip()]
-        return len(lines) > 1 and all(isinstance(json.loads(line), dict) for line in lines)
-    except (OSError, ValueError, RecursionError):
+        lines = [line for line in read_text(path).splitlines() if line.strip()]
+        return len(lines) > 1 and all(isinstance(loads_json(line), dict) for line in lines)
+    except ValueError:  # TraceFormatError (unreadable, too large), JSONDecodeError
         return False
 
 

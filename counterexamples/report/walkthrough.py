@@ -24,6 +24,7 @@ All outputs are deterministic for a given model (no timings, fixed orders).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -46,9 +47,22 @@ __all__ = ["table", "knobs_markdown", "clauses_markdown", "theme_clauses", "spli
 
 # --- Markdown -----------------------------------------------------------------------------------
 
+_MARKDOWN_ACTIVE = re.compile(r"([\\\[\]|])")
+"""Characters escaped with a backslash in a Markdown table cell: the brackets of links and
+images (so no link or image comes from data), the backslash itself and the cell separator;
+emphasis and code spans are left, being inert."""
+
+
 def _cell(value: object) -> str:
-    """Text safe inside a Markdown table cell (pipes escaped, line breaks as <br>)."""
-    return str(value).replace("|", "\\|").replace("\n", "<br>")
+    """``value`` as inert text inside a Markdown table cell: HTML escaped (``<script>``, ``<img
+    onerror>`` and entities from a finding are shown, never run), Markdown syntax backslash-
+    escaped (no link or image from data), line breaks as ``<br>``, control characters shown
+    escaped (:func:`model.text.visible` without a length cut)."""
+    import html
+    from model.text import visible
+    lines = [_MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(visible(line, None), quote=False))
+             for line in str(value).split("\n")]
+    return "<br>".join(lines)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -216,7 +230,11 @@ def mermaid_markdown(finding: dict) -> str:
     """The finding as a fenced Mermaid block (:func:`counterexamples.report.export.to_mermaid`), ready
     for ``IPython.display.Markdown``."""
     from counterexamples.report.export import to_mermaid
-    return "```mermaid\n" + to_mermaid(finding) + "```"
+    text = to_mermaid(finding)
+    fence = "```"
+    while fence in text:  # a fence the diagram's text cannot close
+        fence += "`"
+    return f"{fence}mermaid\n{text}{fence}"
 
 
 # --- the engines side by side ------------------------------------------------------------------
