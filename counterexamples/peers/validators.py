@@ -54,7 +54,7 @@ CATEGORIES = ("agrees", "differs-argued", "out-of-scope")
 
 README_START = "<!-- validate-fixtures:start (generated: python -m counterexamples.peers.validators) -->"
 README_END = "<!-- validate-fixtures:end -->"
-"""The markers around the generated table in README.md."""
+"""The markers around the generated table in docs/lint.md."""
 
 _TEXT = "Text Messages page (not among the draft pages the model encodes)"
 _TOOLS = "Tool Calls page (not among the draft pages the model encodes)"
