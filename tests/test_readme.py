@@ -211,7 +211,12 @@ def _target(page: pathlib.Path, link: str) -> tuple[pathlib.Path, str]:
     return ((page.parent / path).resolve() if path else page), anchor
 
 
-@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
+LINKING_PAGES = [ROOT / "benchmarks" / "README.md", ROOT / "counterexamples" / "README.md",
+                 ROOT / "notebooks" / "README.md", ROOT / "tests" / "README.md"]
+"""Other READMEs, whose links into the README and docs/ are checked too."""
+
+
+@pytest.mark.parametrize("page", _pages() + LINKING_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_links_resolve(page):
     bad = []
     for link in _links(page):
