@@ -57,8 +57,8 @@ def _add_lint(sub) -> None:
                    "(a new file: never over an existing one, never through a link)")
     p.add_argument("--reading",
                    help="judge under this reading's producer options only (preset or "
-                        "KNOB=OPTION,...; only its producer-side knobs matter: see the README's "
-                        "lint section); default: "
+                        "KNOB=OPTION,...; only its producer-side knobs matter: see docs/lint.md, "
+                        "Readings); default: "
                         "every producer reading, each violation saying which make it")
     p.add_argument("--fail-on", choices=FAIL_ON, default="error",
                    help="exit 1 when a violation of this severity or a worse one is found "

@@ -11,7 +11,7 @@ the model.
 
 ``--fail-on divergence|error|any`` makes either exit 1 when the condition holds (for CI).
 
-``--adapter`` is any command line speaking the adapter protocol (README, "Adapter protocol"), or a
+``--adapter`` is any command line speaking the adapter protocol (docs/peers.md, "Adapter protocol"), or a
 shortcut: ``model[:READING]``, ``ag-ui-client:reducer``, ``ag-ui-client:pipeline``. All the work
 is in :mod:`counterexamples.peers`; this module only wires it to the command line.
 """

@@ -20,8 +20,8 @@ MAX_BFS_DEPTH = 5
 all-readings sweep grows about fifteenfold per event: without properties depth 4 takes seconds
 and depth 5 about 20 s (2 million states), and the settlement table built on it a few minutes
 and about 2 GB at depth 5 (``questions --depth``'s bound too); depth 6 is 54,313,288 states
-of the default vocabulary (some 4.3 GB and a quarter of an hour with every property, README
-"The exhaustive search"), which is ``activity-check explore``'s work, not a run's."""
+of the default vocabulary (some 4.3 GB and a quarter of an hour with every property, docs/exhaustive.md
+and benchmarks/README.md), which is ``activity-check explore``'s work, not a run's."""
 
 
 def _add_run(sub) -> None:

@@ -22,7 +22,7 @@ MAX_DEPTH = 64
 """The deepest ``--depth`` accepted. The search goes one length at a time and stops at the first
 witness or at ``--timeout``, so a deeper bound only ever adds time: questions with a witness
 answer within 8 events, and proving that none exists reaches the default timeout from depth 16
-to 24 (README, "Z3 bounded model checking"); past 64 every such subject would only run into its
+to 24 (docs/smt.md, "Scaling"); past 64 every such subject would only run into its
 timeout, one after the other."""
 
 

@@ -21,8 +21,8 @@ is computed for the first time, and the rate is a third to a half of that of dep
 expands the 1,695,327 frontier nodes of level 5 (54,313,288 states and 111,953,553 edges in
 all), ten to fifteen minutes here, and depth 7 some six to nine hours on one core
 (``--timeout`` stops a run where it is and reports what it explored, ``--checkpoint DIR``
-saves it so that the next run goes on from there; see the README's section on the
-exhaustive search for the figures).
+saves it so that the next run goes on from there; see docs/exhaustive.md, and
+benchmarks/README.md for the figures).
 
 Targets (issue 4): at least 20,000 distinct states per second on one core, and the default bound
 exhausted within 60 s, both judged on ``all-readings`` (every reading and every property) at

@@ -546,7 +546,7 @@ def test_clauses_table(capsys):
 # --- run -----------------------------------------------------------------------------------------
 
 RUN_SMALL = ("run", "--examples", "30", "--seed", "3", "--budget", "inf")
-"""A small run; no time budget, so that its output depends on the seed alone (README)."""
+"""A small run; no time budget, so that its output depends on the seed alone (docs/commands.md)."""
 
 
 @pytest.fixture(scope="module")
@@ -956,7 +956,7 @@ def test_a_full_output_device_is_one_line_not_a_traceback(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "activity_check.cli", "replay",
                                str(trace_file)], stdout=full, stderr=subprocess.PIPE, text=True,
                               timeout=60)
-    assert proc.returncode == 2  # an output that cannot be written (README, exit codes)
+    assert proc.returncode == 2  # an output that cannot be written (docs/outputs.md, exit codes)
     assert "Traceback" not in proc.stderr and "No space left" in proc.stderr
     assert proc.stderr.count("\n") == 1
 

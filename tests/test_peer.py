@@ -972,8 +972,8 @@ def test_search_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
 # * An answer that is not strict JSON (a 5,000-digit integer, NaN, 100,000-deep nesting) costs
 #   that trace a ``bad-response``, never a traceback; markup and escape sequences in an answer are
 #   data (shown escaped, compared as values).
-# * ``"fatal": {}`` is a failure: the protocol's "otherwise an object" (README, "Adapter
-#   protocol") says the run failed, without saying where, as ``true`` does.
+# * ``"fatal": {}`` is a failure: the protocol's "otherwise an object" (docs/peers.md,
+#   "Adapter protocol") says the run failed, without saying where, as ``true`` does.
 # * An adapter that never reads its stdin cannot block a request past ``--timeout``.
 # * Divergences are located by bisection of the prefixes and shrunk to a fixpoint: FC-24 through a
 #   peer that ignores ``replace: false`` shrinks to the 3 events that show it.

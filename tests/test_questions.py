@@ -35,8 +35,8 @@ def test_forms_of_the_modelled_questions(rows):
     for r in rows:
         if r["form"] in ("A", "B"):
             assert len(r["witness"]) == r["length"] and r["witness"][0]["type"]
-    # the shortest conformant witnesses the BFS finds at depth 4 (README "How far each
-    # question"); Q11's is 3 since a MESSAGES_SNAPSHOT may state two new activities (item 4)
+    # the shortest conformant witnesses the BFS finds at depth 4 (docs/readings.md, "The
+    # settlement table"); Q11's is 3 since a MESSAGES_SNAPSHOT may state two new activities (item 4)
     assert {q: by[q]["length"] for q in ("Q1", "Q4", "Q10", "Q11")} == {
         "Q1": 3, "Q4": 4, "Q10": 4, "Q11": 3}
 

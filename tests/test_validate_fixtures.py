@@ -1,7 +1,7 @@
 """ag-ui-validate's fixture corpus side by side with the model (issue 19, item 5;
 counterexamples/peers/validators.py): every fixture through the producer monitor and the draft
-consumer, each in exactly one of agrees / differs-argued / out-of-scope, and the README's table
-is what the code computes (so it cannot go stale)."""
+consumer, each in exactly one of agrees / differs-argued / out-of-scope, and the table in
+docs/lint.md is what the code computes (so it cannot go stale)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ import counterexamples.peers.validators as vf
 
 pytest.importorskip("ag_ui_validate", reason="ag-ui-validate (the dev extra) is not installed")
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "lint.md"
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +61,8 @@ def test_the_two_sides_are_really_run(rows):
     assert row["AGUI302"].replay == "warns STATE_PATCH_FAILED; run finished"
 
 
-def test_the_readme_table_is_what_the_code_computes(rows):
-    text = README.read_text(encoding="utf-8")
+def test_the_documented_table_is_what_the_code_computes(rows):
+    text = DOC.read_text(encoding="utf-8")
     assert text.count(vf.README_START) == 1 and text.count(vf.README_END) == 1
     start = text.index(vf.README_START) + len(vf.README_START)
     table = text[start:text.index(vf.README_END)].strip("\n") + "\n"

@@ -1,6 +1,6 @@
 """The formats of a lint report: pretty (rich), JSON, JUnit XML and SARIF 2.1.0.
 
-* :func:`to_json`: the report's JSON (schema ``activity-check/lint/1``, documented in the README:
+* :func:`to_json`: the report's JSON (schema ``activity-check/lint/1``, documented in docs/lint.md:
   :meth:`counterexamples.lint.linter.LintReport.to_json`).
 * :func:`to_junit`: JUnit XML as CI systems read it: one ``testsuite`` per stream, one
   ``testcase`` per clause checked (:func:`counterexamples.lint.linter.clauses_checked`), a ``failure``
@@ -47,7 +47,7 @@ SARIF_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "sc
 
 REPORT_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas",
                                   "lint-report.schema.json")
-"""The JSON schema (2020-12) of the JSON report (:func:`to_json`), also given in the README."""
+"""The JSON schema (2020-12) of the JSON report (:func:`to_json`), described in docs/lint.md."""
 
 SET_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "schemas",
                                "lint-set.schema.json")

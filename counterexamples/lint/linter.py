@@ -216,7 +216,7 @@ class LintViolation:
     related_index: Optional[int] = None
 
     def to_json(self) -> dict:
-        """The violation in the JSON report's form (camelCase members; see the README)."""
+        """The violation in the JSON report's form (camelCase members; see docs/lint.md)."""
         return {"clause": self.clause, "keyword": self.keyword, "severity": self.severity,
                 "kind": self.kind, "eventIndex": self.event_index, "line": self.line,
                 "eventType": self.event_type, "pointer": self.pointer, "message": self.message,
@@ -296,7 +296,7 @@ class LintReport:
         return list(dict.fromkeys(v.clause for v in self.violations))
 
     def to_json(self, fail_on: str = "error", version: Optional[str] = None) -> dict:
-        """The report as JSON (schema :data:`REPORT_SCHEMA`, documented in the README);
+        """The report as JSON (schema :data:`REPORT_SCHEMA`, documented in docs/lint.md);
         ``version``: the tool's (default: the installed distribution's, :func:`tool_version`)."""
         return {
             "tool": "activity-check", "version": version or tool_version(),

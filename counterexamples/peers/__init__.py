@@ -1,6 +1,6 @@
 """Peers: real implementations driven through an adapter, checked against the model.
 
-An *adapter* is any program that speaks the adapter protocol (README, "Adapter protocol"): JSON
+An *adapter* is any program that speaks the adapter protocol (docs/peers.md, "Adapter protocol"): JSON
 lines on stdin and stdout, one long-lived process for a whole corpus. This package is the checking
 side:
 

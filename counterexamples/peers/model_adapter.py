@@ -16,7 +16,7 @@ and sends them: activity stripped, RIN-STRIP-ACTIVITY); ``observes``, the member
 
 A request that cannot be processed (not JSON, no ``events`` array, an event that is not an
 object) is answered ``{"id", "error": text}`` and the adapter goes on with the next line. It exits
-0 at the end of its input. See the README section "Adapter protocol" for the contract every adapter
+0 at the end of its input. See docs/peers.md, "Adapter protocol", for the contract every adapter
 follows; :mod:`counterexamples.peers` is the checking side.
 
 Options (test hooks, to exercise the checker's error handling with a real process):

@@ -6,7 +6,7 @@ test asks for its fixtures, and those skip unless ``--activity-peer`` names an a
 Options:
 
 * ``--activity-peer CMD``: the adapter's command line (any program speaking the adapter protocol of
-  the README), or a shortcut (``model[:READING]``, ``ag-ui-client:reducer``,
+  docs/peers.md), or a shortcut (``model[:READING]``, ``ag-ui-client:reducer``,
   ``ag-ui-client:pipeline``);
 * ``--activity-peer-traces PATH`` (repeatable): trace files or directories to use instead of the
   committed corpus;

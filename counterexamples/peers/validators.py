@@ -29,7 +29,7 @@ Each fixture then falls in exactly one of :data:`CATEGORIES`:
 
 A fixture that differs without an argument is ``differs-unargued`` (the tests refuse it), and an
 argument kept for a fixture that agrees is stale (refused too). :func:`markdown_table` renders
-the rows as the README's table, which ``tests/test_validate_fixtures.py`` compares with what this
+the rows as the table in docs/lint.md, which ``tests/test_validate_fixtures.py`` compares with what this
 module computes. ``python -m counterexamples.peers.validators`` prints the table.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ CATEGORIES = ("agrees", "differs-argued", "out-of-scope")
 
 README_START = "<!-- validate-fixtures:start (generated: python -m counterexamples.peers.validators) -->"
 README_END = "<!-- validate-fixtures:end -->"
-"""The markers around the generated table in README.md."""
+"""The markers around the generated table in docs/lint.md."""
 
 _TEXT = "Text Messages page (not among the draft pages the model encodes)"
 _TOOLS = "Tool Calls page (not among the draft pages the model encodes)"
@@ -289,7 +289,7 @@ def _cell(text: str) -> str:
 
 
 def markdown_table(rows) -> str:
-    """The rows as a Markdown table (the README's), preceded by one line of counts."""
+    """The rows as a Markdown table (docs/lint.md's), preceded by one line of counts."""
     n = counts(rows)
     lines = [f"{len(rows)} fixtures: {n['agrees']} agree, {n['differs-argued']} differ "
              f"(argued), {n['out-of-scope']} out of scope.", "",
@@ -303,5 +303,5 @@ def markdown_table(rows) -> str:
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":  # pragma: no cover - prints the README's table
+if __name__ == "__main__":  # pragma: no cover - prints docs/lint.md's table
     print(markdown_table(compare_corpus()), end="")

@@ -2,7 +2,7 @@
 // folder's adapter.mjs (1.0.0) and ../ag-ui-client-0.0.59/adapter.mjs hand it the client and
 // rxjs modules their own node_modules resolve, so one driver serves each pinned version.
 //
-// It speaks the adapter protocol of activity-check (README, "Adapter protocol"): one JSON
+// It speaks the adapter protocol of activity-check (docs/peers.md, "Adapter protocol"): one JSON
 // object per line on stdin, {"id", "events": [wire events], "state"?: initial agent state},
 // answered by one JSON object per line on stdout, in request order:
 //   {"id", "peer", "messages", "warnings", "warningsComplete", "fatal": null | {"atEvent",
@@ -15,8 +15,8 @@
 // or {"id", "error"} when the adapter itself could not process the request.
 //
 // Warnings: the client prints free text on the console. Every line printed while the trace is
-// consumed is kept in "log" and matched against the table in warnings.json (README, "Warnings of
-// @ag-ui/client"): a line a "code" entry matches becomes {code, messageId, atEvent} (atEvent: the
+// consumed is kept in "log" and matched against the table in warnings.json (docs/peers.md, "Warnings
+// of @ag-ui/client"): a line a "code" entry matches becomes {code, messageId, atEvent} (atEvent: the
 // event being consumed when it was printed); a line an "ignore" entry matches is not a warning
 // (it accompanies a failure, which "fatal" reports). When every line is matched, "warnings" is
 // the list and "warningsComplete" true; when some line is not, "warnings" is null (not

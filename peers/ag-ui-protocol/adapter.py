@@ -19,8 +19,9 @@ layer's doing:
 
 ``warnings`` are the reference consumer's (activity-check codes) over what the models passed on;
 ``runInput`` and ``state`` likewise, and the conformance members (``events``: what the models
-passed on and the consumer took, ``request``, ``observes``; docs/conformance.md). Usage: ``python peers/ag-ui-protocol/adapter.py`` (JSON lines
-on stdin and stdout, the README's "Adapter protocol").
+passed on and the consumer took, ``request``, ``observes``; docs/conformance.md). Usage:
+``python peers/ag-ui-protocol/adapter.py`` (JSON lines on stdin and stdout, docs/peers.md,
+"Adapter protocol").
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def through_models(wire: list) -> tuple[list[dict], Any]:
 
 
 def answer(request: Any) -> dict:
-    """The response to one decoded request (the README's "Adapter protocol"); never raises."""
+    """The response to one decoded request (docs/peers.md, "Adapter protocol"); never raises."""
     rid = request.get("id") if isinstance(request, dict) else None
     if not isinstance(request, dict) or not isinstance(request.get("events"), list):
         return {"id": rid, "error": "request needs an 'events' array"}

@@ -72,8 +72,8 @@ no statistical profiler sampling each task's stack every 10 ms (about 12% of a t
 the sweep's deep Python stacks), the event-loop and system monitors ticking every second or
 five instead of every 20 and 500 ms, the nannies' memory monitor every second, and no work
 stealing (every task is placed on the worker holding its partition; a lost worker's tasks are
-still rerun elsewhere). A cluster joined by address keeps its own settings (the README says how
-to give its workers these)."""
+still rerun elsewhere). A cluster joined by address keeps its own settings (docs/exhaustive.md
+says how to give its workers these)."""
 
 
 CONNECT_SECONDS = 10.0
