@@ -32,8 +32,7 @@ SHARED = ROOT.parent / "shared"
 MAX_README_LINES = 250
 
 PENDING_DOCS = {
-    "docs/search.md", "docs/limits.md", "docs/codes.md", "docs/adapter-events.md",
-    "docs/conformance.md", "docs/resolve.md", "docs/producers.md",
+    "docs/search.md", "docs/codes.md", "docs/adapter-events.md", "docs/resolve.md",
 }
 """Pages that other changes write at the same time; a link to one may not resolve yet. Empty
 this set once they are merged (a page listed here that exists fails the test)."""
@@ -41,14 +40,6 @@ this set once they are merged (a page listed here that exists fails the test).""
 PENDING_COMMANDS = {
     "activity-check resolve --pin Q2=parent,Q8=keep":
         "resolve (issue 41) is not merged yet",
-    'activity-check conformance run ../shared/data/ag-ui-conformance/draft --adapter "$ADAPTER"':
-        "conformance run (issue 40) is not merged yet",
-    "activity-check conformance generate --out activity-fixtures":
-        "conformance generate (issue 40) is not merged yet",
-    'activity-check conformance run activity-fixtures --adapter "$ADAPTER"':
-        "conformance run (issue 40) is not merged yet",
-    "activity-check lint docs/examples/streams/ --format junit --out lint.xml":
-        "lint of a folder (issue 42) is not merged yet",
 }
 """Start-here commands of features other changes deliver, with the reason they cannot run yet.
 Each is still run, and must fail; one that succeeds fails the test, to be removed from here."""
@@ -68,6 +59,12 @@ EXPECT = {
     "activity-check questions --out review": "review/questions/Q8.jsonl",
     "activity-check replay review/questions/Q8.jsonl --all-readings": "Q8=keep",
     "activity-check replay docs/examples/streams/agent-run.jsonl": "run: finished",
+    'activity-check conformance run ../shared/data/ag-ui-conformance/draft --adapter "$ADAPTER" '
+    "--third-party": "0 unargued",
+    "activity-check conformance generate --out activity-fixtures": "fixtures written to",
+    'activity-check conformance run activity-fixtures --adapter "$ADAPTER"': "0 failed, 0 error",
+    "activity-check lint docs/examples/streams/ --format junit --out lint.xml":
+        "report written to lint.xml",
     "activity-check replay docs/examples/streams/agent-run.jsonl --reading lenient --json":
         '"run": "finished"',
 }
@@ -76,6 +73,8 @@ command must have an entry, so that none is run without a check of what the user
 
 FILES_MADE = {
     "activity-check questions --out review": ["review/questions.html", "review/questions/Q8.jsonl"],
+    "activity-check conformance generate --out activity-fixtures": ["activity-fixtures/streams/MANIFEST.txt", "activity-fixtures/coverage.md"],
+    "activity-check lint docs/examples/streams/ --format junit --out lint.xml": ["lint.xml"],
 }
 """Files a command must leave, relative to the directory it runs in."""
 

@@ -122,6 +122,10 @@ def argument(fixture: Fixture, result: FixtureResult, answer: dict) -> Optional[
     return None
 
 
+VERDICTS = ("passed", "argued", "out of scope", "unargued")
+"""What the scope table says of a fixture run on the model, in the order it counts them."""
+
+
 def classify(fixture: Fixture, result: FixtureResult, answer: dict) -> tuple[str, str]:
     """``(verdict, note)``: ``out of scope`` (the reason), ``passed``, ``argued`` (the
     argument) or ``unargued`` (the failing keys)."""
@@ -149,6 +153,16 @@ def unargued(fixtures: Sequence[Fixture], results: Sequence[FixtureResult],
             if classify(f, r, a)[0] == "unargued"]
 
 
+def scope_counts(fixtures: Sequence[Fixture], results: Sequence[FixtureResult],
+                 answers: Sequence[dict]) -> dict[str, int]:
+    """How many fixtures :func:`classify` puts under each verdict, as ``{"passed": n,
+    "argued": n, "out of scope": n, "unargued": n}`` in that order."""
+    counts = dict.fromkeys(VERDICTS, 0)
+    for f, r, a in zip(fixtures, results, answers):
+        counts[classify(f, r, a)[0]] += 1
+    return counts
+
+
 def official_table(fixtures: Sequence[Fixture], results: Sequence[FixtureResult],
                    answers: Sequence[dict]) -> str:
     """The Markdown table of docs/conformance.md: one row per fixture (name, area, verdict,
@@ -156,16 +170,14 @@ def official_table(fixtures: Sequence[Fixture], results: Sequence[FixtureResult]
     the same inputs."""
     rows = ["| fixture | area | model (draft, third-party) | why |",
             "| --- | --- | --- | --- |"]
-    counts: dict[str, int] = {}
     labels: list[str] = []
     for f, r, a in zip(fixtures, results, answers):
         verdict, note = classify(f, r, a)
-        counts[verdict] = counts.get(verdict, 0) + 1
         if verdict == "out of scope" and note not in labels:
             labels.append(note)
         rows.append(f"| `{f.name}` | {f.doc.get('area', '')} | {verdict} | {_cell(note)} |")
-    order = ("passed", "argued", "out of scope", "unargued")
-    total = ", ".join(f"{counts.get(k, 0)} {k}" for k in order)
+    counts = scope_counts(fixtures, results, answers)
+    total = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     reasons = {label: reason for label, _, reason in OUT_OF_SCOPE_RULES}
     legend = "".join(f"- **{label}**: {reasons[label]}\n" for label in labels)
     out = "\n".join(rows) + f"\n\n{len(results)} fixtures: {total}.\n"
