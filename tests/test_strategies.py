@@ -176,7 +176,7 @@ def test_wire_events_give_wrong_types_and_all_ops():
     types, ops = Counter(), Counter()
 
     @seed(0)
-    @settings(max_examples=400, **_SETTINGS)
+    @settings(max_examples=1000, **_SETTINGS)
     @given(wire_events())
     def draw(obj):
         event = parse_event(obj)
@@ -189,7 +189,9 @@ def test_wire_events_give_wrong_types_and_all_ops():
             if isinstance(op, dict) and isinstance(op.get("op"), str):
                 ops[op["op"]] += 1
 
-    draw()
+    from properties.strategies import fixed_constants
+    with fixed_constants():  # the same draws whatever test modules ran before in the process
+        draw()
     assert {"string", "number", "object", "null"} <= set(types)
     assert {"move", "copy", "test", "add", "remove", "replace"} <= set(ops)
 
