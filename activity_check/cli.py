@@ -79,6 +79,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("smt", "activity_check.cmd_smt"),
     ("lint", "activity_check.cmd_lint"),
     ("questions", "activity_check.cmd_questions"),
+    ("resolve", "activity_check.cmd_resolve"),
 )
 """``(command, module)`` in the order ``--help`` lists them. Each module has ``PARSERS``,
 ``{command: add(subparsers)}``: ``add`` adds the command's parser with ``set_defaults(func=...)``;

@@ -18,8 +18,10 @@ def _add_export(sub) -> None:
                     help="jsonl (the trace), json (the finding itself), itf (Apalache/Quint "
                          "trace), mermaid (sequence diagram) or pytest (regression test file)")
     xp.add_argument("--out", help="write to this file (refused if it exists; default stdout)")
-    xp.add_argument("--reading", help="itf only: the reading whose states are exported "
-                    "(default: the draft's verdict class; a property finding's own reading)")
+    xp.add_argument("--reading", help="itf: the reading whose states are exported (default: "
+                    "the draft's verdict class; a property finding's own reading); pytest: "
+                    "the one reading whose verdict the test pins (a proposal's, e.g. "
+                    "Q2=parent,Q8=keep; default every verdict class)")
     xp.set_defaults(func=cmd_export)
 
 
@@ -37,8 +39,9 @@ def cmd_export(args) -> int:
 
     reading = None
     if args.reading is not None:  # the option's own faults first, named as the option's
-        if args.format != "itf":
-            raise UsageError(f"--reading applies to --format itf only, not {args.format}")
+        if args.format not in ("itf", "pytest"):
+            raise UsageError(f"--reading applies to --format itf and pytest only, not "
+                             f"{args.format}")
         reading = reading_option(args.reading, parse_reading_spec)
     try:
         finding = open_finding(args.finding)

@@ -406,7 +406,7 @@ def test_cli_export_reading_selects_a_class(findings, capsys):
 @pytest.mark.parametrize("argv_tail, names", [
     (["--format", "svg"], "invalid choice: 'svg'"),
     (["--format", "itf", "--reading", "Q1=nonsense"], "--reading: unknown option 'nonsense'"),
-    (["--format", "jsonl", "--reading", "draft"], "--reading applies to --format itf only, not jsonl"),
+    (["--format", "jsonl", "--reading", "draft"], "--reading applies to --format itf and pytest only, not jsonl"),
     ([], "--format"),
 ])
 def test_cli_export_usage_errors(findings, capsys, argv_tail, names):
