@@ -101,17 +101,18 @@ class Proposal:
                 "wording": {k: dict(v) for k, v in self.wording.items()}}
 
 
-def _reading_of(pins: Mapping[str, str], where: str) -> tuple[dict, Reading]:
-    """The pins in knob order (knob ids spelt as the knobs spell them) and their reading, parsed
-    by :func:`model.readings.parse_reading`."""
-    if not pins:
+def _reading_of(pins, where: str) -> tuple[dict, Reading]:
+    """The pins (a mapping or ``(knob, option)`` pairs) in knob order (knob ids spelt as the
+    knobs spell them) and their reading, parsed by :func:`model.readings.parse_reading` (which
+    names an unknown knob or option, or a knob given twice)."""
+    pairs = list(pins.items()) if isinstance(pins, Mapping) else list(pins)
+    if not pairs:
         return {}, DRAFT
-    text = ",".join(f"{k}={v}" for k, v in pins.items())
     try:
-        reading = parse_reading(text)
+        reading = parse_reading(",".join(f"{k}={v}" for k, v in pairs))
     except ReadingError as exc:
         raise ProposalError(f"{where}: {exc}") from None
-    ids = {k.upper(): k for k in pins}
+    ids = {k.upper() for k, _ in pairs}
     ordered = {}
     for knob in KNOBS:
         if knob.id.upper() in ids:
@@ -179,14 +180,12 @@ def proposal_from_pins(text: str) -> Proposal:
     items = [p.strip() for p in (text or "").split(",")]
     if not text or not any(items):
         raise ProposalError("--pin: give KNOB=OPTION pairs, e.g. Q2=parent,Q8=keep")
-    pins = {}
+    pins = []
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key.strip() or not value.strip():
             raise ProposalError(f"--pin: {item!r} is not KNOB=OPTION")
-        if key.strip().upper() in (k.upper() for k in pins):
-            raise ProposalError(f"--pin: {key.strip()} is given twice")
-        pins[key.strip()] = value.strip()
+        pins.append((key.strip(), value.strip()))
     ordered, reading = _reading_of(pins, "--pin")
     return Proposal(",".join(f"{k}={v}" for k, v in ordered.items()), ordered, {}, reading,
                     "--pin")
@@ -585,7 +584,8 @@ def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
 
 # --- the report --------------------------------------------------------------------------------
 
-def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True) -> dict:
+def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
+            z3_depth: Optional[int] = None) -> dict:
     """What ``proposal`` does (see the module docstring), as a JSON-ready dict:
     ``{"proposal", "reading", "depth", "z3Depth", "questions", "conflicts", "peers",
     "traces", "wording", "counts"}`` (``counterexamples/schemas/resolve-report.schema.json``).
@@ -596,6 +596,7 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True) -> 
             1``.
         z3: also ask Z3 (consistency, vacuity, the bounded proofs of the questions without
             knob); False: breadth-first only.
+        z3_depth: Z3's bound for consistency and vacuity (default ``depth + 1``).
 
     Raises:
         ValueError: a depth outside 2..MAX_DEPTH.
@@ -603,9 +604,10 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True) -> 
     Deterministic: equal inputs give equal reports (no timing inside)."""
     if not 2 <= depth <= MAX_DEPTH:
         raise ValueError(f"depth must be from 2 to {MAX_DEPTH}, not {depth}")
+    z3_depth = (depth + 1 if z3_depth is None else z3_depth) if z3 else None
     searches = _Searches(proposal.reading, depth)
     questions = [_question_row(q, proposal, searches, depth, z3) for q in RESOLVE_QUESTIONS]
-    conflicts = (_z3_conflicts(proposal, depth + 1) if z3 else []) + \
+    conflicts = (_z3_conflicts(proposal, z3_depth) if z3 else []) + \
         _bfs_conflicts(proposal, depth)
     traces = []
     for knob in proposal.pins:
@@ -619,7 +621,7 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True) -> 
                   nonConformantPeers=sum(1 for r in peers if not r["conformant"]))
     return {"tool": "activity-check", "command": "resolve", "proposal": proposal.to_json(),
             "reading": proposal.reading.name or "draft", "depth": depth,
-            "z3Depth": depth + 1 if z3 else None, "questions": questions,
+            "z3Depth": z3_depth, "questions": questions,
             "conflicts": conflicts, "peers": peers, "traces": traces,
             "wording": [{"question": _question_of(k), "id": k, **v}
                         for k, v in proposal.wording.items()],
