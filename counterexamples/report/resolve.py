@@ -145,8 +145,9 @@ def render_text(report: dict) -> str:
             out.append(f"  {r['peer']}: conformant on the pinned questions it was recorded on")
         for f in r["findings"]:
             w = f["witness"]
-            out.append(f"  {r['peer']}: NON-CONFORMANT on {f['question']} ({f['knob']}="
-                       f"{f['recorded']}, pinned {f['pinned']})" +
+            out.append(f"  {r['peer']}: " + ("NON-CONFORMANT on" if w else "differs off "
+                                                 "conformant traces only on") +
+                       f" {f['question']} ({f['knob']}={f['recorded']}, pinned {f['pinned']})" +
                        (f", trace of {w['length']} events" if w else ""))
     out += ["", "traces pinning the decisions:"]
     for t in report["traces"]:
@@ -195,7 +196,8 @@ def render_markdown(report: dict) -> str:
             f"{x['length']} events)" for x in report["conflicts"]] or ["- none"]
     out += ["", "**Peers** (recorded options)", ""]
     for r in report["peers"]:
-        bad = ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']})"
+        bad = ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']}"
+                        + ("" if f["witness"] else "; off conformant traces only") + ")"
                         for f in r["findings"])
         out.append(f"- {_md(r['peer'])}: " + (f"non-conformant on {bad}" if bad else
                                               "conformant"))
