@@ -265,3 +265,25 @@ def test_export_pytest_takes_a_reading(tmp_path, capsys):
     text = export(finding, "pytest", "Q8=keep")
     assert "'Q8=keep'" in text or '"Q8=keep"' in text
     assert "Pinned to the reading Q8=keep" in text
+
+
+def test_spec_diff_names_the_knobs_a_change_decides(tmp_path, capsys):
+    from counterexamples.report.resolve import spec_dir
+    pages = spec_dir()
+    if pages is None:
+        pytest.skip("the shared spec pages are absent")
+    text = Path(pages, "state.md").read_text(encoding="utf-8")
+    old_sentence = "consumer's activity messages not in it are dropped like anything else"
+    assert old_sentence in text
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old" / "state.md").write_text(text, encoding="utf-8")
+    (tmp_path / "new" / "state.md").write_text(
+        text.replace(old_sentence, "consumer keeps its activity messages not in it"),
+        encoding="utf-8")
+    assert main(["spec", "diff", str(tmp_path / "old" / "state.md"),
+                 str(tmp_path / "new" / "state.md"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    q8 = next(k for k in doc["knobs"] if k["knob"] == "Q8")
+    assert [o["option"] for o in q8["options"]] == list(KNOB_BY_ID["Q8"].option_names)
+    assert q8["recommended"] == "keep" and "STA-MS-SELF-REVOKE" in q8["clauses"]
