@@ -193,10 +193,14 @@ def proposal_from_pins(text: str) -> Proposal:
 
 def recommended_proposal() -> Proposal:
     """The proposal of every recommended option (:data:`model.readings.RECOMMENDATIONS`), named
-    ``recommended``, with no wording (the arguments are in the recommendations)."""
-    pins = {k: r["option"] for k, r in RECOMMENDATIONS["knobs"].items()}
-    ordered, reading = _reading_of(pins, "recommendations")
-    return Proposal("recommended", ordered, {}, reading, "--recommended")
+    ``recommended``, each with its proposed wording on the first page and section its argument
+    cites."""
+    knobs = RECOMMENDATIONS["knobs"]
+    ordered, reading = _reading_of({k: r["option"] for k, r in knobs.items()},
+                                   "recommendations")
+    wording = {k: {"page": r["cites"][0]["page"], "section": r["cites"][0]["section"],
+                   "text": r["wording"]} for k, r in knobs.items()}
+    return Proposal("recommended", ordered, wording, reading, "--recommended")
 
 
 # --- questions ---------------------------------------------------------------------------------

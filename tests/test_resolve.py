@@ -104,7 +104,7 @@ def test_shipped_recommended_proposal_is_the_recommendations():
     shipped = json.loads((ROOT / "proposals" / "recommended.json").read_text())
     jsonschema.validate(shipped, _schema("proposal.schema.json"))
     rec = recommended_proposal()
-    assert shipped["pins"] == dict(rec.pins)
+    assert shipped["pins"] == dict(rec.pins) and shipped["wording"] == rec.to_json()["wording"]
     assert rec.reading.as_dict() == {k: r["option"] for k, r in RECOMMENDATIONS["knobs"].items()}
 
 
