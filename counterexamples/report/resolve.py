@@ -149,6 +149,8 @@ def render_text(report: dict) -> str:
                                                  "conformant traces only on") +
                        f" {f['question']} ({f['knob']}={f['recorded']}, pinned {f['pinned']})" +
                        (f", trace of {w['length']} events" if w else ""))
+        if "live" in r:
+            out.append(f"    live: {_live_text(r['live'])}")
     out += ["", "traces pinning the decisions:"]
     for t in report["traces"]:
         w = t["witness"]
@@ -163,6 +165,14 @@ def render_text(report: dict) -> str:
             for s in w.get("sentences", [])[:6]:
                 out.append(f"    now (line {s['line']}): {s['text']}")
     return "\n".join(out) + "\n"
+
+
+def _live_text(live: dict) -> str:
+    """``--live``'s outcome for one peer in a few words."""
+    if not live.get("ready"):
+        return "not checked: " + live.get("reason", "")
+    checked = "; ".join(f"{c['knob']} behaves as {c['behaves']}" for c in live["checked"])
+    return f"{live['adapter']}: " + (checked or "no finding to replay")
 
 
 def _md(text) -> str:
@@ -200,7 +210,8 @@ def render_markdown(report: dict) -> str:
                         + ("" if f["witness"] else "; off conformant traces only") + ")"
                         for f in r["findings"])
         out.append(f"- {_md(r['peer'])}: " + (f"non-conformant on {bad}" if bad else
-                                              "conformant"))
+                                              "conformant") +
+                   (f" (live: {_md(_live_text(r['live']))})" if "live" in r else ""))
     if report["wording"]:
         out += ["", "**Wording**", ""]
         for w in report["wording"]:
