@@ -113,17 +113,20 @@ def add_sentences(report: dict, pages: Optional[str]) -> None:
 
 # --- text and Markdown -------------------------------------------------------------------------
 
+def _how(q: dict, code=str) -> str:
+    """What settles a question's status, in a few words (``code``: how an option is quoted)."""
+    if q["status"] == "decided":
+        return ", ".join(f"{k}={v}" for k, v in q["pinned"].items())
+    if q["status"] == "closed":
+        return f"{q['engine']} to depth {q['bound']}"
+    w = q.get("witness")
+    return (f"{w['length']}-event trace: {code(w['knob'] + '=' + w['option'])} vs "
+            f"{code(w['against'])}") if w else q["note"]
+
+
 def _question_line(q: dict) -> str:
     star = "★" if q["important"] else " "
-    if q["status"] == "decided":
-        what = ", ".join(f"{k}={v}" for k, v in q["pinned"].items())
-    elif q["status"] == "closed":
-        what = f"{q['engine']} to depth {q['bound']}"
-    else:
-        w = q.get("witness")
-        what = (f"{w['length']} events: {w['knob']}={w['option']} vs {w['against']}"
-                if w else q["note"])
-    return f"{q['question']:<4}{star} {q['status']:<8} {what}"
+    return f"{q['question']:<4}{star} {q['status']:<8} {_how(q)}"
 
 
 def render_text(report: dict) -> str:
@@ -191,14 +194,7 @@ def render_markdown(report: dict) -> str:
            f"(BFS depth {report['depth']}, Z3 depth {report['z3Depth'] or 'off'})", "",
            "| question | ★ | status | how |", "| --- | --- | --- | --- |"]
     for q in report["questions"]:
-        if q["status"] == "decided":
-            how = ", ".join(f"{k}={v}" for k, v in q["pinned"].items())
-        elif q["status"] == "closed":
-            how = f"{q['engine']}, depth {q['bound']}"
-        else:
-            w = q.get("witness")
-            how = (f"{w['length']}-event trace: `{w['knob']}={w['option']}` vs "
-                   f"`{w['against']}`") if w else _md(q["note"])
+        how = _md(_how(q, lambda t: f"`{t}`"))
         out.append(f"| {q['question']} | {'★' if q['important'] else ''} | {q['status']} | "
                    f"{how} |")
     out += ["", "**Conflicts**", ""]
