@@ -636,16 +636,20 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
 
 
 def compare(a: dict, b: dict) -> dict:
-    """Two reports side by side: ``{"a", "b" (proposal names), "questions": [{"question",
-    "a", "b"} whose status differs], "conflicts": {"onlyA", "onlyB"} (subjects), "peers":
-    [{"peer", "a", "b"} (non-conformant questions) that differ]}``."""
+    """Two reports side by side: ``{"a", "b" (proposal names), "pins": {"a", "b"},
+    "questions": [{"question", "a", "b"} whose status differs], "conflicts": {"onlyA",
+    "onlyB", "both"} (subjects), "peers": [{"peer", "a", "b"} (the questions a conformant
+    trace shows it non-conformant on) that differ]}``."""
     qa = {q["question"]: q["status"] for q in a["questions"]}
     qb = {q["question"]: q["status"] for q in b["questions"]}
     ca = {c["subject"] for c in a["conflicts"]}
     cb = {c["subject"] for c in b["conflicts"]}
 
-    def bad(report):
-        return {r["peer"]: sorted(f["question"] for f in r["findings"]) for r in report["peers"]}
+    order = {q.id: i for i, q in enumerate(RESOLVE_QUESTIONS)}
+
+    def bad(report):  # the questions with a conformant witness
+        return {r["peer"]: sorted((f["question"] for f in r["findings"] if f["witness"]),
+                                  key=order.__getitem__) for r in report["peers"]}
 
     pa, pb = bad(a), bad(b)
     return {"a": a["proposal"]["name"], "b": b["proposal"]["name"],

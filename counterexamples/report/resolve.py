@@ -345,7 +345,8 @@ def render_compare(cmp: dict, fmt: str = "text") -> str:
     a, b = cmp["a"], cmp["b"]
     bullet = "- " if fmt == "md" else "  "
     out = [(f"### {a} vs {b}" if fmt == "md" else f"{a} vs {b}"), ""]
-    pins = sorted(set(cmp["pins"]["a"]) | set(cmp["pins"]["b"]))
+    from model.readings import KNOBS
+    pins = [k.id for k in KNOBS if k.id in cmp["pins"]["a"] or k.id in cmp["pins"]["b"]]
     out.append("pins that differ:")
     out += [f"{bullet}{k}: {cmp['pins']['a'].get(k, '(draft)')} | "
             f"{cmp['pins']['b'].get(k, '(draft)')}" for k in pins
