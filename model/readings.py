@@ -291,7 +291,7 @@ KNOBS: tuple[Knob, ...] = (
 KNOB_BY_ID: dict[str, Knob] = {k.id: k for k in KNOBS}
 
 RECOMMENDATIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                    "recommendations.json")
+                                    "data", "recommendations.json")
 """The recommendations' data file (schema: ``counterexamples/schemas/
 recommendations.schema.json``)."""
 

@@ -40,7 +40,6 @@ knobs name (Q-ids of the notes, part (b)).
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Optional, Sequence
@@ -66,12 +65,6 @@ MAX_DEPTH = 5
 
 STATUSES = ("decided", "closed", "open")
 """A question's status under a proposal (see the module docstring)."""
-
-PROPOSAL_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             "proposals", "recommended.json")
-"""The recommended proposal shipped with the project (built from
-:data:`model.readings.RECOMMENDATIONS`; a test keeps the two equal)."""
-
 
 class ProposalError(ValueError):
     """A proposal that cannot be used: its message names the member at fault."""
