@@ -310,9 +310,11 @@ def run_pipeline(config: RunConfig, version: str,
                                                         report.witnesses.values()]))
     resolved = None
     if config.bfs_depth >= 2:  # last: what the recommended proposal does (issue 41)
-        from counterexamples.report.resolve import PAGE as RESOLVE_PAGE
+        from counterexamples.report.resolve import PAGE as RESOLVE_PAGE, add_sentences, \
+            spec_dir
         from properties.resolve import DEFAULT_DEPTH, recommended_proposal, resolve
         resolved = resolve(recommended_proposal(), depth=min(config.bfs_depth, DEFAULT_DEPTH))
+        add_sentences(resolved, spec_dir())
         summary.resolve = {"proposal": resolved["proposal"]["name"],
                            "depth": resolved["depth"], "counts": resolved["counts"],
                            "files": [RESOLVE_PAGE]}

@@ -332,7 +332,7 @@ def render_html(report: dict) -> str:
                    "</th><th>proposed</th></tr>")
         for w in report["wording"]:
             now = "".join(f"<p>line {s['line']}: {e(s['text'])}</p>"
-                          for s in w.get("sentences", [])) or e(w.get("note", ""))
+                          for s in w.get("sentences", [])) or e(w.get("note", "-"))
             out.append(f"<tr><td>{e(w['id'])}<br>{e(w['page'])} &gt; {e(w['section'])}</td>"
                        f"<td>{now}</td><td>{e(w['text'])}</td></tr>")
         out.append("</table>")
