@@ -316,6 +316,31 @@ class _Searches:
     def __init__(self, reading: Reading, depth: int):
         self.reading, self.depth = reading, depth
         self._pairs: dict = {}
+        self._sweep = None
+
+    def sweep(self):
+        """The proposal's reading explored once to ``depth`` over the exploration's vocabulary
+        (:func:`properties.search.explore.explore` with ``check_readings``): its ``splits``
+        give, for every knob at once, the shortest conformant trace on which two of its options
+        part in the proposal's context (the step where a pair search would first see the two
+        readings differ), and its ``violations`` the catalogue properties the pinned consumer
+        fails."""
+        if self._sweep is None:
+            from properties.catalogue import PROPERTIES
+            from properties.search.explore import explore
+            self._sweep = explore(depth=self.depth, reading=self.reading,
+                                  properties=PROPERTIES, check_readings=True)
+            if self._sweep.stopped_by == "interrupted":
+                raise KeyboardInterrupt
+        return self._sweep
+
+    def split(self, knob: str):
+        """``(trace, option a, option b)`` of the sweep's split of ``knob``, or None."""
+        hit = self.sweep().splits.get(knob)
+        if hit is None:
+            return None
+        trace, (a, b) = hit
+        return tuple(trace), a[knob], b[knob]
 
     def pair(self, a: Reading, b: Reading, knob: str):
         key = (a, b)
@@ -350,6 +375,13 @@ def _knob_witness(searches: _Searches, knob: str, against: Sequence[str]) -> Opt
     ``against`` (the shortest kept, options in order on ties), as a JSON-ready dict."""
     p = searches.reading
     mine = getattr(p, KNOB_BY_ID[knob].attr)
+    hit = None if knob in PRODUCER_ONLY_KNOBS else searches.split(knob)
+    if hit is not None and mine in hit[1:] and \
+            (hit[2] if hit[1] == mine else hit[1]) in against:
+        # the sweep's split is a shortest one for this pair (no pair is separated sooner)
+        other_option = hit[2] if hit[1] == mine else hit[1]
+        return _split_doc(knob, hit[0], mine, other_option, p,
+                          ("exploration", searches.depth))
     best = None
     for option in against:
         if option == mine:
@@ -381,6 +413,30 @@ def _knob_witness(searches: _Searches, knob: str, against: Sequence[str]) -> Opt
     return doc
 
 
+def _split_doc(knob: str, trace, a: str, b: str, p: Reading, where) -> dict:
+    """The witness dict of a verdict split of ``knob`` between options ``a`` and ``b`` (in the
+    proposal's context ``p``) on ``trace``, closed when it can be."""
+    ra, rb = p.with_(**{knob: a}), p.with_(**{knob: b})
+    full, closed = _complete(trace, ra, rb, p)
+    return {"knob": knob, "option": a, "against": b, "length": len(full), "closed": closed,
+            "engine": "BFS", "vocabulary": where[0], "bound": where[1], "decides": "verdict",
+            "trace": _wire(full), "verdicts": {a: _verdict(full, ra), b: _verdict(full, rb)}}
+
+
+def _open_witness(searches: _Searches, knob: str) -> Optional[dict]:
+    """The shortest conformant trace on which two options of the unpinned ``knob`` still part
+    under the pins: the sweep's split (any two options, in the proposal's context); without
+    one, for a lifecycle or producer knob, the pair and conformance searches of
+    :func:`_knob_witness`; else None (closed to the depth)."""
+    hit = None if knob in PRODUCER_ONLY_KNOBS else searches.split(knob)
+    if hit is not None:
+        return _split_doc(knob, hit[0], hit[1], hit[2], searches.reading,
+                          ("exploration", searches.depth))
+    if knob in LIFECYCLE_KNOBS or knob in PRODUCER_KNOBS:
+        return _knob_witness(searches, knob, KNOB_BY_ID[knob].option_names)
+    return None
+
+
 def _question_row(q: _Q, proposal: Proposal, searches: _Searches, depth: int,
                   z3: bool) -> dict:
     from properties.questions import DEEPER
@@ -407,7 +463,7 @@ def _question_row(q: _Q, proposal: Proposal, searches: _Searches, depth: int,
         return row
     best = None
     for knob in free:
-        w = _knob_witness(searches, knob, KNOB_BY_ID[knob].option_names)
+        w = _open_witness(searches, knob)
         if w is not None and (best is None or w["length"] < best["length"]):
             best = w
     if best is None:
@@ -515,10 +571,9 @@ def _branch_reach(reading: Reading, depth: int) -> dict:
     return found
 
 
-def _bfs_conflicts(proposal: Proposal, depth: int) -> list[dict]:
+def _bfs_conflicts(proposal: Proposal, depth: int, searches: _Searches) -> list[dict]:
     from model.branches import BRANCH_BY_ID
     from properties.catalogue import PROPERTIES
-    from properties.search.explore import explore
     p = proposal.reading
     out = []
     base, mine = _branch_reach(DRAFT, depth), _branch_reach(p, depth)
@@ -535,7 +590,7 @@ def _bfs_conflicts(proposal: Proposal, depth: int) -> list[dict]:
                     "note": f"the step branch is taken on a conformant trace under draft and "
                             f"on none under the pins: {b.summary}",
                     "witnessUnder": "draft", "trace": _wire(full)})
-    report = explore(depth=depth, reading=p, properties=PROPERTIES, check_readings=False)
+    report = searches.sweep()
     report_props = {prop.id: prop for prop in PROPERTIES}
     for pid, (trace, text) in report.violations.items():
         prop = report_props.get(pid)
@@ -608,7 +663,7 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
     searches = _Searches(proposal.reading, depth)
     questions = [_question_row(q, proposal, searches, depth, z3) for q in RESOLVE_QUESTIONS]
     conflicts = (_z3_conflicts(proposal, z3_depth) if z3 else []) + \
-        _bfs_conflicts(proposal, depth)
+        _bfs_conflicts(proposal, depth, searches)
     traces = []
     for knob in proposal.pins:
         w = _knob_witness(searches, knob, KNOB_BY_ID[knob].option_names)
