@@ -88,7 +88,8 @@ def tree(root: Path) -> dict[str, bytes]:
 def listed_files(out_dir: Path) -> set[str]:
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     return {f for finding in summary["findings"] for f in finding["files"]} | \
-        set((summary.get("questions") or {}).get("files", []))
+        set((summary.get("questions") or {}).get("files", [])) | \
+        set((summary.get("resolve") or {}).get("files", []))
 
 
 # --- replay: unusable input (exit 2, one line) ---------------------------------------------------

@@ -287,3 +287,22 @@ def test_spec_diff_names_the_knobs_a_change_decides(tmp_path, capsys):
     q8 = next(k for k in doc["knobs"] if k["knob"] == "Q8")
     assert [o["option"] for o in q8["options"]] == list(KNOB_BY_ID["Q8"].option_names)
     assert q8["recommended"] == "keep" and "STA-MS-SELF-REVOKE" in q8["clauses"]
+
+
+def test_cli_out_again_replaces_the_earlier_report(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["resolve", "--pin", "Q8=keep", "--depth", "3", "--no-z3", "--out",
+                 str(out)]) == 0
+    assert (out / "traces" / "Q8.jsonl").is_file()
+    (out / "mine.txt").write_text("kept")
+    assert main(["resolve", "--pin", "Q1=ignore", "--depth", "3", "--no-z3", "--out",
+                 str(out)]) == 0
+    assert not (out / "traces" / "Q8.jsonl").exists()  # the earlier proposal's, not stale
+    assert (out / "traces" / "Q1.jsonl").is_file() and (out / "mine.txt").read_text() == "kept"
+    assert json.loads((out / "resolve.json").read_text())["proposal"]["pins"] == {"Q1": "ignore"}
+    capsys.readouterr()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "x.txt").write_text("not ours")
+    assert main(["resolve", "--pin", "Q8=keep", "--depth", "2", "--no-z3", "--out",
+                 str(tmp_path / "other")]) == 2
+    assert "--out" in capsys.readouterr().err

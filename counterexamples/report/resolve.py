@@ -304,10 +304,10 @@ def render_html(report: dict) -> str:
         out.append(f"<tr><td>{e(r['peer'])}</td><td>{verdict}</td><td>{e(bad or '-')}</td>"
                    "</tr>")
     out.append("</table>")
-    for r in report["peers"]:
+    for i, r in enumerate(report["peers"]):
         for f in r["findings"]:
             if f["witness"]:
-                key = f"peer-{abs(hash((r['peer'], f['knob']))) % 10**8}"
+                key = f"peer-{i + 1}-{f['knob']}"
                 out.append(f"<section><h3>{e(r['peer'])} on {e(f['question'])}</h3>"
                            + _witness_html(f["witness"], key, f"{r['peer']}: {f['knob']}",
                                            None) + "</section>")
