@@ -76,15 +76,29 @@ def _proposals(args) -> list:
     return out
 
 
+def _print_compare(reports: list, fmt: str) -> int:
+    """Print two reports side by side (JSON: both reports and the comparison); 0."""
+    import sys
+    from counterexamples.report.resolve import render_compare
+    from properties.resolve import compare
+    cmp = compare(*reports)
+    if fmt == "json":
+        print(dump({"tool": "activity-check", "command": "resolve", "compare": cmp,
+                    "reports": reports}))
+    else:
+        sys.stdout.write(render_compare(cmp, "md" if fmt == "md" else "text"))
+    return 0
+
+
 def cmd_resolve(args) -> int:
     """``resolve``: print the report (or two side by side); 0, or 2 (one line) for an unusable
     proposal, depth or ``--out``."""
     import os
     import sys
-    from counterexamples.report.resolve import (REPORT_FILE, add_sentences, render_compare,
-                                                render_html, render_markdown, render_text,
-                                                spec_dir, write_report)
-    from properties.resolve import MAX_DEPTH, compare, resolve
+    from counterexamples.report.resolve import (REPORT_FILE, add_sentences, render_html,
+                                                render_markdown, render_text, spec_dir,
+                                                write_report)
+    from properties.resolve import MAX_DEPTH, resolve
     if not 2 <= args.depth <= MAX_DEPTH:
         raise UsageError(f"--depth must be from 2 to {MAX_DEPTH}, not {args.depth}")
     if args.spec is not None and not os.path.isdir(args.spec):
@@ -105,13 +119,7 @@ def cmd_resolve(args) -> int:
             live_peers(report)
         reports.append(report)
     if len(reports) == 2:
-        cmp = compare(*reports)
-        if args.format == "json":
-            print(dump({"tool": "activity-check", "command": "resolve", "compare": cmp,
-                        "reports": reports}))
-        else:
-            sys.stdout.write(render_compare(cmp, "md" if args.format == "md" else "text"))
-        return 0
+        return _print_compare(reports, args.format)
     report = reports[0]
     if plan is not None:
         with write_out(plan) as staging:

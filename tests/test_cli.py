@@ -1154,7 +1154,8 @@ SAMPLE_ARGV = {
     "readings": ["readings"], "export": ["export", "f.json", "--format", "json"],
     "peer": ["peer", "check", "--adapter", "model"], "smt": ["smt", "list"],
     "lint": ["lint", "t.jsonl"],
-    "questions": ["questions", "--depth", "2"]}
+    "questions": ["questions", "--depth", "2"],
+    "resolve": ["resolve", "--pin", "Q8=keep"]}
 
 
 def test_every_command_is_wired_once_from_its_module_in_help_order():
@@ -1174,7 +1175,7 @@ def test_every_command_is_wired_once_from_its_module_in_help_order():
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == [c for c, _ in COMMANDS] == [
         "run", "replay", "clauses", "explore", "corpus", "spec", "readings", "export", "peer",
-        "smt", "lint", "questions"]
+        "smt", "lint", "questions", "resolve"]
     assert sorted(SAMPLE_ARGV) == sorted(sub.choices)
     for command, module in COMMANDS:
         func = parser.parse_args(SAMPLE_ARGV[command]).func
