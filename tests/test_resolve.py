@@ -171,12 +171,16 @@ def test_recorded_peer_non_conformant_on_q8(report):
 def test_witnesses_are_closed_streams(report):
     from counterexamples.lint.linter import lint_wire
     p = parse_reading(report["reading"])
-    for t in report["traces"]:
-        w = t["witness"]
-        assert w and w["closed"], t["knob"]
+    witnesses = [t["witness"] for t in report["traces"]] + \
+        [q["witness"] for q in report["questions"] if q["witness"]]
+    assert len(witnesses) > 10
+    for w in witnesses:
+        assert w and w["closed"], w
         assert w["trace"][-1]["type"] == "RUN_FINISHED"
         lint = lint_wire(w["trace"], p if w["decides"] == "verdict" else DRAFT)
-        assert lint.conformant, (t["knob"], [v.clause for v in lint.violations])
+        assert lint.conformant, (w["knob"], [v.clause for v in lint.violations])
+    for c in report["conflicts"]:  # each conformant where it shows the clause at work
+        assert c["closed"] and lint_wire(c["trace"], DRAFT).conformant, c["subject"]
 
 
 def test_close_stream_ends_what_is_open():
