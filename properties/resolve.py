@@ -9,9 +9,11 @@ with the page and section it would change. Its reading is ``draft`` with the pin
 * ``questions``: every question Q1..Q25 of ``spec/notes.md`` part (b) and X1, each
   ``decided`` (the proposal pins every knob of it), ``closed`` (no conformant trace separates
   the options of its knobs any more once the pins hold, to the stated bound, with the engine:
-  ``BFS`` exhaustive over the exploration's vocabulary to ``depth`` and over the lifecycle
-  vocabulary to ``depth + DEEPER``; for a question without knob its bounded proof under every
-  reading, Z3 or BFS) or ``open`` (its shortest separating conformant trace under the pins);
+  ``BFS``, one exhaustive sweep under the proposal's reading over the exploration's vocabulary
+  to ``depth`` recording every knob's first split, and for :data:`LIFECYCLE_KNOBS` pair
+  searches over the lifecycle vocabulary to ``depth + DEEPER``; for a question without knob
+  its bounded proof under every reading, Z3 or BFS) or ``open`` (its shortest separating
+  conformant trace under the pins);
 * ``conflicts``: every clause the pins contradict or make vacuous, each with its shortest
   witness: Z3's consistency shapes (a shape of event with a conformant trace under draft and
   none under the pins: the clauses that allow it are contradicted) and vacuity rules (a rule
