@@ -82,6 +82,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("producers", "activity_check.cmd_producers"),
     ("questions", "activity_check.cmd_questions"),
     ("conformance", "activity_check.cmd_conformance"),
+    ("resolve", "activity_check.cmd_resolve"),
 )
 """``(command, module)`` in the order ``--help`` lists them. Each module has ``PARSERS``,
 ``{command: add(subparsers)}``: ``add`` adds the command's parser with ``set_defaults(func=...)``;

@@ -20,9 +20,11 @@ def _add_export(sub) -> None:
                          "ag-ui-fixture (an AG-UI conformance fixture: the witness and its "
                          "verdict, kill verified on the zoo; a trace file too)")
     xp.add_argument("--out", help="write to this file (refused if it exists; default stdout)")
-    xp.add_argument("--reading", help="itf and ag-ui-fixture: the reading whose states or "
-                    "verdict are exported (default: the draft's verdict class; a property "
-                    "finding's own reading)")
+    xp.add_argument("--reading", help="itf: the reading whose states are exported (default: "
+                    "the draft's verdict class; a property finding's own reading); pytest: "
+                    "the one reading whose verdict the test pins (a proposal's, e.g. "
+                    "Q2=parent,Q8=keep; default every verdict class); ag-ui-fixture: the "
+                    "reading whose verdict the fixture states")
     add_input_limits(xp)
     xp.set_defaults(func=cmd_export)
 
@@ -72,9 +74,9 @@ def cmd_export(args) -> int:
 
     reading = None
     if args.reading is not None:  # the option's own faults first, named as the option's
-        if args.format not in ("itf", "ag-ui-fixture"):
-            raise UsageError(f"--reading applies to --format itf and ag-ui-fixture only, not "
-                             f"{args.format}")
+        if args.format not in ("itf", "pytest", "ag-ui-fixture"):
+            raise UsageError(f"--reading applies to --format itf, pytest and ag-ui-fixture "
+                             f"only, not {args.format}")
         reading = reading_option(args.reading, parse_reading_spec)
     try:
         finding = open_finding(args.finding)

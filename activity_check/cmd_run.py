@@ -78,9 +78,10 @@ def _run_files(previous: dict) -> list:
             isinstance(f, dict) and isinstance(f.get("files", []), list) for f in listed):
         raise ValueError("not a run summary")
     questions = (previous.get("questions") or {}).get("files", [])
-    if not isinstance(questions, list):
+    resolved = (previous.get("resolve") or {}).get("files", [])
+    if not isinstance(questions, list) or not isinstance(resolved, list):
         raise ValueError("not a run summary")
-    return [path for f in listed for path in f.get("files", [])] + questions
+    return [path for f in listed for path in f.get("files", [])] + questions + resolved
 
 
 def cmd_run(args) -> int:
@@ -181,6 +182,13 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False) -> No
     if table:  # the settlement table of the open questions (issue 19)
         con.print(f"open questions: {table['settled']} of {table['total']} settled at depth "
                   f"{table['depth']}: {shown(os.path.join(out_dir, table['files'][0]))}")
+    resolved = summary.get("resolve")
+    if resolved:  # what the recommended proposal does (issue 41)
+        c = resolved["counts"]
+        con.print(f"recommended proposal: {c['decided']} decided, {c['closed']} closed, "
+                  f"{c['open']} open, {c['conflicts']} conflicts, {c['nonConformantPeers']} "
+                  f"peers non-conformant at depth {resolved['depth']}: "
+                  f"{shown(os.path.join(out_dir, resolved['files'][0]))}")
 
 
 # --- corpus -------------------------------------------------------------------------------------

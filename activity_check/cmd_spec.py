@@ -176,6 +176,15 @@ def _spec_diff(args, spec_text) -> int:
     con.print(table)
     if not report.normative_changes:
         con.print("no normative difference (plain wording only)")
+    for k in report.knobs():  # what the changed clauses decide (issue 41)
+        con.print(f"[bold]{shown(k['knob'])}[/bold] reads {shown(', '.join(k['clauses']))}: "
+                  f"{shown(k['question'], None)}")
+        for o in k["options"]:
+            mark = " (recommended)" if o["option"] == k["recommended"] else ""
+            con.print(f"  {shown(k['knob'])}={shown(o['option'])}{mark}: "
+                      f"{shown(o['does'], None)}")
+        con.print(f"  what the new wording's option does: activity-check resolve --pin "
+                  f"{shown(k['knob'])}=OPTION")
     return 0
 
 

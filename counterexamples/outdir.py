@@ -46,11 +46,15 @@ FINDINGS_DIR = "findings"
 QUESTIONS_DIR = "questions"
 """The subdirectory an output keeps the settlement table's witness files in (issue 19)."""
 
-OWN_FILES = frozenset({"questions.html", "questions.json"})
+OWN_FILES = frozenset({"questions.html", "questions.json", "resolve.html", "resolve.json",
+                       "resolve.md", "proposal.json"})
 """Top-level file names an earlier output may list as its own besides its summary (the
-settlement table's page and JSON); anything else at the top level is the user's."""
+settlement table's page and JSON; a resolve report's page, JSON, Markdown and proposal);
+anything else at the top level is the user's."""
 
-_OWN_DIRS = {FINDINGS_DIR: (".json", ".jsonl"), QUESTIONS_DIR: (".jsonl",)}
+_OWN_DIRS = {FINDINGS_DIR: (".json", ".jsonl"), QUESTIONS_DIR: (".jsonl",),
+             "traces": (".jsonl",), "pytest": (".py",), "fixtures": (".json",),
+             "conflicts": (".jsonl",)}
 
 STAGING_MARK = ".activity-check-"
 """Part of the name of every staging (and leftover) directory: ``.<name>.activity-check-<hex>``

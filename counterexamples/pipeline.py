@@ -182,6 +182,10 @@ class RunSummary:
             sweep (``{"depth", "settled", "total", "rows", "files"}``,
             :func:`properties.questions.settle`; ``files``: the page and the witnesses
             :func:`write_run` writes, relative paths); None with ``bfs_depth`` below 2.
+        resolve: what the recommended proposal does (issue 41, :func:`properties.resolve.
+            resolve` at the BFS's depth, at most its default): ``{"proposal", "depth",
+            "counts", "files"}`` (``files``: its page, ``resolve.html``, beside
+            ``questions.html``); None with ``bfs_depth`` below 2.
     """
 
     version: str
@@ -195,6 +199,7 @@ class RunSummary:
     corpus: dict = field(default_factory=dict)
     field_cases: list = field(default_factory=list)
     questions: Optional[dict] = None
+    resolve: Optional[dict] = None
 
     def to_json(self) -> dict:
         """The summary as ``summary.json`` holds it (wire names; no timings)."""
@@ -208,6 +213,7 @@ class RunSummary:
             "corpus": self.corpus,
             "fieldCases": [r.to_json() for r in self.field_cases],
             "questions": self.questions,
+            **({"resolve": self.resolve} if self.resolve is not None else {}),
         }
 
 
@@ -229,6 +235,7 @@ class RunResult:
     ambiguities: list[AmbiguityFinding] = field(default_factory=list)
     seconds: float = 0.0
     coverage: Optional[dict] = None
+    resolve_report: Optional[dict] = None
 
     @property
     def findings(self) -> list[Finding]:
@@ -301,7 +308,17 @@ def run_pipeline(config: RunConfig, version: str,
         from properties.coverage import coverage_of, report as coverage_report
         measured = coverage_report(coverage_of(drawn + [w.events for w in
                                                         report.witnesses.values()]))
-    return RunResult(summary, findings, report.seconds, measured)
+    resolved = None
+    if config.bfs_depth >= 2:  # last: what the recommended proposal does (issue 41)
+        from counterexamples.report.resolve import PAGE as RESOLVE_PAGE, add_sentences, \
+            spec_dir
+        from properties.resolve import DEFAULT_DEPTH, recommended_proposal, resolve
+        resolved = resolve(recommended_proposal(), depth=min(config.bfs_depth, DEFAULT_DEPTH))
+        add_sentences(resolved, spec_dir())
+        summary.resolve = {"proposal": resolved["proposal"]["name"],
+                           "depth": resolved["depth"], "counts": resolved["counts"],
+                           "files": [RESOLVE_PAGE]}
+    return RunResult(summary, findings, report.seconds, measured, resolved)
 
 
 def _search(config: RunConfig, tell: Progress):
@@ -417,3 +434,7 @@ def write_run(result: RunResult, out_dir: str) -> None:
     if table is not None:  # questions.html and questions/<Q-id>.jsonl (issue 19)
         from counterexamples.report.questions_page import write_questions
         write_questions(table["rows"], out_dir, table["depth"])
+    if result.resolve_report is not None:  # resolve.html beside questions.html (issue 41)
+        from counterexamples.report.resolve import PAGE as RESOLVE_PAGE, render_html
+        with open(os.path.join(out_dir, RESOLVE_PAGE), "w", encoding="utf-8") as fh:
+            fh.write(render_html(result.resolve_report))

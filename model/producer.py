@@ -976,7 +976,8 @@ def _extra_candidates(belief: Belief, vocabulary: Vocabulary) -> list[Event]:
 
 
 def conformance_splits(knobs: Sequence[str] = PRODUCER_ONLY_KNOBS, depth: int = 5,
-                       vocabulary: Vocabulary = DEFAULT_VOCABULARY
+                       vocabulary: Vocabulary = DEFAULT_VOCABULARY, base: Reading = DRAFT,
+                       options: Optional[Sequence[str]] = None
                        ) -> dict[str, tuple[tuple[Event, ...], str, str]]:
     """For each producer knob in ``knobs``, the shortest trace whose conformance one of its
     options changes: every event but the last conformant under both readings compared
@@ -990,9 +991,12 @@ def conformance_splits(knobs: Sequence[str] = PRODUCER_ONLY_KNOBS, depth: int = 
         knobs: producer knob ids (:data:`PRODUCER_KNOBS`).
         depth: the longest trace tried (events).
         vocabulary: the producer's finite world.
+        base: the reading compared against (default :data:`DRAFT`; ``resolve`` passes a
+            proposal's reading).
+        options: the options tried (default every option but ``base``'s).
 
     Returns:
-        ``{knob: (trace, draft option, other option)}`` for the knobs with such a trace; a knob
+        ``{knob: (trace, base's option, other option)}`` for the knobs with such a trace; a knob
         with none up to ``depth`` is absent.
 
     Raises:
@@ -1006,12 +1010,15 @@ def conformance_splits(knobs: Sequence[str] = PRODUCER_ONLY_KNOBS, depth: int = 
     found: dict[str, tuple[tuple[Event, ...], str, str]] = {}
     for knob_id in knobs:
         knob = KNOB_BY_ID[knob_id]
-        for option in knob.option_names[1:]:
-            trace = _shortest_conformance_split(DRAFT, DRAFT.with_(**{knob_id: option}), depth,
+        mine = getattr(base, knob.attr)
+        for option in (knob.option_names if options is None else options):
+            if option == mine:
+                continue
+            trace = _shortest_conformance_split(base, base.with_(**{knob_id: option}), depth,
                                                 vocabulary)
             if trace is not None and (knob_id not in found or
                                       len(trace) < len(found[knob_id][0])):
-                found[knob_id] = (trace, knob.draft, option)
+                found[knob_id] = (trace, mine, option)
     return found
 
 

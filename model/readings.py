@@ -13,13 +13,16 @@ trace under *all* readings at once, forking only on the knobs a step actually co
 from __future__ import annotations
 
 import itertools
+import json
+import os
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Iterator, Mapping
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
-           "describe_assignment", "RecordingReading"]
+           "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
+           "recommended_reading"]
 
 
 @lru_cache(maxsize=None)
@@ -62,6 +65,13 @@ class Knob:
     @property
     def draft(self) -> str:
         return self.options[0][0]
+
+    @property
+    def recommended(self) -> dict:
+        """What this project recommends for the knob (:data:`RECOMMENDATIONS`): ``{"option",
+        "argument" (our words), "cites" ([{"page", "section"}]), "important" (a starred
+        question of the notes)}``."""
+        return RECOMMENDATIONS["knobs"][self.id]
 
 
 KNOBS: tuple[Knob, ...] = (
@@ -279,6 +289,34 @@ KNOBS: tuple[Knob, ...] = (
 """Every knob, in the order the CLI lists them."""
 
 KNOB_BY_ID: dict[str, Knob] = {k.id: k for k in KNOBS}
+
+RECOMMENDATIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "data", "recommendations.json")
+"""The recommendations' data file (schema: ``counterexamples/schemas/
+recommendations.schema.json``)."""
+
+
+def _load_recommendations() -> dict:
+    """:data:`RECOMMENDATIONS` read from :data:`RECOMMENDATIONS_FILE`, checked against the
+    knobs: one entry per knob, each option one of the knob's (ImportError otherwise: a
+    declaration error)."""
+    with open(RECOMMENDATIONS_FILE, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    knobs = doc.get("knobs", {})
+    if set(knobs) != set(KNOB_BY_ID):  # pragma: no cover - a declaration error
+        raise ImportError(f"{RECOMMENDATIONS_FILE}: knobs {sorted(set(knobs) ^ set(KNOB_BY_ID))} "
+                          "are missing or unknown")
+    for kid, rec in knobs.items():
+        if rec.get("option") not in KNOB_BY_ID[kid].option_names:  # pragma: no cover
+            raise ImportError(f"{RECOMMENDATIONS_FILE}: {kid}: unknown option "
+                              f"{rec.get('option')!r}")
+    return doc
+
+
+RECOMMENDATIONS: dict = _load_recommendations()
+"""The option this project recommends for each knob, the argument for it in our words citing
+page and section, and whether its question is one of the notes' starred ones
+(``{"knobs": {knob id: {...}}, "questions": {question id without knob: {...}}}``)."""
 _ATTR_OF_ID: dict[str, str] = {k.id: k.attr for k in KNOBS}
 _KNOB_BY_ATTR: dict[str, Knob] = {k.attr: k for k in KNOBS}
 
@@ -402,6 +440,12 @@ def parse_reading(spec: str) -> Reading:
                                f"{', '.join(knob.option_names)}")
         overrides[knob.attr] = value
     return replace(base, **overrides)
+
+
+def recommended_reading() -> "Reading":
+    """The reading of every recommended option (:data:`RECOMMENDATIONS`)."""
+    return replace(DRAFT, **{KNOB_BY_ID[k].attr: r["option"]
+                             for k, r in RECOMMENDATIONS["knobs"].items()})
 
 
 def reading_count() -> int:

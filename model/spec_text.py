@@ -939,6 +939,23 @@ class DiffReport:
         """Clause ids of the normative changes, first seen first."""
         return tuple(dict.fromkeys(cid for c in self.normative_changes for cid in c.clauses))
 
+    def knobs(self) -> list[dict]:
+        """The knobs that read the clauses the normative changes touch (issue 41), in knob
+        order: ``{"knob", "question", "clauses" (those touched), "options" ([{"option",
+        "does"}], the draft's first), "recommended"}``, so that an author who edits a sentence
+        sees which behaviour it decides and can run ``resolve --pin KNOB=OPTION`` on the option
+        the new wording picks."""
+        from model.readings import KNOBS
+        touched = set(self.affected_clauses)
+        out = []
+        for knob in KNOBS:
+            mine = [c for c in knob.clauses if c in touched]
+            if mine:
+                out.append({"knob": knob.id, "question": knob.question, "clauses": mine,
+                            "options": [{"option": o, "does": d} for o, d in knob.options],
+                            "recommended": knob.recommended["option"]})
+        return out
+
     def to_json(self) -> dict:
         return {"old": self.old_file, "new": self.new_file, "page": self.page,
                 "unchanged": self.unchanged,
@@ -947,6 +964,7 @@ class DiffReport:
                            for k in ("added", "removed", "changed", "moved")},
                 "keywordChanges": len(self.keyword_changes),
                 "affectedClauses": list(self.affected_clauses),
+                "knobs": self.knobs(),
                 "changes": [c.to_json() for c in self.changes]}
 
 

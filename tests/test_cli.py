@@ -88,7 +88,8 @@ def tree(root: Path) -> dict[str, bytes]:
 def listed_files(out_dir: Path) -> set[str]:
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     return {f for finding in summary["findings"] for f in finding["files"]} | \
-        set((summary.get("questions") or {}).get("files", []))
+        set((summary.get("questions") or {}).get("files", [])) | \
+        set((summary.get("resolve") or {}).get("files", []))
 
 
 # --- replay: unusable input (exit 2, one line) ---------------------------------------------------
@@ -1154,7 +1155,8 @@ SAMPLE_ARGV = {
     "peer": ["peer", "check", "--adapter", "model"], "smt": ["smt", "list"],
     "lint": ["lint", "t.jsonl"], "producers": ["producers"],
     "questions": ["questions", "--depth", "2"],
-    "conformance": ["conformance", "run", "x.json"]}
+    "conformance": ["conformance", "run", "x.json"],
+    "resolve": ["resolve", "--pin", "Q8=keep"]}
 
 
 def test_every_command_is_wired_once_from_its_module_in_help_order():
@@ -1174,7 +1176,7 @@ def test_every_command_is_wired_once_from_its_module_in_help_order():
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert list(sub.choices) == [c for c, _ in COMMANDS] == [
         "run", "replay", "clauses", "explore", "corpus", "spec", "readings", "export", "peer",
-        "smt", "lint", "producers", "questions", "conformance"]
+        "smt", "lint", "producers", "questions", "conformance", "resolve"]
     assert sorted(SAMPLE_ARGV) == sorted(sub.choices)
     for command, module in COMMANDS:
         func = parser.parse_args(SAMPLE_ARGV[command]).func

@@ -407,7 +407,7 @@ def test_cli_export_reading_selects_a_class(findings, capsys):
     (["--format", "svg"], "invalid choice: 'svg'"),
     (["--format", "itf", "--reading", "Q1=nonsense"], "--reading: unknown option 'nonsense'"),
     (["--format", "jsonl", "--reading", "draft"],
-     "--reading applies to --format itf and ag-ui-fixture only, not jsonl"),
+     "--reading applies to --format itf, pytest and ag-ui-fixture only, not jsonl"),
     ([], "--format"),
 ])
 def test_cli_export_usage_errors(findings, capsys, argv_tail, names):

@@ -294,7 +294,9 @@ def test_run_writes_the_table_and_the_page(tmp_path, rows):
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
                      if p.is_file() and p.name != "summary.json" and
                      p.relative_to(tmp_path).parts[0] != "findings")
-    assert written == sorted(table["files"])
+    # the recommended proposal's page stands beside the table's (issue 41)
+    assert summary["resolve"]["files"] == ["resolve.html"]
+    assert written == sorted(table["files"] + summary["resolve"]["files"])
     assert table["files"][0] == "questions.html"
     assert table["files"][1:] == [r["witnessFile"] for r in table["rows"] if r["witnessFile"]]
 

@@ -57,7 +57,7 @@ def test_a_tiny_budget_stops_generation_but_not_the_bfs(storage_aside, monkeypat
     only: the BFS still runs to the requested depth with no timeout, the settlement table is
     built at that depth, and the knobs the BFS reaches get the same finding ids as with no
     budget at all (the seed's traces are the same, so only the budget differs); the summary
-    ends with the settlement table."""
+    ends with the settlement table and then the recommended proposal's report (issue 41)."""
     import properties.search.explore as explore_module
     from counterexamples.pipeline import RunConfig, run_pipeline
 
@@ -77,7 +77,8 @@ def test_a_tiny_budget_stops_generation_but_not_the_bfs(storage_aside, monkeypat
     assert len(reached) >= 10 and {"Q1", "Q19", "X1"} <= set(reached), reached
     assert reached == _bfs_ids(full)
     doc = cut.to_json()
-    assert list(doc)[-1] == "questions"
+    assert list(doc)[-2:] == ["questions", "resolve"]
+    assert doc["resolve"]["depth"] == 3 and doc["resolve"]["files"] == ["resolve.html"]
 
 
 def test_an_interrupted_bfs_stops_the_run(storage_aside, monkeypatch):

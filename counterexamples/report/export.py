@@ -815,8 +815,13 @@ def _py_docstring(text: str) -> str:
     return '"""' + "".join(out) + '"""'
 
 
-def to_pytest(finding: FindingLike) -> str:
+def to_pytest(finding: FindingLike, reading: Union[None, str, Reading] = None) -> str:
     """A self-contained pytest module that replays the finding.
+
+    With ``reading`` (a :class:`Reading` or its text, e.g. a proposal's ``Q2=parent,Q8=keep``)
+    an ambiguity or peer-divergence module checks that reading's verdict alone (the one class
+    it falls in, computed by :func:`model.verdict.evaluate`: what a consumer implementing the
+    reading must give), and a property module re-runs the properties under that reading.
 
     * ambiguity or peer-divergence finding: one test parametrized over the model's verdict
       classes (a peer divergence also embeds the peer's verdict as ``PEER_VERDICT``, and adds
@@ -851,7 +856,11 @@ def to_pytest(finding: FindingLike) -> str:
             nothing is returned to write).
     """
     finding = _as_finding(finding)
-    summary, body = _pytest_parts(finding)
+    if isinstance(reading, str):
+        reading = parse_reading_spec(reading)
+    summary, body = _pytest_parts(finding, reading)
+    if reading is not None:
+        summary += f"\nPinned to the reading {reading.name or 'draft'}."
     docstring = _HEADER.format(id=finding.id, summary=summary)
     text = _py_docstring(docstring) + "\nimport json\n" + body
     _check_module(text, docstring, finding.id)
@@ -879,28 +888,31 @@ def _check_module(text: str, docstring: str, finding_id: str) -> None:
 
 
 @singledispatch
-def _pytest_parts(finding: Finding) -> tuple[str, str]:
+def _pytest_parts(finding: Finding, reading: Optional[Reading] = None) -> tuple[str, str]:
     """``(summary, body)`` of the pytest module of :func:`to_pytest`: the docstring's summary
-    and the code after the header."""
+    and the code after the header (``reading``: the one reading checked, None for all)."""
     raise TypeError(f"not a finding: {type(finding).__name__}")
 
 
 @_pytest_parts.register(AmbiguityFinding)
-def _(finding: AmbiguityFinding) -> tuple[str, str]:
+def _(finding: AmbiguityFinding, reading: Optional[Reading] = None) -> tuple[str, str]:
     summary = (f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
                f"The trace has {len(finding.classes)} verdict classes; each must "
-               "keep its verdict.")
-    return summary, _pytest_classes_body(finding, "")
+               "keep its verdict." if reading is None else
+               f"Knob {finding.get('knob')}: {finding.get('question', '')}\n"
+               "The verdict of the pinned reading must stand.")
+    return summary, _pytest_classes_body(finding, "", reading)
 
 
 @_pytest_parts.register(PeerDivergenceFinding)
-def _(finding: PeerDivergenceFinding) -> tuple[str, str]:
+def _(finding: PeerDivergenceFinding, reading: Optional[Reading] = None) -> tuple[str, str]:
     summary = (f"Peer divergence: {_peer_summary(finding)}.\nNo reading of the model "
                f"gives that; the model's {len(finding.classes)} verdict class(es) "
                "below are what a consumer under each reading must give, and this file "
                "checks that the model keeps them. The peer's own verdict is kept as "
                "PEER_VERDICT, for reference.")
-    body = _pytest_classes_body(finding, f"PEER_VERDICT = {_py_json(finding.peer_verdict)}\n")
+    body = _pytest_classes_body(finding, f"PEER_VERDICT = {_py_json(finding.peer_verdict)}\n",
+                                reading)
     body += f'''
 
 INITIAL_STATE = {_py_json(finding.initial_state)}
@@ -916,14 +928,21 @@ def test_peer_agrees_with_some_reading(activity_peer):
     return summary, body
 
 
-def _pytest_classes_body(finding: ClassedFinding, peer_line: str) -> str:
-    """The test of every verdict class of the model (``peer_line``: more module constants)."""
+def _pytest_classes_body(finding: ClassedFinding, peer_line: str,
+                         reading: Optional[Reading] = None) -> str:
+    """The test of every verdict class of the model (``peer_line``: more module constants), or
+    with ``reading`` of that reading's verdict alone."""
     fid = finding.id
     classes = []
-    for c in finding.classes:
-        v = c.verdict
+    entries = [(list(c.readings), c.includes_draft, c.verdict) for c in finding.classes]
+    if reading is not None:
+        from model.verdict import evaluate
+        from model.wire import parse_events
+        verdict = evaluate(parse_events(list(finding.wire)), reading).to_json()
+        entries = [([reading.name or ANY_READING], reading == DRAFT, verdict)]
+    for readings, includes_draft, v in entries:
         classes.append({
-            "readings": list(c.readings), "includesDraft": c.includes_draft,
+            "readings": readings, "includesDraft": includes_draft,
             "messages": v["messages"],
             "warnings": [{"code": w["code"], "messageId": w.get("messageId"),
                           "atEvent": w["atEvent"]} for w in v["warnings"]],
@@ -973,7 +992,7 @@ def test_verdict_class(cls):
 
 
 @_pytest_parts.register(PropertyFinding)
-def _(finding: PropertyFinding) -> tuple[str, str]:
+def _(finding: PropertyFinding, reading: Optional[Reading] = None) -> tuple[str, str]:
     fid = finding.id
     consumer, _ = _consumer_of(finding)
     mutant = consumer.name == finding.consumer and consumer.name != "reference"
@@ -991,7 +1010,7 @@ from properties.zoo import MUTANT_BY_NAME
 FINDING_ID = {fid!r}
 PROPERTY = {finding.property_id!r}
 CONSUMER = {finding.consumer!r}
-READING = {finding.reading!r}
+READING = {(finding.reading if reading is None else reading.name or ANY_READING)!r}
 AT_EVENT = {int(finding.at_event)!r}
 TRACE = {_py_json(list(finding.wire))}
 
@@ -1068,8 +1087,8 @@ def export(finding: FindingLike, fmt: str, reading: Union[None, str, Reading] = 
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; formats: {', '.join(FORMATS)}")
-    if reading is not None and fmt not in ("itf", "ag-ui-fixture"):
-        raise ValueError("a reading applies to the itf and ag-ui-fixture formats only")
+    if reading is not None and fmt not in ("itf", "pytest", "ag-ui-fixture"):
+        raise ValueError("a reading applies to the itf, pytest and ag-ui-fixture formats only")
     finding = _as_finding(finding)
     _check_verdicts(finding)
     if fmt == "jsonl":
@@ -1083,7 +1102,7 @@ def export(finding: FindingLike, fmt: str, reading: Union[None, str, Reading] = 
     if fmt == "ag-ui-fixture":
         from counterexamples.report.fixture import dumps_fixture
         return dumps_fixture(to_ag_ui_fixture(finding, reading))
-    return to_pytest(finding)
+    return to_pytest(finding, reading)
 
 
 def to_ag_ui_fixture(finding: FindingLike, reading: Union[None, str, Reading] = None) -> dict:

@@ -26,8 +26,8 @@ from model.producer import PRODUCER_ONLY_KNOBS
 from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
-           "witness_mermaid", "mermaid_svg", "write_questions", "witness_files", "PAGE",
-           "TABLE_FILE"]
+           "witness_mermaid", "mermaid_svg", "recommendations", "write_questions",
+           "witness_files", "PAGE", "TABLE_FILE"]
 
 PAGE = "questions.html"
 """The page's file name in an output directory."""
@@ -86,6 +86,40 @@ def not_written_note(rows: Sequence[dict]) -> str:
             f"writes them as DIR/{QUESTIONS_DIR}/<Q-id>.jsonl, with {TABLE_FILE} and {PAGE}")
 
 
+def recommendations(row: dict) -> list[dict]:
+    """What this project recommends for the row's question (issue 41): one entry per knob,
+    ``{"knob", "option", "important", "argument", "cites" (["page > section"]), "peers"
+    ({peer: option})}`` from :data:`model.readings.RECOMMENDATIONS` and the knobs' recorded
+    peers; a question without knob gives one entry with ``knob`` and ``option`` None."""
+    from model.readings import KNOB_BY_ID, RECOMMENDATIONS
+    out = []
+    for kid in row["knobs"]:
+        rec, knob = RECOMMENDATIONS["knobs"][kid], KNOB_BY_ID[kid]
+        out.append({"knob": kid, "option": rec["option"], "important": rec["important"],
+                    "argument": rec["argument"],
+                    "cites": [f"{c['page']} > {c['section']}" for c in rec["cites"]],
+                    "peers": dict(knob.peers)})
+    if not row["knobs"]:
+        rec = RECOMMENDATIONS["questions"].get(row["question"])
+        if rec:
+            out.append({"knob": None, "option": None, "important": rec["important"],
+                        "argument": rec["argument"], "cites": [], "peers": {}})
+    return out
+
+
+def _recommendation_lines(rows: Sequence[dict], bullet: str) -> list[str]:
+    lines = ["", "recommended (★: a starred question of the notes; peers: the options each "
+             "recorded peer takes):"]
+    for r in rows:
+        for rec in recommendations(r):
+            star = "★" if rec["important"] else ""
+            what = f"{rec['knob']}={rec['option']}" if rec["knob"] else "(no knob)"
+            peers = "; ".join(f"{p}: {o}" for p, o in rec["peers"].items())
+            lines.append(f"{bullet}{r['question']}{star} {what}" +
+                         (f" (peers: {peers})" if peers else ""))
+    return lines
+
+
 def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None) -> str:
     """Aligned plain-text columns, then ``N of 25 questions settled (depth D)``. ``out_dir``:
     the directory the witnesses were written into (the ``witnessFile`` column then gives each
@@ -99,6 +133,7 @@ def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None)
     lines.append(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})")
     if out_dir is None and witness_files(rows):
         lines.append(not_written_note(rows))
+    lines += _recommendation_lines(rows, "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -115,6 +150,7 @@ def render_markdown(rows: Sequence[dict], depth: int, out_dir: Optional[str] = N
     if out_dir is None and witness_files(rows):
         lines.append("")
         lines.append(not_written_note(rows))
+    lines += [line.replace("|", "\\|") for line in _recommendation_lines(rows, "- ")]
     return "\n".join(lines) + "\n"
 
 
@@ -294,6 +330,14 @@ def _section(row: dict, written: bool = True) -> str:
         out.append("<details><summary>Mermaid source</summary><pre>"
                    f"{html.escape(source)}</pre></details>")
     out.append(_option_table(row))
+    for rec in recommendations(row):
+        what = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>"
+                if rec["knob"] else "no knob")
+        peers = "; ".join(f"{html.escape(p)}: {html.escape(o)}" for p, o in rec["peers"].items())
+        out.append(f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
+                   f"{what}. {html.escape(rec['argument'])}"
+                   + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")
+                   + (f" Peers: {peers}." if peers else "") + "</p>")
     out.append("<p><a href='#table'>back to the table</a></p></section>")
     return "".join(out)
 

@@ -42,7 +42,7 @@ __all__ = ["table", "knobs_markdown", "clauses_markdown", "theme_clauses", "spli
            "mermaid_markdown", "wire_lines", "split_path", "SplitPath", "split_slice",
            "draw_slice", "SIDE_COLOURS", "theme_traces", "peer_reports", "peer_traces_markdown",
            "peer_markdown", "compare_engines", "engines_markdown", "options_markdown",
-           "recorded_peers_markdown"]
+           "recorded_peers_markdown", "recommendations_markdown"]
 
 
 # --- Markdown -----------------------------------------------------------------------------------
@@ -662,3 +662,25 @@ def recorded_peers_markdown(knob_ids: Sequence[str]) -> str:
         recorded = dict(KNOB_BY_ID[kid].peers)
         rows.append([kid] + [recorded.get(p, "not recorded") for p in peers])
     return table(["knob"] + peers, rows)
+
+
+def recommendations_markdown(ids: Sequence[str]) -> str:
+    """The proposed answers of ``ids`` (knob ids, or a question without knob such as ``Q22``)
+    as Markdown bullets, from the project's one home for them,
+    :data:`model.readings.RECOMMENDATIONS` (``activity-check questions`` and ``resolve
+    --recommended`` read the same data): the recommended option, ★ for a starred question of
+    the notes, the proposed wording in italics, the argument and the pages it cites.
+
+    Raises:
+        KeyError: an id with no recommendation."""
+    from model.readings import RECOMMENDATIONS
+    lines = []
+    for kid in ids:
+        rec = RECOMMENDATIONS["knobs"].get(kid) or RECOMMENDATIONS["questions"][kid]
+        head = f"**{kid}: `{rec['option']}`**" if "option" in rec else f"**{kid}: no knob.**"
+        star = " ★" if rec["important"] else ""
+        cites = "; ".join(f"{c['page']} > {c['section']}" for c in rec.get("cites", ()))
+        wording = f" *{rec['wording']}*" if rec.get("wording") else ""
+        lines.append(f"* {head}{star}{wording} {rec['argument']}" +
+                     (f" ({cites})" if cites else ""))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,500 @@
+"""The report of ``activity-check resolve`` (issue 41): a proposal file read and checked, and
+the report of :func:`properties.resolve.resolve` written as text, Markdown (short enough for a
+pull-request comment), one self-contained HTML page (no script, no network; the witnesses drawn
+as inline SVG sequence diagrams by the questions page's Mermaid machinery) and JSON
+(``counterexamples/schemas/resolve-report.schema.json``); with ``--out`` also the traces that pin
+each decision as JSON lines (``traces/<knob>.jsonl``, replayable), as pytest files (the finding
+export of :mod:`counterexamples.report.export` pinned to the proposal's reading,
+``pytest/test_pin_<knob>.py``) and as AG-UI conformance fixtures
+(:func:`counterexamples.report.fixture.fixture_of`, ``fixtures/<name>.json``), and every
+conflict's witness (``conflicts/<n>.jsonl``).
+
+The proposed wording is shown beside the sentences of the page and section it changes, read
+from the spec pages by :func:`model.spec_text.sentences`.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Optional, Sequence
+
+from properties.resolve import Proposal, ProposalError, load_json_text, proposal_from_json
+
+__all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "add_sentences", "render_text",
+           "render_markdown", "render_html", "render_compare", "write_report", "SCHEMAS",
+           "REPORT_FILE", "PAGE"]
+
+MAX_PROPOSAL_BYTES = 1 << 20
+"""The largest proposal file read (bytes); a larger one is refused."""
+
+SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
+"""Where the proposal's and the report's JSON Schemas live."""
+
+REPORT_FILE = "resolve.json"
+"""The report's file name in an output directory (its summary)."""
+
+PAGE = "resolve.html"
+"""The page's file name in an output directory."""
+
+_MARK = {"decided": "decided", "closed": "closed", "open": "open"}
+
+
+def load_proposal(path: str) -> Proposal:
+    """The proposal in the JSON file ``path``: read whole up to :data:`MAX_PROPOSAL_BYTES`,
+    strict JSON, checked against ``proposal.schema.json`` and by
+    :func:`properties.resolve.proposal_from_json`.
+
+    Raises:
+        ProposalError: one line naming the file and what is wrong (unreadable, too large, not
+            UTF-8, not JSON with line and column, a schema violation with its JSON path, an
+            unknown knob or option)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_PROPOSAL_BYTES + 1)
+    except IsADirectoryError:
+        raise ProposalError(f"{path}: is a directory, not a proposal file") from None
+    except OSError as exc:
+        raise ProposalError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    if len(data) > MAX_PROPOSAL_BYTES:
+        raise ProposalError(f"{path}: larger than {MAX_PROPOSAL_BYTES} bytes; not a proposal")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ProposalError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    doc = load_json_text(text, path)
+    import jsonschema
+    schema = json.loads((SCHEMAS / "proposal.schema.json").read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(document)"
+        raise ProposalError(f"{path}: {where}: {e.message[:200]}")
+    return proposal_from_json(doc, path)
+
+
+def spec_dir() -> Optional[str]:
+    """The draft's pages (``shared/spec/draft``) beside the checkout or one folder further up
+    (a worktree), or None."""
+    root = Path(__file__).resolve().parents[2]
+    for base in (root.parent, root.parent.parent):
+        candidate = base / "shared" / "spec" / "draft"
+        if candidate.is_dir():
+            return str(candidate)
+    return None
+
+
+def add_sentences(report: dict, pages: Optional[str]) -> None:
+    """Fill each wording entry's ``sentences`` (``[{"line", "section", "keyword", "text"}]``:
+    the sentences of the page's section the wording would change, from
+    :func:`model.spec_text.sentences`) and ``pageFile``; ``sentences`` stays empty, with a
+    ``note``, when the pages or the page are not found."""
+    from model.spec_text import sentences
+    for entry in report["wording"]:
+        entry["sentences"] = []
+        name = entry["page"] if entry["page"].endswith(".md") else entry["page"] + ".md"
+        path = os.path.join(pages, os.path.basename(name)) if pages else None
+        if path is None or not os.path.isfile(path):
+            entry["note"] = f"page {name} not found" + ("" if pages else
+                                                        " (no spec pages: --spec DIR)")
+            continue
+        entry["pageFile"] = os.path.basename(name)
+        wanted = entry["section"].strip().strip("`").lower()
+        for s in sentences(path):
+            parts = [p.strip().strip("`").lower() for p in s.section.split(">")]
+            if wanted in parts or wanted == s.section.lower():
+                entry["sentences"].append({"line": s.line, "section": s.section,
+                                           "keyword": s.keyword, "text": s.text})
+        if not entry["sentences"]:
+            entry["note"] = f"no sentence of {name} under a section named {entry['section']!r}"
+
+
+# --- text and Markdown -------------------------------------------------------------------------
+
+def _how(q: dict, code=str) -> str:
+    """What settles a question's status, in a few words (``code``: how an option is quoted)."""
+    if q["status"] == "decided":
+        return ", ".join(f"{k}={v}" for k, v in q["pinned"].items())
+    if q["status"] == "closed":
+        return f"{q['engine']} to depth {q['bound']}"
+    w = q.get("witness")
+    return (f"{w['length']}-event trace: {code(w['knob'] + '=' + w['option'])} vs "
+            f"{code(w['against'])}") if w else q["note"]
+
+
+def _question_line(q: dict) -> str:
+    star = "★" if q["important"] else " "
+    return f"{q['question']:<4}{star} {q['status']:<8} {_how(q)}"
+
+
+def render_text(report: dict) -> str:
+    """The report as plain text (one line a question, conflict and peer)."""
+    p = report["proposal"]
+    c = report["counts"]
+    out = [f"proposal {p['name']}: pins {', '.join(f'{k}={v}' for k, v in p['pins'].items())}",
+           f"depth {report['depth']} (Z3 {report['z3Depth'] or 'off'}): {c['decided']} "
+           f"decided, {c['closed']} closed, {c['open']} open; {c['conflicts']} conflicts; "
+           f"{c['nonConformantPeers']} peers non-conformant", "", "questions (★ important):"]
+    out += ["  " + _question_line(q) for q in report["questions"]]
+    out += ["", "conflicts:"]
+    out += [f"  {x['kind']:<12} {x['subject']} [{', '.join(x['clauses'])}] ({x['engine']}, "
+            f"witness {x['length']} events under {x['witnessUnder']})"
+            for x in report["conflicts"]] or ["  none"]
+    out += ["", "peers (recorded options):"]
+    for r in report["peers"]:
+        if r["conformant"]:
+            out.append(f"  {r['peer']}: conformant on the pinned questions it was recorded on")
+        for f in r["findings"]:
+            w = f["witness"]
+            out.append(f"  {r['peer']}: " + ("NON-CONFORMANT on" if w else "differs off "
+                                                 "conformant traces only on") +
+                       f" {f['question']} ({f['knob']}={f['recorded']}, pinned {f['pinned']})" +
+                       (f", trace of {w['length']} events" if w else ""))
+        if "live" in r:
+            out.append(f"    live: {_live_text(r['live'])}")
+    out += ["", "traces pinning the decisions:"]
+    for t in report["traces"]:
+        w = t["witness"]
+        out.append(f"  {t['knob']}={t['option']}: " + (
+            f"{w['length']} events against {w['against']} ({w['decides']})" +
+            (f" -> {t['file']}" if report.get("written") else "") if w else
+            "no trace to the depth"))
+    if report["wording"]:
+        out += ["", "wording:"]
+        for w in report["wording"]:
+            out.append(f"  {w['id']} ({w['page']} > {w['section']}): {w['text']}")
+            for s in w.get("sentences", [])[:6]:
+                out.append(f"    now (line {s['line']}): {s['text']}")
+    return "\n".join(out) + "\n"
+
+
+def _live_text(live: dict) -> str:
+    """``--live``'s outcome for one peer in a few words."""
+    if not live.get("ready"):
+        return "not checked: " + live.get("reason", "")
+    checked = "; ".join(f"{c['knob']} behaves as {c['behaves']}" for c in live["checked"])
+    return f"{live['adapter']}: " + (checked or "no finding to replay")
+
+
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: dict) -> str:
+    """The report as Markdown for a pull-request comment: a summary, the questions that are
+    not decided in one table, conflicts, peers and the wording (the traces are in the files)."""
+    p = report["proposal"]
+    c = report["counts"]
+    out = [f"### activity-check resolve: `{_md(p['name'])}`", "",
+           "Pins: " + ", ".join(f"`{k}={v}`" for k, v in p['pins'].items()), "",
+           f"**{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
+           f"{c['conflicts']} conflicts; {c['nonConformantPeers']} peers non-conformant** "
+           f"(BFS depth {report['depth']}, Z3 depth {report['z3Depth'] or 'off'})", "",
+           "| question | ★ | status | how |", "| --- | --- | --- | --- |"]
+    for q in report["questions"]:
+        how = _md(_how(q, lambda t: f"`{t}`"))
+        out.append(f"| {q['question']} | {'★' if q['important'] else ''} | {q['status']} | "
+                   f"{how} |")
+    out += ["", "**Conflicts**", ""]
+    out += [f"- {x['kind']}: {_md(x['subject'])} ({', '.join(x['clauses'])}; {x['engine']}, "
+            f"{x['length']} events)" for x in report["conflicts"]] or ["- none"]
+    out += ["", "**Peers** (recorded options)", ""]
+    for r in report["peers"]:
+        bad = ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']}"
+                        + ("" if f["witness"] else "; off conformant traces only") + ")"
+                        for f in r["findings"])
+        out.append(f"- {_md(r['peer'])}: " + (f"non-conformant on {bad}" if bad else
+                                              "conformant") +
+                   (f" (live: {_md(_live_text(r['live']))})" if "live" in r else ""))
+    if report["wording"]:
+        out += ["", "**Wording**", ""]
+        for w in report["wording"]:
+            out.append(f"- {w['id']} ({_md(w['page'])} > {_md(w['section'])}): "
+                       f"_{_md(w['text'])}_")
+    return "\n".join(out) + "\n"
+
+
+# --- HTML --------------------------------------------------------------------------------------
+
+def _diagram(trace: list, knob: Optional[str], title: str, key: str) -> str:
+    from counterexamples.report.questions_page import mermaid_svg, witness_mermaid
+    row = {"witness": trace, "form": "A" if knob else "C", "knob": knob, "question": key,
+           "title": title, "options": None}
+    try:
+        source = witness_mermaid(row)
+    except (ValueError, KeyError):
+        source = None
+    if source is None:
+        return ""
+    return (mermaid_svg(source, f"head-{key}") + "<details><summary>Mermaid source</summary>"
+            f"<pre>{html.escape(source)}</pre></details>")
+
+
+def _verdict_cell(v: dict) -> str:
+    from counterexamples.report.questions_page import _message_text
+    held = "; ".join(_message_text(m) for m in v["messages"]) or "(none)"
+    return (f"{held}; warnings {', '.join(v['warnings']) or '-'}; fatal {v['fatal'] or '-'}; "
+            f"run {v['run']}")
+
+
+def _witness_html(w: dict, key: str, title: str, link: Optional[str]) -> str:
+    out = [f"<p>{w['length']} events ({w['engine']}, {html.escape(w['vocabulary'])} vocabulary, "
+           f"bound {w['bound']}); {w['knob']}={html.escape(w['option'])} against "
+           f"{html.escape(w['against'])}; decides the {w['decides']}"
+           + ("" if w["closed"] else "; <b>not a closed stream</b>") + "</p>"]
+    if link:
+        out.append(f"<p>Trace: <a href='{html.escape(link)}'>{html.escape(link)}</a></p>")
+    if "verdicts" in w:
+        out.append("<table><tr><th>option</th><th>verdict</th></tr>" + "".join(
+            f"<tr><td>{html.escape(o)}</td><td>{html.escape(_verdict_cell(v))}</td></tr>"
+            for o, v in w["verdicts"].items()) + "</table>")
+    else:
+        out.append("<table><tr><th>option</th><th>producer clauses broken</th></tr>" + "".join(
+            f"<tr><td>{html.escape(o)}</td><td>{html.escape(', '.join(v) or 'none')}</td></tr>"
+            for o, v in w["conformance"].items()) + "</table>")
+    out.append(_diagram(w["trace"], w["knob"] if w["decides"] == "verdict" else None, title,
+                        key))
+    return "".join(out)
+
+
+def render_html(report: dict) -> str:
+    """The self-contained page: summary, questions, conflicts (with diagrams), peers, traces
+    and wording side by side. No script, no external resource."""
+    from counterexamples.report.questions_page import _STYLE
+    p = report["proposal"]
+    c = report["counts"]
+    written = bool(report.get("written"))
+    e = html.escape
+    out = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+           f"<title>activity-check resolve: {e(p['name'])}</title><style>{_STYLE}"
+           ".decided{background:#e8eefc}.closed{background:#e6f4ea}.open{background:#fff4e0}"
+           "</style></head><body>",
+           f"<h1>What the proposal {e(p['name'])} does</h1>",
+           "<p>Pins: " + ", ".join(f"<code>{e(k)}={e(v)}</code>" for k, v in p["pins"].items())
+           + f"</p><p><b>{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
+           f"{c['conflicts']} conflicts; {c['nonConformantPeers']} peers non-conformant</b> "
+           f"(breadth-first to depth {report['depth']}, Z3 to {report['z3Depth'] or 'off'}).</p>",
+           "<h2 id='questions'>Questions</h2><table><tr><th>question</th><th>★</th>"
+           "<th>status</th><th>engine</th><th>bound</th><th>note</th></tr>"]
+    for q in report["questions"]:
+        out.append(f"<tr class='{q['status']}'><td><a href='#q-{e(q['question'])}'>"
+                   f"{e(q['question'])}</a></td><td>{'★' if q['important'] else ''}</td>"
+                   f"<td>{q['status']}</td><td>{e(q['engine'] or '-')}</td>"
+                   f"<td>{q['bound'] if q['bound'] is not None else '-'}</td>"
+                   f"<td>{e(q['note'])}</td></tr>")
+    out.append("</table><h2 id='conflicts'>Conflicts</h2>")
+    if not report["conflicts"]:
+        out.append("<p>None to the bounds.</p>")
+    for i, x in enumerate(report["conflicts"]):
+        link = f"conflicts/{i + 1}.jsonl" if written else None
+        out.append(f"<section><h3>{e(x['kind'])}: {e(x['subject'])}</h3><p>Clauses "
+                   f"{e(', '.join(x['clauses']))}. {e(x['note'])}. Witness: {x['length']} "
+                   f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
+                   + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
+                   + _diagram(x["trace"], None, x["subject"], f"conflict-{i + 1}")
+                   + "</section>")
+    out.append("<h2 id='peers'>Peers</h2><table><tr><th>peer</th><th>verdict</th>"
+               "<th>questions</th></tr>")
+    for r in report["peers"]:
+        bad = "; ".join(f"{f['question']}: takes {f['knob']}={f['recorded']}, pinned "
+                        f"{f['pinned']}" for f in r["findings"])
+        verdict = "conformant" if r["conformant"] else "non-conformant"
+        out.append(f"<tr><td>{e(r['peer'])}</td><td>{verdict}</td><td>{e(bad or '-')}</td>"
+                   "</tr>")
+    out.append("</table>")
+    for i, r in enumerate(report["peers"]):
+        for f in r["findings"]:
+            if f["witness"]:
+                key = f"peer-{i + 1}-{f['knob']}"
+                out.append(f"<section><h3>{e(r['peer'])} on {e(f['question'])}</h3>"
+                           + _witness_html(f["witness"], key, f"{r['peer']}: {f['knob']}",
+                                           None) + "</section>")
+    out.append("<h2 id='traces'>Traces that pin the decisions</h2>")
+    for t in report["traces"]:
+        out.append(f"<section id='q-{e(t['question'])}'><h3>{e(t['knob'])}="
+                   f"{e(t['option'])}</h3>")
+        if t["witness"]:
+            out.append(_witness_html(t["witness"], f"pin-{t['knob']}", t["knob"],
+                                     t["file"] if written else None))
+        else:
+            out.append("<p>No trace to the depth decides it.</p>")
+        out.append("</section>")
+    for q in report["questions"]:
+        if q["status"] == "open" and q.get("witness") and not any(
+                t["question"] == q["question"] for t in report["traces"]):
+            out.append(f"<section id='q-{e(q['question'])}'><h3>{e(q['question'])} (open)"
+                       f"</h3>{_witness_html(q['witness'], 'open-' + q['question'], q['title'], None)}"
+                       "</section>")
+    if report["wording"]:
+        out.append("<h2 id='wording'>Wording</h2><table><tr><th>question</th><th>the page now"
+                   "</th><th>proposed</th></tr>")
+        for w in report["wording"]:
+            now = "".join(f"<p>line {s['line']}: {e(s['text'])}</p>"
+                          for s in w.get("sentences", [])) or e(w.get("note", "-"))
+            out.append(f"<tr><td>{e(w['id'])}<br>{e(w['page'])} &gt; {e(w['section'])}</td>"
+                       f"<td>{now}</td><td>{e(w['text'])}</td></tr>")
+        out.append("</table>")
+    out.append("</body></html>\n")
+    return "".join(out)
+
+
+def render_compare(cmp: dict, fmt: str = "text") -> str:
+    """Two proposals side by side (:func:`properties.resolve.compare`), as text or Markdown."""
+    a, b = cmp["a"], cmp["b"]
+    bullet = "- " if fmt == "md" else "  "
+    out = [(f"### {a} vs {b}" if fmt == "md" else f"{a} vs {b}"), ""]
+    from model.readings import KNOBS
+    pins = [k.id for k in KNOBS if k.id in cmp["pins"]["a"] or k.id in cmp["pins"]["b"]]
+    out.append("pins that differ:")
+    out += [f"{bullet}{k}: {cmp['pins']['a'].get(k, '(draft)')} | "
+            f"{cmp['pins']['b'].get(k, '(draft)')}" for k in pins
+            if cmp["pins"]["a"].get(k) != cmp["pins"]["b"].get(k)] or [f"{bullet}none"]
+    out.append("questions whose status differs:")
+    out += [f"{bullet}{q['question']}: {q['a']} | {q['b']}" for q in cmp["questions"]] or \
+        [f"{bullet}none"]
+    out.append("conflicts:")
+    out += [f"{bullet}only {a}: {s}" for s in cmp["conflicts"]["onlyA"]]
+    out += [f"{bullet}only {b}: {s}" for s in cmp["conflicts"]["onlyB"]]
+    out += [f"{bullet}both: {s}" for s in cmp["conflicts"]["both"]]
+    out.append("peers that differ:")
+    out += [f"{bullet}{p['peer']}: non-conformant on {', '.join(p['a']) or 'nothing'} | "
+            f"{', '.join(p['b']) or 'nothing'}" for p in cmp["peers"]] or [f"{bullet}none"]
+    return "\n".join(out) + "\n"
+
+
+# --- files -------------------------------------------------------------------------------------
+
+def _fixture_name(knob: str, option: str) -> str:
+    import re
+    return re.sub(r"[^a-z0-9]+", "-", f"pin-{knob}-{option}".lower()).strip("-")
+
+
+def write_report(report: dict, out_dir: str) -> list[str]:
+    """Write the report into the existing directory ``out_dir``: ``resolve.json``,
+    ``resolve.md``, ``resolve.html``, ``proposal.json``, ``traces/<knob>.jsonl``,
+    ``pytest/test_pin_<knob>.py``, ``fixtures/<name>.json`` (verdict-deciding pins only) and
+    ``conflicts/<n>.jsonl``. Sets ``report["written"]`` and ``report["files"]``. Returns the
+    paths written, relative to ``out_dir``.
+
+    Raises:
+        OSError: a file cannot be written."""
+    from counterexamples.report.export import to_pytest
+    from counterexamples.report.fixture import dumps_fixture, fixture_of, prefix_ids, \
+        spec_page_of
+    from counterexamples.report.walkthrough import trace_finding
+    from model.clauses import UnknownClauseError, get as clause_of
+    from model.readings import KNOB_BY_ID, parse_reading
+    from model.verdict import evaluate
+    from model.wire import dump_wire_jsonl, parse_events
+    report["written"] = True
+    files: list[str] = []
+
+    def put(rel: str, text: str) -> None:
+        path = os.path.join(out_dir, rel)
+        os.makedirs(os.path.dirname(path) or out_dir, exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(path + ".tmp", path)
+        files.append(rel)
+
+    reading = parse_reading(report["reading"])
+    for t in report["traces"]:
+        w = t["witness"]
+        if not w:
+            continue
+        put(t["file"], dump_wire_jsonl(w["trace"]))
+        t["pytest"] = t["fixture"] = None
+        if w["decides"] != "verdict":
+            continue
+        events = parse_events(w["trace"])
+        finding = trace_finding(events, t["knob"])
+        rel = f"pytest/test_pin_{t['knob'].lower().replace('-', '_')}.py"
+        put(rel, to_pytest(finding, reading))
+        t["pytest"] = rel
+        name = _fixture_name(t["knob"], t["option"])
+        stream, _ = prefix_ids(name, w["trace"])
+        try:
+            page = clause_of(KNOB_BY_ID[t["knob"]].clauses[0]).page
+        except UnknownClauseError:
+            page = "ACT"
+        fixture = fixture_of(name, stream, evaluate(parse_events(stream), reading), reading,
+                             spec_page_of(page if page in _pages() else "ACT"),
+                             f"{t['knob']}={t['option']}: the verdict the proposal pins, "
+                             f"against {w['against']}")
+        rel = f"fixtures/{name}.json"
+        put(rel, dumps_fixture(fixture))
+        t["fixture"] = rel
+    for i, x in enumerate(report["conflicts"]):
+        put(f"conflicts/{i + 1}.jsonl", dump_wire_jsonl(x["trace"]))
+    put("proposal.json", json.dumps(report["proposal"], indent=2, ensure_ascii=False) + "\n")
+    put("resolve.md", render_markdown(report))
+    files.append(PAGE)
+    files.append(REPORT_FILE)
+    report["files"] = list(files)
+    put(PAGE, render_html(report))
+    files.pop()  # put added the page again
+    put(REPORT_FILE, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    files.pop()
+    return list(dict.fromkeys(files))
+
+
+def _pages() -> Sequence[str]:
+    from counterexamples.report.fixture import SPEC_PAGES
+    return tuple(SPEC_PAGES)
+
+
+# --- live peers --------------------------------------------------------------------------------
+
+def _catalogue_peer(recorded: str):
+    """The matrix peer a recorded peer name stands for (``"@ag-ui/client 1.0.0 reducer"`` ->
+    ``ag-ui-client:reducer``), or None."""
+    from counterexamples.peers.matrix import MATRIX_PEERS
+    words = recorded.split()
+    for peer in MATRIX_PEERS:
+        if len(words) == 3 and peer.package == words[0] and \
+                peer.about.startswith(f"{words[0]} {words[1]},") and \
+                peer.shortcut.endswith(":" + words[2]):
+            return peer
+    return None
+
+
+def live_peers(report: dict) -> None:
+    """``--live``: replay every peer finding's witness on the peer's installed adapter and set
+    ``live`` on each peer row: ``{"ready": bool, "reason" (when not), "checked": [{"knob",
+    "behaves": "proposal" | "recorded" | "neither" | reply kind}]}``, comparing the adapter's
+    final messages with the model's under the proposal and under the recorded option. A peer
+    whose adapter is not installed says why (``make peers`` installs them)."""
+    from counterexamples.peers.adapter import AdapterProcess, PeerError
+    from counterexamples.peers.matrix import _spec, peer_ready
+    canon = lambda v: json.dumps(v, sort_keys=True)  # noqa: E731
+    for row in report["peers"]:
+        peer = _catalogue_peer(row["peer"])
+        if peer is None:
+            row["live"] = {"ready": False, "reason": "no adapter in the matrix for this peer"}
+            continue
+        reason = peer_ready(peer)
+        if reason:
+            row["live"] = {"ready": False, "reason": reason}
+            continue
+        checked = []
+        try:
+            with AdapterProcess(_spec(peer)) as adapter:
+                for f in row["findings"]:
+                    w = f["witness"]
+                    if not w or w["decides"] != "verdict":
+                        continue
+                    reply = adapter.request(w["trace"], None, f["knob"])
+                    if not reply.ok:
+                        checked.append({"knob": f["knob"], "behaves": reply.kind})
+                        continue
+                    got = canon(reply.response.get("messages"))
+                    behaves = ("proposal" if got == canon(w["verdicts"][w["option"]]["messages"])
+                               else "recorded" if got == canon(
+                                   w["verdicts"][w["against"]]["messages"]) else "neither")
+                    checked.append({"knob": f["knob"], "behaves": behaves})
+        except PeerError as exc:
+            row["live"] = {"ready": False, "reason": str(exc)}
+            continue
+        row["live"] = {"ready": True, "adapter": peer.shortcut, "checked": checked}
