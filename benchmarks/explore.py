@@ -68,7 +68,7 @@ from typing import Optional
 from activity_check.cli import DEFAULT_EXPLORE_DEPTH
 from model.readings import DRAFT
 from properties.search.checkpoint import CheckpointError
-from properties.search.explore import explore
+from properties.search.explore import ExploreOptions, explore
 
 CONFIGURATIONS = (
     ("all-readings", {"reading": None}),
@@ -251,7 +251,7 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     if progress is not None:
         start = _saved_level(kwargs.get("checkpoint"))
         kwargs = {**kwargs, "progress": _progress(progress, start)}
-    r = explore(depth=bound, **kwargs)
+    r = explore(ExploreOptions(depth=bound, **kwargs))
     cpu = time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
