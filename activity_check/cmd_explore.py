@@ -1,5 +1,5 @@
 """``activity-check explore``: the exhaustive breadth-first search to a depth
-(:func:`properties.search.explore.explore`), its report (:meth:`properties.search.explore.ExploreReport.to_json`)
+(:func:`properties.search.explore.explore`), its report (:meth:`properties.search.report.ExploreReport.to_json`)
 and, with ``--graph``, the explored state graph as GraphML or DOT."""
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def _options(args):
 
 def _explore(args, reading, vocabulary):
     """The search, with a progress line per level on stderr; its :class:`ExploreReport`."""
-    from properties.search.explore import explore
+    from properties.search.explore import ExploreOptions, explore
 
     with progress_bar(bar=False) as progress:
         task = progress.add_task("exploring: depth 0, 1 state", total=None)
@@ -229,12 +229,12 @@ def _explore(args, reading, vocabulary):
             progress.update(task, description=f"exploring depth {depth + 1}: {states:,} states,"
                                               f" {edges:,} edges, {rate:,.0f} states/s")
 
-        return explore(depth=args.depth, vocabulary=vocabulary, reading=reading,
-                       adversarial=args.adversarial, max_states=args.max_states,
-                       timeout=args.timeout, progress=report_level,
-                       keep_edges=bool(args.graph), workers=args.workers,
-                       cluster=args.cluster, checkpoint=args.checkpoint,
-                       checkpoint_every=args.checkpoint_every)
+        return explore(ExploreOptions(depth=args.depth, vocabulary=vocabulary, reading=reading,
+                                      adversarial=args.adversarial, max_states=args.max_states,
+                                      timeout=args.timeout, progress=report_level,
+                                      keep_edges=bool(args.graph), workers=args.workers,
+                                      cluster=args.cluster, checkpoint=args.checkpoint,
+                                      checkpoint_every=args.checkpoint_every))
 
 
 def _coverage(report) -> dict:
@@ -315,7 +315,7 @@ def _write_graph(path: str, report) -> tuple[int, int]:
     Returns ``(status, edges written)``: status 0, or 130 when interrupted (one line on
     stderr; no edges). Raises UsageError when the file cannot be written."""
     from counterexamples.outdir import new_file
-    from properties.search.explore import state_graph
+    from properties.search.graph import state_graph
 
     not_written = ("activity-check: interrupted; the state graph was not written to "
                    f"{visible(path, None)}")

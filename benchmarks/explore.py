@@ -81,7 +81,7 @@ from typing import Optional
 from activity_check.cmd_explore import DEFAULT_EXPLORE_DEPTH
 from model.readings import DRAFT
 from properties.search.checkpoint import CheckpointError
-from properties.search.explore import explore
+from properties.search.explore import ExploreOptions, explore
 
 CONFIGURATIONS = (
     ("all-readings", {"reading": None}),
@@ -376,13 +376,12 @@ def _run(bound: int, kwargs: dict, progress: Optional[str] = None) -> dict:
     unrounded. ``progress``: the configuration's name, to print progress lines under
     (:func:`_progress`; None: silent)."""
     import resource
-    import time
     baseline = _resident()
     cpu = time.process_time()
     if progress is not None:
         start = _saved_level(kwargs.get("checkpoint"))
         kwargs = {**kwargs, "progress": _progress(progress, start)}
-    r = explore(depth=bound, **kwargs)
+    r = explore(ExploreOptions(depth=bound, **kwargs))
     cpu = time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the local cluster, once closed
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB

@@ -28,7 +28,7 @@ import statistics
 import sys
 import time
 
-from properties.search.explore import EXPLORE_VOCABULARY, explore
+from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
 from properties.search.machines import RANDOM_SHARE, consumer_machine, run_machine
 from properties.surface import SURFACE_PATCHES
 from properties.zoo import MUTANT_BY_NAME, MUTANTS
@@ -78,9 +78,9 @@ def bfs_catch(mutant, depth: int = 4, timeout: float = 60.0) -> dict:
     """Breadth-first search (conformant and adversarial moves, every property on every edge) for
     the shortest trace on which ``mutant`` breaks a property; stops at the first level that has
     one."""
-    r = explore(depth=depth, vocabulary=ZOO_VOCABULARY, reading=mutant.reading,
-                consumer=mutant, adversarial=True, check_readings=False, timeout=timeout,
-                stop_when_found=True)
+    r = explore(ExploreOptions(depth=depth, vocabulary=ZOO_VOCABULARY, reading=mutant.reading,
+                               consumer=mutant, adversarial=True, check_readings=False,
+                               timeout=timeout, stop_when_found=True))
     if not r.violations:
         return {"caught": False, "property": None, "witnessLength": None,
                 "seconds": round(r.seconds, 3), "states": r.states, "stoppedBy": r.stopped_by}

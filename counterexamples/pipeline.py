@@ -371,18 +371,18 @@ def _merge_deeper(report, rows: list, bfs) -> None:
 def _bfs(config: RunConfig, report, tell: Progress):
     """Step 4: the all-readings BFS to ``bfs_depth`` (no timeout: the budget does not bound
     it), whose conformant witnesses replace the seeded ones in ``report``; the
-    :class:`properties.search.explore.ExploreReport`, or None for ``bfs_depth=0``. Raises
+    :class:`properties.search.report.ExploreReport`, or None for ``bfs_depth=0``. Raises
     KeyboardInterrupt when the search was interrupted (a Ctrl-C or a SIGTERM, which
     :func:`properties.search.explore.explore` ends the search with)."""
     from model.producer import check_trace
     from properties.search.ambiguity import merge_witnesses
-    from properties.search.explore import explore
+    from properties.search.explore import ExploreOptions, explore
 
     stage = STAGES[2].format(depth=config.bfs_depth)
     tell(stage, 0, 1)
     bfs = None
     if config.bfs_depth > 0:
-        bfs = explore(depth=config.bfs_depth, reading=None, properties=())
+        bfs = explore(ExploreOptions(depth=config.bfs_depth, reading=None, properties=()))
         if bfs.stopped_by == "interrupted":  # the user asked the run to stop: not a result
             raise KeyboardInterrupt
         # findings are conformant under the draft's producer obligations; the BFS's witnesses

@@ -1114,7 +1114,7 @@ def _raw_event_ignored(t: Transition) -> Optional[str]:
 def decided_alike(t: Transition, before: ConsumerState, event: Event) -> bool:
     """Whether P37's re-step on the renamed ``before`` and ``event`` certainly gives the renamed
     result of ``t``, read off decisions where the engine's ``t.restep`` offers them (the
-    all-readings sweep's does, :meth:`properties.search.explore.SweepCache.restep_for`):
+    all-readings sweep's does, :meth:`properties.search.sweep_cache.SweepCache.restep_for`):
     ``t.restep.decision(before, event)``, the :class:`~model.consumer.Decision` the reading
     reaches on the renamed activity event's focus (its knobs recorded as consulted, as the
     re-step would record them), is the renamed decision of the step itself,

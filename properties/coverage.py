@@ -226,7 +226,7 @@ def coverage_of(traces: Iterable[Sequence[Event]], into: Optional[Coverage] = No
 
 
 def exploration_traces(explored) -> list[tuple[Event, ...]]:
-    """The traces a breadth-first search (:class:`properties.search.explore.ExploreReport`) exercised:
+    """The traces a breadth-first search (:class:`properties.search.report.ExploreReport`) exercised:
     the shortest trace to every leaf of its search tree (a node no other node was first reached
     from; every other node's trace is a prefix of one of these), then the witnesses of its
     splits and property violations, in node order. Built from the report's parent map, one

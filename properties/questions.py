@@ -179,7 +179,7 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
             form-B search stops at ``min(depth, VIOLATING_DEPTH)``.
         z3: also ask the Z3 fragment (fragment knobs and proofs); False: breadth-first only
             (a question settled only by a Z3 proof is then unsettled).
-        report: an :class:`properties.search.explore.ExploreReport` of ``explore(depth=depth,
+        report: an :class:`properties.search.report.ExploreReport` of ``explore(depth=depth,
             reading=None, properties=())`` already computed (``run``'s own), reused when its
             depth is ``depth`` and it completed; otherwise the sweep is run here.
 
@@ -187,9 +187,9 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
         ValueError: depth below 2 (no activity event fits after RUN_STARTED)."""
     if depth < 2:
         raise ValueError(f"depth must be at least 2, not {depth}")
-    from properties.search.explore import EXPLORE_VOCABULARY, explore
+    from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
     if report is None or report.depth != depth or not report.complete:
-        report = explore(depth=depth, reading=None, properties=())
+        report = explore(ExploreOptions(depth=depth, reading=None, properties=()))
         if report.stopped_by == "interrupted":  # no table from part of a sweep
             raise KeyboardInterrupt
     conformant = {k: (tuple(trace), pair) for k, (trace, pair) in report.splits.items()}
@@ -207,9 +207,9 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
 def _deeper_splits(knobs: set, depth: int) -> dict:
     """``{knob: (trace, pair)}``: for knobs no search above split, the shortest conformant
     trace up to ``depth`` events over :data:`LIFECYCLE_VOCABULARY` on which draft and draft
-    with the knob at another option differ (:func:`properties.search.explore.shortest_distinguishing`,
+    with the knob at another option differ (:func:`properties.search.system_pair.shortest_distinguishing`,
     options in order, the shortest kept)."""
-    from properties.search.explore import shortest_distinguishing
+    from properties.search.system_pair import shortest_distinguishing
     found: dict = {}
     for knob_id in sorted(knobs, key=list(KNOB_BY_ID).index):
         knob = KNOB_BY_ID[knob_id]
@@ -278,9 +278,10 @@ def _proofs(question: Question, depth: int, z3: bool):
             yield pid, "Z3" if ok else None
     for pid in question.searches:
         from properties.catalogue import QUESTION_PROPERTIES
-        from properties.search.explore import explore
-        found = explore(depth=depth, reading=None, vocabulary=OPEN_CONTENT_VOCABULARY,
-                        properties=(QUESTION_PROPERTIES[pid],))
+        from properties.search.explore import ExploreOptions, explore
+        found = explore(ExploreOptions(depth=depth, reading=None,
+                                       vocabulary=OPEN_CONTENT_VOCABULARY,
+                                       properties=(QUESTION_PROPERTIES[pid],)))
         if found.stopped_by == "interrupted":
             raise KeyboardInterrupt
         yield pid, "BFS" if found.complete and not found.violations else None

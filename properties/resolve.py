@@ -329,9 +329,9 @@ class _Searches:
         fails."""
         if self._sweep is None:
             from properties.catalogue import PROPERTIES
-            from properties.search.explore import explore
-            self._sweep = explore(depth=self.depth, reading=self.reading,
-                                  properties=PROPERTIES, check_readings=True)
+            from properties.search.explore import ExploreOptions, explore
+            self._sweep = explore(ExploreOptions(depth=self.depth, reading=self.reading,
+                                                 properties=PROPERTIES, check_readings=True))
             if self._sweep.stopped_by == "interrupted":
                 raise KeyboardInterrupt
         return self._sweep
@@ -348,7 +348,8 @@ class _Searches:
         key = (a, b)
         if key not in self._pairs:
             from properties.questions import DEEPER, LIFECYCLE_VOCABULARY
-            from properties.search.explore import EXPLORE_VOCABULARY, shortest_distinguishing
+            from properties.search.explore import EXPLORE_VOCABULARY
+            from properties.search.system_pair import shortest_distinguishing
             found = shortest_distinguishing(a, b, self.depth, EXPLORE_VOCABULARY,
                                             producer=self.reading)
             where = ("exploration", self.depth)
@@ -491,9 +492,10 @@ def _proofs(q: _Q, depth: int, z3: bool) -> list:
     for pid in q.searches:
         from properties.catalogue import QUESTION_PROPERTIES
         from properties.questions import OPEN_CONTENT_VOCABULARY
-        from properties.search.explore import explore
-        found = explore(depth=depth, reading=None, vocabulary=OPEN_CONTENT_VOCABULARY,
-                        properties=(QUESTION_PROPERTIES[pid],))
+        from properties.search.explore import ExploreOptions, explore
+        found = explore(ExploreOptions(depth=depth, reading=None,
+                                       vocabulary=OPEN_CONTENT_VOCABULARY,
+                                       properties=(QUESTION_PROPERTIES[pid],)))
         out.append((pid, "BFS" if found.complete and not found.violations else None))
     return out
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from properties.search.explore import explore
+from properties.search.explore import ExploreOptions, explore
 
 
 @pytest.fixture
@@ -24,7 +24,7 @@ def test_the_series_reports_each_count_the_cores_allow_and_skips_the_others(benc
         ("explore-workers", 2, 2, 2)
     one, two, four = figures["rows"]
     assert four == {"workers": 4, "skipped": "this machine gives this process 2 cores"}
-    states = explore(depth=2, reading=None).states
+    states = explore(ExploreOptions(depth=2, reading=None)).states
     for row, workers in ((one, 1), (two, 2)):
         assert row["workers"] == workers and row["states"] == states and row["complete"]
         assert len(row["secondsEach"]) == len(row["treeCpuSecondsEach"]) == 2

@@ -1,5 +1,6 @@
 """The one breadth-first driver (issue 21): compact storage, workers and the Dask engine give the
 sequential search's output byte for byte."""
+import dataclasses
 import functools
 import json
 import os
@@ -10,11 +11,15 @@ import numpy as np
 import pytest
 
 import properties.search.explore as explore_module
+import properties.search.report as report_module
+import properties.search.system_sweep as sweep_module
 from activity_check.cli import main
 from model.consumer import initial_state
+from properties.search.blocks import CHECK_STATE_MASK
 from properties.search.store import (BlockArray, FingerprintSet, Frontier, collision_probability,
                                   component_fingerprint, pack_key, unpack_key)
-from properties.search.explore import explore, shortest_distinguishing
+from properties.search.explore import ExploreOptions, explore
+from properties.search.system_pair import shortest_distinguishing
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.xdist_group("tests/test_bfs.py")
@@ -47,7 +52,7 @@ def _depth4():
     """``(report, signature)`` of the sweep to depth 4 under every reading (64,148 states),
     made once per process: the reference that the squeezed, evicting and distributed searches
     are compared with (read only)."""
-    report = explore(depth=4, reading=None)
+    report = explore(ExploreOptions(depth=4, reading=None))
     return report, _signature(report)
 
 
@@ -125,8 +130,8 @@ def test_an_expanded_frontier_block_is_released_as_the_level_goes_on(tmp_path, m
     released = []
     real = Frontier.release
     monkeypatch.setattr(Frontier, "release", lambda self, i: (released.append(i), real(self, i)))
-    engine = bfs.LocalEngine(explore_module.SweepSystem(explore_module.EXPLORE_VOCABULARY, (),
-                                                        False), chunk=16, frontier_limit=1024)
+    engine = bfs.LocalEngine(sweep_module.SweepSystem(explore_module.EXPLORE_VOCABULARY, (),
+                                                      False), chunk=16, frontier_limit=1024)
     found = bfs.search(engine.system, 4, engine)
     # a block per chunk absorbed: levels 0 to 2 have one chunk each before level 2's 33 nodes
     # (three chunks: level 3's frontier in three blocks), each released once expanded
@@ -136,8 +141,9 @@ def test_an_expanded_frontier_block_is_released_as_the_level_goes_on(tmp_path, m
 
 def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
     plain, signature = _depth4()
-    squeezed = explore(depth=4, reading=None, frontier_limit=4096, spill_dir=str(tmp_path),
-                       cache_entries=500)
+    squeezed = explore(ExploreOptions(depth=4, reading=None, frontier_limit=4096,
+                                      spill_dir=str(tmp_path),
+                                      cache_entries=500))
     assert signature == _signature(squeezed)
     assert squeezed.storage["frontierSpilledNodes"] > 0 and plain.states == 64148
     # the memo tables were emptied (checked before each expansion chunk) and the default
@@ -148,7 +154,7 @@ def test_a_spilled_frontier_and_emptied_memo_tables_change_nothing(tmp_path):
     assert plain.storage["parentBytes"] == 8 * plain.states
 
 
-class _Watched(explore_module.SweepSystem):
+class _Watched(sweep_module.SweepAdapter):
     """The sweep, recording around each eviction what its tables held keyed by a state before
     a step or by a class (the forks), and which states and classes the pending nodes hold."""
 
@@ -157,7 +163,7 @@ class _Watched(explore_module.SweepSystem):
         self.seen: list = []
 
     def _keyed(self) -> dict:
-        c, mask = self.cache, explore_module.CHECK_STATE_MASK
+        c, mask = self.system.cache, CHECK_STATE_MASK
         return {"trees": {k: (k[0], v) for k, v in c.trees.items()},
                 "checked": {k: (k & mask, v) for k, v in c.checked.items()},
                 "step_checked": {k: (k & mask, v) for k, v in c.step_checked.items()},
@@ -167,30 +173,32 @@ class _Watched(explore_module.SweepSystem):
 
     def make_room(self, pending):
         held = self._keyed()
-        evictions, trims = self.cache.evictions, self.cache.trims
+        c = self.system.cache
+        evictions, trims = c.evictions, c.trims
         super().make_room(pending)
-        if self.cache.evictions > evictions:
+        if c.evictions > evictions:
             live = {int(s) for nodes in pending() for s in nodes[:, 1]} | \
                 {("class", int(c)) for nodes in pending() for c in nodes[:, 3]}
-            self.seen.append((held, self._keyed(), live, self.cache.trims > trims))
+            self.seen.append((held, self._keyed(), live, c.trims > trims))
 
 
 def test_the_engine_offers_make_room_the_nodes_still_to_expand():
     """Before each chunk the in-process engine calls ``make_room`` with the nodes it has still
     to expand: the chunk about to be expanded first, then the rest of the level, then the next
     level's nodes found so far (which only grow)."""
-    from properties.search.bfs import LocalEngine, search
+    from properties.search.bfs import EngineAdapter, LocalEngine, search
     calls = []
 
-    class Recording(explore_module.SweepSystem):
-        def make_room(self, pending):
-            calls.append(("room", [np.array(a) for a in pending()]))
-
+    class Recording(sweep_module.SweepSystem):
         def expand(self, ids, nodes, level, out, known):
             calls.append(("expand", np.array(nodes), level))
             super().expand(ids, nodes, level, out, known)
 
-    system = Recording(explore_module.EXPLORE_VOCABULARY, (), False)
+    class Offered(EngineAdapter):
+        def make_room(self, pending):
+            calls.append(("room", [np.array(a) for a in pending()]))
+
+    system = Offered(Recording(explore_module.EXPLORE_VOCABULARY, (), False))
     found = search(system, 4, LocalEngine(system, chunk=256))
     assert found.states == 64148
     rooms, expands = calls[0::2], calls[1::2]
@@ -227,7 +235,7 @@ def test_memo_evictions_drop_only_what_no_pending_node_needs():
                       50_000)
     found = search(system, 4, LocalEngine(system, chunk=256))
     plain, signature = _depth4()
-    evicted = explore_module._report(found, system, 4, True)
+    evicted = report_module._report(found, system, 4, True)
     assert _signature(evicted) == signature and plain.states == 64148
     assert found.storage["memoEvictions"] >= 2 and found.storage["memoTrims"] == 0
     assert len(system.seen) == found.storage["memoEvictions"]
@@ -250,27 +258,27 @@ def test_when_the_pending_states_fill_the_budget_those_needed_soonest_are_kept()
     from properties.search.bfs import LocalEngine, search
     steps = []
 
-    class Counted(explore_module.SweepSystem):
+    class Counted(sweep_module.SweepAdapter):
         def make_room(self, pending):
-            before = (self.cache.evictions, self.cache.trims, self.cache.size())
-            held = {k[0] for k in self.cache.trees}
+            c = self.system.cache
+            before = (c.evictions, c.trims, c.size())
+            held = {k[0] for k in c.trees}
             super().make_room(pending)
-            if self.cache.evictions == before[0]:
+            if c.evictions == before[0]:
                 return
             firsts = {}
             for i, s in enumerate(int(s) for nodes in pending() for s in nodes[:, 1]):
                 firsts.setdefault(s, i)
-            kept = {k[0] for k in self.cache.trees}
+            kept = {k[0] for k in c.trees}
             dropped = {s for s in held - kept if s in firsts}  # pending, yet dropped
-            steps.append((self.cache.evictions - before[0], self.cache.trims - before[1],
-                          before[2], self.cache.size(),
+            steps.append((c.evictions - before[0], c.trims - before[1], before[2], c.size(),
                           max((firsts[s] for s in kept & held if s in firsts), default=-1),
                           min((firsts[s] for s in dropped), default=None)))
 
     system = Counted(explore_module.EXPLORE_VOCABULARY, explore_module.PROPERTIES, False,
                      20_000)
     found = search(system, 4, LocalEngine(system, chunk=256))
-    assert _signature(explore_module._report(found, system, 4, True)) == _depth4()[1]
+    assert _signature(report_module._report(found, system, 4, True)) == _depth4()[1]
     assert steps and all(s[0] == 1 for s in steps)  # one eviction a call
     # calls where pending states' entries went too: the soonest kept, and no emptying
     soonest = [s for s in steps if s[5] is not None and s[1] == 0]
@@ -284,13 +292,13 @@ def test_evictions_in_the_per_leaf_loop_change_nothing(monkeypatch):
     forces evictions (the Dask workers' evictions:
     :func:`test_the_distributed_engine_matches_the_sequential_search`)."""
     signature = _depth4()[1]
-    monkeypatch.setattr(explore_module.SweepSystem, "blocks", False)
+    monkeypatch.setattr(sweep_module.SweepSystem, "blocks", False)
     from properties.search.bfs import LocalEngine, search
-    system = explore_module.SweepSystem(explore_module.EXPLORE_VOCABULARY,
-                                        explore_module.PROPERTIES, False, 20_000)
+    system = sweep_module.SweepAdapter(explore_module.EXPLORE_VOCABULARY,
+                                       explore_module.PROPERTIES, False, 20_000)
     found = search(system, 4, LocalEngine(system, chunk=512))
     assert found.storage["memoEvictions"] >= 1
-    assert _signature(explore_module._report(found, system, 4, True)) == signature
+    assert _signature(report_module._report(found, system, 4, True)) == signature
 
 
 def test_the_pair_search_runs_on_the_driver():
@@ -299,6 +307,35 @@ def test_the_pair_search_runs_on_the_driver():
     assert len(found) == 3  # a MESSAGES_SNAPSHOT stating two activities, then a replacing snapshot
     # a bound that stops the search before the distinguishing trace: no answer
     assert shortest_distinguishing(DRAFT, DRAFT.with_(Q11="move"), depth=5, max_states=50) is None
+
+
+def test_a_bare_system_runs_in_process_and_says_so_when_asked_to_travel():
+    """The model's contract holds no storage, routing or distribution: a bare system (the pair
+    search's) gets the default engine adapter, which routes by fingerprint, keeps no figures,
+    and refuses, naming the system, what only a distributable system's adapter can do; an
+    adapter passed again is taken as it is."""
+    from model.readings import DRAFT
+    from properties.search.bfs import EngineAdapter, adapter_of, search
+    from properties.search.reading_classes import PRODUCER_READINGS
+    from properties.search.system_pair import PairSystem
+    system = PairSystem(DRAFT, DRAFT.with_(Q11="move"), explore_module.EXPLORE_VOCABULARY,
+                        frozenset(PRODUCER_READINGS))
+    adapter = adapter_of(system)
+    assert type(adapter) is EngineAdapter and adapter.system is system
+    assert adapter_of(adapter) is adapter
+    found = search(adapter, 3)
+    assert found.states > 100 and found.findings[("distinguishing",)][0] == ()
+    nodes = np.array([system.root()], dtype=np.int64)
+    assert (adapter.routing(nodes) == system.fingerprints(nodes)).all()
+    assert adapter.storage() == {} and adapter.cache_size() is None
+    for ask in (lambda: adapter.spec(2), lambda: adapter.export(nodes),
+                lambda: adapter.import_([])):
+        with pytest.raises(NotImplementedError, match="PairSystem"):
+            ask()
+    sweep = sweep_module.SweepAdapter(explore_module.EXPLORE_VOCABULARY, (), False, 1_000)
+    cls, args = sweep.spec(4)  # each of four workers gets a quarter of the budget
+    assert cls is sweep_module.SweepAdapter and args[-1] == 250
+    assert cls(*args).system.cache is not sweep.system.cache
 
 
 def test_the_distributed_engine_matches_the_sequential_search(cluster):
@@ -311,8 +348,9 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
     cases = [dict(depth=4, reading=None), dict(depth=4, reading=None, cache_entries=4_000),
              dict(depth=4, reading=None, max_states=9_000), dict(depth=3, adversarial=True)]
     for kwargs in cases:
-        alone = _depth4()[1] if kwargs in cases[:2] else _signature(explore(**kwargs))
-        spread = explore(**kwargs, cluster=cluster, parallel_from=1)
+        alone = _depth4()[1] if kwargs in cases[:2] else \
+            _signature(explore(ExploreOptions(**kwargs)))
+        spread = explore(ExploreOptions(**kwargs, cluster=cluster, parallel_from=1))
         assert spread.workers == 2, kwargs
         assert _signature(spread) == alone, kwargs
         if kwargs == cases[1]:
@@ -335,10 +373,11 @@ def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_
     from properties.search.checkpoint import Checkpoint
     from properties.search.dask_engine import DaskEngine
     from properties.catalogue import PROPERTIES
-    from properties.search.explore import EXPLORE_VOCABULARY, SweepSystem
+    from properties.search.explore import EXPLORE_VOCABULARY
+    from properties.search.system_sweep import SweepAdapter
 
     def sweep():
-        return SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+        return SweepAdapter(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
 
     def figures(found):
         return (found.parents.to_numpy().tolist(), found.edges, found.depth, found.tags,
@@ -410,8 +449,9 @@ def test_explore_workers_and_cluster_print_the_same_bytes(cluster, tmp_path, cap
     Every level goes to the workers (``parallel_from=1``), so that a small search uses them."""
     one = _cli(["explore", "--depth", "3", "--json", "--workers", "1",
                 "--graph", str(tmp_path / "one.dot")], capsys)
+    real = explore_module.explore
     monkeypatch.setattr(explore_module, "explore",
-                        functools.partial(explore_module.explore, parallel_from=1))
+                        lambda options: real(dataclasses.replace(options, parallel_from=1)))
     two = _cli(["explore", "--depth", "3", "--json", "--workers", "2",
                 "--graph", str(tmp_path / "two.dot")], capsys)
     joined = _cli(["explore", "--depth", "3", "--json", "--cluster", cluster,
@@ -474,11 +514,11 @@ def test_a_level_whose_last_batch_is_merged_after_the_timeout_is_complete(monkey
     when the time runs out while the last level's last batch is merged, the search is complete
     (depth reached, every state kept), and a further level would have been stopped."""
     _run_out_of_time_in_level_1(monkeypatch)
-    unbounded = explore(depth=2, reading=None)
-    r = explore(depth=2, reading=None, timeout=60)
+    unbounded = explore(ExploreOptions(depth=2, reading=None))
+    r = explore(ExploreOptions(depth=2, reading=None, timeout=60))
     assert (r.stopped_by, r.complete, r.depth, r.states) == \
         (unbounded.stopped_by, True, 2, unbounded.states)
-    deeper = explore(depth=3, reading=None, timeout=60)
+    deeper = explore(ExploreOptions(depth=3, reading=None, timeout=60))
     assert (deeper.stopped_by, deeper.complete, deeper.depth, deeper.states) == \
         ("timeout", False, 2, unbounded.states)
 
@@ -641,10 +681,10 @@ def test_an_interrupt_during_a_workers_level_asks_the_cluster_nothing_more(monke
                 setattr(client, name, asked(name))
         return real_level(self, merge, level, last)
     monkeypatch.setattr(bfs_dask.DaskEngine, "_level", level_interrupted)
-    r = explore(depth=4, reading=None, workers=2, parallel_from=1)
+    r = explore(ExploreOptions(depth=4, reading=None, workers=2, parallel_from=1))
     assert events == ["Ctrl-C"]
     assert (r.stopped_by, r.depth, r.partial, r.complete) == ("interrupted", 2, False, False)
-    assert r.states == explore(depth=2, reading=None).states
+    assert r.states == explore(ExploreOptions(depth=2, reading=None)).states
 
 
 def test_a_ctrl_c_while_the_engine_closes_is_the_searchs_interrupt(monkeypatch):
@@ -660,20 +700,20 @@ def test_a_ctrl_c_while_the_engine_closes_is_the_searchs_interrupt(monkeypatch):
             raise KeyboardInterrupt
         real_close(self)
     monkeypatch.setattr(bfs.LocalEngine, "close", close_interrupted)
-    r = explore(depth=2, reading=None)
+    r = explore(ExploreOptions(depth=2, reading=None))
     assert len(closes) == 2 and closes[0] is closes[1]
     assert (r.stopped_by, r.complete, r.depth) == ("interrupted", False, 2)
     monkeypatch.undo()
-    assert r.states == explore(depth=2, reading=None).states
+    assert r.states == explore(ExploreOptions(depth=2, reading=None)).states
 
 
 def test_a_stop_says_whether_the_next_level_was_partly_explored(monkeypatch, capsys):
     """A bound that cuts a level leaves it partly explored; one met between two levels (a
     timeout found before the next level's first chunk, a state bound at the root) leaves the
     next level not explored, with no move of it counted, and the command says which."""
-    cut = explore(depth=4, reading=None, max_states=300)
+    cut = explore(ExploreOptions(depth=4, reading=None, max_states=300))
     assert (cut.stopped_by, cut.depth, cut.partial, cut.states) == ("max-states", 2, True, 300)
-    root = explore(depth=3, reading=None, max_states=1)
+    root = explore(ExploreOptions(depth=3, reading=None, max_states=1))
     assert (root.stopped_by, root.depth, root.partial, root.states, root.edges) == \
         ("max-states", 0, False, 1, 0)
     assert main(["explore", "--depth", "3", "--max-states", "1"]) == 0
@@ -696,9 +736,9 @@ def test_a_stop_says_whether_the_next_level_was_partly_explored(monkeypatch, cap
         assert (doc["stoppedBy"], doc["partial"], doc["complete"]) == \
             ("max-states", partial, False)
     _run_out_of_time_in_level_1(monkeypatch)
-    timed = explore(depth=4, reading=None, timeout=60)
+    timed = explore(ExploreOptions(depth=4, reading=None, timeout=60))
     assert (timed.stopped_by, timed.depth, timed.partial) == ("timeout", 2, False)
-    assert timed.edges == explore(depth=2, reading=None).edges
+    assert timed.edges == explore(ExploreOptions(depth=2, reading=None)).edges
 
 
 def test_explore_refuses_a_graph_file_name_held_by_a_dangling_link(tmp_path, capsys):
@@ -726,9 +766,9 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
     from distributed import Client
 
     import properties.search.dask_engine as bfs_dask
-    from properties.search.explore import SweepSystem
+    from properties.search.system_sweep import SweepAdapter
     monkeypatch.setattr(bfs_dask, "CONNECT_SECONDS", 1.0)
-    engine = bfs_dask.DaskEngine(SweepSystem(explore_module.EXPLORE_VOCABULARY, (), False),
+    engine = bfs_dask.DaskEngine(SweepAdapter(explore_module.EXPLORE_VOCABULARY, (), False),
                                  address=cluster)
     with Client(cluster) as client:
         engine.client = client
@@ -753,7 +793,7 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
         with pytest.raises(ZeroDivisionError):
             engine._gather([client.submit(divmod, 1, 0, pure=False)], 2)
 
-    def lost(**kwargs):
+    def lost(options):
         raise bfs_dask.ClusterError("lost the scheduler of the Dask cluster at tcp://x:1 "
                                     "during depth 5 (FuturesCancelledError)")
     monkeypatch.setattr(explore_module, "explore", lost)
@@ -800,13 +840,13 @@ def test_a_partition_rerun_on_another_worker_reports_what_it_reports_alone(monke
     """A Dask task may run on a worker that has expanded another partition of the same level
     (a lost worker's task rerun there): it reports the same findings as on a worker of its own,
     since what the worker found before (split costs, whose ties the first found wins) is
-    forgotten at the task's start (``TransitionSystem.forget_findings``). Without that, the
+    forgotten at the task's start (``EngineAdapter.forget_findings``). Without that, the
     partition's split witnesses were pruned by the other partition's equal ones, and the
     output changed when a worker was lost."""
     import properties.search.bfs as bfs
     import properties.search.dask_engine as bfs_dask
     from properties.catalogue import PROPERTIES
-    from properties.search.explore import SweepSystem
+    from properties.search.system_sweep import SweepAdapter
     captured = {}
 
     class Capture(bfs.LocalEngine):
@@ -818,7 +858,7 @@ def test_a_partition_rerun_on_another_worker_reports_what_it_reports_alone(monke
                                 known=dict(merge.known))
                 raise bfs.Stop("timeout")
             super().level(merge, level, last)
-    system = SweepSystem(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    system = SweepAdapter(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     bfs.search(system, 3, engine=Capture(system))
     ids, nodes, known = captured["ids"], captured["nodes"], captured["known"]
     part = (system.routing(nodes) % np.uint64(2)).astype(np.int64)
@@ -834,7 +874,7 @@ def test_a_partition_rerun_on_another_worker_reports_what_it_reports_alone(monke
         findings("rerun", 1)
         assert len(alone) == 10 and findings("rerun", 0) == alone
         # the same worker without forgetting: the partition's split witnesses go missing
-        monkeypatch.setattr(SweepSystem, "forget_findings", lambda self: None)
+        monkeypatch.setattr(SweepAdapter, "forget_findings", lambda self: None)
         findings("kept", 1)
         assert findings("kept", 0) != alone
     finally:  # a task freezes what it leaves, as a worker process should; this one is not

@@ -15,8 +15,9 @@ from model.readings import DRAFT
 from properties.search.bfs import LocalEngine, Stop, search
 from properties.search.checkpoint import Checkpoint, CheckpointError, rebuild, rebuilt
 from properties.catalogue import PROPERTIES
-from properties.search.explore import (EXPLORE_VOCABULARY, SingleSystem, SweepSystem, _identity,
-                                explore)
+from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, _identity, explore
+from properties.search.system_single import SingleSystem
+from properties.search.system_sweep import SweepSystem
 from model.consumers import REFERENCE
 
 pytestmark = pytest.mark.xdist_group("tests/test_bfs_checkpoint.py")
@@ -222,18 +223,19 @@ def test_a_finished_search_is_reported_again_from_a_directory_it_cannot_write(tm
 
 def test_explore_resumes_with_the_same_report_and_refuses_another_search(tmp_path, capsys):
     directory = str(tmp_path / "ck")
-    plain = explore(depth=3, reading=None).to_json(3, None, False)
-    first = explore(depth=3, reading=None, checkpoint=directory)
+    plain = explore(ExploreOptions(depth=3, reading=None)).to_json(3, None, False)
+    first = explore(ExploreOptions(depth=3, reading=None, checkpoint=directory))
     assert first.to_json(3, None, False) == plain
-    assert explore(depth=3, reading=None, checkpoint=directory).to_json(3, None, False) == plain
+    again = explore(ExploreOptions(depth=3, reading=None, checkpoint=directory))
+    assert again.to_json(3, None, False) == plain
     with pytest.raises(CheckpointError,
                        match="another search's \\(it differs in reading: "
                              "\"all\" there, \"draft\" here\\)"):
-        explore(depth=3, reading=DRAFT, checkpoint=directory)
+        explore(ExploreOptions(depth=3, reading=DRAFT, checkpoint=directory))
     with pytest.raises(CheckpointError, match="differs in adversarial: false there, true here"):
-        explore(depth=3, reading=None, adversarial=True, checkpoint=directory)
+        explore(ExploreOptions(depth=3, reading=None, adversarial=True, checkpoint=directory))
     with pytest.raises(ValueError, match="a checkpoint needs a search without the graph"):
-        explore(depth=3, reading=None, keep_edges=True, checkpoint=directory)
+        explore(ExploreOptions(depth=3, reading=None, keep_edges=True, checkpoint=directory))
     assert _identity(EXPLORE_VOCABULARY, None, REFERENCE, (), False, True, False)["reading"] \
         == "all"
     # a reading by the name a user gives it: a preset's, or its knobs set against the draft
@@ -488,7 +490,7 @@ def test_rebuild_gives_the_frontier_nodes_of_the_search():
     targets = np.arange(starts[2], len(parents), 7, dtype=np.int64)
     fresh = _sweep()
     rows = rebuild(fresh, parents, starts, targets)
-    from properties.search.explore import _replay
+    from properties.search.report import _replay
     for target, row in zip(targets.tolist()[:50], rows):
         path = found.path(target)
         _, node = _replay(fresh, path)
@@ -630,7 +632,7 @@ def test_the_benchmark_saves_each_configuration_and_adds_up_its_runs(tmp_path, m
     row, row2 = first["configurations"]["all-readings"], again["configurations"]["all-readings"]
     assert (tmp_path / "all-readings" / "checkpoint.json").is_file()
     assert row["checkpointRuns"] == row2["checkpointRuns"] == 1
-    assert row["states"] == row2["states"] == explore(depth=3, reading=None).states
+    assert row["states"] == row2["states"] == explore(ExploreOptions(depth=3, reading=None)).states
     # the finished search is reported from its checkpoint: its seconds are the saved ones (the
     # first run's, taken at its last save, just before it ended), its peak at least theirs
     saved = json.loads((tmp_path / "all-readings" / "checkpoint.json").read_text())

@@ -4,7 +4,7 @@ SIGINT (a terminal's Ctrl-C is the command's to handle), and each task reports i
 process's CPU and its own thread's."""
 import pytest
 
-from properties.search.explore import explore
+from properties.search.explore import ExploreOptions, explore
 
 distributed = pytest.importorskip("distributed")
 
@@ -35,9 +35,10 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         http = cluster.scheduler.http_server.port
         assert http in {port for _, port in listening}
         assert {ip for ip, _ in listening} == {"127.0.0.1"}, listening
-        report = explore(depth=3, reading=None, cluster=cluster.scheduler_address,
-                         parallel_from=1)
-    assert report.workers == 2 and report.states == explore(depth=3, reading=None).states
+        report = explore(ExploreOptions(depth=3, reading=None, cluster=cluster.scheduler_address,
+                                        parallel_from=1))
+    assert report.workers == 2
+    assert report.states == explore(ExploreOptions(depth=3, reading=None)).states
     tasks = report.storage["workerTasks"]
     assert [t["level"] for t in tasks] == [0, 1, 2]
     for t in tasks:

@@ -8,7 +8,7 @@ import pytest
 
 import properties.search.bfs as bfs
 from properties.search.store import BlockArray, FingerprintSet
-from properties.search.explore import explore
+from properties.search.explore import ExploreOptions, explore
 
 
 def _members(visited: FingerprintSet) -> list:
@@ -125,12 +125,12 @@ def test_every_spill_forced_at_depth_4_changes_nothing(monkeypatch, tmp_path):
     parent entries and kept edges in memory-mapped blocks of 1,024 (none in memory), the
     frontier spilled past 4 KB and merges of 64 members at a time: the same report, nodes,
     parents, edges and JSON. (About 15 s: two depth-4 sweeps with every edge kept.)"""
-    plain = explore(depth=4, reading=None, keep_edges=True)
+    plain = explore(ExploreOptions(depth=4, reading=None, keep_edges=True))
     monkeypatch.setattr(BlockArray, "BLOCK_BITS", 10)
     monkeypatch.setattr(bfs.LocalEngine, "PARENTS_LIMIT", 0)
     monkeypatch.setattr(FingerprintSet, "MERGE_BLOCK", 64)
-    squeezed = explore(depth=4, reading=None, keep_edges=True, frontier_limit=4096,
-                       spill_dir=str(tmp_path))
+    squeezed = explore(ExploreOptions(depth=4, reading=None, keep_edges=True, frontier_limit=4096,
+                                      spill_dir=str(tmp_path)))
     assert squeezed.to_json(4) == plain.to_json(4) and plain.states == 64148
     assert squeezed.storage["parentSpilledBytes"] == 8 * 1024 * (64148 // 1024)
     assert plain.storage["parentSpilledBytes"] == 0

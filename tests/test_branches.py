@@ -3,7 +3,7 @@ reached is declared.
 
 What is stepped: the exhaustive exploration (properties.search.explore under draft with the adversarial
 moves, depth 3, its default vocabulary), each explored edge stepped under every reading at once
-(properties.search.explore.step_leaves); the field cases, each event stepped under every reading from
+(properties.search.reading_classes.step_leaves); the field cases, each event stepped under every reading from
 the draft consumer's state; and a few traces for what the exploration vocabulary cannot send (a
 malformed non-activity event, STATE_* events, tool calls, an id held by another role, a snapshot
 for a dropped id, an event after a fatal). From every step: the branch it names, and the (code,
@@ -22,7 +22,8 @@ from model.consumer import initial_state, run_input, step
 from model.readings import DRAFT, parse_reading
 from model.verdict import fold
 from model.wire import parse_events
-from properties.search.explore import explore, step_leaves
+from properties.search.explore import ExploreOptions, explore
+from properties.search.reading_classes import step_leaves
 
 from wirekit import RF, RS, delta, snap  # noqa: E402
 
@@ -114,8 +115,8 @@ class Reached:
 def reached() -> Reached:
     from counterexamples.field_cases import load_cases
     out = Reached()
-    report = explore(depth=3, reading=DRAFT, adversarial=True, properties=(),
-                     check_readings=False, keep_edges=True)
+    report = explore(ExploreOptions(depth=3, reading=DRAFT, adversarial=True, properties=(),
+                                    check_readings=False, keep_edges=True))
     assert report.complete and report.edges > 1000
     seen = set()
     for source, _, event in report.edges_seen:
@@ -153,8 +154,8 @@ def test_the_exploration_alone_reaches_most_branches():
     """Guard against the reach fixture resting on its extra traces: the default vocabulary at
     depth 3 (draft, adversarial) reaches all but the few branches the extras are for."""
     out = Reached()
-    report = explore(depth=3, reading=DRAFT, adversarial=True, properties=(),
-                     check_readings=False, keep_edges=True)
+    report = explore(ExploreOptions(depth=3, reading=DRAFT, adversarial=True, properties=(),
+                                    check_readings=False, keep_edges=True))
     for source, _, event in report.edges_seen:
         for _, result in step_leaves(report.nodes[source][1], event):
             out.add(result)

@@ -1211,10 +1211,10 @@ def test_explore_json_is_the_report_s_to_json(capsys):
     """``explore --json`` prints :meth:`ExploreReport.to_json` as the command line dumps JSON,
     for every reading at once and for one reading."""
     from model.readings import parse_reading
-    from properties.search.explore import explore
+    from properties.search.explore import ExploreOptions, explore
 
     code, out, _ = cli(capsys, "explore", "--depth", "3", "--json")
-    every = explore(depth=3, reading=None)
+    every = explore(ExploreOptions(depth=3, reading=None))
     assert code == 0
     assert out == json.dumps(every.to_json(3), indent=2, ensure_ascii=False) + "\n"
     doc = json.loads(out)
@@ -1227,7 +1227,7 @@ def test_explore_json_is_the_report_s_to_json(capsys):
     lenient = parse_reading("lenient")
     code, out, _ = cli(capsys, "explore", "--depth", "2", "--reading", "lenient",
                        "--adversarial", "--json")
-    one = explore(depth=2, reading=lenient, adversarial=True)
+    one = explore(ExploreOptions(depth=2, reading=lenient, adversarial=True))
     assert code == 0 and json.loads(out) == one.to_json(2, lenient, adversarial=True)
     assert (json.loads(out)["reading"], json.loads(out)["readingClasses"]) == ("lenient", None)
     assert json.loads(out)["adversarial"] is True

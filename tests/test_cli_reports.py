@@ -62,9 +62,9 @@ def test_explore_text_is_the_same_bytes_whatever_the_wall_time(monkeypatch, caps
     """Two searches that differ only in how long they took print the same text; ``--timings``
     adds the time (text) and the member ``seconds`` (JSON), which plain JSON does not have."""
     import properties.search.explore as E
-    real = E.explore(depth=2, reading=None, workers=1)
+    real = E.explore(E.ExploreOptions(depth=2, reading=None, workers=1))
     runs = iter([dataclasses.replace(real, seconds=s) for s in (0.25, 7.5, 0.5, 1.25, 2.0)])
-    monkeypatch.setattr(E, "explore", lambda **kw: next(runs))
+    monkeypatch.setattr(E, "explore", lambda options: next(runs))
     _, fast, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1")
     _, slow, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1")
     assert fast == slow and "states/s" not in fast and " s (" not in fast
@@ -83,9 +83,9 @@ def test_explore_text_is_the_same_bytes_whatever_the_number_of_workers(monkeypat
     """How many processes expanded the levels is a fact of the run, like its time: the text
     names it only with ``--timings``, so the output is the same for any ``--workers``."""
     import properties.search.explore as E
-    real = E.explore(depth=2, reading=None, workers=1)
+    real = E.explore(E.ExploreOptions(depth=2, reading=None, workers=1))
     runs = iter([dataclasses.replace(real, workers=w) for w in (1, 2, 2)])
-    monkeypatch.setattr(E, "explore", lambda **kw: next(runs))
+    monkeypatch.setattr(E, "explore", lambda options: next(runs))
     _, one, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1")
     _, two, _ = _run(capsys, "explore", "--depth", "2", "--workers", "2")
     assert one == two and "worker" not in one

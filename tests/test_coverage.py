@@ -105,8 +105,8 @@ def test_run_prints_the_totals_line_and_its_coverage_in_full(tmp_path, capsys):
 def test_explore_coverage_walks_every_leaf_of_the_search_tree(capsys):
     from activity_check.cli import main
     from properties.coverage import exploration_traces
-    from properties.search.explore import explore
-    explored = explore(depth=2, reading=None, properties=())
+    from properties.search.explore import ExploreOptions, explore
+    explored = explore(ExploreOptions(depth=2, reading=None, properties=()))
     traces = exploration_traces(explored)
     # every node's shortest trace is a prefix of one of them
     prefixes = {tuple(t[:n]) for t in traces for n in range(1, len(t) + 1)}

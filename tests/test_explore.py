@@ -1,4 +1,5 @@
 """The exhaustive breadth-first search: bounds, shortest witnesses, graph export, CLI."""
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -9,8 +10,11 @@ from activity_check.cli import main
 import pytest
 
 from model.verdict import splits_of
-from properties.search.explore import (PRODUCER_READINGS, explore, shortest_distinguishing,
-                                shortest_trace_to, state_graph, step_splits, trace_to)
+from properties.search.explore import ExploreOptions, explore
+from properties.search.graph import shortest_trace_to, state_graph
+from properties.search.reading_classes import PRODUCER_READINGS, step_splits
+from properties.search.report import trace_to
+from properties.search.system_pair import shortest_distinguishing
 from properties.zoo import MUTANT_BY_NAME
 from model.readings import DRAFT
 from model.producer import check_trace
@@ -19,7 +23,7 @@ from wirekit import delta, snap, trace
 
 
 def test_depth_three_counts_and_shortest_splits():
-    r = explore(depth=3)
+    r = explore(ExploreOptions(depth=3))
     assert (r.states, r.depth, r.complete, r.stopped_by) == (441, 3, True, "depth")
     assert r.violations == {}
     # each question found at depth <= 3 has a 3-event witness (RUN_STARTED + two events), but
@@ -32,37 +36,38 @@ def test_depth_three_counts_and_shortest_splits():
     ra, rb = DRAFT.with_(**{"Q1": a["Q1"]}), DRAFT.with_(**{"Q1": b["Q1"]})
     assert verdict_key(evaluate(witness, ra)) != verdict_key(evaluate(witness, rb))
     # no shorter trace splits Q1: depth 2 finds nothing
-    assert "Q1" not in explore(depth=2).splits
+    assert "Q1" not in explore(ExploreOptions(depth=2)).splits
 
 
 def test_parent_map_rebuilds_paths():
-    r = explore(depth=2)
+    r = explore(ExploreOptions(depth=2))
     for node in range(1, r.states):
         path = trace_to(r, node)
         assert 1 <= len(path) <= 2 and path[0].type_name == "RUN_STARTED"
 
 
 def test_bounds_say_what_stopped_them():
-    r = explore(depth=6, max_states=300)
+    r = explore(ExploreOptions(depth=6, max_states=300))
     assert r.stopped_by == "max-states" and r.states == 300 and not r.complete
-    r = explore(depth=50, timeout=0.2)
+    r = explore(ExploreOptions(depth=50, timeout=0.2))
     assert r.stopped_by == "timeout" and not r.complete
 
 
 def test_graph_has_every_examined_edge_only_when_kept():
-    kept = explore(depth=3, keep_edges=True)
+    kept = explore(ExploreOptions(depth=3, keep_edges=True))
     graph = state_graph(kept)
     assert graph.number_of_nodes() == kept.states
     tree = [e for e in graph.edges(data=True) if e[2]["tree"]]
     assert len(tree) == kept.states - 1
     assert graph.number_of_edges() > len(tree)  # edges into visited states are there too
     assert nx.is_weakly_connected(graph)
-    assert explore(depth=3).edges_seen == []
+    assert explore(ExploreOptions(depth=3)).edges_seen == []
 
 
 def test_bfs_finds_a_mutant_with_a_shortest_witness():
     mutant = MUTANT_BY_NAME["owner-not-reminted"]
-    r = explore(depth=4, consumer=mutant, check_readings=False, stop_when_found=True)
+    r = explore(ExploreOptions(depth=4, consumer=mutant, check_readings=False,
+                               stop_when_found=True))
     witness, _ = r.violations["P07-replace-remints"]
     assert len(witness) == 3 and r.depth == 3
 
@@ -81,7 +86,8 @@ def test_explore_cli(tmp_path, capsys):
     assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 0
     out = capsys.readouterr().out
     assert "stopped by the depth bound (2)" in out
-    assert nx.read_graphml(graph).number_of_nodes() == explore(depth=2, reading=None).states
+    states = explore(ExploreOptions(depth=2, reading=None)).states
+    assert nx.read_graphml(graph).number_of_nodes() == states
     assert main(["explore", "--depth", "2", "--graph", str(graph)]) == 2  # never overwrites
     assert main(["explore", "--depth", "0"]) == 2
     assert main(["explore", "--max-states", "-1"]) == 2
@@ -92,8 +98,8 @@ def test_explore_cli_writes_no_graph_after_an_interrupted_search(tmp_path, capsy
     a minute or more at the default bound, is not written (from the third review)."""
     import properties.search.explore as explore_module
 
-    def interrupted(**kwargs):
-        report = explore(**{**kwargs, "depth": 1})
+    def interrupted(options):
+        report = explore(dataclasses.replace(options, depth=1))
         report.stopped_by = "interrupted"
         return report
     monkeypatch.setattr(explore_module, "explore", interrupted)
@@ -110,12 +116,22 @@ def test_explore_cli_writes_no_graph_after_an_interrupted_search(tmp_path, capsy
 def test_the_cli_and_the_api_share_the_default_bound():
     """``activity-check explore`` and :func:`explore` explore to the same depth by default (the
     command line keeps its own constant so as not to import the search when it starts)."""
-    import inspect
-
     from activity_check.cli import build_parser
     from activity_check.cmd_explore import DEFAULT_EXPLORE_DEPTH
-    assert inspect.signature(explore).parameters["depth"].default == DEFAULT_EXPLORE_DEPTH == 5
+    assert ExploreOptions().depth == DEFAULT_EXPLORE_DEPTH == 5
     assert build_parser().parse_args(["explore"]).depth == DEFAULT_EXPLORE_DEPTH
+
+
+def test_explore_takes_one_frozen_options_value():
+    """``explore`` takes one :class:`ExploreOptions` (frozen: a variant is derived with
+    ``dataclasses.replace``), and says so in one line when given anything else."""
+    options = ExploreOptions(depth=2, reading=None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.depth = 3
+    with pytest.raises(TypeError, match=r"explore\(ExploreOptions\(depth=4\)\), not int"):
+        explore(2)
+    assert explore(options).states == 35
+    assert explore(dataclasses.replace(options, depth=1)).states < 35
 
 
 def test_explore_cli_prints_the_report_before_the_graph(tmp_path, capsys):
@@ -131,8 +147,9 @@ def test_explore_cli_prints_the_report_before_the_graph(tmp_path, capsys):
     assert dot.read_text(encoding="utf-8").startswith("digraph states {\n") and edges >= 34
     graphml = tmp_path / "g.graphml"
     assert main(["explore", "--depth", "2", "--json", "--graph", str(graphml)]) == 0
-    assert json.loads(capsys.readouterr().out)["states"] == explore(depth=2, reading=None).states
-    assert nx.read_graphml(graphml).number_of_nodes() == explore(depth=2, reading=None).states
+    states = explore(ExploreOptions(depth=2, reading=None)).states
+    assert json.loads(capsys.readouterr().out)["states"] == states
+    assert nx.read_graphml(graphml).number_of_nodes() == states
 
 
 @pytest.mark.parametrize("fault, code", [(KeyboardInterrupt, 130),
@@ -160,12 +177,12 @@ def test_explore_cli_leaves_no_partial_graph(tmp_path, capsys, monkeypatch, faul
 
 @pytest.fixture(scope="module")
 def sweep4():
-    return explore(depth=4, reading=None, properties=())
+    return explore(ExploreOptions(depth=4, reading=None, properties=()))
 
 
 def test_all_readings_sweep_reaches_contexts_the_draft_sweep_cannot():
-    one = explore(depth=3)
-    every = explore(depth=3, reading=None)
+    one = explore(ExploreOptions(depth=3))
+    every = explore(ExploreOptions(depth=3, reading=None))
     assert (every.states, every.complete, every.violations) == (1635, True, {})
     assert every.classes > 1
     # Q2 and Q3 decide only where another knob departs from draft (Q3 needs Q2=parent; Q2's
@@ -211,19 +228,20 @@ def test_shortest_distinguishing_is_shortest_and_none_when_equal():
 def test_producer_readings_and_mode_guard():
     assert len(PRODUCER_READINGS) == 4
     with pytest.raises(ValueError):
-        explore(depth=1, reading=None, consumer=MUTANT_BY_NAME["owner-not-reminted"])
+        explore(ExploreOptions(depth=1, reading=None,
+                               consumer=MUTANT_BY_NAME["owner-not-reminted"]))
 
 
 def test_graph_query_shortest_trace_to_a_state_class():
     def retyped_by_subagent(state):
         return any(m.is_activity and m.owner == "sub-1" and m.activity_type == "SEARCH"
                    for m in state.messages)
-    tree_only = explore(depth=3)
+    tree_only = explore(ExploreOptions(depth=3))
     found = shortest_trace_to(tree_only, retyped_by_subagent)
     # RUN_STARTED then one snapshot that mints sub-1 with type SEARCH
     assert [e.type_name for e in found] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT"]
     assert retyped_by_subagent(trace_states(found)[-1])
-    full = explore(depth=3, keep_edges=True)
+    full = explore(ExploreOptions(depth=3, keep_edges=True))
     assert len(shortest_trace_to(full, retyped_by_subagent)) == 2
     # four messages within 3: two activities met first in one snapshot, then the history
     # (a user and a system message) restated with them; five are not within 3
@@ -231,28 +249,28 @@ def test_graph_query_shortest_trace_to_a_state_class():
     assert [e.type_name for e in four] == ["RUN_STARTED", "MESSAGES_SNAPSHOT", "MESSAGES_SNAPSHOT"]
     assert [m.role for m in four[-1].messages] == ["user", "system", "activity", "activity"]
     assert shortest_trace_to(tree_only, lambda s: len(s.messages) > 4) is None
-    graph = state_graph(explore(depth=2, reading=None))
+    graph = state_graph(explore(ExploreOptions(depth=2, reading=None)))
     assert graph.nodes[0]["readings"] == "(any reading)"
 
 
 @pytest.fixture
 def ctrl_c_after_30_beliefs(monkeypatch):
     """Ctrl-C arrives while the search computes its 30th producer belief."""
-    import properties.search.explore as explore_module
+    import properties.search.move_table as move_table
     calls = []
-    real_advance = explore_module.advance
+    real_advance = move_table.advance
 
     def interrupting_advance(belief, event):
         calls.append(event)
         if len(calls) == 30:
             raise KeyboardInterrupt
         return real_advance(belief, event)
-    monkeypatch.setattr(explore_module, "advance", interrupting_advance)
+    monkeypatch.setattr(move_table, "advance", interrupting_advance)
 
 
 def test_an_interrupt_stops_the_search_with_a_report(ctrl_c_after_30_beliefs):
     import properties.search.explore as explore_module
-    r = explore_module.explore(depth=4, reading=None)
+    r = explore_module.explore(explore_module.ExploreOptions(depth=4, reading=None))
     assert r.stopped_by == "interrupted" and not r.complete
     assert 1 < r.states < 30 and len(r.parents) == r.states  # what it had, consistent
 
@@ -306,25 +324,25 @@ def no_garbage_cycles() -> None:
         return decide_delta(f, event, reading)
     # a first search warms up what is built once per process and is not the searches' own
     # (numpy builds numpy.ma lazily on the BFS driver's first np.unique; its import leaves cycles)
-    explore(depth=2, reading=None)
+    explore(ExploreOptions(depth=2, reading=None))
     gc.collect()
     assert gc.isenabled()
     gc.disable()
     try:
-        report = explore(depth=3, reading=None)
-        explore(depth=3, adversarial=True)
-        explore(depth=3, reading=None, adversarial=True, properties=())
+        report = explore(ExploreOptions(depth=3, reading=None))
+        explore(ExploreOptions(depth=3, adversarial=True))
+        explore(ExploreOptions(depth=3, reading=None, adversarial=True, properties=()))
         shortest_distinguishing(DRAFT, parse_reading("Q1=ignore"), depth=3)
         with pytest.MonkeyPatch.context() as planted:
             planted.setitem(consumer_module._DECIDERS, ActivityDelta, raises_on_act_2)
-            crashed = explore(depth=4, reading=None)
+            crashed = explore(ExploreOptions(depth=4, reading=None))
         assert list(crashed.violations) == ["P00-no-exception"]
         assert not gc.isenabled()  # left as the caller had it
         del report, crashed
         assert gc.collect() == 0
     finally:
         gc.enable()
-    explore(depth=2, reading=None)
+    explore(ExploreOptions(depth=2, reading=None))
     assert gc.isenabled()
     print("no garbage cycles")
 
@@ -336,7 +354,7 @@ def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_
     (then the collector is simply enabled)."""
     import gc
     assert gc.isenabled() and gc.get_freeze_count() == 0
-    report = explore(depth=3, reading=None)
+    report = explore(ExploreOptions(depth=3, reading=None))
     assert gc.isenabled() and gc.get_freeze_count() == 0
     oldest = gc.get_objects(generation=2)
     assert any(o is report.nodes for o in oldest) and any(o is report.parents for o in oldest)
@@ -345,7 +363,7 @@ def test_searches_park_their_report_with_the_oldest_generation_and_keep_callers_
     gc.freeze()
     try:
         assert not any(o is callers for o in gc.get_objects())  # frozen: in no generation
-        explore(depth=3, reading=None)
+        explore(ExploreOptions(depth=3, reading=None))
         assert gc.isenabled() and not any(o is callers for o in gc.get_objects())
     finally:
         gc.unfreeze()
@@ -370,7 +388,7 @@ def test_searches_free_the_callers_young_garbage_and_leave_nothing_frozen_when_i
         return weakref.ref(a)
 
     cycle = garbage_cycle()
-    explore(depth=2, reading=None)
+    explore(ExploreOptions(depth=2, reading=None))
     assert cycle() is None
 
     for call in (gc.disable, gc.freeze):  # the Ctrl-C lands just after this call returns
@@ -382,7 +400,7 @@ def test_searches_free_the_callers_young_garbage_and_leave_nothing_frozen_when_i
                 raise KeyboardInterrupt
         sys.setprofile(interrupt_after)
         try:
-            report = explore(depth=2, reading=None)
+            report = explore(ExploreOptions(depth=2, reading=None))
         finally:
             sys.setprofile(None)
         assert fired and report.stopped_by == "interrupted", call
@@ -445,7 +463,9 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
     properties alone consult few knobs, so a key or a knob test too coarse shows here; with the
     whole catalogue, the knobs its other checks consult would hide it.)"""
     import properties.search.explore as explore_module
-    real_record = explore_module._record
+    import properties.search.sweep_cache as sweep_cache
+    import properties.search.system_sweep as system_sweep
+    real_record = sweep_cache._record
 
     def run(share: bool) -> list:
         seen = []
@@ -453,11 +473,12 @@ def test_the_sweeps_shared_check_outcomes_equal_fresh_checks(monkeypatch):
         def record(out, recorded, key, seq, payload):
             seen.append((key, seq, payload))
             real_record(out, recorded, key, seq, payload)
-        monkeypatch.setattr(explore_module, "_record", record)
+        for module in (sweep_cache, system_sweep):  # where the sweep records
+            monkeypatch.setattr(module, "_record", record)
         if not share:
-            monkeypatch.setattr(explore_module, "_known", lambda entries, reading: None)
-        report = explore_module.explore(depth=4, reading=None,
-                                        properties=_reading_dependent_properties())
+            monkeypatch.setattr(sweep_cache, "_known", lambda entries, reading: None)
+        report = explore_module.explore(explore_module.ExploreOptions(
+            depth=4, reading=None, properties=_reading_dependent_properties()))
         monkeypatch.undo()
         assert report.states == 64148
         return seen
@@ -485,8 +506,8 @@ def test_a_decider_that_raises_only_on_renamed_ids_is_a_p37_finding_in_both_sear
         return decide_snapshot(f, event, reading)
     monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, raises_on_renamed)
     for reading in (None, DRAFT):
-        report = explore(depth=2, reading=reading,
-                         properties=(PROPERTY_BY_ID["P37-ids-opaque"],))
+        report = explore(ExploreOptions(depth=2, reading=reading,
+                                        properties=(PROPERTY_BY_ID["P37-ids-opaque"],)))
         assert report.stopped_by == "depth" and list(report.violations) == ["P37-ids-opaque"]
         trace, witness = report.violations["P37-ids-opaque"]
         assert len(trace) == 2 and \
@@ -513,14 +534,14 @@ def test_the_sweep_checks_p37_with_every_id_renamed(monkeypatch):
     """P37 in the all-readings sweep renames every id (as every engine does), so a step that
     treats one id's spelling specially is caught whatever the vocabulary: a list's only id
     included (a permutation of the vocabulary's own ids would leave it as it is)."""
-    import dataclasses
     import properties.search.explore as explore_module
     from properties.catalogue import PROPERTY_BY_ID
     plant_act_1_decider(monkeypatch)
     p37 = (PROPERTY_BY_ID["P37-ids-opaque"],)
     for ids in (("act-1",), ("act-0", "act-1", "act-2")):
         vocabulary = dataclasses.replace(explore_module.EXPLORE_VOCABULARY, activity_ids=ids)
-        report = explore(depth=2, vocabulary=vocabulary, reading=None, properties=p37)
+        report = explore(ExploreOptions(depth=2, vocabulary=vocabulary, reading=None,
+                                        properties=p37))
         assert list(report.violations) == ["P37-ids-opaque"], ids
 
 
@@ -548,9 +569,9 @@ def test_the_explore_benchmark_takes_the_fastest_of_runs_in_fresh_processes(monk
     rows = figures["configurations"]
     assert list(rows) == ["all-readings", "all-readings-bare", "draft", "draft-readings",
                           "draft-bare", "all-readings@1", "all-readings-bare@1"]
-    assert rows["all-readings@1"]["states"] == explore(depth=1, reading=None).states
-    assert rows["all-readings"]["states"] == explore(depth=2, reading=None).states
-    assert rows["draft"]["states"] == explore(depth=2).states
+    assert rows["all-readings@1"]["states"] == explore(ExploreOptions(depth=1, reading=None)).states
+    assert rows["all-readings"]["states"] == explore(ExploreOptions(depth=2, reading=None)).states
+    assert rows["draft"]["states"] == explore(ExploreOptions(depth=2)).states
     for row_name, row in rows.items():
         assert len(row["secondsEach"]) == 2
         assert row["seconds"] == min(row["secondsEach"]) <= row["secondsMedian"]
@@ -602,7 +623,7 @@ def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
     """P11 covers deltas as well as snapshots: a settle that moves a delta's message to the
     front (untouched messages keep their relative order, so P40 alone would not see it) is
     reported, on the shortest trace that shows it."""
-    import properties.search.explore as explore_module
+    import properties.search.sweep_cache as sweep_cache
     from model.consumer import PUT, StepResult, settle
     from model.events import ActivityDelta
     from properties.catalogue import PROPERTY_BY_ID
@@ -615,9 +636,9 @@ def test_the_sweep_catches_a_delta_that_moves_its_message(monkeypatch):
             moved = (held[i],) + held[:i] + held[i + 1:]
             return StepResult(r.state.but(messages=moved), r.warnings, r.fatal)
         return r
-    monkeypatch.setattr(explore_module, "settle", moves_the_target_first)
+    monkeypatch.setattr(sweep_cache, "settle", moves_the_target_first)
     p11 = PROPERTY_BY_ID["P11-snapshot-keeps-position"]
-    report = explore(depth=4, reading=None, properties=(p11,))
+    report = explore(ExploreOptions(depth=4, reading=None, properties=(p11,)))
     assert list(report.violations) == [p11.id]
     trace, witness = report.violations[p11.id]
     assert [type(e).__name__ for e in trace] == ["RunStarted", "ActivitySnapshot",
@@ -644,13 +665,14 @@ def test_the_sweep_checks_properties_under_every_reading_of_a_class(monkeypatch)
         return d
     monkeypatch.setitem(consumer_module._DECIDERS, ActivitySnapshot, ignores_move_with_raw_event)
     p36 = PROPERTY_BY_ID["P36-raw-event-ignored"]
-    swept = explore(depth=4, reading=None, properties=(p36,))
-    alone = explore(depth=4, reading=parse_reading("Q11=move"), properties=(p36,),
-                    check_readings=False)
+    swept = explore(ExploreOptions(depth=4, reading=None, properties=(p36,)))
+    alone = explore(ExploreOptions(depth=4, reading=parse_reading("Q11=move"), properties=(p36,),
+                                   check_readings=False))
     assert list(swept.violations) == list(alone.violations) == [p36.id]
     assert len(swept.violations[p36.id][0]) == len(alone.violations[p36.id][0]) == 3
     assert swept.violations[p36.id][1].endswith("(under Q11=move)")
-    assert explore(depth=4, properties=(p36,), check_readings=False).violations == {}  # draft
+    assert explore(ExploreOptions(depth=4, properties=(p36,),
+                                  check_readings=False)).violations == {}  # draft
 
 
 def test_a_violation_under_one_reading_does_not_hide_another_under_another():
@@ -670,12 +692,12 @@ def test_a_violation_under_one_reading_does_not_hide_another_under_another():
             t.reading.q5 == "skip" else None
     first = Property("Y-first", "synthetic", (), "step", under_retype, scope="step")
     second = Property("X-second", "synthetic", (), "step", under_skip, scope="step")
-    swept = explore(depth=3, reading=None, properties=(first, second))
+    swept = explore(ExploreOptions(depth=3, reading=None, properties=(first, second)))
     assert sorted(swept.violations) == ["X-second", "Y-first"]
     assert swept.violations["Y-first"][1] == "snapshot under Q5=retype (under Q5=retype)"
     for reading, expected in (("draft", ["X-second"]), ("Q5=retype", ["Y-first"])):
-        alone = explore(depth=3, reading=parse_reading(reading), properties=(first, second),
-                        check_readings=False)
+        alone = explore(ExploreOptions(depth=3, reading=parse_reading(reading),
+                                       properties=(first, second), check_readings=False))
         assert sorted(alone.violations) == expected
         assert len(alone.violations[expected[0]][0]) == len(swept.violations[expected[0]][0])
 

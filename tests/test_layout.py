@@ -53,8 +53,8 @@ def _graph() -> tuple[nx.DiGraph, dict[str, pathlib.Path]]:
 
 def test_the_graph_is_read():
     graph, modules = _graph()
-    assert "model.consumer" in modules and "properties.search.explore" in modules
-    assert graph.has_edge("properties.search.explore", "model.consumer")
+    assert "model.consumer" in modules and "properties.search.system_sweep" in modules
+    assert graph.has_edge("properties.search.system_pair", "model.consumer")
     assert graph.number_of_edges() > 50
 
 

@@ -287,8 +287,10 @@ def test_sweep_helpers():
     matplotlib.use("Agg")
     from counterexamples.report.walkthrough import (draw_slice, split_finding, split_path, split_slice,
                                              verdicts_markdown)
-    from properties.search.explore import explore, state_graph, trace_to
-    report = explore(4, reading=None, properties=(), keep_edges=True)
+    from properties.search.explore import ExploreOptions, explore
+    from properties.search.graph import state_graph
+    from properties.search.report import trace_to
+    report = explore(ExploreOptions(4, reading=None, properties=(), keep_edges=True))
 
     sp = split_path(report, "Q4")
     trace = report.splits["Q4"][0]

@@ -692,26 +692,29 @@ def _transitions_of_adversarial_explorations():
     conformant and non-conformant input, under the draft and under each preset, for the
     reference consumer and for the mutants that break a step property."""
     import properties.search.explore as explore_module
+    import properties.search.system_single as system_single
     from model.readings import PRESETS
     seen = []
-    real = explore_module.check_transition
+    real = system_single.check_transition
 
     def spy(t, props):
         seen.append(t)
         return real(t, props)
 
-    explore_module.check_transition = spy
+    system_single.check_transition = spy
     try:
         for reading in (DRAFT, *PRESETS.values()):
-            explore_module.explore(depth=3, reading=reading, adversarial=True,
-                                   check_readings=False)
+            explore_module.explore(explore_module.ExploreOptions(depth=3, reading=reading,
+                                                                 adversarial=True,
+                                                                 check_readings=False))
         for name in ("ids-matched-by-prefix", "raw-event-used", "text-into-activity",
                      "ms-reorders", "mismatch-applied", "after-close-accepted",
                      "partial-patch-kept", "malformed-ignored"):
-            explore_module.explore(depth=3, reading=DRAFT, adversarial=True,
-                                   consumer=MUTANT_BY_NAME[name], check_readings=False)
+            explore_module.explore(explore_module.ExploreOptions(
+                depth=3, reading=DRAFT, adversarial=True, consumer=MUTANT_BY_NAME[name],
+                check_readings=False))
     finally:
-        explore_module.check_transition = real
+        system_single.check_transition = real
     return seen
 
 

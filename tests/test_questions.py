@@ -10,8 +10,8 @@ from properties.questions import QUESTIONS, settle, settled_count
 @pytest.fixture(scope="module")
 def sweep():
     """The depth-4 all-readings sweep, run once for the module: the table's and the engines'."""
-    from properties.search.explore import explore
-    return explore(depth=4, reading=None, properties=())
+    from properties.search.explore import ExploreOptions, explore
+    return explore(ExploreOptions(depth=4, reading=None, properties=()))
 
 
 @pytest.fixture(scope="module")
@@ -121,13 +121,13 @@ def test_h1_q15_and_q23_need_five_events():
     from dataclasses import replace
     from model.readings import DRAFT
     from model.verdict import evaluate
-    from properties.search.explore import EXPLORE_VOCABULARY, explore
+    from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
     small = replace(EXPLORE_VOCABULARY, activity_ids=("act-1",), activity_types=("PLAN",),
                     patches=(("set-n", ({"op": "replace", "path": "/n", "value": 2},)),),
                     metadata=(None,), replace_flags=(None,))
-    assert not {"Q15", "Q23"} & set(explore(depth=4, vocabulary=small, reading=None,
-                                            properties=()).splits)
-    splits = explore(depth=5, vocabulary=small, reading=None, properties=()).splits
+    assert not {"Q15", "Q23"} & set(explore(ExploreOptions(depth=4, vocabulary=small, reading=None,
+                                                           properties=())).splits)
+    splits = explore(ExploreOptions(depth=5, vocabulary=small, reading=None, properties=())).splits
     q15, q23 = splits["Q15"][0], splits["Q23"][0]
     assert _types(q15) == ["RUN_STARTED", "SUBAGENT_STARTED", "ACTIVITY_SNAPSHOT",
                            "SUBAGENT_FINISHED", "ACTIVITY_DELTA"]
@@ -230,11 +230,11 @@ def test_questions_command_json_text_and_html(tmp_path, capsys, monkeypatch, swe
     from activity_check.cli import main
     real, asked = explore_module.explore, []
 
-    def explore(*args, **kwargs):
-        if not args and kwargs == {"depth": 4, "reading": None, "properties": ()}:
-            asked.append(kwargs)
+    def explore(options):
+        if options == explore_module.ExploreOptions(depth=4, reading=None, properties=()):
+            asked.append(options)
             return sweep
-        return real(*args, **kwargs)
+        return real(options)
     monkeypatch.setattr(explore_module, "explore", explore)
     out = tmp_path / "q"
     assert main(["questions", "--depth", "4", "--json", "--out", str(out)]) == 0
@@ -324,8 +324,8 @@ def test_an_interrupted_sweep_gives_no_table(monkeypatch):
     from properties.questions import settle
     real = explore_module.explore
 
-    def interrupted(*args, **kwargs):
-        report = real(depth=2, reading=None, properties=())
+    def interrupted(options):
+        report = real(explore_module.ExploreOptions(depth=2, reading=None, properties=()))
         report.stopped_by, report.complete = "interrupted", False
         return report
 

@@ -7,7 +7,9 @@ from model.consumer import HALT, settle
 from model.producer import advance, moves
 from model.readings import DRAFT
 from properties.catalogue import PROPERTY_BY_ID
-from properties.search.explore import EXPLORE_VOCABULARY, MoveTable, SingleSystem, explore
+from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
+from properties.search.move_table import MoveTable
+from properties.search.system_single import SingleSystem
 from model.consumers import REFERENCE
 from test_explore import plant_act_1_decider
 from test_sweep_checks import _settles
@@ -56,9 +58,9 @@ def test_the_decided_shortcut_agrees_with_the_full_re_step_on_every_p37_check(mo
                          (fatal is None) == (t.fatal is None))
         return alike
     monkeypatch.setattr(catalogue, "decided_alike", spy)
-    with_shortcut = explore(depth=3, reading=None)
+    with_shortcut = explore(ExploreOptions(depth=3, reading=None))
     monkeypatch.setattr(catalogue, "decided_alike", lambda t, before, event: False)
-    without = explore(depth=3, reading=None)
+    without = explore(ExploreOptions(depth=3, reading=None))
     monkeypatch.undo()
     assert len(taken) > 1000 and all(taken)
     assert with_shortcut.to_json(3) == without.to_json(3)
@@ -75,7 +77,8 @@ def test_the_decided_shortcut_leaves_a_renamed_decision_that_differs_to_the_re_s
     monkeypatch.setattr(catalogue, "decided_alike",
                         lambda t, before, event: verdicts.append(real(t, before, event)) or
                         verdicts[-1])
-    report = explore(depth=2, reading=None, properties=(PROPERTY_BY_ID["P37-ids-opaque"],))
+    report = explore(ExploreOptions(depth=2, reading=None,
+                                    properties=(PROPERTY_BY_ID["P37-ids-opaque"],)))
     assert list(report.violations) == ["P37-ids-opaque"]
     trace, witness = report.violations["P37-ids-opaque"]
     assert witness == "renaming the message ids changed what the step did"
@@ -109,20 +112,22 @@ def test_the_renamed_tree_memo_changes_no_report(monkeypatch):
     """The sweep with P37's renamed-tree memo off (every check reads the decisions one at a
     time) prints the same report, every reading and adversarial, and the memo answers most
     checks."""
-    import properties.search.explore as explore_module
+    import properties.search.sweep_cache as sweep_cache
     calls = []
-    real = explore_module._Restep.renamed_alike
+    real = sweep_cache._Restep.renamed_alike
 
     def counted(self, st, ev, alike):
         calls.append(real(self, st, ev, alike))
         return calls[-1]
-    monkeypatch.setattr(explore_module._Restep, "renamed_alike", counted)
-    with_memo = [explore(depth=3, reading=None).to_json(3),
-                 explore(depth=3, reading=None, adversarial=True).to_json(3, adversarial=True)]
+    monkeypatch.setattr(sweep_cache._Restep, "renamed_alike", counted)
+    with_memo = [explore(ExploreOptions(depth=3, reading=None)).to_json(3),
+                 explore(ExploreOptions(depth=3, reading=None, adversarial=True)).to_json(
+                     3, adversarial=True)]
     assert len(calls) > 1000 and sum(calls) > 0.9 * len(calls)
-    monkeypatch.setattr(explore_module._Restep, "renamed_alike", lambda *args: False)
-    without = [explore(depth=3, reading=None).to_json(3),
-               explore(depth=3, reading=None, adversarial=True).to_json(3, adversarial=True)]
+    monkeypatch.setattr(sweep_cache._Restep, "renamed_alike", lambda *args: False)
+    without = [explore(ExploreOptions(depth=3, reading=None)).to_json(3),
+               explore(ExploreOptions(depth=3, reading=None, adversarial=True)).to_json(
+                   3, adversarial=True)]
     assert with_memo == without
 
 
@@ -132,10 +137,11 @@ def test_states_with_one_focus_have_one_renamed_focus():
     same focus for the renamed event, for every (state, event) a depth-4 sweep decides on a
     focus."""
     from model.consumer import focus_fields
-    import properties.search.explore as explore_module
     from properties.catalogue import PROPERTIES
-    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
-    explore_module.search(system, 4)
+    from properties.search.bfs import search
+    from properties.search.system_sweep import SweepSystem
+    system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    search(system, 4)
     c = system.cache
     renamed: dict = {}
     groups = 0

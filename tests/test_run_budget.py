@@ -9,6 +9,7 @@ or a SIGTERM during the run's BFS was swallowed (explore ends itself on it, and 
 table then ran the whole sweep again): the pipeline now raises KeyboardInterrupt on it."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -41,9 +42,9 @@ class _Spy:
     def __init__(self, real):
         self.real, self.calls = real, []
 
-    def __call__(self, **kwargs):
-        self.calls.append(kwargs)
-        return self.real(**kwargs)
+    def __call__(self, options):
+        self.calls.append(options)
+        return self.real(options)
 
 
 def _bfs_ids(summary) -> dict:
@@ -69,8 +70,8 @@ def test_a_tiny_budget_stops_generation_but_not_the_bfs(storage_aside, monkeypat
                         "0").summary
     assert (cut.stopped_by, full.stopped_by) == ("budget", "examples")
     assert cut.examples < full.examples == 20
-    run_calls = [c for c in spy.calls if c.get("properties") == ()]
-    assert [(c["depth"], c.get("timeout")) for c in run_calls] == [(3, None), (3, None)]
+    run_calls = [c for c in spy.calls if c.properties == ()]
+    assert [(c.depth, c.timeout) for c in run_calls] == [(3, None), (3, None)]
     assert cut.questions is not None and cut.questions["depth"] == 3
     assert cut.questions["rows"] == full.questions["rows"]
     reached = _bfs_ids(cut)  # 13 knobs at depth 3 (Q1, Q2, Q3, Q5, ..., Q19, Q20, X1)
@@ -92,9 +93,9 @@ def test_an_interrupted_bfs_stops_the_run(storage_aside, monkeypatch):
     real = explore_module.explore
     calls = []
 
-    def interrupted(**kwargs):
-        calls.append(kwargs)
-        report = real(**{**kwargs, "depth": 1})
+    def interrupted(options):
+        calls.append(options)
+        report = real(dataclasses.replace(options, depth=1))
         report.stopped_by, report.complete = "interrupted", False
         return report
 
@@ -129,18 +130,18 @@ def test_the_bound_is_in_the_help(capsys, monkeypatch):
 
 
 SIGTERM_DURING_BFS = r"""
-import os, signal, sys, time
+import dataclasses, os, signal, sys, time
 import properties.search.explore as explore_module
 real = explore_module.explore
 
-def explore(**kwargs):
+def explore(options):
     # the run's BFS receives a real SIGTERM and ends itself on it, as explore does
     try:
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(30)  # the handler raises Terminated into the sleep
     except KeyboardInterrupt:
         pass
-    report = real(**{**kwargs, "depth": 1})
+    report = real(dataclasses.replace(options, depth=1))
     report.stopped_by, report.complete = "interrupted", False
     return report
 

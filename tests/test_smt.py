@@ -16,7 +16,7 @@ from activity_check.cli import main
 from model.producer import check_trace
 from model.readings import DRAFT, KNOBS, PRESETS, Reading, parse_reading
 from model.verdict import evaluate
-from properties.search.explore import shortest_distinguishing
+from properties.search.system_pair import shortest_distinguishing
 from properties.smt import queries as q
 from properties.smt.checks import PROOF_PROPERTIES, RULES, SHAPES, SITUATIONS
 from properties.smt.encoding import STEP_BRANCH_IDS, Unrolling

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import properties.search.explore as explore_module
+import properties.search.sweep_cache as sweep_cache
 from properties.search.bfs import LocalEngine, search
 from properties.catalogue import PROPERTIES
-from properties.search.explore import EXPLORE_VOCABULARY, SweepSystem
+from properties.search.explore import EXPLORE_VOCABULARY
+from properties.search.system_sweep import SweepSystem
 from tests.test_explore import _reading_dependent_properties
 
 
@@ -95,7 +96,7 @@ def test_the_mirrors_resolve_most_leaves_of_a_warm_sweep(monkeypatch):
 def test_a_replaced_known_takes_the_per_leaf_path(monkeypatch):
     """While ``_known`` is replaced (as the shared-versus-fresh test does), the sweep expands
     leaf by leaf, so that the replacement decides."""
-    monkeypatch.setattr(explore_module, "_known", lambda entries, reading: None)
+    monkeypatch.setattr(sweep_cache, "_known", lambda entries, reading: None)
     system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     search(system, 2)
     assert system._tables is None
@@ -129,22 +130,22 @@ def test_a_check_key_packs_its_fields_apart_and_refuses_what_does_not_fit():
 
 
 def test_keys_with_one_clean_entry_share_one_tuple():
-    """The check tables' entries (``explore._with_entry``): a key's first entry without a
+    """The check tables' entries (``sweep_cache._with_entry``): a key's first entry without a
     violation is one tuple (kept beside it by ``_consulted_set``) shared by every key holding
     that same entry, a violation's entry a tuple of its own, and a later entry is appended after the earlier ones, in order; on a
     real sweep most keys of ``checked`` share a few such tuples."""
     interned: dict = {}
-    clean = explore_module._consulted_set(interned, ())[2]
-    other = explore_module._consulted_set(interned, (("q1", "x"),))[2]
+    clean = sweep_cache._consulted_set(interned, ())[2]
+    other = sweep_cache._consulted_set(interned, (("q1", "x"),))[2]
     assert clean == ((), None, frozenset()) and other == ((("q1", "x"),), None, frozenset({"q1"}))
     violation = ((), ("P01", "witness"), frozenset())
-    one = explore_module._with_entry(interned, None, clean)
-    assert one == (clean,) and explore_module._with_entry(interned, None, clean) is one
-    assert explore_module._with_entry(interned, None, other) == (other,) != one
-    assert explore_module._with_entry(interned, None, violation) == (violation,)
-    assert explore_module._with_entry(interned, None, violation) is not \
-        explore_module._with_entry(interned, None, violation)
-    assert explore_module._with_entry(interned, one, other) == (clean, other) and one == (clean,)
+    one = sweep_cache._with_entry(interned, None, clean)
+    assert one == (clean,) and sweep_cache._with_entry(interned, None, clean) is one
+    assert sweep_cache._with_entry(interned, None, other) == (other,) != one
+    assert sweep_cache._with_entry(interned, None, violation) == (violation,)
+    assert sweep_cache._with_entry(interned, None, violation) is not \
+        sweep_cache._with_entry(interned, None, violation)
+    assert sweep_cache._with_entry(interned, one, other) == (clean, other) and one == (clean,)
     system, _, _ = _run(PROPERTIES, 3, False, 4096, blocks=True)
     values = list(system.cache.checked.values())
     assert len(values) > 1000

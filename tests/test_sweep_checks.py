@@ -3,25 +3,27 @@ baseline decision is settled only on a marked activity (so :func:`model.consumer
 not test for it), and P37's decisions kept per transition are those read afresh."""
 from __future__ import annotations
 
-import properties.search.explore as explore_module
+import properties.search.sweep_cache as sweep_cache
 from model.consumer import initial_state, step
 from model.events import ActivitySnapshot, Message, RunStarted
 from model.readings import DRAFT, RecordingReading
 from properties.catalogue import (PROPERTIES, _renamed_event, _renamed_state,
                                   renamed_decision_alike)
-from properties.search.explore import EXPLORE_VOCABULARY, explore
+from properties.search.bfs import search
+from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
+from properties.search.system_sweep import SweepSystem
 
 
 def _settles(monkeypatch, **kwargs) -> list:
     """Every (state, event, decision) the sweep settles."""
     seen = []
-    real = explore_module.settle
+    real = sweep_cache.settle
 
     def spy(state, event, d):
         seen.append((state, event, d))
         return real(state, event, d)
-    monkeypatch.setattr(explore_module, "settle", spy)
-    explore(reading=None, **kwargs)
+    monkeypatch.setattr(sweep_cache, "settle", spy)
+    explore(ExploreOptions(reading=None, **kwargs))
     monkeypatch.undo()
     return seen
 
@@ -58,18 +60,18 @@ def test_p37_decisions_kept_per_transition_are_those_read_afresh():
     """``_Restep.decision`` keeps the renamed decision tree of a transition with the renamed
     state and event it was read for; the same objects give the same tree, and another state
     (an equal copy, or another state) is read afresh, never taken from the kept one."""
-    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
-    explore_module.search(system, 3)
+    system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    search(system, 3)
     c = system.cache
     checked = 0
     for (s, e), pair in list(c.step_decisions.items())[:400]:
         if pair[0] is None:
             continue
         st, ev = _renamed_state(c.states.values[s]), _renamed_event(c.events.values[e])
-        first = explore_module._Restep(c, RecordingReading(DRAFT), s, e).decision(st, ev)
+        first = sweep_cache._Restep(c, RecordingReading(DRAFT), s, e).decision(st, ev)
         kept = c.step_decisions[(s, e)]
         assert kept[1] is st and kept[2] is ev
-        again = explore_module._Restep(c, RecordingReading(DRAFT), s, e)
+        again = sweep_cache._Restep(c, RecordingReading(DRAFT), s, e)
         assert again.decision(st, ev) is first  # the kept tree
         assert kept[3] is c.decisions_of(st, c.events.number(ev))
         # an equal copy of the state is another object: read afresh, the same decision
@@ -86,8 +88,8 @@ def test_p37_renamed_tree_memo_answers_as_the_decisions_read_one_at_a_time():
     step's own one at a time (``decision``, ``step_decision``,
     ``catalogue.renamed_decision_alike``) finds them alike, under every reading of a class the
     sweep met, and records the same knobs as consulted."""
-    system = explore_module.SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
-    explore_module.search(system, 3)
+    system = SweepSystem(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    search(system, 3)
     c = system.cache
     readings = [c.representative(i) for i in range(0, len(c.classes.values), 7)][:12]
     assert len(readings) >= 5
@@ -97,8 +99,8 @@ def test_p37_renamed_tree_memo_answers_as_the_decisions_read_one_at_a_time():
             continue
         st, ev = _renamed_state(c.states.values[s]), _renamed_event(c.events.values[e])
         for reading in readings:
-            fast = explore_module._Restep(c, RecordingReading(reading), s, e)
-            slow = explore_module._Restep(c, RecordingReading(reading), s, e)
+            fast = sweep_cache._Restep(c, RecordingReading(reading), s, e)
+            slow = sweep_cache._Restep(c, RecordingReading(reading), s, e)
             got = fast.renamed_alike(st, ev, renamed_decision_alike)
             theirs, mine = slow.decision(st, ev), slow.step_decision()
             want = theirs is not None and renamed_decision_alike(mine, theirs)

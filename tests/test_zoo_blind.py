@@ -18,7 +18,7 @@ from model.readings import DRAFT
 from model.verdict import evaluate
 from model.consumer import initial_state, step
 from properties.catalogue import PROPERTIES, PROPERTY_BY_ID
-from properties.search.explore import EXPLORE_VOCABULARY, explore
+from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
 from properties.search.machines import check_trace_properties
 from properties.surface import SURFACE_CONTENT, SURFACE_PATCHES, surface_moves
 from properties.zoo import MUTANT_BY_NAME
@@ -173,8 +173,8 @@ _EDGE_VOCABULARY = replace(
 @functools.lru_cache(maxsize=None)
 def _reference_violations(depth: int) -> dict:
     """The reference's violations over :data:`_EDGE_VOCABULARY` to ``depth`` (none expected)."""
-    return explore(depth=depth, vocabulary=_EDGE_VOCABULARY, consumer=REFERENCE,
-                   check_readings=False).violations
+    return explore(ExploreOptions(depth=depth, vocabulary=_EDGE_VOCABULARY, consumer=REFERENCE,
+                                  check_readings=False)).violations
 
 
 @pytest.mark.parametrize("name,depth,prop", [
@@ -183,8 +183,9 @@ def _reference_violations(depth: int) -> dict:
     ("subagent-end-closes-open", 4, "P43-subagent-end-keeps-others")])
 def test_the_exhaustive_search_catches_a_blind_mutant(name, depth, prop):
     assert _reference_violations(depth) == {}
-    found = explore(depth=depth, vocabulary=_EDGE_VOCABULARY, consumer=MUTANT_BY_NAME[name],
-                    check_readings=False, stop_when_found=True)
+    found = explore(ExploreOptions(depth=depth, vocabulary=_EDGE_VOCABULARY,
+                                   consumer=MUTANT_BY_NAME[name],
+                                   check_readings=False, stop_when_found=True))
     assert sorted(found.violations) == [prop]
     witness, _ = found.violations[prop]
     assert len(witness) == depth

@@ -344,7 +344,8 @@ def generation_parts(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
     search can feed each part before generating the next (and stop between parts)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, seed as hseed, settings
     from model.producer import DEFAULT_VOCABULARY
-    from properties.search.explore import EXPLORE_VOCABULARY, explore, trace_to
+    from properties.search.explore import EXPLORE_VOCABULARY, ExploreOptions, explore
+    from properties.search.report import trace_to
     from properties.strategies import adversarial_traces, fixed_constants
 
     out: list[PeerTrace] = corpus_traces()
@@ -397,8 +398,9 @@ def generation_parts(seed: int = 0, stateful: int = 200, bfs_depth: int = 3,
     yield out, dict(counts)
     out = []
     if bfs_depth > 0 and not late():
-        report = explore(depth=bfs_depth, vocabulary=bfs_vocabulary or EXPLORE_VOCABULARY,
-                         properties=(), check_readings=False, adversarial=True)
+        report = explore(ExploreOptions(depth=bfs_depth,
+                                        vocabulary=bfs_vocabulary or EXPLORE_VOCABULARY,
+                                        properties=(), check_readings=False, adversarial=True))
         for node in range(1, len(report.nodes)):
             if late():
                 break

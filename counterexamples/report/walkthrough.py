@@ -11,10 +11,10 @@ Nothing here searches or judges on its own; it arranges what the engines give:
   is already of the shortest length), so that :func:`verdicts_markdown`, :func:`steps_markdown`
   and :func:`mermaid_markdown` (:func:`counterexamples.report.export.to_mermaid`) can show it;
 * :func:`split_slice` and :func:`draw_slice`: a slice of the explored state graph
-  (:func:`properties.search.explore.state_graph`) around a split (the shortest path to it, the states
+  (:func:`properties.search.graph.state_graph`) around a split (the shortest path to it, the states
   each class of readings reaches, and a few neighbouring states), drawn with matplotlib;
 * :func:`compare_engines` and :func:`engines_markdown`: for each recorded pair of readings, the
-  lengths the sweep, the pair search (:func:`properties.search.explore.shortest_distinguishing`) and the
+  lengths the sweep, the pair search (:func:`properties.search.system_pair.shortest_distinguishing`) and the
   Z3 encoding (:func:`properties.smt.queries.distinguishing`) find;
 * :func:`theme_traces`, :func:`peer_reports`, :func:`peer_traces_markdown` and
   :func:`peer_markdown`: a live run of the ``@ag-ui/client`` adapter (:mod:`counterexamples.peers`)
@@ -35,7 +35,8 @@ from model.events import Event
 from model.readings import KNOB_BY_ID, PartialReading, describe_assignment
 from model.verdict import context_of, evaluate
 from properties.search.ambiguity import Witness
-from properties.search.explore import ExploreReport, state_graph
+from properties.search.graph import state_graph
+from properties.search.report import ExploreReport
 
 __all__ = ["table", "knobs_markdown", "clauses_markdown", "theme_clauses", "splits_markdown",
            "split_finding", "trace_finding", "verdicts_markdown", "steps_markdown",
@@ -243,7 +244,7 @@ def compare_engines(report: ExploreReport, knob_ids: Sequence[str],
                     worlds: Optional[Mapping[str, object]] = None) -> dict:
     """For each knob of ``knob_ids`` the sweep splits: the two complete readings of its recorded
     pair (:func:`model.verdict.split_readings`), the sweep's length, the length the pair search
-    finds (:func:`properties.search.explore.shortest_distinguishing`, bounded by the sweep's length, so
+    finds (:func:`properties.search.system_pair.shortest_distinguishing`, bounded by the sweep's length, so
     it finds nothing longer), and, per world of ``worlds`` (``{name: properties.smt.world.World}``),
     the answer of the Z3 encoding (:func:`properties.smt.queries.distinguishing`, same bound; it
     replays its witness on the executable model and raises ``CrossCheckError`` on any
@@ -253,7 +254,7 @@ def compare_engines(report: ExploreReport, knob_ids: Sequence[str],
         ``{knob: {"readings": (a, b), "sweep": int, "pairSearch": int or None,
         "z3": {world name: Answer}}}`` in ``knob_ids`` order."""
     from model.verdict import split_readings
-    from properties.search.explore import shortest_distinguishing
+    from properties.search.system_pair import shortest_distinguishing
     out = {}
     for kid in knob_ids:
         if kid not in report.splits:
@@ -388,7 +389,7 @@ def split_slice(report: ExploreReport, knob: str, graph: Optional[nx.DiGraph] = 
 
     Args:
         report: an all-readings sweep (``explore(depth, reading=None, keep_edges=True)``).
-        graph: :func:`properties.search.explore.state_graph` of the report (built here when None; pass
+        graph: :func:`properties.search.graph.state_graph` of the report (built here when None; pass
             it to draw several knobs from one sweep).
         neighbours: side states per path node.
 

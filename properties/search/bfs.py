@@ -1,10 +1,30 @@
 """One breadth-first driver for every explicit-state search, over one transition-system contract.
 
-The contract (:class:`TransitionSystem`): a system has a root node, expands nodes into successor
-nodes and findings (:class:`Expansion`), fingerprints nodes, and rebuilds a node from its parent
-and the move taken (so that only the frontier holds full nodes: any other node, and every
-witness, is rebuilt by re-executing its event chain). Nodes are tuples of ``width`` ints (the
-system interns whatever they stand for), held in int64 columns.
+The model's contract (:class:`TransitionSystem`), as small as Stateright's ``Model`` (initial
+states, actions, next state, properties): a system says
+
+* ``root()``: its initial node;
+* ``expand(ids, nodes, level, out, known)``: each node's moves, their steps and the properties
+  checked on them, as successor nodes and findings (:class:`Expansion`), in a fixed order;
+* ``child(node, move, leaf, level)``: one step re-executed, ``(event, child node)``, so that
+  only the frontier holds full nodes: any other node, and every witness, is rebuilt by
+  re-executing its event chain; ``event(node, move, level)``: a move's label;
+* ``fingerprints(nodes)``: 64 bits per node, equal in every process;
+
+and may say ``value(node)`` (what a node stands for, in a report), ``tags(nodes)`` (a value
+per node whose distinct values are counted, such as classes of readings) and
+``done(findings)`` (the search may stop). Nodes are tuples of ``width`` ints (the system
+interns whatever they stand for), held in int64 columns.
+
+The engine side (:class:`EngineAdapter`) is not the model's: how a system is rebuilt in a
+worker process (``spec``), how its nodes travel there (``export``, ``import_``) and are
+partitioned (``routing``), what its caches hold and when they are trimmed (``storage``,
+``make_room``), and what a rerun task must forget (``forget_findings``). A bare system gets
+the defaults (:func:`adapter_of`: one process, nothing to trim); the all-readings sweep and the
+single-reading search come with adapters of their own
+(:class:`~properties.search.system_sweep.SweepAdapter`,
+:class:`~properties.search.system_single.SingleAdapter`). ``docs/search.md`` says how to add a
+transition system.
 
 The driver (:func:`search`) runs the levels one after another. Every node's *parent entry*
 ``(parent id, move index, leaf index)`` (:func:`~properties.search.store.pack_key`) is also its
@@ -37,8 +57,8 @@ from properties.search.store import (_MAX_PARENT, FINGERPRINT, KEY_MOVE_BITS, Bl
                                   FingerprintSet, Frontier, collision_probability, first_new,
                                   pack_key, unpack_key)
 
-__all__ = ["TransitionSystem", "Expansion", "Batch", "Search", "search", "Stop",
-           "LocalEngine", "sequence_of_key"]
+__all__ = ["TransitionSystem", "EngineAdapter", "adapter_of", "Expansion", "Batch", "Search",
+           "search", "Stop", "LocalEngine", "sequence_of_key"]
 
 
 class Stop(Exception):
@@ -76,11 +96,16 @@ class Expansion:
 
 
 class TransitionSystem:
-    """The contract every search implements (an abstract base: each method raises
-    NotImplementedError here).
+    """What a model says to the driver (see the module): an abstract base; each required
+    method raises NotImplementedError here.
 
     Attributes:
         width: ints per node.
+
+    Required: :meth:`root`, :meth:`expand`, :meth:`child`, :meth:`event`,
+    :meth:`fingerprints`. Optional (defaults here): :meth:`value`, :meth:`tags`, :meth:`done`.
+    Nothing here is about storage, routing or distribution: that is the engine side's
+    (:class:`EngineAdapter`).
     """
 
     width: int = 1
@@ -91,53 +116,88 @@ class TransitionSystem:
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
                known: dict) -> None:
-        """Expand ``nodes`` (int64, shape (m, width)) whose ids are ``ids``, at ``level``
-        (the depth of the nodes), into ``out``, in order; ``known`` maps every finding key
-        merged so far to its cost (for pruning only: a finding no better than a known one may
-        be left out)."""
+        """Moves, steps and properties of ``nodes`` (int64, shape (m, width)) whose ids are
+        ``ids``, at ``level`` (the depth of the nodes), written into ``out`` in order;
+        ``known`` maps every finding key merged so far to its cost (for pruning only: a
+        finding no better than a known one may be left out)."""
         raise NotImplementedError
-
-    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
-        """The 64-bit fingerprints (uint64) of ``nodes``, equal in every process."""
-        raise NotImplementedError
-
-    def routing(self, nodes: np.ndarray) -> np.ndarray:
-        """A uint64 per node that decides its partition among workers (equal nodes agree):
-        by default the fingerprint; a system may route by a component its caches are keyed
-        by, so that each worker computes those once."""
-        return self.fingerprints(nodes)
-
-    def tags(self, nodes: np.ndarray) -> Optional[np.ndarray]:
-        """A uint64 per node whose distinct values the driver counts (None: no count)."""
-        return None
 
     def child(self, node: tuple, move: int, leaf: int, level: int) -> tuple:
-        """``(event, child node)``: re-execute ``move`` (and take ``leaf`` of its fork) from
-        ``node``, a node at depth ``level`` (a system whose moves depend on the position, as
-        the Z3 cross-check's realised events do, reads it; others ignore it)."""
+        """``(event, child node)``: one step re-executed: ``move`` (and ``leaf`` of its fork)
+        from ``node``, a node at depth ``level`` (a system whose moves depend on the position,
+        as the Z3 cross-check's realised events do, reads it; others ignore it). The driver
+        rebuilds nodes and witnesses with it, so it must give what :meth:`expand` gave."""
         raise NotImplementedError
 
     def event(self, node: tuple, move: int, level: int):
-        """The event of ``node``'s ``move`` (``node`` at depth ``level``)."""
+        """The event of ``node``'s ``move`` (``node`` at depth ``level``): a move's label, also
+        for a move whose step raised (a witness ends with it)."""
+        raise NotImplementedError
+
+    def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
+        """The 64-bit fingerprints (uint64) of ``nodes``: equal nodes, equal fingerprints, in
+        every process."""
         raise NotImplementedError
 
     def value(self, node: tuple):
-        """What the node stands for, for a report (e.g. a tuple of belief, state, ...)."""
-        raise NotImplementedError
+        """What the node stands for, for a report (e.g. a tuple of belief, state, ...).
+        Default: the node itself."""
+        return node
 
-    def export(self, nodes: np.ndarray) -> list:
-        """``nodes`` as values another process can import (picklable, canonical)."""
-        raise NotImplementedError
+    def tags(self, nodes: np.ndarray) -> Optional[np.ndarray]:
+        """A uint64 per node whose distinct values the driver counts (e.g. classes of
+        readings). Default: None (no count)."""
+        return None
 
-    def import_(self, values: list) -> np.ndarray:
-        """Nodes (int64, shape (len(values), width)) from :meth:`export`'s values."""
-        raise NotImplementedError
+    def done(self, findings: dict) -> bool:
+        """Whether the search may stop at the end of this level, given the merged findings
+        (``{key: (cost, sequence, payload)}``). Default: never."""
+        return False
+
+
+class EngineAdapter:
+    """The engine side of a transition system: what the engines ask beyond the model's
+    contract, with defaults that suit a system kept in one process. A system with caches to
+    bound, or one to run on Dask workers, comes with a subclass (e.g.
+    :class:`~properties.search.system_sweep.SweepAdapter`); any other is wrapped in this class
+    by :func:`adapter_of`.
+
+    Attributes:
+        system: the :class:`TransitionSystem`.
+    """
+
+    def __init__(self, system: TransitionSystem):
+        self.system = system
 
     def spec(self, workers: int) -> tuple:
-        """``(class, arguments)`` that build this system afresh in a worker process, one of
-        ``workers`` (a system may give each worker a share of a memory budget). Default:
-        ``(type(self), self.config)``."""
-        return type(self), self.config
+        """``(class, arguments)``: ``class(*arguments)`` builds this adapter, with its system
+        afresh, in a worker process, one of ``workers`` (an adapter may give each worker a
+        share of a memory budget). Raises NotImplementedError here: a bare system runs in one
+        process only."""
+        raise NotImplementedError(f"{type(self.system).__name__} runs in one process only: "
+                                  "it has no adapter that can rebuild it elsewhere")
+
+    def fresh_system(self) -> TransitionSystem:
+        """The same system with empty caches (a report's nodes are rebuilt on one): built from
+        :meth:`spec` for one worker."""
+        cls, args = self.spec(1)
+        return cls(*args).system
+
+    def routing(self, nodes: np.ndarray) -> np.ndarray:
+        """A uint64 per node that decides its partition among workers (equal nodes agree):
+        by default the fingerprint; an adapter may route by a component the system's caches
+        are keyed by, so that each worker computes those once."""
+        return self.system.fingerprints(nodes)
+
+    def export(self, nodes: np.ndarray) -> list:
+        """``nodes`` as values another process can import (picklable, canonical). Raises
+        NotImplementedError here (one process only)."""
+        raise NotImplementedError(f"{type(self.system).__name__} nodes cannot leave the process")
+
+    def import_(self, values: list) -> np.ndarray:
+        """Nodes (int64, shape (len(values), width)) from :meth:`export`'s values. Raises
+        NotImplementedError here (one process only)."""
+        raise NotImplementedError(f"{type(self.system).__name__} nodes cannot leave the process")
 
     def make_room(self, pending: Callable[[], Iterator[np.ndarray]]) -> None:
         """Called by an engine before it expands each chunk: a system whose caches have
@@ -157,15 +217,20 @@ class TransitionSystem:
         the ``known`` costs of earlier levels alone and reports what it would report anywhere.
         Default: nothing."""
 
-    def done(self, findings: dict) -> bool:
-        """Whether the search may stop at the end of this level, given the merged findings
-        (``{key: (cost, sequence, payload)}``). Default: never."""
-        return False
-
     def storage(self) -> dict:
         """What the system's own caches hold, for :attr:`Search.storage` (wire names: e.g.
         ``{"memoEntries": n, "memoTrims": k}``). Default: nothing."""
         return {}
+
+    def cache_size(self) -> Optional[int]:
+        """Entries of the system's caches, for a Dask task's figures (None: not counted)."""
+        return None
+
+
+def adapter_of(system) -> EngineAdapter:
+    """``system`` itself when it is an :class:`EngineAdapter`, else a :class:`TransitionSystem`
+    wrapped in the default one."""
+    return system if isinstance(system, EngineAdapter) else EngineAdapter(system)
 
 
 def sequence_of_key(key: int) -> tuple:
@@ -408,7 +473,12 @@ class LocalEngine:
     """Expands every level in this process, in chunks of ``chunk`` nodes, deduplicating each
     chunk's successors as it goes (so memory holds one chunk's successors at a time).
 
+    Args:
+        system: a :class:`TransitionSystem`, or its :class:`EngineAdapter` (a bare system gets
+            the default one, :func:`adapter_of`).
+
     Attributes:
+        adapter, system: the engine side and the model.
         frontier_limit: bytes of frontier kept in memory before spilling to disk.
         parents_limit: bytes of parent entries (and, with ``keep_edges``, of edge and node
             fingerprints) kept in memory before the full blocks go to a memory-mapped spill
@@ -421,10 +491,11 @@ class LocalEngine:
     PARENTS_LIMIT = 256 << 20
     """Default of ``parents_limit``: 33 million parent entries (depth 6's 29.7 million fit)."""
 
-    def __init__(self, system: TransitionSystem, chunk: int = 4096,
+    def __init__(self, system, chunk: int = 4096,
                  frontier_limit: int = 2 << 30, spill_dir: Optional[str] = None,
                  parents_limit: Optional[int] = None):
-        self.system, self.chunk = system, chunk
+        self.adapter = adapter_of(system)
+        self.system, self.chunk = self.adapter.system, chunk
         self.frontier_limit, self.spill_dir = frontier_limit, spill_dir
         self.parents_limit = self.PARENTS_LIMIT if parents_limit is None else parents_limit
         self.visited = FingerprintSet()
@@ -474,7 +545,7 @@ class LocalEngine:
         # the rebuilt nodes go into the two frontiers block by block (in id order: this
         # level's first), spilled past their limit, never held whole
         for ids, nodes in rebuilt(self.system, checkpoint.parents(), merge.starts, targets,
-                                  checkpoint.fingerprints(), self.system.make_room):
+                                  checkpoint.fingerprints(), self.adapter.make_room):
             cut = min(left, len(ids))
             left -= cut
             self.frontier.add(ids[:cut], nodes[:cut])
@@ -509,7 +580,7 @@ class LocalEngine:
                     if not self.hold_time:
                         merge.check_time()
                     self.hold_time = False
-                    self.system.make_room(lambda: self._pending(block, lo))
+                    self.adapter.make_room(lambda: self._pending(block, lo))
                     out = Expansion()
                     part_ids = np.asarray(ids[lo:lo + self.chunk])
                     self.system.expand(part_ids, np.asarray(nodes[lo:lo + self.chunk]), level,
@@ -527,7 +598,7 @@ class LocalEngine:
 
     def _pending(self, block: int, lo: int) -> Iterator[np.ndarray]:
         """The nodes still to expand from row ``lo`` of frontier block ``block`` on, then
-        the next level's so far (:meth:`TransitionSystem.make_room`)."""
+        the next level's so far (:meth:`EngineAdapter.make_room`)."""
         for i, (_, nodes) in enumerate(self.frontier.blocks_from(block)):
             yield np.asarray(nodes[lo:] if i == 0 else nodes)
         for _, nodes in self.next:
@@ -569,11 +640,11 @@ class LocalEngine:
         """Bytes per part (wire names): ``visitedBytes`` (the fingerprints now),
         ``visitedPeakBytes`` (with a merge's new run), ``frontierPeakBytes`` (the most held in
         memory by the frontier being expanded and the next one), ``frontierSpilledNodes``,
-        and the system's own (:meth:`TransitionSystem.storage`)."""
+        and the system's own (:meth:`EngineAdapter.storage`)."""
         return {"visitedBytes": self.visited.nbytes,
                 "visitedPeakBytes": self.visited.peak_nbytes,
                 "frontierPeakBytes": self.frontier_peak, "frontierSpilledNodes": self.spilled,
-                **self.system.storage()}
+                **self.adapter.storage()}
 
     def close(self) -> None:
         for f in (self.frontier, self.next):
@@ -653,7 +724,7 @@ def _resume(system: TransitionSystem, engine: LocalEngine, merge: _Merge, checkp
     return level, rows, None
 
 
-def search(system: TransitionSystem, depth: int, engine=None, max_states: Optional[int] = None,
+def search(system, depth: int, engine=None, max_states: Optional[int] = None,
            timeout: Optional[float] = None,
            progress: Optional[Callable[[int, int, int, float], None]] = None,
            stop_when_found: bool = False, keep_edges: bool = False,
@@ -661,7 +732,8 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
     """Breadth-first search of ``system`` to ``depth`` levels.
 
     Args:
-        system: the transition system (also used here to rebuild nodes and witnesses).
+        system: the :class:`TransitionSystem` (also used here to rebuild nodes and
+            witnesses), or its :class:`EngineAdapter` (what the default engine asks of it).
         depth: levels expanded (the longest path, in moves).
         engine: how levels are expanded: None for :class:`LocalEngine` (in process), or an
             engine of :mod:`properties.search.dask_engine`.
@@ -689,7 +761,9 @@ def search(system: TransitionSystem, depth: int, engine=None, max_states: Option
             ``max_states`` or a deeper search than ``depth``, or a rebuilt node differs) or
             written.
     """
-    engine = engine or LocalEngine(system)
+    adapter = adapter_of(system)
+    system = adapter.system
+    engine = engine or LocalEngine(adapter)
     if checkpoint is not None and keep_edges:
         raise ValueError("a checkpoint needs a search that keeps no edges (no graph)")
     arrays = getattr(engine, "block_array", BlockArray)

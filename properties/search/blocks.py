@@ -1,6 +1,6 @@
 """The all-readings sweep's expansion in blocks: a chunk of nodes at once, with numpy columns.
 
-:meth:`properties.search.explore.SweepSystem.expand` hands a chunk of nodes (up to the driver's 4096)
+:meth:`properties.search.system_sweep.SweepSystem.expand` hands a chunk of nodes (up to the driver's 4096)
 to :meth:`BlockTables.expand`, which produces exactly what expanding them one by one, move by
 move and leaf by leaf, produces (the per-leaf loop, ``SweepSystem._expand_node``, which stays as
 the reference): the same successors in the same order, the same findings at the same places and
@@ -8,14 +8,14 @@ as many memo-table entries (computed in another order: see the slow leaves below
 depends on what its key stands for alone, so the order changes no outcome and no output). The Python work is done once per distinct
 item of the chunk, not once per leaf:
 
-* per distinct (belief, producer set): its move rows (the :class:`~properties.search.explore.SweepCache`
+* per distinct (belief, producer set): its move rows (the :class:`~properties.search.sweep_cache.SweepCache`
   memo ``move_rows``), as int columns kept here; node x move pairs by ``np.repeat``;
 * per distinct (consumer state, event) among the pairs: its step tree (``SweepCache.tree_of``),
   numbered here by a *tree id* whose leaves' (state after, halted, outcome) are int columns;
 * per distinct (tree shape, class): the fork (``SweepCache.fork_of``), numbered by a *fork id*;
 * per leaf transition: the check key ``(view, state, event, outcome, conformant)`` packed into
   one int64 and looked up in a sorted column of the keys whose ``SweepCache.checked`` entries
-  are mirrored here (a *check id*): the entry that ``explore._known`` would take for the leaf's
+  are mirrored here (a *check id*): the entry that ``sweep_cache._known`` would take for the leaf's
   class (the first whose consulted knobs all agree with the class's representative) is found
   for every leaf at once by comparing option numbers, and taken when its consulted knobs are
   ones the class fixes (as the per-leaf loop does). Everything else (a key not mirrored yet, no
@@ -27,7 +27,7 @@ item of the chunk, not once per leaf:
 Split candidates (forks into several classes on conformant moves) are visited in the sequential
 order too, since ``split_cost`` updates depend on it; those whose knobs a cost already settles
 (``split_settled``) are dropped with numpy first. Violations are recorded per violating leaf in
-the sequential order (through the ``record`` function given, ``explore._record``), so the first
+the sequential order (through the ``record`` function given, ``move_table._record``), so the first
 one recorded per property is the least ``(node, move, 2j + 1)``.
 
 The mirrors are caches of caches: an entry mirrored here is a prefix of the ``checked``
@@ -70,7 +70,7 @@ CHECK_VIEW_SHIFT = CHECK_STATE_BITS + CHECK_EVENT_BITS + CHECK_OUTCOME_BITS + 1
 
 def check_key(view: Optional[int], s: int, e: int, outcome: int, ok: bool) -> int:
     """The key of a leaf transition in the sweep's check table (``checked`` of
-    :class:`properties.search.explore.SweepCache`): its consumer state, event, step outcome, belief
+    :class:`properties.search.sweep_cache.SweepCache`): its consumer state, event, step outcome, belief
     view and conformance, packed into one int, from the lowest bits: 40 bits of state, 24 of
     event, 16 of outcome, 1 of conformance and the view above them (its number + 1; 0 for
     None, when no property reads the beliefs). So ``key & CHECK_STEP_MASK`` is the (state,
@@ -234,7 +234,7 @@ class ComponentColumns:
 
 
 class BlockTables:
-    """The block expansion of one :class:`~properties.search.explore.SweepSystem` (see the module):
+    """The block expansion of one :class:`~properties.search.system_sweep.SweepSystem` (see the module):
     int columns mirroring the sweep's memo tables, keyed by packed ints.
 
     Attributes:
@@ -243,9 +243,9 @@ class BlockTables:
             every slow leaf left, in order.
 
     Args:
-        cache: the system's :class:`~properties.search.explore.SweepCache` (read, and filled through
+        cache: the system's :class:`~properties.search.sweep_cache.SweepCache` (read, and filled through
             its methods); broken: the outcome ``SweepCache.check`` gives when a run input raised
-            (``explore._BROKEN``); columns: the system's :class:`ComponentColumns` (the knobs a
+            (``sweep_cache._BROKEN``); columns: the system's :class:`ComponentColumns` (the knobs a
             check may consult, in a fixed order, and the per-class and per-state columns,
             which outlive these mirrors).
     """
@@ -386,7 +386,7 @@ class BlockTables:
         """``(consulted, attrs, consulted-set id, attribute mask)`` of a check entry's consulted
         pairs and attributes (the id None when one of them is not a knob: the mirror stops
         there), kept in :attr:`entry_codes` by the identity of the two (the sweep's entries
-        share a few dozen such objects, :func:`properties.search.explore._consulted_set`)."""
+        share a few dozen such objects, :func:`properties.search.sweep_cache._consulted_set`)."""
         cs = self._consulted_id(consulted)
         if cs is not None and any(a not in self.bit for a in attrs):
             cs = None
@@ -525,8 +525,8 @@ class BlockTables:
                record, may_improve) -> None:
         """Expand ``nodes`` (int64 (n, 4): belief, state, producers, class) whose ids are
         ``ids`` into ``out`` (:class:`~properties.search.bfs.Expansion`), as the per-leaf loop does;
-        ``recorded``, ``record``: the violation keys merged so far and ``explore._record``;
-        ``may_improve``: ``explore._may_improve``."""
+        ``recorded``, ``record``: the violation keys merged so far and ``move_table._record``;
+        ``may_improve``: ``sweep_cache._may_improve``."""
         c = self.cache
         n = len(ids)
         b, s, p, cl = (nodes[:, i] for i in range(4))
@@ -660,7 +660,7 @@ class BlockTables:
     def _slow(self, leaves, cid, packed, leaf_pair, pair_node, node_ids, pm, j, lc, li, tid,
               b, s, p, level: int, alive, findings: list) -> None:
         """The slow leaves (indices ``leaves``, in order), checked as the per-leaf loop checks
-        them (:meth:`~properties.search.explore.SweepCache.leaf_outcome`); their violations go to
+        them (:meth:`~properties.search.sweep_cache.SweepCache.leaf_outcome`); their violations go to
         ``findings``, a leaf whose run input raised is marked not ``alive``; then the mirrors of the keys they touched are brought up to date."""
         c = self.cache
         states, move_rows, broken = c.states.values, c.move_rows, self.broken

@@ -768,7 +768,7 @@ def rebuilt(system, parents: np.ndarray, starts: list, targets: np.ndarray,
         fingerprints: every node's saved fingerprint (uint64, by id), to compare with the
             rebuilt nodes' (None: not compared).
         room: called as ``room(pending)`` every ``block`` steps, with the parent rows still to
-            step from (:meth:`TransitionSystem.make_room`), so that the system's caches keep
+            step from (:meth:`EngineAdapter.make_room`), so that the system's caches keep
             to their budget.
         block: the most targets a yielded block holds (at least 1).
 

@@ -12,7 +12,7 @@ machines by its scheduler's address (``dask scheduler`` / ``dask worker ADDRESS`
 The state space is partitioned by fingerprint: the visited set of partition ``d`` holds the
 fingerprints ``f`` with ``f % P == d`` (P partitions, one per worker), so every node is
 deduplicated by exactly one task. The frontier is partitioned by the system's routing key
-(:meth:`~properties.search.bfs.TransitionSystem.routing`; for the all-readings sweep the consumer
+(:meth:`~properties.search.bfs.EngineAdapter.routing`; for the all-readings sweep the consumer
 state's fingerprint), so that each worker computes a state's decision trees and check outcomes
 once (its memo tables live in the worker process, :data:`_SYSTEMS`, and are only a cache: a
 task moved to another worker rebuilds them). Per level:
@@ -50,14 +50,15 @@ from typing import Optional
 
 import numpy as np
 
-from properties.search.bfs import Batch, Expansion, LocalEngine, TransitionSystem
+from properties.search.bfs import Batch, EngineAdapter, Expansion, LocalEngine, adapter_of
 from properties.search.store import FingerprintSet, first_new
 
 __all__ = ["CONNECT_SECONDS", "ClusterError", "DaskEngine", "cluster_workers", "dask_setup",
            "local_cluster"]
 
 _SYSTEMS: dict = {}
-"""Per worker process: run token -> the transition system (with its memo tables)."""
+"""Per worker process: run token -> the transition system's engine adapter (with the system and
+its memo tables)."""
 
 _CHUNK = 4096
 
@@ -236,15 +237,15 @@ def dask_setup(worker) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _system(token: str, spec: tuple) -> TransitionSystem:
-    """The worker's system for run ``token`` (built from ``spec``, ``(class, config)``, on
-    first use)."""
-    system = _SYSTEMS.get(token)
-    if system is None:
+def _adapter(token: str, spec: tuple) -> EngineAdapter:
+    """The worker's adapter (and system) for run ``token``, built from ``spec``, ``(class,
+    arguments)`` (:meth:`~properties.search.bfs.EngineAdapter.spec`), on first use."""
+    adapter = _SYSTEMS.get(token)
+    if adapter is None:
         _SYSTEMS.clear()  # one run at a time per worker: an old run's tables go
         cls, config = spec
-        system = _SYSTEMS[token] = cls(*config)
-    return system
+        adapter = _SYSTEMS[token] = cls(*config)
+    return adapter
 
 
 def _forget(token: str) -> None:
@@ -278,23 +279,24 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
     task makes some 50 million edges."""
     cpu, own = time.process_time(), time.thread_time()
     with _Paused():
-        system = _system(token, spec)
+        adapter = _adapter(token, spec)
+        system = adapter.system
         # this worker may have expanded another partition of this level (a lost worker's,
         # rerun here): what it found there must not prune this one's first-found ties
-        system.forget_findings()
+        adapter.forget_findings()
         ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
         values = [v for p in pieces for v in p[1]]
         order = np.argsort(ids, kind="stable")
         ids = ids[order]
-        nodes = system.import_([values[i] for i in order.tolist()])
+        nodes = adapter.import_([values[i] for i in order.tolist()])
         del values
         findings, move_counts, edge_keys, edge_fps = [], [], [], []
-        kept = _FirstSeen(system, rows=not last)
-        memo = system.storage()  # the worker's counters before this task (cumulative)
+        kept = _FirstSeen(adapter, rows=not last)
+        memo = adapter.storage()  # the worker's counters before this task (cumulative)
         for lo in range(0, len(ids), _CHUNK):
             out = Expansion()
             # what this task has still to expand (the next level's nodes are not known here)
-            system.make_room(lambda: iter((nodes[lo:],)))
+            adapter.make_room(lambda: iter((nodes[lo:],)))
             system.expand(ids[lo:lo + _CHUNK], nodes[lo:lo + _CHUNK], level, out, known)
             findings.extend(out.findings)
             move_counts.append(np.frombuffer(out.moves, dtype=np.int64).copy()
@@ -316,14 +318,14 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
             mine = np.flatnonzero(owner == d)
             route.append((fps[mine], keys[mine], halted[mine],
                           None if tags is None else tags[mine], routes[mine],
-                          None if last else system.export(succ[mine])))
+                          None if last else adapter.export(succ[mine])))
         return {"route": route, "findings": findings, "move_ids": ids,
                 "move_counts": np.concatenate(move_counts) if move_counts
                 else np.zeros(0, np.int64), "edges": edges,
                 "cpu": (time.process_time() - cpu, time.thread_time() - own), "nodes": len(ids),
-                "cache": system.cache_size() if hasattr(system, "cache_size") else None,
+                "cache": adapter.cache_size(),
                 # what this task evicted and emptied of the worker's memo tables
-                "memo": {k: v - memo.get(k, 0) for k, v in system.storage().items()
+                "memo": {k: v - memo.get(k, 0) for k, v in adapter.storage().items()
                          if k in ("memoTrims", "memoEvictions")}}
 
 
@@ -333,8 +335,8 @@ class _FirstSeen:
     its parent entry, fingerprint, halted flag, tag and routing key, and (``rows``) its row of
     the system's numbers, which the next level's import needs."""
 
-    def __init__(self, system: TransitionSystem, rows: bool):
-        self.system, self.rows = system, rows
+    def __init__(self, adapter: EngineAdapter, rows: bool):
+        self.adapter, self.system, self.rows = adapter, adapter.system, rows
         self.seen = FingerprintSet()
         self.parts: list = []
 
@@ -347,7 +349,7 @@ class _FirstSeen:
         rows = succ[chosen]
         tags = self.system.tags(rows)
         self.parts.append((keys[chosen], fps[chosen], halted[chosen], tags,
-                           self.system.routing(rows), rows if self.rows else None))
+                           self.adapter.routing(rows), rows if self.rows else None))
 
     def arrays(self) -> tuple:
         """``(keys, fps, halted, tags or None, routes, rows or None)``, in the order added."""
@@ -418,16 +420,18 @@ class DaskEngine:
     Raises ImportError (at the first distributed level) when ``distributed`` is not installed,
     and OSError when the cluster cannot be reached."""
 
-    def __init__(self, system: TransitionSystem, workers: int = 2, address: Optional[str] = None,
+    def __init__(self, system, workers: int = 2, address: Optional[str] = None,
                  local_below: int = 20_000, frontier_limit: int = 2 << 30,
                  spill_dir: Optional[str] = None, round_nodes: int = 1 << 20):
-        self.system, self.address, self.local_below = system, address, local_below
+        self.adapter = adapter_of(system)
+        self.system, self.address, self.local_below = self.adapter.system, address, local_below
         self.workers = workers
-        self.local = LocalEngine(system, frontier_limit=frontier_limit, spill_dir=spill_dir)
+        self.local = LocalEngine(self.adapter, frontier_limit=frontier_limit,
+                                 spill_dir=spill_dir)
         self.client = self.cluster = None
         self.names: list = []
         self.token = uuid.uuid4().hex
-        self.spec = system.spec(workers)
+        self.spec = self.adapter.spec(workers)
         self.on_cluster = False
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
         self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
@@ -497,14 +501,14 @@ class DaskEngine:
                 self.client = Client(self.cluster)
         self.names = sorted(self.client.scheduler_info()["workers"])
         self.workers = len(self.names)
-        self.spec = self.system.spec(max(self.workers, 1))
+        self.spec = self.adapter.spec(max(self.workers, 1))
         if not self.names:
             raise OSError(f"the Dask cluster at {self.address} has no workers")
 
     def _hand_over(self) -> None:
         """Move the in-process search's visited set and frontier to the workers."""
         self._connect()
-        parts, client, system = len(self.names), self.client, self.system
+        parts, client = len(self.names), self.client
         runs = self.local.visited.runs
         fps = np.concatenate(runs) if runs else np.zeros(0, np.uint64)
         owner = (fps % np.uint64(parts)).astype(np.int64)
@@ -526,13 +530,13 @@ class DaskEngine:
         """The nodes of ``frontier`` (a :class:`~properties.search.store.Frontier`, closed here) as
         ``(ids, values, part)``: ids ascending, the system's exported values, and each node's
         expansion partition (its routing key modulo the workers)."""
-        system, parts = self.system, len(self.names)
+        adapter, parts = self.adapter, len(self.names)
         ids_all, values, route_all = [], [], []
         for ids, nodes in frontier:
             nodes = np.asarray(nodes)
             ids_all.append(np.asarray(ids))
-            values.extend(system.export(nodes))
-            route_all.append(system.routing(nodes))
+            values.extend(adapter.export(nodes))
+            route_all.append(adapter.routing(nodes))
         frontier.close()
         ids = np.concatenate(ids_all) if ids_all else np.zeros(0, np.int64)
         routes = np.concatenate(route_all) if route_all else np.zeros(0, np.uint64)

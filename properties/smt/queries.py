@@ -448,7 +448,7 @@ def distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 8,
 
     Both consumers step the same trace from the same start. The trace is conformant for a
     producer reading: ``producer="any"`` (default, as
-    :func:`properties.search.explore.shortest_distinguishing` does): some reading of the producer's
+    :func:`properties.search.system_pair.shortest_distinguishing` does): some reading of the producer's
     knobs (Q2, Q4-opener) under which every event conforms, since producer and consumers may
     each read the draft their own way; ``"both"``: conformant under both consumer readings; a
     :class:`Reading`: under that one. ``conformant=False`` drops conformance altogether. Since
