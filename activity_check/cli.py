@@ -54,7 +54,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from activity_check import Terminated, __version__
+from activity_check import __version__
+from activity_check.process import SIGTERMS_RECEIVED, Terminated
 from model.text import DEFAULT_LIMIT, visible
 
 EXIT_USAGE = 2
@@ -84,17 +85,6 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 ``{command: add(subparsers)}``: ``add`` adds the command's parser with ``set_defaults(func=...)``;
 a command function takes the parsed arguments, returns the exit code and raises
 :class:`UsageError` for unusable input."""
-
-
-def __getattr__(name: str):
-    """``DEFAULT_EXPLORE_DEPTH`` and ``DEFAULT_MAX_STATES``, declared in
-    :mod:`activity_check.cmd_explore`, are also importable from here (the tests and the explore
-    benchmark import them from the command line); AttributeError for any other name. Reached
-    through :mod:`importlib`, as :func:`build_parser` reaches every command module: the command
-    modules import this one, never the reverse."""
-    if name in ("DEFAULT_EXPLORE_DEPTH", "DEFAULT_MAX_STATES"):
-        return getattr(importlib.import_module("activity_check.cmd_explore"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UsageError(Exception):
@@ -205,6 +195,18 @@ def add_timings_option(parser) -> None:
                              "the same seed and inputs")
 
 
+def add_generation_options(p, examples: int, bfs_depth: int, per: str) -> None:
+    """Add the options of the generated traces to parser ``p`` (``peer search``, ``peer
+    matrix``): ``--seed`` (Hypothesis seed, default 0), ``--examples`` (stateful traces, default
+    ``examples``; ``per`` words what they are counted by, e.g. ``"per peer"``) and
+    ``--bfs-depth`` (depth of the breadth-first traces, default ``bfs_depth``; 0: none)."""
+    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
+    p.add_argument("--examples", type=int, default=examples,
+                   help=f"stateful traces {per} (default {examples})")
+    p.add_argument("--bfs-depth", type=int, default=bfs_depth,
+                   help=f"depth of the breadth-first traces (default {bfs_depth}; 0: none)")
+
+
 def reading_option(text: str, parse: Optional[Callable] = None):
     """The ``--reading`` option's value parsed by ``parse`` (default
     :func:`model.readings.parse_reading`). Raises UsageError naming the option (one line) when it
@@ -295,7 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``activity-check`` console script (see
-    :func:`activity_check.console_main`). Returns the exit code: 0, 2 (a usage error, or an
+    :func:`activity_check.console.console_main`). Returns the exit code: 0, 2 (a usage error, or an
     output that cannot be written: one line on stderr, its control characters escaped), 130
     (interrupted), or the command's own (1: ``corpus check`` found a change, or ``peer
     --fail-on`` names a condition that holds; an uncaught exception, a bug of ours, also exits
@@ -340,10 +342,9 @@ def terminated() -> bool:
     and was not lost in a callback Python does not let stop the program: a search that ends
     itself on an interrupt (:func:`properties.search.explore.explore`'s ``stopped_by="interrupted"``)
     cannot tell a SIGTERM from a Ctrl-C, and the command says which it was from this. Always
-    False when the command did not start from :func:`activity_check.console_main` (a test
-    calling :func:`main`), whose handler records them (:data:`activity_check.SIGTERMS_RECEIVED`)."""
-    import activity_check
-    return bool(activity_check.SIGTERMS_RECEIVED)
+    False when the command did not start from :func:`activity_check.console.console_main` (a test
+    calling :func:`main`), whose handler records them (:data:`activity_check.process.SIGTERMS_RECEIVED`)."""
+    return bool(SIGTERMS_RECEIVED)
 
 
 @contextmanager

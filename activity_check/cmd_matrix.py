@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 import os
 
-from activity_check.cli import UsageError, console, prepare_out, shown, write_out
-from activity_check.cmd_peer import add_generation_options
+from activity_check.cli import (UsageError, add_generation_options, console, prepare_out, shown,
+                                write_out)
 
 __all__ = ["add_matrix", "cmd_matrix", "MATRIX_SUMMARY"]
 

@@ -23,25 +23,13 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import (UsageError, cell, cell_lines, console, dump, prepare_out,
-                                progress_bar, read_vocabulary, shown, write_out)
+from activity_check.cli import (UsageError, add_generation_options, cell, cell_lines, console, dump,
+                                prepare_out, progress_bar, read_vocabulary, shown, write_out)
 from model.text import visible
 
-__all__ = ["PARSERS", "cmd_peer", "add_generation_options"]
+__all__ = ["PARSERS", "cmd_peer"]
 
 PEER_SUMMARY = "peer-summary.json"
-
-
-def add_generation_options(p, examples: int, bfs_depth: int, per: str) -> None:
-    """Add the options of the generated traces to parser ``p`` (``peer search``, ``peer
-    matrix``): ``--seed`` (Hypothesis seed, default 0), ``--examples`` (stateful traces, default
-    ``examples``; ``per`` words what they are counted by, e.g. ``"per peer"``) and
-    ``--bfs-depth`` (depth of the breadth-first traces, default ``bfs_depth``; 0: none)."""
-    p.add_argument("--seed", type=int, default=0, help="Hypothesis seed (default 0)")
-    p.add_argument("--examples", type=int, default=examples,
-                   help=f"stateful traces {per} (default {examples})")
-    p.add_argument("--bfs-depth", type=int, default=bfs_depth,
-                   help=f"depth of the breadth-first traces (default {bfs_depth}; 0: none)")
 
 
 def _add_peer(sub) -> None:

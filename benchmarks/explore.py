@@ -65,7 +65,7 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from typing import Optional
 
-from activity_check.cli import DEFAULT_EXPLORE_DEPTH
+from activity_check.cmd_explore import DEFAULT_EXPLORE_DEPTH
 from model.readings import DRAFT
 from properties.search.checkpoint import CheckpointError
 from properties.search.explore import explore

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Optional, Sequence
 
 from model.events import Event
 from model.json_values import a_json_type
-from model.readings import (DRAFT, KNOB_BY_ID, Reading, ReadingError, describe_assignment,
-                            parse_reading)
+from model.readings import (ANY_READING, DRAFT, KNOB_BY_ID, Reading, ReadingError,
+                            describe_assignment, parse_assignment, parse_reading)
 from model.verdict import Verdict, context_of, evaluate, fold, partition, split_readings
 from model.wire import TraceFormatError, dump_jsonl, dump_wire_jsonl, loads_json, parse_events
 
@@ -45,14 +45,11 @@ if TYPE_CHECKING:  # the search and the shrinker are imported where a witness is
     from properties.search.ambiguity import Witness
 
 __all__ = ["Finding", "ClassedFinding", "AmbiguityFinding", "PropertyFinding",
-           "PeerDivergenceFinding", "VerdictClassEntry", "FINDING_TYPES", "ANY_READING",
+           "PeerDivergenceFinding", "VerdictClassEntry", "FINDING_TYPES",
            "finding_id", "is_finding_id", "FINDING_ID", "finding_from_json", "load_finding",
            "write_finding",
            "ambiguity_finding", "property_finding", "explain_difference", "explain_steps",
-           "parse_reading_spec", "parse_assignment"]
-
-ANY_READING = "(any reading)"
-"""How a finding writes the empty assignment (every reading), e.g. a property broken under all."""
+           "parse_reading_spec"]
 
 
 # --- ids ----------------------------------------------------------------------------------------
@@ -110,24 +107,6 @@ def parse_reading_spec(spec: str) -> Reading:
     Raises:
         model.readings.ReadingError: a spec that does not parse."""
     return DRAFT if spec.strip() == ANY_READING else parse_reading(spec)
-
-
-def parse_assignment(text: str) -> dict:
-    """The partial assignment ``{knob id: option}`` that
-    :func:`model.readings.describe_assignment` wrote as ``text`` (``"Q1=merge,Q5=retype"``;
-    :data:`ANY_READING` is ``{}``).
-
-    Raises:
-        ValueError: an item that is not ``KNOB=OPTION`` of a knob of the model."""
-    if text.strip() == ANY_READING:
-        return {}
-    out = {}
-    for item in text.split(","):
-        knob, sep, option = (s.strip() for s in item.partition("="))
-        if not sep or knob not in KNOB_BY_ID or option not in KNOB_BY_ID[knob].option_names:
-            raise ValueError(f"{item!r} is not KNOB=OPTION of a knob of the model")
-        out[knob] = option
-    return out
 
 
 def _includes_draft(assignments: Sequence[dict]) -> bool:
@@ -755,7 +734,7 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
     while the knob still splits the trace, the trace stays conformant, the split's context
     departs from draft in no more knobs than the witness's, and the knob's options, in the
     witness's context, give as many different verdicts as on the witness, both whole and as a
-    peer that reports no warnings sees them (:func:`properties.search.ambiguity.option_classes`).
+    peer that reports no warnings sees them (:func:`model.verdict.option_classes`).
     Names are then made canonical (:func:`counterexamples.shrink.canonical_names`). Shrinking
     never lengthens a trace, so a witness of the breadth-first search keeps its shortest length.
     Last, the events that end what the trace left open are appended
@@ -772,8 +751,8 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
         AssertionError: when the shrunk trace is no longer a conformant witness (a shrinking
             bug; checked on every finding, so a bad trace is never exported).
     """
+    from model.verdict import splits_of
     from properties.questions import closed_witness
-    from properties.search.ambiguity import splits_of
     events = witness.events
     if shrink:
         events = _shrink_witness(witness)
@@ -803,7 +782,7 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
 def _shrink_witness(witness: Witness) -> tuple[Event, ...]:
     """The witness shrunk and renamed (see :func:`ambiguity_finding`)."""
     from counterexamples.shrink import canonical_names, minimise
-    from properties.search.ambiguity import option_classes, splits_knob
+    from model.verdict import option_classes, splits_knob
     events = witness.events
     context = len(context_of(witness.pair, witness.knob))
     # shrinking never merges options the witness tells apart (by the whole verdict, or by

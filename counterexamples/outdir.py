@@ -7,7 +7,7 @@ directory* beside it (:meth:`OutputPlan.staged`). Only when everything is writte
 staging directory swapped in, with one atomic ``renameat2(RENAME_EXCHANGE)`` where the kernel
 offers it (else two renames with the interrupt signals held back between them), and the earlier
 output, now at the staging path, removed. An exception, a Ctrl-C, a SIGTERM (which the command
-line turns into one, :class:`activity_check.Terminated`) or a full disk before the swap removes
+line turns into one, :class:`activity_check.process.Terminated`) or a full disk before the swap removes
 the staging directory and leaves the earlier output exactly as it was.
 
 What an earlier output holds besides what it wrote (the files its summary lists inside
@@ -333,7 +333,7 @@ def _signals_held():
     """Hold Ctrl-C and SIGTERM back while the swap runs, so that an interrupt finds either the
     earlier output or the new one in place, never neither: their handlers only record the
     signal meanwhile, and the handler that was in place then runs once for each (raising
-    KeyboardInterrupt, :class:`activity_check.Terminated`, or ending the process by default).
+    KeyboardInterrupt, :class:`activity_check.process.Terminated`, or ending the process by default).
     Outside the main thread (where handlers cannot be set) nothing is held."""
     if threading.current_thread() is not threading.main_thread():
         yield

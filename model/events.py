@@ -151,6 +151,15 @@ class Message:
 
 # --- events -------------------------------------------------------------------------------------
 
+_COMMON = {"message_id": "messageId", "activity_type": "activityType",
+           "subagent_run_id": "subagentRunId", "thread_id": "threadId", "run_id": "runId",
+           "parent_run_id": "parentRunId", "protocol_version": "protocolVersion",
+           "tool_call_id": "toolCallId", "tool_call_name": "toolCallName",
+           "parent_message_id": "parentMessageId", "parent_subagent_run_id": "parentSubagentRunId"}
+"""The wire names of the members events share (snake_case inside, camelCase on the wire); an
+event class adds its own by overriding :attr:`Event.WIRE`."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """Fields every event carries (BaseEvent; SCH).
@@ -163,7 +172,7 @@ class Event:
     """
 
     TYPE: ClassVar[str] = ""
-    WIRE: ClassVar[dict[str, str]] = {}
+    WIRE: ClassVar[dict[str, str]] = _COMMON
 
     timestamp: Optional[int] = None
     raw_event: Optional[JsonText] = None
@@ -213,18 +222,10 @@ def _wire_value(name: str, value: Any) -> Any:
     return value
 
 
-_COMMON = {"message_id": "messageId", "activity_type": "activityType",
-           "subagent_run_id": "subagentRunId", "thread_id": "threadId", "run_id": "runId",
-           "parent_run_id": "parentRunId", "protocol_version": "protocolVersion",
-           "tool_call_id": "toolCallId", "tool_call_name": "toolCallName",
-           "parent_message_id": "parentMessageId", "parent_subagent_run_id": "parentSubagentRunId"}
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStarted(Event):
     """RUN_STARTED: opens a run (LIF-STREAM-START, LIF-ONE-ACTIVE)."""
     TYPE: ClassVar[str] = "RUN_STARTED"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     thread_id: str = "t1"
     run_id: str = "r1"
     parent_run_id: Optional[str] = None
@@ -236,7 +237,6 @@ class RunStarted(Event):
 class RunFinished(Event):
     """RUN_FINISHED: closes a run that did not fail (LIF-AFTER-CLOSE)."""
     TYPE: ClassVar[str] = "RUN_FINISHED"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     thread_id: str = "t1"
     run_id: str = "r1"
     outcome: Optional[JsonText] = None
@@ -248,7 +248,6 @@ class RunFinished(Event):
 class RunError(Event):
     """RUN_ERROR: the run failed; activity already delivered stays (LIF-FAILED-KEEPS)."""
     TYPE: ClassVar[str] = "RUN_ERROR"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message: str = "error"
     code: Optional[str] = None
 
@@ -257,7 +256,6 @@ class RunError(Event):
 class TextMessageStart(Event):
     """TEXT_MESSAGE_START: opens a streamed text message."""
     TYPE: ClassVar[str] = "TEXT_MESSAGE_START"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message_id: str
     role: str = "assistant"
     name: Optional[str] = None
@@ -268,7 +266,6 @@ class TextMessageStart(Event):
 class TextMessageContent(Event):
     """TEXT_MESSAGE_CONTENT: appends ``delta`` to an open text message."""
     TYPE: ClassVar[str] = "TEXT_MESSAGE_CONTENT"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message_id: str
     delta: str = ""
     subagent_run_id: Optional[str] = None
@@ -278,7 +275,6 @@ class TextMessageContent(Event):
 class TextMessageEnd(Event):
     """TEXT_MESSAGE_END: closes a streamed text message."""
     TYPE: ClassVar[str] = "TEXT_MESSAGE_END"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message_id: str
     subagent_run_id: Optional[str] = None
 
@@ -287,7 +283,6 @@ class TextMessageEnd(Event):
 class ToolCallStart(Event):
     """TOOL_CALL_START: opens a tool call on an assistant message."""
     TYPE: ClassVar[str] = "TOOL_CALL_START"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     tool_call_id: str
     tool_call_name: str
     parent_message_id: Optional[str] = None
@@ -298,7 +293,6 @@ class ToolCallStart(Event):
 class ToolCallArgs(Event):
     """TOOL_CALL_ARGS: appends argument text to an open tool call."""
     TYPE: ClassVar[str] = "TOOL_CALL_ARGS"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     tool_call_id: str
     delta: str = ""
     subagent_run_id: Optional[str] = None
@@ -308,7 +302,6 @@ class ToolCallArgs(Event):
 class ToolCallEnd(Event):
     """TOOL_CALL_END: closes a tool call."""
     TYPE: ClassVar[str] = "TOOL_CALL_END"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     tool_call_id: str
     subagent_run_id: Optional[str] = None
 
@@ -317,7 +310,6 @@ class ToolCallEnd(Event):
 class ToolCallResult(Event):
     """TOOL_CALL_RESULT: creates the tool message answering a call."""
     TYPE: ClassVar[str] = "TOOL_CALL_RESULT"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message_id: str
     tool_call_id: str
     content: JsonText = '""'
@@ -329,7 +321,6 @@ class ToolCallResult(Event):
 class StateSnapshot(Event):
     """STATE_SNAPSHOT: replaces the agent state wholesale (SNP-REPLACE)."""
     TYPE: ClassVar[str] = "STATE_SNAPSHOT"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     snapshot: JsonText
     subagent_run_id: Optional[str] = None
 
@@ -338,7 +329,6 @@ class StateSnapshot(Event):
 class StateDelta(Event):
     """STATE_DELTA: amends the agent state by a JSON Patch (SNP-ATOMIC, STA-PATCHFAIL)."""
     TYPE: ClassVar[str] = "STATE_DELTA"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     delta: Patch
     subagent_run_id: Optional[str] = None
 
@@ -347,7 +337,6 @@ class StateDelta(Event):
 class MessagesSnapshot(Event):
     """MESSAGES_SNAPSHOT: the producer's complete message set, reconciled by id (STA-MS-*)."""
     TYPE: ClassVar[str] = "MESSAGES_SNAPSHOT"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     messages: tuple[Message, ...]
 
 
@@ -358,7 +347,6 @@ class ActivitySnapshot(Event):
     ``content`` is the canonical text of an object; ``replace`` is None when absent (which means
     replace, ACT-SNAP-REPLACE-DEFAULT)."""
     TYPE: ClassVar[str] = "ACTIVITY_SNAPSHOT"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message_id: str
     activity_type: str
     content: JsonText
@@ -376,7 +364,6 @@ class ActivityDelta(Event):
     """ACTIVITY_DELTA: amends one activity's content by a JSON Patch and sets its type
     (ACT-DELTA-APPLY, ACT-DELTA-RETYPE, SCH-ACTIVITY-DELTA)."""
     TYPE: ClassVar[str] = "ACTIVITY_DELTA"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     message_id: str
     activity_type: str
     patch: Patch
@@ -387,7 +374,6 @@ class ActivityDelta(Event):
 class SubagentStarted(Event):
     """SUBAGENT_STARTED: announces an invocation (SUB-STARTED-FIRST)."""
     TYPE: ClassVar[str] = "SUBAGENT_STARTED"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     subagent_run_id: str
     name: Optional[str] = None
     parent_subagent_run_id: Optional[str] = None
@@ -397,7 +383,6 @@ class SubagentStarted(Event):
 class SubagentFinished(Event):
     """SUBAGENT_FINISHED: closes an invocation."""
     TYPE: ClassVar[str] = "SUBAGENT_FINISHED"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     subagent_run_id: str
     outcome: Optional[JsonText] = None
 
@@ -406,7 +391,6 @@ class SubagentFinished(Event):
 class SubagentError(Event):
     """SUBAGENT_ERROR: an invocation failed (ends the invocation, not the run)."""
     TYPE: ClassVar[str] = "SUBAGENT_ERROR"
-    WIRE: ClassVar[dict[str, str]] = _COMMON
     subagent_run_id: str
     message: Optional[str] = None
 

@@ -487,9 +487,32 @@ for _knob in KNOBS:
     setattr(RecordingReading, _knob.attr, _recorded(_knob.attr))
 
 
+ANY_READING = "(any reading)"
+"""The text of the empty assignment: a result that holds under every reading."""
+
+
 def describe_assignment(assignment: Mapping[str, str]) -> str:
-    """``"Q1=merge,Q5=retype"`` in knob order, or ``"(any reading)"`` for an empty assignment."""
+    """The text of a partial assignment ``{knob id: option}``: ``"Q1=merge,Q5=retype"`` in knob
+    order, or :data:`ANY_READING` for an empty assignment. :func:`parse_assignment` reads it
+    back."""
     if not assignment:
-        return "(any reading)"
+        return ANY_READING
     order = {k.id: i for i, k in enumerate(KNOBS)}
     return ",".join(f"{k}={assignment[k]}" for k in sorted(assignment, key=order.__getitem__))
+
+
+def parse_assignment(text: str) -> dict[str, str]:
+    """The partial assignment ``{knob id: option}`` that :func:`describe_assignment` wrote as
+    ``text`` (``"Q1=merge,Q5=retype"``; :data:`ANY_READING` is ``{}``).
+
+    Raises:
+        ReadingError: an item that is not ``KNOB=OPTION`` of a knob of the model."""
+    if text.strip() == ANY_READING:
+        return {}
+    out = {}
+    for item in text.split(","):
+        knob, sep, option = (s.strip() for s in item.partition("="))
+        if not sep or knob not in KNOB_BY_ID or option not in KNOB_BY_ID[knob].option_names:
+            raise ReadingError(f"{item!r} is not KNOB=OPTION of a knob of the model")
+        out[knob] = option
+    return out

@@ -23,12 +23,13 @@ from model.consumer import (ConsumerState, Fatal, StepResult, Warning, initial_s
                             step as model_step)
 from model.events import Event
 from model.frozen import fast_init
-from model.producer import Belief, ProducerViolation, advance, violations
+from model.producer import Belief, ProducerViolation, advance, check_trace, violations
 from model.readings import DRAFT, KNOB_BY_ID, KNOBS, KnobUnset, PartialReading, Reading
 
 __all__ = ["LeavesExceeded", "Verdict", "VerdictClass", "StepRecord", "StepFn", "fold", "step_record", "evaluate",
            "partition", "reading_leaves", "knob_splits", "context_of", "split_readings",
-           "trace_states", "verdict_key"]
+           "trace_states", "verdict_key", "splits_of", "splits_knob", "visible_key",
+           "option_classes"]
 
 StepFn = Callable[[ConsumerState, Event, Reading], StepResult]
 """A consumer's step: ``(state, event, reading) -> StepResult`` (:func:`model.consumer.step`, or
@@ -382,3 +383,47 @@ def knob_splits(leaves: Sequence[tuple[dict, Verdict]], key=None
                 best[knob] = (cost, (a, b))
     order = {k.id: i for i, k in enumerate(KNOBS)}
     return {k: pair for k, (_, pair) in sorted(best.items(), key=lambda kv: order[kv[0]])}
+
+
+# --- splits: a knob that decides a trace's verdict ------------------------------------------
+
+def splits_of(events: Sequence[Event]) -> dict[str, tuple[dict, dict]]:
+    """The knobs that split ``events`` (see :func:`model.verdict.knob_splits`)."""
+    return knob_splits(reading_leaves(events))
+
+
+def visible_key(verdict: Verdict) -> str:
+    """What a consumer that reports no warnings shows of a verdict, as canonical text: the
+    messages, whether and at which event the run fails, the run input, the agent state and the
+    run status (:meth:`model.verdict.Verdict.to_json` without ``warnings`` and without the
+    fatal's code and clause). Two verdicts with equal keys look the same to such a peer."""
+    doc = verdict.to_json(detail=False)
+    del doc["warnings"]
+    if doc["fatal"] is not None:
+        doc["fatal"] = {"atEvent": doc["fatal"]["atEvent"]}
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+def splits_knob(events: Sequence[Event], knob: str, conformant: bool = True,
+                max_context: Optional[int] = None) -> bool:
+    """True when ``knob`` splits ``events`` (and, with ``conformant``, the trace breaks no
+    producer clause; with ``max_context``, in a context departing from draft in at most that
+    many knobs): the predicate shrinking preserves."""
+    if not events:
+        return False
+    if conformant and check_trace(events):
+        return False
+    pair = splits_of(events).get(knob)
+    if pair is None:
+        return False
+    return max_context is None or len(context_of(pair, knob)) <= max_context
+
+
+def option_classes(events: Sequence[Event], knob: str, base: Reading) -> tuple[int, int]:
+    """How finely ``events`` tells the options of ``knob`` apart, every other knob as in
+    ``base``: ``(f, v)``, the number of different verdicts the options give (``f``, by
+    :func:`model.verdict.verdict_key`) and of different verdicts a peer reporting no warnings
+    sees (``v``, by :func:`visible_key`). Both are between 1 and the number of options."""
+    verdicts = [evaluate(events, base.with_(**{knob: option}))
+                for option, _ in KNOB_BY_ID[knob].options]
+    return (len({verdict_key(v) for v in verdicts}), len({visible_key(v) for v in verdicts}))

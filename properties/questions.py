@@ -56,7 +56,8 @@ from model.producer import (PRODUCER_ONLY_KNOBS, Belief, adversarial_moves, adva
                             check_trace, closing_events, conformance_splits, moves)
 from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             describe_assignment)
-from model.verdict import Verdict, evaluate, knob_splits, split_readings, verdict_key
+from model.verdict import (Verdict, evaluate, knob_splits, split_readings, splits_of,
+                           verdict_key, visible_key)
 from properties.search.bfs import Expansion, TransitionSystem
 from properties.search.store import Interned, mix, pack_key
 
@@ -374,11 +375,10 @@ def _producer_row(row: dict, knob: str, trace: tuple, options: tuple, depth: int
 def closed_witness(trace, knob: str, pair: tuple) -> tuple:
     """``trace`` with its :func:`model.producer.closing_events` appended (the stream complete:
     every run it opened finished) when that keeps the witness what it was: the knob still splits
-    it (:func:`properties.search.ambiguity.splits_of`), its options, in the pair's context, end
+    it (:func:`model.verdict.splits_of`), its options, in the pair's context, end
     in as many different verdicts as before and in the same place relative to each other (the
     same outcomes compare equal), and the closing events break no producer clause (under draft)
     that the trace does not already break. Otherwise ``trace`` itself (a tuple)."""
-    from properties.search.ambiguity import splits_of
     trace = tuple(trace)
     ending = closing_events(trace)
     if not ending:
@@ -401,12 +401,11 @@ def closed_witness(trace, knob: str, pair: tuple) -> tuple:
 def split_key(verdict: Verdict) -> str:
     """What a form-B witness must tell apart: the whole verdict (:func:`model.verdict.verdict_key`)
     while the run stands; once the consumer rejected the stream, only what was delivered and
-    where it stopped (:func:`properties.search.ambiguity.visible_key`): a fatal under every option,
+    where it stopped (:func:`model.verdict.visible_key`): a fatal under every option,
     at one event, with the same messages, masks the knob (the codes differ, the reader sees the
     same rejected stream), so such a trace is no witness (issue 39: Q21 needs RUN_STARTED)."""
     if verdict.fatal is None:
         return verdict_key(verdict)
-    from properties.search.ambiguity import visible_key
     return visible_key(verdict)
 
 

@@ -69,7 +69,7 @@ def test_every_question_witness_replays_to_its_table_and_lints_as_its_form_says(
     with_witness = [r for r in rows if r["witnessFile"]]
     assert len(with_witness) >= 20
     from properties.questions import option_outcomes
-    from properties.search.ambiguity import visible_key
+    from model.verdict import visible_key
     for r in with_witness:
         wire = _jsonl(run_out / r["witnessFile"])
         assert wire == r["witness"] and len(wire) == r["length"] + r["closing"], r["question"]

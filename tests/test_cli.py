@@ -1035,7 +1035,7 @@ def test_console_script_interrupted_while_loading(capsys, monkeypatch):
     """A Ctrl-C while the command line's modules load exits 130 with one line, no traceback."""
     import importlib.abc
 
-    import activity_check
+    import activity_check.console
 
     class Interrupting(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
@@ -1046,7 +1046,7 @@ def test_console_script_interrupted_while_loading(capsys, monkeypatch):
     monkeypatch.delitem(sys.modules, "activity_check.cli")
     monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
     with pytest.raises(SystemExit) as stop:
-        activity_check.console_main()
+        activity_check.console.console_main()
     assert stop.value.code == 130
     assert capsys.readouterr() == ("", "activity-check: interrupted\n")
 
@@ -1092,8 +1092,8 @@ def test_sigterm_unwinds_like_an_interrupt_subprocess(tmp_path):
 
 LOST_SIGNAL_SCRIPT = """
 import gc, os, signal, sys, time
-import activity_check
 import activity_check.cli as cli
+import activity_check.console
 
 def in_a_collection(phase, info):
     if phase == "start" and not hasattr(in_a_collection, "done"):
@@ -1113,7 +1113,7 @@ def command(argv=None):
     return 0
 
 cli.main = command
-activity_check.console_main()
+activity_check.console.console_main()
 """
 
 

@@ -237,7 +237,8 @@ def test_export_jsonl_quotes_the_recorded_trace(tmp_path, capsys):
               {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "T",
                "content": {"n": 2}, "replace": False, "metadata": {"k": 1}}]
     from counterexamples.findings import ambiguity_finding
-    from properties.search.ambiguity import Witness, splits_of
+    from properties.search.ambiguity import Witness
+    from model.verdict import splits_of
     typed = parse_events(events)
     finding = ambiguity_finding(Witness("Q1", tuple(typed), splits_of(typed)["Q1"]),
                                 shrink=False)

@@ -8,7 +8,7 @@ import networkx as nx
 from activity_check.cli import main
 import pytest
 
-from properties.search.ambiguity import splits_of
+from model.verdict import splits_of
 from properties.search.explore import (PRODUCER_READINGS, explore, shortest_distinguishing,
                                 shortest_trace_to, state_graph, step_splits, trace_to)
 from properties.zoo import MUTANT_BY_NAME
@@ -112,7 +112,8 @@ def test_the_cli_and_the_api_share_the_default_bound():
     command line keeps its own constant so as not to import the search when it starts)."""
     import inspect
 
-    from activity_check.cli import DEFAULT_EXPLORE_DEPTH, build_parser
+    from activity_check.cli import build_parser
+    from activity_check.cmd_explore import DEFAULT_EXPLORE_DEPTH
     assert inspect.signature(explore).parameters["depth"].default == DEFAULT_EXPLORE_DEPTH == 5
     assert build_parser().parse_args(["explore"]).depth == DEFAULT_EXPLORE_DEPTH
 

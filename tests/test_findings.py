@@ -12,10 +12,10 @@ import json
 import pytest
 
 from counterexamples.corpus import load_corpus
-from counterexamples.findings import (ANY_READING, FINDING_TYPES, AmbiguityFinding, Finding,
+from counterexamples.findings import (FINDING_TYPES, AmbiguityFinding, Finding,
                                       PeerDivergenceFinding, PropertyFinding, finding_from_json,
-                                      finding_id, parse_assignment, property_finding)
-from model.readings import describe_assignment
+                                      finding_id, property_finding)
+from model.readings import ANY_READING, describe_assignment, parse_assignment
 from model.wire import parse_events
 from properties.search.machines import check_trace_properties
 from properties.zoo import MUTANT_BY_NAME

@@ -1,7 +1,9 @@
 """The package layout as the design states it (design section 3): data flows one way, so
 ``model`` imports neither ``properties`` nor ``counterexamples``, ``properties`` does not import
-``counterexamples``, and no module of the three packages imports itself back through others
-(deferred imports inside functions included: a deferred import still ties two modules together).
+``counterexamples``, nothing below the command line imports ``activity_check``, no search engine
+imports the zoo of wrong consumers, and no module of the four packages imports itself back
+through others (deferred imports inside functions included: a deferred import still ties two
+modules together).
 
 The import graph is read from the source with :mod:`ast` and checked with networkx."""
 from __future__ import annotations
@@ -13,9 +15,10 @@ import networkx as nx
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-LAYERED = ("model", "properties", "counterexamples")
-FORBIDDEN = {"model": ("properties", "counterexamples"), "properties": ("counterexamples",),
-             "counterexamples": ()}
+LAYERED = ("model", "properties", "counterexamples", "activity_check")
+FORBIDDEN = {"model": ("properties", "counterexamples", "activity_check"),
+             "properties": ("counterexamples", "activity_check"),
+             "counterexamples": ("activity_check",), "activity_check": ()}
 
 
 def _module_name(path: pathlib.Path) -> str:
@@ -71,6 +74,23 @@ def test_no_import_cycle():
     graph, _ = _graph()
     cycles = sorted(sorted(c) for c in nx.simple_cycles(graph))
     assert cycles == [], cycles
+
+
+def test_the_command_line_is_in_the_graph():
+    graph, modules = _graph()
+    assert "activity_check.cli" in modules and "activity_check.cmd_peer" in modules
+    assert graph.has_edge("activity_check.cmd_peer", "activity_check.cli")
+
+
+def test_no_engine_imports_a_mutant():
+    """The search engines check a consumer through the contract of :mod:`model.consumers`; the
+    zoo of wrong consumers is something they are given, never something they import."""
+    graph, modules = _graph()
+    engines = [m for m in modules if m.startswith("properties.search") or
+               m.startswith("properties.smt")]
+    assert engines
+    bad = sorted(m for m in engines if nx.has_path(graph, m, "properties.zoo"))
+    assert bad == [], bad
 
 
 def test_clause_data_stands_alone():

@@ -379,7 +379,7 @@ def slow(finding, directory):
     return paths
 findings.write_finding = slow
 sys.argv = ["activity-check", *sys.argv[2:]]
-from activity_check import console_main
+from activity_check.console import console_main
 console_main()
 """
 

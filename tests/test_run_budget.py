@@ -146,7 +146,7 @@ def explore(**kwargs):
 explore_module.explore = explore
 sys.argv = ["activity-check", "run", "--examples", "3", "--max-events", "3", "--budget", "inf",
             "--out", sys.argv[1]]
-from activity_check import console_main
+from activity_check.console import console_main
 console_main()
 """
 

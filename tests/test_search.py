@@ -6,7 +6,8 @@ from model.verdict import evaluate
 from counterexamples.shrink import canonical_names, ddmin, is_one_minimal
 from model.producer import check_trace
 from model.wire import dump_jsonl, parse_trace_text
-from properties.search.ambiguity import search_ambiguities, splits_knob
+from properties.search.ambiguity import search_ambiguities
+from model.verdict import splits_knob
 
 
 def test_same_seed_same_witnesses():
@@ -78,7 +79,8 @@ def test_every_finding_states_a_true_split_in_its_context():
 
 
 def _finding_of(knob, text):
-    from properties.search.ambiguity import Witness, splits_of
+    from properties.search.ambiguity import Witness
+    from model.verdict import splits_of
     events = parse_trace_text(text).events
     assert check_trace(events) == []
     return ambiguity_finding(Witness(knob, events, splits_of(events)[knob]))
@@ -170,7 +172,7 @@ def test_shrinking_never_merges_options_the_witness_tells_apart():
     """Every option of the knob keeps its own verdict on the shrunk witness, as seen with and
     without warnings (a peer that reports none must still see what the witness showed)."""
     from model.verdict import context_of, split_readings
-    from properties.search.ambiguity import option_classes
+    from model.verdict import option_classes
     report = search_ambiguities(seed=0, examples=300)
     for knob, witness in report.witnesses.items():
         base = split_readings(witness.pair, knob)[0]

@@ -59,7 +59,7 @@ from model.json_values import a_json_type
 from model.producer import (ADVERSARIAL_KINDS, PRODUCER_KNOBS, UNDESCRIBED_CLAUSES,
                             ActivityBelief, Belief, ProducerViolation, advance, violations)
 from model.readings import (KNOB_BY_ID, KnobUnset, PartialReading, Reading,
-                            describe_assignment)
+                            describe_assignment, parse_assignment)
 from model.wire import parse_event
 
 __all__ = ["StreamEntry", "LintViolation", "LintReport", "lint_stream", "lint_wire",
@@ -227,12 +227,8 @@ class LintViolation:
         """Whether this violation is made under the complete producer ``assignment``."""
         if self.readings is None:
             return True
-        return any(all(assignment.get(k) == v for k, v in _parse_assignment(r).items())
+        return any(all(assignment.get(k) == v for k, v in parse_assignment(r).items())
                    for r in self.readings)
-
-
-def _parse_assignment(text: str) -> dict[str, str]:
-    return dict(item.split("=", 1) for item in text.split(",")) if text else {}
 
 
 @dataclass(frozen=True)

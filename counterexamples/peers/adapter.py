@@ -16,7 +16,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
-from model.wire import (loads_json)
+
+from model.wire import loads_json
 
 
 DEFAULT_TIMEOUT = 10.0

@@ -5,46 +5,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
-from model.wire import (dump_jsonl)
+
+from model.wire import dump_jsonl
 from counterexamples.findings import PeerDivergenceFinding
-from counterexamples.peers.adapter import AdapterProcess, Reply
-from counterexamples.peers.classify import COMBINED, Classification, JointReadings, KnobBehaviour, Observed, PARTS, classify, evidence_of, joint_readings, knob_table, observed_of
-from counterexamples.peers.divergence import _signature, divergence_finding, locate_divergence, shrink_divergence, unshrunk_finding
+from counterexamples.peers.adapter import AdapterProcess
+from counterexamples.peers.classify import (COMBINED, PARTS, JointReadings,
+                                            KnobBehaviour, Observed, TraceResult, classify,
+                                            evidence_of, joint_readings, knob_table, observed_of)
+from counterexamples.peers.divergence import (divergence_finding, locate_divergence,
+                                              shrink_divergence, divergence_signature, unshrunk_finding)
 from counterexamples.peers.traces import PeerTrace
 
 
 # --- the two jobs -------------------------------------------------------------------------------
-
-@dataclass
-class TraceResult:
-    """One trace's outcome: the trace, the reply and its classification, and the id of the
-    divergence finding it led to (if any; ``findings``: every one, when its parts diverge
-    separately)."""
-
-    trace: PeerTrace
-    reply: Reply
-    classification: Classification
-    finding: Optional[str] = None
-    findings: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        c = self.classification
-        out: dict = {"id": self.trace.id, "class": c.kind}
-        if c.kind in ("draft", "reading"):
-            out["readings"] = c.readings
-        if c.kind == "error":
-            out["error"] = c.error
-        elif c.kind == "divergence":
-            out["nearest"] = c.nearest
-            out["differsFromNearest"] = c.aspects
-        else:
-            out["differsFromDraft"] = c.aspects
-        if self.finding:
-            out["finding"] = self.finding
-        if len(self.findings) > 1:  # one per part of the verdict that diverges
-            out["findings"] = list(self.findings)
-        return out
-
 
 _REPORTED = ("id", "source", "clauses", "relatedClauses", "divergesAt", "event", "branch",
              "nearest", "aspects", "divergesIn", "conformant", "length", "shrunk")
@@ -129,18 +102,19 @@ class PeerReport:
         }
 
 
-def _run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[TraceResult]:
+def run_batch(adapter: AdapterProcess, traces: Sequence[PeerTrace]) -> list[TraceResult]:
+    """Put ``traces`` to the adapter as one pipelined batch and classify each answer."""
     replies = adapter.request_many([(t.wire, t.state, t.id) for t in traces])
     return [TraceResult(t, r, classify(t.events, r, t.state))
             for t, r in zip(traces, replies, strict=True)]
 
 
-def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
-            deadline: Optional[float], max_findings: int) -> None:
+def finish_report(report: PeerReport, adapter: AdapterProcess, shrink: bool,
+                  deadline: Optional[float], max_findings: int) -> None:
     """Knob table, then shrink divergences into findings (shortest first; each divergent trace
     once for every part of the verdict no reading gives as the peer does,
     :attr:`Classification.divergent`, so one part does not hide another; one finding per
-    signature (:func:`_signature`: branch and part, before and after shrinking), at most
+    signature (:func:`divergence_signature`: branch and part, before and after shrinking), at most
     ``max_findings`` shrunk, until ``deadline``). Every divergence left without a finding
     (``shrink`` off, the deadline passed, ``max_findings`` reached) is exported as it was run
     (:func:`unshrunk_finding`); past the deadline without re-running the peer."""
@@ -161,7 +135,7 @@ def _finish(report: PeerReport, adapter: AdapterProcess, shrink: bool,
 
 
 class _Shrinking:
-    """The bookkeeping of :func:`_finish`: signatures seen, unshrunk exports, the count."""
+    """The bookkeeping of :func:`finish_report`: signatures seen, unshrunk exports, the count."""
 
     def __init__(self, report: PeerReport, adapter: AdapterProcess, shrink: bool,
                  deadline: Optional[float], max_findings: int):
@@ -195,7 +169,7 @@ class _Shrinking:
         # without shrinking (--no-shrink) every divergent trace is exported; a budget or
         # max_findings cut exports one (the shortest) per signature, the others point to it
         finding = unshrunk_finding(self.adapter, r, locate, part)
-        key = _signature(finding.branch, finding.aspects)
+        key = divergence_signature(finding.branch, finding.aspects)
         if self.shrink and key in self.unshrunk:
             self.point(r, self.unshrunk[key])
             return
@@ -231,7 +205,7 @@ class _Shrinking:
             return
         finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part)
         self.shrunk_count += 1
-        shrunk = _signature(finding.branch, finding.aspects)
+        shrunk = divergence_signature(finding.branch, finding.aspects)
         if shrunk in self.signatures:  # shrank onto a divergence already found
             self.signatures[signature] = self.signatures[shrunk]
             self.point(r, self.signatures[shrunk])
@@ -246,8 +220,8 @@ def check_peer(adapter: AdapterProcess, traces: Sequence[PeerTrace], shrink: boo
     started = time.monotonic()
     report = PeerReport(adapter.spec.label)
     for i in range(0, len(traces), batch):
-        report.results.extend(_run_batch(adapter, traces[i:i + batch]))
+        report.results.extend(run_batch(adapter, traces[i:i + batch]))
         report.note_first_divergence(started)
-    _finish(report, adapter, shrink, None, max_findings)
+    finish_report(report, adapter, shrink, None, max_findings)
     report.seconds = time.monotonic() - started
     return report

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
+
 from model.codes import CODES
 from model.consumer import initial_state
 from model.events import Event
@@ -14,11 +15,8 @@ from model.json_values import freeze
 from model.readings import DRAFT, KNOB_BY_ID, KNOBS, describe_assignment
 from model.verdict import reading_leaves
 from counterexamples.peers.adapter import Reply
+from counterexamples.peers.traces import PeerTrace
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from counterexamples.peers.check import TraceResult
 
 
 # --- what is compared ---------------------------------------------------------------------------
@@ -233,6 +231,38 @@ def _aspects(model: dict, peer: dict) -> list[str]:
         parts.extend(f"messages.{k}" for k in sorted(members))
         out = (parts or ["messages"]) + out
     return out
+
+
+@dataclass
+class TraceResult:
+    """One trace's outcome: the trace, the reply and its classification, and the id of the
+    divergence finding it led to (if any; ``findings``: every one, when its parts diverge
+    separately)."""
+
+    trace: PeerTrace
+    reply: Reply
+    classification: Classification
+    finding: Optional[str] = None
+    findings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        c = self.classification
+        out: dict = {"id": self.trace.id, "class": c.kind}
+        if c.kind in ("draft", "reading"):
+            out["readings"] = c.readings
+        if c.kind == "error":
+            out["error"] = c.error
+        elif c.kind == "divergence":
+            out["nearest"] = c.nearest
+            out["differsFromNearest"] = c.aspects
+        else:
+            out["differsFromDraft"] = c.aspects
+        if self.finding:
+            out["finding"] = self.finding
+        if len(self.findings) > 1:  # one per part of the verdict that diverges
+            out["findings"] = list(self.findings)
+        return out
+
 
 
 # --- per-knob behaviour -------------------------------------------------------------------------

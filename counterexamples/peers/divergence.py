@@ -6,21 +6,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
+
 from model.branches import BRANCHES
 from model.consumer import initial_state
 from model.events import Event
 from model.producer import check_trace
 from model.verdict import fold, step_record, verdict_key
-from model.wire import (TraceFormatError, parse_events)
+from model.wire import TraceFormatError, parse_events
 from counterexamples.findings import PeerDivergenceFinding, VerdictClassEntry
 from counterexamples.peers.adapter import AdapterProcess, Reply
-from counterexamples.peers.classify import COMBINED, Classification, classify, observed_of
+from counterexamples.peers.classify import (COMBINED, Classification, TraceResult, classify,
+                                            observed_of)
 from counterexamples.peers.traces import PeerTrace
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from counterexamples.peers.check import TraceResult
 
 
 # --- divergences: where, which clauses, shrinking -----------------------------------------------
@@ -101,8 +99,8 @@ class Divergence:
 
     @property
     def signature(self) -> tuple:
-        """See :func:`_signature`."""
-        return _signature(self.branch, self.aspects)
+        """See :func:`divergence_signature`."""
+        return divergence_signature(self.branch, self.aspects)
 
 
 def locate_divergence(adapter: AdapterProcess, trace: PeerTrace, part: Optional[str] = None
@@ -182,7 +180,7 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
     return branch, clauses, related
 
 
-def _signature(branch: str, aspects: Sequence[str]) -> tuple:
+def divergence_signature(branch: str, aspects: Sequence[str]) -> tuple:
     """What makes two divergences the same for a search: the model's branch of the step where the
     peer parts from every reading (which says what kind of event met what), and which parts of the
     verdict differ (messages, fatal, run input, state, warnings; not which message members)."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 from typing import Optional, Sequence
+
 from model.events import Event
 from model.producer import Vocabulary
-from model.wire import (dump_jsonl)
+from model.wire import dump_jsonl
 from counterexamples.peers.traces import PeerTrace, corpus_traces
 
 

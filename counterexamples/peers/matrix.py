@@ -29,7 +29,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-from counterexamples.peers.adapter import PEERS_DIR, AdapterProcess, AdapterSpec, PeerError, resolve_adapter
+from counterexamples.peers.adapter import (PEERS_DIR, AdapterProcess, AdapterSpec, PeerError,
+                                           resolve_adapter)
 from counterexamples.peers.check import PeerReport, check_peer
 from counterexamples.peers.generate import generated_traces
 from model.readings import DRAFT, KNOBS

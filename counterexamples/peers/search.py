@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 from typing import Callable, Optional
+
 from model.producer import Vocabulary
-from counterexamples.peers.adapter import AdapterProcess, BUDGET_NOTE
-from counterexamples.peers.check import PeerReport, _finish, _run_batch
+from counterexamples.peers.adapter import BUDGET_NOTE, AdapterProcess
+from counterexamples.peers.check import PeerReport, finish_report, run_batch
 from counterexamples.peers.generate import generation_parts, probe_traces
 from counterexamples.peers.traces import corpus_traces
 
@@ -54,7 +55,7 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
     base = corpus_traces() + probe_traces()
     adapter.deadline = deadline + CORPUS_SLACK if deadline is not None else None
     for i in range(0, len(base), batch):
-        report.results.extend(_run_batch(adapter, base[i:i + batch]))
+        report.results.extend(run_batch(adapter, base[i:i + batch]))
         report.note_first_divergence(started)
         if progress:
             progress(len(report.results), len(base))
@@ -75,7 +76,7 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
         for i in range(0, len(fresh), batch):
             if late():
                 break
-            report.results.extend(_run_batch(adapter, fresh[i:i + batch]))
+            report.results.extend(run_batch(adapter, fresh[i:i + batch]))
             report.note_first_divergence(started)
             if progress:
                 progress(len(report.results), total)
@@ -91,7 +92,7 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
     # error; the corpus and probes always count (an adapter too slow for them has errors)
     report.results = report.results[:len(base)] + [
         r for r in report.results[len(base):] if r.reply.error != BUDGET_NOTE]
-    _finish(report, adapter, True, deadline, max_findings)
+    finish_report(report, adapter, True, deadline, max_findings)
     if adapter.budget_hit:
         report.stopped_by = "budget"
     report.seconds = time.monotonic() - started

@@ -6,9 +6,9 @@ import json
 import os
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
+
 from model.events import Event
-from model.wire import (TraceFormatError, loads_json, parse_events, parse_trace_text,
-                        read_text)
+from model.wire import TraceFormatError, loads_json, parse_events, parse_trace_text, read_text
 
 
 # --- traces -------------------------------------------------------------------------------------

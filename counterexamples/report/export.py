@@ -43,9 +43,9 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from model.consumer import ConsumerState, Fatal, StepResult, Warning, initial_state
 from model.events import Event, Malformed, Unrecognised
 from model.json_values import freeze
-from model.readings import DRAFT, Reading
+from model.readings import ANY_READING, DRAFT, Reading
 from model.verdict import evaluate, fold
-from counterexamples.findings import (ANY_READING, AmbiguityFinding, ClassedFinding, Finding,
+from counterexamples.findings import (AmbiguityFinding, ClassedFinding, Finding,
                                       PeerDivergenceFinding, PropertyFinding, VerdictClassEntry,
                                       finding_from_json, load_finding, parse_reading_spec)
 

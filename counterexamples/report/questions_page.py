@@ -315,7 +315,7 @@ def compared(row: dict) -> list[str]:
     options = row.get("options") or []
     if row.get("form") not in ("A", "B") or not options:
         return list(readings)
-    from counterexamples.findings import parse_assignment
+    from model.readings import parse_assignment
     knob = row["knob"]
     wanted = [parse_assignment(r).get(knob) for r in readings]
     labels = {o["option"]: o.get("label") or f"{knob}={o['option']}" for o in options}

@@ -136,12 +136,12 @@ def trace_finding(events: Sequence[Event], knob: str,
                   pair: Optional[tuple[dict, dict]] = None) -> dict:
     """The finding JSON of any trace on which ``knob`` decides (conformant or not, e.g. a peer
     probe of :func:`counterexamples.peers.generate.probe_traces`), unshrunk; ``pair`` defaults to the
-    pair :func:`properties.search.ambiguity.splits_of` finds.
+    pair :func:`model.verdict.splits_of` finds.
 
     Raises:
         KeyError: ``knob`` does not split ``events``."""
     from counterexamples.findings import ambiguity_finding
-    from properties.search.ambiguity import splits_of
+    from model.verdict import splits_of
     events = tuple(events)
     pair = pair if pair is not None else splits_of(events)[knob]
     return ambiguity_finding(Witness(knob, events, pair), shrink=False).to_json()

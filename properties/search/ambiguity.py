@@ -14,22 +14,19 @@ Shrinking and export are the ``counterexamples`` package's business; this module
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
 
 from model.events import Event
-from model.producer import DEFAULT_VOCABULARY, Vocabulary, check_trace
-from model.readings import KNOB_BY_ID, Reading
-from model.verdict import Verdict, context_of, evaluate, knob_splits, reading_leaves, verdict_key
+from model.producer import DEFAULT_VOCABULARY, Vocabulary
+from model.verdict import context_of, splits_of
 from model.wire import dump_jsonl
 from properties.strategies import conformant_traces, fixed_constants
 
-__all__ = ["Witness", "SearchReport", "search_ambiguities", "splits_of", "splits_knob",
-           "merge_witnesses", "visible_key", "option_classes"]
+__all__ = ["Witness", "SearchReport", "search_ambiguities", "merge_witnesses"]
 
 
 @dataclass(frozen=True)
@@ -70,48 +67,6 @@ class SearchReport:
     events: int = 0
     stopped_by: str = "examples"
     seconds: float = 0.0
-
-
-def splits_of(events: Sequence[Event]) -> dict[str, tuple[dict, dict]]:
-    """The knobs that split ``events`` (see :func:`model.verdict.knob_splits`)."""
-    return knob_splits(reading_leaves(events))
-
-
-def visible_key(verdict: Verdict) -> str:
-    """What a consumer that reports no warnings shows of a verdict, as canonical text: the
-    messages, whether and at which event the run fails, the run input, the agent state and the
-    run status (:meth:`model.verdict.Verdict.to_json` without ``warnings`` and without the
-    fatal's code and clause). Two verdicts with equal keys look the same to such a peer."""
-    doc = verdict.to_json(detail=False)
-    del doc["warnings"]
-    if doc["fatal"] is not None:
-        doc["fatal"] = {"atEvent": doc["fatal"]["atEvent"]}
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
-
-
-def splits_knob(events: Sequence[Event], knob: str, conformant: bool = True,
-                max_context: Optional[int] = None) -> bool:
-    """True when ``knob`` splits ``events`` (and, with ``conformant``, the trace breaks no
-    producer clause; with ``max_context``, in a context departing from draft in at most that
-    many knobs): the predicate shrinking preserves."""
-    if not events:
-        return False
-    if conformant and check_trace(events):
-        return False
-    pair = splits_of(events).get(knob)
-    if pair is None:
-        return False
-    return max_context is None or len(context_of(pair, knob)) <= max_context
-
-
-def option_classes(events: Sequence[Event], knob: str, base: Reading) -> tuple[int, int]:
-    """How finely ``events`` tells the options of ``knob`` apart, every other knob as in
-    ``base``: ``(f, v)``, the number of different verdicts the options give (``f``, by
-    :func:`model.verdict.verdict_key`) and of different verdicts a peer reporting no warnings
-    sees (``v``, by :func:`visible_key`). Both are between 1 and the number of options."""
-    verdicts = [evaluate(events, base.with_(**{knob: option}))
-                for option, _ in KNOB_BY_ID[knob].options]
-    return (len({verdict_key(v) for v in verdicts}), len({visible_key(v) for v in verdicts}))
 
 
 class _BudgetExhausted(Exception):

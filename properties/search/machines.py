@@ -29,7 +29,7 @@ from model.events import Event
 from model.producer import DEFAULT_VOCABULARY, Belief, Vocabulary, advance, violations
 from model.readings import DRAFT, Reading
 from model.verdict import step_record
-from properties.search.ambiguity import splits_of
+from model.verdict import splits_of
 from properties.catalogue import (PROPERTIES, PROPERTY_BY_ID, Property, PropertyViolation,
                                   Transition, check_transition)
 from properties.strategies import fixed_constants, grouped_moves, pick, random_surface_event
