@@ -219,3 +219,48 @@ def test_page_lays_out_in_chromium(run_out, tmp_path, width):
     assert probe["width"] == width
     assert probe["scroll"] <= width, probe
     assert probe["over"] == [], probe["over"][:5]
+
+
+# --- the reference pages ------------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def test_codes_page_is_current_and_lists_every_code_with_its_clause():
+    from counterexamples.report.docs_pages import codes_markdown
+    from model.codes import CODE_LIST
+    text = (DOCS / "codes.md").read_text(encoding="utf-8")
+    assert text == codes_markdown(), "docs/codes.md is stale: python -m " \
+        "counterexamples.report.docs_pages docs"
+    for code in CODE_LIST:
+        assert f"| `{code.code}` |" in text, code.code
+    assert "| `ACTIVITY_PATCH_FAILED` | warning or fatal | `delta.patch-failed` |" in text
+
+
+def test_adapter_events_page_is_current_and_covers_what_the_peers_send():
+    """Every event of the corpus, the probes and a small generation has a type the page gives
+    and only members the page lists for it (or the ones every event may carry); the subagent
+    events among them."""
+    from counterexamples.peers.generate import generated_traces
+    from counterexamples.report.docs_pages import COMMON_MEMBERS, adapter_events_markdown, \
+        event_members
+    text = (DOCS / "adapter-events.md").read_text(encoding="utf-8")
+    assert text == adapter_events_markdown(), "docs/adapter-events.md is stale: python -m " \
+        "counterexamples.report.docs_pages docs"
+    shapes = {t: {m for m, _, _ in members} for t, members in event_members().items()}
+    traces, _ = generated_traces(seed=0, stateful=20, bfs_depth=2)
+    seen = set()
+    for trace in traces:
+        for event in trace.wire:
+            kind = event.get("type")
+            if trace.source in ("probe", "field-cases") or kind not in shapes:
+                # on purpose: unknown types and malformed members (the page's last section)
+                continue
+            seen.add(kind)
+            extra = set(event) - shapes[kind] - set(COMMON_MEMBERS)
+            if trace.source in ("corpus", "bfs"):  # conformant traces: described members only
+                assert not extra, (trace.id, kind, extra)
+    assert {"SUBAGENT_STARTED", "SUBAGENT_FINISHED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA",
+            "MESSAGES_SNAPSHOT", "RUN_STARTED", "RUN_FINISHED"} <= seen
+    for kind in ("SUBAGENT_STARTED", "SUBAGENT_ERROR", "SUBAGENT_FINISHED"):
+        assert f"## {kind}" in text
