@@ -264,3 +264,30 @@ def test_adapter_events_page_is_current_and_covers_what_the_peers_send():
             "MESSAGES_SNAPSHOT", "RUN_STARTED", "RUN_FINISHED"} <= seen
     for kind in ("SUBAGENT_STARTED", "SUBAGENT_ERROR", "SUBAGENT_FINISHED"):
         assert f"## {kind}" in text
+
+
+# --- text tables --------------------------------------------------------------------------------
+
+def _table_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line[:1] in "┏┃┡│└"]
+
+
+def test_run_tables_fit_120_columns_and_never_break_an_id(run_out, capsys):
+    from types import SimpleNamespace
+    from activity_check.cmd_run import _print_run
+    summary = json.loads((run_out / "summary.json").read_text(encoding="utf-8"))
+    ambiguities = [load_finding(str(run_out / f["files"][0])) for f in summary["findings"]
+                   if f["kind"] == "ambiguity"]
+    result = SimpleNamespace(ambiguities=ambiguities, seconds=0.0)
+    _print_run(summary, result, str(run_out))
+    lines = _table_lines(capsys.readouterr().out)
+    assert lines and max(len(line) for line in lines) <= 120, max(len(x) for x in lines)
+    for f in ambiguities:  # every id whole on one line of the table
+        assert any(f" {f.id} " in line for line in lines), f.id
+    x1 = next(line for line in lines if "AMB-X1-" in line)
+    assert "outside the draft" in x1
+    q8 = lines.index(next(line for line in lines if "AMB-Q8-" in line))
+    assert "deviation: Q8=keep" in " ".join(x.split("│")[5].strip() for x in lines[q8:q8 + 3])
+    _print_run(summary, result, str(run_out), wide=True)
+    wide = _table_lines(capsys.readouterr().out)
+    assert max(len(line) for line in wide) > 120 and len(wide) < len(lines)
