@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -291,3 +292,59 @@ def test_run_tables_fit_120_columns_and_never_break_an_id(run_out, capsys):
     _print_run(summary, result, str(run_out), wide=True)
     wide = _table_lines(capsys.readouterr().out)
     assert max(len(line) for line in wide) > 120 and len(wide) < len(lines)
+
+
+# --- peer findings by root cause ----------------------------------------------------------------
+
+TWO_CAUSES = (
+    "import json, sys\n"
+    "from counterexamples.peers.model_adapter import answer\n"
+    "for line in sys.stdin:\n"
+    "    req = json.loads(line)\n"
+    "    events = req.get('events') or []\n"
+    "    cut = next((i for i, e in enumerate(events) if isinstance(e, dict)\n"
+    "                and e.get('type') == 'SUBAGENT_STARTED'), None)\n"
+    "    if cut is not None:  # silently stops reading there\n"
+    "        events = events[:cut]\n"
+    "    out = answer({**req, 'events': events}) if events else {\n"
+    "        'id': req.get('id'), 'messages': [], 'warnings': [], 'fatal': None,\n"
+    "        'runInput': [], 'state': {}}\n"
+    "    for m in out.get('messages') or []:  # and drops the key 'x' from content\n"
+    "        if isinstance(m.get('content'), dict):\n"
+    "            m['content'].pop('x', None)\n"
+    "    print(json.dumps(out), flush=True)\n")
+"""A peer with two causes of divergence: it stops reading at SUBAGENT_STARTED (no error, the
+rest of the stream lost) and it drops a content key named ``x``."""
+
+
+def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, capsys):
+    from activity_check.cli import main
+    script = tmp_path / "two_causes.py"
+    script.write_text(TWO_CAUSES)
+    run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+    end = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+    snap = {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+            "content": {"a": 1}}
+    both = [run, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1"},
+            {**snap, "content": {"a": 1, "x": 2}},
+            {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}, end]
+    key = [run, {**snap, "content": {"a": 1, "x": 2}}, end]
+    paths = []
+    for name, trace in (("both", both), ("key", key)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
+        paths.append(str(path))
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{sys.executable} {script}", "--json",
+                 "--out", str(out), *paths]) == 0
+    report = json.loads(capsys.readouterr().out)
+    divergences = report["divergences"]
+    causes = {(d["branch"], tuple(d["aspects"]), d["divergenceKind"]) for d in divergences}
+    assert len(causes) == len(divergences) == len({d["id"] for d in divergences})
+    stopped = [d for d in divergences if d["divergenceKind"] == "stopped-reading"]
+    assert len(stopped) == 1 and all(d["shrunk"] for d in divergences)
+    finding = load_finding(str(out / "findings" / f"{stopped[0]['id']}.json"))
+    assert finding.wire[finding["stoppedAt"]]["type"] == "SUBAGENT_STARTED"
+    assert "stopped reading the stream" in finding.explanation
+    dropped = [d for d in divergences if d["aspects"] == ["messages.content"]]
+    assert len(dropped) == 1 and dropped[0]["divergenceKind"] == "verdict"

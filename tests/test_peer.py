@@ -496,15 +496,18 @@ def test_ag_ui_client_reducer_on_the_corpus(reducer_report):
         "Q14": "decline", "Q15": "live", "Q23": "continue",
         "X1": ("undetermined", ("drop", "drop-open"))}
     # FC-22 (content null) shrinks to the malformed snapshot alone: the reducer validates nothing;
-    # its messages and its fatal diverge, and the one snapshot is the witness of both
+    # its messages and its fatal diverge, two causes on one trace: two findings (issue 39: never
+    # two causes in one id)
     found = _by_source(reducer_report)
     assert set(found) == {"FC-22", "FC-23"}
-    finding = found["FC-22"]
-    assert finding["branch"] == "malformed.fatal" and finding["divergesIn"] == ["messages",
-                                                                                "fatal"]
-    assert finding["events"] == [{"type": "ACTIVITY_SNAPSHOT", "messageId": "activity-0001",
-                                  "activityType": "thinking", "content": None}]
-    assert "PRC-MALFORMED-FATAL" in finding["clauses"]
+    fc22 = [f for f in reducer_report.findings.values() if f["source"] == "FC-22"]
+    assert sorted(tuple(f["divergesIn"]) for f in fc22) == [("fatal",), ("messages",)]
+    assert len({f.id for f in fc22}) == 2
+    for finding in fc22:
+        assert finding["branch"] == "malformed.fatal"
+        assert finding["events"] == [{"type": "ACTIVITY_SNAPSHOT", "messageId": "activity-0001",
+                                      "activityType": "thinking", "content": None}]
+        assert "PRC-MALFORMED-FATAL" in finding["clauses"]
     assert found["FC-23"]["events"] == FC23_SHRUNK and found["FC-23"]["aspects"] == ["warnings"]
 
 
@@ -648,6 +651,9 @@ def test_ag_ui_client_pipeline_search_finds_the_divergences_the_corpus_does_not_
     assert report.counts()["error"] == 0
     shrunk = {(f["branch"], tuple(f["divergesIn"])): f["events"]
               for f in report.findings.values() if f["shrunk"]}
+    # one finding per root cause (issue 39): the fatal and the missing warning of a tool call's
+    # arguments for a call never started are two, on one trace
+    assert all(f["shrunk"] for f in report.findings.values())
     # deterministic (the seed's draws no longer depend on what the process imported, issue 20),
     # and the run's id is r1 throughout: the probes' witnesses shrink to themselves
     searched = {
@@ -660,7 +666,9 @@ def test_ag_ui_client_pipeline_search_finds_the_divergences_the_corpus_does_not_
             RUN, _canonical([snap("act-1", {})])[0],
             _canonical([delta("act-1", [{"op": "remove", "path": ""}])])[0]],
         # a tool call's arguments for a call never started fail the run
-        ("text.target-missing", ("fatal", "warnings")): [
+        ("text.target-missing", ("fatal",)): [
+            RUN, {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-9", "delta": "{}"}],
+        ("text.target-missing", ("warnings",)): [
             RUN, {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-9", "delta": "{}"}],
         # FC-23's delta for a missing activity: skipped without the model's warning
         ("delta.missing", ("warnings",)): FC23_SHRUNK,

@@ -20,7 +20,8 @@ from counterexamples.peers.traces import PeerTrace
 # --- the two jobs -------------------------------------------------------------------------------
 
 _REPORTED = ("id", "source", "clauses", "relatedClauses", "divergesAt", "event", "branch",
-             "nearest", "aspects", "divergesIn", "conformant", "length", "shrunk")
+             "nearest", "aspects", "divergenceKind", "stoppedAt", "outsideDraft", "divergesIn",
+             "conformant", "length", "shrunk", "minimal")
 """The members of a divergence finding the report lists (in this order)."""
 
 
@@ -98,7 +99,8 @@ class PeerReport:
             **({"skipped": list(self.skipped)} if self.skipped else {}),
             "firstDivergence": None if self.first_divergence is None else
             {"traces": self.first_divergence["traces"]},
-            "divergences": [{key: f[key] for key in _REPORTED} for f in self.findings.values()],
+            "divergences": [{key: f[key] for key in _REPORTED if key in f}
+                            for f in self.findings.values()],
         }
 
 
@@ -114,8 +116,10 @@ def finish_report(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     """Knob table, then shrink divergences into findings (shortest first; each divergent trace
     once for every part of the verdict no reading gives as the peer does,
     :attr:`Classification.divergent`, so one part does not hide another; one finding per
-    signature (:func:`divergence_signature`: branch and part, before and after shrinking), at most
-    ``max_findings`` shrunk, until ``deadline``). Every divergence left without a finding
+    root cause (:func:`divergence_signature`: branch, what the peer did there, and the kind,
+    before and after shrinking), at most ``max_findings`` shrunk, until ``deadline``, each new
+    cause shrunk within its share of the time left, :data:`SHRINK_SHARE` of the time left over
+    the kinds of divergence still ahead). Every divergence left without a finding
     (``shrink`` off, the deadline passed, ``max_findings`` reached) is exported as it was run
     (:func:`unshrunk_finding`); past the deadline without re-running the peer."""
     report.joint = joint_readings(evidence_of(report.results))
@@ -127,11 +131,20 @@ def finish_report(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     divergent = sorted((r for r in report.results if r.classification.kind == "divergence"),
                        key=lambda r: (len(r.trace.wire), dump_jsonl(r.trace.events), r.trace.id))
     state = _Shrinking(report, adapter, shrink, deadline, max_findings)
-    for r in divergent:
-        for part in r.classification.divergent or [COMBINED]:
-            state.one(r, None if part == COMBINED else part)
+    work = [(r, None if part == COMBINED else part) for r in divergent
+            for part in r.classification.divergent or [COMBINED]]
+    for i, (r, part) in enumerate(work):
+        # the time left is shared among the kinds of divergence still ahead (each gets a slice
+        # to shrink in; one already found is only located, which is quick)
+        state.ahead = len({tuple(sorted(w.classification.aspects)) for w, _ in work[i:]})
+        state.one(r, part)
     report.peer = adapter.peer_name or ""
     report.starts = adapter.starts
+
+
+SHRINK_SHARE = 0.8
+"""The share of its slice of the time left (the time left over the kinds of divergence still
+ahead) that shrinking one divergence may use: the rest builds its finding (a few requests)."""
 
 
 class _Shrinking:
@@ -144,6 +157,7 @@ class _Shrinking:
         self.signatures: dict[tuple, str] = {}
         self.unshrunk: dict[tuple, str] = {}
         self.shrunk_count = 0
+        self.ahead = 1  # kinds of divergence still to come (finish_report sets it)
 
     def add(self, r: TraceResult, finding: PeerDivergenceFinding) -> str:
         """Keep ``finding`` (merged with a finding of the same id, the same trace shrunk for
@@ -170,8 +184,9 @@ class _Shrinking:
         # max_findings cut exports one (the shortest) per signature, the others point to it
         finding = unshrunk_finding(self.adapter, r, locate, part)
         key = divergence_signature(finding.branch, finding.aspects)
-        if self.shrink and key in self.unshrunk:
-            self.point(r, self.unshrunk[key])
+        if self.shrink and (key in self.signatures or key in self.unshrunk):
+            # a cause already found (shrunk, or exported unshrunk): the same finding
+            self.point(r, self.signatures.get(key) or self.unshrunk[key])
             return
         self.unshrunk[key] = self.add(r, finding)
 
@@ -198,12 +213,17 @@ class _Shrinking:
         if signature in self.signatures:
             self.point(r, self.signatures[signature])
             return
-        wire = shrink_divergence(adapter, r.trace, part=part)
+        until = None
+        if self.deadline is not None:  # its slice of the time left, with room to build it
+            until = time.monotonic() + SHRINK_SHARE * max(
+                0.0, self.deadline - time.monotonic()) / max(1, self.ahead)
+        cut: list = []
+        wire = shrink_divergence(adapter, r.trace, part=part, until=until, cut=cut)
         if self.late():  # the deadline came while shrinking: the candidates after it were not run
             report.stopped_by = "budget"
             self.export_unshrunk(r, False, part)
             return
-        finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part)
+        finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part, not cut)
         self.shrunk_count += 1
         shrunk = divergence_signature(finding.branch, finding.aspects)
         if shrunk in self.signatures:  # shrank onto a divergence already found
