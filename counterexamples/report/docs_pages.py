@@ -108,8 +108,10 @@ def write_pages(directory: str) -> list[str]:
     written = []
     for name, text in zip(PAGES, (codes_markdown(), adapter_events_markdown())):
         path = os.path.join(directory, name)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        tmp = path + ".tmp"
+        with open(tmp, "x", encoding="utf-8") as fh:  # a new file, renamed over the name: a
+            fh.write(text)                            # link there is replaced, not followed
+        os.replace(tmp, path)
         written.append(path)
     return written
 
@@ -120,7 +122,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     if len(args) != 1:
         print("usage: python -m counterexamples.report.docs_pages DIR", file=sys.stderr)
         return 2
-    for path in write_pages(args[0]):
+    try:
+        paths = write_pages(args[0])
+    except OSError as exc:
+        print(f"{args[0]}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for path in paths:
         print(path)
     return 0
 
