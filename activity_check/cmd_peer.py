@@ -345,7 +345,9 @@ def _print_report(con, report, summary: dict, args) -> None:
               + (f" ({deviating} of them only through a deviation: not conformant)"
                  if deviating else "")
               + f", {counts['divergence']} with none, {counts['error']} "
-              f"errors; {len(summary['divergences'])} divergence finding(s); "
+              f"errors; {len(summary['divergences'])} divergence finding(s)"
+              + (f" ({report.unexamined} more divergent traces not located: shorter ones of "
+                 "their kind were)" if report.unexamined else "") + "; "
               f"{report.seconds:.1f} s, adapter started {report.starts} time(s)")
     first = report.first_divergence
     con.print("first divergence: " + (f"after {first['traces']} traces, {first['seconds']:.1f} s"

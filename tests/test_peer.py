@@ -364,11 +364,13 @@ def test_a_divergence_is_shrunk_by_rerunning_the_peer_and_exported(tmp_path, cap
     assert div["branch"] == "snapshot.replace-false" and div["divergesAt"] == 2
     assert div["clauses"] == ["ACT-SNAP-REPLACE-FALSE", "ACT-ATTR-KEEP", "SNP-SPENT",
                               "ACT-SNAP-NO-MERGE"]
-    assert div["aspects"] == ["messages.content"] and div["length"] == 3
+    assert div["aspects"] == ["messages.content"] and div["length"] - div["closing"] == 3
     finding = json.loads((out / div["files"][0]).read_text())
     assert finding["kind"] == "peer-divergence" and finding["source"] == "padded.jsonl"
-    # text message, delta, run end and metadata dropped; the first content made plain; renamed
-    assert finding["events"] == [
+    # text message, delta, run end and metadata dropped; the first content made plain; renamed;
+    # then the run ended again (issue 39: a complete stream)
+    assert finding["events"][-1]["type"] == "RUN_FINISHED"
+    assert _core(finding) == [
         RUN, {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
               "content": {}},
         {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
@@ -474,6 +476,12 @@ def pipeline_report():
     return check("ag-ui-client:pipeline")
 
 
+def _core(finding) -> list:
+    """A peer finding's shrunk trace, without the events appended to end what it left open
+    (issue 39: its ``closing``)."""
+    return finding["events"][:finding["length"] - finding.get("closing", 0)]
+
+
 def _by_source(report) -> dict:
     return {f["source"]: f for f in report.findings.values()}
 
@@ -508,7 +516,7 @@ def test_ag_ui_client_reducer_on_the_corpus(reducer_report):
         assert finding["events"] == [{"type": "ACTIVITY_SNAPSHOT", "messageId": "activity-0001",
                                       "activityType": "thinking", "content": None}]
         assert "PRC-MALFORMED-FATAL" in finding["clauses"]
-    assert found["FC-23"]["events"] == FC23_SHRUNK and found["FC-23"]["aspects"] == ["warnings"]
+    assert _core(found["FC-23"]) == FC23_SHRUNK and found["FC-23"]["aspects"] == ["warnings"]
 
 
 @needs_node
@@ -520,7 +528,7 @@ def test_ag_ui_client_pipeline_on_the_corpus(pipeline_report):
         "Q8=self-revoking,Q10=held", "Q8=keep,Q11=move", "Q8=by-type,Q10=held"]
     assert pipeline_report.compared == ["messages", "fatal (with atEvent)", *WITH_WARNINGS[2:]]
     found = _by_source(pipeline_report)
-    assert set(found) == {"FC-23", "AMB-Q15-c64683a8"} and found["FC-23"]["events"] == FC23_SHRUNK
+    assert set(found) == {"FC-23", "AMB-Q15-c64683a8"} and _core(found["FC-23"]) == FC23_SHRUNK
     # Q10: the AMB-Q10 trace alone also fits Q8=keep,Q11=move; jointly it is held (issue 20)
     assert knobs(pipeline_report) == {
         "Q1": "merge", "Q5": "skip", "Q6": "merge", "Q6-ms": "replace", "Q7": "apply",
@@ -649,7 +657,7 @@ def test_ag_ui_client_pipeline_search_finds_the_divergences_the_corpus_does_not_
     with AdapterProcess(resolve_adapter("ag-ui-client:pipeline")) as adapter:
         report = search_peer(adapter, seed=0, budget=None, stateful=40, bfs_depth=3)
     assert report.counts()["error"] == 0
-    shrunk = {(f["branch"], tuple(f["divergesIn"])): f["events"]
+    shrunk = {(f["branch"], tuple(f["divergesIn"])): _core(f)
               for f in report.findings.values() if f["shrunk"]}
     # one finding per root cause (issue 39): the fatal and the missing warning of a tool call's
     # arguments for a call never started are two, on one trace
@@ -1117,10 +1125,10 @@ def test_fc24_through_a_peer_that_ignores_replace_false_shrinks_to_three_events(
                          "--out", tmp_path / "out", trace)
     assert code == 0, err
     (div,) = json.loads(out)["divergences"]
-    assert div["shrunk"] and div["length"] == 3 and div["divergesAt"] == 2
+    assert div["shrunk"] and div["length"] - div["closing"] == 3 and div["divergesAt"] == 2
     finding = json.loads((tmp_path / "out" / div["files"][0]).read_text(encoding="utf-8"))
-    assert [e["type"] for e in finding["events"]] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT",
-                                                      "ACTIVITY_SNAPSHOT"]
+    assert [e["type"] for e in _core(finding)] == ["RUN_STARTED", "ACTIVITY_SNAPSHOT",
+                                                   "ACTIVITY_SNAPSHOT"]
     assert finding["events"][2]["replace"] is False
     assert finding["events"][1]["content"] != finding["events"][2]["content"]
 
@@ -1192,7 +1200,7 @@ def test_a_long_divergent_trace_shrinks_in_seconds(tmp_path, capsys):
     seconds = time.monotonic() - started
     assert code == 0, err
     (div,) = json.loads(out)["divergences"]
-    assert div["length"] == 3 and div["shrunk"]
+    assert div["length"] - div["closing"] == 3 and div["shrunk"]
     assert seconds < 60, seconds
 
 
@@ -1252,7 +1260,7 @@ def test_each_divergent_part_gets_its_own_shrunk_witness_and_the_cause_is_compar
     by_part = {tuple(d["divergesIn"]): d for d in report["divergences"]}
     assert set(by_part) == {("messages",), ("fatal",)}
     # the metadata witness needs no failure, the cause's witness no metadata
-    assert by_part[("messages",)]["length"] == 2
+    assert by_part[("messages",)]["length"] - by_part[("messages",)]["closing"] == 2
     assert by_part[("messages",)]["aspects"] == ["messages.metadata"]
     assert by_part[("fatal",)]["aspects"] == ["fatal"]
     assert by_part[("fatal",)]["branch"] == "malformed.fatal"

@@ -21,7 +21,7 @@ from counterexamples.peers.traces import PeerTrace
 
 _REPORTED = ("id", "source", "clauses", "relatedClauses", "divergesAt", "event", "branch",
              "nearest", "aspects", "divergenceKind", "stoppedAt", "outsideDraft", "divergesIn",
-             "conformant", "length", "shrunk", "minimal")
+             "conformant", "length", "closing", "shrunk", "minimal")
 """The members of a divergence finding the report lists (in this order)."""
 
 
@@ -46,6 +46,8 @@ class PeerReport:
         scanned: how many results :meth:`note_first_divergence` has looked at.
         joint: :func:`joint_readings` over the results (the readings consistent with every
             answer; the knob table is read from it).
+        unexamined: for a search under a budget, the divergent traces left unlocated because
+            :data:`LOCATE_PER_KIND` shorter ones of their kind were (they point to no finding).
         first_divergence: ``{"traces": n, "seconds": s}``: how many traces had been checked, and
             how long after the start, when the first divergent answer came in (None: none
             did); the seconds are on screen only.
@@ -65,6 +67,7 @@ class PeerReport:
     first_divergence: Optional[dict] = None
     scanned: int = 0
     skipped: list[str] = field(default_factory=list)
+    unexamined: int = 0
 
     def note_first_divergence(self, started: float) -> None:
         """Record :attr:`first_divergence` when the results hold the first divergent one."""
@@ -97,6 +100,7 @@ class PeerReport:
                        "options": k.options, "evidence": k.evidence} for k in self.knobs],
             "readings": self.joint.to_json(),
             **({"skipped": list(self.skipped)} if self.skipped else {}),
+            **({"unexamined": self.unexamined} if self.unexamined else {}),
             "firstDivergence": None if self.first_divergence is None else
             {"traces": self.first_divergence["traces"]},
             "divergences": [{key: f[key] for key in _REPORTED if key in f}
@@ -133,14 +137,26 @@ def finish_report(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     state = _Shrinking(report, adapter, shrink, deadline, max_findings)
     work = [(r, None if part == COMBINED else part) for r in divergent
             for part in r.classification.divergent or [COMBINED]]
+    located: dict = {}
     for i, (r, part) in enumerate(work):
+        kind = (tuple(sorted(r.classification.aspects)), part)
+        if deadline is not None and shrink and located.get(kind, 0) >= LOCATE_PER_KIND:
+            report.unexamined += 1  # like LOCATE_PER_KIND shorter ones already located
+            continue
+        located[kind] = located.get(kind, 0) + 1
         # the time left is shared among the kinds of divergence still ahead (each gets a slice
         # to shrink in; one already found is only located, which is quick)
-        state.ahead = len({tuple(sorted(w.classification.aspects)) for w, _ in work[i:]})
+        state.ahead = len({(tuple(sorted(w.classification.aspects)), p) for w, p in work[i:]})
         state.one(r, part)
     report.peer = adapter.peer_name or ""
     report.starts = adapter.starts
 
+
+LOCATE_PER_KIND = 6
+"""Under a deadline (``peer search`` with a budget), how many divergent traces of one kind
+(the same differing aspects of the verdict, in the same part) are located and shrunk, shortest
+first; the longer ones of that kind are counted as :attr:`PeerReport.unexamined`, not located
+(each costs a few batches of prefixes, and a budget cannot pay that for thousands)."""
 
 SHRINK_SHARE = 0.8
 """The share of its slice of the time left (the time left over the kinds of divergence still

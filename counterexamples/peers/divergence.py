@@ -204,11 +204,12 @@ def stopped_reading(adapter: AdapterProcess, trace: PeerTrace, reply: Reply,
     it answers the first ``k`` (one batch: every prefix), it reports no failure, at least one
     event follows event ``k``, and the model under the ``nearest`` reading (a partial
     assignment, completed with draft) ends otherwise on the whole trace than on its first
-    ``k + 1`` events (something after the first unread event should have had an effect). A
+    ``k + 1`` events in a part the peer's answers show (something after the first unread event
+    should have had an effect the peer could report). A
     peer that ignores only the last event is not one that stopped reading. For short (shrunk)
     traces: one request per prefix."""
     from model.readings import PartialReading
-    from model.verdict import evaluate, verdict_key
+    from model.verdict import evaluate
     if not reply.ok or (reply.response or {}).get("fatal") not in (None, False):
         return None
     n = len(trace.wire)
@@ -221,11 +222,16 @@ def stopped_reading(adapter: AdapterProcess, trace: PeerTrace, reply: Reply,
         k -= 1
     if k > n - 2:  # at most the last event ignored: no stream left unread
         return None
+    from counterexamples.peers.classify import view_of
     reading = PartialReading(nearest or {}).complete()
     start = initial_state(trace.state)
-    if verdict_key(evaluate(trace.events[:k + 1], reading, start)) == \
-            verdict_key(evaluate(trace.events, reading, start)):
-        return None  # nothing after the first unread event would have had an effect
+    observed = observed_of(reply.response)  # only what the peer's answers show is compared
+
+    def seen(events) -> dict:
+        return view_of(evaluate(events, reading, start).to_json(detail=False), observed)
+
+    if seen(trace.events[:k + 1]) == seen(trace.events):
+        return None  # nothing after the first unread event would have had a visible effect
     return k
 
 
@@ -355,6 +361,9 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     broken) and ``producerViolations``, ``explanation``, ``length``, ``events``, ``initialState``
     (when given), ``peerVerdict`` (the peer's answer: messages, warnings, fatal, runInput, state,
     log) and ``verdicts`` (every verdict class of the model: readings, includesDraft, verdict);
+    the trace is the shrunk one with the events that end what it left open, where the peer
+    still diverges the same way on it (:func:`_closed_divergence`; ``closing`` counts them,
+    ``length - closing`` is the shrunk length);
     ``divergenceKind`` (:data:`DIVERGENCE_KINDS`; with ``stoppedAt``, the first event that had
     no effect, for ``stopped-reading``: :func:`stopped_reading`), ``outsideDraft`` (the clauses
     among ``clauses`` that are the model's own rules, :func:`model.clauses.outside_draft`: a
@@ -363,6 +372,9 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     hash also covers the root cause (:func:`divergence_signature`), so two causes never share
     an id.
     """
+    shrunk_length = len(wire)
+    wire = _closed_divergence(adapter, trace, tuple(wire), part)
+    closing = len(wire) - shrunk_length
     events = parse_events(wire)
     small = PeerTrace(trace.id, tuple(wire), events, trace.state, trace.source)
     reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
@@ -371,7 +383,35 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     stopped = stopped_reading(adapter, small, reply, classification.nearest_assignment) \
         if classification.kind == "divergence" else None
     return _finding(adapter, small, reply, classification, where, source, True, part,
-                    stopped, minimal)
+                    stopped, minimal, closing)
+
+
+def _closed_divergence(adapter: AdapterProcess, trace: PeerTrace, wire: tuple[dict, ...],
+                       part: Optional[str]) -> tuple[dict, ...]:
+    """``wire`` with the events that end what it left open appended
+    (:func:`model.producer.closing_events`: a complete stream, as the run's witnesses are) when
+    the peer still parts from every reading there the same way (same root cause,
+    :func:`divergence_signature`) and the closing events break no producer clause the trace does
+    not already break; otherwise ``wire`` itself."""
+    from model.producer import closing_events
+    try:
+        events = parse_events(wire)
+    except TraceFormatError:
+        return wire
+    ending = closing_events(events)
+    if not ending:
+        return wire
+    longer = wire + tuple(e.to_wire() for e in ending)
+    longer_events = parse_events(longer)
+    if not {v.clause for _, v in check_trace(longer_events)} <= \
+            {v.clause for _, v in check_trace(events)}:
+        return wire
+    before = locate_divergence(adapter, PeerTrace(trace.id, wire, events, trace.state), part)
+    after = locate_divergence(adapter, PeerTrace(f"{trace.id}~closed", longer, longer_events,
+                                                 trace.state), part)
+    if before is None or after is None or after.signature != before.signature:
+        return wire
+    return longer
 
 
 def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
@@ -390,7 +430,7 @@ def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
 def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
              classification: Classification, where: Optional[Divergence], source: str,
              shrunk: bool, part: Optional[str] = None, stopped: Optional[int] = None,
-             minimal: bool = False) -> PeerDivergenceFinding:
+             minimal: bool = False, closing: int = 0) -> PeerDivergenceFinding:
     from model.clauses import outside_draft
     events = small.events
     if where is None:  # the peer no longer diverges (a flaky peer): describe the whole trace
@@ -445,7 +485,8 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         "conformant": not violations,
         "producerViolations": [{"atEvent": i, "clause": v.clause, "kind": v.kind}
                                for i, v in violations],
-        "explanation": explanation, "length": len(events), "shrunk": shrunk,
+        "explanation": explanation, "length": len(events), "closing": closing,
+        "shrunk": shrunk,
         "events": list(small.wire),
     }
     if small.state is not None:

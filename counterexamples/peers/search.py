@@ -22,6 +22,10 @@ CORPUS_SLACK = 3.0
 checked first; only an adapter that cannot answer them is cut, at the budget plus this)."""
 
 
+SHRINK_SECONDS = 1.0
+"""What shrinking one kind of divergence is reckoned to take (seconds): feeding stops when the
+kinds found would need the time left (generation stops in time to shrink what it found)."""
+
 FEED_SHARE = 0.4
 """The share of the budget left after the corpus and probes that generating and feeding traces
 may use; shrinking has the rest (and whatever feeding did not use)."""
@@ -71,7 +75,14 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
     total = len(base)
 
     def late() -> bool:
-        return feed_until is not None and time.monotonic() > feed_until
+        """Past the feeding share, or so many kinds of divergence found that shrinking them
+        (:data:`SHRINK_SECONDS` each) would need the time left."""
+        if feed_until is None:
+            return False
+        now = time.monotonic()
+        kinds = {(tuple(sorted(r.classification.aspects)), tuple(r.classification.divergent))
+                 for r in report.results if r.classification.kind == "divergence"}
+        return now > feed_until or len(kinds) * SHRINK_SECONDS > deadline - now
 
     for fresh, counts in parts:
         total += len(fresh)
