@@ -56,7 +56,7 @@ from rich.text import Text
 
 from activity_check import __version__
 from activity_check.process import SIGTERMS_RECEIVED, Terminated
-from model.text import DEFAULT_LIMIT, visible
+from model.text import DEFAULT_LIMIT, TEXT_WIDTH, visible
 
 EXIT_USAGE = 2
 """The exit code of a usage error (:class:`UsageError`)."""
@@ -151,12 +151,26 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def console(stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr); when the output is not a terminal, wide enough
-    (160 columns) that ids do not wrap."""
+def console(stderr: bool = False, wide: Optional[bool] = None) -> Console:
+    """A rich console on stdout (or stderr). ``wide`` None: when the output is not a terminal,
+    wide enough (160 columns) that ids do not wrap; False: tables fit :data:`TEXT_WIDTH`
+    columns (or the terminal, when narrower); True (``--wide``): tables at their full width,
+    nothing folded."""
     stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 160
+    if wide:
+        width: Optional[int] = 100_000
+    elif wide is False:
+        width = min(TEXT_WIDTH, shutil.get_terminal_size((TEXT_WIDTH, 24)).columns) \
+            if stream.isatty() else TEXT_WIDTH
+    else:
+        width = None if stream.isatty() else 160
     return _Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+
+
+def id_column(table, name: str, ids) -> None:
+    """Add a column of ids to a rich ``table``: never wrapped nor cut, as wide as its longest
+    id (``ids``: the cells it will hold)."""
+    table.add_column(name, no_wrap=True, min_width=max([len(name)] + [len(str(i)) for i in ids]))
 
 
 def progress_bar(bar: bool = True):

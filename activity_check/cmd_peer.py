@@ -24,8 +24,9 @@ import sys
 from rich.table import Table
 
 from activity_check.cli import (UsageError, add_generation_options, add_input_limits, cell,
-                                cell_lines, console, dump, finite_float, float_or_inf, positive_int,
-                                prepare_out, progress_bar, read_vocabulary, shown, write_out)
+                                console, dump, finite_float, float_or_inf, id_column,
+                                positive_int, prepare_out, progress_bar, read_vocabulary, shown,
+                                write_out)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_peer"]
@@ -58,6 +59,9 @@ def _add_peer(sub) -> None:
         p.add_argument("--max-answer", type=positive_int, default=MAX_ANSWER_CHARS, metavar="N",
                        help="the longest answer line read from the adapter, in characters "
                             f"(default {MAX_ANSWER_CHARS}); a longer one is that trace's error")
+        p.add_argument("--wide", action="store_true",
+                       help="print the text tables at full width (default: within 120 "
+                            "columns, long cells folded at word boundaries)")
         p.add_argument("--coverage", action="store_true",
                        help="also report the spec coverage of the traces put to the peer: "
                             "clauses, step branches, knob options, codes, producer violations "
@@ -155,7 +159,7 @@ def cmd_peer(args) -> int:
     if args.json:
         print(dump({**summary, "coverage": coverage} if coverage is not None else summary))
     else:
-        _print_report(console(), report, summary, args)
+        _print_report(console(wide=args.wide), report, summary, args)
         if coverage is not None:
             from properties.coverage import render_text
             print(render_text(coverage))
@@ -271,9 +275,12 @@ def _print_report(con, report, summary: dict, args) -> None:
     listed = rows if args.peer_action == "check" else [r for r in rows if r["class"] != "draft"]
     table = Table(title="traces" if args.peer_action == "check" else
                   "traces that do not agree with draft")
-    for col in ("trace", "class", "readings / nearest reading / error", "differs in", "finding"):
-        table.add_column(col, overflow="fold")
     limit = 200 if args.peer_action == "check" else 40
+    id_column(table, "trace", [r["id"] for r in listed[:limit]])
+    id_column(table, "class", ["deviation"] + [r["class"] for r in listed[:limit]])
+    for col in ("readings / nearest reading / error", "differs in"):
+        table.add_column(col, overflow="fold")
+    id_column(table, "finding", [r.get("finding", "") for r in listed[:limit]])
     for r in listed[:limit]:
         if r["class"] == "error":
             detail, differs = r["error"], ""
@@ -284,19 +291,25 @@ def _print_report(con, report, summary: dict, args) -> None:
             detail = "; ".join(readings[:3]) + (f" (+{len(readings) - 3})" if len(readings) > 3
                                                  else "")
             differs = ", ".join(r["differsFromDraft"]) or "-"
-        table.add_row(cell(r["id"]), cell(r["class"]), cell(detail), cell(differs),
-                      cell(r.get("finding", "")))
+            if r.get("deviation"):  # matches only through a deviation: not conformant
+                detail = f"only through a deviation, {r['deviation']}: {detail}"
+        table.add_row(cell(r["id"]), cell("deviation" if r.get("deviation") else r["class"]),
+                      cell(detail), cell(differs), cell(r.get("finding", "")))
     if listed:
         con.print(table)
     if len(listed) > limit:
         con.print(f"... and {len(listed) - limit} more (see --json)")
     knobs = Table(title="which option the peer behaves as (from traces that separate the "
                         "options)")
-    for col in ("knob", "question", "peer behaves as", "separating traces"):
+    id_column(knobs, "knob", [k["knob"] for k in summary["knobs"]])
+    for col in ("question", "peer behaves as", "separating traces"):
         knobs.add_column(col, overflow="fold")
     for k in summary["knobs"]:
         if k["status"] == "determined":
             verdict = k["behavesAs"]
+            against = KNOB_BY_ID[k["knob"]].deviation(verdict)
+            if against:
+                verdict += f" (a deviation, against {against}: not conformant)"
         elif k["status"] == "undetermined":
             verdict = "one of " + ", ".join(k["options"])
         elif k["status"] == "inconsistent":
@@ -304,27 +317,42 @@ def _print_report(con, report, summary: dict, args) -> None:
         else:
             verdict = "no evidence"
         ev = list(k["evidence"])
-        knobs.add_row(k["knob"], KNOB_BY_ID[k["knob"]].question, verdict,
+        knobs.add_row(k["knob"], KNOB_BY_ID[k["knob"]].question.split(" (")[0], verdict,
                       cell(f"{len(ev)}: " + ", ".join(visible(e) for e in ev[:3])
                            + (" ..." if len(ev) > 3 else ""), None) if ev else "-")
     con.print(knobs)
     if summary["divergences"]:
-        div = Table(title="divergences (the peer agrees with no reading)")
-        for col in ("finding", "from", "at event", "model branch", "clauses", "differs from "
-                    "nearest reading", "files"):
+        div = Table(title="divergences (the peer agrees with no reading), one per root cause")
+        id_column(div, "finding", [d["id"] for d in summary["divergences"]])
+        for col in ("kind", "at event", "model branch", "clauses", "differs from nearest "
+                    "reading"):
             div.add_column(col, overflow="fold")
         for d in summary["divergences"]:
-            div.add_row(cell(d["id"] + ("" if d["shrunk"] else " (not shrunk)")),
-                        cell(d["source"]), cell(f"{d['divergesAt']} {d['event']}"),
+            kind = d.get("divergenceKind", "verdict")
+            if kind == "stopped-reading":
+                kind = f"stopped reading at event {d['stoppedAt']}: later events had no effect"
+            if not d["shrunk"]:
+                kind += " (not shrunk)"
+            elif d.get("minimal") is False:
+                kind += " (shrunk within its time, not 1-minimal)"
+            outside = d.get("outsideDraft") or []
+            div.add_row(cell(d["id"]), cell(kind), cell(f"{d['divergesAt']} {d['event']}"),
                         cell(d["branch"]),
                         ", ".join(d["clauses"]) + (f" (related: {', '.join(d['relatedClauses'])})"
-                                                  if d["relatedClauses"] else ""),
-                        cell(f"{d['nearest']}: {', '.join(d['aspects'])}"),
-                        cell_lines(d.get("files", [])) if d.get("files") else "-")
+                                                  if d["relatedClauses"] else "")
+                        + (f"; rests on the model's own rules outside the draft: "
+                           f"{', '.join(outside)}" if outside else ""),
+                        cell(f"{d['nearest']}: {', '.join(d['aspects'])}"))
         con.print(div)
+    deviating = sum(1 for r in rows if r.get("deviation"))
     con.print(f"{counts['traces']} traces: {counts['draft']} agree with draft, {counts['reading']} "
-              f"with another reading, {counts['divergence']} with none, {counts['error']} "
-              f"errors; {len(summary['divergences'])} divergence finding(s); "
+              f"with another reading"
+              + (f" ({deviating} of them only through a deviation: not conformant)"
+                 if deviating else "")
+              + f", {counts['divergence']} with none, {counts['error']} "
+              f"errors; {len(summary['divergences'])} divergence finding(s)"
+              + (f" ({report.unexamined} more divergent traces not located: shorter ones of "
+                 "their kind were)" if report.unexamined else "") + "; "
               f"{report.seconds:.1f} s, adapter started {report.starts} time(s)")
     first = report.first_divergence
     con.print("first divergence: " + (f"after {first['traces']} traces, {first['seconds']:.1f} s"

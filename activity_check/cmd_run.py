@@ -11,7 +11,8 @@ from rich.table import Table
 
 from activity_check import __version__
 from activity_check.cli import (UsageError, add_timings_option, console, dump, float_or_inf,
-                                prepare_out, progress_bar, read_vocabulary, shown, write_out)
+                                id_column, prepare_out, progress_bar, read_vocabulary, shown,
+                                write_out)
 
 __all__ = ["PARSERS", "cmd_run", "cmd_corpus"]
 
@@ -41,6 +42,9 @@ def _add_run(sub) -> None:
                           f"it; at most {MAX_BFS_DEPTH}, a few minutes and about 2 GB; "
                           "deeper searches: activity-check explore)")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--wide", action="store_true",
+                     help="print the text tables at full width (default: within 120 columns, "
+                          "long cells folded at word boundaries)")
     add_timings_option(run)
     run.add_argument("--coverage", action="store_true",
                      help="print the spec coverage of the search's traces in full: clauses, "
@@ -123,7 +127,7 @@ def cmd_run(args) -> int:
         print(dump({**printed, "seconds": round(result.seconds, 3)} if args.timings
                    else printed))
     else:
-        _print_run(summary, result, args.out, args.timings)
+        _print_run(summary, result, args.out, args.timings, args.wide)
         _print_coverage(result.coverage, args.coverage)
     return 0
 
@@ -135,12 +139,16 @@ def _print_coverage(doc: dict, full: bool) -> None:
     print(render_text(doc) if full else totals_line(doc))
 
 
-def _print_run(summary: dict, result, out_dir: str, timings: bool = False) -> None:
+def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
+               wide: bool = False) -> None:
+    """The run's text report: tables within :data:`model.text.TEXT_WIDTH` columns
+    (``wide``: at full width); each finding with its basis (:func:`model.readings.basis_of`:
+    the draft, a deviation, or a question outside the draft)."""
     from counterexamples.field_cases import ARGUED
     from counterexamples.pipeline import FINDINGS_DIR, SUMMARY
-    from model.readings import KNOB_BY_ID
+    from model.readings import KNOB_BY_ID, basis_of
     findings = result.ambiguities
-    con = console()
+    con = console(wide=wide)
     con.print(f"activity-check {summary['version']}: seed {summary['seed']}, "
               f"{summary['examples']} conformant traces ({summary['eventsChecked']} events) "
               f"under all {summary['readings']:,} readings"
@@ -148,13 +156,16 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False) -> No
                  if summary["stoppedBy"] == "budget" else "")
               + (f", {result.seconds:.1f} s" if timings else ""))
     table = Table(title=f"ambiguity findings ({len(findings)})")
-    for col in ("finding", "knob", "events", "readings split", "question"):
+    id_column(table, "finding", [f.id for f in findings])
+    id_column(table, "knob", [f.knob for f in findings])
+    for col in ("events", "readings split", "basis", "question"):
         table.add_column(col, overflow="fold")
     for f in findings:
         split = " vs ".join(f"{f.knob}={a[f.knob]}" for a in f.pair)
         if f.context:
             split += " (with " + ", ".join(f"{k}={v}" for k, v in f.context.items()) + ")"
-        table.add_row(f.id, f.knob, str(len(f.events)), split, KNOB_BY_ID[f.knob].question)
+        table.add_row(f.id, f.knob, str(len(f.events)), split, basis_of(f.pair),
+                      KNOB_BY_ID[f.knob].question.split(" (")[0])  # its gloss: --json, README
     con.print(table)
     for name, entry in summary["propertyChecks"].items():
         verdict = "no property failed" if entry["failed"] is None else \
@@ -168,7 +179,8 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False) -> No
               + (f"; the same question with another witness: {', '.join(corpus['rewitnessed'])}"
                  if corpus.get("rewitnessed") else ""))
     cases = Table(title=f"field cases ({len(summary['fieldCases'])})")
-    for col in ("case", "basis", "result", "detail"):
+    id_column(cases, "case", [r["id"] for r in summary["fieldCases"]])
+    for col in ("basis", "result", "detail"):
         cases.add_column(col, overflow="fold")
     for r in summary["fieldCases"]:
         argued = ARGUED.get(r["id"], (None, ""))[1] if r["status"] == "argued" else ""

@@ -363,10 +363,13 @@ class AmbiguityFinding(ClassedFinding):
 
     @classmethod
     def of(cls, knob: str, events: Sequence[Event], classes: Sequence[VerdictClassEntry],
-           pair: tuple[dict, dict], clauses: Sequence[str], explanation: str
-           ) -> "AmbiguityFinding":
+           pair: tuple[dict, dict], clauses: Sequence[str], explanation: str,
+           closing: int = 0) -> "AmbiguityFinding":
         """The finding for a trace ``knob`` decides, with the model's verdict ``classes`` on it
-        (draft's first) and the ``pair`` of assignments that differ only in ``knob``."""
+        (draft's first) and the ``pair`` of assignments that differ only in ``knob``;
+        ``closing``: how many of the last events were appended to end what the shrunk witness
+        left open (:func:`model.producer.closing_events`), so that ``length - closing`` is the
+        shrunk witness's length."""
         events = tuple(events)
         context = context_of(pair, knob)
         doc = {
@@ -377,6 +380,7 @@ class AmbiguityFinding(ClassedFinding):
             "clauses": list(clauses),
             "explanation": explanation,
             "length": len(events),
+            "closing": closing,
             "events": [e.to_wire() for e in events],
             "pair": [describe_assignment(a) for a in pair],
             "context": describe_assignment(context) if context else "draft",
@@ -730,6 +734,11 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
     peer that reports no warnings sees them (:func:`model.verdict.option_classes`).
     Names are then made canonical (:func:`counterexamples.shrink.canonical_names`). Shrinking
     never lengthens a trace, so a witness of the breadth-first search keeps its shortest length.
+    Last, the events that end what the trace left open are appended
+    (:func:`properties.questions.closed_witness`: RUN_FINISHED and the ends of open texts, tool
+    calls, steps and invocations) where the split and the options' outcomes stay as they were,
+    so that the witness is a complete stream ``lint`` calls conformant; the finding's
+    ``closing`` counts them (``length - closing`` is the shrunk length).
 
     The clauses are the knob's own plus every clause cited by a warning or fatal that differs
     between the verdict classes.
@@ -740,12 +749,18 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
             bug; checked on every finding, so a bad trace is never exported).
     """
     from model.verdict import splits_of
+    from properties.questions import closed_witness
     events = witness.events
     if shrink:
         events = _shrink_witness(witness)
     pair = splits_of(events).get(witness.knob)
     if pair is None:
         raise ValueError(f"{witness.knob} does not split the witness trace")
+    shown = closed_witness(events, witness.knob, pair)  # a complete stream, the split kept
+    closing = len(shown) - len(events)
+    if closing:
+        events = shown
+        pair = splits_of(events)[witness.knob]
     classes = partition(events)
     clauses = list(KNOB_BY_ID[witness.knob].clauses)
     cited = set()
@@ -758,7 +773,7 @@ def ambiguity_finding(witness: Witness, shrink: bool = True) -> AmbiguityFinding
             clauses.append(c)
     return AmbiguityFinding.of(witness.knob, events,
                                [VerdictClassEntry.of(c.assignments, c.verdict) for c in classes],
-                               pair, clauses, explain_difference(events, *pair))
+                               pair, clauses, explain_difference(events, *pair), closing)
 
 
 def _shrink_witness(witness: Witness) -> tuple[Event, ...]:

@@ -395,11 +395,14 @@ def _bfs(config: RunConfig, report, tell: Progress):
 
 def _ambiguity_entry(finding, bfs) -> dict:
     """An ambiguity finding's entry in the summary (``bfsShortest``: the BFS's shortest split
-    of its knob, None when the BFS did not run or did not reach it)."""
+    of its knob, None when the BFS did not run or did not reach it; ``length``: the events of
+    the finding's trace, of which the last ``closing`` end what the shrunk witness left open,
+    so ``length - closing`` compares with ``bfsShortest``)."""
     bfs_len = len(bfs.splits[finding.knob][0]) \
         if bfs is not None and finding.knob in bfs.splits else None
     return {"id": finding.id, "kind": "ambiguity", "knob": finding.knob, "bfsShortest": bfs_len,
-            "length": len(finding.events), "clauses": list(finding.clauses),
+            "length": len(finding.events), "closing": finding.get("closing", 0),
+            "clauses": list(finding.clauses),
             "context": finding["context"], "verdictClasses": len(finding.classes),
             "files": finding_files(finding.id)}
 
@@ -433,7 +436,8 @@ def write_run(result: RunResult, out_dir: str) -> None:
     table = result.summary.questions
     if table is not None:  # questions.html and questions/<Q-id>.jsonl (issue 19)
         from counterexamples.report.questions_page import write_questions
-        write_questions(table["rows"], out_dir, table["depth"])
+        knob_files = {f.knob: finding_files(f.id)[0] for f in result.ambiguities}
+        write_questions(table["rows"], out_dir, table["depth"], findings=knob_files)
     if result.resolve_report is not None:  # resolve.html beside questions.html (issue 41)
         from counterexamples.report.resolve import PAGE as RESOLVE_PAGE, render_html
         with open(os.path.join(out_dir, RESOLVE_PAGE), "w", encoding="utf-8") as fh:

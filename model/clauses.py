@@ -20,7 +20,7 @@ from typing import Iterable, Mapping, Optional
 from model.clause_data import ACTORS, CLAUSES, KEYWORDS, Clause
 
 __all__ = ["Clause", "registry", "get", "by_n_id", "UnknownClauseError", "coverage",
-           "ClauseCoverage", "KEYWORDS", "ACTORS", "is_duty", "OUT_OF_SCOPE"]
+           "ClauseCoverage", "KEYWORDS", "ACTORS", "is_duty", "OUT_OF_SCOPE", "outside_draft"]
 
 class UnknownClauseError(KeyError):
     """A clause id that is not in the registry."""
@@ -51,6 +51,18 @@ def by_n_id(n_id: str) -> Clause:
         if n_id in c.n_ids:
             return c
     raise UnknownClauseError(n_id)
+
+
+def outside_draft(clause_ids) -> list[str]:
+    """The clauses among ``clause_ids`` that are the model's own rules outside the draft: those
+    registered as an assumption (a section naming one: a field case's or a reading's), in the
+    order given; ids not in the registry are left out."""
+    out = []
+    for cid in clause_ids:
+        clause = registry().get(cid)
+        if clause is not None and "assumption" in clause.section and cid not in out:
+            out.append(cid)
+    return out
 
 
 def is_duty(clause: Clause) -> bool:

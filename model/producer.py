@@ -41,7 +41,7 @@ __all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "viol
            "PRODUCER_KNOBS", "PRODUCER_ONLY_KNOBS", "conformance_splits",
            "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
            "MALFORMED_KIND_CLAUSES", "ProducerViolation", "load_vocabulary",
-           "UNKNOWN_ROLE_TEXT_START", "UNDESCRIBED_CLAUSES"]
+           "UNKNOWN_ROLE_TEXT_START", "UNDESCRIBED_CLAUSES", "closing_events", "closed"]
 
 
 @dataclass(frozen=True)
@@ -1074,3 +1074,40 @@ def check_trace(events: Sequence[Event], reading: Reading = DRAFT
         found.extend((i, v) for v in violations(belief, event, reading))
         belief = advance(belief, event)
     return found
+
+
+def closing_events(events: Sequence[Event]) -> tuple[Event, ...]:
+    """The events a producer sends to end what ``events`` left open, in this order: a
+    TEXT_MESSAGE_END per open text message (in opening order), a TOOL_CALL_END per open tool call,
+    a STEP_FINISHED per open step, a SUBAGENT_FINISHED per active invocation (sorted), then a
+    RUN_FINISHED with the ids of the last RUN_STARTED (LIF-CLOSE-BEFORE-FINISH,
+    LIF-STEP-CLOSE-BEFORE-FINISH, LIF-RUN-CLOSE). Empty when no run is active at the end (the
+    belief of :func:`advance`); a trace with no RUN_STARTED gets nothing either, since no run
+    is there to close.
+
+    Each closing event carries the attribution its entity was opened under, so that the
+    ownership clauses (SUB-OWNER-AGREE) hold for it as for the events before."""
+    belief, started = Belief(), None
+    for event in events:
+        belief = advance(belief, event)
+        if isinstance(event, RunStarted):
+            started = event
+    if belief.run != "active" or started is None:
+        return ()
+    out: list[Event] = []
+    for mid in belief.texts:
+        if mid in belief.open_texts:
+            out.append(TextMessageEnd(message_id=mid, subagent_run_id=belief.text_owner(mid)))
+    out.extend(ToolCallEnd(tool_call_id=call, subagent_run_id=owner)
+               for call, owner in belief.open_tools)
+    out.extend(StepFinished(step_name=name, subagent_run_id=owner)
+               for owner, name in sorted(belief.open_steps, key=lambda s: (s[0] or "", s[1])))
+    out.extend(SubagentFinished(subagent_run_id=sub) for sub in sorted(belief.subagents))
+    out.append(RunFinished(thread_id=started.thread_id, run_id=started.run_id))
+    return tuple(out)
+
+
+def closed(events: Sequence[Event]) -> tuple[Event, ...]:
+    """``events`` followed by its :func:`closing_events`: the same stream, complete (every run
+    it opened is finished), as a witness is written for a reader to replay or lint."""
+    return tuple(events) + closing_events(events)

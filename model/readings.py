@@ -17,12 +17,12 @@ import json
 import os
 from dataclasses import dataclass, fields, replace
 from functools import lru_cache
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, Optional, Sequence
 
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
-           "recommended_reading"]
+           "recommended_reading", "deviations_of", "basis_of"]
 
 
 @lru_cache(maxsize=None)
@@ -46,6 +46,10 @@ class Knob:
         options: ``(name, what the consumer does)`` pairs; the first is the ``draft`` option.
         clauses: clause ids of the statements the question sits between.
         peers: known peer behaviour, ``{peer name: option}`` (filled in as peers are checked).
+        deviations: ``(option, clause id)`` for each option that is a *deviation*: modelled
+            because implementations do it, against the text of the clause named; every other
+            option is *faithful* (a reading the pages allow). A peer that matches the model only
+            through a deviation is not conformant (:func:`deviations_of`).
     """
 
     id: str
@@ -53,6 +57,18 @@ class Knob:
     options: tuple[tuple[str, str], ...]
     clauses: tuple[str, ...]
     peers: tuple[tuple[str, str], ...] = ()
+    deviations: tuple[tuple[str, str], ...] = ()
+
+    def deviation(self, option: str) -> Optional[str]:
+        """The clause whose text ``option`` goes against, or None for a faithful option."""
+        return dict(self.deviations).get(option)
+
+    @property
+    def outside_draft(self) -> bool:
+        """True for a question the model asks of its own, outside the draft's open questions
+        (an ``X`` id, e.g. X1: its options rest on the model's assumptions, not on the
+        pages)."""
+        return not self.id.startswith("Q")
 
     @property
     def attr(self) -> str:
@@ -139,7 +155,8 @@ KNOBS: tuple[Knob, ...] = (
           ("by-type", "only held activities of a type the snapshot carries are dropped")),
          ("STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE", "ACT-MSGSNAP"),
          peers=(("@ag-ui/client 1.0.0 reducer", "self-revoking"),
-                ("@ag-ui/client 1.0.0 pipeline", "self-revoking"))),
+                ("@ag-ui/client 1.0.0 pipeline", "self-revoking")),
+         deviations=(("keep", "STA-MS-SELF-REVOKE"), ("by-type", "STA-MS-SELF-REVOKE"))),
     Knob("Q9", "What does ACTIVITY_SNAPSHOT do to an id held by a non-activity message?",
          (("skip", "neither create nor replace applies: skip with a warning"),
           ("replace", "the message becomes an activity, in place"),
@@ -533,6 +550,37 @@ for _knob in KNOBS:
 
 ANY_READING = "(any reading)"
 """The text of the empty assignment: a result that holds under every reading."""
+
+
+def deviations_of(assignment: Mapping[str, str]) -> list[str]:
+    """The deviations an assignment takes (:attr:`Knob.deviations`), each as ``"Q8=keep
+    (against STA-MS-SELF-REVOKE)"``, in knob order; empty when every option it fixes is
+    faithful."""
+    out = []
+    for knob in KNOBS:
+        option = assignment.get(knob.id)
+        clause = option is not None and knob.deviation(option)
+        if clause:
+            out.append(f"{knob.id}={option} (against {clause})")
+    return out
+
+
+def basis_of(assignments: Sequence[Mapping[str, str]]) -> str:
+    """What a result that holds under ``assignments`` (e.g. the two sides of a split, or the
+    readings a peer agrees with) rests on, in words for a table: ``"draft"`` when some of them
+    takes only faithful options of the draft's questions; ``"deviation: Q8=keep (against
+    STA-MS-SELF-REVOKE)"`` when every one takes a deviation (:attr:`Knob.deviations`: a peer
+    matching only so is not conformant), ``"draft (the other side a deviation: ...)"`` when only
+    some do (a split between a faithful option and a deviation); ``"outside the draft: X1 (the model's own
+    question)"`` when one names a knob of the model's own (:attr:`Knob.outside_draft`)."""
+    outside = sorted({k for a in assignments for k in a if KNOB_BY_ID[k].outside_draft})
+    if outside:
+        return f"outside the draft: {', '.join(outside)} (the model's own question)"
+    devs = [deviations_of(a) for a in assignments]
+    named = "; ".join(dict.fromkeys(d for ds in devs for d in ds))
+    if devs and all(devs):
+        return "deviation: " + named
+    return "draft" + (f" (the other side a deviation: {named})" if named else "")
 
 
 def describe_assignment(assignment: Mapping[str, str]) -> str:

@@ -61,3 +61,9 @@ def visible(value: object, limit: Optional[int] = DEFAULT_LIMIT) -> str:
         cut = CUT_NOTE.format(n=len(text) - limit)
         text = text[:limit]
     return _HIDDEN.sub(_escape, text) + cut
+
+
+TEXT_WIDTH = 120
+"""The widest a text table or listing the tool prints is (columns) without ``--wide``: long
+cells fold at word boundaries, and id columns never break
+(:func:`activity_check.cli.id_column`)."""

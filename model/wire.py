@@ -49,9 +49,10 @@ from model.json_values import a_json_type, freeze
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
     "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
-    "load_trace", "trace_from_values", "read_text", "read_bytes", "decode_text", "read_stdin", "InputLimits",
-    "INPUT_LIMITS", "set_input_limits", "MAX_INPUT_BYTES", "MAX_INPUT_LINES", "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json", "JSON_POINTER", "KNOWN_PASSTHROUGH",
-    "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES",
+    "load_trace", "trace_from_values", "read_text", "read_bytes", "decode_text", "read_stdin",
+    "InputLimits", "INPUT_LIMITS", "set_input_limits", "MAX_INPUT_BYTES", "MAX_INPUT_LINES",
+    "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json",
+    "JSON_POINTER", "KNOWN_PASSTHROUGH", "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES", "described_members",
 ]
 
 JSON_POINTER = re.compile(r"^(/([^/~]|~[01])*)*\Z")
@@ -446,6 +447,23 @@ def _plain_patch(item: Any) -> Any:
 
 _S = str
 """In :data:`_PLAIN_LANES`: a member that is plain when it holds a string, kept as it is."""
+
+_JSON_TYPE_OF_CHECK = {_check_str: "string", _check_obj: "object", _check_bool: "boolean",
+                       _check_int: "integer", _check_any: "any JSON value",
+                       _check_not_null: "any JSON value but null",
+                       _check_str_or_array: "string or array", _check_array: "array",
+                       _check_patch: "array of RFC 6902 operations"}
+
+
+def described_members() -> dict[str, list[tuple[str, str, bool]]]:
+    """``{type: [(member, JSON type in words, required)]}`` for every event type the schema
+    describes, as :func:`parse_event` checks them (:data:`_SPECS`: the BaseEvent members, the
+    attribution member where the type takes one, then the type's own), for documentation
+    (``docs/adapter-events.md``)."""
+    return {type_name: [(name, _JSON_TYPE_OF_CHECK.get(check, "any JSON value"), needed)
+                        for name, (check, needed) in spec.members.items()]
+            for type_name, spec in _SPECS.items()}
+
 
 _PLAIN_CONVERTERS: dict[Any, Any] = {
     _check_str: _S, _check_obj: _plain_object, _check_bool: _plain_bool,

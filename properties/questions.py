@@ -37,7 +37,12 @@ none or was not asked), ``readings`` (the two readings of the split, as text), `
 events), ``witnessFile`` (where :func:`counterexamples.report.questions_page.write_questions` puts it,
 relative to the output directory), ``options`` (what each option of ``knob`` ends with on the
 witness: :func:`option_outcomes`), ``proofs`` (property ids), ``proofDepth`` (for C) and
-``note``.
+``note``; for a row settled by proofs, ``proven`` (``[{"property", "engine", "statement"}]``)
+and ``settles`` (why they answer the question); and ``closing``: how many events were appended to the shortest witness to end what it
+left open (:func:`model.producer.closing_events`: RUN_FINISHED, and the ends of open texts, tool
+calls, steps and invocations), kept only where the split and the option outcomes stay as they
+were, so that a witness file is a complete stream that ``lint`` judges as its form says
+(``length`` is the shortest witness's, ``witness`` holds ``length + closing`` events).
 """
 from __future__ import annotations
 
@@ -48,16 +53,17 @@ import numpy as np
 
 from model.consumer import initial_state, step as model_step
 from model.producer import (PRODUCER_ONLY_KNOBS, Belief, adversarial_moves, advance,
-                            check_trace, conformance_splits, moves)
+                            check_trace, closing_events, conformance_splits, moves)
 from model.readings import (DRAFT, KNOB_BY_ID, KnobUnset, PartialReading, Reading,
                             describe_assignment)
-from model.verdict import Verdict, evaluate, knob_splits, split_readings
+from model.verdict import (Verdict, evaluate, knob_splits, split_readings, splits_of,
+                           verdict_key, visible_key)
 from properties.search.bfs import Expansion, TransitionSystem
 from properties.search.store import Interned, mix, pack_key
 
 __all__ = ["Question", "QUESTIONS", "QUESTION_BY_ID", "settle", "settled_count",
            "option_outcomes", "engine_lengths", "OPEN_CONTENT_VOCABULARY", "VIOLATING_DEPTH",
-           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER"]
+           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER", "closed_witness", "split_key"]
 
 DEEPER = 2
 """How many events past the sweep's depth the pair search for a knob that nothing split goes
@@ -78,13 +84,16 @@ class Question:
     model it, ``proofs``: ids of Z3 proof properties stating its consumer side
     (:data:`properties.smt.checks.PROOF_BY_ID`), and ``searches``: ids of properties an
     exhaustive all-readings search checks for it
-    (:data:`properties.catalogue.QUESTION_PROPERTIES`); both give form C."""
+    (:data:`properties.catalogue.QUESTION_PROPERTIES`); both give form C. ``settles``: for a
+    question settled by a proof or a search, why that property answers it, in our words (the
+    page prints it after what was proven)."""
 
     id: str
     title: str
     knobs: tuple[str, ...] = ()
     proofs: tuple[str, ...] = ()
     searches: tuple[str, ...] = ()
+    settles: str = ""
 
 
 QUESTIONS: tuple[Question, ...] = (
@@ -101,28 +110,45 @@ QUESTIONS: tuple[Question, ...] = (
     Question("Q9", "ACTIVITY_SNAPSHOT on an id held by a non-activity message", ("Q9",)),
     Question("Q10", "'Has not seen' or 'does not hold'?", ("Q10",)),
     Question("Q11", "Where does an activity stand after a replacing snapshot?", ("Q11",)),
-    Question("Q12", "Who counts as 'it' that created the activity a delta continues? "
-             "(producer-side: the monitor's knob)", ("Q12",)),
+    Question("Q12", "Who counts as 'it' that created the activity a delta continues?",
+             ("Q12",)),
     Question("Q13", "May a consumer fail the run on a patch that does not apply?", ("Q13",)),
     Question("Q14", "Does a replace:false snapshot resynchronise?", ("Q14",)),
     Question("Q15", "Activities of finished or abandoned subagent invocations", ("Q15",)),
     Question("Q16", "May the parent send untagged deltas to a subagent's activity?",
-             proofs=("P19-untagged-accepted",)),
-    Question("Q17", "Stripping scope on the producer side (the RUN_STARTED.input echo; "
-             "producer-side: the monitor's knob)", ("Q17",)),
+             proofs=("P19-untagged-accepted",),
+             settles="The consumer cannot tell a parent's untagged delta from a subagent's "
+             "untagged continuation, and the question is whether its verdict depends on which "
+             "one it is. The proof shows that under no reading does an untagged delta on a live "
+             "activity draw an ownership warning or fatal, whoever owns the activity: every "
+             "reading takes it as a continuation, so no consumer verdict turns on the answer "
+             "(whether the producer may send it is the producer-side question Q12)."),
+    Question("Q17", "Stripping scope on the producer side (the RUN_STARTED.input echo)",
+             ("Q17",)),
     Question("Q18", "Schema vs prose on the scope of replace:false", ("Q18",)),
     Question("Q19", "Overlapping rows of the metadata table", ("Q19",)),
     Question("Q20", "Unknown operations inside an activity patch", ("Q20",)),
     Question("Q21", "Which null handling applies (fatal or shimmed)?", ("Q21",)),
-    Question("Q22", "What 'skip' and 'fail the run' mean (within a run no reading differs: a "
-             "skipped delta changes nothing and never fails the run, a fatal comes only where "
-             "the draft makes the input fatal, and what was delivered stays; the readings part "
-             "only after a fatal, on a later run of the stream, which no engine steps)",
-             proofs=("P12-delta-missing-tolerated", "P15-patch-atomic", "P39-fatal-justified")),
+    Question("Q22", "What 'skip' and 'fail the run' mean",
+             proofs=("P12-delta-missing-tolerated", "P15-patch-atomic", "P39-fatal-justified"),
+             settles="Within a run no reading gives the two words different effects: a skipped "
+             "delta changes nothing and never fails the run (P12, P15), and a fatal comes only "
+             "where the draft makes the input fatal, keeping what was delivered (P39). Readings "
+             "could part only after a fatal, on a later run of the same stream, which no engine "
+             "steps."),
     Question("Q23", "Activity events across run boundaries", ("Q23",)),
     Question("Q24", "A delta after a replace:false creation",
-             proofs=("PQ24-replace-false-creates",)),
-    Question("Q25", "Open content and unknown keys", searches=("PQ25-content-open",)),
+             proofs=("PQ24-replace-false-creates",),
+             settles="The question is whether an activity created by a replace:false snapshot "
+             "is a baseline like any other. The proof shows that such a creation leaves exactly "
+             "the state the same snapshot without replace leaves, under every reading, so every "
+             "later event, a delta included, meets the same consumer either way."),
+    Question("Q25", "Open content and unknown keys", searches=("PQ25-content-open",),
+             settles="The question is whether processing may strip unknown content keys or "
+             "nulls inside content. The exhaustive search over content with unknown keys and "
+             "nulls at every depth, patched by operations that add nulls, replace nested ones "
+             "and mix in an unknown op, finds no step under any reading that holds content "
+             "other than what the producer stated or a patch made of it."),
 )
 """Q1..Q25 in order; a question with neither knobs nor proofs nor searches is not modelled
 yet."""
@@ -234,7 +260,7 @@ def _row(question: Question, depth: int, conformant: dict, violating: dict, prod
     row = {"question": question.id, "title": question.title, "form": None,
            "knobs": list(question.knobs), "knob": None, "length": None, "engine": None,
            "bfsLength": None, "z3Length": None, "readings": None, "witness": None,
-           "witnessFile": None, "options": None,
+           "witnessFile": None, "options": None, "closing": 0,
            "proofs": list(question.proofs + question.searches),
            "proofDepth": None, "note": ""}
     for form, table in (("A", conformant), ("B", violating)):
@@ -259,12 +285,24 @@ def _row(question: Question, depth: int, conformant: dict, violating: dict, prod
         engines = {engine for _, engine in proved}
         row.update(form="C", engine=engines.pop() if len(engines) == 1 else "both",
                    proofDepth=depth, note="no violation under any reading to depth "
-                   f"{depth}: " + ", ".join(pid for pid, _ in proved))
+                   f"{depth}: " + ", ".join(pid for pid, _ in proved),
+                   proven=[{"property": pid, "engine": engine, "statement": _statement(pid)}
+                           for pid, engine in proved],
+                   settles=question.settles)
         return row
     failed = [pid for pid, engine in proved if engine is None]
     row["note"] = (f"not proved: {', '.join(failed)}" if failed else
                    "not modelled yet: no knob and no proof")
     return row
+
+
+def _statement(pid: str) -> str:
+    """The statement of a proof or search property, in words."""
+    from properties.catalogue import QUESTION_PROPERTIES
+    if pid in QUESTION_PROPERTIES:
+        return QUESTION_PROPERTIES[pid].statement
+    from properties.smt.checks import PROOF_BY_ID
+    return PROOF_BY_ID[pid].statement
 
 
 def _proofs(question: Question, depth: int, z3: bool):
@@ -298,11 +336,12 @@ def _split_row(row: dict, form: str, knob: str, trace: tuple, pair: tuple, z3: b
         trace, length, engine = tuple(z3_witness.trace), z3_len, "Z3"
     elif z3_len == bfs_len:
         engine = "both"
+    shown = closed_witness(trace, knob, pair)
     row.update(form=form, knob=knob, length=length, engine=engine, bfsLength=bfs_len,
                z3Length=z3_len, readings=[describe_assignment(a) for a in pair],
-               witness=[e.to_wire() for e in trace],
+               witness=[e.to_wire() for e in shown], closing=len(shown) - len(trace),
                witnessFile=f"{QUESTIONS_DIR}/{row['question']}.jsonl",
-               options=option_outcomes(trace, knob, pair),
+               options=option_outcomes(shown, knob, pair),
                note=f"knob {knob}: " + ("a conformant trace" if form == "A" else
                                         "only after a producer violation (no conformant split "
                                         f"to depth {depth})"))
@@ -314,13 +353,19 @@ def _split_row(row: dict, form: str, knob: str, trace: tuple, pair: tuple, z3: b
 def _producer_row(row: dict, knob: str, trace: tuple, options: tuple, depth: int) -> None:
     """Fill a producer-side form C row: no consumer verdict reads the knob; its options change
     the conformance of ``trace``."""
-    outcomes = []
+    outcomes, core = [], len(trace)
+    shown = tuple(trace) + closing_events(trace)
+    if any(i >= core for o in KNOB_BY_ID[knob].option_names
+           for i, _ in check_trace(shown, DRAFT.with_(**{knob: o}))):
+        shown = tuple(trace)  # a closing event would break a clause itself: not appended
+    trace = shown
     for option in KNOB_BY_ID[knob].option_names:
         reading = DRAFT.with_(**{knob: option})
-        broken = [v.clause for i, v in check_trace(trace, reading) if i == len(trace) - 1]
+        broken = [v.clause for i, v in check_trace(trace, reading) if i == core - 1]
         outcomes.append({"option": option, "reading": reading.name or "draft",
                          "conformant": not broken, "breaks": sorted(set(broken))})
-    row.update(form="C", knob=knob, length=len(trace), engine="BFS", bfsLength=len(trace),
+    row.update(form="C", knob=knob, length=core, engine="BFS", bfsLength=core,
+               closing=len(trace) - core,
                readings=[f"{knob}={o}" for o in options], witness=[e.to_wire() for e in trace],
                witnessFile=f"{QUESTIONS_DIR}/{row['question']}.jsonl", options=outcomes,
                proofDepth=depth,
@@ -328,17 +373,60 @@ def _producer_row(row: dict, knob: str, trace: tuple, options: tuple, depth: int
                     "change this trace's conformance")
 
 
+def closed_witness(trace, knob: str, pair: tuple) -> tuple:
+    """``trace`` with its :func:`model.producer.closing_events` appended (the stream complete:
+    every run it opened finished) when that keeps the witness what it was: the knob still splits
+    it (:func:`model.verdict.splits_of`), its options, in the pair's context, end
+    in as many different verdicts as before and in the same place relative to each other (the
+    same outcomes compare equal), and the closing events break no producer clause (under draft)
+    that the trace does not already break. Otherwise ``trace`` itself (a tuple)."""
+    trace = tuple(trace)
+    ending = closing_events(trace)
+    if not ending:
+        return trace
+    shown = trace + ending
+    base = split_readings(pair, knob)[0]
+
+    def classes(events) -> list[int]:
+        keys = [verdict_key(evaluate(events, base.with_(**{knob: o})))
+                for o in KNOB_BY_ID[knob].option_names]
+        return [keys.index(k) for k in keys]
+
+    if knob not in splits_of(shown) or classes(shown) != classes(trace) or \
+            not {v.clause for _, v in check_trace(shown)} <= \
+            {v.clause for _, v in check_trace(trace)}:
+        return trace
+    return shown
+
+
+def split_key(verdict: Verdict) -> str:
+    """What a form-B witness must tell apart: the whole verdict (:func:`model.verdict.verdict_key`)
+    while the run stands; once the consumer rejected the stream, only what was delivered and
+    where it stopped (:func:`model.verdict.visible_key`): a fatal under every option,
+    at one event, with the same messages, masks the knob (the codes differ, the reader sees the
+    same rejected stream), so such a trace is no witness (issue 39: Q21 needs RUN_STARTED)."""
+    if verdict.fatal is None:
+        return verdict_key(verdict)
+    return visible_key(verdict)
+
+
 def option_outcomes(trace, knob: str, pair: tuple) -> list[dict]:
     """What each option of ``knob`` ends with on ``trace``, in the split's context (the pair's
     other knobs, draft elsewhere): ``[{"option", "reading", "messages" (wire), "warnings"
-    (codes), "fatal" (code or None), "run"}]`` in option order (:func:`model.verdict.evaluate`;
-    RUN_STARTED included in ``atEvent`` counts)."""
+    (codes), "fatal" (code or None), "run", "label"}]`` in option order
+    (:func:`model.verdict.evaluate`; RUN_STARTED included in ``atEvent`` counts). ``label`` names
+    exactly the reading the row is evaluated under: the option, then the split's context (the
+    pair's other knobs away from draft, :func:`model.verdict.context_of`), every other knob at
+    draft (``"Q3=warn,Q2=parent"``); the page's table and diagram use it alike."""
+    from model.verdict import context_of
     base = split_readings(pair, knob)[0]
+    context = context_of(pair, knob)
     out = []
     for option in KNOB_BY_ID[knob].option_names:
         reading = base.with_(**{knob: option})
         doc = evaluate(trace, reading).to_json(detail=False)
-        out.append({"option": option, "reading": reading.name or "draft",
+        label = f"{knob}={option}" + (f",{describe_assignment(context)}" if context else "")
+        out.append({"option": option, "reading": reading.name or "draft", "label": label,
                     "messages": doc["messages"], "warnings": [w["code"] for w in doc["warnings"]],
                     "fatal": doc["fatal"] and doc["fatal"]["code"], "run": doc["run"]})
     return out
@@ -495,7 +583,7 @@ class SplitSystem(TransitionSystem):
                         not all(leaf[1:] == after[0][1:] for leaf in after):
                     verdicts = [(a, Verdict(s, w, f, f[0] + 1 if f else level + 1))
                                 for a, s, w, f in after]
-                    for knob, pair in knob_splits(verdicts).items():
+                    for knob, pair in knob_splits(verdicts, split_key).items():
                         if knob in open_knobs:
                             open_knobs.discard(knob)
                             out.findings.append((("split", knob), (), (node_id, m, 0),

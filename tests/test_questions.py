@@ -31,10 +31,12 @@ def test_forms_of_the_modelled_questions(rows):
     assert {q: by[q]["form"] for q in ("Q7", "Q9", "Q21")} == {"Q7": "B", "Q9": "B", "Q21": "B"}
     assert by["Q16"]["form"] == "C" and by["Q16"]["proofDepth"] == 4
     assert by["Q16"]["engine"] == "Z3"
-    # every witness of A or B is a trace of the stated length
+    # every witness of A or B is a trace of the stated length, then the events that end what
+    # it left open (issue 39: a complete stream)
     for r in rows:
         if r["form"] in ("A", "B"):
-            assert len(r["witness"]) == r["length"] and r["witness"][0]["type"]
+            assert len(r["witness"]) == r["length"] + r["closing"] and r["witness"][0]["type"]
+            assert r["witness"][-1]["type"] == "RUN_FINISHED", r["question"]
     # the shortest conformant witnesses the BFS finds at depth 4 (docs/readings.md, "The
     # settlement table"); Q11's is 3 since a MESSAGES_SNAPSHOT may state two new activities (item 4)
     assert {q: by[q]["length"] for q in ("Q1", "Q4", "Q10", "Q11")} == {
@@ -72,7 +74,8 @@ def test_h1_producer_side_questions_have_a_monitor_knob_and_a_trace(rows):
     by = {r["question"]: r for r in rows}
     q12, q17 = by["Q12"], by["Q17"]
     assert (q12["form"], q12["knobs"], q12["length"]) == ("C", ["Q12"], 3)
-    assert _types(q12["witness"]) == ["RUN_STARTED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA"]
+    assert _types(q12["witness"]) == ["RUN_STARTED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA",
+                                      "RUN_FINISHED"]
     assert q12["witness"][1]["subagentRunId"] == "sub-1" and \
         "subagentRunId" not in q12["witness"][2]
     assert (q17["form"], q17["knobs"], q17["length"]) == ("C", ["Q17"], 1)
@@ -96,7 +99,7 @@ def test_h1_q14_splits_a_conformant_trace_at_depth_4(rows):
     q14 = {r["question"]: r for r in rows}["Q14"]
     assert (q14["form"], q14["length"]) == ("A", 4)
     assert _types(q14["witness"]) == ["RUN_STARTED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA",
-                                      "ACTIVITY_SNAPSHOT"]
+                                      "ACTIVITY_SNAPSHOT", "RUN_FINISHED"]
     trace = parse_events(q14["witness"])
     assert trace[3].replace is False
     decline = evaluate(trace, DRAFT).to_json()
@@ -260,8 +263,8 @@ def test_questions_command_json_text_and_html(tmp_path, capsys, monkeypatch, swe
             self.scripts += tag == "script"
     page = Rows()
     page.feed((out / "questions.html").read_text())
-    assert page.rows == [f"Q{i}" for i in range(1, 26)]
-    assert page.sections == [f"Q{i}-detail" for i in range(1, 26)]
+    assert page.rows == [f"row-Q{i}" for i in range(1, 26)]
+    assert page.sections == [f"Q{i}" for i in range(1, 26)]  # questions.html#Q11: the section
     with_witness = [r for r in doc["questions"] if r["witnessFile"]]
     assert page.svgs == len(with_witness) and page.scripts == 0  # offline: nothing loaded
     for r in with_witness:
@@ -290,7 +293,7 @@ def test_run_writes_the_table_and_the_page(tmp_path, rows):
     assert table["rows"] == json.loads(json.dumps(rows))
     assert table["settled"] == settled_count(table["rows"])
     html_text = (tmp_path / "questions.html").read_text()
-    assert html_text.count("<tr id='Q") == 25
+    assert html_text.count("<tr id='row-Q") == 25
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
                      if p.is_file() and p.name != "summary.json" and
                      p.relative_to(tmp_path).parts[0] != "findings")

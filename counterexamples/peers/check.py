@@ -20,7 +20,8 @@ from counterexamples.peers.traces import PeerTrace
 # --- the two jobs -------------------------------------------------------------------------------
 
 _REPORTED = ("id", "source", "clauses", "relatedClauses", "divergesAt", "event", "branch",
-             "nearest", "aspects", "divergesIn", "conformant", "length", "shrunk")
+             "nearest", "aspects", "divergenceKind", "stoppedAt", "outsideDraft", "divergesIn",
+             "conformant", "length", "closing", "shrunk", "minimal")
 """The members of a divergence finding the report lists (in this order)."""
 
 
@@ -45,6 +46,8 @@ class PeerReport:
         scanned: how many results :meth:`note_first_divergence` has looked at.
         joint: :func:`joint_readings` over the results (the readings consistent with every
             answer; the knob table is read from it).
+        unexamined: for a search under a budget, the divergent traces left unlocated because
+            :data:`LOCATE_PER_KIND` shorter ones of their kind were (they point to no finding).
         first_divergence: ``{"traces": n, "seconds": s}``: how many traces had been checked, and
             how long after the start, when the first divergent answer came in (None: none
             did); the seconds are on screen only.
@@ -64,6 +67,7 @@ class PeerReport:
     first_divergence: Optional[dict] = None
     scanned: int = 0
     skipped: list[str] = field(default_factory=list)
+    unexamined: int = 0
 
     def note_first_divergence(self, started: float) -> None:
         """Record :attr:`first_divergence` when the results hold the first divergent one."""
@@ -96,9 +100,11 @@ class PeerReport:
                        "options": k.options, "evidence": k.evidence} for k in self.knobs],
             "readings": self.joint.to_json(),
             **({"skipped": list(self.skipped)} if self.skipped else {}),
+            **({"unexamined": self.unexamined} if self.unexamined else {}),
             "firstDivergence": None if self.first_divergence is None else
             {"traces": self.first_divergence["traces"]},
-            "divergences": [{key: f[key] for key in _REPORTED} for f in self.findings.values()],
+            "divergences": [{key: f[key] for key in _REPORTED if key in f}
+                            for f in self.findings.values()],
         }
 
 
@@ -114,8 +120,10 @@ def finish_report(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     """Knob table, then shrink divergences into findings (shortest first; each divergent trace
     once for every part of the verdict no reading gives as the peer does,
     :attr:`Classification.divergent`, so one part does not hide another; one finding per
-    signature (:func:`divergence_signature`: branch and part, before and after shrinking), at most
-    ``max_findings`` shrunk, until ``deadline``). Every divergence left without a finding
+    root cause (:func:`divergence_signature`: branch, what the peer did there, and the kind,
+    before and after shrinking), at most ``max_findings`` shrunk, until ``deadline``, each new
+    cause shrunk within its share of the time left, :data:`SHRINK_SHARE` of the time left over
+    the kinds of divergence still ahead). Every divergence left without a finding
     (``shrink`` off, the deadline passed, ``max_findings`` reached) is exported as it was run
     (:func:`unshrunk_finding`); past the deadline without re-running the peer."""
     report.joint = joint_readings(evidence_of(report.results))
@@ -127,11 +135,32 @@ def finish_report(report: PeerReport, adapter: AdapterProcess, shrink: bool,
     divergent = sorted((r for r in report.results if r.classification.kind == "divergence"),
                        key=lambda r: (len(r.trace.wire), dump_jsonl(r.trace.events), r.trace.id))
     state = _Shrinking(report, adapter, shrink, deadline, max_findings)
-    for r in divergent:
-        for part in r.classification.divergent or [COMBINED]:
-            state.one(r, None if part == COMBINED else part)
+    work = [(r, None if part == COMBINED else part) for r in divergent
+            for part in r.classification.divergent or [COMBINED]]
+    located: dict = {}
+    for i, (r, part) in enumerate(work):
+        kind = (tuple(sorted(r.classification.aspects)), part)
+        if deadline is not None and shrink and located.get(kind, 0) >= LOCATE_PER_KIND:
+            report.unexamined += 1  # like LOCATE_PER_KIND shorter ones already located
+            continue
+        located[kind] = located.get(kind, 0) + 1
+        # the time left is shared among the kinds of divergence still ahead (each gets a slice
+        # to shrink in; one already found is only located, which is quick)
+        state.ahead = len({(tuple(sorted(w.classification.aspects)), p) for w, p in work[i:]})
+        state.one(r, part)
     report.peer = adapter.peer_name or ""
     report.starts = adapter.starts
+
+
+LOCATE_PER_KIND = 6
+"""Under a deadline (``peer search`` with a budget), how many divergent traces of one kind
+(the same differing aspects of the verdict, in the same part) are located and shrunk, shortest
+first; the longer ones of that kind are counted as :attr:`PeerReport.unexamined`, not located
+(each costs a few batches of prefixes, and a budget cannot pay that for thousands)."""
+
+SHRINK_SHARE = 0.8
+"""The share of its slice of the time left (the time left over the kinds of divergence still
+ahead) that shrinking one divergence may use: the rest builds its finding (a few requests)."""
 
 
 class _Shrinking:
@@ -144,6 +173,7 @@ class _Shrinking:
         self.signatures: dict[tuple, str] = {}
         self.unshrunk: dict[tuple, str] = {}
         self.shrunk_count = 0
+        self.ahead = 1  # kinds of divergence still to come (finish_report sets it)
 
     def add(self, r: TraceResult, finding: PeerDivergenceFinding) -> str:
         """Keep ``finding`` (merged with a finding of the same id, the same trace shrunk for
@@ -170,8 +200,9 @@ class _Shrinking:
         # max_findings cut exports one (the shortest) per signature, the others point to it
         finding = unshrunk_finding(self.adapter, r, locate, part)
         key = divergence_signature(finding.branch, finding.aspects)
-        if self.shrink and key in self.unshrunk:
-            self.point(r, self.unshrunk[key])
+        if self.shrink and (key in self.signatures or key in self.unshrunk):
+            # a cause already found (shrunk, or exported unshrunk): the same finding
+            self.point(r, self.signatures.get(key) or self.unshrunk[key])
             return
         self.unshrunk[key] = self.add(r, finding)
 
@@ -198,12 +229,17 @@ class _Shrinking:
         if signature in self.signatures:
             self.point(r, self.signatures[signature])
             return
-        wire = shrink_divergence(adapter, r.trace, part=part)
+        until = None
+        if self.deadline is not None:  # its slice of the time left, with room to build it
+            until = time.monotonic() + SHRINK_SHARE * max(
+                0.0, self.deadline - time.monotonic()) / max(1, self.ahead)
+        cut: list = []
+        wire = shrink_divergence(adapter, r.trace, part=part, until=until, cut=cut)
         if self.late():  # the deadline came while shrinking: the candidates after it were not run
             report.stopped_by = "budget"
             self.export_unshrunk(r, False, part)
             return
-        finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part)
+        finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part, not cut)
         self.shrunk_count += 1
         shrunk = divergence_signature(finding.branch, finding.aspects)
         if shrunk in self.signatures:  # shrank onto a divergence already found

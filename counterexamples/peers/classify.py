@@ -250,6 +250,11 @@ class TraceResult:
         out: dict = {"id": self.trace.id, "class": c.kind}
         if c.kind in ("draft", "reading"):
             out["readings"] = c.readings
+        if c.kind == "reading":  # a peer matching only through a deviation is not conformant
+            from model.readings import basis_of
+            basis = basis_of(c.matches)
+            if basis.startswith("deviation"):
+                out["deviation"] = basis[len("deviation: "):]
         if c.kind == "error":
             out["error"] = c.error
         elif c.kind == "divergence":

@@ -4,6 +4,7 @@ involved, shrinking by re-running the peer (:func:`shrink_divergence`), and the 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -180,16 +181,73 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
     return branch, clauses, related
 
 
-def divergence_signature(branch: str, aspects: Sequence[str]) -> tuple:
-    """What makes two divergences the same for a search: the model's branch of the step where the
-    peer parts from every reading (which says what kind of event met what), and which parts of the
-    verdict differ (messages, fatal, run input, state, warnings; not which message members)."""
-    return branch, tuple(sorted({a.split(".")[0] for a in aspects}))
+def divergence_signature(branch: str, aspects: Sequence[str], kind: str = "") -> tuple:
+    """The root cause of a divergence, what makes two of them the same finding: the model's branch
+    of the step where the peer first parts from every reading (which kind of event met what),
+    what the peer did there (the aspects it differs in, message members included:
+    ``messages.missing`` and ``messages.content`` are two causes), and the finding's ``kind`` of
+    divergence (:data:`DIVERGENCE_KINDS`; empty while not yet known)."""
+    return branch, tuple(sorted(aspects)), kind
+
+
+DIVERGENCE_KINDS = ("stopped-reading", "verdict")
+"""What a divergence finding says the peer did (its ``divergenceKind``): ``stopped-reading``,
+it stopped reading the stream: from the event named on, no event had any effect on its answer
+(no failure reported either), while the nearest reading's verdict still changes; ``verdict``,
+any other verdict no reading gives."""
+
+
+def stopped_reading(adapter: AdapterProcess, trace: PeerTrace, reply: Reply,
+                    nearest: dict) -> Optional[int]:
+    """Where the peer stopped reading ``trace`` (:data:`DIVERGENCE_KINDS`), or None: the first
+    event index ``k`` such that the peer answers every prefix longer than ``k`` events exactly as
+    it answers the first ``k`` (one batch: every prefix), it reports no failure, at least one
+    event follows event ``k``, and the model under the ``nearest`` reading (a partial
+    assignment, completed with draft) ends otherwise on the whole trace than on its first
+    ``k + 1`` events in a part the peer's answers show (something after the first unread event
+    should have had an effect the peer could report). A
+    peer that ignores only the last event is not one that stopped reading. For short (shrunk)
+    traces: one request per prefix."""
+    from model.readings import PartialReading
+    from model.verdict import evaluate
+    if not reply.ok or (reply.response or {}).get("fatal") not in (None, False):
+        return None
+    n = len(trace.wire)
+    replies = adapter.request_many([(trace.wire[:k], trace.state, f"{trace.id}[:{k}]")
+                                    for k in range(1, n)])
+    answers = [None] + [r.response if r.ok else object() for r in replies] + [reply.response]
+    last = _answer_key(reply.response)
+    k = n  # the shortest prefix answered as the whole trace is: events k.. had no effect
+    while k > 1 and answers[k - 1] is not None and _answer_key(answers[k - 1]) == last:
+        k -= 1
+    if k > n - 2:  # at most the last event ignored: no stream left unread
+        return None
+    from counterexamples.peers.classify import view_of
+    reading = PartialReading(nearest or {}).complete()
+    start = initial_state(trace.state)
+    observed = observed_of(reply.response)  # only what the peer's answers show is compared
+
+    def seen(events) -> dict:
+        return view_of(evaluate(events, reading, start).to_json(detail=False), observed)
+
+    if seen(trace.events[:k + 1]) == seen(trace.events):
+        return None  # nothing after the first unread event would have had a visible effect
+    return k
+
+
+def _answer_key(response) -> str:
+    """A peer's answer as compared for :func:`stopped_reading` (messages, fatal, run input,
+    state, warnings)."""
+    if not isinstance(response, dict):
+        return repr(response)
+    return json.dumps({k: response.get(k) for k in ("messages", "fatal", "runInput", "state",
+                                                      "warnings")}, sort_keys=True)
 
 
 def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
                       holds: Optional[Callable[[tuple[dict, ...]], bool]] = None,
-                      part: Optional[str] = None) -> tuple[dict, ...]:
+                      part: Optional[str] = None, until: Optional[float] = None,
+                      cut: Optional[list] = None) -> tuple[dict, ...]:
     """Shrink a divergent trace by re-running the peer on smaller candidates: the canonical
     minimisation to a fixpoint (:func:`counterexamples.shrink.minimise`: delta debugging to a
     1-minimal trace, optional members dropped, names unified, patch operations and content
@@ -204,6 +262,10 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
         holds: another predicate over wire events to preserve instead (optional).
         part: shrink the divergence in this part of the verdict alone (one of :data:`PARTS`;
             None: the whole verdict), so that each part gets its own witness.
+        until: a :func:`time.monotonic` time after which no candidate is put to the peer (each
+            is then taken as not showing the divergence), so that shrinking ends soon after it
+            with the smallest trace found so far, still a witness; ``cut``, a list, gets
+            ``True`` appended when that happened (the result may then not be 1-minimal).
 
     Returns:
         The shrunk wire events (the input itself when it does not diverge).
@@ -218,6 +280,10 @@ def shrink_divergence(adapter: AdapterProcess, trace: PeerTrace,
         if not wire:
             return False
         key = json.dumps(list(wire), sort_keys=True)
+        if key not in cache and until is not None and time.monotonic() > until:
+            if cut is not None and not cut:
+                cut.append(True)
+            return False  # out of its time: not put to the peer
         if key not in cache:
             try:
                 events = parse_events(wire)
@@ -277,7 +343,8 @@ def describe_verdict(verdict: dict) -> str:
 
 
 def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence[dict],
-                       source: str, part: Optional[str] = None) -> PeerDivergenceFinding:
+                       source: str, part: Optional[str] = None,
+                       minimal: bool = True) -> PeerDivergenceFinding:
     """The finding for a (shrunk) divergent trace
     (:class:`counterexamples.findings.PeerDivergenceFinding`).
 
@@ -293,14 +360,58 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     names both), ``compared`` (the parts of a verdict compared), ``conformant`` (no producer clause
     broken) and ``producerViolations``, ``explanation``, ``length``, ``events``, ``initialState``
     (when given), ``peerVerdict`` (the peer's answer: messages, warnings, fatal, runInput, state,
-    log) and ``verdicts`` (every verdict class of the model: readings, includesDraft, verdict).
+    log) and ``verdicts`` (every verdict class of the model: readings, includesDraft, verdict);
+    the trace is the shrunk one with the events that end what it left open, where the peer
+    still diverges the same way on it (:func:`_closed_divergence`; ``closing`` counts them,
+    ``length - closing`` is the shrunk length);
+    ``divergenceKind`` (:data:`DIVERGENCE_KINDS`; with ``stoppedAt``, the first event that had
+    no effect, for ``stopped-reading``: :func:`stopped_reading`), ``outsideDraft`` (the clauses
+    among ``clauses`` that are the model's own rules, :func:`model.clauses.outside_draft`: a
+    divergence resting on them is not one from the draft) and ``minimal`` (False when shrinking
+    ran out of its time before a fixpoint, :func:`shrink_divergence`'s ``until``). The id's
+    hash also covers the root cause (:func:`divergence_signature`), so two causes never share
+    an id.
     """
+    shrunk_length = len(wire)
+    wire = _closed_divergence(adapter, trace, tuple(wire), part)
+    closing = len(wire) - shrunk_length
     events = parse_events(wire)
     small = PeerTrace(trace.id, tuple(wire), events, trace.state, trace.source)
     reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
     classification = classify(events, reply, small.state, part=part)
     where = locate_divergence(adapter, small, part)
-    return _finding(adapter, small, reply, classification, where, source, True, part)
+    stopped = stopped_reading(adapter, small, reply, classification.nearest_assignment) \
+        if classification.kind == "divergence" else None
+    return _finding(adapter, small, reply, classification, where, source, True, part,
+                    stopped, minimal, closing)
+
+
+def _closed_divergence(adapter: AdapterProcess, trace: PeerTrace, wire: tuple[dict, ...],
+                       part: Optional[str]) -> tuple[dict, ...]:
+    """``wire`` with the events that end what it left open appended
+    (:func:`model.producer.closing_events`: a complete stream, as the run's witnesses are) when
+    the peer still parts from every reading there the same way (same root cause,
+    :func:`divergence_signature`) and the closing events break no producer clause the trace does
+    not already break; otherwise ``wire`` itself."""
+    from model.producer import closing_events
+    try:
+        events = parse_events(wire)
+    except TraceFormatError:
+        return wire
+    ending = closing_events(events)
+    if not ending:
+        return wire
+    longer = wire + tuple(e.to_wire() for e in ending)
+    longer_events = parse_events(longer)
+    if not {v.clause for _, v in check_trace(longer_events)} <= \
+            {v.clause for _, v in check_trace(events)}:
+        return wire
+    before = locate_divergence(adapter, PeerTrace(trace.id, wire, events, trace.state), part)
+    after = locate_divergence(adapter, PeerTrace(f"{trace.id}~closed", longer, longer_events,
+                                                 trace.state), part)
+    if before is None or after is None or after.signature != before.signature:
+        return wire
+    return longer
 
 
 def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
@@ -318,7 +429,9 @@ def unshrunk_finding(adapter: AdapterProcess, result: "TraceResult",
 
 def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
              classification: Classification, where: Optional[Divergence], source: str,
-             shrunk: bool, part: Optional[str] = None) -> PeerDivergenceFinding:
+             shrunk: bool, part: Optional[str] = None, stopped: Optional[int] = None,
+             minimal: bool = False, closing: int = 0) -> PeerDivergenceFinding:
+    from model.clauses import outside_draft
     events = small.events
     if where is None:  # the peer no longer diverges (a flaky peer): describe the whole trace
         index = len(events) - 1
@@ -328,8 +441,11 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
     else:
         index, aspects, nearest = where.index, list(where.aspects), where.nearest
         branch, clauses, related = where.branch, list(where.clauses), list(where.related)
+    kind = "verdict" if stopped is None else "stopped-reading"
+    cause = divergence_signature(branch, aspects, kind)
     fid = PeerDivergenceFinding.id_for(adapter.spec.name, events,
-                                       extra=json.dumps(small.state, sort_keys=True))
+                                       extra=json.dumps(small.state, sort_keys=True) + "\n"
+                                       + json.dumps(cause))
     response = reply.response or {}
     groups: dict[str, tuple[list[dict], Any]] = {}  # the leaves by verdict, first seen first
     for assignment, verdict in classification.leaves:
@@ -338,8 +454,7 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
                groups.values()]
     verdicts = [c.to_json() for c in sorted(entries, key=lambda c: not c.includes_draft)]
     violations = check_trace(events)
-    wire_event = small.wire[index]
-    at_text = " ".join(str(wire_event.get(k)) for k in ("type", "messageId") if k in wire_event)
+    at_text = _event_text(small.wire[index])
     draft_json = verdicts[0]["verdict"]
     explanation = "\n".join([
         f"On this {len(events)}-event trace the peer ({response.get('peer', adapter.spec.label)}) "
@@ -349,6 +464,9 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         f"It first parts from every reading at event {index} ({at_text}), in the step the "
         f"model consumer under the nearest reading ({nearest}) takes as '{branch}'; there it "
         f"differs from that reading in: {', '.join(aspects) or '-'}.",
+        *([f"It stopped reading the stream at event {stopped} "
+           f"({_event_text(small.wire[stopped])}): from there on no event changed its answer, "
+           "and it reported no failure."] if stopped is not None else []),
         f"- model (draft): {describe_verdict(draft_json)}",
         f"- peer: {describe_verdict(response)}",
         ("The trace is conformant: the producer breaks no clause." if not violations else
@@ -360,12 +478,15 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         "peer": response.get("peer", adapter.spec.label), "source": source,
         "clauses": clauses, "relatedClauses": related, "branch": branch, "divergesAt": index,
         "event": at_text, "nearest": nearest, "aspects": aspects,
+        "divergenceKind": kind, **({"stoppedAt": stopped} if stopped is not None else {}),
+        "outsideDraft": outside_draft(clauses), "minimal": shrunk and minimal,
         "divergesIn": [part or COMBINED],
         "compared": observed_of(response).names() if response else [],
         "conformant": not violations,
         "producerViolations": [{"atEvent": i, "clause": v.clause, "kind": v.kind}
                                for i, v in violations],
-        "explanation": explanation, "length": len(events), "shrunk": shrunk,
+        "explanation": explanation, "length": len(events), "closing": closing,
+        "shrunk": shrunk,
         "events": list(small.wire),
     }
     if small.state is not None:
@@ -375,3 +496,8 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
                               if k in response}
     finding["verdicts"] = verdicts
     return PeerDivergenceFinding(finding)
+
+
+def _event_text(wire_event: dict) -> str:
+    """An event in a few words: its type and message id."""
+    return " ".join(str(wire_event.get(k)) for k in ("type", "messageId") if k in wire_event)

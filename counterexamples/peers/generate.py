@@ -2,6 +2,8 @@
 the stateful and breadth-first traces (:func:`generated_traces`, :func:`generation_parts`)."""
 from __future__ import annotations
 
+import json
+import re
 import time
 from typing import Optional, Sequence
 
@@ -417,7 +419,16 @@ def _wire_for(event: Event) -> dict:
     this wire form, so peer and model always see the same events."""
     wire = event.to_wire()
     for path in event.notices:
+        role = _UNKNOWN_ROLE.fullmatch(path)
+        if role:  # a text opened with a role the draft does not define: send that role
+            wire["role"] = json.loads(role.group(1))
+            continue
         name = path[2:] if path.startswith("$.") else ""
-        if name and not any(c in name for c in ".[]") and name not in wire:
+        if name and not any(c in name for c in ".[] ()") and name not in wire:
             wire[name] = True
     return wire
+
+
+_UNKNOWN_ROLE = re.compile(r'\$\.role \(role ("(?:[^"\\]|\\.)*") unrecognised\)')
+"""The notice :func:`model.wire.parse_event` records for a TEXT_MESSAGE_START whose role the
+draft does not define (the role as JSON text in group 1)."""

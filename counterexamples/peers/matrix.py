@@ -345,11 +345,16 @@ def write_matrix(directory: str, matrix: Matrix, doc: Optional[dict] = None) -> 
 
 # --- rendering ----------------------------------------------------------------------------------
 
-def cell_text(cell: dict) -> str:
-    """A knob cell in words: the option; ``a / b`` when several fit; ``inconsistent`` when none
-    fits every separating trace; ``-`` without evidence."""
+def cell_text(cell: dict, knob: Optional[str] = None) -> str:
+    """A knob cell in words: the option (given the ``knob`` id, an option that is a deviation,
+    :attr:`model.readings.Knob.deviations`, says so: the peer is not conformant there);
+    ``a / b`` when several fit; ``inconsistent`` when none fits every separating trace; ``-``
+    without evidence."""
     if cell["status"] == "determined":
-        return cell["behavesAs"]
+        from model.readings import KNOB_BY_ID
+        against = knob in KNOB_BY_ID and KNOB_BY_ID[knob].deviation(cell["behavesAs"])
+        return cell["behavesAs"] + (f" (deviation, against {against}: not conformant)"
+                                    if against else "")
     if cell["status"] == "undetermined":
         return " / ".join(cell["options"])
     if cell["status"] == "inconsistent":
@@ -365,6 +370,19 @@ def _set_aside(peer: dict) -> str:
 def _md(text: str) -> str:
     """Text for a Markdown table cell (pipes and line breaks escaped)."""
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _divergence_notes(d: dict) -> str:
+    """What a divergence's clauses cell adds: that the peer stopped reading the stream, and the
+    model's own rules outside the draft it rests on."""
+    out = ""
+    if d.get("divergenceKind") == "stopped-reading":
+        out += f"; the peer stopped reading at event {d.get('stoppedAt')} (later events had no " \
+               "effect)"
+    if d.get("outsideDraft"):
+        out += "; rests on the model's own rules outside the draft: " + \
+            ", ".join(d["outsideDraft"])
+    return out
 
 
 def render_markdown(doc: dict) -> str:
@@ -394,7 +412,7 @@ def render_markdown(doc: dict) -> str:
         row = []
         for p in peers:
             c = k["cells"][p["name"]]
-            text = _md(cell_text(c))
+            text = _md(cell_text(c, k["knob"]))
             row.append(f"**{text}**" if c["status"] != "no-evidence" and
                        k["draft"] not in c["options"] else text)
         out.append(f"| {k['knob']} | {_md(k['draft'])} | " + " | ".join(row) + " |")
@@ -423,7 +441,7 @@ def render_markdown(doc: dict) -> str:
                        f"from {_md(d['source'])}, at event {d['divergesAt']} "
                        f"({_md(d['event'])}), model branch `{d['branch']}`, differs in "
                        f"{_md(', '.join(d['aspects']))} from {_md(d['nearest'])}; clauses "
-                       f"{', '.join(d['clauses'])}")
+                       f"{', '.join(d['clauses'])}{_divergence_notes(d)}")
         out.append("")
     return "\n".join(out)
 
@@ -582,7 +600,7 @@ def render_html(doc: dict) -> str:
             c = k["cells"][p["name"]]
             title = f'{c["evidence"]} separating trace(s)'
             row.append(f'<td class="{_cell_class(c, k["draft"])}" title="{e(title)}">'
-                       f"{e(cell_text(c))}</td>")
+                       f"{e(cell_text(c, k['knob']))}</td>")
         parts.append("".join(row) + "</tr>")
     parts.append("</tbody></table>")
     conformance = _conformance_html(doc)
@@ -604,7 +622,8 @@ def render_html(doc: dict) -> str:
                     f'<td>{d["divergesAt"]}: {e(d["event"])}</td>'
                     f'<td><code>{e(d["branch"])}</code></td>'
                     f'<td>{e(", ".join(d["aspects"]))}; nearest: {e(d["nearest"])}</td>'
-                    f'<td class="clauses">{e(", ".join(d["clauses"]))}</td></tr>')
+                    f'<td class="clauses">{e(", ".join(d["clauses"]) + _divergence_notes(d))}'
+                    '</td></tr>')
             parts.append("</tbody></table>")
     parts.append("</div></body></html>")
     return "\n".join(parts) + "\n"

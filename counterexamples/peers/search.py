@@ -22,20 +22,26 @@ CORPUS_SLACK = 3.0
 checked first; only an adapter that cannot answer them is cut, at the budget plus this)."""
 
 
-FEED_SHARE = 0.5
+SHRINK_SECONDS = 1.0
+"""What shrinking one kind of divergence is reckoned to take (seconds): feeding stops when the
+kinds found would need the time left (generation stops in time to shrink what it found)."""
+
+FEED_SHARE = 0.4
 """The share of the budget left after the corpus and probes that generating and feeding traces
 may use; shrinking has the rest (and whatever feeding did not use)."""
 
 
 def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] = 60.0,
-                stateful: int = 200, bfs_depth: int = 3, batch: int = 64, max_findings: int = 12,
+                stateful: int = 200, bfs_depth: int = 3, batch: int = 64, max_findings: int = 40,
                 progress: Optional[Callable[[int, int], None]] = None,
                 deadline: Optional[float] = None, vocabulary: Optional[Vocabulary] = None,
                 bfs_vocabulary: Optional[Vocabulary] = None) -> PeerReport:
     """Check the committed corpus and the :data:`PROBES` first (whatever the budget), then
     generate traces (:func:`generated_traces`) and feed them to the peer in batches of ``batch``,
-    classify, and shrink the divergences (one finding per first-divergence signature, at most
-    ``max_findings``); generation and feeding get at most :data:`FEED_SHARE` of what is left of
+    classify, and shrink the divergences (one finding per root cause, at most
+    ``max_findings``, each within its share of the time left:
+    :func:`counterexamples.peers.check.finish_report`); generation and feeding get at most
+    :data:`FEED_SHARE` of what is left of
     the budget, shrinking the rest.
 
     Args:
@@ -60,7 +66,7 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
         if progress:
             progress(len(report.results), len(base))
     adapter.deadline = deadline
-    # generating and feeding get at most half of what is left; shrinking the rest
+    # generating and feeding get at most FEED_SHARE of what is left; shrinking the rest
     feed_until = None if deadline is None else \
         time.monotonic() + max(0.0, deadline - time.monotonic()) * FEED_SHARE
     parts = generation_parts(seed, stateful, bfs_depth, deadline=feed_until,
@@ -69,7 +75,14 @@ def search_peer(adapter: AdapterProcess, seed: int = 0, budget: Optional[float] 
     total = len(base)
 
     def late() -> bool:
-        return feed_until is not None and time.monotonic() > feed_until
+        """Past the feeding share, or so many kinds of divergence found that shrinking them
+        (:data:`SHRINK_SECONDS` each) would need the time left."""
+        if feed_until is None:
+            return False
+        now = time.monotonic()
+        kinds = {(tuple(sorted(r.classification.aspects)), tuple(r.classification.divergent))
+                 for r in report.results if r.classification.kind == "divergence"}
+        return now > feed_until or len(kinds) * SHRINK_SECONDS > deadline - now
 
     for fresh, counts in parts:
         total += len(fresh)

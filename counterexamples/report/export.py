@@ -51,7 +51,8 @@ from counterexamples.findings import (AmbiguityFinding, ClassedFinding, Finding,
 
 __all__ = ["FORMATS", "ITF_SCHEMA", "ITF_SPEC_URL", "ITF_VARS", "load_finding",
            "open_finding", "to_jsonl",
-           "to_json", "to_itf", "to_mermaid", "to_pytest", "to_ag_ui_fixture", "export",
+           "to_json", "to_itf", "to_mermaid", "compare_mermaid", "to_pytest", "to_ag_ui_fixture",
+           "export",
            "reading_of_class",
            "parse_reading_spec"]
 
@@ -561,6 +562,12 @@ def _event_label(wire: dict, event: Event) -> str:
             if isinstance(wire.get(key), str):
                 parts.append(wire[key])
                 break
+        echo = wire.get("input") if name == "RUN_STARTED" else None
+        if isinstance(echo, dict) and isinstance(echo.get("messages"), list):
+            held = [f"{m.get('id')}:{m.get('role')}" if isinstance(m, dict) else "?"
+                    for m in echo["messages"]]
+            extra.append("input [" + ", ".join(held[:4] + (["…"] if len(held) > 4 else []))
+                         + "]")
         if isinstance(wire.get("role"), str):
             extra.append(wire["role"])
         if isinstance(wire.get("delta"), str):
@@ -674,6 +681,36 @@ def to_mermaid(finding: FindingLike) -> str:
         if note is not None:
             lines.append(f"    Note over Consumer: {note}")
     lines.extend(_mermaid_tail(finding))
+    return "\n".join(lines) + "\n"
+
+
+def compare_mermaid(title: str, wire: Sequence[dict], readings: Sequence[tuple[str, Reading]]
+                    ) -> str:
+    """A witness trace as a Mermaid ``sequenceDiagram`` comparing the named readings (the
+    settlement table's options of one knob): the lines of :func:`to_mermaid` (a first note
+    ``title`` over both participants, one arrow per event), with a note after each event at
+    which the readings do not all do the same thing, one line per group of readings doing the
+    same, each labelled by the name given with it (``[("Q1=merge", DRAFT), ("Q1=ignore",
+    ...)]``), so that a diagram compares exactly what its table does. ``wire``: the events'
+    wire form (parsed by :func:`model.wire.parse_events`; TraceFormatError, a ValueError, for
+    an element that is not an event object)."""
+    from model.wire import parse_events
+    events = parse_events(wire)
+    lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer",
+             f"    Note over Producer,Consumer: {_mermaid_text(title)}"]
+    tracks = [(label, _timeline(events, reading)) for label, reading in readings]
+    befores = [initial_state() for _ in tracks]
+    for i, (w, event) in enumerate(zip(wire, events)):
+        lines.append(f"    Producer->>Consumer: {_mermaid_text(_event_label(w, event))}")
+        changes = [_change(befores[k], steps[i]) for k, (_, steps) in enumerate(tracks)]
+        befores = [steps[i].state for _, steps in tracks]
+        if len(set(changes)) > 1:
+            groups: dict[str, list[str]] = {}
+            for (label, _), change in zip(tracks, changes):
+                groups.setdefault(change, []).append(label)
+            lines.append("    Note over Consumer: " + "<br/>".join(
+                _mermaid_text(f"{' / '.join(names)}: {change}")
+                for change, names in groups.items()))
     return "\n".join(lines) + "\n"
 
 

@@ -2,11 +2,12 @@
 Markdown, JSON and one self-contained HTML page, and its witnesses as trace files (issue 19).
 
 The page (:func:`render_html`) is what a reviewer opens without running anything: the table,
-one row per question (``<tr id="Q11">``, so ``questions.html#Q11`` links to it), then one section
-per question with its form, its witness as a sequence diagram and what each option ends with. A
-diagram is the project's Mermaid export (:func:`counterexamples.report.export.to_mermaid` of the
-witness as an ambiguity finding, unshrunk) drawn as an inline SVG, with the Mermaid source
-beside it: the page loads nothing (no script, no CDN) and works offline. Each witness is also
+one row per question (``<tr id="row-Q11">``), then one section per question (``<section
+id="Q11">``, so ``questions.html#Q11`` lands on it) saying in words what settles it
+(:func:`settlement_text`), its witness as a sequence diagram and what each option ends with. A
+diagram compares exactly the readings of the option table
+(:func:`counterexamples.report.export.compare_mermaid`), drawn as an inline SVG, with the witness's
+JSON lines beside it: the page loads nothing (no script, no CDN) and works offline. Each witness is also
 written as a trace file, JSON lines of wire events, the format ``replay`` reads
 (``questions/<Q-id>.jsonl``, linked from the page).
 
@@ -20,14 +21,16 @@ import html
 import json
 import os
 import re
+import textwrap
 from typing import Optional, Sequence
 
 from model.producer import PRODUCER_ONLY_KNOBS
+from model.text import TEXT_WIDTH
 from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
            "witness_mermaid", "mermaid_svg", "recommendations", "write_questions",
-           "witness_files", "PAGE", "TABLE_FILE"]
+           "witness_files", "PAGE", "TABLE_FILE", "settlement_text", "HTML_COLUMNS"]
 
 PAGE = "questions.html"
 """The page's file name in an output directory."""
@@ -107,7 +110,10 @@ def recommendations(row: dict) -> list[dict]:
     return out
 
 
-def _recommendation_lines(rows: Sequence[dict], bullet: str) -> list[str]:
+def _recommendation_lines(rows: Sequence[dict], bullet: str,
+                          width: Optional[int] = None) -> list[str]:
+    """The recommendations block: a heading line, one item per knob (``bullet`` first; folded
+    at word boundaries to ``width`` columns when given), and an empty line."""
     lines = ["", "recommended (★: a starred question of the notes; peers: the options each "
              "recorded peer takes):"]
     for r in rows:
@@ -115,9 +121,12 @@ def _recommendation_lines(rows: Sequence[dict], bullet: str) -> list[str]:
             star = "★" if rec["important"] else ""
             what = f"{rec['knob']}={rec['option']}" if rec["knob"] else "(no knob)"
             peers = "; ".join(f"{p}: {o}" for p, o in rec["peers"].items())
-            lines.append(f"{bullet}{r['question']}{star} {what}" +
-                         (f" (peers: {peers})" if peers else ""))
-    return lines
+            line = f"{bullet}{r['question']}{star} {what}" + (f" (peers: {peers})" if peers
+                                                               else "")
+            lines += [line] if width is None else textwrap.wrap(
+                line, width=width, subsequent_indent=" " * (len(bullet) + 2),
+                break_long_words=False, break_on_hyphens=False)
+    return lines + [""]
 
 
 def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None) -> str:
@@ -130,10 +139,10 @@ def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None)
     widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS) - 1)]
     lines = ["  ".join([c.ljust(w) for c, w in zip(line[:-1], widths)] + [line[-1]])
              for line in table]
+    lines += _recommendation_lines(rows, "  ", TEXT_WIDTH)
     lines.append(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})")
     if out_dir is None and witness_files(rows):
         lines.append(not_written_note(rows))
-    lines += _recommendation_lines(rows, "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -145,12 +154,11 @@ def render_markdown(rows: Sequence[dict], depth: int, out_dir: Optional[str] = N
     for r in rows:
         lines.append("| " + " | ".join(c.replace("|", "\\|")
                                        for c in _cells(r, out_dir, written=False)) + " |")
-    lines.append("")
+    lines += [line.replace("|", "\\|") for line in _recommendation_lines(rows, "- ")]
     lines.append(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})")
     if out_dir is None and witness_files(rows):
         lines.append("")
         lines.append(not_written_note(rows))
-    lines += [line.replace("|", "\\|") for line in _recommendation_lines(rows, "- ")]
     return "\n".join(lines) + "\n"
 
 
@@ -158,31 +166,29 @@ def render_markdown(rows: Sequence[dict], depth: int, out_dir: Optional[str] = N
 
 def witness_mermaid(row: dict) -> Optional[str]:
     """The row's witness as a Mermaid sequence diagram, or None for a row without one: for a
-    split (forms A and B) the project's export of the witness as an unshrunk ambiguity finding
-    (notes where the readings part); for a producer-side row, one arrow per event and a note
-    with the conformance under each option."""
+    split (forms A and B) the witness under each option of the row's knob, labelled as the
+    option table labels them (:func:`properties.questions.option_outcomes`' ``label``), with a
+    note wherever the options part (:func:`counterexamples.report.export.compare_mermaid`); for
+    a producer-side row, one arrow per event and a note with the conformance under each
+    option. The diagram names no finding: the page links the run's finding of the knob, where
+    the output holds one, by its file."""
     if not row.get("witness"):
         return None
-    from model.wire import parse_events
-    events = parse_events(row["witness"])
-    if row["form"] in ("A", "B"):
-        from counterexamples.report.export import to_mermaid
-        from counterexamples.findings import ambiguity_finding
-        from properties.search.ambiguity import Witness
-        from model.verdict import splits_of
-        pair = splits_of(events).get(row["knob"])
-        if pair is not None:
-            return to_mermaid(ambiguity_finding(Witness(row["knob"], tuple(events), pair),
-                                                shrink=False))
-    from counterexamples.report.export import _event_label, _mermaid_text
-    title = _mermaid_text(f"{row['question']}: {row['title']}")
-    lines = ["sequenceDiagram", "    participant Producer", "    participant Consumer",
-             f"    Note over Producer,Consumer: {title}"]
-    for wire, event in zip(row["witness"], events):
-        lines.append(f"    Producer->>Consumer: {_mermaid_text(_event_label(wire, event))}")
-    verdicts = [f"{o['option']}: {_conformance(o)}" for o in row.get("options") or []]
+    from counterexamples.report.export import compare_mermaid
+    title = f"{row['question']} witness: " + " vs ".join(compared(row))
+    if row["form"] in ("A", "B") and row.get("options"):
+        from model.readings import parse_reading
+        return compare_mermaid(title, row["witness"], [
+            (o.get("label") or o["option"], parse_reading(o.get("label") or
+                                                          f"{row['knob']}={o['option']}"))
+            for o in row["options"]])
+    lines = compare_mermaid(title, row["witness"], []).splitlines()
+    verdicts = [f"{row['knob']}={o['option']}: {_conformance(o)}"
+                for o in row.get("options") or []]
     if verdicts:
-        lines.append("    Note over Producer: " + "<br/>".join(_mermaid_text(v) for v in verdicts))
+        from counterexamples.report.export import _mermaid_text
+        lines.append("    Note over Producer: " + "<br/>".join(_mermaid_text(v)
+                                                                for v in verdicts))
     return "\n".join(lines) + "\n"
 
 
@@ -199,6 +205,8 @@ def _unmermaid(text: str) -> str:
 
 
 def _wrap(text: str, width: int = 78) -> list[str]:
+    """Plain lines of at most ``width`` characters: ``<br/>`` breaks, then word boundaries
+    (a word longer than ``width`` is cut)."""
     out = []
     for part in text.split("<br/>"):
         part = _unmermaid(part)
@@ -211,55 +219,96 @@ def _wrap(text: str, width: int = 78) -> list[str]:
     return out
 
 
+CHAR_PX = 7.3
+"""The advance of one character of the diagrams' 12 px monospace font, in pixels (a little over
+what browsers give it, so that a label never reaches past its measure)."""
+
+NOTE_CHARS = 60
+"""The widest line of a diagram's note, in characters (longer ones are folded)."""
+
+
 def mermaid_svg(source: str, marker: str = "head") -> str:
     """A Mermaid ``sequenceDiagram`` of the export's shape (participants Producer and
     Consumer, ``Producer->>Consumer:`` arrows, ``Note over ...:`` lines) drawn as an inline SVG:
-    two lifelines, one arrow per event with its label, each note as a box on the consumer's
-    side. Every text is escaped; other lines are ignored. ``marker``: the id of the arrowhead
-    marker, unique per diagram on a page (an HTML id is the page's, not the SVG's)."""
-    left, right, note_x, y = 90, 430, 450, 50
-    parts = []
+    a first note over both participants as a caption above, two lifelines, one arrow per event
+    with its label above it, each other note as a box right of the consumer's lifeline. The lifelines stand far enough apart for the longest arrow label
+    (:data:`CHAR_PX` a character), so that no label crosses the consumer's lifeline, and a
+    note's lines are folded at :data:`NOTE_CHARS`. Every text is escaped; other lines are
+    ignored. ``marker``: the id of the arrowhead marker, unique per diagram on a page (an HTML
+    id is the page's, not the SVG's). The SVG's width is its content's; the page puts it in a
+    box that scrolls sideways where the window is narrower."""
+    arrows, notes = [], []
+    items = []
+    caption: list[str] = []
     for line in source.splitlines():
         line = line.strip()
-        if line.startswith("Producer->>Consumer:"):
+        if line.startswith("Note over Producer,Consumer:") and not items and not caption:
+            caption = _wrap(line.split(":", 1)[1].strip(), NOTE_CHARS + 20)
+        elif line.startswith("Producer->>Consumer:"):
             label = _unmermaid(line.split(":", 1)[1].strip())
-            parts.append(f'<text x="{left + 8}" y="{y}" class="label">{html.escape(label)}</text>')
+            items.append(("arrow", label))
+            arrows.append(label)
+        elif line.startswith("Note over"):
+            text = _wrap(line.split(":", 1)[1].strip(), NOTE_CHARS)
+            items.append(("note", text))
+            notes.append(text)
+    left = 90
+    right = max(left + 340, left + 16 + int(CHAR_PX * max((len(a) for a in arrows),
+                                                         default=0)) + 8)
+    note_x = right + 14
+    note_w = int(CHAR_PX * max((len(t) for n in notes for t in n), default=0)) + 14
+    top = 16 * len(caption) + (8 if caption else 0)
+    y, parts = 50 + top, [f'<text x="4" y="{16 + 16 * i}" class="notetext">{html.escape(t)}'
+                          '</text>' for i, t in enumerate(caption)]
+    for kind, value in items:
+        if kind == "arrow":
+            parts.append(f'<text x="{left + 8}" y="{y}" class="label">{html.escape(value)}</text>')
             parts.append(f'<line x1="{left}" y1="{y + 6}" x2="{right}" y2="{y + 6}" '
                          f'class="arrow" marker-end="url(#{marker})"/>')
             y += 30
-        elif line.startswith("Note over"):
-            text = _wrap(line.split(":", 1)[1].strip())
-            h = 16 * len(text) + 8
-            parts.append(f'<rect x="{note_x}" y="{y - 12}" width="560" height="{h}" '
+        else:
+            h = 16 * len(value) + 8
+            parts.append(f'<rect x="{note_x}" y="{y - 12}" width="{note_w}" height="{h}" '
                          'class="note"/>')
-            for i, t in enumerate(text):
+            for i, t in enumerate(value):
                 parts.append(f'<text x="{note_x + 6}" y="{y + 2 + 16 * i}" class="notetext">'
                              f'{html.escape(t)}</text>')
             y += h + 10
     height = y + 10
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="1020" height="{height}" '
-            f'viewBox="0 0 1020 {height}" role="img">'
+    width = max(note_x + note_w + 10 if notes else right + 20,
+                int(CHAR_PX * max((len(t) for t in caption), default=0)) + 10)
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img">'
             f'<defs><marker id="{marker}" markerWidth="8" markerHeight="8" refX="8" refY="4" '
             'orient="auto"><path d="M0,0 L8,4 L0,8 z"/></marker></defs>'
-            f'<text x="{left - 30}" y="20" class="actor">Producer</text>'
-            f'<text x="{right - 30}" y="20" class="actor">Consumer</text>'
-            f'<line x1="{left}" y1="28" x2="{left}" y2="{height}" class="life"/>'
-            f'<line x1="{right}" y1="28" x2="{right}" y2="{height}" class="life"/>')
+            f'<text x="{left - 30}" y="{20 + top}" class="actor">Producer</text>'
+            f'<text x="{right - 30}" y="{20 + top}" class="actor">Consumer</text>'
+            f'<line x1="{left}" y1="{28 + top}" x2="{left}" y2="{height}" class="life"/>'
+            f'<line x1="{right}" y1="{28 + top}" x2="{right}" y2="{height}" class="life"/>')
     return head + "".join(parts) + "</svg>"
 
 
 # --- the page -----------------------------------------------------------------------------------
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em}
+body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}
+main{min-width:0}
 table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:3px 6px;vertical-align:top}
-th{background:#eee}.form-A{background:#e6f4ea}.form-B{background:#fff4e0}
+th{background:#eee;text-align:left}.form-A{background:#e6f4ea}.form-B{background:#fff4e0}
 .form-C{background:#e8eefc}.form-none{background:#fde8e8}
-pre{background:#f6f6f6;padding:6px;overflow-x:auto}
+.wide{overflow-x:auto;max-width:100%}
+#table td.title{min-width:14em}
+pre{background:#f6f6f6;padding:6px;overflow-x:auto;white-space:pre}
+code{overflow-wrap:anywhere}
 svg .label,svg .notetext{font:12px monospace}svg .actor{font:bold 14px sans-serif}
 svg .arrow{stroke:#333;stroke-width:1.5}svg .life{stroke:#999;stroke-dasharray:4 3}
 svg .note{fill:#fffbe6;stroke:#d9c76a}
 """
+
+
+def _events(n: int) -> str:
+    """``"1 event"``, ``"3 events"``."""
+    return f"{n} event" + ("" if n == 1 else "s")
 
 
 def _conformance(outcome: dict) -> str:
@@ -272,20 +321,22 @@ def _option_table(row: dict) -> str:
         return ""
     if row["form"] == "C":
         body = "".join(
-            f"<tr><td>{html.escape(o['option'])}</td><td>{html.escape(o['reading'])}</td>"
+            f"<tr><td><code>{html.escape(row['knob'])}={html.escape(o['option'])}</code></td>"
             f"<td>{html.escape(_conformance(o))}</td></tr>" for o in options)
-        return ("<table class='options'><tr><th>option</th><th>reading</th>"
-                f"<th>the trace is</th></tr>{body}</table>")
+        return ("<div class='wide'><table class='options'><tr><th>reading</th>"
+                f"<th>the witness is</th></tr>{body}</table></div>")
     body = []
     for o in options:
         held = "; ".join(_message_text(m) for m in o["messages"]) or "(none)"
-        body.append(f"<tr><td>{html.escape(o['option'])}</td><td>{html.escape(o['reading'])}</td>"
+        label = o.get("label") or o["option"]
+        body.append(f"<tr><td><code>{html.escape(label)}</code></td>"
                     f"<td>{html.escape(held)}</td>"
                     f"<td>{html.escape(', '.join(o['warnings']) or '-')}</td>"
                     f"<td>{html.escape(o['fatal'] or '-')}</td>"
                     f"<td>{html.escape(o['run'])}</td></tr>")
-    return ("<table class='options'><tr><th>option</th><th>reading</th><th>messages</th>"
-            "<th>warnings</th><th>fatal</th><th>run</th></tr>" + "".join(body) + "</table>")
+    return ("<div class='wide'><table class='options'><tr><th>reading (every other knob at "
+            "draft)</th><th>messages</th><th>warnings</th><th>fatal</th><th>run</th></tr>"
+            + "".join(body) + "</table></div>")
 
 
 def _message_text(m: dict) -> str:
@@ -300,20 +351,73 @@ def _message_text(m: dict) -> str:
     return " ".join(bits)
 
 
-def _section(row: dict, written: bool = True) -> str:
+def compared(row: dict) -> list[str]:
+    """The two readings the row's split compares, named as its option table names them (the
+    option, then the split's context away from draft): ``["Q1=merge", "Q1=ignore"]``."""
+    readings = row.get("readings") or []
+    options = row.get("options") or []
+    if row.get("form") not in ("A", "B") or not options:
+        return list(readings)
+    from model.readings import parse_assignment
+    knob = row["knob"]
+    wanted = [parse_assignment(r).get(knob) for r in readings]
+    labels = {o["option"]: o.get("label") or f"{knob}={o['option']}" for o in options}
+    return [labels.get(w, r) for w, r in zip(wanted, readings)]
+
+
+_ENGINE_WORDS = {"Z3": "Z3 bounded model checking of the ownership and replace fragment",
+                 "BFS": "the exhaustive breadth-first search",
+                 "both": "Z3 bounded model checking and the exhaustive breadth-first search"}
+
+
+def settlement_text(row: dict) -> str:
+    """What the row settles, in words (plain text): for form A and B, the split and where the
+    witness came from; for form C what was proven or searched, to what bound, by which engine,
+    and why that settles the question; for an unsettled row, what is missing."""
+    q, depth = row["question"], row.get("proofDepth")
+    if row["form"] in ("A", "B"):
+        what = ("a trace that breaks no producer clause (under draft)" if row["form"] == "A"
+                else "a trace whose last event breaks a producer clause (no trace that breaks "
+                "none splits the knob to the search's depth)")
+        text = (f"Form {row['form']}: {row['knob']} decides {what}: the readings "
+                f"{' and '.join(compared(row))}, which differ only in {row['knob']} (every "
+                f"knob not named at its draft option), end "
+                f"differently on it. Shortest witness: {_events(row['length'])}, found by "
+                f"{_ENGINE_WORDS[row['engine']]} (BFS {_cell(row['bfsLength'])}, Z3 "
+                f"{_cell(row['z3Length'])}).")
+        if row.get("closing"):
+            text += (f" The witness file appends {_events(row['closing'])} ending what the "
+                     "trace left open (RUN_FINISHED and the like), so that it is a complete "
+                     "stream; the readings still part the same way on it.")
+        return text
+    if row["form"] == "C" and row.get("proven"):
+        proven = "; ".join(f"{p['statement'].rstrip('.')} ({p['property']}, by "
+                           f"{_ENGINE_WORDS[p['engine']]})" for p in row["proven"])
+        return (f"Form C: proven under every reading at once, for every trace of up to "
+                f"{_events(depth)}: {proven}. Why this settles {q}: {row.get('settles') or '-'}")
+    if row["form"] == "C" and row.get("knob") in PRODUCER_ONLY_KNOBS:
+        outcomes = "; ".join(f"{row['knob']}={o['option']}: {_conformance(o)}"
+                             for o in row.get("options") or [])
+        return (f"Form C, a producer-side question: no consumer step reads knob {row['knob']}, "
+                f"so no consumer verdict depends on it; its options decide only whether a "
+                f"producer's stream is conformant. The shortest trace whose conformance an "
+                f"option changes ({_events(row['length'])}, the exhaustive breadth-first "
+                f"search to {_events(depth)}): {outcomes}.")
+    if row["form"] == "C":
+        return (f"Form C: {row['note']}. Searched by {_ENGINE_WORDS['BFS']} under every "
+                f"reading; the knob's options gave the same verdict on every trace, so to "
+                f"that bound no consumer's verdict depends on the answer.")
+    return f"Not settled: {row['note']}."
+
+
+def _section(row: dict, written: bool = True, findings: Optional[dict] = None) -> str:
     q = html.escape(row["question"])
-    form = row["form"] or "not settled"
-    out = [f"<section id='{q}-detail'><h2>{q}: {html.escape(row['title'])}</h2>",
-           f"<p>Form <b>{html.escape(form)}</b>. {html.escape(row['note'])}."]
-    if row.get("length") is not None:
-        out.append(f" Shortest witness: {row['length']} events (engine {row['engine']}; "
-                   f"BFS {_cell(row['bfsLength'])}, Z3 {_cell(row['z3Length'])}).")
-    if row.get("proofDepth") is not None:
-        out.append(f" Proof depth: {row['proofDepth']} events.")
-    out.append("</p>")
-    if row.get("readings"):
-        out.append("<p>Readings compared: " + " vs ".join(
-            f"<code>{html.escape(r)}</code>" for r in row["readings"]) + "</p>")
+    out = [f"<section id='{q}'><h2>{q}: {html.escape(row['title'])}</h2>",
+           f"<p>{html.escape(settlement_text(row))}</p>"]
+    found = (findings or {}).get(row.get("knob"))
+    if found:
+        out.append(f"<p>The run's finding of knob {html.escape(row['knob'])} (its own shrunk "
+                   f"witness): <a href='{html.escape(found)}'>{html.escape(found)}</a></p>")
     source = witness_mermaid(row)
     if source is not None:
         f = html.escape(row["witnessFile"])
@@ -326,9 +430,11 @@ def _section(row: dict, written: bool = True) -> str:
         else:  # a page printed without --out: nothing to link to
             out.append(f"<p>Witness trace: not written (<code>activity-check questions --out "
                        f"DIR</code> writes it as <code>DIR/{f}</code>)</p>")
-        out.append(mermaid_svg(source, f"head-{row['question']}"))
-        out.append("<details><summary>Mermaid source</summary><pre>"
-                   f"{html.escape(source)}</pre></details>")
+        out.append("<div class='wide'>" + mermaid_svg(source, f"head-{row['question']}")
+                   + "</div>")
+        out.append("<details><summary>The witness as JSON lines</summary><pre>"
+                   + html.escape("\n".join(json.dumps(e, ensure_ascii=False)
+                                           for e in row["witness"])) + "</pre></details>")
     out.append(_option_table(row))
     for rec in recommendations(row):
         what = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>"
@@ -342,39 +448,67 @@ def _section(row: dict, written: bool = True) -> str:
     return "".join(out)
 
 
-def render_html(rows: Sequence[dict], depth: int, written: bool = True) -> str:
+HTML_COLUMNS = ("question", "title", "form", "modelled by", "witness", "file")
+"""The columns of the page's table."""
+
+
+def _html_cells(row: dict, written: bool) -> list[str]:
+    """The page's cells of a row, as text: the knobs or proofs that model it (the knob named
+    only where it is not the question's own id), the witness's length and engine, or the
+    proof's depth and engine."""
+    knobs = [k for k in row["knobs"] if k != row["question"]]
+    modelled = ", ".join(([f"knob {row['question']}"] if row["question"] in row["knobs"] else [])
+                         + [f"knob {k}" for k in knobs]
+                         + [f"proof {p}" for p in row["proofs"]]) or "-"
+    if row.get("length") is not None:
+        witness = f"{_events(row['length'])} ({row['engine']})"
+    elif row.get("proofDepth") is not None:
+        witness = f"none to {_events(row['proofDepth'])} ({row['engine']})"
+    else:
+        witness = "-"
+    file = row["witnessFile"] if row.get("witnessFile") and written else "-"
+    return [row["question"], row["title"], row["form"] or "-", modelled, witness, file]
+
+
+def render_html(rows: Sequence[dict], depth: int, written: bool = True,
+                findings: Optional[dict] = None) -> str:
     """The self-contained page (see the module docstring): no script, no external resource.
     ``written``: the witness files are written beside the page (its links are relative to its
     directory); False for a page printed alone (``questions --format html`` without ``--out``),
-    which then says, instead of linking them, where ``--out`` writes them."""
+    which then says, instead of linking them, where ``--out`` writes them. ``findings``:
+    ``{knob: path of the run's finding file, relative to the page}`` for the findings written
+    beside it (each question's section links its knob's); the page shows no other finding id."""
     from properties.questions import settled_count
-    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+    head = "".join(f"<th>{c}</th>" for c in HTML_COLUMNS)
     body = []
     for r in rows:
-        cells = _cells(r, written=written)
-        cells[0] = f"<a href='#{html.escape(r['question'])}-detail'>{html.escape(cells[0])}</a>"
-        tds = "".join(f"<td>{c}</td>" if i == 0 else f"<td>{html.escape(c)}</td>"
-                      for i, c in enumerate(cells))
-        body.append(f"<tr id='{html.escape(r['question'])}' class='question "
+        cells = [html.escape(c) for c in _html_cells(r, written)]
+        cells[0] = f"<a href='#{cells[0]}'>{cells[0]}</a>"
+        tds = "".join(f"<td class='{c.split()[0]}'>{v}</td>" for c, v in zip(HTML_COLUMNS, cells))
+        body.append(f"<tr id='row-{html.escape(r['question'])}' class='question "
                     f"form-{r['form'] or 'none'}'>{tds}</tr>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
             "<title>activity-check: the open questions of the draft</title>"
-            f"<style>{_STYLE}</style></head><body>"
+            f"<style>{_STYLE}</style></head><body><main>"
             "<h1>The open questions of the draft, settled by the tool</h1>"
             f"<p>{settled_count(rows)} of {len(rows)} questions settled (depth {depth}). "
             "Form A: a knob whose options give different verdicts on a conformant trace; B: "
             "only after a producer violation; C: a bounded proof (Z3 or exhaustive) that no "
             "reading changes a consumer verdict, or for a producer-side question the shortest "
-            "trace whose conformance an option changes.</p>"
-            f"<table id='table'><tr>{head}</tr>{''.join(body)}</table>"
-            + "".join(_section(r, written) for r in rows) + "</body></html>\n")
+            "trace whose conformance an option changes. Each question's section "
+            "(<code>questions.html#Q11</code>) says what was shown, by which engine and to "
+            "what bound.</p>"
+            f"<div class='wide'><table id='table'><tr>{head}</tr>{''.join(body)}</table></div>"
+            + "".join(_section(r, written, findings) for r in rows) + "</main></body></html>\n")
 
 
 def write_questions(rows: Sequence[dict], out_dir: str, depth: int,
-                    table: bool = False) -> list[str]:
+                    table: bool = False, findings: Optional[dict] = None) -> list[str]:
     """Write :data:`PAGE` and every witness (``questions/<Q-id>.jsonl``, JSON lines of wire
     events) into the existing directory ``out_dir``, and with ``table`` also
-    :data:`TABLE_FILE`. Returns the paths written, relative to ``out_dir``.
+    :data:`TABLE_FILE`. ``findings``: as for :func:`render_html`. Returns the paths written,
+    relative to ``out_dir``.
 
     Raises:
         OSError: a file cannot be written."""
@@ -384,7 +518,7 @@ def write_questions(rows: Sequence[dict], out_dir: str, depth: int,
             os.makedirs(os.path.join(out_dir, os.path.dirname(r["witnessFile"])), exist_ok=True)
             _replace_file(out_dir, r["witnessFile"], dump_wire_jsonl(r["witness"]))
             written.append(r["witnessFile"])
-    _replace_file(out_dir, PAGE, render_html(rows, depth))
+    _replace_file(out_dir, PAGE, render_html(rows, depth, findings=findings))
     written.append(PAGE)
     if table:
         _replace_file(out_dir, TABLE_FILE, json.dumps(table_json(rows, depth), indent=2,
