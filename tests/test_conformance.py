@@ -115,6 +115,23 @@ def test_a_folder_manifest_is_checked_both_ways(tmp_path):
         load_fixtures([str(tmp_path / "x-one.json")])
 
 
+
+def test_a_folder_pipe_or_link_is_refused_not_waited_on(tmp_path):
+    """A named pipe among a folder's fixtures is refused at once (it used to block the run
+    for ever on open), and a symbolic link is refused, not followed, as every listed input."""
+    (tmp_path / "x-one.json").write_text(json.dumps(_doc(messageCount=0)))
+    os.mkfifo(tmp_path / "x-pipe.json")
+    with pytest.raises(FixtureError, match="x-pipe.json: refused: a named pipe"):
+        load_fixtures([str(tmp_path)])
+    os.unlink(tmp_path / "x-pipe.json")
+    os.symlink(tmp_path / "x-one.json", tmp_path / "x-link.json")
+    with pytest.raises(FixtureError, match="x-link.json: refused: a symbolic link"):
+        load_fixtures([str(tmp_path)])
+    os.unlink(tmp_path / "x-link.json")
+    os.mkfifo(tmp_path / "named.json")  # named on the command line: read, no writer is empty
+    with pytest.raises(FixtureError, match="named.json: line 1: not valid JSON"):
+        load_fixtures([str(tmp_path / "named.json")])
+
 # --- judging each key -----------------------------------------------------------------------------
 
 def _fx(expect: dict, name: str = "x-one", overrides=None, description: str = "d") -> Fixture:
