@@ -163,14 +163,14 @@ def _generate(args) -> int:
         reading = reading_option(args.reading)
         label = reading.name or "draft"
     if args.proposal is not None:
-        try:
-            with open(args.proposal, "rb") as f:
-                data = f.read(1_000_001)
-        except OSError as exc:
-            raise UsageError(f"--proposal {args.proposal}: cannot read the file: "
-                             f"{exc.strerror or exc}") from None
-        if len(data) > 1_000_000:
-            raise UsageError(f"--proposal {args.proposal}: larger than 1 MB; not read")
+        from model.wire import TraceFormatError, read_bytes
+        try:  # bounded, and a named pipe with no writer reads as empty: never waited on
+            data = read_bytes(args.proposal, listed=False, max_bytes=1_000_000)
+        except TraceFormatError as exc:
+            reason = exc.reason
+            if reason.startswith("larger than"):
+                reason = "larger than 1 MB; not read"
+            raise UsageError(f"--proposal {args.proposal}: {reason}") from None
         try:
             reading, label = proposal_reading(loads_json(data.decode("utf-8")))
         except UnicodeDecodeError:

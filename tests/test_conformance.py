@@ -341,6 +341,19 @@ def test_proposal_reading_is_checked():
             proposal_reading(bad)
 
 
+def test_a_proposal_named_pipe_is_never_waited_on(tmp_path):
+    """--proposal through a named pipe with no writer reads as empty (one line, exit 2); it
+    used to block in open() for ever."""
+    os.mkfifo(tmp_path / "p.json")
+    script = os.path.join(os.path.dirname(sys.executable), "activity-check")
+    proc = subprocess.run([script, "conformance", "generate", "--out", str(tmp_path / "o"),
+                           "--proposal", str(tmp_path / "p.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--proposal" in proc.stderr and "not valid JSON" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
 # --- the command line -----------------------------------------------------------------------------
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
