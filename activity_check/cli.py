@@ -267,17 +267,18 @@ def reading_option(text: str, parse: Optional[Callable] = None):
         raise UsageError(f"--reading: {exc}") from None
 
 
-def write_new_output(path: str, text: str) -> None:
+def write_new_output(path: str, text: str, option: str = "--out") -> None:
     """Write ``text`` to the new file ``path`` (an ``--out FILE``) whole or not at all, never
     over anything there and never through a symbolic link
-    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line)."""
+    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line, naming
+    ``option``, the flag that gave ``path``)."""
     from counterexamples.outdir import write_new_file
     try:
         write_new_file(path, text)
     except FileExistsError:
-        raise UsageError(f"--out {path}: already exists; not overwritten") from None
+        raise UsageError(f"{option} {path}: already exists; not overwritten") from None
     except OSError as exc:
-        raise UsageError(f"--out {path}: cannot write the file: "
+        raise UsageError(f"{option} {path}: cannot write the file: "
                          f"{exc.strerror or exc}; nothing was written") from None
 
 

@@ -128,7 +128,7 @@ def _run(args) -> int:
         sys.stdout.write(official_table(fixtures, results, answers))
         return 1 if unargued(fixtures, results, answers) else 0
     if args.junit:
-        write_new_output(args.junit, to_junit(results, f"conformance {label}"))
+        write_new_output(args.junit, to_junit(results, f"conformance {label}"), "--junit")
     if fmt == "json":
         print(dump({"consumer": label, "lane": args.lane, "thirdParty": args.third_party,
                     "summary": counts, "results": [r.to_json() for r in results]}))

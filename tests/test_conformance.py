@@ -341,6 +341,14 @@ def test_proposal_reading_is_checked():
             proposal_reading(bad)
 
 
+def test_an_existing_junit_file_is_named_by_its_flag(tmp_path, capsys):
+    good = _write(tmp_path / "x-one.json", _doc(messageCount=0))
+    (tmp_path / "r.xml").write_text("kept")
+    assert main(["conformance", "run", good, "--junit", str(tmp_path / "r.xml")]) == 2
+    err = capsys.readouterr().err
+    assert f"--junit {tmp_path / 'r.xml'}: already exists" in err and "--out" not in err
+    assert (tmp_path / "r.xml").read_text() == "kept"
+
 def test_a_proposal_named_pipe_is_never_waited_on(tmp_path):
     """--proposal through a named pipe with no writer reads as empty (one line, exit 2); it
     used to block in open() for ever."""
