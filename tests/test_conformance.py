@@ -336,7 +336,10 @@ def test_proposal_reading_is_checked():
     assert name == "p" and reading.as_dict()["Q8"] == "keep"
     for bad, message in (({"pins": {"Q8": "keep"}}, "'name'"), ({"name": "p", "pins": {}},
                                                                   "'pins'"),
-                         ({"name": "p", "pins": {"Q99": "x"}}, "unknown knob")):
+                         ({"name": "p", "pins": {"Q99": "x"}}, "unknown knob"),
+                         # it ends in a one-line description: a newline was a traceback
+                         ({"name": "a\nb", "pins": {"Q8": "keep"}}, "one line"),
+                         ({"name": "a\x1b[31m", "pins": {"Q8": "keep"}}, "one line")):
         with pytest.raises(ValueError, match=message):
             proposal_reading(bad)
 
