@@ -352,6 +352,18 @@ def test_an_existing_junit_file_is_named_by_its_flag(tmp_path, capsys):
     assert f"--junit {tmp_path / 'r.xml'}: already exists" in err and "--out" not in err
     assert (tmp_path / "r.xml").read_text() == "kept"
 
+def test_format_md_shows_a_fixtures_area_as_inert_text():
+    """--format md's area cell comes from the fixture: HTML, a link, a `|` or a newline in it
+    is shown, never run, and never breaks the row (it was written raw)."""
+    from counterexamples.conformance.scope import official_table
+    area = "<script>alert(1)</script>|[a](javascript:x)\n| y"
+    fx = Fixture("x-one", "<t>", {**_doc(messageCount=0), "area": area})
+    answers = model_answers([fx])
+    table = official_table([fx], run_fixtures([fx], answers, third_party=True), answers)
+    row = table.splitlines()[2]
+    assert row.startswith("| `x-one` | &lt;script&gt;") and "<script>" not in table
+    assert row.count(" | ") == 3 and "\\[a\\]" in row and "<br>" in row
+
 def test_a_proposal_named_pipe_is_never_waited_on(tmp_path):
     """--proposal through a named pipe with no writer reads as empty (one line, exit 2); it
     used to block in open() for ever."""
