@@ -93,9 +93,15 @@ class UsageError(Exception):
     """A problem with the user's input or arguments: printed as one line, exit 2."""
 
 
+MAX_SECONDS = 1e9
+"""The largest number of seconds a float option takes (about 31 years): ``--timeout 1e308``
+overflowed the platform's ``time_t`` in a thread's wait, a traceback."""
+
+
 def finite_float(text: str) -> float:
-    """argparse ``type`` of every float option: a number, refused (one line, exit 2) when it
-    is not one or is NaN or an infinity (``--timeout nan`` used to end in a traceback)."""
+    """argparse ``type`` of every float option (each a number of seconds): a number, refused
+    (one line, exit 2) when it is not one, is NaN or an infinity (``--timeout nan`` used to end
+    in a traceback), or is larger than :data:`MAX_SECONDS`."""
     import math
     try:
         value = float(text)
@@ -103,6 +109,9 @@ def finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    if abs(value) > MAX_SECONDS:  # a wait that long overflows the platform's time_t
+        raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_SECONDS:.0f} "
+                                         "seconds)")
     return value
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from activity_check.cli import UsageError, console, dump, reading_option, shown, \
+from activity_check.cli import UsageError, console, dump, finite_float, reading_option, shown, \
     write_new_output
 
 __all__ = ["PARSERS", "cmd_conformance"]
@@ -52,7 +52,7 @@ def _add_conformance(sub) -> None:
     out.add_argument("--format", choices=("text", "json", "md"), default=None,
                      help="text (default), json, or md: the scope table of "
                           "docs/conformance.md (passed, argued, out of scope; model only)")
-    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+    run.add_argument("--timeout", type=finite_float, default=DEFAULT_TIMEOUT,
                      help=f"seconds one answer may take (default {DEFAULT_TIMEOUT:g})")
     run.set_defaults(func=cmd_conformance)
 
