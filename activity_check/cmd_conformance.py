@@ -96,6 +96,12 @@ def _run(args) -> int:
         fixtures = load_fixtures(args.paths)
     except FixtureError as exc:
         raise UsageError(str(exc)) from None
+    if args.lane:
+        lanes = sorted({lane for f in fixtures for lane in f.doc.get("expectOverrides", {})})
+        if args.lane not in lanes:  # a misspelt lane would silently judge plain expect
+            print(f"activity-check: note: --lane {args.lane}: no fixture here has overrides "
+                  f"for this lane (lanes named: {', '.join(lanes) or 'none'}); each fixture's "
+                  "expect is used as written", file=sys.stderr)
     label = args.adapter or f"model:{args.model or 'draft'}"
     in_process = args.adapter is None or args.adapter == "model" or \
         args.adapter.startswith("model:")

@@ -364,6 +364,18 @@ def test_format_md_shows_a_fixtures_area_as_inert_text():
     assert row.startswith("| `x-one` | &lt;script&gt;") and "<script>" not in table
     assert row.count(" | ") == 3 and "\\[a\\]" in row and "<br>" in row
 
+def test_a_lane_no_fixture_names_is_noted(tmp_path, capsys):
+    """--lane with a name no fixture's expectOverrides has (a misspelt lane) says so on stderr;
+    the run used to judge plain expect silently. The exit status is unchanged."""
+    doc = {**_doc(messageCount=0), "expectOverrides": {"typescript": {
+        "messageCount": 0, "intentional": "i"}}}
+    good = _write(tmp_path / "x-one.json", doc)
+    assert main(["conformance", "run", good, "--lane", "typscript"]) == 0
+    err = capsys.readouterr().err
+    assert "--lane typscript: no fixture here has overrides" in err and "typescript" in err
+    assert main(["conformance", "run", good, "--lane", "typescript"]) == 0
+    assert "note" not in capsys.readouterr().err
+
 def test_a_proposal_named_pipe_is_never_waited_on(tmp_path):
     """--proposal through a named pipe with no writer reads as empty (one line, exit 2); it
     used to block in open() for ever."""
