@@ -231,6 +231,20 @@ def test_junit_reports_each_fixture():
     assert "expected 3, actual 1" in failure.text
 
 
+def test_junit_stays_xml_whatever_the_adapter_answered():
+    """An adapter's message id holding U+FFFF, a control character or a lone surrogate reaches
+    the failure text; it is written as an escape (the report was not well-formed XML)."""
+    import xml.etree.ElementTree as ET
+    odd = "a\uffff\x01\ud800]]>"
+    answer = {**ANSWER, "messages": [{"id": odd, "role": "assistant", "content": "hi"}],
+              "warnings": [{"code": "X", "detail": "\x0b" + odd}]}
+    expect = {"outcome": "completed", "messages": [{"id": "m1"}]}
+    for lane in (None, "typescript"):
+        root = ET.fromstring(to_junit([judge(_fx(expect), answer, lane)], "t\x02"))
+        failure = root.find("testsuite/testcase/failure")
+        assert '"a\\uffff\\u0001\\ud800]]>"' in failure.text
+
+
 # --- the official corpus under the model, and the docs' tables ------------------------------------
 
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
