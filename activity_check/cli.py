@@ -94,9 +94,15 @@ class UsageError(Exception):
     """A problem with the user's input or arguments: printed as one line, exit 2."""
 
 
+MAX_SECONDS = 1e9
+"""The largest number of seconds a float option takes (about 31 years): ``--timeout 1e308``
+overflowed the platform's ``time_t`` in a thread's wait, a traceback."""
+
+
 def finite_float(text: str) -> float:
-    """argparse ``type`` of every float option: a number, refused (one line, exit 2) when it
-    is not one or is NaN or an infinity (``--timeout nan`` used to end in a traceback)."""
+    """argparse ``type`` of every float option (each a number of seconds): a number, refused
+    (one line, exit 2) when it is not one, is NaN or an infinity (``--timeout nan`` used to end
+    in a traceback), or is larger than :data:`MAX_SECONDS`."""
     import math
     try:
         value = float(text)
@@ -104,6 +110,9 @@ def finite_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    if abs(value) > MAX_SECONDS:  # a wait that long overflows the platform's time_t
+        raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_SECONDS:.0f} "
+                                         "seconds)")
     return value
 
 
@@ -282,17 +291,18 @@ def reading_option(text: str, parse: Optional[Callable] = None):
         raise UsageError(f"--reading: {exc}") from None
 
 
-def write_new_output(path: str, text: str) -> None:
+def write_new_output(path: str, text: str, option: str = "--out") -> None:
     """Write ``text`` to the new file ``path`` (an ``--out FILE``) whole or not at all, never
     over anything there and never through a symbolic link
-    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line)."""
+    (:func:`counterexamples.outdir.write_new_file`). Raises UsageError (one line, naming
+    ``option``, the flag that gave ``path``)."""
     from counterexamples.outdir import write_new_file
     try:
         write_new_file(path, text)
     except FileExistsError:
-        raise UsageError(f"--out {path}: already exists; not overwritten") from None
+        raise UsageError(f"{option} {path}: already exists; not overwritten") from None
     except OSError as exc:
-        raise UsageError(f"--out {path}: cannot write the file: "
+        raise UsageError(f"{option} {path}: cannot write the file: "
                          f"{exc.strerror or exc}; nothing was written") from None
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sys
 
-from activity_check.cli import UsageError, console, dump, reading_option, shown, \
+from activity_check.cli import UsageError, console, dump, finite_float, reading_option, shown, \
     write_new_output
 
 __all__ = ["PARSERS", "cmd_conformance"]
@@ -52,7 +52,7 @@ def _add_conformance(sub) -> None:
     out.add_argument("--format", choices=("text", "json", "md"), default=None,
                      help="text (default), json, or md: the scope table of "
                           "docs/conformance.md (passed, argued, out of scope; model only)")
-    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+    run.add_argument("--timeout", type=finite_float, default=DEFAULT_TIMEOUT,
                      help=f"seconds one answer may take (default {DEFAULT_TIMEOUT:g})")
     run.set_defaults(func=cmd_conformance)
 
@@ -96,6 +96,12 @@ def _run(args) -> int:
         fixtures = load_fixtures(args.paths)
     except FixtureError as exc:
         raise UsageError(str(exc)) from None
+    if args.lane:
+        lanes = sorted({lane for f in fixtures for lane in f.doc.get("expectOverrides", {})})
+        if args.lane not in lanes:  # a misspelt lane would silently judge plain expect
+            print(f"activity-check: note: --lane {args.lane}: no fixture here has overrides "
+                  f"for this lane (lanes named: {', '.join(lanes) or 'none'}); each fixture's "
+                  "expect is used as written", file=sys.stderr)
     label = args.adapter or f"model:{args.model or 'draft'}"
     in_process = args.adapter is None or args.adapter == "model" or \
         args.adapter.startswith("model:")
@@ -128,7 +134,7 @@ def _run(args) -> int:
         sys.stdout.write(official_table(fixtures, results, answers))
         return 1 if unargued(fixtures, results, answers) else 0
     if args.junit:
-        write_new_output(args.junit, to_junit(results, f"conformance {label}"))
+        write_new_output(args.junit, to_junit(results, f"conformance {label}"), "--junit")
     if fmt == "json":
         print(dump({"consumer": label, "lane": args.lane, "thirdParty": args.third_party,
                     "summary": counts, "results": [r.to_json() for r in results]}))
@@ -163,14 +169,14 @@ def _generate(args) -> int:
         reading = reading_option(args.reading)
         label = reading.name or "draft"
     if args.proposal is not None:
-        try:
-            with open(args.proposal, "rb") as f:
-                data = f.read(1_000_001)
-        except OSError as exc:
-            raise UsageError(f"--proposal {args.proposal}: cannot read the file: "
-                             f"{exc.strerror or exc}") from None
-        if len(data) > 1_000_000:
-            raise UsageError(f"--proposal {args.proposal}: larger than 1 MB; not read")
+        from model.wire import TraceFormatError, read_bytes
+        try:  # bounded, and a named pipe with no writer reads as empty: never waited on
+            data = read_bytes(args.proposal, listed=False, max_bytes=1_000_000)
+        except TraceFormatError as exc:
+            reason = exc.reason
+            if reason.startswith("larger than"):
+                reason = "larger than 1 MB; not read"
+            raise UsageError(f"--proposal {args.proposal}: {reason}") from None
         try:
             reading, label = proposal_reading(loads_json(data.decode("utf-8")))
         except UnicodeDecodeError:

@@ -212,7 +212,10 @@ def _with_exposure(args, reading) -> int:
     if args.format not in ("pretty", "json"):
         raise UsageError(f"--exposure goes with --format pretty or json, not {args.format}")
     paths = _paths(args) if args.files else [("-", False)]
-    if args.url or len(paths) != 1:
+    if args.url:
+        raise UsageError("--exposure judges a stream read whole, not a live endpoint: save "
+                         "the endpoint's answer to a file and give that file")
+    if len(paths) != 1:
         raise UsageError("--exposure judges one stream: give one FILE or '-'")
     path, listed = paths[0]
     try:

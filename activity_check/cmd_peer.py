@@ -220,7 +220,8 @@ def _write_out(out_dir: str, report, summary: dict) -> None:
     for d in summary["divergences"]:
         d["files"] = by_id.get(d["id"], [])
     summary["files"] = files
-    with open(os.path.join(out_dir, PEER_SUMMARY), "w", encoding="utf-8") as fh:
+    with open(os.path.join(out_dir, PEER_SUMMARY), "w", encoding="utf-8",
+              errors="backslashreplace") as fh:  # a lone surrogate as its JSON escape
         fh.write(dump(summary) + "\n")
 
 

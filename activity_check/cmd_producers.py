@@ -19,6 +19,7 @@ SUMMARY = "producers.json"
 
 
 def _add(sub) -> None:
+    from activity_check.cli import finite_float
     p = sub.add_parser("producers", help="real AG-UI producers driven offline through scripted "
                        "scenarios, every stream linted (the producer matrix)")
     p.add_argument("--out", metavar="DIR",
@@ -26,7 +27,7 @@ def _add(sub) -> None:
                         "directory, or an earlier producers output)")
     p.add_argument("--format", choices=("md", "json"), default=None,
                    help="print the matrix in this form (default: md without --out)")
-    p.add_argument("--timeout", type=float, default=300.0,
+    p.add_argument("--timeout", type=finite_float, default=300.0,
                    help="seconds one producer script may run (default 300)")
     p.set_defaults(func=cmd_producers)
 

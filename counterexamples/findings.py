@@ -70,7 +70,9 @@ def finding_id(prefix: str, tag: str, name: str, events: Sequence[Event],
         label: the name shown in the id (default ``name``; a property's ``Pnn``).
     """
     text = f"{tag}\n{name}\n{dump_jsonl(events)}" + ("" if extra is None else f"\n{extra}")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    # surrogatepass: a lone surrogate of the trace (a \ud800 escape read) hashes too; any
+    # other text gives the bytes it always gave, so no id changes
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{prefix}-{label if label is not None else name}-{digest}"
 
 
@@ -618,10 +620,11 @@ def write_finding(finding: Finding, directory: str) -> tuple[str, str]:
         raise ValueError(f"{finding.id!r}: not a finding id; not written")
     os.makedirs(directory, exist_ok=True)
     base = os.path.join(directory, finding.id)
-    with open(base + ".json", "w", encoding="utf-8") as fh:
+    # a lone surrogate is written as its JSON escape (backslashreplace), the value read back
+    with open(base + ".json", "w", encoding="utf-8", errors="backslashreplace") as fh:
         json.dump(finding._doc, fh, indent=2, ensure_ascii=False)
         fh.write("\n")
-    with open(base + ".jsonl", "w", encoding="utf-8") as fh:
+    with open(base + ".jsonl", "w", encoding="utf-8", errors="backslashreplace") as fh:
         fh.write(finding.jsonl())
     return base + ".json", base + ".jsonl"
 

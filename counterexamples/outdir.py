@@ -207,14 +207,15 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
 
 def write_new_file(path: str, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path``, which must not exist, whole or not at all
-    (:func:`new_file`).
+    (:func:`new_file`). A lone surrogate (a ``\\ud800`` escape read from a stream) is written
+    as its backslash escape, as the command line's standard output does, never a traceback.
 
     Raises:
         FileExistsError: something is at ``path``.
         OSError: the directory cannot be written (full disk, read-only, missing).
     """
     with new_file(path) as fh:
-        fh.write(text.encode("utf-8"))
+        fh.write(text.encode("utf-8", errors="backslashreplace"))
 
 
 @contextmanager

@@ -115,6 +115,23 @@ def test_a_folder_manifest_is_checked_both_ways(tmp_path):
         load_fixtures([str(tmp_path / "x-one.json")])
 
 
+
+def test_a_folder_pipe_or_link_is_refused_not_waited_on(tmp_path):
+    """A named pipe among a folder's fixtures is refused at once (it used to block the run
+    for ever on open), and a symbolic link is refused, not followed, as every listed input."""
+    (tmp_path / "x-one.json").write_text(json.dumps(_doc(messageCount=0)))
+    os.mkfifo(tmp_path / "x-pipe.json")
+    with pytest.raises(FixtureError, match="x-pipe.json: refused: a named pipe"):
+        load_fixtures([str(tmp_path)])
+    os.unlink(tmp_path / "x-pipe.json")
+    os.symlink(tmp_path / "x-one.json", tmp_path / "x-link.json")
+    with pytest.raises(FixtureError, match="x-link.json: refused: a symbolic link"):
+        load_fixtures([str(tmp_path)])
+    os.unlink(tmp_path / "x-link.json")
+    os.mkfifo(tmp_path / "named.json")  # named on the command line: read, no writer is empty
+    with pytest.raises(FixtureError, match="named.json: line 1: not valid JSON"):
+        load_fixtures([str(tmp_path / "named.json")])
+
 # --- judging each key -----------------------------------------------------------------------------
 
 def _fx(expect: dict, name: str = "x-one", overrides=None, description: str = "d") -> Fixture:
@@ -212,6 +229,20 @@ def test_junit_reports_each_fixture():
     failure = root.find("testsuite/testcase[@name='x-two']/failure")
     assert failure.get("message") == "messageCount"
     assert "expected 3, actual 1" in failure.text
+
+
+def test_junit_stays_xml_whatever_the_adapter_answered():
+    """An adapter's message id holding U+FFFF, a control character or a lone surrogate reaches
+    the failure text; it is written as an escape (the report was not well-formed XML)."""
+    import xml.etree.ElementTree as ET
+    odd = "a\uffff\x01\ud800]]>"
+    answer = {**ANSWER, "messages": [{"id": odd, "role": "assistant", "content": "hi"}],
+              "warnings": [{"code": "X", "detail": "\x0b" + odd}]}
+    expect = {"outcome": "completed", "messages": [{"id": "m1"}]}
+    for lane in (None, "typescript"):
+        root = ET.fromstring(to_junit([judge(_fx(expect), answer, lane)], "t\x02"))
+        failure = root.find("testsuite/testcase/failure")
+        assert '"a\\uffff\\u0001\\ud800]]>"' in failure.text
 
 
 # --- the official corpus under the model, and the docs' tables ------------------------------------
@@ -319,9 +350,57 @@ def test_proposal_reading_is_checked():
     assert name == "p" and reading.as_dict()["Q8"] == "keep"
     for bad, message in (({"pins": {"Q8": "keep"}}, "'name'"), ({"name": "p", "pins": {}},
                                                                   "'pins'"),
-                         ({"name": "p", "pins": {"Q99": "x"}}, "unknown knob")):
+                         ({"name": "p", "pins": {"Q99": "x"}}, "unknown knob"),
+                         # it ends in a one-line description: a newline was a traceback
+                         ({"name": "a\nb", "pins": {"Q8": "keep"}}, "one line"),
+                         ({"name": "a\x1b[31m", "pins": {"Q8": "keep"}}, "one line")):
         with pytest.raises(ValueError, match=message):
             proposal_reading(bad)
+
+
+def test_an_existing_junit_file_is_named_by_its_flag(tmp_path, capsys):
+    good = _write(tmp_path / "x-one.json", _doc(messageCount=0))
+    (tmp_path / "r.xml").write_text("kept")
+    assert main(["conformance", "run", good, "--junit", str(tmp_path / "r.xml")]) == 2
+    err = capsys.readouterr().err
+    assert f"--junit {tmp_path / 'r.xml'}: already exists" in err and "--out" not in err
+    assert (tmp_path / "r.xml").read_text() == "kept"
+
+def test_format_md_shows_a_fixtures_area_as_inert_text():
+    """--format md's area cell comes from the fixture: HTML, a link, a `|` or a newline in it
+    is shown, never run, and never breaks the row (it was written raw)."""
+    from counterexamples.conformance.scope import official_table
+    area = "<script>alert(1)</script>|[a](javascript:x)\n| y"
+    fx = Fixture("x-one", "<t>", {**_doc(messageCount=0), "area": area})
+    answers = model_answers([fx])
+    table = official_table([fx], run_fixtures([fx], answers, third_party=True), answers)
+    row = table.splitlines()[2]
+    assert row.startswith("| `x-one` | &lt;script&gt;") and "<script>" not in table
+    assert row.count(" | ") == 3 and "\\[a\\]" in row and "<br>" in row
+
+def test_a_lane_no_fixture_names_is_noted(tmp_path, capsys):
+    """--lane with a name no fixture's expectOverrides has (a misspelt lane) says so on stderr;
+    the run used to judge plain expect silently. The exit status is unchanged."""
+    doc = {**_doc(messageCount=0), "expectOverrides": {"typescript": {
+        "messageCount": 0, "intentional": "i"}}}
+    good = _write(tmp_path / "x-one.json", doc)
+    assert main(["conformance", "run", good, "--lane", "typscript"]) == 0
+    err = capsys.readouterr().err
+    assert "--lane typscript: no fixture here has overrides" in err and "typescript" in err
+    assert main(["conformance", "run", good, "--lane", "typescript"]) == 0
+    assert "note" not in capsys.readouterr().err
+
+def test_a_proposal_named_pipe_is_never_waited_on(tmp_path):
+    """--proposal through a named pipe with no writer reads as empty (one line, exit 2); it
+    used to block in open() for ever."""
+    os.mkfifo(tmp_path / "p.json")
+    script = os.path.join(os.path.dirname(sys.executable), "activity-check")
+    proc = subprocess.run([script, "conformance", "generate", "--out", str(tmp_path / "o"),
+                           "--proposal", str(tmp_path / "p.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--proposal" in proc.stderr and "not valid JSON" in proc.stderr
+    assert not (tmp_path / "o").exists()
 
 
 # --- the command line -----------------------------------------------------------------------------

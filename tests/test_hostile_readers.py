@@ -144,6 +144,13 @@ def test_bytes_and_lines_are_bounded_with_a_flag_to_raise_them(tmp_path, capsys,
     (["peer", "check", "--adapter", "model", "--timeout", "nan", "x"], "--timeout"),
     (["run", "--budget", "nan"], "--budget"),
     (["lint", "--url", "http://127.0.0.1:9/", "--max-events", "0"], "--max-events"),
+    # a finite number too large for a thread's wait overflowed time_t: a traceback
+    (["peer", "check", "--adapter", "model", "--timeout", "1e308", "x"], "--timeout"),
+    (["lint", "--url", "http://127.0.0.1:9/", "--timeout", "1e308"], "--timeout"),
+    # conformance run and producers took any float, infinities too
+    (["conformance", "run", "x", "--timeout", "inf"], "--timeout"),
+    (["conformance", "run", "x", "--timeout", "1e308"], "--timeout"),
+    (["producers", "--timeout", "nan"], "--timeout"),
 ])
 def test_numeric_options_refuse_nan_and_infinities(capsys, argv, option):
     code, _, err = cli(capsys, *argv)

@@ -175,6 +175,21 @@ def test_out_writes_a_new_file_and_never_over_one(lint, tmp_path):
     assert json.loads(fresh.read_text())["tool"] == "activity-check"
 
 
+
+@pytest.mark.parametrize("fmt", ["pretty", "json", "sarif", "junit"])
+def test_out_writes_a_lone_surrogate_from_the_stream(lint, tmp_path, fmt):
+    """A ``\\ud800`` escape in an id is a lone surrogate once read: --out writes it as its
+    escape, as standard output does (it raised UnicodeEncodeError, a traceback, in every format
+    but JUnit)."""
+    stream = tmp_path / "s.jsonl"
+    stream.write_text(jsonl(RS, delta("ghost")).replace("ghost", "gh\\ud800ost") + jsonl(RF))
+    out_file = tmp_path / f"report.{fmt}"
+    code, out, err = lint(str(stream), "--out", str(out_file), "--format", fmt)
+    assert code == 1 and f"report written to {out_file}" in out, err
+    text = out_file.read_text(encoding="utf-8")
+    if fmt in ("json", "sarif"):
+        assert "gh\\ud800ost" in json.dumps(json.loads(text))
+
 @pytest.mark.parametrize("content, message", [
     ("", "{path}: the file is empty"),
     ('[{"type": "RUN_STARTED",\n  "threadId": }]', "{path}:2:15: not valid JSON: Expecting value"),

@@ -92,3 +92,11 @@ def test_cli_refuses_exposure_with_sarif(tmp_path, _cli):
     code, _, err = _cli("--exposure", "--format", "sarif", str(path))
     assert code == 2
     assert err.count("\n") == 1 and "--exposure" in err
+
+
+def test_cli_refuses_exposure_with_url_saying_why(_cli):
+    """--url with --exposure is refused before any connection, naming the endpoint as the
+    reason (it said "give one FILE or '-'" to a user who had given --url and no FILE)."""
+    code, _, err = _cli("--exposure", "--url", "http://127.0.0.1:9/")
+    assert code == 2 and err.count("\n") == 1
+    assert "not a live endpoint" in err and "FILE or '-'" not in err

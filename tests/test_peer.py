@@ -126,6 +126,44 @@ def test_model_adapter_under_another_reading_is_classified_as_that_reading():
     assert report.findings == {}
 
 
+LONE = [{"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a\ud800", "activityType": "P", "content": {}},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}]
+"""A trace whose id holds a lone surrogate, as a \\ud800 escape in a file reads."""
+
+
+def test_a_lone_surrogate_travels_to_and_from_an_adapter_unchanged():
+    """The request pipe replaced it by "?" (another trace than the model's, so the model
+    disagreed with itself) and the model adapter crashed writing it back."""
+    with AdapterProcess(resolve_adapter("model")) as a:
+        reply = a.request(LONE)
+    assert reply.kind == "ok", reply
+    assert [m["id"] for m in reply.response["messages"]] == ["a\ud800"]
+
+
+def test_a_divergence_on_a_lone_surrogate_is_exported(tmp_path):
+    """finding_id hashed the trace with strict UTF-8 and write_finding wrote it so: both raised
+    UnicodeEncodeError, a traceback of peer check."""
+    from counterexamples.findings import finding_id, write_finding
+    from model.wire import parse_events
+    events = parse_events(LONE)
+    fid = finding_id("PEER", "peer", "x", events)
+    assert fid.startswith("PEER-x-")
+    assert finding_id("PEER", "peer", "x", parse_events(LONE[:1])) == \
+        finding_id("PEER", "peer", "x", parse_events(LONE[:1]))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(e) + "\n" for e in LONE))
+    adapter = tmp_path / "fake.py"
+    adapter.write_text("import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+                       "    print(json.dumps({'id': r['id'], 'messages': [], 'fatal': None, "
+                       "'warnings': []}), flush=True)\n")
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{sys.executable} {adapter}", str(trace),
+                 "--no-shrink", "--out", str(out)]) == 0
+    written = list((out / "findings").glob("*.json"))
+    assert len(written) == 1
+    assert load_finding(str(written[0]))["events"][1]["messageId"] == "a\ud800"
+
 def test_model_adapter_agrees_with_draft_on_generated_traces_and_probes():
     traces, counts = generated_traces(seed=3, stateful=40, bfs_depth=2)
     # one or two probes per knob, and (issue 20) one per branch, code and producer violation

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Optional, Sequence
 
-from model.wire import loads_json
+from model.wire import TraceFormatError, loads_json, read_bytes
 
 __all__ = ["SCHEMA_PATH", "MAX_FIXTURE_BYTES", "MAX_FIXTURES", "MANIFEST",
            "EXPECT_KEYS", "FixtureError", "Fixture", "schema", "schema_problems",
@@ -163,24 +163,28 @@ def fixture_from_json(doc: Any, path: str = "<memory>", file_name: Optional[str]
     return Fixture(doc["name"], path, doc)
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str, listed: bool = True) -> str:
+    """The text of ``path``, read with :func:`model.wire.read_bytes` (bounded; ``listed``: a
+    name from a folder's listing, so a symbolic link, a named pipe or a device is refused
+    without being opened for reading, never waited on)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FIXTURE_BYTES + 1)
-    except OSError as exc:
-        raise FixtureError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    if len(data) > MAX_FIXTURE_BYTES:
-        raise FixtureError(f"{path}: larger than {MAX_FIXTURE_BYTES} bytes; not read")
+        data = read_bytes(path, listed=listed, max_bytes=MAX_FIXTURE_BYTES)
+    except TraceFormatError as exc:
+        reason = exc.reason
+        if reason.startswith("larger than"):
+            reason = f"larger than {MAX_FIXTURE_BYTES} bytes; not read"
+        raise FixtureError(f"{path}: {reason}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FixtureError(f"{path}: not UTF-8 (byte {exc.start})") from None
 
 
-def read_fixture(path: str) -> Fixture:
+def read_fixture(path: str, listed: bool = False) -> Fixture:
     """Read, parse (strict JSON: no duplicate member, NaN or too deep nesting) and check one
-    fixture file. Raises :class:`FixtureError` (one line, naming the file, line and key)."""
-    text = _read_text(path)
+    fixture file (``listed``: found in a folder, so read only from a regular file). Raises
+    :class:`FixtureError` (one line, naming the file, line and key)."""
+    text = _read_text(path, listed)
     try:
         doc = loads_json(text)
     except json.JSONDecodeError as exc:
@@ -244,20 +248,20 @@ def load_fixtures(paths: Sequence[str]) -> list[Fixture]:
     in the order given, each folder's sorted by name. Raises :class:`FixtureError` for a path
     that does not exist, a bad fixture or MANIFEST, two fixtures with one name, or more than
     :data:`MAX_FIXTURES`."""
-    files: list[str] = []
+    files: list[tuple[str, bool]] = []
     for path in paths:
         if os.path.isdir(path):
-            files.extend(_folder_files(path))
-        elif os.path.isfile(path):
-            files.append(path)
+            files.extend((f, True) for f in _folder_files(path))
+        elif os.path.lexists(path):
+            files.append((path, False))  # named by the user: read_bytes never waits on a pipe
         else:
             raise FixtureError(f"{path}: no such file or folder")
         if len(files) > MAX_FIXTURES:
             raise FixtureError(f"{path}: more than {MAX_FIXTURES} fixtures; not read")
     out: list[Fixture] = []
     names: dict[str, str] = {}
-    for f in files:
-        fixture = read_fixture(f)
+    for f, listed in files:
+        fixture = read_fixture(f, listed)
         if fixture.name in names:
             raise FixtureError(f"{f}: fixture {fixture.name} is also {names[fixture.name]}")
         names[fixture.name] = f

@@ -136,6 +136,11 @@ def proposal_reading(doc: object):
     from model.readings import ReadingError, parse_reading
     if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not doc["name"]:
         raise ValueError("proposal: 'name' must be a non-empty string")
+    if len(doc["name"]) > 200 or not doc["name"].isprintable() or doc["name"] != \
+            doc["name"].strip():
+        # it goes into every fixture's one-line description and coverage.md
+        raise ValueError("proposal: 'name' must be one line of printable text (no control "
+                         "character, no leading or trailing space), at most 200 characters")
     pins = doc.get("pins")
     if not isinstance(pins, dict) or not pins or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in pins.items()):

@@ -387,7 +387,8 @@ def result_lines(result: FixtureResult) -> list[str]:
 def to_junit(results: Sequence[FixtureResult], suite: str) -> str:
     """JUnit XML: one ``testcase`` per fixture (classname ``ag-ui-conformance.<area>`` is not
     known here, so the suite name), a ``failure`` per failed fixture listing its keys, an
-    ``error`` for an adapter failure, ``skipped`` for a fixture set aside."""
+    ``error`` for an adapter failure, ``skipped`` for a fixture set aside. Always XML: a
+    character XML 1.0 forbids, from an adapter's answer, is written as a visible escape."""
     import xml.etree.ElementTree as ET
     root = ET.Element("testsuites", name="activity-check conformance")
     ts = ET.SubElement(root, "testsuite", name=suite, tests=str(len(results)))
@@ -409,6 +410,10 @@ def to_junit(results: Sequence[FixtureResult], suite: str) -> str:
         node.set("errors", str(counts["error"]))
     ts.set("skipped", str(counts["relaxed"]))
     root.set("tests", str(len(results)))
+    # what the adapter answered (ids, texts) reaches the failure text: every character XML 1.0
+    # forbids is written as a visible escape, as lint's JUnit does, so the report stays XML
+    from counterexamples.lint.formats import _xml_safe
+    _xml_safe(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -168,6 +168,7 @@ def official_table(fixtures: Sequence[Fixture], results: Sequence[FixtureResult]
     """The Markdown table of docs/conformance.md: one row per fixture (name, area, verdict,
     note), the counts per verdict, and what each out-of-scope label means. Deterministic for
     the same inputs."""
+    from counterexamples.report.walkthrough import _cell as markdown_cell
     rows = ["| fixture | area | model (draft, third-party) | why |",
             "| --- | --- | --- | --- |"]
     labels: list[str] = []
@@ -175,7 +176,9 @@ def official_table(fixtures: Sequence[Fixture], results: Sequence[FixtureResult]
         verdict, note = classify(f, r, a)
         if verdict == "out of scope" and note not in labels:
             labels.append(note)
-        rows.append(f"| `{f.name}` | {f.doc.get('area', '')} | {verdict} | {_cell(note)} |")
+        # the area is the fixture's own free text: inert in the cell (no HTML, link or `|`)
+        area = markdown_cell(str(f.doc.get("area", "")))
+        rows.append(f"| `{f.name}` | {area} | {verdict} | {_cell(note)} |")
     counts = scope_counts(fixtures, results, answers)
     total = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
     reasons = {label: reason for label, _, reason in OUT_OF_SCOPE_RULES}

@@ -347,8 +347,11 @@ class AdapterProcess:
                     request["state"] = state
                 if len(item) > 3 and item[3]:
                     request.update(item[3])
-                if not self._write(json.dumps(request, ensure_ascii=False,
-                                              separators=(",", ":"))):
+                line = json.dumps(request, ensure_ascii=False, separators=(",", ":"))
+                # a lone surrogate from the trace (a \ud800 escape read) is sent as its JSON
+                # escape: the pipe's errors="replace" sent "?", another trace than the model's
+                line = line.encode("utf-8", "backslashreplace").decode("utf-8")
+                if not self._write(line):
                     break
             done = 0
             restart = False

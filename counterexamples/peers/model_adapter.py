@@ -135,8 +135,13 @@ def requests(stdin: TextIO) -> Iterator[tuple[object, Optional[dict]]]:
 
 
 def write_response(stdout: TextIO, response: dict) -> None:
-    """Write one response as a compact JSON line (non-ASCII kept as is) and flush."""
-    stdout.write(json.dumps(response, ensure_ascii=False, separators=(",", ":")) + "\n")
+    """Write one response as a compact JSON line (non-ASCII kept as is, a lone surrogate from
+    the trace as its JSON escape ``\\ud800``, the same value read back) and flush."""
+    text = json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+    # a lone surrogate can only stand inside a JSON string, where its backslash escape is the
+    # JSON escape; it made the write raise UnicodeEncodeError, a crash of the adapter
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    stdout.write(text + "\n")
     stdout.flush()
 
 
