@@ -374,3 +374,28 @@ def test_a_live_endpoint_that_cannot_be_read_exits_2(lint, endpoint):
     assert code == 2 and "not an event stream" in err and "application/json" in err
     with pytest.raises(TraceFormatError, match="cannot read the endpoint"):
         fetch_stream("http://127.0.0.1:9/", timeout=2)
+
+
+class _NotUtf8(BaseHTTPRequestHandler):
+    """An SSE answer whose second event holds bytes that are not UTF-8."""
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b'data: {"type":"RUN_STARTED","threadId":"t1","runId":"r1"}\n\n')
+        self.wfile.write(b'data: {"type":"RUN_FINISHED","threadId":"\xff\xfe","runId":"r1"}\n\n')
+        self.wfile.flush()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_live_body_that_is_not_utf8_is_refused_as_a_file_is(lint):
+    """A byte that is not UTF-8 in a live answer is refused in one line (exit 2), as the same
+    bytes in a file are, never replaced and judged."""
+    with serve_http(_NotUtf8) as url:
+        code, out, err = lint("--url", url)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "not UTF-8: byte" in err, err

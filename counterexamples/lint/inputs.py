@@ -23,6 +23,7 @@ range, no member named twice in one object, nesting at most 128 deep.
 """
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -372,7 +373,18 @@ class LiveStream:
                             f"contain 'text/event-stream', got {kind[:80]!r}", file=url)
                     splitter, decoder = SSELineDecoder(), SSEDecoder()
                     pending = 0  # characters of the current event (its lines so far)
-                    for chunk in response.iter_text():
+                    # the body is UTF-8 (as a file must be): a byte that is not is refused,
+                    # never replaced, so what is judged is what was sent
+                    utf8 = codecs.getincrementaldecoder("utf-8")(errors="strict")
+                    received = 0  # bytes of the body so far
+                    for raw in response.iter_bytes():
+                        try:
+                            chunk = utf8.decode(raw)
+                        except UnicodeDecodeError as exc:
+                            raise TraceFormatError(
+                                f"not UTF-8: byte {received + exc.start} of the body "
+                                f"({exc.reason})", file=url) from None
+                        received += len(raw)
                         lines = splitter.decode(chunk) if chunk else []
                         pending += len(chunk) if not lines else 0
                         for line in lines:
