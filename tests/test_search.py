@@ -37,7 +37,12 @@ def test_ddmin_reaches_one_minimal():
 def test_findings_are_shrunk_conformant_and_exported(tmp_path):
     report = search_ambiguities(seed=0, examples=200)
     finding = ambiguity_finding(report.witnesses["Q13"])
-    assert is_one_minimal(finding.events, lambda t: splits_knob(t, "Q13"))
+    # the shrunk witness, then the events that end what it left open (a complete stream)
+    closing = finding.get("closing", 0)
+    shrunk = finding.events[:len(finding.events) - closing]
+    assert closing >= 1 and finding.events[-1].type_name == "RUN_FINISHED"
+    assert is_one_minimal(shrunk, lambda t: splits_knob(t, "Q13"))
+    assert splits_knob(finding.events, "Q13")
     assert finding.id.startswith("AMB-Q13-")
     assert len(finding.classes) >= 2
     assert any(c == "ACT-TOLERATED" for c in finding.clauses)
@@ -100,7 +105,8 @@ def test_canonical_minimisation_drops_an_owner_pair_the_split_does_not_need():
         {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
          "content": {}},
         {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
-         "content": {}, "replace": False, "metadata": {"k": 1}}]   # one member kept, never {}
+         "content": {}, "replace": False, "metadata": {"k": 1}},   # one member kept, never {}
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}]  # the run closed
     assert splits_knob(finding.events, "Q1", max_context=0)
 
 
@@ -127,7 +133,8 @@ def test_canonical_minimisation_drops_an_unneeded_retype_and_unknown_op():
         {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "TYPE-A",
          "content": {"n": 0}, "subagentRunId": "sub-1"},
         {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "TYPE-A",
-         "patch": [{"op": "replace", "path": "/n", "value": 2}], "subagentRunId": "sub-1"}]
+         "patch": [{"op": "replace", "path": "/n", "value": 2}], "subagentRunId": "sub-1"},
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}]
     assert noisy.context == {"Q4-opener": "first"}
     assert len({json.dumps(c.verdict["messages"]) for c in noisy.classes}) == 2
 

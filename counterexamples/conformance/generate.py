@@ -73,16 +73,21 @@ EXTRA_WITNESSES: tuple[tuple[str, tuple[dict, ...]], ...] = (
 
 @lru_cache(maxsize=2)
 def witness_pool(bfs_depth: int = 3) -> tuple:
-    """The tool's traces and :data:`EXTRA_WITNESSES`, shortest first (ties in pool order):
+    """The tool's traces and :data:`EXTRA_WITNESSES`, shortest first (ties: searched traces,
+    then probes, then the extra witnesses, each in pool order):
     ``((id, wire events), ...)`` (computed once a process; do not change the events)."""
     from counterexamples.peers.generate import generated_traces
     traces, _ = generated_traces(seed=0, stateful=0, bfs_depth=bfs_depth)
-    indexed = [(len(t.wire), i, t.id, list(t.wire)) for i, t in enumerate(traces)
-               if t.state is None]
-    indexed += [(len(w), len(traces) + i, tid, [dict(e) for e in w])
+    # at equal length the searched traces (the corpus, the breadth-first ones) come before the
+    # hand-written probes, which aim at edge cases of a peer (a root patch, an echoed input)
+    # rather than at the plain case a clause's fixture should show
+    rank = {"probe": 1}
+    indexed = [(len(t.wire), rank.get(t.source, 0), i, t.id, list(t.wire))
+               for i, t in enumerate(traces) if t.state is None]
+    indexed += [(len(w), 2, len(traces) + i, tid, [dict(e) for e in w])
                 for i, (tid, w) in enumerate(EXTRA_WITNESSES)]
-    indexed.sort(key=lambda x: (x[0], x[1]))
-    return tuple((tid, wire) for _, _, tid, wire in indexed)
+    indexed.sort(key=lambda x: x[:3])
+    return tuple((tid, wire) for *_, tid, wire in indexed)
 
 
 def _branch_clauses(wire: Sequence[dict], reading) -> set:
@@ -246,20 +251,32 @@ def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> 
     first: dict[str, tuple] = {}     # the shortest citing witness
     chosen: dict[str, tuple] = {}    # the shortest one a mutant of the clause's own fails
     by_id = {c.id: c for c in targets}
-    for tid, wire in pool:
-        if len(chosen) == len(wanted):
-            break
-        try:
-            hit = _branch_clauses(wire, reading)
-        except Exception:  # a trace the model cannot step is no witness
-            continue
-        for cid in sorted(hit & wanted):
-            first.setdefault(cid, (tid, wire, hit))
-            if cid in chosen or not own[cid]:
+    settled: dict[str, bool] = {}    # trace id -> no open question splits its verdict
+    # two passes: first only traces every reading agrees on (a fixture any faithful client
+    # must pass, whatever it does on the open questions), then any trace for what is left
+    for settled_only in (True, False):
+        for tid, wire in pool:
+            if len(chosen) == len(wanted):
+                break
+            try:
+                hit = _branch_clauses(wire, reading)
+            except Exception:  # a trace the model cannot step is no witness
                 continue
-            doc = _build(by_id[cid], wire, reading, reading_label, describe=False)
-            if _passes(doc, reading) and any(not _passes(doc, reading, m) for m in own[cid]):
-                chosen[cid] = (tid, wire, hit)
+            todo = [cid for cid in sorted(hit & wanted) if cid not in chosen and own[cid]]
+            for cid in sorted(hit & wanted):
+                first.setdefault(cid, (tid, wire, hit))
+            if not todo:
+                continue
+            if settled_only:
+                if tid not in settled:
+                    settled[tid] = not _open_questions(wire)
+                if not settled[tid]:
+                    continue
+            for cid in todo:
+                doc = _build(by_id[cid], wire, reading, reading_label, describe=False)
+                if _passes(doc, reading) and any(not _passes(doc, reading, m)
+                                                 for m in own[cid]):
+                    chosen[cid] = (tid, wire, hit)
     out = []
     for c in targets:
         if c.id not in first:
