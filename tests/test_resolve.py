@@ -310,3 +310,14 @@ def test_cli_out_again_replaces_the_earlier_report(tmp_path, capsys):
     assert main(["resolve", "--pin", "Q8=keep", "--depth", "2", "--no-z3", "--out",
                  str(tmp_path / "other")]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_diagram_without_notes_holds_the_consumer_label():
+    """A diagram with arrows only (the resolve page's conflicts and pin traces) is wide enough
+    for the bold "Consumer" over its lifeline (about 70 px in Chromium): it was clipped to
+    "Consum"."""
+    from counterexamples.report.questions_page import mermaid_svg
+    svg = mermaid_svg("sequenceDiagram\nProducer->>Consumer: RUN_STARTED r1\n")
+    width = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    label_x = int(re.search(r'<text x="(\d+)"[^>]*class="actor">Consumer<', svg).group(1))
+    assert width - label_x >= 75, (width, label_x)
