@@ -321,3 +321,12 @@ def test_diagram_without_notes_holds_the_consumer_label():
     width = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
     label_x = int(re.search(r'<text x="(\d+)"[^>]*class="actor">Consumer<', svg).group(1))
     assert width - label_x >= 75, (width, label_x)
+
+
+def test_conflict_notes_end_in_one_full_stop_on_the_page(report):
+    """A conflict's note ends with a full stop; the page wrote another after it ("agrees).."
+    before "Witness")."""
+    from counterexamples.report.resolve import render_html
+    page = render_html(report)
+    assert "Witness:" in page and ".. Witness" not in page
+

@@ -290,7 +290,8 @@ def render_html(report: dict) -> str:
     for i, x in enumerate(report["conflicts"]):
         link = f"conflicts/{i + 1}.jsonl" if written else None
         out.append(f"<section><h3>{e(x['kind'])}: {e(x['subject'])}</h3><p>Clauses "
-                   f"{e(', '.join(x['clauses']))}. {e(x['note'])}. Witness: {x['length']} "
+                   f"{e(', '.join(x['clauses']))}. {e(x['note'].rstrip('.'))}. Witness: "
+                   f"{x['length']} "
                    f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
                    + _diagram(x["trace"], None, x["subject"], f"conflict-{i + 1}")
