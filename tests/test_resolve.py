@@ -330,3 +330,14 @@ def test_conflict_notes_end_in_one_full_stop_on_the_page(report):
     page = render_html(report)
     assert "Witness:" in page and ".. Witness" not in page
 
+
+def test_wording_note_shown_in_text_and_markdown(report):
+    """A wording whose page or section is not found carries a note in the JSON report; text
+    and Markdown showed the wording as if its page had been read."""
+    from counterexamples.report.resolve import add_sentences, render_markdown, render_text
+    doc = dict(report, wording=[{"question": "Q8", "id": "Q8", "page": "nosuchpage",
+                                 "section": "S", "text": "Stay."}])
+    add_sentences(doc, str(ROOT))
+    assert doc["wording"][0]["note"] == "page nosuchpage.md not found"
+    assert "(page nosuchpage.md not found)" in render_text(doc)
+    assert "(page nosuchpage.md not found)" in render_markdown(doc)

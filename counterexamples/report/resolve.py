@@ -165,6 +165,8 @@ def render_text(report: dict) -> str:
         out += ["", "wording:"]
         for w in report["wording"]:
             out.append(f"  {w['id']} ({w['page']} > {w['section']}): {w['text']}")
+            if w.get("note"):
+                out.append(f"    ({w['note']})")
             for s in w.get("sentences", [])[:6]:
                 out.append(f"    now (line {s['line']}): {s['text']}")
     return "\n".join(out) + "\n"
@@ -212,7 +214,8 @@ def render_markdown(report: dict) -> str:
         out += ["", "**Wording**", ""]
         for w in report["wording"]:
             out.append(f"- {w['id']} ({_md(w['page'])} > {_md(w['section'])}): "
-                       f"_{_md(w['text'])}_")
+                       f"_{_md(w['text'])}_"
+                       + (f" ({_md(w['note'])})" if w.get("note") else ""))
     return "\n".join(out) + "\n"
 
 
