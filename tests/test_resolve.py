@@ -341,3 +341,14 @@ def test_wording_note_shown_in_text_and_markdown(report):
     assert doc["wording"][0]["note"] == "page nosuchpage.md not found"
     assert "(page nosuchpage.md not found)" in render_text(doc)
     assert "(page nosuchpage.md not found)" in render_markdown(doc)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_proposal_named_pipe_without_writer_is_not_waited_on(tmp_path, capsys):
+    """A named pipe given as the proposal reads as empty (one line, exit 2); resolve blocked in
+    open() for ever, as conformance generate --proposal did before 771a66c."""
+    fifo = tmp_path / "p.json"
+    os.mkfifo(fifo)
+    assert main(["resolve", str(fifo), "--depth", "2", "--no-z3"]) == 2
+    err = capsys.readouterr().err
+    assert "p.json" in err and "not valid JSON" in err and err.count("\n") == 1

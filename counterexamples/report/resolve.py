@@ -50,15 +50,16 @@ def load_proposal(path: str) -> Proposal:
         ProposalError: one line naming the file and what is wrong (unreadable, too large, not
             UTF-8, not JSON with line and column, a schema violation with its JSON path, an
             unknown knob or option)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_PROPOSAL_BYTES + 1)
-    except IsADirectoryError:
-        raise ProposalError(f"{path}: is a directory, not a proposal file") from None
-    except OSError as exc:
-        raise ProposalError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    if len(data) > MAX_PROPOSAL_BYTES:
-        raise ProposalError(f"{path}: larger than {MAX_PROPOSAL_BYTES} bytes; not a proposal")
+    from model.wire import TraceFormatError, read_bytes
+    if os.path.isdir(path):
+        raise ProposalError(f"{path}: is a directory, not a proposal file")
+    try:  # bounded, and a named pipe with no writer reads as empty: never waited on
+        data = read_bytes(path, listed=False, max_bytes=MAX_PROPOSAL_BYTES)
+    except TraceFormatError as exc:
+        if exc.reason.startswith("larger than"):
+            raise ProposalError(f"{path}: larger than {MAX_PROPOSAL_BYTES} bytes; not a "
+                                "proposal") from None
+        raise ProposalError(f"{path}: {exc.reason}") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
