@@ -352,3 +352,15 @@ def test_proposal_named_pipe_without_writer_is_not_waited_on(tmp_path, capsys):
     assert main(["resolve", str(fifo), "--depth", "2", "--no-z3"]) == 2
     err = capsys.readouterr().err
     assert "p.json" in err and "not valid JSON" in err and err.count("\n") == 1
+
+
+def test_text_says_when_a_pin_trace_is_not_a_closed_stream(report):
+    """A pin trace that could not be closed (``closed: false``) is flagged in text as on the
+    page ("not a closed stream"); text listed it like a complete stream."""
+    from counterexamples.report.resolve import render_text
+    doc = json.loads(json.dumps(report))
+    pin = next(t for t in doc["traces"] if t["witness"])
+    pin["witness"]["closed"] = False
+    line = next(x for x in render_text(doc).splitlines()
+                if x.strip().startswith(f"{pin['knob']}={pin['option']}:"))
+    assert "not a closed stream" in line

@@ -160,6 +160,7 @@ def render_text(report: dict) -> str:
         w = t["witness"]
         out.append(f"  {t['knob']}={t['option']}: " + (
             f"{w['length']} events against {w['against']} ({w['decides']})" +
+            ("" if w["closed"] else ", not a closed stream") +
             (f" -> {t['file']}" if report.get("written") else "") if w else
             "no trace to the depth"))
     if report["wording"]:
