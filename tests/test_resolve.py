@@ -310,3 +310,57 @@ def test_cli_out_again_replaces_the_earlier_report(tmp_path, capsys):
     assert main(["resolve", "--pin", "Q8=keep", "--depth", "2", "--no-z3", "--out",
                  str(tmp_path / "other")]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_diagram_without_notes_holds_the_consumer_label():
+    """A diagram with arrows only (the resolve page's conflicts and pin traces) is wide enough
+    for the bold "Consumer" over its lifeline (about 70 px in Chromium): it was clipped to
+    "Consum"."""
+    from counterexamples.report.questions_page import mermaid_svg
+    svg = mermaid_svg("sequenceDiagram\nProducer->>Consumer: RUN_STARTED r1\n")
+    width = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    label_x = int(re.search(r'<text x="(\d+)"[^>]*class="actor">Consumer<', svg).group(1))
+    assert width - label_x >= 75, (width, label_x)
+
+
+def test_conflict_notes_end_in_one_full_stop_on_the_page(report):
+    """A conflict's note ends with a full stop; the page wrote another after it ("agrees).."
+    before "Witness")."""
+    from counterexamples.report.resolve import render_html
+    page = render_html(report)
+    assert "Witness:" in page and ".. Witness" not in page
+
+
+def test_wording_note_shown_in_text_and_markdown(report):
+    """A wording whose page or section is not found carries a note in the JSON report; text
+    and Markdown showed the wording as if its page had been read."""
+    from counterexamples.report.resolve import add_sentences, render_markdown, render_text
+    doc = dict(report, wording=[{"question": "Q8", "id": "Q8", "page": "nosuchpage",
+                                 "section": "S", "text": "Stay."}])
+    add_sentences(doc, str(ROOT))
+    assert doc["wording"][0]["note"] == "page nosuchpage.md not found"
+    assert "(page nosuchpage.md not found)" in render_text(doc)
+    assert "(page nosuchpage.md not found)" in render_markdown(doc)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_proposal_named_pipe_without_writer_is_not_waited_on(tmp_path, capsys):
+    """A named pipe given as the proposal reads as empty (one line, exit 2); resolve blocked in
+    open() for ever, as conformance generate --proposal did before 771a66c."""
+    fifo = tmp_path / "p.json"
+    os.mkfifo(fifo)
+    assert main(["resolve", str(fifo), "--depth", "2", "--no-z3"]) == 2
+    err = capsys.readouterr().err
+    assert "p.json" in err and "not valid JSON" in err and err.count("\n") == 1
+
+
+def test_text_says_when_a_pin_trace_is_not_a_closed_stream(report):
+    """A pin trace that could not be closed (``closed: false``) is flagged in text as on the
+    page ("not a closed stream"); text listed it like a complete stream."""
+    from counterexamples.report.resolve import render_text
+    doc = json.loads(json.dumps(report))
+    pin = next(t for t in doc["traces"] if t["witness"])
+    pin["witness"]["closed"] = False
+    line = next(x for x in render_text(doc).splitlines()
+                if x.strip().startswith(f"{pin['knob']}={pin['option']}:"))
+    assert "not a closed stream" in line

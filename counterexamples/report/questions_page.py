@@ -223,6 +223,11 @@ CHAR_PX = 7.3
 """The advance of one character of the diagrams' 12 px monospace font, in pixels (a little over
 what browsers give it, so that a label never reaches past its measure)."""
 
+ACTOR_PX = 72
+"""The width of the bold 14px label "Consumer" over the consumer's lifeline (pixels, with a
+margin): the diagram is at least that wide right of the label's start, so that a diagram
+without notes does not clip it."""
+
 NOTE_CHARS = 60
 """The widest line of a diagram's note, in characters (longer ones are folded)."""
 
@@ -275,7 +280,7 @@ def mermaid_svg(source: str, marker: str = "head") -> str:
                              f'{html.escape(t)}</text>')
             y += h + 10
     height = y + 10
-    width = max(note_x + note_w + 10 if notes else right + 20,
+    width = max(note_x + note_w + 10 if notes else right + 20, right - 30 + ACTOR_PX + 10,
                 int(CHAR_PX * max((len(t) for t in caption), default=0)) + 10)
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" role="img">'

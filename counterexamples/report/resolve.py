@@ -50,15 +50,16 @@ def load_proposal(path: str) -> Proposal:
         ProposalError: one line naming the file and what is wrong (unreadable, too large, not
             UTF-8, not JSON with line and column, a schema violation with its JSON path, an
             unknown knob or option)."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_PROPOSAL_BYTES + 1)
-    except IsADirectoryError:
-        raise ProposalError(f"{path}: is a directory, not a proposal file") from None
-    except OSError as exc:
-        raise ProposalError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    if len(data) > MAX_PROPOSAL_BYTES:
-        raise ProposalError(f"{path}: larger than {MAX_PROPOSAL_BYTES} bytes; not a proposal")
+    from model.wire import TraceFormatError, read_bytes
+    if os.path.isdir(path):
+        raise ProposalError(f"{path}: is a directory, not a proposal file")
+    try:  # bounded, and a named pipe with no writer reads as empty: never waited on
+        data = read_bytes(path, listed=False, max_bytes=MAX_PROPOSAL_BYTES)
+    except TraceFormatError as exc:
+        if exc.reason.startswith("larger than"):
+            raise ProposalError(f"{path}: larger than {MAX_PROPOSAL_BYTES} bytes; not a "
+                                "proposal") from None
+        raise ProposalError(f"{path}: {exc.reason}") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -159,12 +160,15 @@ def render_text(report: dict) -> str:
         w = t["witness"]
         out.append(f"  {t['knob']}={t['option']}: " + (
             f"{w['length']} events against {w['against']} ({w['decides']})" +
+            ("" if w["closed"] else ", not a closed stream") +
             (f" -> {t['file']}" if report.get("written") else "") if w else
             "no trace to the depth"))
     if report["wording"]:
         out += ["", "wording:"]
         for w in report["wording"]:
             out.append(f"  {w['id']} ({w['page']} > {w['section']}): {w['text']}")
+            if w.get("note"):
+                out.append(f"    ({w['note']})")
             for s in w.get("sentences", [])[:6]:
                 out.append(f"    now (line {s['line']}): {s['text']}")
     return "\n".join(out) + "\n"
@@ -212,7 +216,8 @@ def render_markdown(report: dict) -> str:
         out += ["", "**Wording**", ""]
         for w in report["wording"]:
             out.append(f"- {w['id']} ({_md(w['page'])} > {_md(w['section'])}): "
-                       f"_{_md(w['text'])}_")
+                       f"_{_md(w['text'])}_"
+                       + (f" ({_md(w['note'])})" if w.get("note") else ""))
     return "\n".join(out) + "\n"
 
 
@@ -290,7 +295,8 @@ def render_html(report: dict) -> str:
     for i, x in enumerate(report["conflicts"]):
         link = f"conflicts/{i + 1}.jsonl" if written else None
         out.append(f"<section><h3>{e(x['kind'])}: {e(x['subject'])}</h3><p>Clauses "
-                   f"{e(', '.join(x['clauses']))}. {e(x['note'])}. Witness: {x['length']} "
+                   f"{e(', '.join(x['clauses']))}. {e(x['note'].rstrip('.'))}. Witness: "
+                   f"{x['length']} "
                    f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
                    + _diagram(x["trace"], None, x["subject"], f"conflict-{i + 1}")
