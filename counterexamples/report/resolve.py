@@ -264,6 +264,12 @@ def _witness_html(w: dict, key: str, title: str, link: Optional[str]) -> str:
     return "".join(out)
 
 
+def _sentence(text: str) -> str:
+    """``text`` as a sentence: a capital first letter and one full stop at the end."""
+    text = text.strip().rstrip(".")
+    return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
 def render_html(report: dict) -> str:
     """The self-contained page: summary, questions, conflicts (with diagrams), peers, traces
     and wording side by side. No script, no external resource."""
@@ -295,7 +301,7 @@ def render_html(report: dict) -> str:
     for i, x in enumerate(report["conflicts"]):
         link = f"conflicts/{i + 1}.jsonl" if written else None
         out.append(f"<section><h3>{e(x['kind'])}: {e(x['subject'])}</h3><p>Clauses "
-                   f"{e(', '.join(x['clauses']))}. {e(x['note'].rstrip('.'))}. Witness: "
+                   f"{e(', '.join(x['clauses']))}. {e(_sentence(x['note']))} Witness: "
                    f"{x['length']} "
                    f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
