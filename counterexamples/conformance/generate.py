@@ -252,19 +252,24 @@ def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> 
     chosen: dict[str, tuple] = {}    # the shortest one a mutant of the clause's own fails
     by_id = {c.id: c for c in targets}
     settled: dict[str, bool] = {}    # trace id -> no open question splits its verdict
+    hits: dict[str, Optional[set]] = {}  # trace id -> the clauses its fold cites (None: no step)
     # two passes: first only traces every reading agrees on (a fixture any faithful client
     # must pass, whatever it does on the open questions), then any trace for what is left
     for settled_only in (True, False):
         for tid, wire in pool:
             if len(chosen) == len(wanted):
                 break
-            try:
-                hit = _branch_clauses(wire, reading)
-            except Exception:  # a trace the model cannot step is no witness
+            if tid not in hits:
+                try:
+                    hits[tid] = _branch_clauses(wire, reading)
+                except Exception:  # a trace the model cannot step is no witness
+                    hits[tid] = None
+                for cid in sorted((hits[tid] or set()) & wanted):
+                    first.setdefault(cid, (tid, wire, hits[tid]))
+            hit = hits[tid]
+            if hit is None:
                 continue
             todo = [cid for cid in sorted(hit & wanted) if cid not in chosen and own[cid]]
-            for cid in sorted(hit & wanted):
-                first.setdefault(cid, (tid, wire, hit))
             if not todo:
                 continue
             if settled_only:
