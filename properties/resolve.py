@@ -650,7 +650,8 @@ def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
       clauses the pinned knob sits between allow it, the violated one aside; the witness is
       conformant under draft).
 
-    One conflict per (kind, violation kind), the first found (the shortest: events in the
+    Subject ``producer <violation kind> (the pins forbid)`` or ``(draft forbids)``. One
+    conflict per (kind, violation kind), the first found (the shortest: events in the
     candidates' fixed order), over the exploration's vocabulary to ``depth`` and, for a kind
     not found there, the lifecycle vocabulary to ``depth + DEEPER`` (a later run, Q12=run).
     Nothing when the pins leave every producer knob (:data:`PRODUCER_KNOBS`) at draft.
@@ -705,8 +706,11 @@ def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
             clauses = list(dict.fromkeys(c for k in knobs for c in KNOB_BY_ID[k].clauses
                                          if c != v.clause))
             note = (f"an event conformant under draft, which the producer monitor under the "
-                    f"pins ({pinned}) forbids by {v.clause} ({vkind}: {v.detail})")
-        out.append({"kind": kind, "subject": f"producer {vkind}", "clauses": clauses,
+                    f"pins ({pinned}) forbids by {v.clause} ({vkind}: {v.detail}); the clauses "
+                    f"named are the others {', '.join(knobs)} sits between")
+        subject = f"producer {vkind} ({'draft' if kind == 'accepted' else 'the pins'} forbid" \
+                  f"{'s' if kind == 'accepted' else ''})"
+        out.append({"kind": kind, "subject": subject, "clauses": clauses,
                     "engine": "BFS", "bound": bound, "length": len(full),
                     "closed": ok or _ends_closed(full), "note": note,
                     "witnessUnder": "proposal" if kind == "accepted" else "draft",

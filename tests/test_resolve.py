@@ -433,7 +433,7 @@ def test_pinned_producer_options_bind_the_searches_and_the_conflicts():
     report = resolve(proposal_from_pins("Q12=owner,Q4-opener=first"), depth=4, z3=False)
     assert _replays(report) > 10
     by = {(c["kind"], c["subject"]): c for c in report["conflicts"]}
-    owner = by[("contradicted", "producer delta-by-other-agent")]
+    owner = by[("contradicted", "producer delta-by-other-agent (the pins forbid)")]
     assert "SUB-UNTAGGED-CONTINUES" in owner["clauses"] and owner["witnessUnder"] == "draft"
     assert [e["type"] for e in owner["trace"]] == [
         "RUN_STARTED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "RUN_FINISHED"]
@@ -452,16 +452,21 @@ def test_accepted_conflict_of_a_pinned_producer_option():
     report = resolve(proposal_from_pins("Q4-opener=first"), depth=4, z3=False)
     assert _replays(report) > 10
     by = {(c["kind"], c["subject"]): c for c in report["conflicts"]}
-    accepted = by[("accepted", "producer delta-owner-disagrees")]
+    accepted = by[("accepted", "producer delta-owner-disagrees (draft forbids)")]
     assert accepted["clauses"] == ["SUB-OWNER-AGREE"] and accepted["witnessUnder"] == "proposal"
     assert [(e["type"], e.get("subagentRunId")) for e in accepted["trace"]] == [
         ("RUN_STARTED", None), ("ACTIVITY_SNAPSHOT", "sub-1"), ("ACTIVITY_SNAPSHOT", None),
         ("ACTIVITY_DELTA", "sub-1"), ("RUN_FINISHED", None)]
-    assert by[("contradicted", "producer delta-owner-disagrees")]["witnessUnder"] == "draft"
+    assert by[("contradicted", "producer delta-owner-disagrees (the pins forbid)")]["witnessUnder"] == "draft"
     from counterexamples.report.resolve import render_html, render_markdown, render_text
-    assert "accepted     producer delta-owner-disagrees [SUB-OWNER-AGREE]" in render_text(report)
+    assert "accepted     producer delta-owner-disagrees (draft forbids) [SUB-OWNER-AGREE]" in \
+        render_text(report)
     assert "calls conformant what the clause forbids" in render_markdown(report)
-    assert "<h3>accepted: producer delta-owner-disagrees</h3>" in render_html(report)
+    assert "<h3>accepted: producer delta-owner-disagrees (draft forbids)</h3>" in \
+        render_html(report)
+    from properties.resolve import compare
+    assert len(compare(report, dict(report, conflicts=[]))["conflicts"]["onlyA"]) == \
+        len(report["conflicts"])  # each subject its own
 
 
 def test_z3_limits_name_the_pins_it_cannot_encode():
