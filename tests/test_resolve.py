@@ -452,6 +452,7 @@ def test_accepted_conflict_of_a_pinned_producer_option():
     ``contradicted``."""
     report = resolve(proposal_from_pins("Q4-opener=first"), depth=4, z3=False)
     assert _replays(report) > 10
+    jsonschema.validate(report, _schema("resolve-report.schema.json"))
     by = {(c["kind"], c["subject"]): c for c in report["conflicts"]}
     accepted = by[("accepted", "producer delta-owner-disagrees (draft forbids)")]
     assert accepted["clauses"] == ["SUB-OWNER-AGREE"] and accepted["witnessUnder"] == "proposal"
@@ -478,4 +479,22 @@ def test_z3_limits_name_the_pins_it_cannot_encode():
     assert "takes Q17=as-received, not the pinned Q17=strip-echo" in limits[1]
     limits, drop = z3_limits(proposal_from_pins("Q14=adopt"))
     assert drop and "Q14=adopt" in limits[0] and "vacuity answers are dropped" in limits[0]
+    from counterexamples.report.resolve import render_html, render_markdown, render_text
+    shown = dict(resolve(proposal_from_pins("Q12=owner"), depth=2, z3=False),
+                 limits=["Z3: one limit"])
+    jsonschema.validate(shown, _schema("resolve-report.schema.json"))
+    assert "\nlimits:\n  Z3: one limit\n" in render_text(shown)
+    assert "**Limits**\n\n- Z3: one limit" in render_markdown(shown)
+    assert "<h2 id='limits'>Limits</h2><ul><li>Z3: one limit</li></ul>" in render_html(shown)
     assert z3_limits(proposal_from_pins("Q2=parent,Q8=keep")) == ([], False)
+
+
+def test_z3_vacuity_dropped_for_a_pin_it_encodes_at_draft(report):
+    """With Q14=adopt beside the committee's pins, Z3's vacuity answers (the missing-delta
+    rules under Q8=keep) are another reading's: dropped; its consistency shape stays."""
+    from properties.resolve import _z3_conflicts
+    got = _z3_conflicts(proposal_from_pins("Q2=parent,Q8=keep,Q14=adopt"), 5)
+    assert [(c["kind"], c["subject"]) for c in got] == \
+        [("contradicted", "snapshot-replace-false-untagged-on-subagent-activity")]
+    assert {c["subject"] for c in report["conflicts"] if c["engine"] == "Z3"} >= \
+        {"ACT-DELTA-MISSING", "snapshot-replace-false-untagged-on-subagent-activity"}
