@@ -60,7 +60,8 @@ from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, 
 from model.verdict import evaluate
 
 __all__ = ["Proposal", "ProposalError", "proposal_from_json", "proposal_from_pins",
-           "recommended_proposal", "recorded_peers", "resolve", "compare", "close_stream", "z3_limits",
+           "recommended_proposal", "recorded_peers", "resolve", "compare", "close_stream",
+           "z3_limits",
            "DEFAULT_DEPTH", "MAX_DEPTH", "RESOLVE_QUESTIONS", "STATUSES"]
 
 DEFAULT_DEPTH = 4
@@ -661,7 +662,8 @@ def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
     from properties.questions import DEEPER, LIFECYCLE_VOCABULARY
     from properties.search.explore import EXPLORE_VOCABULARY
     p = proposal.reading
-    off_draft = [k for k in PRODUCER_KNOBS if getattr(p, KNOB_BY_ID[k].attr) != KNOB_BY_ID[k].draft]
+    off_draft = [k for k in PRODUCER_KNOBS
+                 if getattr(p, KNOB_BY_ID[k].attr) != KNOB_BY_ID[k].draft]
     if not off_draft:
         return []
     found: dict = {}
@@ -695,8 +697,11 @@ def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
         closed = close_stream(trace)
         ok = closed != tuple(trace) and not check_trace(closed, under)
         full = closed if ok else trace
+        # the pinned producer knobs that alone part the two monitors here (all of them when
+        # only their combination does)
         knobs = [k for k in off_draft if bool(violations(_belief_before(trace), trace[-1],
-                 DRAFT.with_(**{k: getattr(p, KNOB_BY_ID[k].attr)}))) != (kind == "accepted")]
+                 DRAFT.with_(**{k: getattr(p, KNOB_BY_ID[k].attr)}))) != (kind == "accepted")] \
+            or off_draft
         pinned = ", ".join(f"{k}={getattr(p, KNOB_BY_ID[k].attr)}" for k in knobs)
         if kind == "accepted":
             clauses = [v.clause]

@@ -459,7 +459,8 @@ def test_accepted_conflict_of_a_pinned_producer_option():
     assert [(e["type"], e.get("subagentRunId")) for e in accepted["trace"]] == [
         ("RUN_STARTED", None), ("ACTIVITY_SNAPSHOT", "sub-1"), ("ACTIVITY_SNAPSHOT", None),
         ("ACTIVITY_DELTA", "sub-1"), ("RUN_FINISHED", None)]
-    assert by[("contradicted", "producer delta-owner-disagrees (the pins forbid)")]["witnessUnder"] == "draft"
+    converse = by[("contradicted", "producer delta-owner-disagrees (the pins forbid)")]
+    assert converse["witnessUnder"] == "draft"
     from counterexamples.report.resolve import render_html, render_markdown, render_text
     assert "accepted     producer delta-owner-disagrees (draft forbids) [SUB-OWNER-AGREE]" in \
         render_text(report)

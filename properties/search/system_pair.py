@@ -111,10 +111,10 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
         vocabulary: the producer's finite world.
         max_states: stop (returning None) past this many distinct nodes.
         producer: the reading whose producer obligations a trace must keep, every producer
-            knob of it (:data:`model.producer.PRODUCER_KNOBS`, Q12 and Q17 included); None (default):
-            any producer reading (:data:`PRODUCER_READINGS`, as the all-readings sweep of
-            :func:`~properties.search.explore.explore` does), since the producer and the two
-            consumers may each read the draft their own way.
+            knob of it (:data:`model.producer.PRODUCER_KNOBS`, Q12 and Q17 included); None
+            (default): any producer reading (:data:`PRODUCER_READINGS`, as the all-readings
+            sweep of :func:`~properties.search.explore.explore` does), since the producer and
+            the two consumers may each read the draft their own way.
 
     Returns:
         The trace, or None when the readings agree on every conformant trace up to ``depth``

@@ -56,7 +56,8 @@ from model.readings import KNOB_BY_ID, KNOBS, Reading
 from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, I_TEXT, MS, NON_OBJECT, P_APPLY,
                                   P_NONOBJ, R_FALSE, SNAP, TEXT, TEXT_CONTENT, World)
 
-__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "DRAFT_ENCODED_KNOBS", "PRODUCER_RULES", "WARNINGS", "FATALS",
+__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "DRAFT_ENCODED_KNOBS", "PRODUCER_RULES", "WARNINGS",
+           "FATALS",
            "STEP_BRANCH_IDS", "Knobs", "Unrolling", "EventVars", "Step", "configure_z3"]
 
 FRAGMENT_KNOBS: tuple[str, ...] = ("Q2", "Q3", "Q4", "Q4-opener", "Q5", "Q7", "Q8", "Q9", "Q10",
