@@ -39,10 +39,10 @@ def _add_smt(sub) -> None:
                          "leaves the fragment's knobs to the solver")
     sm.add_argument("--versus", help="distinguish: the second reading (default: every other "
                                      "option of each knob in the fragment, one at a time)")
-    sm.add_argument("--producer", default="any",
-                    help="distinguish: the producer reading conformance is judged under: any "
-                         "(default: some reading of Q2/Q4-opener), both (both consumer "
-                         "readings), or a reading")
+    sm.add_argument("--producer", default=None,
+                    help="distinguish: the producer reading conformance is judged under: by "
+                         "default --reading's own; any (widened: some reading of "
+                         "Q2/Q4-opener), both (both consumer readings), or a reading")
     sm.add_argument("--subject", action="append", default=[],
                     help="only these situations, rules, shapes or properties (repeatable or "
                          "comma-separated; see 'smt list')")
@@ -131,12 +131,14 @@ def _answers(args, reading, world) -> list:
     depth, timeout = args.depth, args.timeout
     if args.query == "distinguish":
         conformant = (args.traces or "conformant") == "conformant"
-        producer = args.producer.strip()
-        if producer not in ("any", "both"):
+        # by default the producer reads the draft as --reading does: a witness must keep the
+        # reading's own producer rules (Q2, Q4-opener); --producer any widens it
+        producer = (args.producer or "").strip() or reading
+        if isinstance(producer, str) and producer not in ("any", "both"):
             producer = _reading(producer, allow_any=False, option="--producer")
         pairs = _pairs(args, reading, q)
         with _progress(args.query, len(pairs), timeout) as tell:
-            return [tell(q.reading_label(b), lambda: q.distinguishing(
+            return [tell(q.pair_label(a, b), lambda: q.distinguishing(
                 a, b, depth, world, producer, conformant, timeout)) for a, b in pairs]
     subjects = _subjects(args, q.SUBJECTS[args.query])
     if args.query in ("vacuity", "consistency"):

@@ -20,8 +20,13 @@ with the page and section it would change. Its reading is ``draft`` with the pin
   that fires on a conformant trace under draft and on none under the pins), over the fragment
   (:mod:`properties.smt.queries`); over the whole model, the step branches of
   :mod:`model.branches` taken on some conformant trace under draft and on none under the pins
-  (breadth-first to ``depth``), and every catalogue property that fails for the pinned consumer
-  on a conformant trace (:func:`properties.search.explore.explore` under the reading);
+  (breadth-first to ``depth``), every catalogue property that fails for the pinned consumer
+  on a conformant trace (:func:`properties.search.explore.explore` under the reading), and
+  the producer monitor under the pins against draft's (:func:`_producer_conflicts`): an event
+  the pins forbid and draft allows (``contradicted``), or one the pins call conformant and a
+  clause forbids under draft (``accepted``);
+* ``limits``: what an engine cannot say of the proposal (a pin the Z3 fragment encodes at
+  draft only, :func:`z3_limits`) and which of its answers were dropped or qualified for it;
 * ``peers``: for every peer whose options were recorded (:func:`recorded_peers`, the knobs'
   ``peers`` data with the peer's version in its name), the pinned questions on which it takes
   another option, with the shortest conformant trace on which that option's verdict differs
@@ -48,14 +53,15 @@ from typing import Mapping, Optional, Sequence
 
 from model.events import (Event, RunFinished, RunStarted, StepFinished, SubagentFinished,
                           TextMessageEnd, ToolCallEnd)
-from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, advance, check_trace,
-                            conformance_splits, moves)
+from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, adversarial_moves,
+                            advance, check_trace, conformance_splits, moves)
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, ReadingError,
                             parse_reading)
 from model.verdict import evaluate
 
 __all__ = ["Proposal", "ProposalError", "proposal_from_json", "proposal_from_pins",
            "recommended_proposal", "recorded_peers", "resolve", "compare", "close_stream",
+           "z3_limits",
            "DEFAULT_DEPTH", "MAX_DEPTH", "RESOLVE_QUESTIONS", "STATUSES"]
 
 DEFAULT_DEPTH = 4
@@ -516,10 +522,36 @@ def _z3_answers(reading: Reading, depth: int) -> tuple[dict, dict]:
             {a.subject: a for a in vacuity(depth, reading)})
 
 
+def z3_limits(proposal: Proposal) -> tuple[list[str], bool]:
+    """What the Z3 fragment cannot say of ``proposal``: ``(limits, drop_vacuity)``. A pin off
+    draft on a knob the fragment encodes at draft (:data:`properties.smt.encoding.
+    DRAFT_ENCODED_KNOBS`): on the producer's side (Q12, Q17, whose draft option is the most
+    permissive) Z3's conflicts stay sound but may miss some (the breadth-first producer search,
+    :func:`_producer_conflicts`, reads the pin); on the consumer's side (Q14, Q18) Z3's vacuity
+    answers under the pins would be another reading's, so they are dropped (``drop_vacuity``)."""
+    from properties.smt.encoding import DRAFT_ENCODED_KNOBS
+    limits, drop = [], False
+    for knob in DRAFT_ENCODED_KNOBS:
+        option = proposal.pins.get(knob)
+        if option is None or option == KNOB_BY_ID[knob].draft:
+            continue
+        if knob in PRODUCER_ONLY_KNOBS:
+            limits.append(f"Z3: the fragment's producer takes {knob}={KNOB_BY_ID[knob].draft}, "
+                          f"not the pinned {knob}={option}: its conflicts hold, but one the pin "
+                          f"alone makes is found by the breadth-first producer search only")
+        else:
+            drop = True
+            limits.append(f"Z3: the fragment encodes {knob}={KNOB_BY_ID[knob].draft} only, not "
+                          f"the pinned {knob}={option}: its vacuity answers are dropped "
+                          f"(breadth-first branches and properties only)")
+    return limits, drop
+
+
 def _z3_conflicts(proposal: Proposal, depth: int) -> list[dict]:
     p = _fragment_reading(proposal.reading)
     if p == DRAFT:
         return []
+    _, drop_vacuity = z3_limits(proposal)
     base_shapes, base_rules = _z3_answers(DRAFT, depth)
     shapes, rules = _z3_answers(p, depth)
     out = []
@@ -528,7 +560,7 @@ def _z3_conflicts(proposal: Proposal, depth: int) -> list[dict]:
             out.append(_z3_conflict("contradicted", answer, depth, (
                 f"a conformant trace ending in this shape exists under draft and none under "
                 f"the pins: {answer.detail['statement']}")))
-    for rid, answer in base_rules.items():
+    for rid, answer in ({} if drop_vacuity else base_rules).items():
         if answer.status == "sat" and rules[rid].status == "unsat":
             out.append(_z3_conflict("vacuous", answer, depth, (
                 f"the rule fires on a conformant trace under draft and on none under the pins: "
@@ -606,6 +638,98 @@ def _bfs_conflicts(proposal: Proposal, depth: int, searches: _Searches) -> list[
     return out
 
 
+def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
+    """The conflicts the pinned producer options make, breadth-first over the producer's
+    beliefs (conformance reads the belief and the event alone): from every belief reached by a
+    trace conformant under both draft and the pins, each next event (:func:`moves`'s and
+    :func:`adversarial_moves`'s candidates) that the producer monitor judges otherwise under the
+    pins than under draft (:func:`model.producer.violations`):
+
+    * ``accepted``: conformant under the pins, but the draft's monitor finds a violation (its
+      clause forbids the event; the witness is conformant under the proposal);
+    * ``contradicted``: conformant under draft, but the pins' monitor finds a violation (the
+      clauses the pinned knob sits between allow it, the violated one aside; the witness is
+      conformant under draft).
+
+    Subject ``producer <violation kind> (the pins forbid)`` or ``(draft forbids)``. One
+    conflict per (kind, violation kind), the first found (the shortest: events in the
+    candidates' fixed order), over the exploration's vocabulary to ``depth`` and, for a kind
+    not found there, the lifecycle vocabulary to ``depth + DEEPER`` (a later run, Q12=run).
+    Nothing when the pins leave every producer knob (:data:`PRODUCER_KNOBS`) at draft.
+
+    Clauses: IDX-CONFORMANCE, the clauses of the pinned producer knobs."""
+    from model.producer import violations
+    from properties.questions import DEEPER, LIFECYCLE_VOCABULARY
+    from properties.search.explore import EXPLORE_VOCABULARY
+    p = proposal.reading
+    off_draft = [k for k in PRODUCER_KNOBS
+                 if getattr(p, KNOB_BY_ID[k].attr) != KNOB_BY_ID[k].draft]
+    if not off_draft:
+        return []
+    found: dict = {}
+    for vocabulary, bound in ((EXPLORE_VOCABULARY, depth),
+                              (LIFECYCLE_VOCABULARY, depth + DEEPER)):
+        level = [((), Belief())]
+        seen = {Belief()}
+        for _ in range(bound):
+            nxt = []
+            for trace, belief in level:
+                # every candidate either monitor judges (the non-conformant extras too)
+                candidates = list(dict.fromkeys(
+                    moves(belief, vocabulary, DRAFT) + moves(belief, vocabulary, p) +
+                    [e for e, _ in adversarial_moves(belief, vocabulary, DRAFT)] +
+                    [e for e, _ in adversarial_moves(belief, vocabulary, p)]))
+                for event in candidates:
+                    vd, vp = violations(belief, event, DRAFT), violations(belief, event, p)
+                    if bool(vd) != bool(vp):
+                        kind = "accepted" if vd else "contradicted"
+                        for v in vd or vp:
+                            found.setdefault((kind, v.kind), (trace + (event,), v, bound))
+                    elif not vd:
+                        after = advance(belief, event)
+                        if after not in seen:
+                            seen.add(after)
+                            nxt.append((trace + (event,), after))
+            level = nxt
+    out = []
+    for (kind, vkind), (trace, v, bound) in found.items():
+        under = p if kind == "accepted" else DRAFT
+        closed = close_stream(trace)
+        ok = closed != tuple(trace) and not check_trace(closed, under)
+        full = closed if ok else trace
+        # the pinned producer knobs that alone part the two monitors here (all of them when
+        # only their combination does)
+        knobs = [k for k in off_draft if bool(violations(_belief_before(trace), trace[-1],
+                 DRAFT.with_(**{k: getattr(p, KNOB_BY_ID[k].attr)}))) != (kind == "accepted")] \
+            or off_draft
+        pinned = ", ".join(f"{k}={getattr(p, KNOB_BY_ID[k].attr)}" for k in knobs)
+        if kind == "accepted":
+            clauses = [v.clause]
+            note = (f"the producer monitor under the pins ({pinned}) calls conformant an event "
+                    f"{v.clause} forbids under draft ({vkind}: {v.detail})")
+        else:
+            clauses = list(dict.fromkeys(c for k in knobs for c in KNOB_BY_ID[k].clauses
+                                         if c != v.clause))
+            note = (f"an event conformant under draft, which the producer monitor under the "
+                    f"pins ({pinned}) forbids by {v.clause} ({vkind}: {v.detail}); the clauses "
+                    f"named are the others {', '.join(knobs)} sits between")
+        subject = f"producer {vkind} ({'draft' if kind == 'accepted' else 'the pins'} forbid" \
+                  f"{'s' if kind == 'accepted' else ''})"
+        out.append({"kind": kind, "subject": subject, "clauses": clauses,
+                    "engine": "BFS", "bound": bound, "length": len(full),
+                    "closed": ok or _ends_closed(full), "note": note,
+                    "witnessUnder": "proposal" if kind == "accepted" else "draft",
+                    "trace": _wire(full)})
+    return out
+
+
+def _belief_before(trace) -> Belief:
+    belief = Belief()
+    for event in trace[:-1]:
+        belief = advance(belief, event)
+    return belief
+
+
 # --- peers -------------------------------------------------------------------------------------
 
 def recorded_peers() -> dict[str, dict[str, str]]:
@@ -646,7 +770,7 @@ def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
 def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
             z3_depth: Optional[int] = None) -> dict:
     """What ``proposal`` does (see the module docstring), as a JSON-ready dict:
-    ``{"proposal", "reading", "depth", "z3Depth", "questions", "conflicts", "peers",
+    ``{"proposal", "reading", "depth", "z3Depth", "limits", "questions", "conflicts", "peers",
     "traces", "wording", "counts"}`` (``counterexamples/schemas/resolve-report.schema.json``).
 
     Args:
@@ -667,7 +791,7 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
     searches = _Searches(proposal.reading, depth)
     questions = [_question_row(q, proposal, searches, depth, z3) for q in RESOLVE_QUESTIONS]
     conflicts = (_z3_conflicts(proposal, z3_depth) if z3 else []) + \
-        _bfs_conflicts(proposal, depth, searches)
+        _bfs_conflicts(proposal, depth, searches) + _producer_conflicts(proposal, depth)
     traces = []
     for knob in proposal.pins:
         w = _knob_witness(searches, knob, KNOB_BY_ID[knob].option_names)
@@ -678,9 +802,10 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
     counts = {s: sum(1 for q in questions if q["status"] == s) for s in STATUSES}
     counts.update(conflicts=len(conflicts),
                   nonConformantPeers=sum(1 for r in peers if not r["conformant"]))
+    limits = z3_limits(proposal)[0] if z3 else []
     return {"tool": "activity-check", "command": "resolve", "proposal": proposal.to_json(),
             "reading": proposal.reading.name or "draft", "depth": depth,
-            "z3Depth": z3_depth, "questions": questions,
+            "z3Depth": z3_depth, "limits": limits, "questions": questions,
             "conflicts": conflicts, "peers": peers, "traces": traces,
             "wording": [{"question": _question_of(k), "id": k, **v}
                         for k, v in proposal.wording.items()],

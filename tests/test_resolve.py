@@ -180,7 +180,8 @@ def test_witnesses_are_closed_streams(report):
         lint = lint_wire(w["trace"], p if w["decides"] == "verdict" else DRAFT)
         assert lint.conformant, (w["knob"], [v.clause for v in lint.violations])
     for c in report["conflicts"]:  # each conformant where it shows the clause at work
-        assert c["closed"] and lint_wire(c["trace"], DRAFT).conformant, c["subject"]
+        under = DRAFT if c["witnessUnder"] == "draft" else p
+        assert c["closed"] and lint_wire(c["trace"], under).conformant, c["subject"]
 
 
 def test_close_stream_ends_what_is_open():
@@ -364,3 +365,137 @@ def test_text_says_when_a_pin_trace_is_not_a_closed_stream(report):
     line = next(x for x in render_text(doc).splitlines()
                 if x.strip().startswith(f"{pin['knob']}={pin['option']}:"))
     assert "not a closed stream" in line
+
+
+# --- every pin binds every engine (issue 41, search side) ---------------------------------------
+
+def _replays(report: dict) -> int:
+    """Replay every witness of ``report`` under the proposal's pins and check it shows what the
+    report says; returns how many were checked. A verdict witness is conformant under the pins
+    and its two options give the stated, differing verdicts; a conformance witness breaks the
+    stated clauses under each option; a conflict's witness is conformant under the reading it
+    names, and an ``accepted`` one breaks its clause under draft, a producer ``contradicted``
+    one breaks a clause under the pins, a property one fails that property under the pins."""
+    from model.consumer import initial_state, run_input, step
+    from model.producer import Belief, advance, check_trace
+    from properties.catalogue import PROPERTIES, Transition, first_violation
+    from properties.resolve import _verdict
+    p = parse_reading(report["reading"])
+    witnesses = [q["witness"] for q in report["questions"] if q["witness"]] + \
+        [t["witness"] for t in report["traces"] if t["witness"]] + \
+        [f["witness"] for r in report["peers"] for f in r["findings"] if f["witness"]]
+    for w in witnesses:
+        events = parse_events(w["trace"])
+        ra, rb = p.with_(**{w["knob"]: w["option"]}), p.with_(**{w["knob"]: w["against"]})
+        if w["decides"] == "verdict":
+            assert check_trace(events, p) == [], (w["knob"], w["trace"])
+            got = {w["option"]: _verdict(events, ra), w["against"]: _verdict(events, rb)}
+            assert got == w["verdicts"] and got[w["option"]] != got[w["against"]], w["knob"]
+        else:
+            got = {o: sorted({v.clause for _, v in check_trace(events, r)})
+                   for o, r in ((w["option"], ra), (w["against"], rb))}
+            assert got == w["conformance"] and got[w["option"]] != got[w["against"]], w["knob"]
+    by_id = {prop.id: prop for prop in PROPERTIES}
+    for c in report["conflicts"]:
+        events = parse_events(c["trace"])
+        under = DRAFT if c["witnessUnder"] == "draft" else p
+        assert check_trace(events, under) == [], (c["subject"], c["trace"])
+        if c["kind"] == "accepted":
+            assert {v.clause for _, v in check_trace(events, DRAFT)} & set(c["clauses"])
+        elif c["subject"].startswith("producer "):
+            assert c["kind"] == "contradicted" and check_trace(events, p), c["subject"]
+        elif c["subject"].startswith("property "):
+            prop = by_id[c["subject"].split()[1]]
+            state, belief, failed = initial_state(), Belief(), False
+            for i, event in enumerate(events):
+                result = step(state, event, p)
+                after = advance(belief, event)
+                t = Transition(i, state, event, result.state, result.warnings, result.fatal, p,
+                               tuple(run_input(result.state)), belief, after, True)
+                failed = failed or first_violation(t, (prop,)) is not None
+                state, belief = result.state, after
+            assert failed, c["subject"]
+    return len(witnesses) + len(report["conflicts"])
+
+
+@pytest.mark.parametrize("pin", [f"{k.id}={o}" for k in KNOBS for o in k.option_names])
+def test_every_witness_replays_under_the_pins(pin):
+    """Each option of each knob, consumer or producer side, and X1: every witness resolve
+    prints (breadth-first to depth 3, no Z3: at depth 2 only two or so witnesses exist; 3 gives
+    15 or more a pin in about 0.4 s each) replays under the pins to its stated verdict."""
+    report = resolve(proposal_from_pins(pin), depth=3, z3=False)
+    assert _replays(report) >= 15
+
+
+def test_pinned_producer_options_bind_the_searches_and_the_conflicts():
+    """Q12=owner: the pair searches keep the pinned owner rule (no witness breaks
+    ACT-DELTA-BASELINE under the pins, with Q4-opener=first too), and the untagged delta on a
+    subagent's activity, which draft allows, is a conflict with SUB-UNTAGGED-CONTINUES."""
+    report = resolve(proposal_from_pins("Q12=owner,Q4-opener=first"), depth=4, z3=False)
+    assert _replays(report) > 10
+    by = {(c["kind"], c["subject"]): c for c in report["conflicts"]}
+    owner = by[("contradicted", "producer delta-by-other-agent (the pins forbid)")]
+    assert "SUB-UNTAGGED-CONTINUES" in owner["clauses"] and owner["witnessUnder"] == "draft"
+    assert [e["type"] for e in owner["trace"]] == [
+        "RUN_STARTED", "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA", "RUN_FINISHED"]
+    assert owner["trace"][1]["subagentRunId"] == "sub-1"
+    assert "subagentRunId" not in owner["trace"][2]
+    # the delta Q4-opener=first alone accepts (next test) is another agent's under Q12=owner
+    assert not [c for c in report["conflicts"] if c["kind"] == "accepted"]
+    assert report["limits"] == []  # Z3 not asked
+
+
+def test_accepted_conflict_of_a_pinned_producer_option():
+    """Q4-opener=first calls conformant a delta tagged by the first opener after a replacing
+    snapshot re-minted the owner: SUB-OWNER-AGREE forbids it under draft (an ``accepted``
+    conflict, its witness conformant under the proposal); the converse delta is
+    ``contradicted``."""
+    report = resolve(proposal_from_pins("Q4-opener=first"), depth=4, z3=False)
+    assert _replays(report) > 10
+    jsonschema.validate(report, _schema("resolve-report.schema.json"))
+    by = {(c["kind"], c["subject"]): c for c in report["conflicts"]}
+    accepted = by[("accepted", "producer delta-owner-disagrees (draft forbids)")]
+    assert accepted["clauses"] == ["SUB-OWNER-AGREE"] and accepted["witnessUnder"] == "proposal"
+    assert [(e["type"], e.get("subagentRunId")) for e in accepted["trace"]] == [
+        ("RUN_STARTED", None), ("ACTIVITY_SNAPSHOT", "sub-1"), ("ACTIVITY_SNAPSHOT", None),
+        ("ACTIVITY_DELTA", "sub-1"), ("RUN_FINISHED", None)]
+    converse = by[("contradicted", "producer delta-owner-disagrees (the pins forbid)")]
+    assert converse["witnessUnder"] == "draft"
+    from counterexamples.report.resolve import render_html, render_markdown, render_text
+    assert "accepted     producer delta-owner-disagrees (draft forbids) [SUB-OWNER-AGREE]" in \
+        render_text(report)
+    assert "calls conformant what the clause forbids" in render_markdown(report)
+    assert "<h3>accepted: producer delta-owner-disagrees (draft forbids)</h3>" in \
+        render_html(report)
+    from properties.resolve import compare
+    assert len(compare(report, dict(report, conflicts=[]))["conflicts"]["onlyA"]) == \
+        len(report["conflicts"])  # each subject its own
+
+
+def test_z3_limits_name_the_pins_it_cannot_encode():
+    from properties.resolve import z3_limits
+    limits, drop = z3_limits(proposal_from_pins("Q12=owner,Q17=strip-echo,Q2=parent"))
+    assert not drop and len(limits) == 2
+    assert "takes Q12=stream, not the pinned Q12=owner" in limits[0]
+    assert "takes Q17=as-received, not the pinned Q17=strip-echo" in limits[1]
+    limits, drop = z3_limits(proposal_from_pins("Q14=adopt"))
+    assert drop and "Q14=adopt" in limits[0] and "vacuity answers are dropped" in limits[0]
+    from counterexamples.report.resolve import render_html, render_markdown, render_text
+    shown = dict(resolve(proposal_from_pins("Q12=owner"), depth=2, z3=False),
+                 limits=["Z3: one limit"])
+    jsonschema.validate(shown, _schema("resolve-report.schema.json"))
+    assert "\nlimits:\n  Z3: one limit\n" in render_text(shown)
+    assert "**Limits**\n\n- Z3: one limit" in render_markdown(shown)
+    assert "<h2 id='limits'>Limits</h2><ul><li>Z3: one limit</li></ul>" in render_html(shown)
+    assert z3_limits(proposal_from_pins("Q2=parent,Q8=keep")) == ([], False)
+
+
+def test_z3_vacuity_dropped_for_a_pin_it_encodes_at_draft(report):
+    """With Q14=adopt beside the committee's pins, Z3's vacuity answers (the missing-delta
+    rules under Q8=keep) are another reading's: dropped; its consistency shape stays."""
+    from properties.resolve import _z3_conflicts
+    got = _z3_conflicts(proposal_from_pins("Q2=parent,Q8=keep,Q14=adopt"), 5)
+    assert [(c["kind"], c["subject"]) for c in got] == \
+        [("contradicted", "snapshot-replace-false-untagged-on-subagent-activity")]
+    assert {c["subject"] for c in report["conflicts"] if c["engine"] == "Z3"} >= \
+        {"ACT-DELTA-MISSING", "snapshot-replace-false-untagged-on-subagent-activity"}

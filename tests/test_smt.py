@@ -411,6 +411,40 @@ def test_distinguishing_producer_modes():
     assert q.distinguishing(DRAFT, first, 5, conformant=False).length == 4
 
 
+def test_distinguish_labels_name_both_full_readings():
+    """A row names both readings in full: a draft option is named, never dropped."""
+    pr = parse_reading("Q2=parent,Q8=keep")
+    assert q.pair_label(DRAFT, DRAFT.with_(Q2="parent")) == "Q2=continues vs Q2=parent"
+    assert q.pair_label(pr, pr.with_(Q2="continues")) == \
+        "Q2=parent,Q8=keep vs Q2=continues,Q8=keep"
+    answer = q.distinguishing(DRAFT, DRAFT.with_(Q5="retype"), 3)
+    assert answer.subject == "Q5=skip vs Q5=retype" and answer.reading == answer.subject
+
+
+def test_cli_distinguish_judges_the_producer_under_its_reading(capsys):
+    """`--reading R` judges conformance under R's own producer rules by default (Q2=parent
+    forbids an untagged replace:false on a subagent's activity), `--producer any` widens it
+    to some producer reading; the rows name both readings in full."""
+    base = ["smt", "distinguish", "--reading", "Q2=parent,Q8=keep", "--versus",
+            "Q2=parent,Q8=keep,Q3=warn", "--depth", "5", "--json"]
+    assert main(base) == 0
+    (mine,) = json.loads(capsys.readouterr().out)["answers"]
+    assert mine["subject"] == "Q2=parent,Q3=keep,Q8=keep vs Q2=parent,Q3=warn,Q8=keep"
+    assert mine["producer"] == "Q2=parent,Q8=keep" and mine["length"] == 4
+    from model.wire import parse_events
+    # conformant under the proposal: a MESSAGES_SNAPSHOT revokes the activity for the producer
+    # (Q8 is the consumer's), so the subagent's replace:false creates it again
+    assert check_trace(parse_events(mine["witness"]["wire"]), parse_reading("Q2=parent")) == []
+    assert main(base + ["--producer", "any"]) == 0
+    (wide,) = json.loads(capsys.readouterr().out)["answers"]
+    assert wide["producer"] == "any" and wide["length"] == 3
+    # the wider witness breaks the proposal's own producer rule (ACT-ATTR-AGREE under Q2=parent)
+    events = parse_events(wide["witness"]["wire"])
+    assert check_trace(events, DRAFT) == []
+    assert {v.clause for _, v in check_trace(events, parse_reading("Q2=parent"))} == \
+        {"ACT-ATTR-AGREE"}
+
+
 @pytest.mark.parametrize("knob, option, why", [("Q1", "ignore", "no event carries metadata"),
                                                 ("Q20", "fatal", "unknown ops are outside"),
                                                 ("Q21", "shim", "null members")])

@@ -24,6 +24,7 @@ from properties.resolve import Proposal, ProposalError, load_json_text, proposal
 
 __all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "add_sentences", "render_text",
            "render_markdown", "render_html", "render_compare", "write_report", "SCHEMAS",
+           "CONFLICT_KINDS",
            "REPORT_FILE", "PAGE"]
 
 MAX_PROPOSAL_BYTES = 1 << 20
@@ -125,6 +126,15 @@ def _how(q: dict, code=str) -> str:
             f"{code(w['against'])}") if w else q["note"]
 
 
+CONFLICT_KINDS = {
+    "contradicted": "the pins rule out what the clauses allow",
+    "vacuous": "the clause's rule no longer fires on any conformant trace",
+    "accepted": "the producer monitor under the pinned producer options calls conformant what "
+                "the clause forbids",
+}
+"""A conflict kind (``properties.resolve``'s conflicts) in words, as each format prints it."""
+
+
 def _question_line(q: dict) -> str:
     star = "★" if q["important"] else " "
     return f"{q['question']:<4}{star} {q['status']:<8} {_how(q)}"
@@ -141,8 +151,11 @@ def render_text(report: dict) -> str:
     out += ["  " + _question_line(q) for q in report["questions"]]
     out += ["", "conflicts:"]
     out += [f"  {x['kind']:<12} {x['subject']} [{', '.join(x['clauses'])}] ({x['engine']}, "
-            f"witness {x['length']} events under {x['witnessUnder']})"
+            f"witness {x['length']} events under {x['witnessUnder']}): "
+            f"{CONFLICT_KINDS[x['kind']]}"
             for x in report["conflicts"]] or ["  none"]
+    if report.get("limits"):
+        out += ["", "limits:"] + [f"  {line}" for line in report["limits"]]
     out += ["", "peers (recorded options):"]
     for r in report["peers"]:
         if r["conformant"]:
@@ -203,7 +216,10 @@ def render_markdown(report: dict) -> str:
                    f"{how} |")
     out += ["", "**Conflicts**", ""]
     out += [f"- {x['kind']}: {_md(x['subject'])} ({', '.join(x['clauses'])}; {x['engine']}, "
-            f"{x['length']} events)" for x in report["conflicts"]] or ["- none"]
+            f"{x['length']} events): {CONFLICT_KINDS[x['kind']]}"
+            for x in report["conflicts"]] or ["- none"]
+    if report.get("limits"):
+        out += ["", "**Limits**", ""] + [f"- {_md(line)}" for line in report["limits"]]
     out += ["", "**Peers** (recorded options)", ""]
     for r in report["peers"]:
         bad = ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']}"
@@ -300,13 +316,17 @@ def render_html(report: dict) -> str:
         out.append("<p>None to the bounds.</p>")
     for i, x in enumerate(report["conflicts"]):
         link = f"conflicts/{i + 1}.jsonl" if written else None
-        out.append(f"<section><h3>{e(x['kind'])}: {e(x['subject'])}</h3><p>Clauses "
+        out.append(f"<section><h3>{e(x['kind'])}: {e(x['subject'])}</h3><p>"
+                   f"{e(_sentence(CONFLICT_KINDS[x['kind']]))} Clauses "
                    f"{e(', '.join(x['clauses']))}. {e(_sentence(x['note']))} Witness: "
                    f"{x['length']} "
                    f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
                    + _diagram(x["trace"], None, x["subject"], f"conflict-{i + 1}")
                    + "</section>")
+    if report.get("limits"):
+        out.append("<h2 id='limits'>Limits</h2><ul>" + "".join(
+            f"<li>{e(line)}</li>" for line in report["limits"]) + "</ul>")
     out.append("<h2 id='peers'>Peers</h2><table><tr><th>peer</th><th>verdict</th>"
                "<th>questions</th></tr>")
     for r in report["peers"]:

@@ -18,7 +18,7 @@ from properties.search.bfs import Expansion, LocalEngine, TransitionSystem, sear
 from properties.search.store import Interned
 from properties.search.explore import EXPLORE_VOCABULARY
 from properties.search.move_table import MoveTable, _fps_of
-from properties.search.reading_classes import PRODUCER_READINGS, _FORKED_PRODUCER_KNOBS, _step_key
+from properties.search.reading_classes import PRODUCER_READINGS, _step_key
 from properties.search.report import _cyclic_gc_paused, _Witnesses
 
 __all__ = ["PairSystem", "shortest_distinguishing"]
@@ -33,13 +33,16 @@ class PairSystem(TransitionSystem):
     width = 4
 
     def __init__(self, reading_a: Reading, reading_b: Reading, vocabulary: Vocabulary,
-                 producers0: frozenset):
+                 producers0, producer: Optional[Reading] = None):
         self.reading_a, self.reading_b = reading_a, reading_b
-        self.table = MoveTable(vocabulary, False, producers0)
+        # one producer reading: its every knob (the producer-only ones, Q12 and Q17, included)
+        # binds the moves, the table's one-reading mode (producers0 is then the flag True)
+        self.table = MoveTable(vocabulary, False, producers0, producer)
+        self.p0 = self.table.producer_set(producers0)
         self.states = Interned([initial_state()])
 
     def root(self) -> tuple:
-        return (0, 0, 0, 0)
+        return (0, 0, 0, self.p0)
 
     def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
         t = self.table
@@ -107,10 +110,11 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
         depth: the longest trace tried (events).
         vocabulary: the producer's finite world.
         max_states: stop (returning None) past this many distinct nodes.
-        producer: the reading whose producer obligations a trace must keep; None (default):
-            any producer reading (:data:`PRODUCER_READINGS`, as the all-readings sweep of
-            :func:`~properties.search.explore.explore` does), since the producer and the two
-            consumers may each read the draft their own way.
+        producer: the reading whose producer obligations a trace must keep, every producer
+            knob of it (:data:`model.producer.PRODUCER_KNOBS`, Q12 and Q17 included); None
+            (default): any producer reading (:data:`PRODUCER_READINGS`, as the all-readings
+            sweep of :func:`~properties.search.explore.explore` does), since the producer and
+            the two consumers may each read the draft their own way.
 
     Returns:
         The trace, or None when the readings agree on every conformant trace up to ``depth``
@@ -118,9 +122,8 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
 
     Clauses: IDX-CONFORMANCE (the readings difference of property P32).
     """
-    producers0 = frozenset(PRODUCER_READINGS) if producer is None else \
-        frozenset({tuple((k, producer.as_dict()[k]) for k in _FORKED_PRODUCER_KNOBS)})
-    system = PairSystem(reading_a, reading_b, vocabulary, producers0)
+    producers0 = frozenset(PRODUCER_READINGS) if producer is None else True
+    system = PairSystem(reading_a, reading_b, vocabulary, producers0, producer)
     found = search(system, depth, LocalEngine(system), max_states=max_states)
     found.raise_if_interrupted()
     hit = found.findings.get(("distinguishing",))

@@ -56,7 +56,8 @@ from model.readings import KNOB_BY_ID, KNOBS, Reading
 from properties.smt.world import (DELTA, FRESH, I_ACT, I_NONE, I_TEXT, MS, NON_OBJECT, P_APPLY,
                                   P_NONOBJ, R_FALSE, SNAP, TEXT, TEXT_CONTENT, World)
 
-__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "PRODUCER_RULES", "WARNINGS", "FATALS",
+__all__ = ["FRAGMENT_KNOBS", "OUTSIDE_KNOBS", "DRAFT_ENCODED_KNOBS", "PRODUCER_RULES", "WARNINGS",
+           "FATALS",
            "STEP_BRANCH_IDS", "Knobs", "Unrolling", "EventVars", "Step", "configure_z3"]
 
 FRAGMENT_KNOBS: tuple[str, ...] = ("Q2", "Q3", "Q4", "Q4-opener", "Q5", "Q7", "Q8", "Q9", "Q10",
@@ -89,6 +90,17 @@ OUTSIDE_KNOBS: dict[str, str] = {
 fragment's events)."""
 
 
+DRAFT_ENCODED_KNOBS: tuple[str, ...] = ("Q12", "Q14", "Q17", "Q18")
+"""The knobs of :data:`OUTSIDE_KNOBS` that the fragment's own events would reach, encoded at
+their draft option: Q14 and Q18 on the consumer's side (a replace:false snapshot after a skipped
+delta, a declined snapshot's type), Q12 and Q17 on the producer's (its draft option, the most
+permissive). An answer under a reading that takes another option of one of them is not that
+reading's answer (:func:`properties.smt.queries.require_fragment` refuses such a reading;
+``resolve`` drops or qualifies the answers it would take, and says so in its ``limits``). The
+other outside knobs are never consulted on the fragment's traces: any option gives the same
+answer there."""
+
+
 def _check_knob_partition() -> None:
     """FRAGMENT_KNOBS and OUTSIDE_KNOBS partition :data:`model.readings.KNOBS`: a knob added to
     the model fails here, at import, until it is classified (and the producer's knobs are in the
@@ -104,6 +116,8 @@ def _check_knob_partition() -> None:
     # producer then encodes its draft option, its most permissive (model.producer)
     if not set(PRODUCER_KNOBS) - set(PRODUCER_ONLY_KNOBS) <= inside:
         raise AssertionError(f"producer knobs {PRODUCER_KNOBS} outside the fragment")
+    if not set(DRAFT_ENCODED_KNOBS) <= outside:
+        raise AssertionError(f"DRAFT_ENCODED_KNOBS {DRAFT_ENCODED_KNOBS} are not all outside")
 
 
 _check_knob_partition()

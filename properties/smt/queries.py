@@ -34,7 +34,7 @@ from typing import Callable, Optional, Sequence
 
 import z3
 
-from model.readings import DRAFT, KNOB_BY_ID, Reading
+from model.readings import DRAFT, KNOB_BY_ID, KNOBS, Reading
 from properties.smt.checks import (PROOF_BY_ID, PROOF_PROPERTIES, RULE_BY_ID, RULES, SHAPE_BY_ID,
                                    SHAPES, SITUATION_BY_ID, SITUATIONS, At, Check)
 from properties.smt.encoding import FRAGMENT_KNOBS, OUTSIDE_KNOBS, Unrolling
@@ -43,7 +43,7 @@ from properties.smt.world import DEFAULT_WORLD, MS, AbstractEvent, World, realis
 
 __all__ = ["Answer", "Witness", "reachability", "vacuity", "consistency", "distinguishing",
            "bounded_proof", "knob_pairs", "require_fragment", "DIFFERENCE_KINDS",
-           "reading_label", "DEFAULT_TIMEOUT"]
+           "reading_label", "pair_label", "DEFAULT_TIMEOUT"]
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one query (one subject) may take before it answers ``unknown``."""
@@ -133,6 +133,19 @@ class Answer:
 def reading_label(reading: Optional[Reading]) -> str:
     """``draft``, a preset name, ``Q11=move,...`` or ``any`` (symbolic)."""
     return "any" if reading is None else (reading.name or "draft")
+
+
+def pair_label(a: Reading, b: Reading) -> str:
+    """Two readings compared, each named in full: ``"Q2=continues vs Q2=parent"``, every knob
+    on which either departs from draft given on both sides, in knob order (a draft option is
+    named, never dropped: ``"Q2=parent,Q8=keep vs Q2=continues,Q8=keep"``, not ``"... vs
+    Q8=keep"``)."""
+    da, db = a.as_dict(), b.as_dict()
+    named = [k.id for k in KNOBS if da[k.id] != k.draft or db[k.id] != k.draft]
+    if not named:
+        return "draft vs draft"
+    return (",".join(f"{k}={da[k]}" for k in named) + " vs " +
+            ",".join(f"{k}={db[k]}" for k in named))
 
 
 def require_fragment(reading: Optional[Reading]) -> None:
@@ -446,7 +459,8 @@ def distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 8,
                    timeout: float = DEFAULT_TIMEOUT) -> Answer:
     """The shortest trace of length <= ``depth`` on which two readings' consumer steps differ.
 
-    Both consumers step the same trace from the same start. The trace is conformant for a
+    The answer's subject names both readings in full (:func:`pair_label`). Both consumers
+    step the same trace from the same start. The trace is conformant for a
     producer reading: ``producer="any"`` (default, as
     :func:`properties.search.system_pair.shortest_distinguishing` does): some reading of the producer's
     knobs (Q2, Q4-opener) under which every event conforms, since producer and consumers may
@@ -490,7 +504,7 @@ def distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 8,
         _differences(u, k).values())), base, deadline)
     witness, detail = None, {"traces": "conformant" if conformant else "any",
                              "producer": plabel if conformant else None}
-    label = f"{reading_label(reading_a)} vs {reading_label(reading_b)}"
+    label = pair_label(reading_a, reading_b)
     if status == "sat":
         kinds = _differences(u, n)
         found = {k for k, f in kinds.items() if z3.is_true(model.eval(f, True))}
