@@ -332,6 +332,44 @@ def test_the_generated_corpus_covers_the_activity_clauses_and_reports_the_rest(g
             assert g.note, g.clause
 
 
+def test_prc_keep_open_is_pinned_by_its_own_mutant(generated):
+    """The stripping of an undescribed member is a warning's branch (member.strip), not a
+    step's: the generator counts it, so PRC-KEEP-OPEN has a fixture, killed by its mutant."""
+    g = {x.clause: x for x in generated}["PRC-KEEP-OPEN"]
+    assert g.fixture is not None and g.mutant == "strip-recurses-into-open"
+    snap = next(e for e in g.fixture["stream"] if e["type"] == "ACTIVITY_SNAPSHOT")
+    held = g.fixture["expect"]["messages"][0]
+    assert set(snap) - set(held) - {"type", "messageId"} == {"extra"}  # stripped, not held
+    assert held["content"] == snap["content"] != {}  # the open object kept whole
+
+
+def test_clauses_unobservable_under_draft_are_computed_and_ship_off_it(generated):
+    from counterexamples.conformance.generate import generate
+    from model.readings import DRAFT
+    from properties.zoo import MUTANT_BY_NAME
+    by_clause = {g.clause: g for g in generated}
+    off = {"SUB-ENDED-ACTIVITY": ("Q15", "closed", "ended-owner-delta-applied"),
+           "ACT-RUN-BASELINE": ("Q23", "run-scoped", "earlier-run-delta-applied")}
+    for cid, (knob, option, _) in off.items():
+        assert by_clause[cid].fixture is None
+        assert f"under the draft reading; under {knob}={option} " in by_clause[cid].note
+    reading = DRAFT.with_(Q15="closed", Q23="run-scoped")
+    shipped = {g.clause: g for g in generate(reading, reading.name)}
+    for cid, (knob, option, mutant) in off.items():
+        g = shipped[cid]
+        assert g.fixture is not None and g.mutant == mutant, (cid, g.note)
+        assert "not observable by a consumer under the draft reading" in \
+            g.fixture["description"]
+        fx = fixture_from_json(g.fixture)
+        assert judge(fx, model_answers([fx], reading)[0]).status == "passed"
+        assert judge(fx, model_answers([fx], reading, MUTANT_BY_NAME[mutant])[0]).status \
+            == "failed"
+        # under draft the delta applies: the fixture is not the draft's
+        assert judge(fx, model_answers([fx])[0]).status == "failed"
+    # a clause observable under draft says nothing of the kind
+    assert "draft reading" not in shipped["ACT-DELTA-RETYPE"].fixture["description"]
+
+
 def test_generate_writes_the_same_bytes_and_refuses_a_used_folder(tmp_path):
     runs = []
     for name in ("a", "b"):
