@@ -599,6 +599,17 @@ def test_the_matrix_shows_each_corpus_as_a_column_group(generated):
 
 
 @needs_official
+def test_the_matrix_runs_both_corpora_with_the_third_party_relaxations(capsys):
+    import argparse
+    from activity_check.cli import console
+    from activity_check.cmd_matrix import _corpora
+    corpora = _corpora(argparse.Namespace(no_conformance=False, official=OFFICIAL),
+                       console(stderr=True))
+    assert {name: (len(fx), third) for name, (fx, third) in corpora.items()} == {
+        "official": (68, True), "generated": (33, True)}
+
+
+@needs_official
 def test_the_typescript_client_through_both_corpora(generated):
     """The @ag-ui/client pipeline (Node) answers every key; skipped without its packages."""
     from counterexamples.peers.matrix import MATRIX_PEERS, peer_ready, resolve_matrix_adapter
