@@ -6,14 +6,19 @@ that a step branch of the model cites, and not out of scope) the generator takes
 witness among the tool's traces (:func:`witness_pool`: the committed corpus, the probes, the
 shortest trace to every state of the breadth-first search to depth 3, and the few
 :data:`EXTRA_WITNESSES` the search cannot reach; shortest first, ties in pool order) whose fold
-under the reading takes a branch citing the clause and which a mutant of that clause's own
-fails (else the shortest citing one). The fixture's
-identifiers are prefixed with its name, its ``expect`` is derived from the verdict
-(:func:`counterexamples.report.fixture.expect_of_verdict`: outcome, the final messages, state
-where touched), and its ``kill`` is **verified**: the fixture passes on the reference consumer
-and fails on a zoo mutant (:data:`properties.zoo.MUTANTS`; one whose clause is the target is
-preferred, else the first in the zoo's order). A clause no mutant's failure pins is reported,
-not shipped. Where the witness's verdict depends on an open question (a knob splits the trace,
+under the reading takes a branch citing the clause (or surfaces a warning of one) and which a
+mutant of that clause's own fails (else the shortest citing one). The fixture's identifiers
+are prefixed with its name, its ``expect`` is derived from the verdict
+(:func:`counterexamples.report.fixture.expect_of_verdict`: outcome, the warnings a keyword
+clause requires, the final messages, state where touched), and its ``kill`` is **verified**:
+the fixture passes on the reference consumer and fails on a zoo mutant
+(:data:`properties.zoo.MUTANTS`; one whose clause is the target is preferred, else the first in
+the zoo's order). A clause no mutant's failure pins is reported, not shipped, and so is a clause no pool trace cites under the reading, with the reason
+computed (:func:`_unreached_note`: the first other option of its questions' knobs under which a
+pool trace does cite it; SUB-ENDED-ACTIVITY and ACT-RUN-BASELINE are observable only off the
+draft, under Q15=closed and Q23=run-scoped). Under a reading other than the draft, a fixture
+whose clause no pool trace cites under the draft says so in its description. Where the
+witness's verdict depends on an open question (a knob splits the trace,
 :func:`model.verdict.knob_splits`), the description says which, and under which reading the
 verdict was generated.
 

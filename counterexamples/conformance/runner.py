@@ -30,8 +30,8 @@ from counterexamples.conformance.fixtures import EXPECT_KEYS, Fixture
 
 __all__ = ["PASS", "FAIL", "UNOBSERVABLE", "RELAXED", "KeyResult", "FixtureResult",
            "subset_match", "judge", "relaxed_keys", "must_level_warnings", "is_admitted_gap",
-           "model_answers", "adapter_answers", "run_fixtures", "summary", "result_lines", "to_junit",
-           "corpus_cell"]
+           "model_answers", "adapter_answers", "run_fixtures", "summary", "result_lines",
+           "to_junit", "corpus_cell"]
 
 PASS, FAIL, UNOBSERVABLE, RELAXED = "pass", "fail", "not-observable", "relaxed"
 """The status of one key."""
