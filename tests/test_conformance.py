@@ -550,6 +550,19 @@ def test_an_adapter_process_and_keys_it_cannot_show(tmp_path):
     assert "1 keys not observable" in out.stdout
 
 
+def test_an_answer_outside_the_answer_schema_is_that_fixtures_error(tmp_path):
+    fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
+    adapter = tmp_path / "odd.py"
+    adapter.write_text(ADAPTER_WITHOUT_EVENTS.replace('"warnings": None',
+                                                      '"warnings": None, "events": {}'))
+    out = _cli("conformance", "run", fx, "--adapter", f"{sys.executable} {adapter}")
+    assert out.returncode == 1, out.stdout
+    first = out.stdout.splitlines()[0]  # one line: the fixture, the kind, the member at fault
+    assert first.startswith("ERROR x-one: bad-response: answer member 'events' must be null "
+                            "(not observed) or an array of event objects"), first
+    assert "0 passed, 0 failed, 1 error" in out.stdout
+
+
 def test_export_ag_ui_fixture_of_a_finding_and_of_a_trace(tmp_path):
     from counterexamples.findings import property_finding
     from counterexamples.report.export import export
