@@ -58,9 +58,11 @@ def _matrix_files(previous: dict):
 
 
 def _corpora(args, err) -> dict:
-    """The conformance corpora every peer is also run through: the official one (``--official``,
-    else the one found beside the checkout, with the third-party relaxations) and the generated
-    activity corpus; none with ``--no-conformance``. UsageError for an unusable ``--official``."""
+    """The conformance corpora every peer is also run through, both with the third-party
+    relaxations (every peer is a third-party client of both; the generated corpus's SHOULD-level
+    warnings are set aside as the official one's are): the official one (``--official``, else
+    the one found beside the checkout) and the generated activity corpus; none with
+    ``--no-conformance``. UsageError for an unusable ``--official``."""
     if args.no_conformance:
         return {}
     from counterexamples.conformance.fixtures import FixtureError, load_fixtures, official_corpus
@@ -74,7 +76,7 @@ def _corpora(args, err) -> dict:
             corpora["official"] = (load_fixtures([path]), True)
         except FixtureError as exc:
             raise UsageError(f"--official: {exc}") from None
-    corpora["generated"] = (generated_fixtures(), False)
+    corpora["generated"] = (generated_fixtures(), True)
     return corpora
 
 

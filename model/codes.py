@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from model.branches import BRANCH_BY_ID
 
-__all__ = ["Code", "CODES", "CODE_LIST", "WARNING", "FATAL",
+__all__ = ["Code", "CODES", "CODE_LIST", "WARNING", "FATAL", "REQUIRED_WARNINGS",
            "ACTIVITY_CONTENT_NOT_OBJECT", "ACTIVITY_DELTA_TARGET_MISSING",
            "ACTIVITY_DELTA_TARGET_NOT_ACTIVITY", "ACTIVITY_ID_SEEN_BEFORE",
            "ACTIVITY_OWNER_MISMATCH", "ACTIVITY_PATCH_FAILED", "ACTIVITY_TARGET_NOT_ACTIVITY",
@@ -106,6 +106,23 @@ CODE_LIST: tuple[Code, ...] = tuple(_DECLARED)
 
 CODES: dict[str, Code] = {c.code: c for c in CODE_LIST}
 """Code -> its :class:`Code` record."""
+
+
+REQUIRED_WARNINGS: dict[str, tuple[str, str]] = {
+    ACTIVITY_PATCH_FAILED: ("SNP-SURFACE-FAILURE", "MUST"),
+    STATE_PATCH_FAILED: ("SNP-SURFACE-FAILURE", "MUST"),
+    ACTIVITY_DELTA_TARGET_MISSING: ("ACT-DELTA-MISSING-WARN", "SHOULD"),
+    ACTIVITY_DELTA_TARGET_NOT_ACTIVITY: ("ACT-DELTA-MISSING-WARN", "SHOULD"),
+    UNKNOWN_EVENT_DROPPED: ("PRC-DROP-STRIP", "SHOULD"),
+    UNKNOWN_MEMBER_STRIPPED: ("PRC-DROP-STRIP", "SHOULD"),
+}
+"""The warning codes a keyword clause asks the consumer for: ``{code: (clause id, level)}``,
+``level`` the clause's normative level for the warning itself: ``"MUST"`` where the warning is
+the duty (SNP-SURFACE-FAILURE: a valid patch that cannot apply is reported), ``"SHOULD"`` where
+it is advised (ACT-DELTA-MISSING-WARN; PRC-DROP-STRIP's MUST is on the dropping and stripping,
+the warning only 'ideally'). Other warnings are the model's own choice under a non-keyword
+statement and are never required. The conformance fixtures assert these codes
+(``expect.warnings``) and ``--third-party`` sets aside the SHOULD-level ones."""
 
 
 def _check() -> None:

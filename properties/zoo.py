@@ -1097,6 +1097,19 @@ def _reserved_key_dropped(state, event, result):
     return replace(result, state=_with_message(result.state, m.but(metadata=freeze(meta))))
 
 
+def _strip_recurses_into_open(state, event):
+    """Strips undescribed members at every depth: the strip pass that rightly removes an
+    undescribed member of a closed event object recurses into the open objects it carries, so
+    an activity event's content and metadata lose every member (no schema describes any of them;
+    PRC-KEEP-OPEN keeps them, as SNP-OPEN-OPS keeps a patch operation's extra members)."""
+    if isinstance(event, ActivitySnapshot):
+        return replace(event, content=freeze({}),
+                       metadata=None if event.metadata is None else freeze({}))
+    if isinstance(event, ActivityDelta) and event.metadata is not None:
+        return replace(event, metadata=freeze({}))
+    return event
+
+
 def _ms_drops_reasoning(state, event, result):
     """Applies the exception for client-only material to activity alone: held reasoning messages
     a MESSAGES_SNAPSHOT leaves out are dropped (STA-MS-DROP-EXCEPT names both roles)."""
@@ -1453,8 +1466,19 @@ MUTANTS: tuple[Consumer, ...] = (
        "fails the run on a described event it does not interpret (RAW, CUSTOM, a chunk, "
        "reasoning) as if its type were unknown",
        _fatal_on(Passthrough, "EVX-ACCEPT-FAMILIES", "passthrough.accept")),
+    _m("strip-recurses-into-open", "PRC-KEEP-OPEN",
+       "strips undescribed members inside open objects too, so an activity's content and "
+       "metadata lose every member", _pre(_strip_recurses_into_open)),
+    _m("ended-owner-delta-applied", "SUB-ENDED-ACTIVITY",
+       "keeps applying deltas to an activity whose owning invocation ended in this run, where "
+       "the reading closes it (behaves as Q15=live: the invocation's end is never tracked)",
+       _behaves_as(q15="live"), reading=DRAFT.with_(Q15="closed")),
+    _m("earlier-run-delta-applied", "ACT-RUN-BASELINE",
+       "applies a delta in a new run to an activity of an earlier run no snapshot of this run "
+       "restated, where the reading gives each run its own baseline (behaves as "
+       "Q23=continue)", _behaves_as(q23="continue"), reading=DRAFT.with_(Q23="run-scoped")),
 )
-"""The zoo: 97 wrong consumers, one mistake each. Four (``mismatch-applied``,
+"""The zoo: 100 wrong consumers, one mistake each. Four (``mismatch-applied``,
 ``ms-never-revokes``, ``patch-failure-fatal``, ``in-flight-stream-left-open``) behave as another
 reading would: wrong against ``draft``, right under that reading, so they are caught by
 properties checked under draft. Three (``delta-missing-silent``, ``strip-silently``,
@@ -1469,6 +1493,14 @@ closed when any invocation ends, a merged or a withheld agent state, a late RUN_
 rejected), each the witness of a hole
 in the generated surface or the catalogue that is now closed. One (``passthrough-event-fatal``)
 verifies the kill of a generated conformance fixture (``conformance generate``,
-EVX-ACCEPT-FAMILIES), where no other mutant failed it."""
+EVX-ACCEPT-FAMILIES), where no other mutant failed it; one (``strip-recurses-into-open``) does
+the same for PRC-KEEP-OPEN, whose fixture no mutant of its own clause failed. Two
+(``ended-owner-delta-applied``, ``earlier-run-delta-applied``) are right under draft and wrong
+under the reading of their assumption clause (Q15=closed, Q23=run-scoped; their ``reading``),
+where they verify the kill of the fixtures ``conformance generate --reading`` ships for
+SUB-ENDED-ACTIVITY and ACT-RUN-BASELINE, clauses no consumer can observe under draft; no
+property of the catalogue catches them under their reading yet (the delta properties leave a
+delta the reading skips unjudged, ``properties.catalogue._skipped_by_reading``), a hole the zoo
+benchmark shows."""
 
 MUTANT_BY_NAME = {m.name: m for m in MUTANTS}

@@ -240,9 +240,35 @@ def test_adapter_refusal_and_malformed_answers_are_errors_without_restart(tmp_pa
         assert adapter.starts == 1
     errors = {r.trace.id: r.classification.error for r in report.results}
     assert errors["three"] == "refused: the adapter could not process the trace: cannot do three"
-    assert errors["four"] == ("bad-response: answer needs 'messages', an array of message "
-                              "objects, each with a string 'id'")
+    assert errors["four"] == ("bad-response: answer member 'messages' must be an array of "
+                              "message objects, each with a string 'id' (the consumer's "
+                              "messages after the trace, AG-UI wire form) ('none' is not of "
+                              "type 'array')")
     assert classes(report)["one"] == "draft"  # no messages, no fatal: what any reading gives
+
+
+def test_answers_are_checked_against_the_answer_schema():
+    import jsonschema
+    from counterexamples.peers.adapter import ANSWER_SCHEMA_PATH, _check_response
+    with open(ANSWER_SCHEMA_PATH, encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    good = {"id": "1:x", "messages": [{"id": "a", "role": "activity"}], "fatal": None,
+            "warnings": [{"code": "ACTIVITY_PATCH_FAILED", "messageId": "a", "atEvent": 2}],
+            "events": [{"type": "RUN_STARTED"}], "request": {"messages": []},
+            "observes": ["state"], "runInput": None, "state": None, "log": ["x"], "more": 1}
+    assert _check_response(good) is None
+    assert jsonschema.Draft202012Validator(schema).is_valid(good)
+    assert jsonschema.Draft202012Validator(schema).is_valid({"id": "1:x", "error": "no"})
+    bad = {"events": {"type": "RUN_STARTED"}, "request": [], "fatal": False,
+           "warnings": [{"messageId": "a"}], "observes": "state", "runInput": [1]}
+    for member, value in bad.items():
+        problem = _check_response({**good, member: value})
+        assert problem and problem.startswith(f"answer member '{member}") and "\n" not in problem
+    assert _check_response({**good, "fatal": {"atEvent": 1.0}}).startswith(
+        "answer member 'fatal.atEvent'")
+    missing = {k: v for k, v in good.items() if k != "fatal"}
+    assert _check_response(missing).startswith("answer needs 'fatal'")
 
 
 def test_an_adapter_that_keeps_dying_is_given_up_after_five_failures():

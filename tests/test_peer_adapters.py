@@ -157,6 +157,29 @@ def test_assistant_ui_runtime_core_keeps_text_and_drops_a_generic_activity():
     assert no_run["fatal"]["atEvent"] == 0 and "RUN_STARTED" in no_run["fatal"]["detail"]
 
 
+@ready("assistant-ui")
+def test_assistant_ui_answers_the_events_its_application_sees_and_the_request_it_built():
+    from counterexamples.conformance.fixtures import fixture_from_json
+    from counterexamples.conformance.runner import adapter_answers
+    doc = {"name": "aui-x", "area": "activity", "description": "d", "specPage": "/spec/draft",
+           "kill": "k", "input": {"messages": [
+               {"id": "u1", "role": "user", "content": "go"},
+               {"id": "a0", "role": "activity", "activityType": "PLAN", "content": {"n": 0}}]},
+           "stream": [RS, *TEXT, {"type": "FUTURE_EVENT"}, RF],
+           "expect": {"outcome": "completed", "messageCount": 2}}
+    fx = fixture_from_json(doc)
+    answer = adapter_answers([fx], resolve_matrix_adapter("assistant-ui"))[0]
+    # @ag-ui/client 0.0.58 underneath drops the undescribed type before any subscriber
+    assert [e["type"] for e in answer["events"]] == [
+        "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+        "RUN_FINISHED"]
+    # the run input its runtime built from the seeded thread: the activity is not sent
+    assert answer["request"]["messages"] == [{"id": "u1", "role": "user", "content": "go"}]
+    assert answer["request"]["runId"] == "generated-run"
+    assert answer["messages"] == [{"id": "u1", "role": "user", "content": "go"},
+                                  {"id": "m1", "role": "assistant", "content": "hi"}]
+
+
 @ready("tanstack-ai")
 def test_tanstack_stream_processor_ignores_activity_events():
     text_and_activity, activity_only = answers("tanstack-ai", [[RS, *TEXT, *ACTIVITY, RF],
@@ -166,6 +189,8 @@ def test_tanstack_stream_processor_ignores_activity_events():
     assert text_and_activity["messages"] == [{"id": "m1", "role": "assistant", "content": "hi"}]
     assert activity_only["messages"] == [] and activity_only["fatal"] is None
     assert activity_only["state"] is None  # the processor keeps no agent state
+    # the package exposes no delivered events and builds no RunAgentInput (docs/peers.md)
+    assert "events" not in activity_only and "request" not in activity_only
 
 
 # --- CopilotKit: @copilotkitnext/core 1.54.1 and @copilotkit/react-core 1.74.0, over SSE -------

@@ -56,10 +56,9 @@ EXPECT = {
     "activity-check questions --out review": "review/questions/Q8.jsonl",
     "activity-check replay review/questions/Q8.jsonl --all-readings": "Q8=keep",
     "activity-check replay docs/examples/streams/agent-run.jsonl": "run: finished",
-    'activity-check conformance run ../shared/data/ag-ui-conformance/draft --adapter "$ADAPTER" '
-    "--third-party": "0 unargued",
-    "activity-check conformance generate --out activity-fixtures": "fixtures written to",
-    'activity-check conformance run activity-fixtures --adapter "$ADAPTER"': "0 failed, 0 error",
+    "activity-check conformance generate --out activity-corpus": "fixtures written to",
+    'activity-check conformance run ../shared/data/ag-ui-conformance/draft activity-corpus '
+    '--adapter "$ADAPTER" --third-party --junit activity.xml': "0 unargued",
     "activity-check lint docs/examples/streams/ --format junit --out lint.xml":
         "report written to lint.xml",
     "activity-check replay docs/examples/streams/agent-run.jsonl --reading lenient --json":
@@ -70,7 +69,10 @@ command must have an entry, so that none is run without a check of what the user
 
 FILES_MADE = {
     "activity-check questions --out review": ["review/questions.html", "review/questions/Q8.jsonl"],
-    "activity-check conformance generate --out activity-fixtures": ["activity-fixtures/streams/MANIFEST.txt", "activity-fixtures/coverage.md"],
+    "activity-check conformance generate --out activity-corpus":
+        ["activity-corpus/streams/MANIFEST.txt", "activity-corpus/coverage.md"],
+    'activity-check conformance run ../shared/data/ag-ui-conformance/draft activity-corpus '
+    '--adapter "$ADAPTER" --third-party --junit activity.xml': ["activity.xml"],
     "activity-check lint docs/examples/streams/ --format junit --out lint.xml": ["lint.xml"],
 }
 """Files a command must leave, relative to the directory it runs in."""
@@ -137,7 +139,8 @@ def ran(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
     work = base / "checkout"
     work.mkdir()
     for entry in ROOT.iterdir():
-        if entry.name not in (".git", "out", "review", "activity-fixtures", "lint.xml"):
+        if entry.name not in (".git", "out", "review", "activity-corpus", "activity.xml",
+                              "lint.xml"):
             (work / entry.name).symlink_to(entry)
     if SHARED.is_dir():
         (base / "shared").symlink_to(SHARED)

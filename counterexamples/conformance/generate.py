@@ -6,14 +6,19 @@ that a step branch of the model cites, and not out of scope) the generator takes
 witness among the tool's traces (:func:`witness_pool`: the committed corpus, the probes, the
 shortest trace to every state of the breadth-first search to depth 3, and the few
 :data:`EXTRA_WITNESSES` the search cannot reach; shortest first, ties in pool order) whose fold
-under the reading takes a branch citing the clause and which a mutant of that clause's own
-fails (else the shortest citing one). The fixture's
-identifiers are prefixed with its name, its ``expect`` is derived from the verdict
-(:func:`counterexamples.report.fixture.expect_of_verdict`: outcome, the final messages, state
-where touched), and its ``kill`` is **verified**: the fixture passes on the reference consumer
-and fails on a zoo mutant (:data:`properties.zoo.MUTANTS`; one whose clause is the target is
-preferred, else the first in the zoo's order). A clause no mutant's failure pins is reported,
-not shipped. Where the witness's verdict depends on an open question (a knob splits the trace,
+under the reading takes a branch citing the clause (or surfaces a warning of one) and which a
+mutant of that clause's own fails (else the shortest citing one). The fixture's identifiers
+are prefixed with its name, its ``expect`` is derived from the verdict
+(:func:`counterexamples.report.fixture.expect_of_verdict`: outcome, the warnings a keyword
+clause requires, the final messages, state where touched), and its ``kill`` is **verified**:
+the fixture passes on the reference consumer and fails on a zoo mutant
+(:data:`properties.zoo.MUTANTS`; one whose clause is the target is preferred, else the first in
+the zoo's order). A clause no mutant's failure pins is reported, not shipped, and so is a clause no pool trace cites under the reading, with the reason
+computed (:func:`_unreached_note`: the first other option of its questions' knobs under which a
+pool trace does cite it; SUB-ENDED-ACTIVITY and ACT-RUN-BASELINE are observable only off the
+draft, under Q15=closed and Q23=run-scoped). Under a reading other than the draft, a fixture
+whose clause no pool trace cites under the draft says so in its description. Where the
+witness's verdict depends on an open question (a knob splits the trace,
 :func:`model.verdict.knob_splits`), the description says which, and under which reading the
 verdict was generated.
 
@@ -91,13 +96,15 @@ def witness_pool(bfs_depth: int = 3) -> tuple:
 
 
 def _branch_clauses(wire: Sequence[dict], reading) -> set:
-    """The clauses cited by the branches the model's fold under ``reading`` takes (and, when
-    the final state holds an activity message, run-input stripping's)."""
+    """The clauses cited by the branches the model's fold under ``reading`` takes, and by those
+    that surfaced its warnings (``member.strip``'s notices are warnings, not a step's branch),
+    and, when the final state holds an activity message, run-input stripping's."""
     from model.branches import BRANCHES
     from model.verdict import fold
     from model.wire import parse_events
     records = fold(parse_events(wire), reading)
     out = {c for r in records for c in BRANCHES.get(r.branch, ())}
+    out.update(c for r in records for w in r.warnings for c in BRANCHES.get(w.branch, ()))
     if records and any(m.is_activity for m in records[-1].after.messages):
         out.update(BRANCHES.get("run-input.strip", ()))
     return out
@@ -206,10 +213,11 @@ def _name(clause_id: str) -> str:
     return clause_id.lower()
 
 
-def _build(clause, wire: Sequence[dict], reading, reading_label: str, describe: bool = True
-           ) -> dict:
+def _build(clause, wire: Sequence[dict], reading, reading_label: str, describe: bool = True,
+           note: str = "") -> dict:
     """The fixture document for ``clause`` from the witness ``wire`` (kill not yet set);
-    ``describe=False`` skips the open-question analysis (a candidate being tried)."""
+    ``describe=False`` skips the open-question analysis (a candidate being tried); ``note`` is
+    added to the description (``"; ..."``)."""
     from model.verdict import evaluate
     from model.wire import parse_events
     name = _name(clause.id)
@@ -223,12 +231,12 @@ def _build(clause, wire: Sequence[dict], reading, reading_label: str, describe: 
         kept = [m for m in held if m.get("role") != "activity"]
         expect = {"outcome": "completed", "request": {"messages": kept}}
         said = _said(_open_questions(run, held) if describe else [], reading_label)
-        return fixture_of(name, run, expect, reading, page, f"{clause.id}: {summary}{said}",
-                          input_={"messages": held})
+        return fixture_of(name, run, expect, reading, page,
+                          f"{clause.id}: {summary}{said}{note}", input_={"messages": held})
     verdict = evaluate(parse_events(events), reading)
     said = _said(_open_questions(events) if describe else [], reading_label)
     return fixture_of(name, events, expect_of_verdict(events, verdict), reading, page,
-                      f"{clause.id}: {summary}{said}")
+                      f"{clause.id}: {summary}{said}{note}")
 
 
 def _said(open_q: Sequence[str], reading_label: str) -> str:
@@ -283,12 +291,20 @@ def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> 
                                                  for m in own[cid]):
                     chosen[cid] = (tid, wire, hit)
     out = []
+    draft_cited = None  # the clauses some pool trace cites under draft (off-draft readings only)
     for c in targets:
         if c.id not in first:
-            out.append(Generated(c.id, None, note="no trace of the pool takes a branch citing it"))
+            out.append(Generated(c.id, None, note=_unreached_note(c, pool, reading)))
             continue
         tid, wire, hit = chosen.get(c.id, first[c.id])
-        doc = _build(c, wire, reading, reading_label)
+        note = ""
+        if reading != DRAFT:
+            if draft_cited is None:
+                draft_cited = _cited_by_pool(pool, DRAFT)
+            if c.id not in draft_cited:
+                note = ("; not observable by a consumer under the draft reading (no trace of "
+                        "the pool takes a branch citing it there)")
+        doc = _build(c, wire, reading, reading_label, note=note)
         mutant, kill = _kill(doc, c.id, reading, hit)
         if not mutant:
             out.append(Generated(c.id, None, witness=tid, note=kill))
@@ -297,6 +313,45 @@ def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> 
         fixture_from_json(doc)  # the gate every shipped fixture passes
         out.append(Generated(c.id, doc, mutant, tid))
     return out
+
+
+def _cited_by_pool(pool: Sequence, reading) -> set:
+    """Every clause some trace of ``pool`` cites under ``reading`` (:func:`_branch_clauses`)."""
+    out: set = set()
+    for _, wire in pool:
+        try:
+            out |= _branch_clauses(wire, reading)
+        except Exception:  # a trace the model cannot step is no witness
+            continue
+    return out
+
+
+def _unreached_note(clause, pool: Sequence, reading) -> str:
+    """Why ``clause`` is not shipped when no pool trace cites it under ``reading``: computed, by
+    trying each other option of the knobs of the clause's questions (in the clause's order,
+    options in the knob's) for the first reading under which a pool trace does cite it, and
+    naming the ``--reading`` that ships its fixture."""
+    from model.readings import KNOB_BY_ID
+    base = "no trace of the pool takes a branch citing it"
+    for qid in clause.questions:
+        knob = KNOB_BY_ID.get(qid)
+        if knob is None:
+            continue
+        current = reading.as_dict()[qid]
+        for option, _ in knob.options:
+            if option == current:
+                continue
+            alt = reading.with_(**{qid: option})
+            for tid, wire in pool:
+                try:
+                    if clause.id in _branch_clauses(wire, alt):
+                        return (f"{base}: not observable by a consumer under the "
+                                f"{reading.name or 'draft'} reading; "
+                                f"under {qid}={option} `{tid}` does (`conformance generate "
+                                f"--reading {alt.name}` ships it)")
+                except Exception:  # a trace the model cannot step is no witness
+                    continue
+    return base
 
 
 def coverage_table(generated: Sequence[Generated], official: Sequence = ()) -> str:

@@ -17,8 +17,9 @@ keys on one answer with the corpus README's semantics (paraphrased):
 A key the answer cannot show (no ``events``, ``warnings: null``, no ``request``, ``state`` null
 without ``observes``) is ``not-observable``: skipped, never passed. ``--lane`` applies a lane's
 ``expectOverrides``; ``third_party`` applies the README's three relaxations instead (SHOULD-level
-``warnings``/``noWarnings``, the ``era-*`` fixtures' translation results, the admitted-gap
-fixtures) and uses no lane's override.
+``warnings``/``noWarnings``: every ``noWarnings``, and every ``warnings`` but one that asserts
+only MUST-level codes, :func:`must_level_warnings`; the ``era-*`` fixtures' translation results;
+the admitted-gap fixtures) and uses no lane's override.
 """
 from __future__ import annotations
 
@@ -28,9 +29,9 @@ from typing import Any, Iterable, Optional, Sequence
 from counterexamples.conformance.fixtures import EXPECT_KEYS, Fixture
 
 __all__ = ["PASS", "FAIL", "UNOBSERVABLE", "RELAXED", "KeyResult", "FixtureResult",
-           "subset_match", "judge", "relaxed_keys", "is_admitted_gap", "model_answers",
-           "adapter_answers", "run_fixtures", "summary", "result_lines", "to_junit",
-           "corpus_cell"]
+           "subset_match", "judge", "relaxed_keys", "must_level_warnings", "is_admitted_gap",
+           "model_answers", "adapter_answers", "run_fixtures", "summary", "result_lines",
+           "to_junit", "corpus_cell"]
 
 PASS, FAIL, UNOBSERVABLE, RELAXED = "pass", "fail", "not-observable", "relaxed"
 """The status of one key."""
@@ -160,12 +161,24 @@ def is_admitted_gap(fixture: Fixture) -> bool:
     return "ADMITTED GAP" in fixture.doc.get("description", "")
 
 
+def must_level_warnings(expected: Any) -> bool:
+    """Whether a ``warnings`` value asserts only warnings a MUST clause requires: a non-empty
+    list of activity-check codes each of MUST level in :data:`model.codes.REQUIRED_WARNINGS`
+    (SNP-SURFACE-FAILURE). Free text (the official corpus's substrings, the first-party
+    clients' words) and SHOULD-level codes are SHOULD-level, as the corpus README counts them."""
+    from model.codes import REQUIRED_WARNINGS
+    return isinstance(expected, list) and bool(expected) and all(
+        isinstance(s, str) and REQUIRED_WARNINGS.get(s, ("", ""))[1] == "MUST"
+        for s in expected)
+
+
 def relaxed_keys(fixture: Fixture, expect: dict) -> dict[str, str]:
     """``{key: why}`` for the keys the third-party relaxations set aside: the SHOULD-level
-    warning keys on every fixture, and on an ``era-*`` fixture every key beside the outcome and
+    warning keys on every fixture (``noWarnings`` always; ``warnings`` unless
+    :func:`must_level_warnings`), and on an ``era-*`` fixture every key beside the outcome and
     its reason (a translation the spec permits, not requires)."""
     out = {k: "SHOULD-level warning (third-party relaxation)" for k in expect
-           if k in _SHOULD_KEYS}
+           if k in _SHOULD_KEYS and not (k == "warnings" and must_level_warnings(expect[k]))}
     if fixture.name.startswith("era-"):
         for k in expect:
             if k not in ("outcome", "errorContains", "runError") and k not in out:

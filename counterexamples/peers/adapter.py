@@ -504,36 +504,55 @@ def _pump_tail(stream, tail: deque) -> None:
         pass
 
 
+ANSWER_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                  "schemas", "adapter-answer.schema.json")
+"""The JSON Schema of an adapter's answer line (a refusal, or ``$defs.answer``)."""
+
+
+_ANSWER_VALIDATOR: list = []
+
+
+def _answer_validator():
+    """The Draft 2020-12 validator of ``$defs.answer`` (built once a process)."""
+    if not _ANSWER_VALIDATOR:
+        import jsonschema
+        with open(ANSWER_SCHEMA_PATH, encoding="utf-8") as f:
+            root = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(root)
+        answer = dict(root["$defs"]["answer"], **{"$defs": root["$defs"]})
+        _ANSWER_VALIDATOR.append(jsonschema.Draft202012Validator(answer))
+    return _ANSWER_VALIDATOR[0]
+
+
 def _check_response(r: dict) -> Optional[str]:
-    """None when an answer has the members the protocol requires, else what is wrong."""
-    if not isinstance(r.get("messages"), list) or not all(
-            isinstance(m, dict) and isinstance(m.get("id"), str) for m in r["messages"]):
-        return "answer needs 'messages', an array of message objects, each with a string 'id'"
-    if "fatal" not in r:
-        return "answer needs 'fatal' (null, or an object)"
-    fatal = r["fatal"]
-    if fatal is not None and fatal is not True and not isinstance(fatal, dict):
-        return "'fatal' must be null, true or an object"
-    if isinstance(fatal, dict) and "atEvent" in fatal and (
-            not isinstance(fatal["atEvent"], int) or isinstance(fatal["atEvent"], bool)):
-        return "'fatal.atEvent' must be an integer event index"
-    warnings = r.get("warnings")
-    if warnings is not None and (not isinstance(warnings, list) or not all(
-            isinstance(w, dict) and isinstance(w.get("code"), str) for w in warnings)):
-        return "'warnings' must be null (not observed) or an array of {code, messageId, atEvent}"
-    delivered = r.get("events")
-    if delivered is not None and (not isinstance(delivered, list)
-                                  or not all(isinstance(e, dict) for e in delivered)):
-        return "'events' must be null (not observed) or an array of event objects"
-    sent = r.get("request")
-    if sent is not None and not isinstance(sent, dict):
-        return "'request' must be null (not observed) or a RunAgentInput object"
-    observes = r.get("observes")
-    if observes is not None and (not isinstance(observes, list)
-                                 or not all(isinstance(m, str) for m in observes)):
-        return "'observes' must be an array of member names"
-    run_input = r.get("runInput")
-    if run_input is not None and (not isinstance(run_input, list)
-                                  or not all(isinstance(m, dict) for m in run_input)):
-        return "'runInput' must be null (not observed) or an array of message objects"
-    return None
+    """None when an answer fits the answer schema (:data:`ANSWER_SCHEMA_PATH`,
+    ``$defs.answer``), else one line naming the first member at fault (in member order), what
+    the protocol wants there (the member's schema description) and what the schema says."""
+    validator = _answer_validator()
+    errors = list(validator.iter_errors(r))
+    if not errors:
+        fatal = r.get("fatal")
+        if isinstance(fatal, dict) and isinstance(fatal.get("atEvent"), float):
+            # JSON Schema's integer takes 1.0; an event index is written without a fraction
+            return "answer member 'fatal.atEvent' must be an integer event index (not 1.0)"
+        return None
+    props = validator.schema["properties"]
+    order = list(props)
+
+    def rank(e):
+        top = str(e.path[0]) if e.path else ""
+        return (order.index(top) if top in order else len(order), len(e.path), e.message)
+
+    error = min(errors, key=rank)
+    if not error.path:
+        missing = [m for m in validator.schema["required"] if m not in r]
+        if missing:
+            want = props[missing[0]].get("description", "")
+            return f"answer needs '{missing[0]}'" + (f": {want}" if want else "")
+        return f"answer: {error.message[:200]}"
+    top = str(error.path[0])
+    where = ".".join(str(p) for p in error.path)
+    want = props.get(top, {}).get("description")
+    text = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+    return (f"answer member '{where}' " + (f"must be {want}" if want else "is not valid")
+            + f" ({text})")

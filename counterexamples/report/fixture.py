@@ -15,8 +15,13 @@ What a fixture asserts is derived from the verdict, and only what a consumer mus
 * ``state`` only when the trace touched the agent state (a STATE_* event) and the state is an
   object or array: subset-matching an empty object asserts nothing (the README's trap).
 
-Warnings are never derived: the README counts them SHOULD-level and a third-party client's words
-are its own. Identifiers are the caller's; :func:`prefix_ids` renames them with the fixture's
+* ``warnings``: the codes of the warnings the verdict surfaces that a keyword clause asks for
+  (:data:`model.codes.REQUIRED_WARNINGS`: SNP-SURFACE-FAILURE's MUST, ACT-DELTA-MISSING-WARN's
+  and PRC-DROP-STRIP's SHOULD), each once, in order of first appearance; a client answers its
+  warnings in activity-check's codes (the adapter protocol), so a code is the substring asserted.
+  The model's other warnings (non-keyword statements) are its own choice and never asserted.
+
+Identifiers are the caller's; :func:`prefix_ids` renames them with the fixture's
 name, as the README asks, consistently across events and input messages.
 
 Sources: the corpus README's sections on the format, ``expect`` and the gate (read, not copied);
@@ -85,8 +90,9 @@ def expect_of_verdict(events_wire: Sequence[Mapping], verdict: Verdictish) -> di
             ``state``; ``fatal`` null or ``{"atEvent", ...}``).
 
     Returns:
-        ``{"outcome", ["errorContains"], "messageCount", "messages", ["state"]}``.
+        ``{"outcome", ["errorContains"], ["warnings"], "messageCount", "messages", ["state"]}``.
     """
+    from model.codes import REQUIRED_WARNINGS
     v = _verdict_json(verdict)
     expect: dict = {}
     fatal = v.get("fatal")
@@ -102,6 +108,13 @@ def expect_of_verdict(events_wire: Sequence[Mapping], verdict: Verdictish) -> di
             kind if isinstance(kind, str) and kind else "error")
     else:
         expect["outcome"] = "completed"
+    required = []
+    for w in v.get("warnings") or ():
+        code = w.get("code") if isinstance(w, Mapping) else None
+        if code in REQUIRED_WARNINGS and code not in required:
+            required.append(code)
+    if required:
+        expect["warnings"] = required
     messages = [dict(m) for m in v.get("messages", [])]
     expect["messageCount"] = len(messages)
     expect["messages"] = messages

@@ -16,7 +16,16 @@
 // buildRunInput() of the next run); "state" is the core's agent state snapshot; "fatal" is the
 // run failing (the core reports it through onError), placed at the event last delivered (an
 // onError for the producer's own RUN_ERROR is not the consumer failing: it goes to "log");
-// "warnings" null (the package logs through a logger, whose lines go to "log"). Ids the package
+// "warnings" null (the package logs through a logger, whose lines go to "log"). The conformance
+// members: "events" are the events a subscriber the application adds to the agent it hands the
+// runtime (AbstractAgent.subscribe, the one event channel this stack gives an application: the
+// runtime itself publishes none, only its thread) is told of, the same events the runtime's own
+// subscriber receives from the client's runAgent() pipeline; "request" is the RunAgentInput the
+// runtime built (buildRunInput) and the agent's run() was handed. A request's "input" (the
+// corpus's RunAgentInput) seeds the thread before the run through the core's own import of
+// AG-UI messages (importMessagesSnapshot: fromAgUiMessages, then the thread replaced), as a
+// MESSAGES_SNAPSHOT would. The run id the runtime makes up for the request is renamed
+// "generated-run" and the request's generated message ids as the answer's. Ids the package
 // generates for its own assistant placeholders are random: they are renamed "generated-<n>" in
 // order of appearance so that an answer depends on the trace alone.
 
@@ -41,8 +50,10 @@ const PEER = `@assistant-ui/react-ag-ui@${VERSION}+@ag-ui/client@${CLIENT_VERSIO
 
 const ScriptedAgent = scriptedAgentClass(AbstractAgent, Observable);
 
-async function consume(events, initialState, log) {
+async function consume(events, initialState, log, input) {
   const agent = new ScriptedAgent({ threadId: "thread-1", initialState: clone(initialState ?? {}) }, events);
+  const delivered = [];
+  agent.subscribe({ onEvent: ({ event }) => void delivered.push(clone(event)) });
   let failure = null;
   // The core reports through onError both its own failure and a RUN_ERROR the producer sent;
   // the latter ends the run as the producer said (the model's lifecycle.run-error), it is not
@@ -67,15 +78,27 @@ async function consume(events, initialState, log) {
     notifyUpdate: () => {},
   });
   if (initialState !== undefined && initialState !== null) core.stateSnapshot = clone(initialState);
+  if (Array.isArray(input?.messages) && input.messages.length) {
+    core.importMessagesSnapshot(clone(input.messages), undefined);
+  }
   try {
     await core.reload(null);
   } catch (error) {
     fail(error); // the core reports the failure (onError) and rethrows it
   }
   const thread = core.getMessages();
-  const messages = renameGenerated(clone(toAgUiMessages(thread)), events);
-  const runInput = renameGenerated(clone(core.buildRunInput("run-next", {}, thread).messages), events);
-  return { messages, runInput, state: clone(core.getState() ?? null), fatal: failure };
+  // ids the trace or the run input carry are kept; the others are the package's own
+  const known = [...events, ...(Array.isArray(input?.messages) ? input.messages : [])];
+  const messages = renameGenerated(clone(toAgUiMessages(thread)), known);
+  const runInput = renameGenerated(clone(core.buildRunInput("run-next", {}, thread).messages), known);
+  let request = agent.inputs.length ? clone(agent.inputs[0]) : null;
+  if (request) {
+    // the runtime's run id is random (generateId): renamed, so an answer depends on the trace
+    if (typeof request.runId === "string") request.runId = "generated-run";
+    if (Array.isArray(request.messages)) request = { ...request, messages: renameGenerated(request.messages, known) };
+  }
+  return { messages, runInput, state: clone(core.getState() ?? null), fatal: failure,
+           events: delivered, request };
 }
 
 serveConsumer(PEER, consume);

@@ -144,9 +144,12 @@ export function serveLines(handle) {
 /**
  * Serve the adapter protocol for a peer that reports no warnings of its own (warnings: null):
  * every console line, and every line the adapter hands to log(), goes to the answer's "log"
- * (a console line as "<method>: <text>", cut to 2,000 characters). consume(events, state, log)
- * gets a copy of the request's events and its initial state, may return a promise, and gives
- * {messages, runInput, fatal, state?} (state: null when absent); an exception out of it answers
+ * (a console line as "<method>: <text>", cut to 2,000 characters). consume(events, state, log,
+ * input) gets a copy of the request's events, its initial state (the request's "state", else
+ * its run input's), log, and a copy of the request's "input" (the conformance corpus's
+ * RunAgentInput, or undefined); it may return a promise, and gives {messages, runInput, fatal,
+ * state?, events?, request?} (state: null when absent; events and request, the conformance
+ * members, are answered only when given); an exception out of it answers
  * {id, error: "adapter failure: ..."}. Adapters: ../assistant-ui-react-ag-ui/adapter.mjs,
  * ../tanstack-ai/adapter.mjs.
  */
@@ -159,10 +162,14 @@ export function serveConsumer(peer, consume) {
     if (answer) return answer;
     captured = [];
     try {
-      const r = await consume(clone(request.events), request.state, log);
+      const r = await consume(clone(request.events), request.state ?? request.input?.state, log,
+                              clone(request.input));
       return {
         id, peer, messages: r.messages, warnings: null, fatal: r.fatal,
-        runInput: r.runInput, state: r.state ?? null, log: captured,
+        runInput: r.runInput, state: r.state ?? null,
+        ...(r.events !== undefined ? { events: r.events } : {}),
+        ...(r.request !== undefined ? { request: r.request } : {}),
+        log: captured,
       };
     } catch (error) {
       return { id, error: `adapter failure: ${text(error)}`.slice(0, 1000), log: captured };
