@@ -63,7 +63,8 @@ from properties.search.store import Interned, mix, pack_key
 
 __all__ = ["Question", "QUESTIONS", "QUESTION_BY_ID", "settle", "settled_count",
            "option_outcomes", "engine_lengths", "OPEN_CONTENT_VOCABULARY", "VIOLATING_DEPTH",
-           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER", "closed_witness", "split_key"]
+           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER", "closed_witness", "split_key",
+           "violating_splits"]
 
 DEEPER = 2
 """How many events past the sweep's depth the pair search for a knob that nothing split goes
@@ -515,6 +516,13 @@ def _violating_splits(depth: int, wanted: set) -> dict:
     for (_, knob), (_, _, (node, move, pair)) in found.findings.items():
         out[knob] = (system.trace_to(found.path(node), move), pair)
     return out
+
+
+def violating_splits(depth: int, wanted: set) -> dict:
+    """The form-B witnesses of the knobs ``wanted`` (knob ids), up to ``depth`` events:
+    ``{knob: (trace, pair)}``, ``pair`` the two partial assignments the knob splits
+    (:func:`_violating_splits`; :mod:`counterexamples.peers.options` puts them to peers)."""
+    return _violating_splits(depth, set(wanted))
 
 
 class SplitSystem(TransitionSystem):
