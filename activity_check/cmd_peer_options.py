@@ -86,11 +86,10 @@ def _peers(args, err) -> list:
     return chosen
 
 
-def _write(path: str, text: str) -> None:
-    """``--out FILE``: a new file, or an earlier peer options document replaced whole (through
-    a temporary file beside it); anything else there is refused (UsageError)."""
+def _check_out(path: str) -> None:
+    """Refuse (UsageError) an ``--out FILE`` that exists and is not an earlier peer options
+    document (a link included), before any peer is run."""
     if not os.path.lexists(path):
-        write_new_output(path, text)
         return
     try:
         if os.path.islink(path):
@@ -102,6 +101,15 @@ def _write(path: str, text: str) -> None:
     except (OSError, ValueError, UnicodeDecodeError):
         raise UsageError(f"--out {path}: exists and is not an earlier peer options document; "
                          "not overwritten") from None
+
+
+def _write(path: str, text: str) -> None:
+    """``--out FILE``: a new file, or an earlier peer options document replaced whole (through
+    a temporary file beside it); anything else there is refused (UsageError)."""
+    _check_out(path)
+    if not os.path.lexists(path):
+        write_new_output(path, text)
+        return
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "x", encoding="utf-8") as fh:
@@ -143,6 +151,8 @@ def cmd_peer_options(args) -> int:
     depth = DEFAULT_DEPTH if args.depth is None else args.depth
     if depth < 2:
         raise UsageError("--depth must be at least 2 (no activity event fits after RUN_STARTED)")
+    if args.out:
+        _check_out(args.out)
     err = console(stderr=True)
     peers = _peers(args, err)
     recorded = None

@@ -170,12 +170,29 @@ def peer_knob_options(results: dict, traces: Sequence[dict]) -> dict[str, dict]:
             reason = "no single option fits every separating trace (" + "; ".join(
                 f"{t}: {' / '.join(o)}" for t, o in row.evidence.items()) + ")"
         elif row.status == "undetermined":
-            reason = ("the adapter's answers do not show what separates "
-                      + " / ".join(row.options) + " (each fits every separating trace)")
+            if _separated(knob.id, row.options, [i for i in traces if i["knob"] == knob.id]):
+                reason = ("the adapter's answers do not show what separates "
+                          + " / ".join(row.options) + " (each fits every separating trace)")
+            else:
+                reason = ("no separating trace tells " + " / ".join(row.options) + " apart "
+                          "to the searches' bounds")
         else:
             reason = "no separating trace narrows its options (every option fits every answer)"
         out[knob.id] = {"notObservable": reason, "evidence": mine}
     return out
+
+
+def _separated(knob_id: str, options: Sequence[str], items: Sequence[dict]) -> bool:
+    """True when one of ``items`` (the knob's separating traces) gives two of ``options``
+    different verdicts in the draft's context (:func:`model.verdict.verdict_key`)."""
+    from model.verdict import evaluate, verdict_key
+    from model.wire import parse_events
+    for item in items:
+        events = parse_events(item["trace"])
+        keys = {verdict_key(evaluate(events, DRAFT.with_(**{knob_id: o}))) for o in options}
+        if len(keys) > 1:
+            return True
+    return False
 
 
 def peer_entry(peer, traces: dict, timeout: float = 10.0) -> dict:
