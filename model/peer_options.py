@@ -19,7 +19,7 @@ from typing import Optional
 from model.readings import KNOB_BY_ID, KNOBS
 
 __all__ = ["PEER_OPTIONS_FILE", "PeerOptionsError", "load_peer_options", "peer_options",
-           "recorded_options", "recorded_peer", "knob_peers"]
+           "recorded_options", "recorded_peer", "knob_peers", "peer_groups"]
 
 PEER_OPTIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                                  "peer_options.json")
@@ -124,3 +124,14 @@ def knob_peers(knob_id: str) -> tuple[tuple[str, str], ...]:
     the matrix's order (those for which it is not observable left out)."""
     return tuple((peer["name"], peer["knobs"][knob_id]["option"])
                  for peer in peer_options()["peers"] if "option" in peer["knobs"][knob_id])
+
+
+def peer_groups(knob_id: str) -> list[tuple[Optional[str], list[str]]]:
+    """The peers grouped by the option of ``knob_id`` they were recorded to take: ``[(option,
+    [peer name, ...]), ...]`` in the knob's option order, then ``(None, [...])`` for the peers
+    for which it is not observable; empty groups left out, peers in the matrix's order."""
+    groups: dict = {o: [] for o in KNOB_BY_ID[knob_id].option_names}
+    groups[None] = []
+    for peer in peer_options()["peers"]:
+        groups[peer["knobs"][knob_id].get("option")].append(peer["name"])
+    return [(o, names) for o, names in groups.items() if names]
