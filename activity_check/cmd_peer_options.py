@@ -158,8 +158,10 @@ def cmd_peer_options(args) -> int:
     recorded = None
     if args.check:
         from model.peer_options import PEER_OPTIONS_FILE, PeerOptionsError, load_peer_options
+        from model.readings import KNOBS
         try:
-            recorded = load_peer_options(PEER_OPTIONS_FILE)
+            recorded = load_peer_options(PEER_OPTIONS_FILE,
+                                         {k.id: k.option_names for k in KNOBS})
         except PeerOptionsError as exc:
             raise UsageError(str(exc)) from None
         traces = recorded["traces"]

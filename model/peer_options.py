@@ -4,8 +4,11 @@ peer-options.schema.json``), written by ``activity-check peer options --out`` fr
 separating traces run through each peer's adapter (:mod:`counterexamples.peers.options`), kept
 with each peer's package version so that reports (``resolve``, ``questions``) work without Node.
 
-Read here once, checked against the knobs (:data:`model.readings.KNOBS`): every peer names
-every knob, with an option of that knob or ``notObservable`` and its reason.
+:func:`load_peer_options` reads and checks a document against the knobs it is given (every
+peer names every knob, with an option of that knob or ``notObservable`` and its reason);
+:func:`model.readings.peer_options_document` loads the committed one once, checked against
+:data:`model.readings.KNOBS`, and the knobs read it (:attr:`model.readings.Knob.peers`). This
+module imports nothing of the model (the knobs import it).
 
 Clauses: IDX-CONFORMANCE (a peer's options are readings of the notes' Q-ids).
 """
@@ -13,13 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
-from typing import Optional
+from typing import Mapping, Sequence
 
-from model.readings import KNOB_BY_ID, KNOBS
-
-__all__ = ["PEER_OPTIONS_FILE", "PeerOptionsError", "load_peer_options", "peer_options",
-           "recorded_options", "recorded_peer", "knob_peers", "peer_groups"]
+__all__ = ["PEER_OPTIONS_FILE", "PeerOptionsError", "load_peer_options"]
 
 PEER_OPTIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
                                  "peer_options.json")
@@ -34,7 +33,7 @@ class PeerOptionsError(ValueError):
     and the knob."""
 
 
-def _check(doc, path: str) -> dict:
+def _check(doc, path: str, knob_options: Mapping[str, Sequence[str]]) -> dict:
     """``doc`` when every peer entry names every knob with one of its options or a reason; else
     :class:`PeerOptionsError`."""
     if not isinstance(doc, dict) or not isinstance(doc.get("peers"), list):
@@ -48,9 +47,9 @@ def _check(doc, path: str) -> dict:
                 raise PeerOptionsError(f"{where}.{member}: a non-empty string is required")
         where = f"{path}: {peer['name']}"
         knobs = peer["knobs"]
-        if set(knobs) != set(KNOB_BY_ID):
-            raise PeerOptionsError(f"{where}: knobs {sorted(set(knobs) ^ set(KNOB_BY_ID))} are "
-                                   "missing or unknown")
+        if set(knobs) != set(knob_options):
+            raise PeerOptionsError(f"{where}: knobs {sorted(set(knobs) ^ set(knob_options))} "
+                                   "are missing or unknown")
         for kid, entry in knobs.items():
             if not isinstance(entry, dict):
                 raise PeerOptionsError(f"{where}: {kid}: not an object")
@@ -59,13 +58,18 @@ def _check(doc, path: str) -> dict:
                 if not isinstance(entry.get("notObservable"), str):
                     raise PeerOptionsError(f"{where}: {kid}: neither 'option' nor "
                                            "'notObservable' (a reason)")
-            elif option not in KNOB_BY_ID[kid].option_names:
+            elif option not in knob_options[kid]:
                 raise PeerOptionsError(f"{where}: {kid}: unknown option {option!r}")
     return doc
 
 
-def load_peer_options(path: str = PEER_OPTIONS_FILE) -> dict:
-    """The peer options document at ``path``, checked against the knobs.
+def load_peer_options(path: str, knob_options: Mapping[str, Sequence[str]]) -> dict:
+    """The peer options document at ``path``, checked against ``knob_options`` (``{knob id:
+    option names}``, every knob of the model): ``{"about", "tool", "command", "traces":
+    {"depth", "lifecycleDepth", "violatingDepth", "items": [{"id", "knob", "separates",
+    "conformant", "trace"}]}, "peers": [{"name", "package", "version", "adapter", "reports",
+    "knobs": {knob id: {"option", "evidence", "conformantOnly"} | {"notObservable",
+    "evidence"}}}]}``.
 
     Raises:
         PeerOptionsError: unreadable, too long (:data:`MAX_FILE_CHARS`), not JSON, or a peer
@@ -81,57 +85,4 @@ def load_peer_options(path: str = PEER_OPTIONS_FILE) -> dict:
         doc = json.loads(text)
     except ValueError as exc:
         raise PeerOptionsError(f"{path}: not JSON: {exc}") from None
-    return _check(doc, path)
-
-
-@lru_cache(maxsize=1)
-def peer_options() -> dict:
-    """The committed document (:data:`PEER_OPTIONS_FILE`), read once: ``{"about", "tool",
-    "command", "traces": {"depth", "lifecycleDepth", "violatingDepth", "items": [{"id",
-    "knob", "separates", "conformant", "trace"}]}, "peers": [{"name", "package", "version",
-    "adapter", "reports", "knobs": {knob id: {"option", "evidence", "conformantOnly"} |
-    {"notObservable", "evidence"}}}]}``.
-
-    Raises:
-        ImportError: the committed file does not fit the knobs (a declaration error)."""
-    try:
-        return load_peer_options()
-    except PeerOptionsError as exc:  # pragma: no cover - a declaration error
-        raise ImportError(str(exc)) from None
-
-
-def recorded_options() -> dict[str, dict[str, str]]:
-    """``{peer name: {knob id: option}}``: the option each peer was recorded to take, for the
-    knobs where it is observable, peers in the matrix's order, knobs in knob order."""
-    out = {}
-    for peer in peer_options()["peers"]:
-        out[peer["name"]] = {k.id: peer["knobs"][k.id]["option"] for k in KNOBS
-                             if "option" in peer["knobs"][k.id]}
-    return out
-
-
-def recorded_peer(name: str) -> Optional[dict]:
-    """The recorded entry of the peer named ``name`` (or whose ``adapter`` is ``name``), or
-    None."""
-    for peer in peer_options()["peers"]:
-        if name in (peer["name"], peer["adapter"]):
-            return peer
-    return None
-
-
-def knob_peers(knob_id: str) -> tuple[tuple[str, str], ...]:
-    """``((peer name, option), ...)``: the peers recorded to take an option of ``knob_id``, in
-    the matrix's order (those for which it is not observable left out)."""
-    return tuple((peer["name"], peer["knobs"][knob_id]["option"])
-                 for peer in peer_options()["peers"] if "option" in peer["knobs"][knob_id])
-
-
-def peer_groups(knob_id: str) -> list[tuple[Optional[str], list[str]]]:
-    """The peers grouped by the option of ``knob_id`` they were recorded to take: ``[(option,
-    [peer name, ...]), ...]`` in the knob's option order, then ``(None, [...])`` for the peers
-    for which it is not observable; empty groups left out, peers in the matrix's order."""
-    groups: dict = {o: [] for o in KNOB_BY_ID[knob_id].option_names}
-    groups[None] = []
-    for peer in peer_options()["peers"]:
-        groups[peer["knobs"][knob_id].get("option")].append(peer["name"])
-    return [(o, names) for o, names in groups.items() if names]
+    return _check(doc, path, knob_options)

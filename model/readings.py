@@ -22,7 +22,8 @@ from typing import Iterator, Mapping, Optional, Sequence
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
-           "recommended_reading", "deviations_of", "basis_of"]
+           "recommended_reading", "deviations_of", "basis_of", "peer_options_document",
+           "recorded_peer_options"]
 
 
 @lru_cache(maxsize=None)
@@ -83,10 +84,21 @@ class Knob:
     @property
     def peers(self) -> tuple[tuple[str, str], ...]:
         """``((peer name, option), ...)``: the option each peer of the conformance matrix was
-        recorded to take, where observable (:func:`model.peer_options.knob_peers`, the one
-        home of that data: ``model/data/peer_options.json``)."""
-        from model.peer_options import knob_peers
-        return knob_peers(self.id)
+        recorded to take, where observable, in the matrix's order (:func:`peer_options_document`,
+        the one home of that data: ``model/data/peer_options.json``)."""
+        return tuple((peer["name"], peer["knobs"][self.id]["option"])
+                     for peer in peer_options_document()["peers"]
+                     if "option" in peer["knobs"][self.id])
+
+    def peer_groups(self) -> list[tuple[Optional[str], list[str]]]:
+        """The peers grouped by the option they were recorded to take: ``[(option, [peer
+        name, ...]), ...]`` in option order, then ``(None, [...])`` for those it is not
+        observable for; empty groups left out, peers in the matrix's order."""
+        groups: dict = {o: [] for o in self.option_names}
+        groups[None] = []
+        for peer in peer_options_document()["peers"]:
+            groups[peer["knobs"][self.id].get("option")].append(peer["name"])
+        return [(o, names) for o, names in groups.items() if names]
 
     @property
     def recommended(self) -> dict:
@@ -292,6 +304,30 @@ def _load_recommendations() -> dict:
             raise ImportError(f"{RECOMMENDATIONS_FILE}: {kid}: unknown option "
                               f"{rec.get('option')!r}")
     return doc
+
+
+@lru_cache(maxsize=1)
+def peer_options_document() -> dict:
+    """The options each peer of the conformance matrix was recorded to take (the document of
+    :data:`model.peer_options.PEER_OPTIONS_FILE`, :func:`model.peer_options.load_peer_options`
+    checked against the knobs), read once.
+
+    Raises:
+        ImportError: the committed file does not fit the knobs (a declaration error)."""
+    from model.peer_options import PEER_OPTIONS_FILE, PeerOptionsError, load_peer_options
+    try:
+        return load_peer_options(PEER_OPTIONS_FILE, {k.id: k.option_names for k in KNOBS})
+    except PeerOptionsError as exc:  # pragma: no cover - a declaration error
+        raise ImportError(str(exc)) from None
+
+
+def recorded_peer_options() -> dict[str, dict[str, str]]:
+    """``{peer name: {knob id: option}}``: the option each peer of the matrix was recorded to
+    take where observable (:func:`peer_options_document`), peers in the matrix's order, knobs
+    in knob order; a peer with no observable option maps to ``{}``."""
+    return {peer["name"]: {k.id: peer["knobs"][k.id]["option"] for k in KNOBS
+                           if "option" in peer["knobs"][k.id]}
+            for peer in peer_options_document()["peers"]}
 
 
 RECOMMENDATIONS: dict = _load_recommendations()

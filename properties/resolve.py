@@ -610,21 +610,21 @@ def _bfs_conflicts(proposal: Proposal, depth: int, searches: _Searches) -> list[
 
 def recorded_peers() -> dict[str, dict[str, str]]:
     """``{peer: {knob id: option}}``: the option each peer of the conformance matrix was
-    recorded to take where observable (:func:`model.peer_options.recorded_options`, the one
+    recorded to take where observable (:func:`model.readings.recorded_peer_options`, the one
     home of that data: ``model/data/peer_options.json``, each peer named with its package
     version and mode, e.g. ``"@ag-ui/client 1.0.0 pipeline"``), peers in the matrix's order,
     knobs in knob order; a peer with no observable option maps to ``{}``."""
-    from model.peer_options import recorded_options
-    return recorded_options()
+    from model.readings import recorded_peer_options
+    return recorded_peer_options()
 
 
 def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
     """One row per recorded peer (every peer of the matrix): the pinned knobs on which its
     recorded option differs from the pin, each with the shortest witness; ``unrecorded``: the
     pinned knobs not observable for it (the reason in ``notObservable``)."""
-    from model.peer_options import peer_options
+    from model.readings import peer_options_document
     rows = []
-    for peer in peer_options()["peers"]:
+    for peer in peer_options_document()["peers"]:
         knobs = peer["knobs"]
         options = {k: e["option"] for k, e in knobs.items() if "option" in e}
         findings = []

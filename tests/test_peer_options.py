@@ -15,10 +15,12 @@ import pytest
 from activity_check.cli import main
 from counterexamples.peers.matrix import MATRIX_PEERS, peer_ready
 from counterexamples.peers.options import differences, peer_knob_options
-from model.peer_options import (PEER_OPTIONS_FILE, PeerOptionsError, load_peer_options,
-                                peer_groups, peer_options, recorded_options)
+from model.peer_options import PEER_OPTIONS_FILE, PeerOptionsError, load_peer_options
 from model.producer import PRODUCER_ONLY_KNOBS
-from model.readings import DRAFT, KNOB_BY_ID, KNOBS, Knob
+from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, Knob, peer_options_document as
+                            peer_options, recorded_peer_options as recorded_options)
+
+KNOB_OPTIONS = {k.id: k.option_names for k in KNOBS}
 from model.verdict import evaluate, verdict_key
 from model.wire import parse_events
 
@@ -56,7 +58,7 @@ def test_one_home_the_knobs_read_the_data():
     for knob in KNOBS:
         assert dict(knob.peers) == {name: opts[knob.id] for name, opts in
                                     recorded_options().items() if knob.id in opts}
-    groups = dict(peer_groups("Q8"))
+    groups = dict(KNOB_BY_ID["Q8"].peer_groups())
     assert "@ag-ui/client 1.0.0 reducer" in groups["self-revoking"]
     assert sum(len(v) for v in groups.values()) == 9
 
@@ -83,11 +85,11 @@ def test_a_bad_entry_is_named(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(PeerOptionsError, match="Q8: unknown option 'sometimes'"):
-        load_peer_options(str(path))
+        load_peer_options(str(path), KNOB_OPTIONS)
     del doc["peers"][0]["knobs"]["Q8"]
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(PeerOptionsError, match=r"knobs \['Q8'\] are missing"):
-        load_peer_options(str(path))
+        load_peer_options(str(path), KNOB_OPTIONS)
 
 
 def test_differences_name_peer_knob_and_options():

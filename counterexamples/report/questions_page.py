@@ -94,9 +94,8 @@ def recommendations(row: dict) -> list[dict]:
     ``{"knob", "option", "important", "argument", "cites" (["page > section"]), "peers"
     ({peer: option}), "peerGroups" ([(option or None for not observable, [peer])])}`` from
     :data:`model.readings.RECOMMENDATIONS` and the options recorded for every peer of the
-    matrix (:func:`model.peer_options.peer_groups`); a question without knob gives one entry
+    matrix (:meth:`model.readings.Knob.peer_groups`); a question without knob gives one entry
     with ``knob`` and ``option`` None."""
-    from model.peer_options import peer_groups
     from model.readings import KNOB_BY_ID, RECOMMENDATIONS
     out = []
     for kid in row["knobs"]:
@@ -104,7 +103,7 @@ def recommendations(row: dict) -> list[dict]:
         out.append({"knob": kid, "option": rec["option"], "important": rec["important"],
                     "argument": rec["argument"],
                     "cites": [f"{c['page']} > {c['section']}" for c in rec["cites"]],
-                    "peers": dict(knob.peers), "peerGroups": peer_groups(kid)})
+                    "peers": dict(knob.peers), "peerGroups": knob.peer_groups()})
     if not row["knobs"]:
         rec = RECOMMENDATIONS["questions"].get(row["question"])
         if rec:

@@ -510,9 +510,11 @@ def live_peers(report: dict) -> None:
     from counterexamples.peers.matrix import _spec, peer_ready, peer_version
     from counterexamples.peers.options import peer_knob_options
     from counterexamples.peers.traces import PeerTrace
-    from model.peer_options import peer_options, recorded_peer
+    from model.readings import peer_options_document
     canon = lambda v: json.dumps(v, sort_keys=True)  # noqa: E731
-    items = peer_options()["traces"]["items"]
+    document = peer_options_document()
+    items = document["traces"]["items"]
+    recorded_by_adapter = {p["adapter"]: p["knobs"] for p in document["peers"]}
     pins = report["proposal"]["pins"]
     for row in report["peers"]:
         peer = _catalogue_peer(row.get("adapter", ""))
@@ -545,7 +547,7 @@ def live_peers(report: dict) -> None:
             row["live"] = {"ready": False, "reason": str(exc)}
             continue
         live = peer_knob_options({r.trace.id: r for r in results}, items)
-        recorded = (recorded_peer(peer.shortcut) or {}).get("knobs", {})
+        recorded = recorded_by_adapter.get(peer.shortcut, {})
         options = [{"knob": k, "recorded": recorded.get(k, {}).get("option"),
                     "live": live[k].get("option")} for k in pins]
         version = peer_version(peer)

@@ -652,14 +652,14 @@ def options_markdown(outcomes: Sequence[Mapping[str, object]]) -> str:
 
 def recorded_peers_markdown(knob_ids: Sequence[str]) -> str:
     """The option each peer of the conformance matrix was recorded to take per knob of
-    ``knob_ids`` (``model/data/peer_options.json``, :mod:`model.peer_options`; ``not
+    ``knob_ids`` (``model/data/peer_options.json``, :func:`model.readings.peer_options_document`; ``not
     observable`` where its answers do not show the knob), one row per knob, one column per
     peer in the matrix's order.
 
     Raises:
         KeyError: an unknown knob id."""
-    from model.peer_options import peer_options
-    peers = peer_options()["peers"]
+    from model.readings import peer_options_document
+    peers = peer_options_document()["peers"]
     rows = [[kid] + [p["knobs"][kid].get("option", "not observable") for p in peers]
             for kid in knob_ids]
     return table(["knob"] + [p["name"] for p in peers], rows)
