@@ -6,9 +6,10 @@ questions engine's witnesses (:mod:`properties.questions`), taken per pair of op
 draft's context: the shortest conformant trace on which the two options' verdicts differ, over
 the exploration's vocabulary to ``depth`` and then over the lifecycle vocabulary to ``depth +
 DEEPER`` (:func:`properties.search.system_pair.shortest_distinguishing`, as the engine's pair
-search); and, for a knob some pair of whose options no conformant trace separates, the
-form-B witness (the shortest trace whose last event breaks a producer clause and on which
-the knob splits, :func:`properties.questions.violating_splits`). Every trace is completed by
+search); for a pair no conformant trace separates, the form-B witness (the shortest trace
+whose last event breaks a producer clause, :func:`properties.questions.violating_pair`); and
+the knob's probe (``probe-<knob>`` of :mod:`counterexamples.peers.generate`) when it separates
+two options. Every search witness is completed by
 :func:`properties.questions.closed_witness` where that keeps it a witness.
 
 Each trace is put to the peer and its answer classified against every reading of the model
@@ -57,62 +58,74 @@ def separating_traces(depth: int = DEFAULT_DEPTH,
                       progress: Optional[Callable[[str], None]] = None) -> dict:
     """The separating traces of every consumer knob (see the module docstring).
 
+    For each pair of a knob's options, in the draft's context: the shortest conformant trace
+    that separates them (the exploration's vocabulary to ``depth``, then the lifecycle
+    vocabulary to ``depth + DEEPER``), else the shortest form-B one (to
+    :data:`properties.questions.VIOLATING_DEPTH`, :func:`properties.questions.violating_pair`);
+    then the knob's probe (:func:`counterexamples.peers.generate.probe_traces`, ``probe-<knob>``)
+    when it separates two of the knob's options.
+
     Args:
         depth: the conformant pair searches' bound (at least 2).
         progress: called with each knob id before its searches.
 
     Returns:
         ``{"depth", "lifecycleDepth", "violatingDepth", "items": [{"id", "knob",
-        "separates" ([option a, option b] the search was for), "conformant" (bool: False for
-        the form-B witness), "trace" (wire events)}]}``, items in knob order, then option-pair
-        order, ids ``"<knob>:<a>/<b>"`` (``"<knob>:violating"``); a trace already listed for
-        the knob is not listed twice.
+        "separates" ([option a, option b]), "source" ("pair search", "form B" or "probe"),
+        "conformant" (bool: the producer monitor finds no violation under draft), "trace"
+        (wire events)}]}``, in knob order, then option-pair order, the probe last; ids
+        ``"<knob>:<a>/<b>"`` (``"probe-<knob>"``); a trace already listed for the knob is not
+        listed twice.
 
     Raises:
         ValueError: depth below 2."""
     if depth < 2:
         raise ValueError(f"depth must be at least 2, not {depth}")
+    from counterexamples.peers.generate import probe_traces
+    from model.producer import check_trace
+    from model.verdict import evaluate, verdict_key
     from properties.questions import (DEEPER, LIFECYCLE_VOCABULARY, VIOLATING_DEPTH,
-                                      closed_witness, violating_splits)
+                                      closed_witness, violating_pair)
     from properties.search.explore import EXPLORE_VOCABULARY
     from properties.search.system_pair import shortest_distinguishing
-    items, unseparated = [], set()
+    probes = {p.id: p for p in probe_traces()}
+    violating_depth = min(depth, VIOLATING_DEPTH)
+    items = []
     for knob in KNOBS:
         if knob.id in PRODUCER_ONLY_KNOBS:
             continue
         if progress:
             progress(knob.id)
         seen = set()
+
+        def add(item_id, a, b, source, events):
+            wire = [e.to_wire() for e in events]
+            if repr(wire) not in seen:
+                seen.add(repr(wire))
+                items.append({"id": item_id, "knob": knob.id, "separates": [a, b],
+                              "source": source, "conformant": not check_trace(events, DRAFT),
+                              "trace": wire})
+
         for a, b in itertools.combinations(knob.option_names, 2):
             ra, rb = DRAFT.with_(**{knob.id: a}), DRAFT.with_(**{knob.id: b})
-            trace = shortest_distinguishing(ra, rb, depth, EXPLORE_VOCABULARY)
+            trace, source = shortest_distinguishing(ra, rb, depth, EXPLORE_VOCABULARY), \
+                "pair search"
             if trace is None:
                 trace = shortest_distinguishing(ra, rb, depth + DEEPER, LIFECYCLE_VOCABULARY)
             if trace is None:
-                unseparated.add(knob.id)
-                continue
-            wire = [e.to_wire() for e in closed_witness(trace, knob.id, ({knob.id: a},
-                                                                         {knob.id: b}))]
-            key = repr(wire)
-            if key not in seen:
-                seen.add(key)
-                items.append({"id": f"{knob.id}:{a}/{b}", "knob": knob.id, "separates": [a, b],
-                              "conformant": True, "trace": wire})
-    violating_depth = min(depth, VIOLATING_DEPTH)
-    if unseparated:
-        found = violating_splits(violating_depth, unseparated)
-        order = {k.id: i for i, k in enumerate(KNOBS)}
-        extra = []
-        for knob_id in sorted(found, key=order.__getitem__):
-            trace, pair = found[knob_id]
-            wire = [e.to_wire() for e in closed_witness(trace, knob_id, pair)]
-            extra.append((order[knob_id], {"id": f"{knob_id}:violating", "knob": knob_id,
-                                           "separates": [pair[0][knob_id], pair[1][knob_id]],
-                                           "conformant": False, "trace": wire}))
-        # each knob's items together, in knob order
-        ranked = [(order[i["knob"]], n, i) for n, i in enumerate(items)]
-        ranked += [(o, len(items) + n, i) for n, (o, i) in enumerate(extra)]
-        items = [i for _, _, i in sorted(ranked, key=lambda t: (t[0], t[1]))]
+                trace, source = violating_pair(ra, rb, violating_depth), "form B"
+            if trace is not None:
+                add(f"{knob.id}:{a}/{b}", a, b, source,
+                    closed_witness(trace, knob.id, ({knob.id: a}, {knob.id: b})))
+        probe = probes.get(f"probe-{knob.id}")
+        if probe is not None and probe.state is None:
+            keys = [verdict_key(evaluate(probe.events, DRAFT.with_(**{knob.id: o})))
+                    for o in knob.option_names]
+            pair = next(((knob.option_names[i], knob.option_names[j])
+                         for i, j in itertools.combinations(range(len(keys)), 2)
+                         if keys[i] != keys[j]), None)
+            if pair is not None:
+                add(probe.id, *pair, "probe", probe.events)
     return {"depth": depth, "lifecycleDepth": depth + DEEPER, "violatingDepth": violating_depth,
             "items": items}
 
