@@ -204,3 +204,27 @@ def test_resolve_lists_every_peer_and_ag_ui_client_fails_q8(capsys):
     assert rows["@tanstack/ai 0.58.0"]["unrecorded"] == ["Q2", "Q8"]
     assert report["counts"]["nonConformantPeers"] == \
         sum(1 for r in report["peers"] if not r["conformant"])
+
+
+def test_docs_table_of_the_record_is_the_data():
+    """docs/peers.md's table of the record ("What the record says today") is the data file's:
+    both @ag-ui/client versions in one cell when they agree (``a / b`` when not), ``-`` where
+    not observable."""
+    text = (ROOT / "docs" / "peers.md").read_text(encoding="utf-8")
+    block = text[text.index("What the record says today"):].splitlines()
+    start = next(i for i, line in enumerate(block) if line.startswith("| knob"))
+    end = next(i for i in range(start, len(block)) if not block[i].startswith("|"))
+    rows = block[start + 2:end]
+    assert len(rows) == 6, rows
+    by = {p["adapter"]: p["knobs"] for p in peer_options()["peers"]}
+
+    def cell(*adapters):
+        got = [by[a][knob].get("option", "-") for a in adapters]
+        return got[0] if len(set(got)) == 1 else " / ".join(got)
+
+    for line in rows:
+        knob = line.split("|")[1].strip()
+        expected = [knob, cell("ag-ui-client:reducer", "ag-ui-client@0.0.59:reducer"),
+                    cell("ag-ui-client:pipeline", "ag-ui-client@0.0.59:pipeline"),
+                    cell("copilotkitnext-core"), cell("copilotkit"), cell("ag-ui-protocol")]
+        assert [c.strip() for c in line.strip("|").split("|")] == expected, line
