@@ -22,8 +22,9 @@ with the page and section it would change. Its reading is ``draft`` with the pin
   :mod:`model.branches` taken on some conformant trace under draft and on none under the pins
   (breadth-first to ``depth``), and every catalogue property that fails for the pinned consumer
   on a conformant trace (:func:`properties.search.explore.explore` under the reading);
-* ``peers``: for every peer of the conformance matrix (:func:`recorded_peers`, the options
-  recorded in ``model/data/peer_options.json`` with each peer's version), the pinned questions on which it takes
+* ``peers``: for every peer whose options were recorded (:func:`recorded_peers`, the knobs'
+  ``peers`` data: ``model/data/peer_options.json``, every peer of the conformance matrix with
+  its version), the pinned questions on which it takes
   another option, with the shortest conformant trace on which that option's verdict differs
   from the proposal's;
 * ``traces``: for each pinned knob, the shortest conformant trace whose verdict the pin decides
