@@ -10,9 +10,13 @@ the model.
   search), fed in batches, all within the budget.
 
 ``--fail-on divergence|error|any`` makes either exit 1 when the condition holds (for CI).
+``peer matrix`` and ``peer options`` are wired by :mod:`activity_check.cmd_matrix` and
+:mod:`activity_check.cmd_peer_options`.
 
 ``--adapter`` is any command line speaking the adapter protocol (docs/peers.md, "Adapter protocol"), or a
-shortcut: ``model[:READING]``, ``ag-ui-client:reducer``, ``ag-ui-client:pipeline``. All the work
+shortcut: ``model[:READING]`` or any built-in peer of the matrix
+(:func:`counterexamples.peers.matrix.resolve_matrix_adapter`: ``ag-ui-client:reducer``,
+``ag-ui-protocol``, ...). All the work
 is in :mod:`counterexamples.peers`; this module only wires it to the command line.
 """
 from __future__ import annotations
