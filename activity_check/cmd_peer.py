@@ -139,7 +139,6 @@ def cmd_peer(args) -> int:
     from counterexamples.peers.check import check_peer
     from counterexamples.peers.matrix import resolve_matrix_adapter
     from counterexamples.peers.search import search_peer
-
     _check_options(args)
     vocabularies = _vocabularies(args)
     try:
