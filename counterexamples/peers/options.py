@@ -36,8 +36,8 @@ import itertools
 from typing import Callable, Optional, Sequence
 
 from model.producer import PRODUCER_ONLY_KNOBS
-from model.readings import DRAFT, KNOB_BY_ID, KNOBS
-from counterexamples.peers.adapter import AdapterProcess, PeerError
+from model.readings import DRAFT, KNOBS
+from counterexamples.peers.adapter import AdapterProcess
 from counterexamples.peers.check import run_batch
 from counterexamples.peers.traces import PeerTrace
 
@@ -218,7 +218,7 @@ def peer_entry(peer, traces: dict, timeout: float = 10.0) -> dict:
         (:func:`peer_knob_options`)}``.
 
     Raises:
-        PeerError: the adapter cannot be started."""
+        counterexamples.peers.adapter.PeerError: the adapter cannot be started."""
     from counterexamples.peers.matrix import _spec, peer_version
     items = traces["items"]
     batch = [PeerTrace.of(i["id"], i["trace"], None, "separating") for i in items]
@@ -239,7 +239,7 @@ def options_document(peers: Sequence, traces: dict, timeout: float = 10.0,
     matrix's order), from ``traces`` (:func:`separating_traces`).
 
     Raises:
-        PeerError: an adapter that cannot be started."""
+        counterexamples.peers.adapter.PeerError: an adapter that cannot be started."""
     entries = []
     for peer in peers:
         if progress:
