@@ -185,9 +185,18 @@ def test_peer_check_accepts_the_python_matrix_peer(capsys, tmp_path):
 
 def test_resolve_lists_every_peer_and_ag_ui_client_fails_q8(capsys):
     code = main(["resolve", "--pin", "Q2=parent,Q8=keep", "--depth", "3", "--no-z3",
-                 "--format", "json"])
+                 "--format", "json", "--live"])
     report = json.loads(capsys.readouterr().out)
     assert code in (0, 1)
+    jsonschema.validate(report, json.loads(
+        (SCHEMA.parent / "resolve-report.schema.json").read_text(encoding="utf-8")))
+    for row, peer in zip(report["peers"], MATRIX_PEERS):  # --live: as recorded, or why not
+        live = row["live"]
+        assert live["ready"] == (peer_ready(peer) is None), (row["peer"], live)
+        if live["ready"]:
+            assert live["matchesRecord"], (row["peer"], live)
+            assert [o["knob"] for o in live["options"]] == ["Q2", "Q8"]
+            assert live["version"] == row["version"]
     rows = {r["peer"]: r for r in report["peers"]}
     assert len(rows) == 9
     assert [r["adapter"] for r in report["peers"]] == [p.shortcut for p in MATRIX_PEERS]
