@@ -10,9 +10,13 @@ the model.
   search), fed in batches, all within the budget.
 
 ``--fail-on divergence|error|any`` makes either exit 1 when the condition holds (for CI).
+``peer matrix`` and ``peer options`` are wired by :mod:`activity_check.cmd_matrix` and
+:mod:`activity_check.cmd_peer_options`.
 
 ``--adapter`` is any command line speaking the adapter protocol (docs/peers.md, "Adapter protocol"), or a
-shortcut: ``model[:READING]``, ``ag-ui-client:reducer``, ``ag-ui-client:pipeline``. All the work
+shortcut: ``model[:READING]`` or any built-in peer of the matrix
+(:func:`counterexamples.peers.matrix.resolve_matrix_adapter`: ``ag-ui-client:reducer``,
+``ag-ui-protocol``, ...). All the work
 is in :mod:`counterexamples.peers`; this module only wires it to the command line.
 """
 from __future__ import annotations
@@ -41,13 +45,15 @@ def _add_peer(sub) -> None:
     peer = sub.add_parser("peer", help="check a real implementation, driven through an adapter, "
                                        "against the model")
     # metavar: a missing action is named as the user types it, not by its internal dest
-    actions = peer.add_subparsers(dest="peer_action", metavar="{check,search,matrix}",
+    actions = peer.add_subparsers(dest="peer_action", metavar="{check,search,matrix,options}",
                                   required=True, parser_class=type(peer))
 
     def common(p) -> None:
         p.add_argument("--adapter", required=True, metavar="CMD",
                        help="the adapter's command line (JSON lines on stdin/stdout), or a "
-                            f"shortcut ({shortcuts})")
+                            f"shortcut ({shortcuts}; and every built-in peer of the "
+                            "matrix: ag-ui-client@0.0.59:reducer|pipeline, assistant-ui, "
+                            "tanstack-ai, copilotkitnext-core, copilotkit, ag-ui-protocol)")
         p.add_argument("--timeout", type=finite_float, default=DEFAULT_TIMEOUT,
                        help=f"seconds one answer may take before the adapter is declared hung "
                             f"(default {DEFAULT_TIMEOUT:g})")
@@ -98,6 +104,8 @@ def _add_peer(sub) -> None:
     common(search)
     from activity_check.cmd_matrix import add_matrix  # peer matrix (issue 23)
     add_matrix(actions)
+    from activity_check.cmd_peer_options import add_options  # peer options (issue 41)
+    add_options(actions)
 
 
 PARSERS = {"peer": _add_peer}
@@ -127,14 +135,14 @@ def cmd_peer(args) -> int:
     the rest checked and reported; the status is then 2 whatever ``--fail-on`` says."""
     import time
     began = time.monotonic()
-    from counterexamples.peers.adapter import AdapterProcess, PeerError, resolve_adapter
+    from counterexamples.peers.adapter import AdapterProcess, PeerError
     from counterexamples.peers.check import check_peer
+    from counterexamples.peers.matrix import resolve_matrix_adapter
     from counterexamples.peers.search import search_peer
-
     _check_options(args)
     vocabularies = _vocabularies(args)
     try:
-        spec = resolve_adapter(args.adapter)
+        spec = resolve_matrix_adapter(args.adapter)  # every matrix peer, as peer matrix
     except PeerError as exc:
         raise UsageError(str(exc)) from None
     traces, skipped = _check_traces(args) if args.peer_action == "check" else (None, [])

@@ -69,13 +69,15 @@ def cmd_readings(args) -> int:
                     "readingCount": reading_count()}))
         return 0
     table = Table(title=f"knobs ({reading_count():,} readings in all)")
-    for col in ("knob", "question", "options (draft first)", "clauses", "peers observed"):
+    for col in ("knob", "question", "options (draft first)", "clauses",
+                "peers (recorded options)"):
         table.add_column(col, overflow="fold")
     for k in KNOBS:
         options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}: {meaning}"
                             for i, (name, meaning) in enumerate(k.options))
         table.add_row(k.id, k.question, options, ", ".join(k.clauses),
-                      "\n".join(f"{peer}: {option}" for peer, option in k.peers) or "-")
+                      "\n".join(f"{option or 'not observable'}: {', '.join(names)}"
+                                for option, names in k.peer_groups()) or "-")
     con = console()
     con.print(table)
     for name, r in PRESETS.items():

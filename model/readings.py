@@ -22,7 +22,8 @@ from typing import Iterator, Mapping, Optional, Sequence
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
-           "recommended_reading", "deviations_of", "basis_of"]
+           "recommended_reading", "deviations_of", "basis_of", "peer_options_document",
+           "recorded_peer_options"]
 
 
 @lru_cache(maxsize=None)
@@ -45,7 +46,6 @@ class Knob:
         question: the question, in our words.
         options: ``(name, what the consumer does)`` pairs; the first is the ``draft`` option.
         clauses: clause ids of the statements the question sits between.
-        peers: known peer behaviour, ``{peer name: option}`` (filled in as peers are checked).
         deviations: ``(option, clause id)`` for each option that is a *deviation*: modelled
             because implementations do it, against the text of the clause named; every other
             option is *faithful* (a reading the pages allow). A peer that matches the model only
@@ -56,7 +56,6 @@ class Knob:
     question: str
     options: tuple[tuple[str, str], ...]
     clauses: tuple[str, ...]
-    peers: tuple[tuple[str, str], ...] = ()
     deviations: tuple[tuple[str, str], ...] = ()
 
     def deviation(self, option: str) -> Optional[str]:
@@ -83,6 +82,25 @@ class Knob:
         return self.options[0][0]
 
     @property
+    def peers(self) -> tuple[tuple[str, str], ...]:
+        """``((peer name, option), ...)``: the option each peer of the conformance matrix was
+        recorded to take, where observable, in the matrix's order (:func:`peer_options_document`,
+        the one home of that data: ``model/data/peer_options.json``)."""
+        return tuple((peer["name"], peer["knobs"][self.id]["option"])
+                     for peer in peer_options_document()["peers"]
+                     if "option" in peer["knobs"][self.id])
+
+    def peer_groups(self) -> list[tuple[Optional[str], list[str]]]:
+        """The peers grouped by the option they were recorded to take: ``[(option, [peer
+        name, ...]), ...]`` in option order, then ``(None, [...])`` for those it is not
+        observable for; empty groups left out, peers in the matrix's order."""
+        groups: dict = {o: [] for o in self.option_names}
+        groups[None] = []
+        for peer in peer_options_document()["peers"]:
+            groups[peer["knobs"][self.id].get("option")].append(peer["name"])
+        return [(o, names) for o, names in groups.items() if names]
+
+    @property
     def recommended(self) -> dict:
         """What this project recommends for the knob (:data:`RECOMMENDATIONS`): ``{"option",
         "argument" (our words), "cites" ([{"page", "section"}]), "important" (a starred
@@ -95,9 +113,7 @@ KNOBS: tuple[Knob, ...] = (
                "its metadata?",
          (("merge", "merge the declined snapshot's metadata, as every event of the item merges"),
           ("ignore", "leave the message entirely as it stands, metadata included")),
-         ("ACT-SNAP-REPLACE-FALSE", "MET-MERGE", "MET-ACTIVITY-TARGET"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "merge"),
-                ("@ag-ui/client 1.0.0 pipeline", "merge"))),
+         ("ACT-SNAP-REPLACE-FALSE", "MET-MERGE", "MET-ACTIVITY-TARGET")),
     Knob("Q2", "Does an untagged replace:false snapshot agree with a subagent owner?",
          (("continues", "an untagged continuation agrees with whatever the opener owns"),
           ("parent", "absent attribution means the parent, so it disagrees with a subagent owner")),
@@ -108,75 +124,54 @@ KNOBS: tuple[Knob, ...] = (
           ("warn", "owner stands, and a warning is surfaced"),
           ("skip", "the event is dropped with a warning (its metadata does not merge)"),
           ("fatal", "the stream is rejected")),
-         ("ACT-ATTR-AGREE", "ACT-ATTR-TOLERATE", "ACT-ATTR-KEEP"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "keep"),
-                ("@ag-ui/client 1.0.0 pipeline", "keep"))),
+         ("ACT-ATTR-AGREE", "ACT-ATTR-TOLERATE", "ACT-ATTR-KEEP")),
     Knob("Q4", "What does a consumer do with an ACTIVITY_DELTA whose subagentRunId disagrees with "
                "the activity's opener?",
          (("fatal", "reject the stream: a continuation's disagreeing tag"),
           ("skip", "reject the event: skip it with a warning, as for other skipped deltas"),
           ("accept", "a delta is no continuation: apply it and keep the owner")),
-         ("SUB-REJECT-MISMATCH", "SUB-OWNER-AGREE", "ACT-DELTA-APPLY"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "accept"),
-                ("@ag-ui/client 1.0.0 pipeline", "fatal"))),
+         ("SUB-REJECT-MISMATCH", "SUB-OWNER-AGREE", "ACT-DELTA-APPLY")),
     Knob("Q4-opener", "Which snapshot 'opened' an activity for the ownership check of later events?",
          (("current", "the snapshot that last minted the owner (a replacing snapshot re-mints)"),
           ("first", "the snapshot that created the activity")),
-         ("SUB-OWNER-AGREE", "ACT-ATTR-REMINT"),
-         peers=(("@ag-ui/client 1.0.0 pipeline", "current"),)),
+         ("SUB-OWNER-AGREE", "ACT-ATTR-REMINT")),
     Knob("Q5", "Does a delta whose patch fails still retype the activity?",
          (("skip", "warn and skip the whole delta: the type stays"),
           ("retype", "the patch fails but the delta's activityType still applies")),
-         ("ACT-DELTA-RETYPE", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "skip"),
-                ("@ag-ui/client 1.0.0 pipeline", "skip"))),
+         ("ACT-DELTA-RETYPE", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED")),
     Knob("Q6", "Does a delta whose patch fails still merge its metadata?",
          (("skip", "warn and skip the whole delta: no metadata merges"),
           ("merge", "metadata of every event of the item merges, failed patch or not")),
-         ("MET-MERGE", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "merge"),
-                ("@ag-ui/client 1.0.0 pipeline", "merge"))),
+         ("MET-MERGE", "ACT-DELTA-PATCHFAIL", "ACT-TOLERATED")),
     Knob("Q6-ms", "Does a MESSAGES_SNAPSHOT that restates an activity keep its accumulated metadata?",
          (("replace", "the snapshot's copy replaces the held one wholesale, metadata included"),
           ("merge", "accumulated metadata survives; the snapshot's metadata merges over it")),
-         ("STA-MS-IN-PLACE", "ACT-SNAP-KEEP-METADATA", "MET-MERGE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "replace"),
-                ("@ag-ui/client 1.0.0 pipeline", "replace"))),
+         ("STA-MS-IN-PLACE", "ACT-SNAP-KEEP-METADATA", "MET-MERGE")),
     Knob("Q7", "What does a consumer do with a delta whose result is not an object?",
          (("apply", "not detected: the content becomes the non-object value"),
           ("skip", "detected as a patch that does not apply: warn and keep the prior content"),
           ("fatal", "detected as a malformed value: fail the run")),
-         ("ACT-DELTA-OBJECT", "ACT-DELTA-OBJECT-DETECT", "SCH-ACTIVITY-MESSAGE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "apply"),
-                ("@ag-ui/client 1.0.0 pipeline", "apply"))),
+         ("ACT-DELTA-OBJECT", "ACT-DELTA-OBJECT-DETECT", "SCH-ACTIVITY-MESSAGE")),
     Knob("Q8", "Which held activity messages survive a MESSAGES_SNAPSHOT that omits them?",
          (("self-revoking", "all survive, unless the snapshot carries any activity: then none do"),
           ("keep", "activity messages always survive"),
           ("by-type", "only held activities of a type the snapshot carries are dropped")),
          ("STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE", "ACT-MSGSNAP"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "self-revoking"),
-                ("@ag-ui/client 1.0.0 pipeline", "self-revoking")),
          deviations=(("keep", "STA-MS-SELF-REVOKE"), ("by-type", "STA-MS-SELF-REVOKE"))),
     Knob("Q9", "What does ACTIVITY_SNAPSHOT do to an id held by a non-activity message?",
          (("skip", "neither create nor replace applies: skip with a warning"),
           ("replace", "the message becomes an activity, in place"),
           ("fatal", "reject the stream (the id is not unique across roles)")),
-         ("ACT-SNAP-CREATE", "ACT-SNAP-REPLACE", "EVM-ID-UNIQUE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "replace"),
-                ("@ag-ui/client 1.0.0 pipeline", "replace"))),
+         ("ACT-SNAP-CREATE", "ACT-SNAP-REPLACE", "EVM-ID-UNIQUE")),
     Knob("Q10", "Does ACTIVITY_SNAPSHOT create a message for an id the consumer held once but no "
                 "longer holds?",
          (("seen", "no: the id has been seen; skip with a warning"),
           ("held", "yes: only the ids currently held count")),
-         ("ACT-SNAP-CREATE", "SNP-ADOPT-NEXT"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "held"),
-                ("@ag-ui/client 1.0.0 pipeline", "held"))),
+         ("ACT-SNAP-CREATE", "SNP-ADOPT-NEXT")),
     Knob("Q11", "Where does an activity stand after a replacing snapshot?",
          (("in-place", "it keeps its position"),
           ("move", "it moves to the point of arrival")),
-         ("ACT-SNAP-REPLACE", "ACT-ATTR-REMINT", "ACT-SNAP-CREATE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "in-place"),
-                ("@ag-ui/client 1.0.0 pipeline", "in-place"))),
+         ("ACT-SNAP-REPLACE", "ACT-ATTR-REMINT", "ACT-SNAP-CREATE")),
     Knob("Q12", "Who is the producer that must have created an activity with a snapshot before "
                 "it sends a delta for it (ACT-DELTA-BASELINE)? A producer-side question, read by "
                 "the producer monitor. (The activity page's 'a producer' is the party that sends "
@@ -193,14 +188,11 @@ KNOBS: tuple[Knob, ...] = (
                     "untagged delta on a subagent's activity included, breaks the rule"),
           ("run", "only a snapshot of the delta's own run counts: a delta in a later run "
                   "against an activity no snapshot of this run has restated breaks the rule")),
-         ("ACT-DELTA-BASELINE", "SNP-BASELINE", "SUB-UNTAGGED-CONTINUES", "SNP-SHOULD-SNAPSHOT"),
-         peers=(("@ag-ui/client 1.0.0 pipeline", "stream"),)),
+         ("ACT-DELTA-BASELINE", "SNP-BASELINE", "SUB-UNTAGGED-CONTINUES", "SNP-SHOULD-SNAPSHOT")),
     Knob("Q13", "May a consumer fail the run on a well-formed activity patch that does not apply?",
          (("tolerate", "warn and keep the prior value"),
           ("fatal", "fail the run")),
-         ("ACT-TOLERATED", "SNP-KEEP-PRIOR", "SNP-SURFACE-FAILURE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "tolerate"),
-                ("@ag-ui/client 1.0.0 pipeline", "tolerate"))),
+         ("ACT-TOLERATED", "SNP-KEEP-PRIOR", "SNP-SURFACE-FAILURE")),
     Knob("Q14", "Does a replace:false snapshot resynchronise an activity whose last delta did "
                 "not apply? (The pattern page lets a snapshot opt out of replacement through its "
                 "family's field, naming replace:false as the one case, and calls a snapshot "
@@ -213,9 +205,7 @@ KNOBS: tuple[Knob, ...] = (
                       "stand, stale; it is the new baseline moment but repairs nothing"),
           ("adopt", "after a skipped delta the next snapshot is adopted whatever its replace: "
                     "content and type are taken, the owner stands")),
-         ("SNP-ADOPT-NEXT", "ACT-SNAP-REPLACE-FALSE", "SNP-SPENT", "ACT-REPAIR"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "decline"),
-                ("@ag-ui/client 1.0.0 pipeline", "decline"))),
+         ("SNP-ADOPT-NEXT", "ACT-SNAP-REPLACE-FALSE", "SNP-SPENT", "ACT-REPAIR")),
     Knob("Q15", "Does an activity take deltas after the subagent invocation that owns it has "
                 "ended (SUBAGENT_FINISHED or SUBAGENT_ERROR in this run)? (The subagents page "
                 "forbids reusing a finished invocation's id, which a tagged delta does and the "
@@ -228,9 +218,7 @@ KNOBS: tuple[Knob, ...] = (
           ("closed", "an ended invocation's activity takes no more continuations: a delta on "
                      "it is skipped with a warning (a replacing snapshot still takes it over)")),
          ("SUB-NO-REUSE-FINISHED", "SUB-UNTAGGED-CONTINUES", "LIF-RUN-SCOPED",
-          "SUB-ENDED-ACTIVITY"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "live"),
-                ("@ag-ui/client 1.0.0 pipeline", "live"))),
+          "SUB-ENDED-ACTIVITY")),
     Knob("Q17", "Does the stripping of activity messages from run input bind the producer's echo "
                 "of its input on RUN_STARTED.input? A producer-side question, read by the "
                 "producer monitor. (The run-input page puts the stripping on the consumer, "
@@ -245,8 +233,7 @@ KNOBS: tuple[Knob, ...] = (
           ("strip-echo", "every run input on the wire is stripped, the echo included: an "
                          "activity message in RUN_STARTED.input.messages breaks the rule")),
          ("RIN-STRIP-ACTIVITY", "RIN-COMPLETE-HISTORY", "ACT-STRIP-RUNINPUT",
-          "RIN-ECHO-STRIPPED"),
-         peers=(("@ag-ui/client 1.0.0 pipeline", "as-received"),)),
+          "RIN-ECHO-STRIPPED")),
     Knob("Q18", "Does a replace:false snapshot that leaves an existing activity alone also leave "
                 "its activityType? (The activity page says content and type stand; the schema's "
                 "description of replace names content only, and defers behaviour to the prose, "
@@ -254,9 +241,7 @@ KNOBS: tuple[Knob, ...] = (
          (("prose", "content and activityType both stand, as the activity page says"),
           ("schema", "only content stands: the declined snapshot's activityType is taken, as a "
                      "reader of the schema's replace description alone would")),
-         ("ACT-SNAP-REPLACE-FALSE", "SCH-REPLACE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "prose"),
-                ("@ag-ui/client 1.0.0 pipeline", "prose"))),
+         ("ACT-SNAP-REPLACE-FALSE", "SCH-REPLACE")),
     Knob("Q19", "Does ACTIVITY_SNAPSHOT's metadata merge into the activity message, or does the "
                 "metadata table's catch-all row (whose examples name snapshots) send it nowhere? "
                 "(The table gives ACTIVITY_SNAPSHOT a row of its own, and the activity page says "
@@ -265,21 +250,16 @@ KNOBS: tuple[Knob, ...] = (
          (("activity-row", "its own row: the snapshot's metadata merges into the activity"),
           ("catch-all", "the catch-all row: the snapshot's metadata merges into nothing (a "
                         "created activity has none of its own; held metadata stands)")),
-         ("MET-ACTIVITY-TARGET", "MET-NO-TARGET", "ACT-SNAP-KEEP-METADATA"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "activity-row"),
-                ("@ag-ui/client 1.0.0 pipeline", "activity-row"))),
+         ("MET-ACTIVITY-TARGET", "MET-NO-TARGET", "ACT-SNAP-KEEP-METADATA")),
     Knob("Q20", "What happens to an operation with an op RFC 6902 does not define?",
          (("drop-op", "drop that operation with a warning and apply the rest"),
           ("skip-patch", "the whole patch does not apply: warn and skip"),
           ("fatal", "fail the run")),
-         ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "skip-patch"),
-                ("@ag-ui/client 1.0.0 pipeline", "drop-op"))),
+         ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION")),
     Knob("Q21", "Is an optional member sent as null fatal, or shimmed to absent?",
          (("fatal", "a malformed known value: fail the run"),
           ("shim", "treat it as absent, with a warning")),
-         ("EVM-ABSENT-NOT-NULL", "PRC-MALFORMED-FATAL"),
-         peers=(("@ag-ui/client 1.0.0 pipeline", "fatal"),)),
+         ("EVM-ABSENT-NOT-NULL", "PRC-MALFORMED-FATAL")),
     Knob("Q23", "Does a delta in a later run apply against an activity of an earlier run that "
                 "no snapshot of its own run has restated? (Activity messages outlive their run: "
                 "the lifecycle page's run-scoped tracking covers open entities, and activities "
@@ -289,9 +269,7 @@ KNOBS: tuple[Knob, ...] = (
          (("continue", "the held activity is the baseline: the delta applies"),
           ("run-scoped", "each run gives its own baseline: the delta is skipped with a warning, "
                          "as one without a baseline")),
-         ("LIF-RUN-SCOPED", "SNP-SHOULD-SNAPSHOT", "ACT-DELTA-BASELINE", "ACT-RUN-BASELINE"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "continue"),
-                ("@ag-ui/client 1.0.0 pipeline", "continue"))),
+         ("LIF-RUN-SCOPED", "SNP-SHOULD-SNAPSHOT", "ACT-DELTA-BASELINE", "ACT-RUN-BASELINE")),
     Knob("X1", "Does a text message still being streamed survive a MESSAGES_SNAPSHOT that omits it?",
          (("drop", "the snapshot is complete: the message is dropped, and its stream with it"),
           ("preserve", "in-flight messages survive"),
@@ -299,9 +277,7 @@ KNOBS: tuple[Knob, ...] = (
                         "finds it open, and a second TEXT_MESSAGE_START for its id fails the run "
                         "(the snapshot reconciles the message list, not the run's open streams, "
                         "LIF-RUN-SCOPED)")),
-         ("MS-IN-FLIGHT", "STA-MS-DROP-EXCEPT", "MS-IN-FLIGHT-OPEN", "LIF-RUN-SCOPED"),
-         peers=(("@ag-ui/client 1.0.0 reducer", "drop"),
-                ("@ag-ui/client 1.0.0 pipeline", "drop-open"))),
+         ("MS-IN-FLIGHT", "STA-MS-DROP-EXCEPT", "MS-IN-FLIGHT-OPEN", "LIF-RUN-SCOPED")),
 )
 """Every knob, in the order the CLI lists them."""
 
@@ -328,6 +304,30 @@ def _load_recommendations() -> dict:
             raise ImportError(f"{RECOMMENDATIONS_FILE}: {kid}: unknown option "
                               f"{rec.get('option')!r}")
     return doc
+
+
+@lru_cache(maxsize=1)
+def peer_options_document() -> dict:
+    """The options each peer of the conformance matrix was recorded to take (the document of
+    :data:`model.peer_options.PEER_OPTIONS_FILE`, :func:`model.peer_options.load_peer_options`
+    checked against the knobs), read once.
+
+    Raises:
+        ImportError: the committed file does not fit the knobs (a declaration error)."""
+    from model.peer_options import PEER_OPTIONS_FILE, PeerOptionsError, load_peer_options
+    try:
+        return load_peer_options(PEER_OPTIONS_FILE, {k.id: k.option_names for k in KNOBS})
+    except PeerOptionsError as exc:  # pragma: no cover - a declaration error
+        raise ImportError(str(exc)) from None
+
+
+def recorded_peer_options() -> dict[str, dict[str, str]]:
+    """``{peer name: {knob id: option}}``: the option each peer of the matrix was recorded to
+    take where observable (:func:`peer_options_document`), peers in the matrix's order, knobs
+    in knob order; a peer with no observable option maps to ``{}``."""
+    return {peer["name"]: {k.id: peer["knobs"][k.id]["option"] for k in KNOBS
+                           if "option" in peer["knobs"][k.id]}
+            for peer in peer_options_document()["peers"]}
 
 
 RECOMMENDATIONS: dict = _load_recommendations()

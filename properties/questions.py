@@ -63,7 +63,8 @@ from properties.search.store import Interned, mix, pack_key
 
 __all__ = ["Question", "QUESTIONS", "QUESTION_BY_ID", "settle", "settled_count",
            "option_outcomes", "engine_lengths", "OPEN_CONTENT_VOCABULARY", "VIOLATING_DEPTH",
-           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER", "closed_witness", "split_key"]
+           "QUESTIONS_DIR", "LIFECYCLE_VOCABULARY", "DEEPER", "closed_witness", "split_key",
+           "violating_pair"]
 
 DEEPER = 2
 """How many events past the sweep's depth the pair search for a knob that nothing split goes
@@ -515,6 +516,46 @@ def _violating_splits(depth: int, wanted: set) -> dict:
     for (_, knob), (_, _, (node, move, pair)) in found.findings.items():
         out[knob] = (system.trace_to(found.path(node), move), pair)
     return out
+
+
+def violating_pair(reading_a: Reading, reading_b: Reading, depth: int = VIOLATING_DEPTH,
+                   vocabulary=None) -> Optional[tuple]:
+    """The shortest trace, up to ``depth`` events, whose prefix is conformant under draft and
+    whose last event is any move, adversarial ones included (the form-B notion of
+    :func:`_violating_splits`), on which two complete readings give what :func:`split_key`
+    tells apart; None when there is none. Breadth-first over ``vocabulary`` (default
+    :data:`~properties.search.explore.EXPLORE_VOCABULARY`), moves in the order of
+    :class:`SplitSystem`, the first found on ties; the two readings agree along every prefix
+    it extends, so a node is the producer's belief and the one consumer state.
+
+    Clauses: IDX-CONFORMANCE (a split after a producer violation decides no conformance)."""
+    from properties.search.explore import EXPLORE_VOCABULARY
+    vocabulary = EXPLORE_VOCABULARY if vocabulary is None else vocabulary
+
+    def key(result, index: int) -> str:
+        warnings = tuple((index, w) for w in result.warnings)
+        fatal = (index, result.fatal) if result.fatal is not None else None
+        return split_key(Verdict(result.state, warnings, fatal, index + 1))
+
+    level = {(Belief(), initial_state()): ()}
+    for index in range(depth):
+        following: dict = {}
+        for (belief, state), trace in level.items():
+            conform = list(dict.fromkeys(moves(belief, vocabulary)))
+            seen = set(conform)
+            events = conform + [e for e in dict.fromkeys(
+                e for e, _ in adversarial_moves(belief, vocabulary)) if e not in seen]
+            for m, event in enumerate(events):
+                a = model_step(state, event, reading_a)
+                b = model_step(state, event, reading_b)
+                if key(a, index) != key(b, index):
+                    return trace + (event,)
+                if m < len(conform) and a.fatal is None:
+                    node = (advance(belief, event), a.state)
+                    if node not in following:
+                        following[node] = trace + (event,)
+        level = following
+    return None
 
 
 class SplitSystem(TransitionSystem):

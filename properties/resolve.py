@@ -28,7 +28,8 @@ with the page and section it would change. Its reading is ``draft`` with the pin
 * ``limits``: what an engine cannot say of the proposal (a pin the Z3 fragment encodes at
   draft only, :func:`z3_limits`) and which of its answers were dropped or qualified for it;
 * ``peers``: for every peer whose options were recorded (:func:`recorded_peers`, the knobs'
-  ``peers`` data with the peer's version in its name), the pinned questions on which it takes
+  ``peers`` data: ``model/data/peer_options.json``, every peer of the conformance matrix with
+  its version), the pinned questions on which it takes
   another option, with the shortest conformant trace on which that option's verdict differs
   from the proposal's;
 * ``traces``: for each pinned knob, the shortest conformant trace whose verdict the pin decides
@@ -733,20 +734,24 @@ def _belief_before(trace) -> Belief:
 # --- peers -------------------------------------------------------------------------------------
 
 def recorded_peers() -> dict[str, dict[str, str]]:
-    """``{peer: {knob id: option}}``: the option each peer was recorded to take (the knobs'
-    ``peers`` data, each peer named with its package version and mode, e.g. ``"@ag-ui/client
-    1.0.0 pipeline"``), peers in the order first met, knobs in knob order."""
-    out: dict[str, dict[str, str]] = {}
-    for knob in KNOBS:
-        for peer, option in knob.peers:
-            out.setdefault(peer, {})[knob.id] = option
-    return out
+    """``{peer: {knob id: option}}``: the option each peer of the conformance matrix was
+    recorded to take where observable (:func:`model.readings.recorded_peer_options`, the one
+    home of that data: ``model/data/peer_options.json``, each peer named with its package
+    version and mode, e.g. ``"@ag-ui/client 1.0.0 pipeline"``), peers in the matrix's order,
+    knobs in knob order; a peer with no observable option maps to ``{}``."""
+    from model.readings import recorded_peer_options
+    return recorded_peer_options()
 
 
 def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
-    p = proposal.reading
+    """One row per recorded peer (every peer of the matrix): the pinned knobs on which its
+    recorded option differs from the pin, each with the shortest witness; ``unrecorded``: the
+    pinned knobs not observable for it (the reason in ``notObservable``)."""
+    from model.readings import peer_options_document
     rows = []
-    for peer, options in recorded_peers().items():
+    for peer in peer_options_document()["peers"]:
+        knobs = peer["knobs"]
+        options = {k: e["option"] for k, e in knobs.items() if "option" in e}
         findings = []
         for knob, pin in proposal.pins.items():
             if knob not in options:
@@ -759,9 +764,12 @@ def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
         unrecorded = [k for k in proposal.pins if k not in options]
         # an option that parts from the pin only off conformant traces (no witness to the
         # depth: error handling) is listed, but does not make the peer non-conformant
-        rows.append({"peer": peer, "conformant": not any(f["witness"] for f in findings),
-                     "findings": findings,
-                     "unrecorded": unrecorded, "source": "recorded"})
+        rows.append({"peer": peer["name"], "adapter": peer["adapter"],
+                     "version": peer["version"],
+                     "conformant": not any(f["witness"] for f in findings),
+                     "findings": findings, "unrecorded": unrecorded,
+                     "notObservable": {k: knobs[k]["notObservable"] for k in unrecorded},
+                     "source": "recorded"})
     return rows
 
 

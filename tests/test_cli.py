@@ -493,7 +493,7 @@ def test_readings_table(capsys):
     assert code == 0
     assert "preset draft: (draft)" in out
     assert "preset lenient:" in out and "preset strict:" in out
-    assert "@ag-ui/client 1.0.0 reducer: merge" in out  # Q1, as observed of the peer
+    assert "merge: @ag-ui/client 1.0.0" in out  # Q1, the peers grouped by recorded option
 
 
 def _clauses(capsys):

@@ -230,11 +230,12 @@ def _check_06(summary: dict, text: str) -> None:
     assert probe["length"] == 4 and probe["breaks"] == ["LIF-CLOSE-BEFORE-FINISH"]
     assert {o: v["fatal"] for o, v in probe["options"].items()} == {
         "drop": None, "preserve": "RUN_FINISHED_WITH_OPEN", "drop-open": "RUN_FINISHED_WITH_OPEN"}
-    # the recorded peer options, as the knobs hold them (the pipeline is recorded everywhere)
+    # the recorded peer options (model/data/peer_options.json), as the knobs give them: the
+    # producer-side knobs are observable for no consumer
     assert all(summary[k]["peer"] == dict(KNOB_BY_ID[k].peers) for k in summary if k != "Q22")
-    assert {k: summary[k]["peer"]["@ag-ui/client 1.0.0 pipeline"] for k in
-            ("Q12", "Q14", "Q15", "Q17", "Q23")} == {
-        "Q12": "stream", "Q14": "decline", "Q15": "live", "Q17": "as-received", "Q23": "continue"}
+    assert summary["Q12"]["peer"] == {} and summary["Q17"]["peer"] == {}
+    assert {k: summary[k]["peer"]["@ag-ui/client 1.0.0 pipeline"] for k in ("Q14", "Q23")} == {
+        "Q14": "decline", "Q23": "continue"}
     assert "sequenceDiagram" in text and "unsat up to 4 events" in text
 
 
@@ -340,6 +341,9 @@ def test_option_helpers():
     producer = options_markdown([{"option": "owner", "reading": "Q12=owner", "conformant": False,
                                   "breaks": ["ACT-DELTA-BASELINE"]}])
     assert producer.splitlines()[2] == "| owner | Q12=owner | no | ACT-DELTA-BASELINE |"
-    peers = recorded_peers_markdown(["Q12", "X1"]).splitlines()
-    assert peers[0] == "| knob | @ag-ui/client 1.0.0 pipeline | @ag-ui/client 1.0.0 reducer |"
-    assert peers[2] == "| Q12 | stream | not recorded |"
+    peers = recorded_peers_markdown(["Q12", "Q4"]).splitlines()
+    assert peers[0].startswith("| knob | @ag-ui/client 1.0.0 reducer | @ag-ui/client 1.0.0 "
+                               "pipeline | @ag-ui/client 0.0.59 reducer |")
+    assert peers[0].count("|") == 11  # the knob and the nine peers of the matrix
+    assert peers[2].startswith("| Q12 | not observable | not observable |")
+    assert peers[3].startswith("| Q4 | accept | fatal | accept | fatal |")

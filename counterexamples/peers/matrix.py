@@ -35,7 +35,7 @@ from counterexamples.peers.check import PeerReport, check_peer
 from counterexamples.peers.generate import JS_PROBES, PROBES, generated_traces
 from model.readings import DRAFT, KNOBS
 
-__all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "resolve_matrix_adapter",
+__all__ = ["CataloguePeer", "MATRIX_PEERS", "peer_ready", "peer_version", "resolve_matrix_adapter",
            "default_adapters", "PeerColumn", "Matrix", "build_matrix", "knob_cells",
            "render_markdown", "render_html", "write_matrix", "MATRIX_FILES", "SEARCH_DEFAULTS"]
 
@@ -129,6 +129,25 @@ def peer_ready(peer: CataloguePeer) -> Optional[str]:
         return (f"the Python package {peer.package} is not installed (pip install -r "
                 f"{os.path.join(base, 'requirements.txt')})")
     return None
+
+
+def peer_version(peer: CataloguePeer) -> str:
+    """The installed version of ``peer``'s package (its ``node_modules`` package.json, or the
+    Python distribution's metadata); ``""`` when it cannot be read (not installed)."""
+    if peer.toolchain == "node":
+        path = os.path.join(PEERS_DIR, peer.folder, "node_modules", *peer.package.split("/"),
+                            "package.json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                version = json.loads(fh.read(1 << 20)).get("version")
+        except (OSError, ValueError):
+            return ""
+        return version if isinstance(version, str) else ""
+    from importlib.metadata import PackageNotFoundError, version as dist_version
+    try:
+        return dist_version(peer.package)
+    except PackageNotFoundError:
+        return ""
 
 
 def _spec(peer: CataloguePeer) -> AdapterSpec:

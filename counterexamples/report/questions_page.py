@@ -92,8 +92,10 @@ def not_written_note(rows: Sequence[dict]) -> str:
 def recommendations(row: dict) -> list[dict]:
     """What this project recommends for the row's question (issue 41): one entry per knob,
     ``{"knob", "option", "important", "argument", "cites" (["page > section"]), "peers"
-    ({peer: option})}`` from :data:`model.readings.RECOMMENDATIONS` and the knobs' recorded
-    peers; a question without knob gives one entry with ``knob`` and ``option`` None."""
+    ({peer: option}), "peerGroups" ([(option or None for not observable, [peer])])}`` from
+    :data:`model.readings.RECOMMENDATIONS` and the options recorded for every peer of the
+    matrix (:meth:`model.readings.Knob.peer_groups`); a question without knob gives one entry
+    with ``knob`` and ``option`` None."""
     from model.readings import KNOB_BY_ID, RECOMMENDATIONS
     out = []
     for kid in row["knobs"]:
@@ -101,26 +103,34 @@ def recommendations(row: dict) -> list[dict]:
         out.append({"knob": kid, "option": rec["option"], "important": rec["important"],
                     "argument": rec["argument"],
                     "cites": [f"{c['page']} > {c['section']}" for c in rec["cites"]],
-                    "peers": dict(knob.peers)})
+                    "peers": dict(knob.peers), "peerGroups": knob.peer_groups()})
     if not row["knobs"]:
         rec = RECOMMENDATIONS["questions"].get(row["question"])
         if rec:
             out.append({"knob": None, "option": None, "important": rec["important"],
-                        "argument": rec["argument"], "cites": [], "peers": {}})
+                        "argument": rec["argument"], "cites": [], "peers": {},
+                        "peerGroups": []})
     return out
+
+
+def peers_text(rec: dict) -> str:
+    """The peers of a recommendation entry grouped by the option each takes: ``"merge:
+    @ag-ui/client 1.0.0 reducer, ...; not observable: ..."``; empty without peers."""
+    return "; ".join(f"{option or 'not observable'}: {', '.join(names)}"
+                     for option, names in rec["peerGroups"])
 
 
 def _recommendation_lines(rows: Sequence[dict], bullet: str,
                           width: Optional[int] = None) -> list[str]:
     """The recommendations block: a heading line, one item per knob (``bullet`` first; folded
     at word boundaries to ``width`` columns when given), and an empty line."""
-    lines = ["", "recommended (★: a starred question of the notes; peers: the options each "
-             "recorded peer takes):"]
+    lines = ["", "recommended (★: a starred question of the notes; peers: the option each "
+             "peer of the matrix was recorded to take, model/data/peer_options.json):"]
     for r in rows:
         for rec in recommendations(r):
             star = "★" if rec["important"] else ""
             what = f"{rec['knob']}={rec['option']}" if rec["knob"] else "(no knob)"
-            peers = "; ".join(f"{p}: {o}" for p, o in rec["peers"].items())
+            peers = peers_text(rec)
             line = f"{bullet}{r['question']}{star} {what}" + (f" (peers: {peers})" if peers
                                                                else "")
             lines += [line] if width is None else textwrap.wrap(
@@ -444,7 +454,7 @@ def _section(row: dict, written: bool = True, findings: Optional[dict] = None) -
     for rec in recommendations(row):
         what = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>"
                 if rec["knob"] else "no knob")
-        peers = "; ".join(f"{html.escape(p)}: {html.escape(o)}" for p, o in rec["peers"].items())
+        peers = html.escape(peers_text(rec))
         out.append(f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
                    f"{what}. {html.escape(rec['argument'])}"
                    + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")

@@ -158,8 +158,13 @@ def render_text(report: dict) -> str:
         out += ["", "limits:"] + [f"  {line}" for line in report["limits"]]
     out += ["", "peers (recorded options):"]
     for r in report["peers"]:
-        if r["conformant"]:
-            out.append(f"  {r['peer']}: conformant on the pinned questions it was recorded on")
+        if r["conformant"] and set(r.get("unrecorded", ())) >= set(p["pins"]):
+            out.append(f"  {r['peer']}: not judged: no pinned knob is observable for it "
+                       f"({', '.join(r['unrecorded'])})")
+        elif r["conformant"]:
+            out.append(f"  {r['peer']}: conformant on the pinned questions it was recorded on"
+                       + (f" (not observable: {', '.join(r['unrecorded'])})"
+                          if r.get("unrecorded") else ""))
         for f in r["findings"]:
             w = f["witness"]
             out.append(f"  {r['peer']}: " + ("NON-CONFORMANT on" if w else "differs off "
@@ -187,12 +192,32 @@ def render_text(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def _peer_verdict(row: dict, pins) -> str:
+    """A peer row's verdict in words: ``non-conformant``; ``not judged (not observable: ...)``
+    when no pinned knob is observable for the peer (``model/data/peer_options.json``);
+    else ``conformant``, naming the pinned knobs not observable for it."""
+    hidden = row.get("unrecorded") or []
+    if not row["conformant"]:
+        return "non-conformant"
+    if set(hidden) >= set(pins):
+        return f"not judged (not observable: {', '.join(hidden)})"
+    return "conformant" + (f" (not observable: {', '.join(hidden)})" if hidden else "")
+
+
 def _live_text(live: dict) -> str:
     """``--live``'s outcome for one peer in a few words."""
     if not live.get("ready"):
         return "not checked: " + live.get("reason", "")
     checked = "; ".join(f"{c['knob']} behaves as {c['behaves']}" for c in live["checked"])
-    return f"{live['adapter']}: " + (checked or "no finding to replay")
+    moved = [f"{o['knob']} recorded {o['recorded'] or 'not observable'}, live "
+             f"{o['live'] or 'not observable'}"
+             for o in live.get("options", []) if o["recorded"] != o["live"]]
+    if live.get("matchesRecord"):
+        record = "options as recorded"
+    else:
+        record = "NOT as recorded: " + ("; ".join(moved) if moved else
+                                        f"installed version {live.get('version')}")
+    return f"{live['adapter']}: " + (checked or "no finding to replay") + f"; {record}"
 
 
 def _md(text) -> str:
@@ -226,7 +251,7 @@ def render_markdown(report: dict) -> str:
                         + ("" if f["witness"] else "; off conformant traces only") + ")"
                         for f in r["findings"])
         out.append(f"- {_md(r['peer'])}: " + (f"non-conformant on {bad}" if bad else
-                                              "conformant") +
+                                              _peer_verdict(r, p["pins"])) +
                    (f" (live: {_md(_live_text(r['live']))})" if "live" in r else ""))
     if report["wording"]:
         out += ["", "**Wording**", ""]
@@ -332,8 +357,8 @@ def render_html(report: dict) -> str:
     for r in report["peers"]:
         bad = "; ".join(f"{f['question']}: takes {f['knob']}={f['recorded']}, pinned "
                         f"{f['pinned']}" for f in r["findings"])
-        verdict = "conformant" if r["conformant"] else "non-conformant"
-        out.append(f"<tr><td>{e(r['peer'])}</td><td>{verdict}</td><td>{e(bad or '-')}</td>"
+        verdict = _peer_verdict(r, report["proposal"]["pins"])
+        out.append(f"<tr><td>{e(r['peer'])}</td><td>{e(verdict)}</td><td>{e(bad or '-')}</td>"
                    "</tr>")
     out.append("</table>")
     for i, r in enumerate(report["peers"]):
@@ -479,30 +504,40 @@ def _pages() -> Sequence[str]:
 
 # --- live peers --------------------------------------------------------------------------------
 
-def _catalogue_peer(recorded: str):
-    """The matrix peer a recorded peer name stands for (``"@ag-ui/client 1.0.0 reducer"`` ->
-    ``ag-ui-client:reducer``), or None."""
+def _catalogue_peer(adapter: str):
+    """The matrix peer whose ``--adapter`` shortcut is ``adapter`` (a report row's
+    ``adapter``, from ``model/data/peer_options.json``), or None."""
     from counterexamples.peers.matrix import MATRIX_PEERS
-    words = recorded.split()
     for peer in MATRIX_PEERS:
-        if len(words) == 3 and peer.package == words[0] and \
-                peer.about.startswith(f"{words[0]} {words[1]},") and \
-                peer.shortcut.endswith(":" + words[2]):
+        if peer.shortcut == adapter:
             return peer
     return None
 
 
 def live_peers(report: dict) -> None:
-    """``--live``: replay every peer finding's witness on the peer's installed adapter and set
-    ``live`` on each peer row: ``{"ready": bool, "reason" (when not), "checked": [{"knob",
-    "behaves": "proposal" | "recorded" | "neither" | reply kind}]}``, comparing the adapter's
-    final messages with the model's under the proposal and under the recorded option. A peer
-    whose adapter is not installed says why (``make peers`` installs them)."""
+    """``--live``: check every peer row against its installed adapter and set ``live``:
+    ``{"ready": bool, "reason" (when not), "adapter", "version" (installed), "checked":
+    [{"knob", "behaves": "proposal" | "recorded" | "neither" | reply kind}], "options":
+    [{"knob", "recorded", "live"}], "matchesRecord": bool}``. ``checked`` replays each finding's
+    witness and compares the adapter's final messages with the model's under the proposal
+    and under the recorded option; ``options`` runs the recorded separating traces
+    (``model/data/peer_options.json``) through the adapter and gives, per pinned knob, the
+    option recorded and the one the live peer takes now (None: not observable),
+    ``matchesRecord`` whether the version and all of them are as recorded. A peer whose
+    adapter is not installed says why (``make peers`` installs them)."""
     from counterexamples.peers.adapter import AdapterProcess, PeerError
-    from counterexamples.peers.matrix import _spec, peer_ready
+    from counterexamples.peers.check import run_batch
+    from counterexamples.peers.matrix import _spec, peer_ready, peer_version
+    from counterexamples.peers.options import peer_knob_options
+    from counterexamples.peers.traces import PeerTrace
+    from model.readings import peer_options_document
     canon = lambda v: json.dumps(v, sort_keys=True)  # noqa: E731
+    document = peer_options_document()
+    items = document["traces"]["items"]
+    recorded_by_adapter = {p["adapter"]: p["knobs"] for p in document["peers"]}
+    pins = report["proposal"]["pins"]
     for row in report["peers"]:
-        peer = _catalogue_peer(row["peer"])
+        peer = _catalogue_peer(row.get("adapter", ""))
         if peer is None:
             row["live"] = {"ready": False, "reason": "no adapter in the matrix for this peer"}
             continue
@@ -526,7 +561,17 @@ def live_peers(report: dict) -> None:
                                else "recorded" if got == canon(
                                    w["verdicts"][w["against"]]["messages"]) else "neither")
                     checked.append({"knob": f["knob"], "behaves": behaves})
+                results = run_batch(adapter, [PeerTrace.of(i["id"], i["trace"], None,
+                                                           "separating") for i in items])
         except PeerError as exc:
             row["live"] = {"ready": False, "reason": str(exc)}
             continue
-        row["live"] = {"ready": True, "adapter": peer.shortcut, "checked": checked}
+        live = peer_knob_options({r.trace.id: r for r in results}, items)
+        recorded = recorded_by_adapter.get(peer.shortcut, {})
+        options = [{"knob": k, "recorded": recorded.get(k, {}).get("option"),
+                    "live": live[k].get("option")} for k in pins]
+        version = peer_version(peer)
+        row["live"] = {"ready": True, "adapter": peer.shortcut, "version": version,
+                       "checked": checked, "options": options,
+                       "matchesRecord": version == row.get("version") and
+                       all(o["recorded"] == o["live"] for o in options)}

@@ -651,18 +651,18 @@ def options_markdown(outcomes: Sequence[Mapping[str, object]]) -> str:
 
 
 def recorded_peers_markdown(knob_ids: Sequence[str]) -> str:
-    """The option each known peer takes per knob of ``knob_ids``, as recorded in the knob's
-    ``peers`` (:attr:`model.readings.Knob.peers`; ``not recorded`` where a peer mode is not
-    listed), one row per knob.
+    """The option each peer of the conformance matrix was recorded to take per knob of
+    ``knob_ids`` (``model/data/peer_options.json``, :func:`model.readings.peer_options_document`; ``not
+    observable`` where its answers do not show the knob), one row per knob, one column per
+    peer in the matrix's order.
 
     Raises:
         KeyError: an unknown knob id."""
-    peers = list(dict.fromkeys(p for kid in knob_ids for p, _ in KNOB_BY_ID[kid].peers))
-    rows = []
-    for kid in knob_ids:
-        recorded = dict(KNOB_BY_ID[kid].peers)
-        rows.append([kid] + [recorded.get(p, "not recorded") for p in peers])
-    return table(["knob"] + peers, rows)
+    from model.readings import peer_options_document
+    peers = peer_options_document()["peers"]
+    rows = [[kid] + [p["knobs"][kid].get("option", "not observable") for p in peers]
+            for kid in knob_ids]
+    return table(["knob"] + [p["name"] for p in peers], rows)
 
 
 def recommendations_markdown(ids: Sequence[str]) -> str:
