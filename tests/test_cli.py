@@ -1207,6 +1207,19 @@ def test_module_main_reports_a_command_s_usage_error_in_one_line_subprocess(tmp_
     assert_one_error_line(r.stderr, "unknown query 'bogus'")
 
 
+def test_smt_without_a_query_names_the_queries_in_one_line(capsys):
+    """``smt --depth 2`` (issue 39 item 4: exit 2 in a harness) is a refusal, not a bug: the
+    query is missing. The line names the queries, not argparse's bare 'query is required'."""
+    from activity_check.cli import main
+    assert main(["smt", "--depth", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    line = assert_one_error_line(captured.err, "smt needs a query first:")
+    assert "reach | vacuity | consistency | distinguish | prove | list" in line
+    assert main(["smt", "reach", "--depth", "2", "--timeout", "10"]) == 0
+    assert "every witness replayed on the executable model" in capsys.readouterr().out
+
+
 def test_explore_json_is_the_report_s_to_json(capsys):
     """``explore --json`` prints :meth:`ExploreReport.to_json` as the command line dumps JSON,
     for every reading at once and for one reading."""
