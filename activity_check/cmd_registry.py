@@ -56,12 +56,17 @@ def cmd_clauses(args) -> int:
 
 
 def cmd_readings(args) -> int:
-    """``readings``: the knobs (open questions), their options, clauses and observed peer
-    behaviour, and the named readings; 0."""
-    from model.readings import KNOBS, PRESETS, reading_count
+    """``readings``: the knobs (open questions), their options (each faithful or a deviation,
+    :attr:`model.readings.Knob.deviations`), clauses and observed peer behaviour, and the named
+    readings; 0."""
+    from model.readings import KNOBS, PRESETS, deviation_note, reading_count
     if args.json:
         print(dump({"knobs": [{"id": k.id, "question": k.question, "draft": k.draft,
-                               "options": [{"name": n, "meaning": d} for n, d in k.options],
+                               "options": [{"name": n, "meaning": d, "mark": k.mark(n),
+                                            **({"against": k.deviation(n),
+                                                "why": k.deviation_reason(n)}
+                                               if k.deviation(n) else {})}
+                                           for n, d in k.options],
                                "clauses": list(k.clauses),
                                "peers": {peer: option for peer, option in k.peers}}
                               for k in KNOBS],
@@ -72,10 +77,13 @@ def cmd_readings(args) -> int:
     for col in ("knob", "question", "options (draft first)", "clauses", "peers observed"):
         table.add_column(col, overflow="fold")
     for k in KNOBS:
-        options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}: {meaning}"
-                            for i, (name, meaning) in enumerate(k.options))
+        options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}"
+                            + (f" (deviation, against {k.deviation(name)}: "
+                               f"{k.deviation_reason(name)})" if k.deviation(name) else "")
+                            + f": {meaning}" for i, (name, meaning) in enumerate(k.options))
         table.add_row(k.id, k.question, options, ", ".join(k.clauses),
-                      "\n".join(f"{peer}: {option}" for peer, option in k.peers) or "-")
+                      "\n".join(f"{peer}: {option}{deviation_note(k.id, option)}"
+                                 for peer, option in k.peers) or "-")
     con = console()
     con.print(table)
     for name, r in PRESETS.items():

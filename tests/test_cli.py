@@ -477,6 +477,19 @@ def test_readings_json(capsys):
         assert k["draft"] == names[0], k["id"]
         assert all(o["meaning"] for o in k["options"]), k["id"]
         assert all(option in names for option in k["peers"].values()), k["id"]
+    # each option marked (issue 39): the five the pages' text rules out are deviations, with
+    # the clause and why; the draft's own option is faithful
+    marked = {(k["id"], o["name"]): (o["mark"], o.get("against")) for k in knobs
+              for o in k["options"]}
+    assert {key: m for key, m in marked.items() if m[0] == "deviation"} == {
+        ("Q8", "keep"): ("deviation", "STA-MS-SELF-REVOKE"),
+        ("Q8", "by-type"): ("deviation", "STA-MS-SELF-REVOKE"),
+        ("Q18", "schema"): ("deviation", "ACT-SNAP-REPLACE-FALSE"),
+        ("Q20", "skip-patch"): ("deviation", "SNP-UNKNOWN-OP"),
+        ("Q20", "fatal"): ("deviation", "SNP-UNKNOWN-OP")}
+    assert all(m == ("faithful", None) for key, m in marked.items()
+               if key not in {("Q8", "keep"), ("Q8", "by-type"), ("Q18", "schema"),
+                              ("Q20", "skip-patch"), ("Q20", "fatal")})
     assert list(doc["presets"]) == ["draft", "lenient", "strict"]
     options = {k["id"]: [o["name"] for o in k["options"]] for k in knobs}
     for name, preset in doc["presets"].items():

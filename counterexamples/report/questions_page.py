@@ -25,6 +25,7 @@ import textwrap
 from typing import Optional, Sequence
 
 from model.producer import PRODUCER_ONLY_KNOBS
+from model.readings import deviation_note
 from model.text import TEXT_WIDTH
 from model.wire import dump_wire_jsonl
 
@@ -120,7 +121,8 @@ def _recommendation_lines(rows: Sequence[dict], bullet: str,
         for rec in recommendations(r):
             star = "★" if rec["important"] else ""
             what = f"{rec['knob']}={rec['option']}" if rec["knob"] else "(no knob)"
-            peers = "; ".join(f"{p}: {o}" for p, o in rec["peers"].items())
+            peers = "; ".join(f"{p}: {o}{deviation_note(rec['knob'], o)}"
+                              for p, o in rec["peers"].items())
             line = f"{bullet}{r['question']}{star} {what}" + (f" (peers: {peers})" if peers
                                                                else "")
             lines += [line] if width is None else textwrap.wrap(
@@ -444,7 +446,8 @@ def _section(row: dict, written: bool = True, findings: Optional[dict] = None) -
     for rec in recommendations(row):
         what = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>"
                 if rec["knob"] else "no knob")
-        peers = "; ".join(f"{html.escape(p)}: {html.escape(o)}" for p, o in rec["peers"].items())
+        peers = "; ".join(f"{html.escape(p)}: {html.escape(o + deviation_note(rec['knob'], o))}"
+                          for p, o in rec["peers"].items())
         out.append(f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
                    f"{what}. {html.escape(rec['argument'])}"
                    + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")
