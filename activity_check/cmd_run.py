@@ -3,6 +3,7 @@
 with, :mod:`counterexamples.corpus`)."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import replace
@@ -128,15 +129,17 @@ def cmd_run(args) -> int:
                    else printed))
     else:
         _print_run(summary, result, args.out, args.timings, args.wide)
-        _print_coverage(result.coverage, args.coverage)
+        _print_coverage(result.coverage, args.coverage, args.wide)
     return 0
 
 
-def _print_coverage(doc: dict, full: bool) -> None:
+def _print_coverage(doc: dict, full: bool, wide: bool = False) -> None:
     """The coverage report (:func:`properties.coverage.render_text`) in full, or its totals
-    line alone."""
+    line alone, folded within :data:`model.text.TEXT_WIDTH` columns (``wide``: unfolded)."""
+    from model.text import TEXT_WIDTH, fold_line
     from properties.coverage import render_text, totals_line
-    print(render_text(doc) if full else totals_line(doc))
+    width = None if wide else TEXT_WIDTH
+    print(render_text(doc, width=width) if full else fold_line(totals_line(doc), width))
 
 
 def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
@@ -149,7 +152,8 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
     from model.readings import KNOB_BY_ID, basis_of
     findings = result.ambiguities
     con = console(wide=wide)
-    con.print(f"activity-check {summary['version']}: seed {summary['seed']}, "
+    say = functools.partial(con.print, soft_wrap=wide)  # a line: folded at the table width
+    say(f"activity-check {summary['version']}: seed {summary['seed']}, "
               f"{summary['examples']} conformant traces ({summary['eventsChecked']} events) "
               f"under all {summary['readings']:,} readings"
               + (" [bold yellow](stopped by --budget)[/bold yellow]"
@@ -170,10 +174,10 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
     for name, entry in summary["propertyChecks"].items():
         verdict = "no property failed" if entry["failed"] is None else \
             f"[bold red]{entry['failed']['property']} failed[/bold red] ({entry['failed']['files'][0]})"
-        con.print(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
+        say(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
                   f"{entry['steps']} steps, {verdict}")
     corpus = summary["corpus"]
-    con.print(f"against the committed corpus: {corpus['kept']} findings kept, "
+    say(f"against the committed corpus: {corpus['kept']} findings kept, "
               f"{len(corpus['new'])} new ({', '.join(corpus['new']) or 'none'}), "
               f"{len(corpus['vanished'])} vanished ({', '.join(corpus['vanished']) or 'none'})"
               + (f"; the same question with another witness: {', '.join(corpus['rewitnessed'])}"
@@ -188,16 +192,16 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
             f"{name}: {', '.join(givers) or 'none'}" for name, givers in r["readings"].items())
         cases.add_row(r["id"], r["basis"], r["status"], detail)
     con.print(cases)
-    con.print(f"wrote {len(findings)} findings to {shown(os.path.join(out_dir, FINDINGS_DIR))} "
+    say(f"wrote {len(findings)} findings to {shown(os.path.join(out_dir, FINDINGS_DIR))} "
               f"and {shown(os.path.join(out_dir, SUMMARY))}")
     table = summary.get("questions")
     if table:  # the settlement table of the open questions (issue 19)
-        con.print(f"open questions: {table['settled']} of {table['total']} settled at depth "
+        say(f"open questions: {table['settled']} of {table['total']} settled at depth "
                   f"{table['depth']}: {shown(os.path.join(out_dir, table['files'][0]))}")
     resolved = summary.get("resolve")
     if resolved:  # what the recommended proposal does (issue 41)
         c = resolved["counts"]
-        con.print(f"recommended proposal: {c['decided']} decided, {c['closed']} closed, "
+        say(f"recommended proposal: {c['decided']} decided, {c['closed']} closed, "
                   f"{c['open']} open, {c['conflicts']} conflicts, {c['nonConformantPeers']} "
                   f"peers non-conformant at depth {resolved['depth']}: "
                   f"{shown(os.path.join(out_dir, resolved['files'][0]))}")

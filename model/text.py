@@ -18,7 +18,7 @@ import re
 import textwrap
 from typing import Optional, Sequence
 
-__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "fold", "fold_line",
+__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "fold_words", "fold_line",
            "text_table"]
 
 DEFAULT_LIMIT = 400
@@ -71,7 +71,7 @@ cells fold at word boundaries, and id columns never break
 (:func:`activity_check.cli.id_column`)."""
 
 
-def fold(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
+def fold_words(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
          first: str = "") -> list[str]:
     """``text`` as lines of at most ``width`` columns, broken at spaces only: a word (an id, a
     path, a clause list without spaces) is never broken, so a line holding one longer than
@@ -84,16 +84,16 @@ def fold(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
 
 
 def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ") -> str:
-    """:func:`fold` joined with newlines (later lines indented by ``indent``): a long printed
+    """:func:`fold_words` joined with newlines (later lines indented by ``indent``): a long printed
     line as a paragraph within ``width`` columns."""
-    return "\n".join(fold(text, width, indent))
+    return "\n".join(fold_words(text, width, indent))
 
 
 def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,
                gap: str = "  ") -> list[str]:
     """Plain aligned columns (``rows[0]`` the header), as lines of at most ``width`` columns:
     while the table is wider, the widest column that can still narrow is folded at spaces
-    (:func:`fold`; a column never narrows below its longest word, so no id breaks and a
+    (:func:`fold_words`; a column never narrows below its longest word, so no id breaks and a
     table whose words alone are wider stays wider). A cell folded over several lines continues
     on the following lines of its row, the other cells blank there. ``width`` None (``--wide``):
     every cell on one line, the full table. Trailing spaces are stripped."""
@@ -110,11 +110,11 @@ def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,
                 break
             i = max(narrowable, key=lambda j: (widths[j], -j))  # the widest narrows first
             widths[i] -= 1
-        widths = [max(len(line) for r in cells for line in fold(r[i], widths[i]))
+        widths = [max(len(line) for r in cells for line in fold_words(r[i], widths[i]))
                   for i in range(n)]
     out = []
     for r in cells:
-        parts = [fold(c, widths[i] if width is not None else None) for i, c in enumerate(r)]
+        parts = [fold_words(c, widths[i] if width is not None else None) for i, c in enumerate(r)]
         for k in range(max(len(p) for p in parts)):
             line = gap.join((p[k] if k < len(p) else "").ljust(widths[i])
                             for i, p in enumerate(parts))

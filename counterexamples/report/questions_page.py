@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 
 from model.producer import PRODUCER_ONLY_KNOBS
 from model.readings import deviation_note
-from model.text import TEXT_WIDTH, fold, text_table
+from model.text import TEXT_WIDTH, fold_words, text_table
 from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
@@ -124,7 +124,7 @@ def _recommendation_lines(rows: Sequence[dict], bullet: str,
                               for p, o in rec["peers"].items())
             line = f"{bullet}{r['question']}{star} {what}" + (f" (peers: {peers})" if peers
                                                                else "")
-            lines += fold(line, width, " " * (len(bullet) + 2))
+            lines += fold_words(line, width, " " * (len(bullet) + 2))
     return lines + [""]
 
 
@@ -146,10 +146,10 @@ def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None,
                                for r in rows]
     lines = text_table(table, width)
     lines += _recommendation_lines(rows, "  ", width)
-    lines += fold(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})",
+    lines += fold_words(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})",
                   width)
     if out_dir is None and witness_files(rows):
-        lines += fold(not_written_note(rows), width, "  ")
+        lines += fold_words(not_written_note(rows), width, "  ")
     return "\n".join(lines) + "\n"
 
 
