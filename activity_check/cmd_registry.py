@@ -13,12 +13,18 @@ __all__ = ["PARSERS", "cmd_clauses", "cmd_readings"]
 def _add_clauses(sub) -> None:
     cl = sub.add_parser("clauses", help="the clause registry and its coverage")
     cl.add_argument("--json", action="store_true")
+    cl.add_argument("--wide", action="store_true",
+                    help="the table at full width (default: within 120 columns, folded at "
+                         "word boundaries)")
     cl.set_defaults(func=cmd_clauses)
 
 
 def _add_readings(sub) -> None:
     rd = sub.add_parser("readings", help="the knobs and named readings")
     rd.add_argument("--json", action="store_true")
+    rd.add_argument("--wide", action="store_true",
+                    help="the table at full width (default: within 120 columns, folded at "
+                         "word boundaries)")
     rd.set_defaults(func=cmd_readings)
 
 
@@ -46,7 +52,7 @@ def cmd_clauses(args) -> int:
         cov = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.covered_by.items()) or "-"
         table.add_row(c.clause.id, ",".join(c.clause.n_ids), c.clause.keyword, c.clause.actor,
                       f"{c.clause.page} {c.clause.section}", cov, c.clause.summary)
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     con.print(table)
     covered = sum(1 for c in rows if c.covered)
     scoped = sum(1 for c in rows if "out-of-scope" in c.covered_by)
@@ -84,7 +90,7 @@ def cmd_readings(args) -> int:
         table.add_row(k.id, k.question, options, ", ".join(k.clauses),
                       "\n".join(f"{peer}: {option}{deviation_note(k.id, option)}"
                                  for peer, option in k.peers) or "-")
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     con.print(table)
     for name, r in PRESETS.items():
         diff = r.differences()

@@ -3,7 +3,6 @@
 with, :mod:`counterexamples.corpus`)."""
 from __future__ import annotations
 
-import functools
 import json
 import os
 from dataclasses import replace
@@ -152,8 +151,7 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
     from model.readings import KNOB_BY_ID, basis_of
     findings = result.ambiguities
     con = console(wide=wide)
-    say = functools.partial(con.print, soft_wrap=wide)  # a line: folded at the table width
-    say(f"activity-check {summary['version']}: seed {summary['seed']}, "
+    con.print(f"activity-check {summary['version']}: seed {summary['seed']}, "
               f"{summary['examples']} conformant traces ({summary['eventsChecked']} events) "
               f"under all {summary['readings']:,} readings"
               + (" [bold yellow](stopped by --budget)[/bold yellow]"
@@ -174,10 +172,10 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
     for name, entry in summary["propertyChecks"].items():
         verdict = "no property failed" if entry["failed"] is None else \
             f"[bold red]{entry['failed']['property']} failed[/bold red] ({entry['failed']['files'][0]})"
-        say(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
+        con.print(f"reference consumer, {name} producer machine: {entry['examples']} runs, "
                   f"{entry['steps']} steps, {verdict}")
     corpus = summary["corpus"]
-    say(f"against the committed corpus: {corpus['kept']} findings kept, "
+    con.print(f"against the committed corpus: {corpus['kept']} findings kept, "
               f"{len(corpus['new'])} new ({', '.join(corpus['new']) or 'none'}), "
               f"{len(corpus['vanished'])} vanished ({', '.join(corpus['vanished']) or 'none'})"
               + (f"; the same question with another witness: {', '.join(corpus['rewitnessed'])}"
@@ -192,16 +190,16 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
             f"{name}: {', '.join(givers) or 'none'}" for name, givers in r["readings"].items())
         cases.add_row(r["id"], r["basis"], r["status"], detail)
     con.print(cases)
-    say(f"wrote {len(findings)} findings to {shown(os.path.join(out_dir, FINDINGS_DIR))} "
+    con.print(f"wrote {len(findings)} findings to {shown(os.path.join(out_dir, FINDINGS_DIR))} "
               f"and {shown(os.path.join(out_dir, SUMMARY))}")
     table = summary.get("questions")
     if table:  # the settlement table of the open questions (issue 19)
-        say(f"open questions: {table['settled']} of {table['total']} settled at depth "
+        con.print(f"open questions: {table['settled']} of {table['total']} settled at depth "
                   f"{table['depth']}: {shown(os.path.join(out_dir, table['files'][0]))}")
     resolved = summary.get("resolve")
     if resolved:  # what the recommended proposal does (issue 41)
         c = resolved["counts"]
-        say(f"recommended proposal: {c['decided']} decided, {c['closed']} closed, "
+        con.print(f"recommended proposal: {c['decided']} decided, {c['closed']} closed, "
                   f"{c['open']} open, {c['conflicts']} conflicts, {c['nonConformantPeers']} "
                   f"peers non-conformant at depth {resolved['depth']}: "
                   f"{shown(os.path.join(out_dir, resolved['files'][0]))}")
