@@ -408,6 +408,49 @@ def test_run_tables_fit_120_columns_and_never_break_an_id(run_out, capsys):
     assert max(len(line) for line in wide) > 120 and len(wide) < len(lines)
 
 
+SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec"
+if not SPEC.is_dir():  # the worktree beside the team's shared/ (make run's layout)
+    SPEC = Path("/work/shared/spec")
+
+NARROW_COMMANDS = [
+    ["run", "--examples", "5", "--max-events", "4", "--bfs-depth", "2", "--budget", "5",
+     "--seed", "0", "--out", "{tmp}/run"],
+    ["questions"],
+    ["resolve", "--recommended", "--depth", "2", "--no-z3"],
+    ["explore", "--depth", "2"],
+    ["peer", "check", "--adapter", "model"],
+    ["readings"],
+    ["spec", "diff", "{spec}/1.0/snapshots.md", "{spec}/draft/snapshots.md"],
+]
+"""make run's command at a small budget and every command with a text table or long lines."""
+
+
+@pytest.mark.parametrize("argv", NARROW_COMMANDS, ids=lambda a: " ".join(a[:2]))
+def test_text_output_fits_120_columns_and_wide_gives_the_full_lines(argv, tmp_path, capsys):
+    """Issue 39 item 5: no stdout line wider than 120 columns (long cells and lines folded at
+    word boundaries, ids whole); ``--wide`` gives the full table (wider, on fewer lines) where
+    the folded output had something to fold."""
+    from activity_check.cli import main
+    if any("{spec}" in a for a in argv) and not (SPEC / "1.0" / "snapshots.md").is_file():
+        pytest.skip(f"the spec pages are not at {SPEC}")
+    args = [a.format(tmp=tmp_path, spec=SPEC) for a in argv]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines and max(len(line) for line in lines) <= 120, \
+        [line for line in lines if len(line) > 120][:3]
+    # no finding id broken over two lines: each one begun is there whole
+    assert len(re.findall(r"\b(?:AMB|PROP|PEER)-", out)) == len(list(FINDING_ID.finditer(out)))
+    if argv[0] == "run":
+        summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
+        assert all(f["id"] in out for f in summary["findings"])
+    if argv[0] == "run":
+        return  # --wide for run: test_run_tables_fit_120_columns_and_never_break_an_id
+    assert main(args + ["--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in wide) > 120 and len(wide) < len(lines)
+
+
 # --- peer findings by root cause ----------------------------------------------------------------
 
 TWO_CAUSES = (
