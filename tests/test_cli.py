@@ -506,7 +506,11 @@ def test_readings_table(capsys):
     assert code == 0
     assert "preset draft: (draft)" in out
     assert "preset lenient:" in out and "preset strict:" in out
+    assert max(len(line) for line in out.splitlines()) <= 120  # folded (issue 39)
+    code, out, _ = cli(capsys, "readings", "--wide")  # the full table: a cell on one line
     assert "@ag-ui/client 1.0.0 reducer: merge" in out  # Q1, as observed of the peer
+    assert "@ag-ui/client 1.0.0 reducer: skip-patch (deviation, against SNP-UNKNOWN-OP: not " \
+        "conformant)" in out  # Q20: the reducer takes a deviation
 
 
 def _clauses(capsys):
