@@ -294,6 +294,8 @@ def _print_report(con, report, summary: dict, args) -> None:
             differs = ", ".join(r["differsFromDraft"]) or "-"
             if r.get("deviation"):  # matches only through a deviation: not conformant
                 detail = f"only through a deviation, {r['deviation']}: {detail}"
+            elif r.get("outsideDraft"):  # the model's own rules, outside the draft
+                detail = f"outside the draft, {r['outsideDraft']}: {detail}"
         table.add_row(cell(r["id"]), cell("deviation" if r.get("deviation") else r["class"]),
                       cell(detail), cell(differs), cell(r.get("finding", "")))
     if listed:

@@ -112,3 +112,22 @@ def test_peer_check_counts_a_peer_matching_only_through_a_deviation_as_not_confo
     assert "1 with another reading (1 of them only through a deviation: not conformant)" in out
     assert "skip-patch (deviation, against SNP-UNKNOWN-OP: not conformant)" in out
     assert "only through a deviation, Q20=skip-patch (against SNP-UNKNOWN-OP)" in out
+
+
+def test_peer_check_says_when_a_match_rests_on_the_model_s_own_question(capsys):
+    """A consumer taking X1=preserve matches the model only through X1, a question of the
+    model's own outside the draft: the trace rows say so (JSON ``outsideDraft`` and the text),
+    and it is not counted as a deviation."""
+    import json
+    from activity_check.cli import main
+    assert main(["peer", "check", "--adapter", "model:X1=preserve", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["counts"]["reading"] == 2 and doc["counts"]["deviation"] == 0
+    rows = [t for t in doc["traces"] if t["class"] == "reading"]
+    assert [(t["id"], t["outsideDraft"]) for t in rows] == [
+        (t["id"], "X1 (the model's own question)") for t in rows]
+    assert {t["id"] for t in rows} == {"FC-34"} | {t["id"] for t in rows
+                                                   if t["id"].startswith("AMB-X1-")}
+    assert main(["peer", "check", "--adapter", "model:X1=preserve", "--wide"]) == 0
+    assert "outside the draft, X1 (the model's own question): X1=preserve" in \
+        capsys.readouterr().out
