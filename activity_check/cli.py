@@ -163,8 +163,8 @@ class _Console(Console):
 def console(stderr: bool = False, wide: Optional[bool] = None) -> Console:
     """A rich console on stdout (or stderr). ``wide`` None: when the output is not a terminal,
     wide enough (160 columns) that ids do not wrap; False: tables fit :data:`TEXT_WIDTH`
-    columns (or the terminal, when narrower); True (``--wide``): tables at their full width,
-    nothing folded."""
+    columns (or the terminal, when narrower), and printed lines wrap there at word boundaries;
+    True (``--wide``): tables at their full width, nothing folded."""
     stream = sys.stderr if stderr else sys.stdout
     if wide:
         width: Optional[int] = 100_000
@@ -173,7 +173,7 @@ def console(stderr: bool = False, wide: Optional[bool] = None) -> Console:
             if stream.isatty() else TEXT_WIDTH
     else:
         width = None if stream.isatty() else 160
-    return _Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    return _Console(stderr=stderr, highlight=False, soft_wrap=wide is not False, width=width)
 
 
 def id_column(table, name: str, ids) -> None:

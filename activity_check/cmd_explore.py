@@ -76,6 +76,9 @@ def _add_explore(sub) -> None:
                     help="with --checkpoint: seconds between its saves (default 600; 0: at "
                          "every chunk of 4,096 states)")
     ex.add_argument("--json", action="store_true", help="print the result as JSON")
+    ex.add_argument("--wide", action="store_true",
+                    help="the table and lines at full width (default: within 120 columns, "
+                         "folded at word boundaries)")
     add_timings_option(ex)
     ex.add_argument("--coverage", action="store_true",
                     help="after the report, the spec coverage of the traces explored (to every "
@@ -122,7 +125,7 @@ def cmd_explore(args) -> int:
         print(dump(out))
         sys.stdout.flush()
         return (_write_graph(args.graph, report)[0] or status) if args.graph else status
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     _print_report(con, args, report, out)
     if coverage is not None:
         from properties.coverage import render_text

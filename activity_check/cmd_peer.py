@@ -266,7 +266,7 @@ def _search(args, adapter, search_peer, began: float, vocabularies=(None, None))
 
 
 def _print_report(con, report, summary: dict, args) -> None:
-    from model.readings import KNOB_BY_ID
+    from model.readings import KNOB_BY_ID, deviation_note
     counts = summary["counts"]
     con.print(f"[bold]peer {args.peer_action}[/bold] adapter [bold]{shown(report.adapter)}[/bold]"
               + (f" ({shown(report.peer)})" if report.peer else ""))
@@ -302,6 +302,8 @@ def _print_report(con, report, summary: dict, args) -> None:
             differs = ", ".join(r["differsFromDraft"]) or "-"
             if r.get("deviation"):  # matches only through a deviation: not conformant
                 detail = f"only through a deviation, {r['deviation']}: {detail}"
+            elif r.get("outsideDraft"):  # the model's own rules, outside the draft
+                detail = f"outside the draft, {r['outsideDraft']}: {detail}"
         table.add_row(cell(r["id"]), cell("deviation" if r.get("deviation") else r["class"]),
                       cell(detail), cell(differs), cell(r.get("finding", "")))
     if listed:
@@ -315,10 +317,7 @@ def _print_report(con, report, summary: dict, args) -> None:
         knobs.add_column(col, overflow="fold")
     for k in summary["knobs"]:
         if k["status"] == "determined":
-            verdict = k["behavesAs"]
-            against = KNOB_BY_ID[k["knob"]].deviation(verdict)
-            if against:
-                verdict += f" (a deviation, against {against}: not conformant)"
+            verdict = k["behavesAs"] + deviation_note(k["knob"], k["behavesAs"])
         elif k["status"] == "undetermined":
             verdict = "one of " + ", ".join(k["options"])
         elif k["status"] == "inconsistent":
@@ -353,7 +352,7 @@ def _print_report(con, report, summary: dict, args) -> None:
                            f"{', '.join(outside)}" if outside else ""),
                         cell(f"{d['nearest']}: {', '.join(d['aspects'])}"))
         con.print(div)
-    deviating = sum(1 for r in rows if r.get("deviation"))
+    deviating = counts.get("deviation", 0)
     con.print(f"{counts['traces']} traces: {counts['draft']} agree with draft, {counts['reading']} "
               f"with another reading"
               + (f" ({deviating} of them only through a deviation: not conformant)"

@@ -29,6 +29,9 @@ def _add_questions(sub) -> None:
                    help="print the table as JSON (depth, settled, total, questions, files)")
     q.add_argument("--format", choices=("text", "md", "html"), default="text",
                    help="text (default), a Markdown table, or the self-contained HTML page")
+    q.add_argument("--wide", action="store_true",
+                   help="text: the full table, one line a row (default: within 120 columns, "
+                        "long cells folded at word boundaries)")
     q.add_argument("--out", metavar="DIR",
                    help="also write questions.json, questions.html and the witnesses there")
     q.set_defaults(func=cmd_questions)
@@ -72,6 +75,6 @@ def cmd_questions(args) -> int:
     elif args.format == "html":
         sys.stdout.write(render_html(rows, args.depth, written=plan is not None))
     else:
-        sys.stdout.write(render_text(rows, args.depth, args.out))
+        sys.stdout.write(render_text(rows, args.depth, args.out, wide=args.wide))
     return 0
 

@@ -13,12 +13,18 @@ __all__ = ["PARSERS", "cmd_clauses", "cmd_readings"]
 def _add_clauses(sub) -> None:
     cl = sub.add_parser("clauses", help="the clause registry and its coverage")
     cl.add_argument("--json", action="store_true")
+    cl.add_argument("--wide", action="store_true",
+                    help="the table at full width (default: within 120 columns, folded at "
+                         "word boundaries)")
     cl.set_defaults(func=cmd_clauses)
 
 
 def _add_readings(sub) -> None:
     rd = sub.add_parser("readings", help="the knobs and named readings")
     rd.add_argument("--json", action="store_true")
+    rd.add_argument("--wide", action="store_true",
+                    help="the table at full width (default: within 120 columns, folded at "
+                         "word boundaries)")
     rd.set_defaults(func=cmd_readings)
 
 
@@ -46,7 +52,7 @@ def cmd_clauses(args) -> int:
         cov = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.covered_by.items()) or "-"
         table.add_row(c.clause.id, ",".join(c.clause.n_ids), c.clause.keyword, c.clause.actor,
                       f"{c.clause.page} {c.clause.section}", cov, c.clause.summary)
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     con.print(table)
     covered = sum(1 for c in rows if c.covered)
     scoped = sum(1 for c in rows if "out-of-scope" in c.covered_by)
@@ -56,12 +62,17 @@ def cmd_clauses(args) -> int:
 
 
 def cmd_readings(args) -> int:
-    """``readings``: the knobs (open questions), their options, clauses and observed peer
-    behaviour, and the named readings; 0."""
-    from model.readings import KNOBS, PRESETS, reading_count
+    """``readings``: the knobs (open questions), their options (each faithful or a deviation,
+    :attr:`model.readings.Knob.deviations`), clauses and observed peer behaviour, and the named
+    readings; 0."""
+    from model.readings import KNOBS, PRESETS, deviation_note, reading_count
     if args.json:
         print(dump({"knobs": [{"id": k.id, "question": k.question, "draft": k.draft,
-                               "options": [{"name": n, "meaning": d} for n, d in k.options],
+                               "options": [{"name": n, "meaning": d, "mark": k.mark(n),
+                                            **({"against": k.deviation(n),
+                                                "why": k.deviation_reason(n)}
+                                               if k.deviation(n) else {})}
+                                           for n, d in k.options],
                                "clauses": list(k.clauses),
                                "peers": {peer: option for peer, option in k.peers}}
                               for k in KNOBS],
@@ -73,12 +84,15 @@ def cmd_readings(args) -> int:
                 "peers (recorded options)"):
         table.add_column(col, overflow="fold")
     for k in KNOBS:
-        options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}: {meaning}"
-                            for i, (name, meaning) in enumerate(k.options))
+        options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}"
+                            + (f" (deviation, against {k.deviation(name)}: "
+                               f"{k.deviation_reason(name)})" if k.deviation(name) else "")
+                            + f": {meaning}" for i, (name, meaning) in enumerate(k.options))
         table.add_row(k.id, k.question, options, ", ".join(k.clauses),
-                      "\n".join(f"{option or 'not observable'}: {', '.join(names)}"
+                      "\n".join(f"{option}{deviation_note(k.id, option)}: {', '.join(names)}"
+                                if option else f"not observable: {', '.join(names)}"
                                 for option, names in k.peer_groups()) or "-")
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     con.print(table)
     for name, r in PRESETS.items():
         diff = r.differences()

@@ -10,6 +10,7 @@ Registered in :data:`activity_check.cli.COMMANDS` as ``("resolve", "activity_che
 from __future__ import annotations
 
 from activity_check.cli import UsageError, console, dump, prepare_out, shown, write_out
+from model.text import TEXT_WIDTH
 
 __all__ = ["PARSERS", "cmd_resolve"]
 
@@ -32,6 +33,9 @@ def _add_resolve(sub) -> None:
     r.add_argument("--format", choices=("text", "md", "html", "json"), default="text",
                    help="what is printed: text (default), Markdown for a PR comment, the HTML "
                         "page, or the JSON report")
+    r.add_argument("--wide", action="store_true",
+                   help="text: one line an item (default: within 120 columns, folded at word "
+                        "boundaries)")
     r.add_argument("--out", metavar="DIR",
                    help="also write resolve.json, resolve.md, resolve.html, traces/, pytest/, "
                         "fixtures/ and conflicts/ there")
@@ -137,5 +141,5 @@ def cmd_resolve(args) -> int:
     elif args.format == "html":
         sys.stdout.write(render_html(report))
     else:
-        sys.stdout.write(render_text(report))
+        sys.stdout.write(render_text(report, None if args.wide else TEXT_WIDTH))
     return 0

@@ -128,15 +128,17 @@ def cmd_run(args) -> int:
                    else printed))
     else:
         _print_run(summary, result, args.out, args.timings, args.wide)
-        _print_coverage(result.coverage, args.coverage)
+        _print_coverage(result.coverage, args.coverage, args.wide)
     return 0
 
 
-def _print_coverage(doc: dict, full: bool) -> None:
+def _print_coverage(doc: dict, full: bool, wide: bool = False) -> None:
     """The coverage report (:func:`properties.coverage.render_text`) in full, or its totals
-    line alone."""
+    line alone, folded within :data:`model.text.TEXT_WIDTH` columns (``wide``: unfolded)."""
+    from model.text import TEXT_WIDTH, fold_line
     from properties.coverage import render_text, totals_line
-    print(render_text(doc) if full else totals_line(doc))
+    width = None if wide else TEXT_WIDTH
+    print(render_text(doc, width=width) if full else fold_line(totals_line(doc), width))
 
 
 def _print_run(summary: dict, result, out_dir: str, timings: bool = False,

@@ -30,7 +30,8 @@ def _add_smt(sub) -> None:
     """Add the ``smt`` parser to the ``activity-check`` subparsers."""
     sm = sub.add_parser("smt", help="bounded Z3 model checking of the ownership and replace "
                         "fragment (reach, vacuity, consistency, distinguish, prove)")
-    sm.add_argument("query", help="reach | vacuity | consistency | distinguish | prove | list")
+    sm.add_argument("query", nargs="?",
+                    help="reach | vacuity | consistency | distinguish | prove | list")
     sm.add_argument("--depth", type=int, default=8,
                     help="longest trace, in events, RUN_STARTED included (default 8, at most "
                          f"{MAX_DEPTH})")
@@ -93,6 +94,9 @@ def cmd_smt(args) -> int:
     [...], "seconds"}``. Raises UsageError for unusable arguments."""
     from properties.smt.world import DEFAULT_WORLD
 
+    if args.query is None:  # 'smt --depth 2': argparse said only that a 'query' is required
+        raise UsageError(f"smt needs a query first: {' | '.join(QUERIES)} ('smt list' "
+                         "names their subjects)")
     if args.query not in QUERIES:
         raise UsageError(f"unknown query {args.query!r}; queries: {', '.join(QUERIES)}")
     if args.query == "list":

@@ -25,6 +25,9 @@ def _add_spec(sub) -> None:
     sp.add_argument("--all", action="store_true",
                     help="with clauses: every sentence, not only the normative ones")
     sp.add_argument("--json", action="store_true")
+    sp.add_argument("--wide", action="store_true",
+                    help="tables and lines at full width (default: within 120 columns, folded "
+                         "at word boundaries)")
     sp.set_defaults(func=cmd_spec)
 
 
@@ -98,7 +101,7 @@ def _spec_clauses(args, spec_text) -> int:
     for s in rows:
         table.add_row(cell(s.page), str(s.line), cell(s.section), s.keyword or "-",
                       cell(s.text, None))
-    console().print(table)
+    console(wide=getattr(args, "wide", False)).print(table)
     return 0
 
 
@@ -107,7 +110,7 @@ def _spec_coverage(args, spec_text) -> int:
     if args.json:
         print(dump(report.to_json()))
         return 0
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     table = Table(title="normative sentences and the clauses they match "
                         f"({shown(', '.join(report.pages), None)})")
     for col in ("page", "line", "section", "keyword", "clauses", "sentence"):
@@ -148,7 +151,7 @@ def _spec_diff(args, spec_text) -> int:
     if args.json:
         print(dump(report.to_json()))
         return 0
-    con = console()
+    con = console(wide=getattr(args, "wide", False))
     con.print(f"[bold]{shown(old)}[/bold] -> [bold]{shown(new)}[/bold] (page "
               f"{shown(report.page)}): "
               f"{report.unchanged} sentences unchanged, {len(report.changes)} changed "

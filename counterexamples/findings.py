@@ -400,7 +400,10 @@ class PropertyFinding(Finding):
     Document members: ``id``, ``kind`` (``"property"``), ``property``, ``statement``, ``clauses``
     (the property's), ``consumer`` (``reference`` or a zoo mutant's name), ``reading``,
     ``atEvent`` (the event at which it breaks), ``explanation`` (the witness text), ``length``,
-    ``events`` (the trace up to ``atEvent``).
+    ``closing`` (how many of the last events end what the trace left open; 0 in documents
+    written before issue 39), ``closingNote`` (only when the trace is left unclosed because
+    closing would change the verdict: why), ``events`` (the trace up to ``atEvent``, then its
+    ``closing`` events: :func:`property_finding`).
     """
 
     KIND = "property"
@@ -809,20 +812,65 @@ def property_finding(violation, events: Sequence[Event], consumer: str, reading:
                      ) -> PropertyFinding:
     """The finding for a property violation found by a state machine or a trace check.
 
+    The trace is kept up to ``violation.index`` (``atEvent``), then closed as the ambiguity
+    findings are (:func:`model.producer.closing_events`: the ends of open texts, tool calls,
+    steps and invocations, then RUN_FINISHED), so that the witness is a complete stream; the
+    finding's ``closing`` counts the events appended (``length - closing`` is the trace up to
+    the violation). The closing is kept only where it leaves the finding's verdict as it was:
+    replayed whole, the same property breaks first at the same event, and the appended events
+    break no producer clause (LIF-*, under draft) the trace did not already break. Otherwise,
+    or when no run is open at the end (no RUN_STARTED, or the run already ended), the trace is
+    left as it stopped and ``closingNote`` says why (issue 39).
+
     Args:
         violation: a :class:`properties.catalogue.PropertyViolation` (its ``property``,
             ``index`` and ``witness`` text).
         events: the trace it was found on; the finding keeps it up to ``violation.index``.
-        consumer: the consumer's name (``reference`` or a zoo mutant's).
-        reading: the reading, as text.
+        consumer: the consumer's name (``reference`` or a zoo mutant's,
+            :data:`properties.zoo.MUTANT_BY_NAME`; the model's reference consumer for any
+            other name).
+        reading: the reading, as text (:func:`parse_reading_spec`).
     """
     events = tuple(events[:violation.index + 1])
     prop = violation.property
-    doc = {"id": PropertyFinding.id_for(prop.id, events), "kind": PropertyFinding.KIND,
+    shown, note = _closed_property_trace(events, prop.id, violation.index, consumer, reading)
+    doc = {"id": PropertyFinding.id_for(prop.id, shown), "kind": PropertyFinding.KIND,
            "property": prop.id, "statement": prop.statement, "clauses": list(prop.clauses),
            "consumer": consumer, "reading": reading, "atEvent": violation.index,
-           "explanation": violation.witness, "length": len(events),
-           "events": [e.to_wire() for e in events]}
+           "explanation": violation.witness, "length": len(shown),
+           "closing": len(shown) - len(events),
+           **({"closingNote": note} if note else {}),
+           "events": [e.to_wire() for e in shown]}
     finding = PropertyFinding(doc)
-    finding._events = events
+    finding._events = shown
     return finding
+
+
+def _closed_property_trace(events: tuple, property_id: str, index: int, consumer: str,
+                           reading: str) -> tuple[tuple, Optional[str]]:
+    """``(trace, note)``: ``events`` with its closing events when closing keeps the verdict
+    (see :func:`property_finding`), note None; else ``events`` and why it is left open."""
+    import model.consumers as consumers
+    from model.producer import check_trace, closing_events
+    from properties.search.machines import check_trace_properties
+    from properties.zoo import MUTANT_BY_NAME
+    ending = closing_events(events)
+    if not ending:
+        return events, None  # nothing open: already complete, or no run to close
+    shown = events + ending
+    impl = MUTANT_BY_NAME.get(consumer, consumers.REFERENCE)
+    try:
+        under = parse_reading_spec(reading)
+    except ReadingError:
+        under = DRAFT
+    again = check_trace_properties(shown, impl, under)
+    if again is None or again.property.id != property_id or again.index != index:
+        return events, ("left unclosed: replayed with RUN_FINISHED and the ends of what is open "
+                        "appended, the trace no longer breaks " + property_id + " first at "
+                        f"event {index}")
+    before = {v.clause for _, v in check_trace(events)}
+    added = sorted({v.clause for _, v in check_trace(shown)} - before)
+    if added:
+        return events, ("left unclosed: the events that would end what is open break "
+                        + ", ".join(added) + " on this trace")
+    return shown, None

@@ -22,8 +22,8 @@ from typing import Iterator, Mapping, Optional, Sequence
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
-           "recommended_reading", "deviations_of", "basis_of", "peer_options_document",
-           "recorded_peer_options"]
+           "recommended_reading", "deviations_of", "deviation_note", "basis_of",
+           "peer_options_document", "recorded_peer_options"]
 
 
 @lru_cache(maxsize=None)
@@ -46,21 +46,32 @@ class Knob:
         question: the question, in our words.
         options: ``(name, what the consumer does)`` pairs; the first is the ``draft`` option.
         clauses: clause ids of the statements the question sits between.
-        deviations: ``(option, clause id)`` for each option that is a *deviation*: modelled
-            because implementations do it, against the text of the clause named; every other
-            option is *faithful* (a reading the pages allow). A peer that matches the model only
-            through a deviation is not conformant (:func:`deviations_of`).
+        deviations: ``(option, clause id, reason)`` for each option that is a *deviation*:
+            modelled because implementations do it, against the text of the clause named;
+            ``reason`` says in one line, in our words, which page and section rule it out.
+            Every other option is *faithful* (a reading the pages allow; reviewed for every
+            knob against the draft pages and the notes, issue 39). A peer that matches the
+            model only through a deviation is not conformant (:func:`deviations_of`).
     """
 
     id: str
     question: str
     options: tuple[tuple[str, str], ...]
     clauses: tuple[str, ...]
-    deviations: tuple[tuple[str, str], ...] = ()
+    deviations: tuple[tuple[str, str, str], ...] = ()
 
     def deviation(self, option: str) -> Optional[str]:
         """The clause whose text ``option`` goes against, or None for a faithful option."""
-        return dict(self.deviations).get(option)
+        return next((clause for name, clause, _ in self.deviations if name == option), None)
+
+    def deviation_reason(self, option: str) -> Optional[str]:
+        """Why ``option`` is a deviation (page and section, in our words), or None for a
+        faithful option."""
+        return next((why for name, _, why in self.deviations if name == option), None)
+
+    def mark(self, option: str) -> str:
+        """``"deviation"`` or ``"faithful"`` (:attr:`deviations`)."""
+        return "faithful" if self.deviation(option) is None else "deviation"
 
     @property
     def outside_draft(self) -> bool:
@@ -157,7 +168,13 @@ KNOBS: tuple[Knob, ...] = (
           ("keep", "activity messages always survive"),
           ("by-type", "only held activities of a type the snapshot carries are dropped")),
          ("STA-MS-DROP-EXCEPT", "STA-MS-SELF-REVOKE", "ACT-MSGSNAP"),
-         deviations=(("keep", "STA-MS-SELF-REVOKE"), ("by-type", "STA-MS-SELF-REVOKE"))),
+         deviations=(
+             ("keep", "STA-MS-SELF-REVOKE",
+              "state page, MESSAGES_SNAPSHOT: a snapshot carrying any activity declares the "
+              "complete activity set, so held activities it omits go"),
+             ("by-type", "STA-MS-SELF-REVOKE",
+              "state page, MESSAGES_SNAPSHOT: the exemption lapses per role, not per activity "
+              "type; every omitted held activity goes"))),
     Knob("Q9", "What does ACTIVITY_SNAPSHOT do to an id held by a non-activity message?",
          (("skip", "neither create nor replace applies: skip with a warning"),
           ("replace", "the message becomes an activity, in place"),
@@ -241,7 +258,11 @@ KNOBS: tuple[Knob, ...] = (
          (("prose", "content and activityType both stand, as the activity page says"),
           ("schema", "only content stands: the declined snapshot's activityType is taken, as a "
                      "reader of the schema's replace description alone would")),
-         ("ACT-SNAP-REPLACE-FALSE", "SCH-REPLACE")),
+         ("ACT-SNAP-REPLACE-FALSE", "SCH-REPLACE"),
+         deviations=(
+             ("schema", "ACT-SNAP-REPLACE-FALSE",
+              "activity page, ACTIVITY_SNAPSHOT: replace:false keeps the type as well as the "
+              "content, and the schema leaves behaviour to that prose"),)),
     Knob("Q19", "Does ACTIVITY_SNAPSHOT's metadata merge into the activity message, or does the "
                 "metadata table's catch-all row (whose examples name snapshots) send it nowhere? "
                 "(The table gives ACTIVITY_SNAPSHOT a row of its own, and the activity page says "
@@ -255,7 +276,14 @@ KNOBS: tuple[Knob, ...] = (
          (("drop-op", "drop that operation with a warning and apply the rest"),
           ("skip-patch", "the whole patch does not apply: warn and skip"),
           ("fatal", "fail the run")),
-         ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION")),
+         ("SNP-UNKNOWN-OP", "PRC-STRIP-POSITION"),
+         deviations=(
+             ("skip-patch", "SNP-UNKNOWN-OP",
+              "snapshots pattern page, When a patch does not apply: only the unknown operation "
+              "is dropped, with a warning; the rest applies"),
+             ("fatal", "SNP-UNKNOWN-OP",
+              "snapshots pattern page, When a patch does not apply: an unknown op is not "
+              "malformed; it is dropped and the run survives"))),
     Knob("Q21", "Is an optional member sent as null fatal, or shimmed to absent?",
          (("fatal", "a malformed known value: fail the run"),
           ("shim", "treat it as absent, with a warning")),
@@ -550,6 +578,15 @@ for _knob in KNOBS:
 
 ANY_READING = "(any reading)"
 """The text of the empty assignment: a result that holds under every reading."""
+
+
+def deviation_note(knob_id: str, option: str) -> str:
+    """What a table adds after a peer's ``option`` of knob ``knob_id``: ``" (deviation, against
+    STA-MS-SELF-REVOKE: not conformant)"`` for a deviation (:attr:`Knob.deviations`: a peer
+    that behaves so is not conformant), ``""`` for a faithful option or an unknown knob."""
+    knob = KNOB_BY_ID.get(knob_id)
+    against = knob.deviation(option) if knob is not None else None
+    return f" (deviation, against {against}: not conformant)" if against else ""
 
 
 def deviations_of(assignment: Mapping[str, str]) -> list[str]:

@@ -15,9 +15,11 @@ adds the markup escaping of its terminal library on top (:mod:`activity_check.cl
 from __future__ import annotations
 
 import re
-from typing import Optional
+import textwrap
+from typing import Optional, Sequence
 
-__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT"]
+__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "fold_words", "fold_line",
+           "text_table"]
 
 DEFAULT_LIMIT = 400
 """The longest value :func:`visible` shows whole by default, in characters."""
@@ -67,3 +69,54 @@ TEXT_WIDTH = 120
 """The widest a text table or listing the tool prints is (columns) without ``--wide``: long
 cells fold at word boundaries, and id columns never break
 (:func:`activity_check.cli.id_column`)."""
+
+
+def fold_words(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
+         first: str = "") -> list[str]:
+    """``text`` as lines of at most ``width`` columns, broken at spaces only: a word (an id, a
+    path, a clause list without spaces) is never broken, so a line holding one longer than
+    ``width`` is as long as that word. ``first`` starts the first line, ``indent`` the others.
+    ``width`` None: one line, unfolded. Never empty (``[first]`` for an empty text)."""
+    if width is None:
+        return [first + text]
+    return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False) or [first]
+
+
+def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ") -> str:
+    """:func:`fold_words` joined with newlines (later lines indented by ``indent``): a long printed
+    line as a paragraph within ``width`` columns."""
+    return "\n".join(fold_words(text, width, indent))
+
+
+def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,
+               gap: str = "  ") -> list[str]:
+    """Plain aligned columns (``rows[0]`` the header), as lines of at most ``width`` columns:
+    while the table is wider, the widest column that can still narrow is folded at spaces
+    (:func:`fold_words`; a column never narrows below its longest word, so no id breaks and a
+    table whose words alone are wider stays wider). A cell folded over several lines continues
+    on the following lines of its row, the other cells blank there. ``width`` None (``--wide``):
+    every cell on one line, the full table. Trailing spaces are stripped."""
+    if not rows:
+        return []
+    n = max(len(r) for r in rows)
+    cells = [[str(c) for c in r] + [""] * (n - len(r)) for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(n)]
+    if width is not None:
+        floor = [max([len(w) for r in cells for w in r[i].split()] + [1]) for i in range(n)]
+        while sum(widths) + len(gap) * (n - 1) > width:
+            narrowable = [i for i in range(n) if widths[i] > floor[i]]
+            if not narrowable:
+                break
+            i = max(narrowable, key=lambda j: (widths[j], -j))  # the widest narrows first
+            widths[i] -= 1
+        widths = [max(len(line) for r in cells for line in fold_words(r[i], widths[i]))
+                  for i in range(n)]
+    out = []
+    for r in cells:
+        parts = [fold_words(c, widths[i] if width is not None else None) for i, c in enumerate(r)]
+        for k in range(max(len(p) for p in parts)):
+            line = gap.join((p[k] if k < len(p) else "").ljust(widths[i])
+                            for i, p in enumerate(parts))
+            out.append(line.rstrip())
+    return out

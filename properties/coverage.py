@@ -38,6 +38,7 @@ from model.consumer import step as model_step
 from model.events import ActivityDelta, Event, Malformed, MessagesSnapshot, StateDelta
 from model.producer import ADVERSARIAL_KINDS, PRODUCER_KNOBS, check_trace
 from model.readings import DRAFT, KNOB_BY_ID, KNOBS, RecordingReading
+from model.text import TEXT_WIDTH, fold_words
 from model.verdict import LeavesExceeded, Verdict, fold, knob_splits, reading_leaves
 from properties.surface import (FEATURE_UNIVERSE, malformed_feature, messages_snapshot_features,
                                 op_features, patch_feature, reference_features, role_feature,
@@ -285,10 +286,11 @@ def totals_line(doc: dict) -> str:
     return f"coverage of {doc['traces']} traces: " + ", ".join(parts)
 
 
-def render_text(doc: dict, never_limit: int = 40) -> str:
+def render_text(doc: dict, never_limit: int = 40, width: Optional[int] = TEXT_WIDTH) -> str:
     """The report as text: the totals line, then per dimension its hit/total and what was never
-    exercised (at most ``never_limit`` items each; the JSON has them all)."""
-    lines = [totals_line(doc)]
+    exercised (at most ``never_limit`` items each; the JSON has them all); each line folded at
+    word boundaries within ``width`` columns (:func:`model.text.fold_words`; None: unfolded)."""
+    lines = fold_words(totals_line(doc), width, "  ")
     if doc.get("leavesCapped"):
         lines.append(f"  ({doc['leavesCapped']} traces forked past the leaf cap: knob coverage "
                      "partial)")
@@ -298,5 +300,5 @@ def render_text(doc: dict, never_limit: int = 40) -> str:
         if never:
             shown = ", ".join(never[:never_limit])
             more = f" (+{len(never) - never_limit} more)" if len(never) > never_limit else ""
-            lines.append(f"  never: {shown}{more}")
+            lines += fold_words(f"never: {shown}{more}", width, "    ", "  ")
     return "\n".join(lines)

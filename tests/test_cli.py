@@ -477,6 +477,19 @@ def test_readings_json(capsys):
         assert k["draft"] == names[0], k["id"]
         assert all(o["meaning"] for o in k["options"]), k["id"]
         assert all(option in names for option in k["peers"].values()), k["id"]
+    # each option marked (issue 39): the five the pages' text rules out are deviations, with
+    # the clause and why; the draft's own option is faithful
+    marked = {(k["id"], o["name"]): (o["mark"], o.get("against")) for k in knobs
+              for o in k["options"]}
+    assert {key: m for key, m in marked.items() if m[0] == "deviation"} == {
+        ("Q8", "keep"): ("deviation", "STA-MS-SELF-REVOKE"),
+        ("Q8", "by-type"): ("deviation", "STA-MS-SELF-REVOKE"),
+        ("Q18", "schema"): ("deviation", "ACT-SNAP-REPLACE-FALSE"),
+        ("Q20", "skip-patch"): ("deviation", "SNP-UNKNOWN-OP"),
+        ("Q20", "fatal"): ("deviation", "SNP-UNKNOWN-OP")}
+    assert all(m == ("faithful", None) for key, m in marked.items()
+               if key not in {("Q8", "keep"), ("Q8", "by-type"), ("Q18", "schema"),
+                              ("Q20", "skip-patch"), ("Q20", "fatal")})
     assert list(doc["presets"]) == ["draft", "lenient", "strict"]
     options = {k["id"]: [o["name"] for o in k["options"]] for k in knobs}
     for name, preset in doc["presets"].items():
@@ -493,7 +506,11 @@ def test_readings_table(capsys):
     assert code == 0
     assert "preset draft: (draft)" in out
     assert "preset lenient:" in out and "preset strict:" in out
+    assert max(len(line) for line in out.splitlines()) <= 120  # folded (issue 39)
+    code, out, _ = cli(capsys, "readings", "--wide")  # the full table: a cell on one line
     assert "merge: @ag-ui/client 1.0.0" in out  # Q1, the peers grouped by recorded option
+    assert "skip-patch (deviation, against SNP-UNKNOWN-OP: not conformant): @ag-ui/client 1.0.0 reducer" \
+        in out  # Q20: the reducer takes a deviation
 
 
 def _clauses(capsys):
@@ -1205,6 +1222,19 @@ def test_module_main_reports_a_command_s_usage_error_in_one_line_subprocess(tmp_
                        capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert (r.returncode, r.stdout) == (2, "")
     assert_one_error_line(r.stderr, "unknown query 'bogus'")
+
+
+def test_smt_without_a_query_names_the_queries_in_one_line(capsys):
+    """``smt --depth 2`` (issue 39 item 4: exit 2 in a harness) is a refusal, not a bug: the
+    query is missing. The line names the queries, not argparse's bare 'query is required'."""
+    from activity_check.cli import main
+    assert main(["smt", "--depth", "2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    line = assert_one_error_line(captured.err, "smt needs a query first:")
+    assert "reach | vacuity | consistency | distinguish | prove | list" in line
+    assert main(["smt", "reach", "--depth", "2", "--timeout", "10"]) == 0
+    assert "every witness replayed on the executable model" in capsys.readouterr().out
 
 
 def test_explore_json_is_the_report_s_to_json(capsys):

@@ -40,6 +40,9 @@ def test_questions_without_out_lists_no_file_it_did_not_write(rows_depth_2, tmp_
     for form in ("text", "md"):
         code, out, _ = _run(capsys, "questions", "--depth", "2", "--format", form)
         assert code == 0 and "questions/Q" not in out, out
+        if form == "text":  # the note folds within 120 columns (issue 39): read it whole
+            out = out[:out.rindex("\nwitness traces not written")] + "\n" + " ".join(
+                out[out.rindex("\nwitness traces not written"):].split())
         assert out.splitlines()[-1] == not_written_note(rows_depth_2)
         assert out.splitlines()[-1].startswith(
             f"witness traces not written ({len(witness_files(rows_depth_2))}): "
@@ -89,9 +92,9 @@ def test_explore_text_is_the_same_bytes_whatever_the_number_of_workers(monkeypat
     _, one, _ = _run(capsys, "explore", "--depth", "2", "--workers", "1")
     _, two, _ = _run(capsys, "explore", "--depth", "2", "--workers", "2")
     assert one == two and "worker" not in one
-    assert one.splitlines()[1].startswith("visited set: BLAKE2b-64")
+    assert "\nvisited set: BLAKE2b-64" in one  # the line after the first (which may wrap)
     _, timed, _ = _run(capsys, "explore", "--depth", "2", "--workers", "2", "--timings")
-    assert timed.splitlines()[1].startswith("on 2 workers; visited set: ")
+    assert "\non 2 workers; visited set: " in timed
 
 
 @pytest.fixture(scope="module")

@@ -219,8 +219,12 @@ def test_itf_records_a_crashing_consumer(findings):
     finding = next(f for _, f in findings if f["kind"] == "property"
                    and f["consumer"] == "crashes-on-empty-patch")
     doc = to_itf(finding)
-    assert "IndexError" in doc["states"][-1]["#meta"]["exception"]
-    assert doc["states"][-1]["messages"] == doc["states"][-2]["messages"]
+    # the state after the event at atEvent (states[0] is before the first event); the events
+    # after it close the stream (issue 39)
+    at = finding["atEvent"] + 1
+    assert finding["closing"] >= 1 and len(doc["states"]) == len(finding["events"]) + 1
+    assert "IndexError" in doc["states"][at]["#meta"]["exception"]
+    assert doc["states"][at]["messages"] == doc["states"][at - 1]["messages"]
 
 
 # --- Mermaid ------------------------------------------------------------------------------------

@@ -54,21 +54,59 @@ def test_property_and_peer_ids_are_those_the_old_writers_gave():
     assert finding_id("PEER", "peer", "forgetful", events) != "PEER-forgetful-6cd9351e"
 
 
-def test_property_finding_is_typed_and_keeps_the_trace_up_to_the_violation():
+def test_property_finding_is_typed_and_keeps_the_trace_up_to_the_violation_then_closed():
     wire = [RUN, SNAP, {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "A",
-                        "patch": []}, {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}]
+                        "patch": []}, {"type": "TEXT_MESSAGE_START", "messageId": "m1",
+                                       "role": "assistant"}]
     events = parse_events(wire)
     violation = check_trace_properties(events, MUTANT_BY_NAME["crashes-on-empty-patch"])
     finding = property_finding(violation, events, "crashes-on-empty-patch", "draft")
-    assert isinstance(finding, PropertyFinding) and finding.id == "PROP-P00-74fb1823"
+    closed = events[:3] + parse_events([{"type": "RUN_FINISHED", "threadId": "t1",
+                                         "runId": "r1"}])
+    # issue 39: the trace up to the violation, then RUN_FINISHED (a complete stream); the id
+    # hashes the closed trace
+    assert isinstance(finding, PropertyFinding)
+    assert finding.id == PropertyFinding.id_for("P00-no-exception", closed) != \
+        "PROP-P00-74fb1823"
     assert (finding.property_id, finding.consumer, finding.reading, finding.at_event) == (
         "P00-no-exception", "crashes-on-empty-patch", "draft", 2)
-    assert finding.events == events[:3] and finding["length"] == 3
+    assert finding.events == closed and (finding["length"], finding["closing"]) == (4, 1)
     assert list(finding) == ["id", "kind", "property", "statement", "clauses", "consumer",
-                             "reading", "atEvent", "explanation", "length", "events"]
+                             "reading", "atEvent", "explanation", "length", "closing",
+                             "events"]
+    # replayed whole, the mutant breaks the same property at the same event
+    again = check_trace_properties(finding.events, MUTANT_BY_NAME["crashes-on-empty-patch"])
+    assert (again.property.id, again.index) == ("P00-no-exception", 2)
     # the document it loads back as is the same finding, of the same type
     again = finding_from_json(finding.to_json())
-    assert type(again) is PropertyFinding and again == finding and again.events == events[:3]
+    assert type(again) is PropertyFinding and again == finding and again.events == closed
+
+
+def test_property_finding_with_nothing_open_or_no_run_is_left_as_it_stopped():
+    # no RUN_STARTED: no run to close, nothing appended and no note
+    events = parse_events([SNAP, {"type": "ACTIVITY_DELTA", "messageId": "act-1",
+                                  "activityType": "A", "patch": []}])
+    violation = check_trace_properties(events, MUTANT_BY_NAME["crashes-on-empty-patch"])
+    finding = property_finding(violation, events, "crashes-on-empty-patch", "draft")
+    assert finding.events == events and finding["closing"] == 0
+    assert "closingNote" not in finding
+
+
+def test_property_finding_is_left_unclosed_with_a_note_when_closing_changes_its_verdict(
+        monkeypatch):
+    import counterexamples.findings as findings_module
+    import properties.search.machines as machines
+    wire = [RUN, SNAP, {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "A",
+                        "patch": []}]
+    events = parse_events(wire)
+    violation = check_trace_properties(events, MUTANT_BY_NAME["crashes-on-empty-patch"])
+    # a replay that no longer breaks the property at that event keeps the trace as it stopped
+    monkeypatch.setattr(machines, "check_trace_properties", lambda *a, **k: None)
+    finding = findings_module.property_finding(violation, events, "crashes-on-empty-patch",
+                                               "draft")
+    assert finding.events == events and finding["closing"] == 0
+    assert finding["closingNote"].startswith("left unclosed: ") and \
+        "P00-no-exception first at event 2" in finding["closingNote"]
 
 
 def test_a_document_loads_as_its_kind():
@@ -112,9 +150,10 @@ def test_parse_assignment_refuses_what_is_not_one(text):
     (lambda text, fid: text.replace('"kind"', f'"id": "{fid}",\n  "kind"', 1),
      ':3:3: not valid JSON: duplicate member "id" in $'),
     # a member twice in one of the witness's events, the later one winning under json.loads
+    # (line 25: the document has "closing" since issue 39)
     (lambda text, fid: text.replace('"messageId": "act-1"',
                                     '"messageId": "act-1", "messageId": "act-1"', 1),
-     ':24:29: not valid JSON: duplicate member "messageId" in $.events[1]'),
+     ':25:29: not valid JSON: duplicate member "messageId" in $.events[1]'),
 ], ids=["id-twice", "event-member-twice"])
 def test_load_finding_reads_as_strictly_as_every_file(tmp_path, duplicate, where):
     """A finding file is read with :func:`model.wire.loads_json`, like every file the tool

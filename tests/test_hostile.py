@@ -152,6 +152,9 @@ def test_explore_with_markup_and_escapes_in_the_vocabulary(tmp_path, capsys):
     code, out, err = cli(capsys, "explore", "--depth", "3", "--vocabulary", vocabulary)
     assert code == 0, err
     assert_inert(out)
+    code, out, err = cli(capsys, "explore", "--depth", "3", "--vocabulary", vocabulary, "--wide")
+    assert code == 0, err
+    assert_inert(out)  # the full table: a trace cell on one line
     assert "ACTIVITY_SNAPSHOT [/] [link=https://evil.example/]T" in out
     code, out, _ = cli(capsys, "explore", "--depth", "3", "--vocabulary", vocabulary, "--json")
     assert code == 0

@@ -98,10 +98,12 @@ def test_matrix_html_holds_the_knob_table(small, tmp_path):
         assert row[2][0] == knob["draft"]
         for (text, cls), peer in zip(row[3:], ("model-draft", "ag-ui-protocol")):
             cell = knob["cells"][peer]
-            assert text == M.cell_text(cell)
+            assert text == M.cell_text(cell, knob["knob"])
             assert cls == M._cell_class(cell, knob["draft"])
     q20 = next(r for r in knobs["rows"] if r[0][0] == "Q20")
-    assert q20[3:] == [("drop-op", "same"), ("fatal", "other")]
+    # Q20=fatal is a deviation (the snapshots page drops an unknown op, the run survives)
+    assert q20[3:] == [("drop-op", "same"),
+                       ("fatal (deviation, against SNP-UNKNOWN-OP: not conformant)", "other")]
     peers = page.tables["peers"]
     assert [r[0][0] for r in peers["rows"]] == ["model-draft", "ag-ui-protocol"]
     assert peers["rows"][1][2][0] == "ag-ui-protocol@1.0.0 (event models as the wire layer)"
@@ -110,7 +112,17 @@ def test_matrix_html_holds_the_knob_table(small, tmp_path):
     assert all((tmp_path / link).is_file() for link in page.links)
     assert sorted(doc["files"]) == sorted(written[3:])
     md = (tmp_path / "matrix.md").read_text()
-    assert "| Q20 | drop-op | drop-op | **fatal** |" in md
+    assert "| Q20 | drop-op | drop-op | **fatal (deviation, against SNP-UNKNOWN-OP: not " \
+        "conformant)** |" in md
+    # the peers table counts the traces matched only through a deviation, as not conformant
+    head = peers["head"]
+    assert head[5:8] == ["reading", "of which deviation", "divergence"]
+    for row, p in zip(peers["rows"], doc["peers"]):
+        assert int(row[6][0]) == p["counts"]["deviation"] <= p["counts"]["reading"]
+    assert doc["peers"][0]["counts"]["deviation"] == 0
+    md_peers = [line for line in md.splitlines() if line.startswith("| ag-ui-protocol |")][0]
+    n = doc["peers"][1]["counts"]
+    assert f"| {n['reading']} | {n['deviation']} | {n['divergence']} |" in md_peers
     # one naming: the Markdown knob table's columns are the page's (less its question column)
     md_head = next(line for line in md.splitlines() if line.startswith("| knob |"))
     assert [c.strip() for c in md_head.strip("|").split("|")] == [
@@ -120,8 +132,8 @@ def test_matrix_html_holds_the_knob_table(small, tmp_path):
 def test_matrix_html_escapes_what_a_peer_says():
     doc = {"seed": 0, "search": {"stateful": 0, "bfsDepth": 0}, "skipped": [],
            "peers": [{"adapter": "<b>x</b>", "name": "p", "version": "<script>1</script>",
-                      "counts": {k: 0 for k in ("traces", "draft", "reading", "divergence",
-                                                "error")}, "joint": None}],
+                      "counts": {k: 0 for k in ("traces", "draft", "reading", "deviation",
+                                                "divergence", "error")}, "joint": None}],
            "knobs": [], "divergences": {"p": []}}
     page = M.render_html(doc)
     assert "<script>1" not in page and "&lt;script&gt;1&lt;/script&gt;" in page

@@ -352,7 +352,7 @@ def test_cli_peer_check_json_and_out(tmp_path, capsys):
                  str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["command"] == "peer check" and report["counts"] == {
-        "traces": 37, "draft": 36, "reading": 1, "divergence": 0, "error": 0}
+        "traces": 37, "draft": 36, "reading": 1, "deviation": 0, "divergence": 0, "error": 0}
     assert [t for t in report["traces"] if t["class"] != "draft"] == [
         {"id": "FC-08", "class": "reading", "readings": ["Q7=fatal"],
          "differsFromDraft": ["messages.content", "fatal"]}]

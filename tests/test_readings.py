@@ -47,3 +47,87 @@ def test_issue_19_knobs_are_declared_with_clauses_and_peers(knob_id, options, pr
     assert (knob_id in PRODUCER_ONLY_KNOBS) is producer_only
     assert (knob_id in PRODUCER_KNOBS) is producer_only
     assert parse_reading(f"{knob_id}={options[-1]}") == DRAFT.with_(**{knob_id: options[-1]})
+
+
+# --- faithful and deviation options (issue 39 item 4) -------------------------------------------
+
+DEVIATIONS = {("Q8", "keep"): "STA-MS-SELF-REVOKE", ("Q8", "by-type"): "STA-MS-SELF-REVOKE",
+              ("Q18", "schema"): "ACT-SNAP-REPLACE-FALSE",
+              ("Q20", "skip-patch"): "SNP-UNKNOWN-OP", ("Q20", "fatal"): "SNP-UNKNOWN-OP"}
+"""Every option the draft pages' text rules out (reviewed knob by knob against the pages and
+the notes): Q8's two against the self-revoking sentence of the state page, Q18's schema reading
+against the activity page's 'content and activityType', Q20's two against the snapshots page's
+unknown-op rule (the element dropped, the run survives)."""
+
+PAGE_WORDS = {"STA": "state page", "ACT": "activity page", "SNP": "snapshots pattern page"}
+
+
+def test_every_option_is_marked_and_only_those_the_text_rules_out_are_deviations():
+    from model.clauses import get as clause_of
+    from model.readings import KNOBS
+    marks = {(k.id, o): k.deviation(o) for k in KNOBS for o in k.option_names}
+    assert {key: c for key, c in marks.items() if c} == DEVIATIONS
+    for k in KNOBS:
+        assert k.mark(k.draft) == "faithful"  # the draft's own option never goes against it
+        for o in k.option_names:
+            assert k.mark(o) == ("deviation" if (k.id, o) in DEVIATIONS else "faithful")
+            reason = k.deviation_reason(o)
+            if (k.id, o) not in DEVIATIONS:
+                assert reason is None
+                continue
+            clause = clause_of(DEVIATIONS[(k.id, o)])
+            assert DEVIATIONS[(k.id, o)] in k.clauses  # a clause the question sits between
+            # one line, citing page and section in our words
+            assert "\n" not in reason and len(reason) <= 140, reason
+            assert reason.startswith(PAGE_WORDS[clause.page] + ", " + clause.section + ": ")
+
+
+def test_deviation_note_and_basis_name_the_option_and_its_clause():
+    from model.readings import basis_of, deviation_note, deviations_of
+    assert deviation_note("Q20", "skip-patch") == \
+        " (deviation, against SNP-UNKNOWN-OP: not conformant)"
+    assert deviation_note("Q20", "drop-op") == deviation_note("Q1", "ignore") == ""
+    assert deviation_note("nope", "x") == ""
+    assert deviations_of({"Q18": "schema", "Q1": "ignore"}) == \
+        ["Q18=schema (against ACT-SNAP-REPLACE-FALSE)"]
+    assert basis_of([{"Q20": "fatal"}]) == "deviation: Q20=fatal (against SNP-UNKNOWN-OP)"
+    assert basis_of([{"Q20": "drop-op"}, {"Q20": "fatal"}]) == \
+        "draft (the other side a deviation: Q20=fatal (against SNP-UNKNOWN-OP))"
+    assert basis_of([{"X1": "preserve"}]) == "outside the draft: X1 (the model's own question)"
+
+
+def test_peer_check_counts_a_peer_matching_only_through_a_deviation_as_not_conformant(capsys):
+    """``peer check`` of a consumer that takes Q20=skip-patch: the trace it matches only so is
+    counted apart, not conformant, and its row and the knob table name the option."""
+    import json
+    from activity_check.cli import main
+    assert main(["peer", "check", "--adapter", "model:Q20=skip-patch", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["counts"] == {"traces": 37, "draft": 36, "reading": 1, "deviation": 1,
+                             "divergence": 0, "error": 0}
+    row = next(t for t in doc["traces"] if t["class"] == "reading")
+    assert row["deviation"] == "Q20=skip-patch (against SNP-UNKNOWN-OP)"
+    assert main(["peer", "check", "--adapter", "model:Q20=skip-patch", "--wide"]) == 0
+    out = capsys.readouterr().out
+    assert "1 with another reading (1 of them only through a deviation: not conformant)" in out
+    assert "skip-patch (deviation, against SNP-UNKNOWN-OP: not conformant)" in out
+    assert "only through a deviation, Q20=skip-patch (against SNP-UNKNOWN-OP)" in out
+
+
+def test_peer_check_says_when_a_match_rests_on_the_model_s_own_question(capsys):
+    """A consumer taking X1=preserve matches the model only through X1, a question of the
+    model's own outside the draft: the trace rows say so (JSON ``outsideDraft`` and the text),
+    and it is not counted as a deviation."""
+    import json
+    from activity_check.cli import main
+    assert main(["peer", "check", "--adapter", "model:X1=preserve", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["counts"]["reading"] == 2 and doc["counts"]["deviation"] == 0
+    rows = [t for t in doc["traces"] if t["class"] == "reading"]
+    assert [(t["id"], t["outsideDraft"]) for t in rows] == [
+        (t["id"], "X1 (the model's own question)") for t in rows]
+    assert {t["id"] for t in rows} == {"FC-34"} | {t["id"] for t in rows
+                                                   if t["id"].startswith("AMB-X1-")}
+    assert main(["peer", "check", "--adapter", "model:X1=preserve", "--wide"]) == 0
+    assert "outside the draft, X1 (the model's own question): X1=preserve" in \
+        capsys.readouterr().out

@@ -81,11 +81,17 @@ class PeerReport:
         self.scanned = len(self.results)
 
     def counts(self) -> dict:
-        """``{"traces", "draft", "reading", "divergence", "error"}``."""
-        out = {"traces": len(self.results), "draft": 0, "reading": 0, "divergence": 0,
-               "error": 0}
+        """``{"traces", "draft", "reading", "deviation", "divergence", "error"}``: traces per
+        class; ``deviation``: of the ``reading`` ones, those the peer matches only through a
+        deviation (:func:`model.readings.basis_of`), so not conformant (issue 39)."""
+        from model.readings import basis_of
+        out = {"traces": len(self.results), "draft": 0, "reading": 0, "deviation": 0,
+               "divergence": 0, "error": 0}
         for r in self.results:
             out[r.classification.kind] += 1
+            if r.classification.kind == "reading" and \
+                    basis_of(r.classification.matches).startswith("deviation"):
+                out["deviation"] += 1
         return out
 
     def to_json(self) -> dict:

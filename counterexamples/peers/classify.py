@@ -255,6 +255,8 @@ class TraceResult:
             basis = basis_of(c.matches)
             if basis.startswith("deviation"):
                 out["deviation"] = basis[len("deviation: "):]
+            elif basis.startswith("outside the draft"):  # rests on the model's own question
+                out["outsideDraft"] = basis[len("outside the draft: "):]
         if c.kind == "error":
             out["error"] = c.error
         elif c.kind == "divergence":

@@ -370,10 +370,8 @@ def cell_text(cell: dict, knob: Optional[str] = None) -> str:
     ``a / b`` when several fit; ``inconsistent`` when none fits every separating trace; ``-``
     without evidence."""
     if cell["status"] == "determined":
-        from model.readings import KNOB_BY_ID
-        against = knob in KNOB_BY_ID and KNOB_BY_ID[knob].deviation(cell["behavesAs"])
-        return cell["behavesAs"] + (f" (deviation, against {against}: not conformant)"
-                                    if against else "")
+        from model.readings import deviation_note
+        return cell["behavesAs"] + (deviation_note(knob, cell["behavesAs"]) if knob else "")
     if cell["status"] == "undetermined":
         return " / ".join(cell["options"])
     if cell["status"] == "inconsistent":
@@ -411,16 +409,19 @@ def render_markdown(doc: dict) -> str:
     peers = doc["peers"]
     out = [f"# Conformance matrix (seed {doc['seed']}, {doc['search']['stateful']} stateful "
            f"traces, BFS depth {doc['search']['bfsDepth']})", "", "## Peers", "",
-           "| peer | adapter | version | traces | draft | reading | divergence | error | "
-           "set aside |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| peer | adapter | version | traces | draft | reading | of which deviation | "
+           "divergence | error | set aside |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for p in peers:
         n = p["counts"]
         out.append(f"| {_md(p['name'])} | `{_md(p['adapter'])}` | {_md(p['version'])} | "
-                   f"{n['traces']} | {n['draft']} | {n['reading']} | {n['divergence']} | "
-                   f"{n['error']} | {_set_aside(p)} |")
+                   f"{n['traces']} | {n['draft']} | {n['reading']} | {n.get('deviation', 0)} | "
+                   f"{n['divergence']} | {n['error']} | {_set_aside(p)} |")
     for s in doc.get("skipped", []):
-        out.append(f"| {_md(s['adapter'])} | - | not run: {_md(s['reason'])} | | | | | | |")
-    out += ["", "*set aside*: traces the joint inference left out (no reading consistent with "
+        out.append(f"| {_md(s['adapter'])} | - | not run: {_md(s['reason'])} | | | | | | | |")
+    out += ["", "*of which deviation*: traces the peer matches only through a deviation (an "
+            "option the pages' text rules out, named in the knob table): not conformant. "
+            "*set aside*: traces the joint inference left out (no reading consistent with "
             "the traces before gives the peer's verdict there)."]
     out += ["", "## Which option each peer behaves as", "",
             "`-`: no trace separates the options; `a / b`: several fit; **bold**: the draft's "
@@ -587,18 +588,21 @@ def render_html(doc: dict) -> str:
              f"{doc['search']['bfsDepth']}, no time budget: the committed corpus, the probes "
              "and the search, per peer.</p>",
              '<h2>Peers</h2><table id="peers"><thead><tr><th>peer</th><th>adapter</th>'
-             "<th>version</th><th>traces</th><th>draft</th><th>reading</th><th>divergence</th>"
+             "<th>version</th><th>traces</th><th>draft</th><th>reading</th>"
+             '<th title="reading traces the peer matches only through a deviation: not '
+             'conformant">of which deviation</th><th>divergence</th>'
              '<th>error</th><th title="traces the joint inference set aside">set aside</th>'
              "</tr></thead><tbody>"]
     for p in peers:
         n = p["counts"]
         parts.append(f"<tr><td>{e(p['name'])}</td><td><code>{e(p['adapter'])}</code></td>"
                      f"<td>{e(p['version'])}</td><td>{n['traces']}</td><td>{n['draft']}</td>"
-                     f"<td>{n['reading']}</td><td>{n['divergence']}</td><td>{n['error']}</td>"
+                     f"<td>{n['reading']}</td><td>{n.get('deviation', 0)}</td>"
+                     f"<td>{n['divergence']}</td><td>{n['error']}</td>"
                      f"<td>{_set_aside(p)}</td></tr>")
     for s in doc.get("skipped", []):
         parts.append(f'<tr class="skipped"><td>{e(s["adapter"])}</td><td>-</td>'
-                     f'<td colspan="7">not run: {e(s["reason"])}</td></tr>')
+                     f'<td colspan="8">not run: {e(s["reason"])}</td></tr>')
     parts.append("</tbody></table>")
     parts.append('<h2>Which option each peer behaves as</h2><p class="legend">'
                  '<span class="same" style="background:#eef7ee">the draft\'s option</span>'

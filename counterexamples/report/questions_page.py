@@ -21,11 +21,11 @@ import html
 import json
 import os
 import re
-import textwrap
 from typing import Optional, Sequence
 
 from model.producer import PRODUCER_ONLY_KNOBS
-from model.text import TEXT_WIDTH
+from model.readings import deviation_note
+from model.text import TEXT_WIDTH, fold_words, text_table
 from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
@@ -115,8 +115,10 @@ def recommendations(row: dict) -> list[dict]:
 
 def peers_text(rec: dict) -> str:
     """The peers of a recommendation entry grouped by the option each takes: ``"merge:
-    @ag-ui/client 1.0.0 reducer, ...; not observable: ..."``; empty without peers."""
-    return "; ".join(f"{option or 'not observable'}: {', '.join(names)}"
+    @ag-ui/client 1.0.0 reducer, ...; not observable: ..."``, a deviation named as such
+    (:func:`model.readings.deviation_note`); empty without peers."""
+    return "; ".join((f"{option}{deviation_note(rec['knob'], option)}" if option
+                      else "not observable") + f": {', '.join(names)}"
                      for option, names in rec["peerGroups"])
 
 
@@ -133,26 +135,32 @@ def _recommendation_lines(rows: Sequence[dict], bullet: str,
             peers = peers_text(rec)
             line = f"{bullet}{r['question']}{star} {what}" + (f" (peers: {peers})" if peers
                                                                else "")
-            lines += [line] if width is None else textwrap.wrap(
-                line, width=width, subsequent_indent=" " * (len(bullet) + 2),
-                break_long_words=False, break_on_hyphens=False)
+            lines += fold_words(line, width, " " * (len(bullet) + 2))
     return lines + [""]
 
 
-def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None) -> str:
-    """Aligned plain-text columns, then ``N of 25 questions settled (depth D)``. ``out_dir``:
-    the directory the witnesses were written into (the ``witnessFile`` column then gives each
-    file's path in it); None when none was written: the column shows ``-`` and a last line says
-    where ``--out`` would put them (:func:`not_written_note`)."""
+def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None,
+                wide: bool = False) -> str:
+    """Aligned plain-text columns, then ``N of 25 questions settled (depth D)``, within
+    :data:`~model.text.TEXT_WIDTH` columns: long cells (the title, a list of properties, now
+    ``a, b``) fold at word boundaries, no id is broken (:func:`model.text.text_table`); ``wide``
+    (``--wide``): the full table, one line a row. ``out_dir``: the directory the witnesses were
+    written into (the ``witnessFile`` column then gives each file's path in it); None when none
+    was written: the column shows ``-`` and a last line says where ``--out`` would put them
+    (:func:`not_written_note`)."""
     from properties.questions import settled_count
-    table = [list(COLUMNS)] + [_cells(r, out_dir, written=False) for r in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS) - 1)]
-    lines = ["  ".join([c.ljust(w) for c, w in zip(line[:-1], widths)] + [line[-1]])
-             for line in table]
-    lines += _recommendation_lines(rows, "  ", TEXT_WIDTH)
-    lines.append(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})")
+    width = None if wide else TEXT_WIDTH
+    # the headers as words (bfsLength: "bfs length"), so that they too fold at a space
+    table = [[re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", c).lower() for c in COLUMNS]] + \
+        [[c.replace(",", ", ") if name == "knob" else c
+                                for name, c in zip(COLUMNS, _cells(r, out_dir, written=False))]
+                               for r in rows]
+    lines = text_table(table, width)
+    lines += _recommendation_lines(rows, "  ", width)
+    lines += fold_words(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})",
+                  width)
     if out_dir is None and witness_files(rows):
-        lines.append(not_written_note(rows))
+        lines += fold_words(not_written_note(rows), width, "  ")
     return "\n".join(lines) + "\n"
 
 

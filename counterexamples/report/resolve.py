@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Optional, Sequence
 
+from model.text import TEXT_WIDTH, fold_words
 from properties.resolve import Proposal, ProposalError, load_json_text, proposal_from_json
 
 __all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "add_sentences", "render_text",
@@ -140,8 +141,10 @@ def _question_line(q: dict) -> str:
     return f"{q['question']:<4}{star} {q['status']:<8} {_how(q)}"
 
 
-def render_text(report: dict) -> str:
-    """The report as plain text (one line a question, conflict and peer)."""
+def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
+    """The report as plain text (one item a question, conflict and peer), each item folded at
+    word boundaries within ``width`` columns, its later lines indented (:func:`model.text.
+    fold_words`; None, ``--wide``: one line an item)."""
     p = report["proposal"]
     c = report["counts"]
     out = [f"proposal {p['name']}: pins {', '.join(f'{k}={v}' for k, v in p['pins'].items())}",
@@ -189,7 +192,11 @@ def render_text(report: dict) -> str:
                 out.append(f"    ({w['note']})")
             for s in w.get("sentences", [])[:6]:
                 out.append(f"    now (line {s['line']}): {s['text']}")
-    return "\n".join(out) + "\n"
+    lines = []
+    for line in out:
+        lead = len(line) - len(line.lstrip(" "))
+        lines += fold_words(line[lead:], width, " " * (lead + 4), " " * lead)
+    return "\n".join(lines) + "\n"
 
 
 def _peer_verdict(row: dict, pins) -> str:
