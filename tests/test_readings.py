@@ -43,7 +43,11 @@ def test_issue_19_knobs_are_declared_with_clauses_and_peers(knob_id, options, pr
     assert knob.option_names == options and getattr(DRAFT, knob.attr) == options[0]
     assert all(c in registry() for c in knob.clauses)
     assert all(option in options for _, option in knob.peers)
-    assert dict(knob.peers)["@ag-ui/client 1.0.0 pipeline"] == options[0]
+    recorded = dict(knob.peers)  # model/data/peer_options.json: observable options only
+    if producer_only:  # no consumer shows a producer-side knob
+        assert recorded == {}
+    else:
+        assert recorded["@ag-ui/client 1.0.0 reducer"] == options[0]
     assert (knob_id in PRODUCER_ONLY_KNOBS) is producer_only
     assert (knob_id in PRODUCER_KNOBS) is producer_only
     assert parse_reading(f"{knob_id}={options[-1]}") == DRAFT.with_(**{knob_id: options[-1]})
