@@ -29,7 +29,8 @@ def add_matrix(actions) -> None:
                         help="a peer (repeatable; default: every built-in peer that can run "
                              "here): a shortcut (ag-ui-client:reducer, ag-ui-client:pipeline, "
                              "ag-ui-client@0.0.59:reducer, ag-ui-client@0.0.59:pipeline, "
-                             "assistant-ui, tanstack-ai, ag-ui-protocol, model[:READING]) or "
+                             "assistant-ui, tanstack-ai, copilotkitnext-core, copilotkit, "
+                             "ag-ui-protocol, model[:READING]) or "
                              "an adapter command line")
     matrix.add_argument("--out", metavar="DIR",
                         help="write matrix.json, matrix.md, matrix.html and findings/ here (a "

@@ -39,6 +39,7 @@ from model.wire import parse_event
 
 __all__ = ["Vocabulary", "DEFAULT_VOCABULARY", "Belief", "ActivityBelief", "violations",
            "PRODUCER_KNOBS", "PRODUCER_ONLY_KNOBS", "conformance_splits",
+           "monitor_disagreements",
            "moves", "adversarial_moves", "advance", "check_trace", "ADVERSARIAL_KINDS",
            "MALFORMED_KIND_CLAUSES", "ProducerViolation", "load_vocabulary",
            "UNKNOWN_ROLE_TEXT_START", "UNDESCRIBED_CLAUSES", "closing_events", "closed"]
@@ -1026,27 +1027,37 @@ def _shortest_conformance_split(a: Reading, b: Reading, depth: int, vocabulary: 
                                 ) -> Optional[tuple[Event, ...]]:
     """The shortest trace conformant under ``a`` and ``b`` but for its last event, which breaks
     a producer clause under one of them only; None when none is ``depth`` events long or less."""
+    def candidates(belief: Belief) -> list[Event]:
+        return list(_candidates(belief, vocabulary)) + _extra_candidates(belief, vocabulary)
+    for trace, _, _ in monitor_disagreements(a, b, depth, candidates):
+        return trace
+    return None
+
+
+def monitor_disagreements(a: Reading, b: Reading, depth: int, candidates
+                          ) -> Iterator[tuple[tuple[Event, ...], list, list]]:
+    """Breadth-first over the producer's beliefs, every event on which the producer monitors
+    under readings ``a`` and ``b`` disagree (one finds a violation, the other none), after a
+    prefix conformant under both: yields ``(trace ending in that event, violations under a,
+    violations under b)``, shortest first, at most ``depth`` events long. ``candidates(belief)``
+    gives the events tried after a belief, in a fixed order (repeats are tried once).
+
+    Clauses: IDX-CONFORMANCE (conformance reads the belief and the event alone)."""
     level: list[tuple[tuple[Event, ...], Belief]] = [((), Belief())]
     seen = {Belief()}
     for _ in range(depth):
         nxt = []
         for trace, belief in level:
-            tried = set()
-            for event in list(_candidates(belief, vocabulary)) + \
-                    _extra_candidates(belief, vocabulary):
-                if event in tried:
-                    continue
-                tried.add(event)
-                bad_a, bad_b = bool(violations(belief, event, a)), bool(violations(belief, event, b))
-                if bad_a != bad_b:
-                    return trace + (event,)
-                if not bad_a:
+            for event in dict.fromkeys(candidates(belief)):
+                va, vb = violations(belief, event, a), violations(belief, event, b)
+                if bool(va) != bool(vb):
+                    yield trace + (event,), va, vb
+                elif not va:
                     after = advance(belief, event)
                     if after not in seen:
                         seen.add(after)
                         nxt.append((trace + (event,), after))
         level = nxt
-    return None
 
 
 _MALFORMED_EVENTS: list = []

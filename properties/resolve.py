@@ -659,7 +659,7 @@ def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
     Nothing when the pins leave every producer knob (:data:`PRODUCER_KNOBS`) at draft.
 
     Clauses: IDX-CONFORMANCE, the clauses of the pinned producer knobs."""
-    from model.producer import violations
+    from model.producer import monitor_disagreements, violations
     from properties.questions import DEEPER, LIFECYCLE_VOCABULARY
     from properties.search.explore import EXPLORE_VOCABULARY
     p = proposal.reading
@@ -670,28 +670,15 @@ def _producer_conflicts(proposal: Proposal, depth: int) -> list[dict]:
     found: dict = {}
     for vocabulary, bound in ((EXPLORE_VOCABULARY, depth),
                               (LIFECYCLE_VOCABULARY, depth + DEEPER)):
-        level = [((), Belief())]
-        seen = {Belief()}
-        for _ in range(bound):
-            nxt = []
-            for trace, belief in level:
-                # every candidate either monitor judges (the non-conformant extras too)
-                candidates = list(dict.fromkeys(
-                    moves(belief, vocabulary, DRAFT) + moves(belief, vocabulary, p) +
+        def candidates(belief, vocabulary=vocabulary):
+            # every candidate either monitor judges (the non-conformant extras too)
+            return (moves(belief, vocabulary, DRAFT) + moves(belief, vocabulary, p) +
                     [e for e, _ in adversarial_moves(belief, vocabulary, DRAFT)] +
-                    [e for e, _ in adversarial_moves(belief, vocabulary, p)]))
-                for event in candidates:
-                    vd, vp = violations(belief, event, DRAFT), violations(belief, event, p)
-                    if bool(vd) != bool(vp):
-                        kind = "accepted" if vd else "contradicted"
-                        for v in vd or vp:
-                            found.setdefault((kind, v.kind), (trace + (event,), v, bound))
-                    elif not vd:
-                        after = advance(belief, event)
-                        if after not in seen:
-                            seen.add(after)
-                            nxt.append((trace + (event,), after))
-            level = nxt
+                    [e for e, _ in adversarial_moves(belief, vocabulary, p)])
+        for trace, vd, vp in monitor_disagreements(DRAFT, p, bound, candidates):
+            kind = "accepted" if vd else "contradicted"
+            for v in vd or vp:
+                found.setdefault((kind, v.kind), (trace, v, bound))
     out = []
     for (kind, vkind), (trace, v, bound) in found.items():
         under = p if kind == "accepted" else DRAFT
