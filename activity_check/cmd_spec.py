@@ -9,7 +9,7 @@ import sys
 from rich.table import Table
 
 from activity_check.cli import UsageError, cell, cell_lines, console, dump, shown
-from model.text import visible
+from model.text import TEXT_WIDTH, fold_line, visible
 
 __all__ = ["PARSERS", "cmd_spec"]
 
@@ -161,9 +161,7 @@ def _spec_diff(args, spec_text) -> int:
         con.print("no normative difference")
         return 0
     table = Table(title="differences")
-    for col in ("change", "line", "section", "keyword", "clauses", "depends on them",
-                "sentence"):
-        table.add_column(col, overflow="fold")
+    rows = []
     for c in report.changes:
         if c.keyword_change:
             kw = f"{', '.join(c.keyword_change[0]) or '-'} -> {', '.join(c.keyword_change[1]) or '-'}"
@@ -174,9 +172,26 @@ def _spec_diff(args, spec_text) -> int:
         text = (c.new or c.old).text if c.kind != "changed" else \
             f"was: {c.old.text}\nnow: {c.new.text}"
         deps = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.dependents.items()) or "-"
-        table.add_row(c.kind + ("" if c.normative else " (plain)"), line, cell(c.section), kw,
-                      ", ".join(c.clauses) or "-", deps, _lines(text))
-    con.print(table)
+        rows.append((c.kind + ("" if c.normative else " (plain)"), line, c.section, kw,
+                     ", ".join(c.clauses) or "-", deps, text))  # raw: escaped when shown
+    if getattr(args, "wide", False):
+        for col in ("change", "line", "section", "keyword", "clauses", "depends on them",
+                    "sentence"):
+            table.add_column(col, overflow="fold")
+        for kind, line, section, kw, clauses, deps, text in rows:
+            table.add_row(kind, line, cell(section), kw, clauses, deps, _lines(text))
+        con.print(table)
+    else:  # within TEXT_WIDTH: one block per change, folded between words (no id broken)
+        for kind, line, section, kw, clauses, deps, text in rows:
+            con.print(fold_line(f"{kind}, line {line}, {visible(section, None)}: {kw}",
+                                TEXT_WIDTH, "    "),
+                      markup=False, highlight=False)
+            for label, value in (("clauses", clauses), ("depends on them", deps)):
+                con.print(fold_line(f"  {label}: {value}", TEXT_WIDTH, "    "), markup=False,
+                          highlight=False)
+            for sentence in text.split("\n"):
+                con.print(fold_line(f"  {visible(sentence, None)}", TEXT_WIDTH, "    "), markup=False,
+                          highlight=False)
     if not report.normative_changes:
         con.print("no normative difference (plain wording only)")
     for k in report.knobs():  # what the changed clauses decide (issue 41)

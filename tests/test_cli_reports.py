@@ -293,7 +293,7 @@ def test_replay_all_readings_shows_what_tells_the_classes_apart(tmp_path, capsys
 def test_peer_without_an_action_names_the_actions(capsys):
     code, _, err = _run(capsys, "peer")
     assert (code, err) == (2, "activity-check: error: the following arguments are required: "
-                              "{check,search,matrix}\n")
+                              "{check,search,matrix,options}\n")
 
 
 # --- item 4: patch failures in JSON terms (the FC-31 warning) ----------------------------------
