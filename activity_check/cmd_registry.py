@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from activity_check.cli import console, dump
+from model.text import text_table, visible
 
 __all__ = ["PARSERS", "cmd_clauses", "cmd_readings"]
 
@@ -45,15 +46,29 @@ def cmd_clauses(args) -> int:
                      "coveredBy": {k: list(v) for k, v in c.covered_by.items()}}
                     for c in rows]))
         return 0
-    table = Table(title=f"clause registry ({len(rows)} clauses)")
-    for col in ("id", "N", "keyword", "actor", "where", "covered by", "summary"):
-        table.add_column(col, overflow="fold")
+    wide = getattr(args, "wide", False)
+    con = console(wide=wide)
+    cells = []
     for c in rows:
         cov = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.covered_by.items()) or "-"
-        table.add_row(c.clause.id, ",".join(c.clause.n_ids), c.clause.keyword, c.clause.actor,
-                      f"{c.clause.page} {c.clause.section}", cov, c.clause.summary)
-    con = console(wide=getattr(args, "wide", False))
-    con.print(table)
+        cells.append((c.clause.id, ",".join(c.clause.n_ids), c.clause.keyword, c.clause.actor,
+                      f"{c.clause.page} {c.clause.section}", cov, c.clause.summary))
+    names = ("id", "N", "keyword", "actor", "where", "covered by", "summary")
+    if wide:
+        table = Table(title=f"clause registry ({len(rows)} clauses)")
+        for col in names:
+            table.add_column(col, overflow="fold")
+        for r in cells:
+            table.add_row(*r)
+        con.print(table)
+    else:  # within TEXT_WIDTH, folded between words only (an id never breaks)
+        print(f"clause registry ({len(rows)} clauses)")
+        # the actor beside the keyword, and what covers the clause after its summary
+        print("\n".join(text_table(
+            [("id", "N", "keyword, actor", "where", "summary; covered by")] +
+            [tuple(visible(v, None) for v in (i, n, f"{kw}, {actor}", where,
+                                               f"{summary} Covered by {cov}."))
+             for i, n, kw, actor, where, cov, summary in cells])))
     covered = sum(1 for c in rows if c.covered)
     scoped = sum(1 for c in rows if "out-of-scope" in c.covered_by)
     con.print(f"{covered} of {len(rows)} clauses covered by a step branch, knob or adversarial "

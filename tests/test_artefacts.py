@@ -5,6 +5,7 @@ headless Chromium; text tables fit 120 columns; the code and adapter-event pages
 from __future__ import annotations
 
 import json
+from collections import Counter
 import os
 import re
 import shutil
@@ -421,6 +422,7 @@ NARROW_COMMANDS = [
     ["peer", "check", "--adapter", "model"],
     ["readings"],
     ["spec", "diff", "{spec}/1.0/snapshots.md", "{spec}/draft/snapshots.md"],
+    ["clauses"],
 ]
 """make run's command at a small budget and every command with a text table or long lines."""
 
@@ -447,8 +449,15 @@ def test_text_output_fits_120_columns_and_wide_gives_the_full_lines(argv, tmp_pa
     if argv[0] == "run":
         return  # --wide for run: test_run_tables_fit_120_columns_and_never_break_an_id
     assert main(args + ["--wide"]) == 0
-    wide = capsys.readouterr().out.splitlines()
+    full = capsys.readouterr().out
+    wide = full.splitlines()
     assert max(len(line) for line in wide) > 120 and len(wide) < len(lines)
+    # no clause, property or branch id broken either: folded and full output name each as often
+    assert Counter(CITED_ID.findall(out)) == Counter(CITED_ID.findall(full))
+
+
+CITED_ID = re.compile(r"\b[A-Z]{2,4}(?:-[A-Z0-9]+)+\b|\bP\d\d-[a-z-]+[a-z]\b")
+"""A clause id (``ACT-DELTA-MISSING-NOFAIL``) or a property id (``P05-snapshot-creates``)."""
 
 
 # --- peer findings by root cause ----------------------------------------------------------------
