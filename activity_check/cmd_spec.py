@@ -8,7 +8,8 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import UsageError, cell, cell_lines, console, dump, shown
+from activity_check.cli import (UsageError, cell, cell_lines, console, dump, id_list_column,
+                                shown)
 from model.text import visible
 
 __all__ = ["PARSERS", "cmd_spec"]
@@ -113,8 +114,11 @@ def _spec_coverage(args, spec_text) -> int:
     con = console(wide=getattr(args, "wide", False))
     table = Table(title="normative sentences and the clauses they match "
                         f"({shown(', '.join(report.pages), None)})")
-    for col in ("page", "line", "section", "keyword", "clauses", "sentence"):
+    for col in ("page", "line", "section", "keyword"):
         table.add_column(col, overflow="fold")
+    id_list_column(table, "clauses", [", ".join(report.clauses_of(s)) or "none"
+                                      for s in report.normative])
+    table.add_column("sentence", overflow="fold")
     for s in report.normative:
         table.add_row(cell(s.page), str(s.line), cell(s.section), s.keyword,
                       cell(", ".join(report.clauses_of(s)) or "none",
@@ -161,10 +165,17 @@ def _spec_diff(args, spec_text) -> int:
         con.print("no normative difference")
         return 0
     table = Table(title="differences")
-    for col in ("change", "line", "section", "keyword", "clauses", "depends on them",
-                "sentence"):
+    clauses = [", ".join(c.clauses) or "-" for c in report.changes]
+    deps = ["; ".join(f"{k}: {', '.join(v)}" for k, v in c.dependents.items()) or "-"
+            for c in report.changes]
+    for col in ("change", "line"):
         table.add_column(col, overflow="fold")
-    for c in report.changes:
+    id_list_column(table, "section", [c.section for c in report.changes])  # MESSAGES_SNAPSHOT
+    table.add_column("keyword", overflow="fold")
+    id_list_column(table, "clauses", clauses)  # ids whole (issue 39 item 5)
+    id_list_column(table, "depends on them", deps)
+    table.add_column("sentence", overflow="fold")
+    for c, ids, dep in zip(report.changes, clauses, deps):
         if c.keyword_change:
             kw = f"{', '.join(c.keyword_change[0]) or '-'} -> {', '.join(c.keyword_change[1]) or '-'}"
         else:
@@ -173,9 +184,8 @@ def _spec_diff(args, spec_text) -> int:
                 else str((c.new or c.old).line))
         text = (c.new or c.old).text if c.kind != "changed" else \
             f"was: {c.old.text}\nnow: {c.new.text}"
-        deps = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.dependents.items()) or "-"
         table.add_row(c.kind + ("" if c.normative else " (plain)"), line, cell(c.section), kw,
-                      ", ".join(c.clauses) or "-", deps, _lines(text))
+                      ids, dep, _lines(text))
     con.print(table)
     if not report.normative_changes:
         con.print("no normative difference (plain wording only)")
