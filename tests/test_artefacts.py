@@ -290,6 +290,20 @@ def test_form_c_sections_say_what_was_proven_to_what_bound_by_which_engine():
     assert "P19-untagged-accepted" in text and "Why this settles Q16: Because" in text
 
 
+def test_recommendation_of_a_question_without_knob_says_no_knob_once():
+    """The page's "Recommended" paragraph: ``KNOB=OPTION.`` then the argument for a knob; for a
+    question without knob (Q16, Q22, Q24, Q25) the argument alone, which itself says "no knob"
+    (it read "Recommended: no knob. no knob: the bounded proof ...")."""
+    from counterexamples.report.questions_page import recommendations, recommended_html
+    for q in ("Q16", "Q22", "Q24", "Q25"):
+        (rec,) = recommendations({"question": q, "knobs": []})
+        text = recommended_html(rec)
+        assert text.count("no knob") == 1 and "Recommended: no knob: " in text, (q, text)
+    (rec,) = recommendations({"question": "Q8", "knobs": ["Q8"]})
+    assert recommended_html(rec).startswith(
+        "<p class='recommended'>Recommended (★): <code>Q8=keep</code>. ")
+
+
 # --- the page in a browser ----------------------------------------------------------------------
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")

@@ -30,7 +30,8 @@ from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
            "witness_mermaid", "mermaid_svg", "recommendations", "write_questions",
-           "witness_files", "PAGE", "TABLE_FILE", "settlement_text", "HTML_COLUMNS"]
+           "witness_files", "PAGE", "TABLE_FILE", "settlement_text", "recommended_html",
+           "HTML_COLUMNS"]
 
 PAGE = "questions.html"
 """The page's file name in an output directory."""
@@ -394,6 +395,19 @@ _ENGINE_WORDS = {"Z3": "Z3 bounded model checking of the ownership and replace f
                  "both": "Z3 bounded model checking and the exhaustive breadth-first search"}
 
 
+def recommended_html(rec: dict) -> str:
+    """One entry of :func:`recommendations` as the page's paragraph: ``Recommended (★):
+    KNOB=OPTION. argument (page > section) Peers: ...``; for a question without knob the
+    argument alone (the data's argument says "no knob: ..." itself)."""
+    lead = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>. "
+            if rec["knob"] else "")
+    peers = html.escape(peers_text(rec))
+    return (f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
+            f"{lead}{html.escape(rec['argument'])}"
+            + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")
+            + (f" Peers: {peers}." if peers else "") + "</p>")
+
+
 def settlement_text(row: dict) -> str:
     """What the row settles, in words (plain text): for form A and B, the split and where the
     witness came from; for form C what was proven or searched, to what bound, by which engine,
@@ -460,14 +474,7 @@ def _section(row: dict, written: bool = True, findings: Optional[dict] = None) -
                    + html.escape("\n".join(json.dumps(e, ensure_ascii=False)
                                            for e in row["witness"])) + "</pre></details>")
     out.append(_option_table(row))
-    for rec in recommendations(row):
-        what = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>"
-                if rec["knob"] else "no knob")
-        peers = html.escape(peers_text(rec))
-        out.append(f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
-                   f"{what}. {html.escape(rec['argument'])}"
-                   + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")
-                   + (f" Peers: {peers}." if peers else "") + "</p>")
+    out.extend(recommended_html(rec) for rec in recommendations(row))
     out.append("<p><a href='#table'>back to the table</a></p></section>")
     return "".join(out)
 
