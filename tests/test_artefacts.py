@@ -519,3 +519,47 @@ def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, c
     assert "stopped reading the stream" in finding.explanation
     dropped = [d for d in divergences if d["aspects"] == ["messages.content"]]
     assert len(dropped) == 1 and dropped[0]["divergenceKind"] == "verdict"
+
+
+def test_peer_check_text_fits_120_columns_and_keeps_every_id_whole(tmp_path, capsys):
+    """Issue 39 item 5 for a peer with divergences (``peer check`` over the committed corpus):
+    no line wider than 120 columns, and every id the JSON report gives (trace, finding,
+    clause, model branch, differing aspect) stands whole on one line of the text (the traces
+    table cut ``messages.subagentRu`` / ``nId``, the divergences table ``STA-MS-SELF-REV`` /
+    ``OKE``); ``--wide`` puts each divergence on one line."""
+    from activity_check.cli import main
+    script = tmp_path / "two_causes.py"
+    script.write_text(TWO_CAUSES)
+    run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+    end = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+    snap = {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+            "content": {"a": 1, "x": 2}}
+    paths = []
+    for name, trace in (("stops", [run, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1",
+                                         "name": "helper"}, snap,
+                                   {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}, end]),
+                        ("key", [run, snap, end]),
+                        ("snapshot", [run, {**snap, "content": {"x": 1}},
+                                      {"type": "MESSAGES_SNAPSHOT", "messages": []}, end])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
+        paths.append(str(path))
+    argv = ["peer", "check", "--adapter", f"{sys.executable} {script}", *paths]
+    assert main(argv + ["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["divergences"]) >= 2
+    ids = {r["id"] for r in report["traces"]} | {r["finding"] for r in report["traces"]
+                                                 if r.get("finding")}
+    for r in report["traces"]:
+        ids |= set(r.get("differsFromNearest") or []) | set(r.get("differsFromDraft") or [])
+    for d in report["divergences"]:
+        ids |= {d["id"], d["branch"], *d["clauses"], *d["relatedClauses"], *d["aspects"]}
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 120, [x for x in lines if len(x) > 120][:2]
+    words = {w.strip(",;:()") for line in lines for w in line.replace("│", " ").split()}
+    assert not ids - words, sorted(ids - words)[:5]
+    assert main(argv + ["--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    for d in report["divergences"]:
+        assert any(d["id"] in x and d["branch"] in x and d["aspects"][-1] in x for x in wide)
