@@ -430,6 +430,7 @@ NARROW_COMMANDS = [
     ["run", "--examples", "5", "--max-events", "4", "--bfs-depth", "2", "--budget", "5",
      "--seed", "0", "--out", "{tmp}/run"],
     ["questions"],
+    ["questions", "--out", "{tmp}/review"],
     ["resolve", "--recommended", "--depth", "2", "--no-z3"],
     ["explore", "--depth", "2"],
     ["peer", "check", "--adapter", "model"],
