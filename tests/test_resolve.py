@@ -212,7 +212,14 @@ def test_reports_render(report):
     page = render_html(report)
     assert "<script" not in page and "http" not in page.replace("http://www.w3.org", "")
     assert "<svg" in page
-    assert "NON-CONFORMANT on Q8" in render_text(report)
+    text = render_text(report)
+    assert "NON-CONFORMANT on Q8" in text
+    # the trace that makes it so, not only its length: Q8's witness, a held activity that a
+    # MESSAGES_SNAPSHOT carrying another activity leaves out
+    seg = text.split("@ag-ui/client 1.0.0 reducer: NON-CONFORMANT on Q8")[1]
+    line = " ".join(re.split(r"\n  (?! )", seg)[0].split())  # the item's folded lines
+    assert "trace of 4 events: RUN_STARTED r1; ACTIVITY_SNAPSHOT" in line
+    assert "MESSAGES_SNAPSHOT [" in line and line.endswith("RUN_FINISHED r1")
 
 
 # --- the command -------------------------------------------------------------------------------
