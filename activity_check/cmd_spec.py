@@ -8,9 +8,8 @@ import sys
 
 from rich.table import Table
 
-from activity_check.cli import (UsageError, cell, cell_lines, console, dump, id_list_column,
-                                shown)
-from model.text import visible
+from activity_check.cli import UsageError, cell, cell_lines, console, dump, shown
+from model.text import TEXT_WIDTH, fold_line, visible
 
 __all__ = ["PARSERS", "cmd_spec"]
 
@@ -114,10 +113,11 @@ def _spec_coverage(args, spec_text) -> int:
     con = console(wide=getattr(args, "wide", False))
     table = Table(title="normative sentences and the clauses they match "
                         f"({shown(', '.join(report.pages), None)})")
+    from activity_check.cli import id_list_column
     for col in ("page", "line", "section", "keyword"):
         table.add_column(col, overflow="fold")
     id_list_column(table, "clauses", [", ".join(report.clauses_of(s)) or "none"
-                                      for s in report.normative])
+                                      for s in report.normative])  # ids whole (issue 39)
     table.add_column("sentence", overflow="fold")
     for s in report.normative:
         table.add_row(cell(s.page), str(s.line), cell(s.section), s.keyword,
@@ -165,17 +165,8 @@ def _spec_diff(args, spec_text) -> int:
         con.print("no normative difference")
         return 0
     table = Table(title="differences")
-    clauses = [", ".join(c.clauses) or "-" for c in report.changes]
-    deps = ["; ".join(f"{k}: {', '.join(v)}" for k, v in c.dependents.items()) or "-"
-            for c in report.changes]
-    for col in ("change", "line"):
-        table.add_column(col, overflow="fold")
-    id_list_column(table, "section", [c.section for c in report.changes])  # MESSAGES_SNAPSHOT
-    table.add_column("keyword", overflow="fold")
-    id_list_column(table, "clauses", clauses)  # ids whole (issue 39 item 5)
-    id_list_column(table, "depends on them", deps)
-    table.add_column("sentence", overflow="fold")
-    for c, ids, dep in zip(report.changes, clauses, deps):
+    rows = []
+    for c in report.changes:
         if c.keyword_change:
             kw = f"{', '.join(c.keyword_change[0]) or '-'} -> {', '.join(c.keyword_change[1]) or '-'}"
         else:
@@ -184,9 +175,27 @@ def _spec_diff(args, spec_text) -> int:
                 else str((c.new or c.old).line))
         text = (c.new or c.old).text if c.kind != "changed" else \
             f"was: {c.old.text}\nnow: {c.new.text}"
-        table.add_row(c.kind + ("" if c.normative else " (plain)"), line, cell(c.section), kw,
-                      ids, dep, _lines(text))
-    con.print(table)
+        deps = "; ".join(f"{k}: {', '.join(v)}" for k, v in c.dependents.items()) or "-"
+        rows.append((c.kind + ("" if c.normative else " (plain)"), line, c.section, kw,
+                     ", ".join(c.clauses) or "-", deps, text))  # raw: escaped when shown
+    if getattr(args, "wide", False):
+        for col in ("change", "line", "section", "keyword", "clauses", "depends on them",
+                    "sentence"):
+            table.add_column(col, overflow="fold")
+        for kind, line, section, kw, clauses, deps, text in rows:
+            table.add_row(kind, line, cell(section), kw, clauses, deps, _lines(text))
+        con.print(table)
+    else:  # within TEXT_WIDTH: one block per change, folded between words (no id broken)
+        for kind, line, section, kw, clauses, deps, text in rows:
+            con.print(fold_line(f"{kind}, line {line}, {visible(section, None)}: {kw}",
+                                TEXT_WIDTH, "    "),
+                      markup=False, highlight=False)
+            for label, value in (("clauses", clauses), ("depends on them", deps)):
+                con.print(fold_line(f"  {label}: {value}", TEXT_WIDTH, "    "), markup=False,
+                          highlight=False)
+            for sentence in text.split("\n"):
+                con.print(fold_line(f"  {visible(sentence, None)}", TEXT_WIDTH, "    "), markup=False,
+                          highlight=False)
     if not report.normative_changes:
         con.print("no normative difference (plain wording only)")
     for k in report.knobs():  # what the changed clauses decide (issue 41)

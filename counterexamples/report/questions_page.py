@@ -127,8 +127,8 @@ def _recommendation_lines(rows: Sequence[dict], bullet: str,
                           width: Optional[int] = None) -> list[str]:
     """The recommendations block: a heading line, one item per knob (``bullet`` first; folded
     at word boundaries to ``width`` columns when given), and an empty line."""
-    lines = [""] + fold_words("recommended (★: a starred question of the notes; peers: the option "
-                              "each peer of the matrix was recorded to take, "
+    lines = [""] + fold_words("recommended (★: a starred question of the notes; peers: the "
+                              "option each peer of the matrix was recorded to take, "
                               "model/data/peer_options.json):", width, "  ")
     for r in rows:
         for rec in recommendations(r):
