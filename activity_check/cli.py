@@ -182,6 +182,15 @@ def id_column(table, name: str, ids) -> None:
     table.add_column(name, no_wrap=True, min_width=max([len(name)] + [len(str(i)) for i in ids]))
 
 
+def id_list_column(table, name: str, cells) -> None:
+    """Add a column of id lists (``"P30-x, P42-y; knob: Q8"``) to a rich ``table``: as wide as
+    its longest word, so that it folds at spaces only and never breaks an id (``cells``: the
+    strings it will hold). The column is fixed at that width: narrowing the table folds the
+    other columns instead."""
+    words = [w for c in cells for w in str(c).split()]
+    table.add_column(name, width=max([len(name)] + [len(w) for w in words]), overflow="fold")
+
+
 def progress_bar(bar: bool = True):
     """A transient progress display on stderr: the task's description, a bar with done/total
     when ``bar``, and the elapsed time. Shown only when stderr is a terminal: elsewhere (a file,

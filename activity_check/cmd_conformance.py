@@ -17,6 +17,7 @@ import sys
 
 from activity_check.cli import UsageError, console, dump, finite_float, reading_option, shown, \
     write_new_output
+from model.text import TEXT_WIDTH, fold_line
 
 __all__ = ["PARSERS", "cmd_conformance"]
 
@@ -201,11 +202,11 @@ def _generate(args) -> int:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"--out {args.out}: cannot write: {exc.strerror or exc}") from None
-    out = console()
+    out = console(wide=False)  # printed lines fold at word boundaries within 120 columns
     shipped = [g for g in generated if g.fixture]
     out.print(f"{len(shipped)} fixtures written to {shown(args.out)} ({len(written)} files); "
               f"{len(generated) - len(shipped)} clauses reported, not shipped:")
     for g in generated:
         if g.fixture is None:
-            out.print(f"  {g.clause}: {shown(g.note)}")
+            out.print(fold_line(f"  {g.clause}: {shown(g.note)}", TEXT_WIDTH, "    "))
     return 0

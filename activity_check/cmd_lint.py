@@ -184,7 +184,7 @@ def cmd_lint(args) -> int:
                   f"{report.count('warning')} warning(s): {verdict}"
                   + (f"; report written to {args.out}" if report is reports[-1] else ""))
     elif args.format == "pretty":
-        render_pretty(reports, console(), args.fail_on)
+        render_pretty(reports, console(wide=False), args.fail_on)  # within 120 columns
     else:
         import sys
         sys.stdout.write(render(reports, args.format, args.fail_on, __version__))

@@ -25,13 +25,14 @@ import math
 import os
 import sys
 
+from rich.markup import escape
 from rich.table import Table
 
 from activity_check.cli import (UsageError, add_generation_options, add_input_limits, cell,
                                 console, dump, finite_float, float_or_inf, id_column,
-                                positive_int, prepare_out, progress_bar, read_vocabulary, shown,
+                                id_list_column, positive_int, prepare_out, progress_bar, read_vocabulary, shown,
                                 write_out)
-from model.text import visible
+from model.text import TEXT_WIDTH, fold_words, visible
 
 __all__ = ["PARSERS", "cmd_peer"]
 
@@ -265,6 +266,39 @@ def _search(args, adapter, search_peer, began: float, vocabularies=(None, None))
                                                                         total=total))
 
 
+def _spaced(reading: str) -> str:
+    """A reading as the text tables show it: ``Q1=merge,Q19=catch-all`` as ``Q1=merge,
+    Q19=catch-all``, so that a cell folds between two knobs, never inside one."""
+    return reading.replace(",", ", ")
+
+
+def _print_divergences(con, divergences: list, width) -> None:
+    """The divergence findings, one paragraph each (a table of six id columns cannot fit
+    :data:`~model.text.TEXT_WIDTH` columns without cutting ids): the finding id and its kind, the
+    event where the peer first parts from every reading and the model's branch there, the
+    clauses at stake, and what differs from the nearest reading; folded at spaces to ``width``
+    (None, ``--wide``: one line each), so no id is ever broken (issue 39 item 5)."""
+    con.print("divergences (the peer agrees with no reading), one per root cause:")
+    for d in divergences:
+        kind = d.get("divergenceKind", "verdict")
+        if kind == "stopped-reading":
+            kind = f"stopped reading at event {d['stoppedAt']}: later events had no effect"
+        if not d["shrunk"]:
+            kind += " (not shrunk)"
+        elif d.get("minimal") is False:
+            kind += " (shrunk within its time, not 1-minimal)"
+        outside = d.get("outsideDraft") or []
+        clauses = ", ".join(d["clauses"]) + (
+            f" (related: {', '.join(d['relatedClauses'])})" if d["relatedClauses"] else "") + (
+            f"; rests on the model's own rules outside the draft: {', '.join(outside)}"
+            if outside else "")
+        text = (f"  {d['id']} {kind}; at event {d['divergesAt']} {d['event']}, model branch "
+                f"{d['branch']}; clauses {clauses}; differs from the nearest reading "
+                f"{d['nearest']}: {', '.join(d['aspects'])}")
+        for line in fold_words(visible(text, None), width, "      "):
+            con.print(escape(line))
+
+
 def _print_report(con, report, summary: dict, args) -> None:
     from model.readings import KNOB_BY_ID, deviation_note
     counts = summary["counts"]
@@ -285,27 +319,34 @@ def _print_report(con, report, summary: dict, args) -> None:
     table = Table(title="traces" if args.peer_action == "check" else
                   "traces that do not agree with draft")
     limit = 200 if args.peer_action == "check" else 40
-    id_column(table, "trace", [r["id"] for r in listed[:limit]])
-    id_column(table, "class", ["deviation"] + [r["class"] for r in listed[:limit]])
-    for col in ("readings / nearest reading / error", "differs in"):
-        table.add_column(col, overflow="fold")
-    id_column(table, "finding", [r.get("finding", "") for r in listed[:limit]])
+    # The class goes first in the readings cell, a reading's knobs spaced (``Q1=merge,
+    # Q19=catch-all``) and the aspects in a column as wide as the longest: every cell folds at
+    # spaces within 120 columns and no id is cut (issue 39 item 5).
+    rows_shown = []
     for r in listed[:limit]:
         if r["class"] == "error":
-            detail, differs = r["error"], ""
+            detail, differs = f"error: {r['error']}", ""
         elif r["class"] == "divergence":
-            detail, differs = f"nearest: {r['nearest']}", ", ".join(r["differsFromNearest"])
+            detail, differs = (f"divergence, nearest: {_spaced(r['nearest'])}",
+                               ", ".join(r["differsFromNearest"]))
         else:
-            readings = r["readings"]
+            readings = [_spaced(x) for x in r["readings"]]
             detail = "; ".join(readings[:3]) + (f" (+{len(readings) - 3})" if len(readings) > 3
                                                  else "")
             differs = ", ".join(r["differsFromDraft"]) or "-"
             if r.get("deviation"):  # matches only through a deviation: not conformant
-                detail = f"only through a deviation, {r['deviation']}: {detail}"
+                detail = f"deviation: only through {_spaced(r['deviation'])}: {detail}"
             elif r.get("outsideDraft"):  # the model's own rules, outside the draft
-                detail = f"outside the draft, {r['outsideDraft']}: {detail}"
-        table.add_row(cell(r["id"]), cell("deviation" if r.get("deviation") else r["class"]),
-                      cell(detail), cell(differs), cell(r.get("finding", "")))
+                detail = f"{r['class']}: outside the draft, {r['outsideDraft']}: {detail}"
+            else:
+                detail = f"{r['class']}: {detail}"
+        rows_shown.append((r, detail, differs))
+    id_column(table, "trace", [r["id"] for r, _, _ in rows_shown])
+    table.add_column("class: readings / nearest reading / error", overflow="fold")
+    id_list_column(table, "differs in", [d for _, _, d in rows_shown])
+    id_column(table, "finding", [r.get("finding", "") for r, _, _ in rows_shown])
+    for r, detail, differs in rows_shown:
+        table.add_row(cell(r["id"]), cell(detail), cell(differs), cell(r.get("finding", "")))
     if listed:
         con.print(table)
     if len(listed) > limit:
@@ -330,28 +371,7 @@ def _print_report(con, report, summary: dict, args) -> None:
                            + (" ..." if len(ev) > 3 else ""), None) if ev else "-")
     con.print(knobs)
     if summary["divergences"]:
-        div = Table(title="divergences (the peer agrees with no reading), one per root cause")
-        id_column(div, "finding", [d["id"] for d in summary["divergences"]])
-        for col in ("kind", "at event", "model branch", "clauses", "differs from nearest "
-                    "reading"):
-            div.add_column(col, overflow="fold")
-        for d in summary["divergences"]:
-            kind = d.get("divergenceKind", "verdict")
-            if kind == "stopped-reading":
-                kind = f"stopped reading at event {d['stoppedAt']}: later events had no effect"
-            if not d["shrunk"]:
-                kind += " (not shrunk)"
-            elif d.get("minimal") is False:
-                kind += " (shrunk within its time, not 1-minimal)"
-            outside = d.get("outsideDraft") or []
-            div.add_row(cell(d["id"]), cell(kind), cell(f"{d['divergesAt']} {d['event']}"),
-                        cell(d["branch"]),
-                        ", ".join(d["clauses"]) + (f" (related: {', '.join(d['relatedClauses'])})"
-                                                  if d["relatedClauses"] else "")
-                        + (f"; rests on the model's own rules outside the draft: "
-                           f"{', '.join(outside)}" if outside else ""),
-                        cell(f"{d['nearest']}: {', '.join(d['aspects'])}"))
-        con.print(div)
+        _print_divergences(con, summary["divergences"], None if args.wide else TEXT_WIDTH)
     deviating = counts.get("deviation", 0)
     con.print(f"{counts['traces']} traces: {counts['draft']} agree with draft, {counts['reading']} "
               f"with another reading"

@@ -113,8 +113,12 @@ def _spec_coverage(args, spec_text) -> int:
     con = console(wide=getattr(args, "wide", False))
     table = Table(title="normative sentences and the clauses they match "
                         f"({shown(', '.join(report.pages), None)})")
-    for col in ("page", "line", "section", "keyword", "clauses", "sentence"):
+    from activity_check.cli import id_list_column
+    for col in ("page", "line", "section", "keyword"):
         table.add_column(col, overflow="fold")
+    id_list_column(table, "clauses", [", ".join(report.clauses_of(s)) or "none"
+                                      for s in report.normative])  # ids whole (issue 39)
+    table.add_column("sentence", overflow="fold")
     for s in report.normative:
         table.add_row(cell(s.page), str(s.line), cell(s.section), s.keyword,
                       cell(", ".join(report.clauses_of(s)) or "none",

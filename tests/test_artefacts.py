@@ -291,6 +291,20 @@ def test_form_c_sections_say_what_was_proven_to_what_bound_by_which_engine():
     assert "P19-untagged-accepted" in text and "Why this settles Q16: Because" in text
 
 
+def test_recommendation_of_a_question_without_knob_says_no_knob_once():
+    """The page's "Recommended" paragraph: ``KNOB=OPTION.`` then the argument for a knob; for a
+    question without knob (Q16, Q22, Q24, Q25) the argument alone, which itself says "no knob"
+    (it read "Recommended: no knob. no knob: the bounded proof ...")."""
+    from counterexamples.report.questions_page import recommendations, recommended_html
+    for q in ("Q16", "Q22", "Q24", "Q25"):
+        (rec,) = recommendations({"question": q, "knobs": []})
+        text = recommended_html(rec)
+        assert text.count("no knob") == 1 and "Recommended: no knob: " in text, (q, text)
+    (rec,) = recommendations({"question": "Q8", "knobs": ["Q8"]})
+    assert recommended_html(rec).startswith(
+        "<p class='recommended'>Recommended (★): <code>Q8=keep</code>. ")
+
+
 # --- the page in a browser ----------------------------------------------------------------------
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
@@ -417,6 +431,7 @@ NARROW_COMMANDS = [
     ["run", "--examples", "5", "--max-events", "4", "--bfs-depth", "2", "--budget", "5",
      "--seed", "0", "--out", "{tmp}/run"],
     ["questions"],
+    ["questions", "--out", "{tmp}/review"],
     ["resolve", "--recommended", "--depth", "2", "--no-z3"],
     ["explore", "--depth", "2"],
     ["peer", "check", "--adapter", "model"],
@@ -514,3 +529,47 @@ def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, c
     assert "stopped reading the stream" in finding.explanation
     dropped = [d for d in divergences if d["aspects"] == ["messages.content"]]
     assert len(dropped) == 1 and dropped[0]["divergenceKind"] == "verdict"
+
+
+def test_peer_check_text_fits_120_columns_and_keeps_every_id_whole(tmp_path, capsys):
+    """Issue 39 item 5 for a peer with divergences (``peer check`` over the committed corpus):
+    no line wider than 120 columns, and every id the JSON report gives (trace, finding,
+    clause, model branch, differing aspect) stands whole on one line of the text (the traces
+    table cut ``messages.subagentRu`` / ``nId``, the divergences table ``STA-MS-SELF-REV`` /
+    ``OKE``); ``--wide`` puts each divergence on one line."""
+    from activity_check.cli import main
+    script = tmp_path / "two_causes.py"
+    script.write_text(TWO_CAUSES)
+    run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+    end = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+    snap = {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+            "content": {"a": 1, "x": 2}}
+    paths = []
+    for name, trace in (("stops", [run, {"type": "SUBAGENT_STARTED", "subagentRunId": "sub-1",
+                                         "name": "helper"}, snap,
+                                   {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}, end]),
+                        ("key", [run, snap, end]),
+                        ("snapshot", [run, {**snap, "content": {"x": 1}},
+                                      {"type": "MESSAGES_SNAPSHOT", "messages": []}, end])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
+        paths.append(str(path))
+    argv = ["peer", "check", "--adapter", f"{sys.executable} {script}", *paths]
+    assert main(argv + ["--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["divergences"]) >= 2
+    ids = {r["id"] for r in report["traces"]} | {r["finding"] for r in report["traces"]
+                                                 if r.get("finding")}
+    for r in report["traces"]:
+        ids |= set(r.get("differsFromNearest") or []) | set(r.get("differsFromDraft") or [])
+    for d in report["divergences"]:
+        ids |= {d["id"], d["branch"], *d["clauses"], *d["relatedClauses"], *d["aspects"]}
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 120, [x for x in lines if len(x) > 120][:2]
+    words = {w.strip(",;:()") for line in lines for w in line.replace("│", " ").split()}
+    assert not ids - words, sorted(ids - words)[:5]
+    assert main(argv + ["--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    for d in report["divergences"]:
+        assert any(d["id"] in x and d["branch"] in x and d["aspects"][-1] in x for x in wide)

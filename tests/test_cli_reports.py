@@ -52,11 +52,20 @@ def test_questions_without_out_lists_no_file_it_did_not_write(rows_depth_2, tmp_
     assert page.count("Witness trace: not written") == len(witness_files(rows_depth_2))
     assert os.listdir(tmp_path) == []  # nothing was written
     code, out, _ = _run(capsys, "questions", "--depth", "2", "--out", "q")
+    # folded, the column gives each file's name and the last line their folder (a path in
+    # every cell would push the table past 120 columns); --wide: each whole path
+    listed = [word for line in out.splitlines() for word in line.split()
+              if word.endswith(".jsonl")]
+    folder = out.splitlines()[-1].split()[-1]
+    assert folder == os.path.join("q", "questions")
+    assert sorted(os.path.join(folder, f) for f in listed) == \
+        sorted(os.path.join("q", f) for f in witness_files(rows_depth_2))
+    assert all((tmp_path / folder / f).is_file() for f in listed)
+    assert "not written" not in out
+    code, out, _ = _run(capsys, "questions", "--depth", "2", "--out", "q", "--wide")
     listed = [word for line in out.splitlines() for word in line.split()
               if word.endswith(".jsonl")]
     assert sorted(listed) == sorted(os.path.join("q", f) for f in witness_files(rows_depth_2))
-    assert all((tmp_path / f).is_file() for f in listed)
-    assert "not written" not in out
 
 
 # --- item 2: no wall-clock figure unless asked -----------------------------------------------

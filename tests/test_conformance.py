@@ -416,10 +416,14 @@ def test_clauses_unobservable_under_draft_are_computed_and_ship_off_it(generated
     assert "draft reading" not in shipped["ACT-DELTA-RETYPE"].fixture["description"]
 
 
-def test_generate_writes_the_same_bytes_and_refuses_a_used_folder(tmp_path):
+def test_generate_writes_the_same_bytes_and_refuses_a_used_folder(tmp_path, capsys):
     runs = []
     for name in ("a", "b"):
         assert main(["conformance", "generate", "--out", str(tmp_path / name)]) == 0
+        # issue 39 item 5: the not-shipped notes fold within 120 columns, ids whole
+        out = capsys.readouterr().out
+        assert "not shipped" in out and max(len(x) for x in out.splitlines()) <= 120
+        assert "SUB-ENDED-ACTIVITY:" in out and "`AMB-Q15-c64683a8`" in out
         files = sorted(p.relative_to(tmp_path / name) for p in (tmp_path / name).rglob("*")
                        if p.is_file())
         runs.append({str(f): (tmp_path / name / f).read_bytes() for f in files})

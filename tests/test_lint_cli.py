@@ -399,3 +399,16 @@ def test_a_live_body_that_is_not_utf8_is_refused_as_a_file_is(lint):
         code, out, err = lint("--url", url)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "not UTF-8: byte" in err, err
+
+
+def test_pretty_output_fits_120_columns(lint, tmp_path):
+    """Issue 39 item 5 for ``lint``: the header (every producer reading) and each clause's
+    paraphrase fold at word boundaries within 120 columns (they were up to 151 wide)."""
+    path = tmp_path / "reused-id.jsonl"
+    path.write_text(jsonl(RS, {"type": "TEXT_MESSAGE_START", "messageId": "m-1",
+                               "role": "assistant"},
+                          {"type": "TEXT_MESSAGE_END", "messageId": "m-1"}, snap("m-1"), RF))
+    code, out, _ = lint(str(path))
+    words = " ".join(out.split())
+    assert code == 1 and "EVM-ID-UNIQUE" in words and "under every producer reading" in words
+    assert max(len(line) for line in out.splitlines()) <= 120, out

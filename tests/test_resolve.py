@@ -212,7 +212,14 @@ def test_reports_render(report):
     page = render_html(report)
     assert "<script" not in page and "http" not in page.replace("http://www.w3.org", "")
     assert "<svg" in page
-    assert "NON-CONFORMANT on Q8" in render_text(report)
+    text = render_text(report)
+    assert "NON-CONFORMANT on Q8" in text
+    # the trace that makes it so, not only its length: Q8's witness, a held activity that a
+    # MESSAGES_SNAPSHOT carrying another activity leaves out
+    seg = text.split("@ag-ui/client 1.0.0 reducer: NON-CONFORMANT on Q8")[1]
+    line = " ".join(re.split(r"\n  (?! )", seg)[0].split())  # the item's folded lines
+    assert "trace of 4 events: RUN_STARTED r1; ACTIVITY_SNAPSHOT" in line
+    assert "MESSAGES_SNAPSHOT [" in line and line.endswith("RUN_FINISHED r1")
 
 
 # --- the command -------------------------------------------------------------------------------
@@ -292,6 +299,36 @@ def test_spec_diff_names_the_knobs_a_change_decides(tmp_path, capsys):
     q8 = next(k for k in doc["knobs"] if k["knob"] == "Q8")
     assert [o["option"] for o in q8["options"]] == list(KNOB_BY_ID["Q8"].option_names)
     assert q8["recommended"] == "keep" and "STA-MS-SELF-REVOKE" in q8["clauses"]
+
+
+def test_spec_diff_text_keeps_every_clause_and_dependent_id_whole(tmp_path, capsys):
+    """Issue 39 item 5 for ``spec diff``: the table fits 120 columns and folds its id columns
+    (clauses, the properties, knobs and branches that depend on them, the section) at spaces
+    only: each id the JSON names is on one line of the text (it was cut, e.g.
+    ``P42-ms-reasoning-sur`` / ``vives``, by rich's fold)."""
+    from counterexamples.report.resolve import spec_dir
+    pages = spec_dir()
+    if pages is None:
+        pytest.skip("the shared spec pages are absent")
+    text = Path(pages, "state.md").read_text(encoding="utf-8")
+    old_sentence = "The exception is per-role and self-revoking"
+    assert old_sentence in text
+    for side, body in (("old", text), ("new", text.replace(
+            old_sentence, "The exception holds for every activity message, whatever it carries"))):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "state.md").write_text(body, encoding="utf-8")
+    argv = ["spec", "diff", str(tmp_path / "old" / "state.md"), str(tmp_path / "new" / "state.md")]
+    assert main(argv + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    ids = {i for c in doc["changes"] for i in c["clauses"]}
+    ids |= {i for c in doc["changes"] for v in c["dependents"].values() for i in v}
+    assert {"STA-MS-SELF-REVOKE", "P42-ms-reasoning-survives",
+            "messages-snapshot.reconcile"} <= ids
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    for i in ids | {"MESSAGES_SNAPSHOT"}:
+        assert any(i in line for line in lines), i
 
 
 def test_cli_out_again_replaces_the_earlier_report(tmp_path, capsys):

@@ -30,7 +30,8 @@ from model.wire import dump_wire_jsonl
 
 __all__ = ["COLUMNS", "render_text", "render_markdown", "render_html", "table_json",
            "witness_mermaid", "mermaid_svg", "recommendations", "write_questions",
-           "witness_files", "PAGE", "TABLE_FILE", "settlement_text", "HTML_COLUMNS"]
+           "witness_files", "PAGE", "TABLE_FILE", "settlement_text", "recommended_html",
+           "HTML_COLUMNS"]
 
 PAGE = "questions.html"
 """The page's file name in an output directory."""
@@ -146,22 +147,36 @@ def render_text(rows: Sequence[dict], depth: int, out_dir: Optional[str] = None,
     :data:`~model.text.TEXT_WIDTH` columns: long cells (the title, a list of properties, now
     ``a, b``) fold at word boundaries, no id is broken (:func:`model.text.text_table`); ``wide``
     (``--wide``): the full table, one line a row. ``out_dir``: the directory the witnesses were
-    written into (the ``witnessFile`` column then gives each file's path in it); None when none
+    written into (the ``witnessFile`` column then gives each file: its name, the folder
+    ``out_dir/questions`` named once on a last line; with ``wide`` its whole path); None when none
     was written: the column shows ``-`` and a last line says where ``--out`` would put them
     (:func:`not_written_note`)."""
     from properties.questions import settled_count
     width = None if wide else TEXT_WIDTH
+    from properties.questions import QUESTIONS_DIR
+    # folded, the witness file column gives each file's name in DIR/questions (named once,
+    # below): a path in every cell would push the table past the width (issue 39 item 5)
+    relative = out_dir is not None and not wide
+
+    def shown_cell(name: str, c: str) -> str:
+        if name == "knob":
+            return c.replace(",", ", ")
+        return os.path.basename(c) if name == "witnessFile" and relative else c
     # the headers as words (bfsLength: "bfs length"), so that they too fold at a space
     table = [[re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", c).lower() for c in COLUMNS]] + \
-        [[c.replace(",", ", ") if name == "knob" else c
-                                for name, c in zip(COLUMNS, _cells(r, out_dir, written=False))]
-                               for r in rows]
+        [[shown_cell(name, c)
+          for name, c in zip(COLUMNS, _cells(r, None if relative else out_dir,
+                                             written=relative))]
+         for r in rows]
     lines = text_table(table, width)
     lines += _recommendation_lines(rows, "  ", width)
     lines += fold_words(f"{settled_count(rows)} of {len(rows)} questions settled (depth {depth})",
                   width)
     if out_dir is None and witness_files(rows):
         lines += fold_words(not_written_note(rows), width, "  ")
+    elif relative and witness_files(rows):
+        lines += fold_words(f"witness files (the witness file column): in "
+                            f"{os.path.join(out_dir, QUESTIONS_DIR)}", width, "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -394,6 +409,19 @@ _ENGINE_WORDS = {"Z3": "Z3 bounded model checking of the ownership and replace f
                  "both": "Z3 bounded model checking and the exhaustive breadth-first search"}
 
 
+def recommended_html(rec: dict) -> str:
+    """One entry of :func:`recommendations` as the page's paragraph: ``Recommended (★):
+    KNOB=OPTION. argument (page > section) Peers: ...``; for a question without knob the
+    argument alone (the data's argument says "no knob: ..." itself)."""
+    lead = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>. "
+            if rec["knob"] else "")
+    peers = html.escape(peers_text(rec))
+    return (f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
+            f"{lead}{html.escape(rec['argument'])}"
+            + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")
+            + (f" Peers: {peers}." if peers else "") + "</p>")
+
+
 def settlement_text(row: dict) -> str:
     """What the row settles, in words (plain text): for form A and B, the split and where the
     witness came from; for form C what was proven or searched, to what bound, by which engine,
@@ -460,14 +488,7 @@ def _section(row: dict, written: bool = True, findings: Optional[dict] = None) -
                    + html.escape("\n".join(json.dumps(e, ensure_ascii=False)
                                            for e in row["witness"])) + "</pre></details>")
     out.append(_option_table(row))
-    for rec in recommendations(row):
-        what = (f"<code>{html.escape(rec['knob'])}={html.escape(rec['option'])}</code>"
-                if rec["knob"] else "no knob")
-        peers = html.escape(peers_text(rec))
-        out.append(f"<p class='recommended'>Recommended{' (★)' if rec['important'] else ''}: "
-                   f"{what}. {html.escape(rec['argument'])}"
-                   + (f" ({html.escape('; '.join(rec['cites']))})" if rec["cites"] else "")
-                   + (f" Peers: {peers}." if peers else "") + "</p>")
+    out.extend(recommended_html(rec) for rec in recommendations(row))
     out.append("<p><a href='#table'>back to the table</a></p></section>")
     return "".join(out)
 

@@ -25,7 +25,7 @@ from properties.resolve import Proposal, ProposalError, load_json_text, proposal
 
 __all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "add_sentences", "render_text",
            "render_markdown", "render_html", "render_compare", "write_report", "SCHEMAS",
-           "CONFLICT_KINDS",
+           "CONFLICT_KINDS", "trace_text",
            "REPORT_FILE", "PAGE"]
 
 MAX_PROPOSAL_BYTES = 1 << 20
@@ -173,7 +173,8 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
             out.append(f"  {r['peer']}: " + ("NON-CONFORMANT on" if w else "differs off "
                                                  "conformant traces only on") +
                        f" {f['question']} ({f['knob']}={f['recorded']}, pinned {f['pinned']})" +
-                       (f", trace of {w['length']} events" if w else ""))
+                       (f", trace of {w['length']} events: {trace_text(w['trace'])}"
+                        if w else ""))
         if "live" in r:
             out.append(f"    live: {_live_text(r['live'])}")
     out += ["", "traces pinning the decisions:"]
@@ -197,6 +198,16 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
         lead = len(line) - len(line.lstrip(" "))
         lines += fold_words(line[lead:], width, " " * (lead + 4), " " * lead)
     return "\n".join(lines) + "\n"
+
+
+def trace_text(trace: Sequence[dict]) -> str:
+    """A witness trace (wire events) in one line, the arrows' labels of its diagrams joined by
+    ``; ``: ``RUN_STARTED r1; ACTIVITY_SNAPSHOT act-1 PLAN; MESSAGES_SNAPSHOT [act-2];
+    RUN_FINISHED r1``, so that the text report shows the trace that makes a peer
+    non-conformant, not only its length (the JSON and ``--out`` give it whole)."""
+    from counterexamples.report.export import _event_label
+    from model.wire import parse_events
+    return "; ".join(_event_label(w, e) for w, e in zip(trace, parse_events(list(trace))))
 
 
 def _peer_verdict(row: dict, pins) -> str:
