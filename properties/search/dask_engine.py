@@ -447,6 +447,9 @@ class DaskEngine:
         # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries,
         # {"memoTrims", "memoEvictions": this task's}) per task])
         self.task_log: list = []
+        # (thread, result box) of a local cluster started beside a level (:meth:`_start_beside`)
+        self.beside: Optional[tuple] = None
+        self.start_beside = True  # False: the cluster started before its first level (as before)
 
     def block_array(self):
         """The driver's arrays (parent entries, kept edges): :meth:`LocalEngine.block_array`."""
@@ -482,12 +485,55 @@ class DaskEngine:
         # follows (the workers then warm their tables on it), for the last level only when it
         # is ten times larger (one level's expansion barely pays for starting the workers)
         needed = self.local_below * (10 if last else 1)
-        if not self.on_cluster and self.local.frontier_size() < needed:
+        size = self.local.frontier_size()
+        if not self.on_cluster and size < needed:
+            self.local.level(merge, level, last)
+            return
+        if not self.on_cluster and self.start_beside and self.beside is None and \
+                self.address is None and not last and size < 10 * self.local_below:
+            # the first level large enough, when small and followed by another: the local
+            # cluster starts beside it (imports, processes) while this process expands it
+            self._start_beside()
             self.local.level(merge, level, last)
             return
         if not self.on_cluster:
             self._hand_over()
         self._level(merge, level, last)
+
+    def _start_beside(self) -> None:
+        """Start the local cluster in a thread of its own (:attr:`beside`), taken up by
+        :meth:`_connect`: the start (importing ``distributed``, the worker processes' start)
+        then runs on another core while this process expands a level, not before it. A
+        Ctrl-C reaches this process's main thread, not the start, which :meth:`close` waits
+        for and stops."""
+        import threading
+        box: dict = {}
+
+        def start():
+            try:
+                from distributed import Client
+                box["cluster"] = local_cluster(self.workers)
+                box["client"] = Client(box["cluster"])
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                box["error"] = exc
+        thread = threading.Thread(target=start, name="activity-check cluster start",
+                                  daemon=True)
+        thread.start()
+        self.beside = (thread, box)
+
+    def _started_beside(self) -> bool:
+        """Take up the cluster :meth:`_start_beside` started (waiting for its thread):
+        :attr:`cluster` and :attr:`client` set; its error raised here. False when none was
+        started beside."""
+        if self.beside is None:
+            return False
+        thread, box = self.beside
+        thread.join()
+        self.beside = (thread, {})
+        self.cluster, self.client = box.get("cluster"), box.get("client")
+        if "error" in box:
+            raise box["error"]
+        return self.client is not None
 
     def _connect(self) -> None:
         from distributed import Client
@@ -495,6 +541,8 @@ class DaskEngine:
         _mute_client_logs()
         if self.address:
             self.client = _connected(self.address)
+        elif self._started_beside():
+            pass
         else:
             with _interrupts_held():
                 self.cluster = local_cluster(self.workers)
@@ -703,6 +751,10 @@ class DaskEngine:
         its last level finished: see :meth:`storage`), the client closed and a local cluster
         stopped. Safe to call again: what was closed is not closed twice."""
         self.local.close()
+        if self.beside is not None and self.client is None:
+            with contextlib.suppress(Exception):  # its error: the search had stopped anyway
+                self._started_beside()  # a start still under way: waited for, then stopped
+        self.beside = None
         client, cluster = self.client, self.cluster
         self.client = self.cluster = None
         self.visited = self.pieces = []
