@@ -449,7 +449,9 @@ class DaskEngine:
         self.task_log: list = []
         # (thread, result box) of a local cluster started beside a level (:meth:`_start_beside`)
         self.beside: Optional[tuple] = None
-        self.start_beside = True  # False: the cluster started before its first level (as before)
+        self.start_beside = True  # False: the cluster started when its first level comes
+        self.depth: Optional[int] = None  # the search's depth bound (set by bfs.search)
+        self.last_size = 0  # the frontier of the last level expanded in this process
 
     def block_array(self):
         """The driver's arrays (parent entries, kept edges): :meth:`LocalEngine.block_array`."""
@@ -487,18 +489,26 @@ class DaskEngine:
         needed = self.local_below * (10 if last else 1)
         size = self.local.frontier_size()
         if not self.on_cluster and size < needed:
-            self.local.level(merge, level, last)
-            return
-        if not self.on_cluster and self.start_beside and self.beside is None and \
-                self.address is None and not last and size < 10 * self.local_below:
-            # the first level large enough, when small and followed by another: the local
-            # cluster starts beside it (imports, processes) while this process expands it
-            self._start_beside()
+            if self._due_beside(level, last, size):
+                self._start_beside()  # the next level is likely the workers' first
+            self.last_size = size
             self.local.level(merge, level, last)
             return
         if not self.on_cluster:
             self._hand_over()
         self._level(merge, level, last)
+
+    def _due_beside(self, level: int, last: bool, size: int) -> bool:
+        """Whether to start the local cluster beside level ``level`` (``size`` frontier nodes,
+        expanded in this process): the next level's frontier, guessed as this one times its
+        growth over the previous level's, reaches what the workers take (:attr:`local_below`,
+        ten times that when the next level is the search's last, known from :attr:`depth`).
+        A wrong guess costs time only: a cluster started and unused, or started when needed."""
+        if not self.start_beside or self.beside is not None or self.address is not None or \
+                last or self.depth is None or not self.last_size:
+            return False
+        needed = self.local_below * (10 if level + 2 == self.depth else 1)
+        return size * size >= needed * self.last_size
 
     def _start_beside(self) -> None:
         """Start the local cluster in a thread of its own (:attr:`beside`), taken up by
