@@ -36,7 +36,11 @@ the frontier in the driver's process and hands it over as at the first large lev
 next level's nodes found before the stop. Levels whose frontier is smaller than
 ``local_below`` nodes (ten times that for the last level, which only one expansion follows)
 are expanded in the driver's process (the workers would cost more than they save), and the
-driver's state is handed to the workers when the frontier grows past it.
+driver's state is handed to the workers when the frontier grows past it. A local cluster is
+started in a thread beside the last level the driver expands when the next level's frontier,
+guessed from this one's growth and the depth bound, will be the workers'
+(:meth:`DaskEngine._due_beside`): its start (importing ``distributed``, the worker processes)
+then overlaps the driver's level instead of following it.
 """
 from __future__ import annotations
 
