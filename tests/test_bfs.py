@@ -359,38 +359,6 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
             assert sum(sum(t["memoEvictions"]) for t in tasks) >= 1
 
 
-def test_the_local_cluster_starts_beside_the_level_before_its_first(monkeypatch):
-    """With local workers, the cluster is started in a thread (``DaskEngine._start_beside``)
-    beside the last level this process expands when the next level's frontier, guessed from
-    this level's growth, reaches what the workers take: at depth 4 with ``parallel_from=100``
-    the frontiers are 1, 1, 33 and 1,444 nodes, so the start goes beside level 2 (33 * 33 >= 10
-    * 100 * 1, level 3 being the last) and level 3 (1,444 >= 1,000) is the workers', as it
-    was without the start beside; the search is the one-process search. At depth 5 the guess
-    for level 3 is under what a level followed by another needs with ``parallel_from=2000``
-    (1,089 < 2,000), and the cluster is started when level 3 comes, not beside."""
-    import properties.search.dask_engine as bfs_dask
-    started = []
-    real_start = bfs_dask.DaskEngine._start_beside
-
-    def start(self):
-        started.append(self.last_size)
-        real_start(self)
-    monkeypatch.setattr(bfs_dask.DaskEngine, "_start_beside", start)
-    two = explore(ExploreOptions(depth=4, reading=None, workers=2, parallel_from=100))
-    assert started == [1]  # beside level 2, whose previous level had one node
-    assert two.workers == 2
-    tasks = two.storage["workerTasks"]
-    assert [t["level"] for t in tasks] == [3] and sum(tasks[0]["nodes"]) == 1444
-    assert _signature(two) == _depth4()[1]
-    engine = bfs_dask.DaskEngine(sweep_module.SweepAdapter(explore_module.EXPLORE_VOCABULARY,
-                                                           (), False), local_below=2000)
-    engine.depth, engine.last_size = 5, 1
-    assert not engine._due_beside(2, False, 33) and engine._due_beside(2, False, 45)
-    engine.depth = 4  # level 3 the last: ten times what the workers take
-    assert not engine._due_beside(2, False, 45) and engine._due_beside(2, False, 142)
-    engine.close()
-
-
 def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_engine(
         cluster, tmp_path, monkeypatch):
     """Checkpoints with the Dask engine: a level on the cluster is expanded in rounds of

@@ -779,8 +779,6 @@ def search(system, depth: int, engine=None, max_states: Optional[int] = None,
                 checkpoint.start_logs()
                 merge.checkpoint = engine.checkpoint = checkpoint
             engine.start(merge)
-        if hasattr(engine, "depth"):  # an engine that plans ahead (DaskEngine's cluster start)
-            engine.depth = depth
         while finished is None and level < depth and engine.frontier_size():
             merge.level, merge.partial = level, rows > 0
             if len(merge.starts) == level + 1:

@@ -36,11 +36,7 @@ the frontier in the driver's process and hands it over as at the first large lev
 next level's nodes found before the stop. Levels whose frontier is smaller than
 ``local_below`` nodes (ten times that for the last level, which only one expansion follows)
 are expanded in the driver's process (the workers would cost more than they save), and the
-driver's state is handed to the workers when the frontier grows past it. A local cluster is
-started in a thread beside the last level the driver expands when the next level's frontier,
-guessed from this one's growth and the depth bound, will be the workers'
-(:meth:`DaskEngine._due_beside`): its start (importing ``distributed``, the worker processes)
-then overlaps the driver's level instead of following it.
+driver's state is handed to the workers when the frontier grows past it.
 """
 from __future__ import annotations
 
@@ -451,11 +447,6 @@ class DaskEngine:
         # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries,
         # {"memoTrims", "memoEvictions": this task's}) per task])
         self.task_log: list = []
-        # (thread, result box) of a local cluster started beside a level (:meth:`_start_beside`)
-        self.beside: Optional[tuple] = None
-        self.start_beside = True  # False: the cluster started when its first level comes
-        self.depth: Optional[int] = None  # the search's depth bound (set by bfs.search)
-        self.last_size = 0  # the frontier of the last level expanded in this process
 
     def block_array(self):
         """The driver's arrays (parent entries, kept edges): :meth:`LocalEngine.block_array`."""
@@ -491,63 +482,12 @@ class DaskEngine:
         # follows (the workers then warm their tables on it), for the last level only when it
         # is ten times larger (one level's expansion barely pays for starting the workers)
         needed = self.local_below * (10 if last else 1)
-        size = self.local.frontier_size()
-        if not self.on_cluster and size < needed:
-            if self._due_beside(level, last, size):
-                self._start_beside()  # the next level is likely the workers' first
-            self.last_size = size
+        if not self.on_cluster and self.local.frontier_size() < needed:
             self.local.level(merge, level, last)
             return
         if not self.on_cluster:
             self._hand_over()
         self._level(merge, level, last)
-
-    def _due_beside(self, level: int, last: bool, size: int) -> bool:
-        """Whether to start the local cluster beside level ``level`` (``size`` frontier nodes,
-        expanded in this process): the next level's frontier, guessed as this one times its
-        growth over the previous level's, reaches what the workers take (:attr:`local_below`,
-        ten times that when the next level is the search's last, known from :attr:`depth`).
-        A wrong guess costs time only: a cluster started and unused, or started when needed."""
-        if not self.start_beside or self.beside is not None or self.address is not None or \
-                last or self.depth is None or not self.last_size:
-            return False
-        needed = self.local_below * (10 if level + 2 == self.depth else 1)
-        return size * size >= needed * self.last_size
-
-    def _start_beside(self) -> None:
-        """Start the local cluster in a thread of its own (:attr:`beside`), taken up by
-        :meth:`_connect`: the start (importing ``distributed``, the worker processes' start)
-        then runs on another core while this process expands a level, not before it. A
-        Ctrl-C reaches this process's main thread, not the start, which :meth:`close` waits
-        for and stops."""
-        import threading
-        box: dict = {}
-
-        def start():
-            try:
-                from distributed import Client
-                box["cluster"] = local_cluster(self.workers)
-                box["client"] = Client(box["cluster"])
-            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
-                box["error"] = exc
-        thread = threading.Thread(target=start, name="activity-check cluster start",
-                                  daemon=True)
-        thread.start()
-        self.beside = (thread, box)
-
-    def _started_beside(self) -> bool:
-        """Take up the cluster :meth:`_start_beside` started (waiting for its thread):
-        :attr:`cluster` and :attr:`client` set; its error raised here. False when none was
-        started beside."""
-        if self.beside is None:
-            return False
-        thread, box = self.beside
-        thread.join()
-        self.beside = (thread, {})
-        self.cluster, self.client = box.get("cluster"), box.get("client")
-        if "error" in box:
-            raise box["error"]
-        return self.client is not None
 
     def _connect(self) -> None:
         from distributed import Client
@@ -555,8 +495,6 @@ class DaskEngine:
         _mute_client_logs()
         if self.address:
             self.client = _connected(self.address)
-        elif self._started_beside():
-            pass
         else:
             with _interrupts_held():
                 self.cluster = local_cluster(self.workers)
@@ -765,10 +703,6 @@ class DaskEngine:
         its last level finished: see :meth:`storage`), the client closed and a local cluster
         stopped. Safe to call again: what was closed is not closed twice."""
         self.local.close()
-        if self.beside is not None and self.client is None:
-            with contextlib.suppress(Exception):  # its error: the search had stopped anyway
-                self._started_beside()  # a start still under way: waited for, then stopped
-        self.beside = None
         client, cluster = self.client, self.cluster
         self.client = self.cluster = None
         self.visited = self.pieces = []
