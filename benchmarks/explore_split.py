@@ -8,7 +8,7 @@ system warmed by its own earlier levels, as on a worker of its own. Printed (``-
 object): per level the one process's CPU seconds and each partition's (nodes, CPU seconds), and
 the sizes of the memo tables in the one process and in each partition, so that what both
 partitions compute again shows as the excess of the partitions' sum. CPU seconds of this process
-(``time.process_time``), the cyclic collector paused as ``explore`` pauses it. Issue 43.1's
+(user and system, from ``getrusage``, with the system share and the minor page faults), the cyclic collector paused as ``explore`` pauses it. Issue 43.1's
 profile in README.md ("what the split really costs") was measured with it.
 """
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import time
 
 import numpy as np
 
@@ -26,7 +25,8 @@ TABLES = ("trees", "local_trees", "checked", "class_checked", "after_checked", "
 
 def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
     """The figures described in the module docstring, as a dict (``levels``: per level kept,
-    ``{"level", "nodes", "cpuSeconds", "parts": [{"nodes", "cpuSeconds"}]}``; ``tables``:
+    ``{"level", "nodes", "cpuSeconds", "systemSeconds", "minorFaults", "parts": [{"nodes",
+    "cpuSeconds", "systemSeconds", "minorFaults"}]}``; ``tables``:
     ``{"oneProcess": {...}, "parts": [{...}]}``, each table's entries, with ``classes`` and
     ``states`` interned)."""
     import properties.search.bfs as bfs
@@ -42,9 +42,9 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
                 blocks = [(np.array(i), np.array(n)) for i, n in self.frontier]
                 kept[level] = (np.concatenate([b[0] for b in blocks]),
                                np.concatenate([b[1] for b in blocks]), dict(merge.known), last)
-            started = time.process_time()
+            started = _usage()
             super().level(merge, level, last)
-            cpu[level] = time.process_time() - started
+            cpu[level] = _since(started)
 
     adapter = SweepAdapter(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     was = gc.isenabled()
@@ -52,8 +52,8 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
     try:
         bfs.search(adapter.system, depth, engine=Keeping(adapter))
         spec = adapter.spec(parts)
-        levels = [{"level": level, "nodes": len(kept[level][0]),
-                   "cpuSeconds": round(cpu[level], 2), "parts": []} for level in sorted(kept)]
+        levels = [{"level": level, "nodes": len(kept[level][0]), **cpu[level], "parts": []}
+                  for level in sorted(kept)]
         part_tables = []
         for j in range(parts):
             token = f"explore-split-{j}"
@@ -61,11 +61,10 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
                 ids, nodes, known, last = kept[row["level"]]
                 mine = (adapter.routing(nodes) % np.uint64(parts)).astype(np.int64) == j
                 piece = [(ids[mine], adapter.export(nodes[mine]))]
-                started = time.process_time()
+                started = _usage()
                 dask_engine._expand_part(token, spec, piece, row["level"], known, parts, last,
                                          False)
-                row["parts"].append({"nodes": int(mine.sum()),
-                                     "cpuSeconds": round(time.process_time() - started, 2)})
+                row["parts"].append({"nodes": int(mine.sum()), **_since(started)})
             part_tables.append(_tables(dask_engine._SYSTEMS[token].system.cache))
             dask_engine._forget(token)
         return {"benchmark": "explore-split", "depth": depth, "parts": parts, "levels": levels,
@@ -73,6 +72,19 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
     finally:
         if was:
             gc.enable()
+
+
+def _usage() -> tuple:
+    import resource
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime, u.ru_stime, u.ru_minflt
+
+
+def _since(started: tuple) -> dict:
+    """CPU seconds (user and system), system seconds and minor page faults since ``started``."""
+    now = _usage()
+    return {"cpuSeconds": round(now[0] - started[0], 2),
+            "systemSeconds": round(now[1] - started[1], 2), "minorFaults": now[2] - started[2]}
 
 
 def _tables(cache) -> dict:
@@ -97,8 +109,10 @@ def main(argv=None) -> int:
     for row in figures["levels"]:
         split = sum(p["cpuSeconds"] for p in row["parts"])
         print(f"level {row['level']} ({row['nodes']:,} nodes): one process "
-              f"{row['cpuSeconds']:.2f} CPU s; partitions "
-              + ", ".join(f"{p['cpuSeconds']:.2f} ({p['nodes']:,})" for p in row["parts"])
+              f"{row['cpuSeconds']:.2f} CPU s ({row['systemSeconds']:.2f} system, "
+              f"{row['minorFaults']:,} page faults); partitions "
+              + ", ".join(f"{p['cpuSeconds']:.2f} ({p['nodes']:,} nodes, {p['systemSeconds']:.2f}"
+                          f" system, {p['minorFaults']:,} faults)" for p in row["parts"])
               + f"; together {split:.2f}")
     one, split = figures["tables"]["oneProcess"], figures["tables"]["parts"]
     for name in one:
