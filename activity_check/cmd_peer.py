@@ -283,6 +283,8 @@ def _print_divergences(con, divergences: list, width) -> None:
         kind = d.get("divergenceKind", "verdict")
         if kind == "stopped-reading":
             kind = f"stopped reading at event {d['stoppedAt']}: later events had no effect"
+        elif kind == "ignored-event":
+            kind = f"ignored event {d['divergesAt']}: its answer the same without it"
         if not d["shrunk"]:
             kind += " (not shrunk)"
         elif d.get("minimal") is False:

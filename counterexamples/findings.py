@@ -497,6 +497,13 @@ class PeerDivergenceFinding(ClassedFinding):
         return tuple(self._doc.get("aspects", ()))
 
     @property
+    def event_ignored(self) -> bool:
+        """The peer ignored the event where it first parts from every reading (its answer the
+        same without it): one root cause whatever the aspects
+        (:func:`counterexamples.peers.divergence.divergence_signature`)."""
+        return self._doc.get("eventIgnored") is True
+
+    @property
     def related_clauses(self) -> tuple[str, ...]:
         return tuple(self._doc.get("relatedClauses", ()))
 

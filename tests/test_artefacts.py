@@ -531,6 +531,58 @@ def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, c
     assert len(dropped) == 1 and dropped[0]["divergenceKind"] == "verdict"
 
 
+IGNORES_DELTAS = (
+    "import json, sys\n"
+    "from counterexamples.peers.model_adapter import answer\n"
+    "for line in sys.stdin:\n"
+    "    req = json.loads(line)\n"
+    "    events = [e for e in req.get('events') or []\n"
+    "              if not (isinstance(e, dict) and e.get('type') == 'ACTIVITY_DELTA')]\n"
+    "    out = answer({**req, 'events': events}) if events else {\n"
+    "        'id': req.get('id'), 'messages': [], 'warnings': [], 'fatal': None,\n"
+    "        'runInput': [], 'state': {}}\n"
+    "    print(json.dumps(out), flush=True)\n")
+"""A peer that ignores every ACTIVITY_DELTA (no error, no warning): one root cause, whatever
+the delta and whatever the aspects its missing effect shows in."""
+
+
+def test_a_peer_that_ignores_an_event_is_one_finding_whatever_the_aspects(tmp_path, capsys):
+    """Issue 39 item 3: deltas whose missed effects differ (content alone; content and the
+    type a retyping delta sets) are one root cause, ``ignored-event``, one id."""
+    from activity_check.cli import main
+    script = tmp_path / "ignores_deltas.py"
+    script.write_text(IGNORES_DELTAS)
+    run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
+    end = {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}
+    snap = {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-1", "activityType": "PLAN",
+            "content": {"a": 1}}
+    delta = {"type": "ACTIVITY_DELTA", "messageId": "act-1", "activityType": "PLAN"}
+    traces = {
+        "replace": [run, snap, {**delta, "patch": [{"op": "replace", "path": "/a", "value": 2}]},
+                    end],
+        "retype": [run, snap, {**delta, "activityType": "TODO",
+                               "patch": [{"op": "add", "path": "/b", "value": 3}]}, end],
+    }
+    paths = []
+    for name, trace in traces.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
+        paths.append(str(path))
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{sys.executable} {script}", "--json",
+                 "--out", str(out), *paths]) == 0
+    report = json.loads(capsys.readouterr().out)
+    divergences = report["divergences"]
+    assert [d["divergenceKind"] for d in divergences] == ["ignored-event"], \
+        [(d["branch"], d["aspects"], d["divergesAt"]) for d in divergences]
+    assert all(d["shrunk"] for d in divergences)
+    finding = load_finding(str(out / "findings" / f"{divergences[0]['id']}.json"))
+    assert finding.wire[finding["divergesAt"]]["type"] == "ACTIVITY_DELTA"
+    assert finding["eventIgnored"] is True and "It ignored event" in finding.explanation
+    traced = [t for t in report["traces"] if t.get("finding")]
+    assert len(traced) == 2 and {t["finding"] for t in traced} == {divergences[0]["id"]}
+
+
 def test_peer_check_text_fits_120_columns_and_keeps_every_id_whole(tmp_path, capsys):
     """Issue 39 item 5 for a peer with divergences (``peer check`` over the committed corpus):
     no line wider than 120 columns, and every id the JSON report gives (trace, finding,

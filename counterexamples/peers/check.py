@@ -205,7 +205,8 @@ class _Shrinking:
         # without shrinking (--no-shrink) every divergent trace is exported; a budget or
         # max_findings cut exports one (the shortest) per signature, the others point to it
         finding = unshrunk_finding(self.adapter, r, locate, part)
-        key = divergence_signature(finding.branch, finding.aspects)
+        key = divergence_signature(finding.branch, finding.aspects,
+                                     ignored=finding.event_ignored)
         if self.shrink and (key in self.signatures or key in self.unshrunk):
             # a cause already found (shrunk, or exported unshrunk): the same finding
             self.point(r, self.signatures.get(key) or self.unshrunk[key])
@@ -247,7 +248,8 @@ class _Shrinking:
             return
         finding = divergence_finding(adapter, r.trace, wire, r.trace.id, part, not cut)
         self.shrunk_count += 1
-        shrunk = divergence_signature(finding.branch, finding.aspects)
+        shrunk = divergence_signature(finding.branch, finding.aspects,
+                                     ignored=finding.event_ignored)
         if shrunk in self.signatures:  # shrank onto a divergence already found
             self.signatures[signature] = self.signatures[shrunk]
             self.point(r, self.signatures[shrunk])

@@ -89,6 +89,8 @@ class Divergence:
         branch: the nearest reading's step branch at that event; clauses: the clauses the
             divergence breaks; related: clauses the draft's warnings cite before it (see
             :func:`divergence_clauses`).
+        ignored: the peer ignored that event: its answer is the same with and without it, no
+            failure reported (:func:`event_ignored`).
     """
 
     index: int
@@ -97,11 +99,12 @@ class Divergence:
     branch: str
     clauses: tuple[str, ...]
     related: tuple[str, ...]
+    ignored: bool = False
 
     @property
     def signature(self) -> tuple:
         """See :func:`divergence_signature`."""
-        return divergence_signature(self.branch, self.aspects)
+        return divergence_signature(self.branch, self.aspects, ignored=self.ignored)
 
 
 def locate_divergence(adapter: AdapterProcess, trace: PeerTrace, part: Optional[str] = None
@@ -115,7 +118,29 @@ def locate_divergence(adapter: AdapterProcess, trace: PeerTrace, part: Optional[
     index, c = found
     branch, clauses, related = divergence_clauses(trace.events, index, c.aspects, trace.state,
                                                   c.nearest_assignment)
-    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related))
+    # a divergence in the warnings alone is not an ignored event: the model skips it too
+    ignored = bool(set(c.aspects) - {"warnings"}) and event_ignored(adapter, trace, index)
+    return Divergence(index, c.nearest, tuple(c.aspects), branch, tuple(clauses), tuple(related),
+                      ignored)
+
+
+def event_ignored(adapter: AdapterProcess, trace: PeerTrace, index: int) -> bool:
+    """True when event ``index`` of ``trace`` had no effect on the peer: its answers to the
+    prefixes of ``index`` and ``index + 1`` events are the same (messages, fatal, run input,
+    state, warnings: :func:`_answer_key`) and neither reports a failure. At the first divergent
+    event, where the nearest reading's verdict changes beyond its warnings
+    (:func:`locate_divergence` asks only then), that is one root cause (the peer ignores that
+    kind of event) whatever the aspects the missed effect shows in. False for event 0 (no
+    prefix to compare with) and when the peer fails on either prefix."""
+    if index < 1 or index >= len(trace.wire):
+        return False
+    before, at = adapter.request_many(
+        [(trace.wire[:n], trace.state, f"{trace.id}[:{n}]") for n in (index, index + 1)])
+    if not (before.ok and at.ok):
+        return False
+    if any((r.response or {}).get("fatal") not in (None, False) for r in (before, at)):
+        return False
+    return _answer_key(before.response) == _answer_key(at.response)
 
 
 _ASPECT_PREFIXES = {
@@ -181,20 +206,24 @@ def divergence_clauses(events: Sequence[Event], index: int, aspects: Sequence[st
     return branch, clauses, related
 
 
-def divergence_signature(branch: str, aspects: Sequence[str], kind: str = "") -> tuple:
+def divergence_signature(branch: str, aspects: Sequence[str], kind: str = "",
+                         ignored: bool = False) -> tuple:
     """The root cause of a divergence, what makes two of them the same finding: the model's branch
     of the step where the peer first parts from every reading (which kind of event met what),
     what the peer did there (the aspects it differs in, message members included:
-    ``messages.missing`` and ``messages.content`` are two causes), and the finding's ``kind`` of
-    divergence (:data:`DIVERGENCE_KINDS`; empty while not yet known)."""
-    return branch, tuple(sorted(aspects)), kind
+    ``messages.missing`` and ``messages.content`` are two causes; but a peer that ignored the
+    event, ``ignored``, did one thing whatever the aspects its missing effect shows in), and the
+    finding's ``kind`` of divergence (:data:`DIVERGENCE_KINDS`; empty while not yet known)."""
+    return branch, ("event ignored",) if ignored else tuple(sorted(aspects)), kind
 
 
-DIVERGENCE_KINDS = ("stopped-reading", "verdict")
+DIVERGENCE_KINDS = ("stopped-reading", "ignored-event", "verdict")
 """What a divergence finding says the peer did (its ``divergenceKind``): ``stopped-reading``,
 it stopped reading the stream: from the event named on, no event had any effect on its answer
-(no failure reported either), while the nearest reading's verdict still changes; ``verdict``,
-any other verdict no reading gives."""
+(no failure reported either), while the nearest reading's verdict still changes;
+``ignored-event``, the event where it first parts from every reading had no effect on its
+answer (:func:`event_ignored`), though later ones did; ``verdict``, any other verdict no
+reading gives."""
 
 
 def stopped_reading(adapter: AdapterProcess, trace: PeerTrace, reply: Reply,
@@ -438,11 +467,14 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         aspects, nearest = classification.aspects, classification.nearest
         branch, clauses, related = divergence_clauses(events, index, aspects, small.state,
                                                       classification.nearest_assignment)
+        ignored = False
     else:
         index, aspects, nearest = where.index, list(where.aspects), where.nearest
         branch, clauses, related = where.branch, list(where.clauses), list(where.related)
-    kind = "verdict" if stopped is None else "stopped-reading"
-    cause = divergence_signature(branch, aspects, kind)
+        ignored = where.ignored
+    kind = "stopped-reading" if stopped is not None else \
+        "ignored-event" if ignored else "verdict"
+    cause = divergence_signature(branch, aspects, kind, ignored)
     fid = PeerDivergenceFinding.id_for(adapter.spec.name, events,
                                        extra=json.dumps(small.state, sort_keys=True) + "\n"
                                        + json.dumps(cause))
@@ -467,6 +499,8 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         *([f"It stopped reading the stream at event {stopped} "
            f"({_event_text(small.wire[stopped])}): from there on no event changed its answer, "
            "and it reported no failure."] if stopped is not None else []),
+        *([f"It ignored event {index}: its answer is the same with and without it, and it "
+           "reported no failure."] if ignored and stopped is None else []),
         f"- model (draft): {describe_verdict(draft_json)}",
         f"- peer: {describe_verdict(response)}",
         ("The trace is conformant: the producer breaks no clause." if not violations else
@@ -479,6 +513,7 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         "clauses": clauses, "relatedClauses": related, "branch": branch, "divergesAt": index,
         "event": at_text, "nearest": nearest, "aspects": aspects,
         "divergenceKind": kind, **({"stoppedAt": stopped} if stopped is not None else {}),
+        "eventIgnored": ignored,
         "outsideDraft": outside_draft(clauses), "minimal": shrunk and minimal,
         "divergesIn": [part or COMBINED],
         "compared": observed_of(response).names() if response else [],

@@ -396,6 +396,8 @@ def _divergence_notes(d: dict) -> str:
     if d.get("divergenceKind") == "stopped-reading":
         out += f"; the peer stopped reading at event {d.get('stoppedAt')} (later events had no " \
                "effect)"
+    elif d.get("divergenceKind") == "ignored-event":
+        out += f"; the peer ignored event {d.get('divergesAt')} (its answer the same without it)"
     if d.get("outsideDraft"):
         out += "; rests on the model's own rules outside the draft: " + \
             ", ".join(d["outsideDraft"])
