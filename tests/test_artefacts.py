@@ -498,8 +498,21 @@ TWO_CAUSES = (
 rest of the stream lost) and it drops a content key named ``x``."""
 
 
-def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, capsys):
+def _peer_check(tmp_path, capsys, script, traces: dict, out) -> dict:
+    """``peer check --json --out OUT`` of the Python adapter ``script`` over ``traces`` (name ->
+    wire events, each written as NAME.jsonl): the JSON report (exit 0 asserted)."""
     from activity_check.cli import main
+    paths = []
+    for name, trace in traces.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
+        paths.append(str(path))
+    assert main(["peer", "check", "--adapter", f"{sys.executable} {script}", "--json",
+                 "--out", str(out), *paths]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, capsys):
     script = tmp_path / "two_causes.py"
     script.write_text(TWO_CAUSES)
     run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
@@ -510,15 +523,8 @@ def test_peer_findings_one_per_root_cause_and_a_stopped_reading_kind(tmp_path, c
             {**snap, "content": {"a": 1, "x": 2}},
             {"type": "SUBAGENT_FINISHED", "subagentRunId": "sub-1"}, end]
     key = [run, {**snap, "content": {"a": 1, "x": 2}}, end]
-    paths = []
-    for name, trace in (("both", both), ("key", key)):
-        path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
-        paths.append(str(path))
     out = tmp_path / "out"
-    assert main(["peer", "check", "--adapter", f"{sys.executable} {script}", "--json",
-                 "--out", str(out), *paths]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = _peer_check(tmp_path, capsys, script, {"both": both, "key": key}, out)
     divergences = report["divergences"]
     causes = {(d["branch"], tuple(d["aspects"]), d["divergenceKind"]) for d in divergences}
     assert len(causes) == len(divergences) == len({d["id"] for d in divergences})
@@ -549,7 +555,6 @@ the delta and whatever the aspects its missing effect shows in."""
 def test_a_peer_that_ignores_an_event_is_one_finding_whatever_the_aspects(tmp_path, capsys):
     """Issue 39 item 3: deltas whose missed effects differ (content alone; content and the
     type a retyping delta sets) are one root cause, ``ignored-event``, one id."""
-    from activity_check.cli import main
     script = tmp_path / "ignores_deltas.py"
     script.write_text(IGNORES_DELTAS)
     run = {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"}
@@ -563,15 +568,8 @@ def test_a_peer_that_ignores_an_event_is_one_finding_whatever_the_aspects(tmp_pa
         "retype": [run, snap, {**delta, "activityType": "TODO",
                                "patch": [{"op": "add", "path": "/b", "value": 3}]}, end],
     }
-    paths = []
-    for name, trace in traces.items():
-        path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps(e) + "\n" for e in trace), encoding="utf-8")
-        paths.append(str(path))
     out = tmp_path / "out"
-    assert main(["peer", "check", "--adapter", f"{sys.executable} {script}", "--json",
-                 "--out", str(out), *paths]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = _peer_check(tmp_path, capsys, script, traces, out)
     divergences = report["divergences"]
     assert [d["divergenceKind"] for d in divergences] == ["ignored-event"], \
         [(d["branch"], d["aspects"], d["divergesAt"]) for d in divergences]
