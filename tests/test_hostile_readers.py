@@ -336,11 +336,16 @@ def test_each_violation_says_what_is_wrong_first_and_the_clause_second(tmp_path,
                                                    "patch": [{"op": "add", "path": "/n"}]},
                            {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}))
     code, out, _ = cli(capsys, "lint", trace)
-    first, second = out.splitlines()[1:3]
-    assert code == 1
-    assert first == ("  event 2 (line 3): error SNP-MALFORMED-OP (non-keyword) ACTIVITY_DELTA "
-                     "/patch/0/value: $.patch[0].value: required member is missing")
-    assert second.startswith("      clause: A structurally bad patch")
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("  event 2"))
+    clause = next(i for i, line in enumerate(lines) if line.startswith("      clause:"))
+    assert code == 1 and at < clause
+    # the event's line, folded within 120 columns, is one block before the clause's
+    assert " ".join(" ".join(lines[at:clause]).split()) == (
+        "event 2 (line 3): error SNP-MALFORMED-OP (non-keyword) ACTIVITY_DELTA "
+        "/patch/0/value: $.patch[0].value: required member is missing")
+    assert lines[clause].startswith("      clause: A structurally bad patch")
+    assert all(len(line) <= 120 for line in lines)
     # one fault, one clause: replay's fatal cites the same
     code, _, err = cli(capsys, "replay", trace)
     assert code == 2 and one_error_line(err).endswith("[SNP-MALFORMED-OP]")

@@ -115,7 +115,7 @@ def test_peer_check_counts_a_peer_matching_only_through_a_deviation_as_not_confo
     out = capsys.readouterr().out
     assert "1 with another reading (1 of them only through a deviation: not conformant)" in out
     assert "skip-patch (deviation, against SNP-UNKNOWN-OP: not conformant)" in out
-    assert "only through a deviation, Q20=skip-patch (against SNP-UNKNOWN-OP)" in out
+    assert "deviation: only through Q20=skip-patch (against SNP-UNKNOWN-OP)" in out
 
 
 def test_peer_check_says_when_a_match_rests_on_the_model_s_own_question(capsys):

@@ -53,7 +53,8 @@ EXPECT = {
     "activity-check readings": "Q8",
     "activity-check peer check --adapter \"$ADAPTER\"": "0 with none, 0 errors",
     "activity-check lint docs/examples/streams/agent-run.jsonl": "0 error(s), 0 warning(s): conformant",
-    "activity-check questions --out review": "review/questions/Q8.jsonl",
+    "activity-check questions --out review": "witness files (the witness file column): in "
+                                             "review/questions",
     "activity-check replay review/questions/Q8.jsonl --all-readings": "Q8=keep",
     "activity-check replay docs/examples/streams/agent-run.jsonl": "run: finished",
     "activity-check conformance generate --out activity-corpus": "fixtures written to",

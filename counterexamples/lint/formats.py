@@ -272,11 +272,13 @@ def _pretty_one(report: LintReport, con, fail_on: str) -> None:
     judged = f"under {report.reading}" if report.reading else \
         f"under every producer reading ({len(report.readings)}: each combination of the " \
         f"options of {', '.join(PRODUCER_KNOBS)})"
-    con.print(f"[bold]{escape(report.source)}[/bold]: {report.events} events "
-              f"({report.input_format}), {judged}")
+    def say(markup: str, indent: int) -> None:
+        _print_hanging(con, markup, indent)
+    say(f"[bold]{escape(report.source)}[/bold]: {report.events} events "
+        f"({report.input_format}), {judged}", 4)
     for note in report.notes:
         at = "" if note["line"] is None else f"line {note['line']}: "
-        con.print(f"  [dim]note: {at}{escape(note['text'])}[/dim]")
+        say(f"  [dim]note: {at}{escape(note['text'])}[/dim]", 8)
     for v in report.violations:
         colour = "red" if v.severity == "error" else "yellow"
         head = f"  {escape(_where(v))}: [{colour}]{v.severity}[/{colour}] [bold]{v.clause}" \
@@ -285,11 +287,11 @@ def _pretty_one(report: LintReport, con, fail_on: str) -> None:
             head += f" {escape(v.event_type)}"
         if v.pointer:
             head += f" [cyan]{escape(v.pointer)}[/cyan]"
-        con.print(f"{head}: {escape(v.detail or v.message)}")
+        say(f"{head}: {escape(v.detail or v.message)}", 6)
         if v.detail:
-            con.print(f"      [dim]clause: {escape(v.message)}[/dim]")
+            say(f"      [dim]clause: {escape(v.message)}[/dim]", 14)
         if v.readings is not None:
-            con.print(f"      [dim]only under {escape('; '.join(v.readings))}[/dim]")
+            say(f"      [dim]only under {escape('; '.join(v.readings))}[/dim]", 17)
     errors, warnings = report.count("error"), report.count("warning")
     verdict = "conformant" if report.conformant else "not conformant"
     if report.conformant and warnings:
@@ -297,8 +299,30 @@ def _pretty_one(report: LintReport, con, fail_on: str) -> None:
     under = report.conformant_under()
     if not report.conformant and under and report.reading is None:
         verdict += f"; conformant under {'; '.join(_merged_names(report, under))}"
-    con.print(f"{errors} error(s), {warnings} warning(s): {escape(verdict)}"
-              + ("" if fail_on == "error" else f" (--fail-on {fail_on})"))
+    say(f"{errors} error(s), {warnings} warning(s): {escape(verdict)}"
+        + ("" if fail_on == "error" else f" (--fail-on {fail_on})"), 2)
+
+
+def _print_hanging(con, markup: str, indent: int) -> None:
+    """Print rich ``markup`` on ``con`` as one paragraph: whole when the console does not wrap
+    (``soft_wrap``: a file, ``--wide``), else folded at word boundaries within the console's
+    width with every line after the first indented by ``indent`` spaces, so that a folded
+    violation still reads as one block under its event (issue 39 item 5)."""
+    from rich.text import Text
+    text = Text.from_markup(markup)
+    width = con.width
+    if con.soft_wrap or len(text.plain) <= width:
+        con.print(text)
+        return
+    first = text.wrap(con, width)[0]
+    first.rstrip()
+    con.print(first)
+    start = len(first.plain.rstrip())
+    while start < len(text.plain) and text.plain[start] == " ":
+        start += 1
+    for line in text[start:].wrap(con, max(width - indent, 20)):
+        line.rstrip()
+        con.print(Text(" " * indent) + line)
 
 
 def _merged_names(report: LintReport, names: list[str]) -> list[str]:
