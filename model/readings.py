@@ -479,9 +479,9 @@ def parse_reading(spec: str) -> Reading:
             raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
         if knob.attr in overrides:
             raise ReadingError(f"{knob.id} is given twice")
-        value = value.lower()  # option names are lower case; knob ids are read in any case
+        given, value = value, value.lower()  # option names are lower case, read in any case
         if value not in knob.option_names:
-            raise ReadingError(f"unknown option {value!r} for {knob.id}; options: "
+            raise ReadingError(f"unknown option {given!r} for {knob.id}; options: "
                                f"{', '.join(knob.option_names)}")
         overrides[knob.attr] = value
     return replace(base, **overrides)

@@ -129,7 +129,8 @@ def proposal_from_json(doc, source: str = "proposal") -> Proposal:
 
     Raises:
         ProposalError: naming ``source`` and the member at fault (not an object, a missing
-            name, an unknown knob or option, a wording entry without its members, a wording
+            name or one that is not one line of printable text, an unknown knob or option,
+            a wording entry without its members, a wording
             for a question the proposal does not pin)."""
     if not isinstance(doc, dict):
         raise ProposalError(f"{source}: a proposal is a JSON object, not {type(doc).__name__}")
@@ -140,6 +141,10 @@ def proposal_from_json(doc, source: str = "proposal") -> Proposal:
     name = doc.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ProposalError(f"{source}: 'name' must be a non-empty string")
+    if len(name) > 200 or not name.isprintable() or name != name.strip():
+        # it heads every report and goes into each generated fixture's one-line description
+        raise ProposalError(f"{source}: 'name' must be one line of printable text (no control "
+                            "character, no leading or trailing space), at most 200 characters")
     pins = doc.get("pins")
     if not isinstance(pins, dict) or not pins:
         raise ProposalError(f"{source}: 'pins' must be an object of at least one KNOB: OPTION")

@@ -432,18 +432,33 @@ def test_generate_writes_the_same_bytes_and_refuses_a_used_folder(tmp_path, caps
     assert main(["conformance", "generate", "--out", str(tmp_path / "a")]) == 2
 
 
-def test_proposal_reading_is_checked():
-    from counterexamples.conformance.generate import proposal_reading
-    reading, name = proposal_reading({"name": "p", "pins": {"Q8": "keep"}})
-    assert name == "p" and reading.as_dict()["Q8"] == "keep"
+def test_generate_reads_a_proposal_as_resolve_does(tmp_path):
+    """``conformance generate --proposal`` reads the proposal with resolve's reader
+    (:func:`counterexamples.report.resolve.load_proposal`): a resolve proposal, wording
+    included, is accepted, and each fault is one line naming the flag and the file."""
+    from counterexamples.report.resolve import load_proposal
+    from properties.resolve import ProposalError
+    good = tmp_path / "p.json"
+    good.write_text(json.dumps({"name": "p", "pins": {"Q8": "keep"}, "wording": {
+        "Q8": {"page": "state", "section": "MESSAGES_SNAPSHOT", "text": "Kept."}}}))
+    proposal = load_proposal(str(good))
+    assert proposal.name == "p" and proposal.reading.as_dict()["Q8"] == "keep"
     for bad, message in (({"pins": {"Q8": "keep"}}, "'name'"), ({"name": "p", "pins": {}},
-                                                                  "'pins'"),
+                                                                  "pins"),
                          ({"name": "p", "pins": {"Q99": "x"}}, "unknown knob"),
                          # it ends in a one-line description: a newline was a traceback
                          ({"name": "a\nb", "pins": {"Q8": "keep"}}, "one line"),
                          ({"name": "a\x1b[31m", "pins": {"Q8": "keep"}}, "one line")):
-        with pytest.raises(ValueError, match=message):
-            proposal_reading(bad)
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(bad))
+        with pytest.raises(ProposalError, match=message):
+            load_proposal(str(path))
+    out = tmp_path / "corpus"
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "activity-check"),
+                           "conformance", "generate", "--out", str(out), "--proposal",
+                           str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--proposal {path}: 'name' must be one line" in proc.stderr and not out.exists()
 
 
 def test_an_existing_junit_file_is_named_by_its_flag(tmp_path, capsys):
@@ -487,7 +502,7 @@ def test_a_proposal_named_pipe_is_never_waited_on(tmp_path):
                            "--proposal", str(tmp_path / "p.json")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "--proposal" in proc.stderr and "not valid JSON" in proc.stderr
+    assert "--proposal" in proc.stderr and "empty (a named pipe with no writer" in proc.stderr
     assert not (tmp_path / "o").exists()
 
 

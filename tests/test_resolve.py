@@ -48,6 +48,7 @@ def test_pins_parse_through_the_reading_parser():
     ("Q2", "'Q2' is not KNOB=OPTION"),
     ("Q99=x", "unknown knob 'Q99'"),
     ("Q2=maybe", "unknown option 'maybe' for Q2"),
+    ("Q2=MayBe", "unknown option 'MayBe' for Q2"),  # as the user typed it
     ("Q2=parent,q2=continues", "Q2 is given twice"),
 ])
 def test_bad_pins_are_named(text, message):
@@ -86,6 +87,9 @@ def test_proposal_file_faults_are_one_line(tmp_path):
         load_proposal(str(bad))
     with pytest.raises(ProposalError, match="is a directory"):
         load_proposal(str(tmp_path))
+    bad.write_text(" \n")
+    with pytest.raises(ProposalError, match=r"bad.json: empty .* a proposal is a JSON object"):
+        load_proposal(str(bad))
 
 
 # --- recommendations ---------------------------------------------------------------------------
@@ -389,7 +393,7 @@ def test_proposal_named_pipe_without_writer_is_not_waited_on(tmp_path, capsys):
     os.mkfifo(fifo)
     assert main(["resolve", str(fifo), "--depth", "2", "--no-z3"]) == 2
     err = capsys.readouterr().err
-    assert "p.json" in err and "not valid JSON" in err and err.count("\n") == 1
+    assert "p.json" in err and "p.json: empty (a named pipe with no writer reads as empty)" in err and err.count("\n") == 1
 
 
 def test_text_says_when_a_pin_trace_is_not_a_closed_stream(report):

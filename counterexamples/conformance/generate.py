@@ -41,7 +41,7 @@ from counterexamples.report.fixture import (dumps_fixture, expect_of_verdict, fi
                                             prefix_ids, spec_page_of)
 
 __all__ = ["RUN_INPUT_CLAUSES", "EXTRA_WITNESSES", "target_clauses", "witness_pool",
-           "Generated", "generate", "coverage_table", "write_corpus", "proposal_reading",
+           "Generated", "generate", "coverage_table", "write_corpus",
            "trace_fixture", "generated_fixtures"]
 
 RUN_INPUT_CLAUSES = ("ACT-STRIP-RUNINPUT", "RIN-STRIP-ACTIVITY")
@@ -140,30 +140,6 @@ class Generated:
     mutant: str = ""
     witness: str = ""
     note: str = ""
-
-
-def proposal_reading(doc: object):
-    """A reading from a proposal JSON ``{"name": str, "pins": {"Q2": "parent", ...}}``:
-    ``(reading, name)``. Raises ValueError naming the member at fault."""
-    from model.readings import ReadingError, parse_reading
-    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str) or not doc["name"]:
-        raise ValueError("proposal: 'name' must be a non-empty string")
-    if len(doc["name"]) > 200 or not doc["name"].isprintable() or doc["name"] != \
-            doc["name"].strip():
-        # it goes into every fixture's one-line description and coverage.md
-        raise ValueError("proposal: 'name' must be one line of printable text (no control "
-                         "character, no leading or trailing space), at most 200 characters")
-    pins = doc.get("pins")
-    if not isinstance(pins, dict) or not pins or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in pins.items()):
-        raise ValueError("proposal: 'pins' must be a non-empty object of knob: option strings")
-    unknown = sorted(set(doc) - {"name", "pins", "description"})
-    if unknown:
-        raise ValueError(f"proposal: unknown member {unknown[0]!r}")
-    try:
-        return parse_reading(",".join(f"{k}={v}" for k, v in pins.items())), doc["name"]
-    except ReadingError as exc:
-        raise ValueError(f"proposal: pins: {exc}") from None
 
 
 def _passes(doc: dict, reading, consumer=None) -> bool:

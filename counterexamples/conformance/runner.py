@@ -375,26 +375,37 @@ def summary(results: Iterable[FixtureResult]) -> dict[str, int]:
 
 # --- reports --------------------------------------------------------------------------------------
 
-def _short(value: Any, limit: int = 200) -> str:
+def _short(value: Any, limit: int = 200, spaced: bool = False) -> str:
+    """``value`` as compact JSON cut to ``limit`` characters (``...`` marks a cut);
+    ``spaced``: with a space after each comma and colon, so that a folded line can break
+    there."""
     import json
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False,
+                      separators=(", ", ": ") if spaced else (",", ":"))
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def result_lines(result: FixtureResult) -> list[str]:
+def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str]:
     """Plain text lines of one result: ``PASS name`` / ``FAIL name`` / ``ERROR name: why`` /
     ``RELAXED name: why``, then one line per failed key (``  key: expected X, actual Y
-    (where)``) and one per key not observable."""
+    (where)``) and one per key not observable. ``width`` (columns; None: one line each, as
+    JUnit holds them): each line folded at spaces within it, later lines of a key indented,
+    values as JSON with spaces after commas and colons so that they fold too."""
+    from model.text import fold_words
     head = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", RELAXED: "RELAXED"}[
         result.status]
-    out = [f"{head} {result.name}" + (f": {result.error}" if result.error else "")]
+    spaced = width is not None
+    lines = [(f"{head} {result.name}" + (f": {result.error}" if result.error else ""), "    ")]
     for k in result.keys:
         if k.status == FAIL:
-            out.append(f"  {k.key}: expected {_short(k.expected)}, actual {_short(k.actual)}"
-                       + (f" ({k.note})" if k.note else ""))
+            lines.append((f"  {k.key}: expected {_short(k.expected, spaced=spaced)}, actual "
+                          f"{_short(k.actual, spaced=spaced)}"
+                          + (f" ({k.note})" if k.note else ""), "      "))
         elif k.status == UNOBSERVABLE:
-            out.append(f"  {k.key}: skipped, {k.note}")
-    return out
+            lines.append((f"  {k.key}: skipped, {k.note}", "      "))
+    if width is None:
+        return [text for text, _ in lines]
+    return [folded for text, indent in lines for folded in fold_words(text, width, indent)]
 
 
 def to_junit(results: Sequence[FixtureResult], suite: str) -> str:

@@ -66,6 +66,9 @@ def load_proposal(path: str) -> Proposal:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ProposalError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise ProposalError(f"{path}: empty (a named pipe with no writer reads as empty); a "
+                            "proposal is a JSON object (docs/resolve.md)")
     doc = load_json_text(text, path)
     import jsonschema
     schema = json.loads((SCHEMAS / "proposal.schema.json").read_text(encoding="utf-8"))
