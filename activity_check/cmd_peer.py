@@ -290,7 +290,7 @@ def _print_divergences(con, divergences: list, width) -> None:
         elif d.get("minimal") is False:
             kind += " (shrunk within its time, not 1-minimal)"
         outside = d.get("outsideDraft") or []
-        clauses = ", ".join(d["clauses"]) + (
+        clauses = (", ".join(d["clauses"]) or "none (no clause is tied to this branch)") + (
             f" (related: {', '.join(d['relatedClauses'])})" if d["relatedClauses"] else "") + (
             f"; rests on the model's own rules outside the draft: {', '.join(outside)}"
             if outside else "")

@@ -10,12 +10,25 @@ the sizes of the memo tables in the one process and in each partition, so that w
 partitions compute again shows as the excess of the partitions' sum. CPU seconds of this process
 (user and system, from ``getrusage``, with the system share and the minor page faults), the cyclic collector paused as ``explore`` pauses it. Issue 43.1's
 profile in README.md ("what the split really costs") was measured with it.
+
+``--fresh``: the one-process search and then each partition run in a process of their own
+(spawned, ``--jobs`` at a time, default 1), as on a cluster of ``--parts`` workers, so that each
+also reports its resident memory: after its imports (the project, numpy and ``distributed``, as a
+worker has them), its peak while expanding (the kernel's high-water mark, reset once the imports
+are done), and at its end before and after ``malloc_trim``. The summary then gives the
+predicted critical path on ``--parts`` free cores (the one process's levels below
+``--from-nodes``, which the driver keeps, plus each kept level's largest partition; the cluster's
+start and exchange are not in it), the speedup that bounds, the partitions' CPU over one
+process's, and their peak memory added up over the one process's. Issue 43.1's profile at 16
+partitions (README.md, "sixteen partitions on two cores") was measured with it.
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import json
+import multiprocessing
+import resource
 
 import numpy as np
 
@@ -74,8 +87,136 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
             gc.enable()
 
 
+def _memory() -> dict:
+    """This process's resident and peak resident memory in bytes (``/proc/self/status``)."""
+    out = {}
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line[:5]] = int(line.split()[1]) * 1024
+    return {"rss": out.get("VmRSS", 0), "peak": out.get("VmHWM", 0)}
+
+
+def _reset_peak() -> bool:
+    """Reset the kernel's high-water mark of this process (``clear_refs`` 5); False where refused."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _trimmed() -> int:
+    """Resident bytes after glibc's ``malloc_trim(0)`` gave free heap pages back (0 where no glibc)."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        return 0
+    return _memory()["rss"]
+
+
+def _one_process(depth: int, parts: int, from_nodes: int) -> dict:
+    """In a fresh process: the one-process search, its CPU per level and in all, its peak
+    memory and tables, and each partition's share of every kept frontier (exported values, as the
+    driver ships them) with the ``known`` costs and ``last`` flag of that level."""
+    import properties.search.bfs as bfs
+    import properties.search.explore as explore_module
+    from properties.catalogue import PROPERTIES
+    from properties.search.system_sweep import SweepAdapter
+    imported = _memory()["rss"]
+    kept, cpu = {}, {}
+
+    class Keeping(bfs.LocalEngine):
+        def level(self, merge, level, last):
+            if self.frontier_size() >= from_nodes:
+                blocks = [(np.array(i), np.array(n)) for i, n in self.frontier]
+                ids = np.concatenate([b[0] for b in blocks])
+                nodes = np.concatenate([b[1] for b in blocks])
+                owner = (self.adapter.routing(nodes) % np.uint64(parts)).astype(np.int64)
+                kept[level] = ([(ids[owner == j], self.adapter.export(nodes[owner == j]))
+                                for j in range(parts)], dict(merge.known), last)
+            started = _usage()
+            super().level(merge, level, last)
+            cpu[level] = _since(started)
+
+    adapter = SweepAdapter(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    gc.disable()
+    started = _usage()
+    bfs.search(adapter.system, depth, engine=Keeping(adapter))
+    total = _since(started)
+    levels = [{"level": level, "nodes": sum(len(p[0]) for p in kept[level][0]), **cpu[level],
+               "parts": []} for level in sorted(kept)]
+    pieces = [[(level, kept[level][0][j], kept[level][1], kept[level][2]) for level in sorted(kept)]
+              for j in range(parts)]
+    return {"cpuSeconds": total["cpuSeconds"], "levels": levels,
+            "tables": _tables(adapter.system.cache),
+            "memory": {"imports": imported, "peak": _memory()["peak"]},
+            "spec": adapter.spec(parts), "pieces": pieces}
+
+
+def _one_part(j: int, spec: tuple, parts: int, pieces: list) -> dict:
+    """In a fresh process: partition ``j``'s pieces expanded level by level as a worker of its
+    own does (:func:`properties.search.dask_engine._expand_part`), with its CPU per level, its
+    memory (after imports, peak, at the end, after ``malloc_trim``) and its tables."""
+    import distributed  # noqa: F401  (a worker's imports, for its memory after them)
+    import properties.search.dask_engine as dask_engine
+    token = f"explore-split-{j}"
+    imported = _memory()["rss"]
+    reset = _reset_peak()
+    gc.disable()
+    levels = []
+    for level, (ids, values), known, last in pieces:
+        started = _usage()
+        dask_engine._expand_part(token, spec, [(ids, values)], level, known, parts, last, False)
+        levels.append({"nodes": len(ids), **_since(started)})
+    end = _memory()
+    tables = _tables(dask_engine._SYSTEMS[token].system.cache)
+    return {"levels": levels, "tables": tables,
+            "memory": {"imports": imported, "peak": end["peak"] if reset else None,
+                       "end": end["rss"], "trimmed": _trimmed()}}
+
+
+def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs: int = 1) -> dict:
+    """:func:`measure` with the one process and each partition in a fresh process (``--fresh``
+    in the module docstring), plus ``memory`` and ``summary``. Memory in bytes, CPU in seconds."""
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1, maxtasksperchild=1) as pool:
+        one = pool.apply(_one_process, (depth, parts, from_nodes))
+    pieces, spec = one.pop("pieces"), one.pop("spec")
+    with context.Pool(jobs, maxtasksperchild=1) as pool:
+        results = pool.starmap(_one_part, [(j, spec, parts, pieces[j]) for j in range(parts)],
+                               chunksize=1)
+    del pieces
+    levels = one["levels"]
+    for result in results:
+        for row, part in zip(levels, result["levels"]):
+            row["parts"].append(part)
+    kept_cpu = sum(row["cpuSeconds"] for row in levels)
+    serial = one["cpuSeconds"] - kept_cpu
+    path = serial + sum(max(p["cpuSeconds"] for p in row["parts"]) for row in levels)
+    split = sum(p["cpuSeconds"] for row in levels for p in row["parts"])
+    peaks = [r["memory"]["peak"] for r in results]
+    summary = {"oneProcessCpuSeconds": one["cpuSeconds"], "driverCpuSeconds": round(serial, 2),
+               "partitionsCpuSeconds": round(split, 2),
+               "cpuOverOneProcess": round((serial + split) / one["cpuSeconds"], 3),
+               "criticalPathCpuSeconds": round(path, 2),
+               "speedupBound": round(one["cpuSeconds"] / path, 2),
+               "oneProcessPeakBytes": one["memory"]["peak"]}
+    if all(p is not None for p in peaks):
+        summary.update(partitionsPeakBytes=sum(peaks), largestPartitionPeakBytes=max(peaks),
+                       partitionsOverOneProcess=round(sum(peaks) / one["memory"]["peak"], 2),
+                       importsBytes=[min(r["memory"]["imports"] for r in results),
+                                     max(r["memory"]["imports"] for r in results)])
+    return {"benchmark": "explore-split", "depth": depth, "parts": parts, "fresh": True,
+            "levels": levels,
+            "tables": {"oneProcess": one["tables"], "parts": [r["tables"] for r in results]},
+            "memory": {"oneProcess": one["memory"], "parts": [r["memory"] for r in results]},
+            "summary": summary}
+
+
 def _usage() -> tuple:
-    import resource
     u = resource.getrusage(resource.RUSAGE_SELF)
     return u.ru_utime + u.ru_stime, u.ru_stime, u.ru_minflt
 
@@ -98,11 +239,17 @@ def main(argv=None) -> int:
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--parts", type=int, default=2)
     parser.add_argument("--from-nodes", type=int, default=1000)
+    parser.add_argument("--fresh", action="store_true",
+                        help="the one process and each partition in a process of their own, "
+                             "with their memory")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="with --fresh: partitions run at once (default 1)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if args.depth < 1 or args.parts < 1 or args.from_nodes < 1:
-        parser.error("--depth, --parts and --from-nodes must be at least 1")
-    figures = measure(args.depth, args.parts, args.from_nodes)
+    if args.depth < 1 or args.parts < 1 or args.from_nodes < 1 or args.jobs < 1:
+        parser.error("--depth, --parts, --from-nodes and --jobs must be at least 1")
+    figures = (measure_fresh(args.depth, args.parts, args.from_nodes, args.jobs) if args.fresh
+               else measure(args.depth, args.parts, args.from_nodes))
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -116,8 +263,19 @@ def main(argv=None) -> int:
               + f"; together {split:.2f}")
     one, split = figures["tables"]["oneProcess"], figures["tables"]["parts"]
     for name in one:
+        together = sum(t[name] for t in split)
         print(f"{name}: one process {one[name]:,}, partitions "
-              + " + ".join(f"{t[name]:,}" for t in split))
+              + " + ".join(f"{t[name]:,}" for t in split)
+              + (f" = {together:,} ({together / one[name]:.2f}x)" if one[name] else ""))
+    if "memory" in figures:
+        mb = 1 << 20
+        for j, m in enumerate(figures["memory"]["parts"]):
+            peak = "n/a" if m["peak"] is None else f"{m['peak'] / mb:.0f}"
+            print(f"partition {j} memory MB: imports {m['imports'] / mb:.0f}, peak {peak}, "
+                  f"end {m['end'] / mb:.0f}, after malloc_trim {m['trimmed'] / mb:.0f}")
+        o = figures["memory"]["oneProcess"]
+        print(f"one process memory MB: imports {o['imports'] / mb:.0f}, peak {o['peak'] / mb:.0f}")
+        print("summary: " + json.dumps(figures["summary"]))
     return 0
 
 

@@ -55,3 +55,48 @@ def test_the_series_from_the_command_line(bench, capsys):
             bench.main(["--depth", "1", "--repeat", "1", *argv])
         err = capsys.readouterr().err
         assert stopped.value.code == 2 and said in err and err.count("\n") == 1
+
+
+@pytest.fixture
+def split(monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.delitem(sys.modules, "explore_split", raising=False)
+    yield importlib.import_module("explore_split")
+    sys.modules.pop("explore_split", None)
+
+
+def test_the_split_in_fresh_processes_accounts_for_every_node_and_byte(split):
+    """benchmarks/explore_split.py --fresh (issue 43.1's profile at many partitions): every
+    frontier node is expanded by exactly one partition, each process reports its memory, and
+    the summary is computed from the rows it prints."""
+    figures = split.measure_fresh(depth=3, parts=2, from_nodes=1, jobs=2)
+    one = explore(ExploreOptions(depth=3, reading=None))
+    assert (figures["depth"], figures["parts"], figures["fresh"]) == (3, 2, True)
+    levels = figures["levels"]
+    assert [row["level"] for row in levels] == [0, 1, 2]  # every level with a node, to depth - 1
+    assert levels[0]["nodes"] == 1
+    for row in levels:
+        assert len(row["parts"]) == 2
+        assert sum(p["nodes"] for p in row["parts"]) == row["nodes"]
+    # the levels expanded hold every state but the last level's, which no one expands
+    assert sum(row["nodes"] for row in levels) < one.states
+    summary = figures["summary"]
+    split_cpu = sum(p["cpuSeconds"] for row in levels for p in row["parts"])
+    assert summary["partitionsCpuSeconds"] == round(split_cpu, 2)
+    path = summary["driverCpuSeconds"] + sum(max(p["cpuSeconds"] for p in row["parts"])
+                                             for row in levels)
+    assert abs(summary["criticalPathCpuSeconds"] - path) < 0.02
+    mb = 1 << 20
+    memory = figures["memory"]
+    assert memory["oneProcess"]["peak"] > memory["oneProcess"]["imports"] > 20 * mb
+    for part in memory["parts"]:
+        assert part["imports"] > 20 * mb  # numpy, the project and distributed
+        assert part["peak"] is None or part["peak"] >= part["end"] > 0
+    if summary.get("partitionsPeakBytes") is not None:
+        assert summary["partitionsPeakBytes"] == sum(p["peak"] for p in memory["parts"])
+    tables = figures["tables"]
+    for name, entries in tables["oneProcess"].items():
+        # what one process interns or computes, the partitions together do at least once
+        # (a partition may meet a value another met too, never fewer overall)
+        if name in ("classes", "states"):
+            assert sum(t[name] for t in tables["parts"]) >= entries, name

@@ -1403,3 +1403,19 @@ def test_the_probes_reach_every_branch_a_consumer_can_meet():
             "step-open-at-finish", "tool-call-started-twice", "tool-owner-disagrees",
             "activity-in-echo"} <= hit["violation"]
     assert {"Q15=live", "Q15=closed", "Q17=as-received", "Q17=strip-echo"} <= hit["knob"]
+
+
+def test_a_divergence_on_a_branch_without_clauses_says_so():
+    """A finding whose branch no clause is tied to (an event after the stream halted, say)
+    names that in words, not an empty list ("clauses ;")."""
+    from rich.console import Console
+    from activity_check.cmd_peer import _print_divergences
+    con = Console(record=True, width=200)
+    divergence = {"id": "PEER-x-0001", "shrunk": True, "clauses": [], "relatedClauses": [],
+                  "divergesAt": 2, "event": "ACTIVITY_SNAPSHOT act-1",
+                  "branch": "lifecycle.halted", "nearest": "(any reading)",
+                  "aspects": ["messages.extra"]}
+    _print_divergences(con, [divergence], None)
+    text = con.export_text()
+    assert "clauses none (no clause is tied to this branch); differs" in text, text
+    assert "clauses ;" not in text
