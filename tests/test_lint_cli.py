@@ -437,3 +437,19 @@ def test_pretty_output_folds_in_display_columns_and_never_breaks_an_id(lint, tmp
     assert lines.count(" " * 6 + long_id) == 2  # whole, on a line of its own, each time
     assert max(cell_len(line) for line in lines if long_id not in line) <= 120
     assert all(line == line.rstrip() for line in lines)
+
+
+def test_wide_prints_every_line_whole(lint, tmp_path):
+    """``lint --wide``: the pretty report one line each, unfolded (the header is 123
+    characters here, folded at 120 without it); the same violations either way."""
+    path = tmp_path / "a-stream-with-a-long-name.jsonl"
+    path.write_text(jsonl(RS, delta("plan-1"), RF))
+    code, folded, _ = lint(str(path))
+    wide_code, wide, err = lint("--wide", str(path))
+    assert (code, wide_code, err) == (1, 1, "")
+    header = (f"{path}: 3 events (jsonl), under every producer reading (24: each combination "
+              "of the options of Q2, Q4-opener, Q12, Q17)")
+    assert wide.splitlines()[0] == header and len(header) > 120
+    assert header not in folded.splitlines()
+    assert " ".join(folded.split()) == " ".join(wide.split())
+    assert len(wide.splitlines()) < len(folded.splitlines())
