@@ -23,7 +23,7 @@ __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "Partia
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
            "recommended_reading", "deviations_of", "deviation_note", "basis_of",
-           "peer_options_document", "recorded_peer_options"]
+           "peer_options_document", "recorded_peer_options", "knob_of"]
 
 
 @lru_cache(maxsize=None)
@@ -310,6 +310,9 @@ KNOBS: tuple[Knob, ...] = (
 """Every knob, in the order the CLI lists them."""
 
 KNOB_BY_ID: dict[str, Knob] = {k.id: k for k in KNOBS}
+_KNOB_BY_FOLDED_ID: dict[str, Knob] = {k.id.lower(): k for k in KNOBS}
+"""The knobs by lower-case id, for :func:`knob_of` (ids differ in more than case)."""
+assert len(_KNOB_BY_FOLDED_ID) == len(KNOBS)
 
 RECOMMENDATIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "data", "recommendations.json")
@@ -420,6 +423,16 @@ class Reading:
         return replace(self, **{(_KNOB_BY_ID_ATTR(k)): v for k, v in overrides.items()})
 
 
+def knob_of(key: str) -> Optional[Knob]:
+    """The knob whose id ``key`` is, in any case (``q2``, ``q4-OPENER``, ``x1``: ids are
+    ASCII, compared letter for letter without case), as a reading or a pin is typed; None
+    for no knob."""
+    knob = KNOB_BY_ID.get(key)
+    if knob is None and key.isascii():
+        knob = _KNOB_BY_FOLDED_ID.get(key.lower())
+    return knob
+
+
 def _KNOB_BY_ID_ATTR(key: str) -> str:
     if key in KNOB_BY_ID:
         return KNOB_BY_ID[key].attr
@@ -451,7 +464,8 @@ class ReadingError(ValueError):
 
 def parse_reading(spec: str) -> Reading:
     """Parse a reading: a preset name, or comma-separated ``KNOB=OPTION`` overrides of ``draft``
-    (optionally starting from a preset: ``"strict,Q7=skip"``).
+    (optionally starting from a preset: ``"strict,Q7=skip"``). Presets, knob ids (hyphenated
+    ones too: ``q4-OPENER``, :func:`knob_of`) and options are read in any case.
 
     Raises:
         ReadingError: naming the unknown preset, knob or option and listing the valid ones.
@@ -474,7 +488,7 @@ def parse_reading(spec: str) -> Reading:
             raise ReadingError(f"unknown reading {part!r}; presets: {', '.join(PRESETS)}; "
                                "or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
         key, _, value = (s.strip() for s in part.partition("="))
-        knob = KNOB_BY_ID.get(key) or KNOB_BY_ID.get(key.upper())
+        knob = knob_of(key)
         if knob is None:
             raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
         if knob.attr in overrides:

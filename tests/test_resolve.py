@@ -43,6 +43,18 @@ def test_pins_parse_through_the_reading_parser():
     assert p.name == "Q2=parent,Q8=keep"
 
 
+def test_hyphenated_knob_ids_pin_in_any_case():
+    """``--pin q4-OPENER=first`` and a proposal's ``"q6-MS"`` pin their knobs, as ``q8``
+    does (they were unknown knobs); the pins keep the knobs' spelling."""
+    p = proposal_from_pins("q4-OPENER=first,q8=keep")
+    assert dict(p.pins) == {"Q4-opener": "first", "Q8": "keep"}
+    assert p.reading.q4_opener == "first" and p.name == "Q4-opener=first,Q8=keep"
+    doc = proposal_from_json({"name": "n", "pins": {"q6-MS": "merge", "x1": "preserve"}}, "p")
+    assert dict(doc.pins) == {"Q6-ms": "merge", "X1": "preserve"}
+    with pytest.raises(ProposalError, match="Q4-opener is given twice"):
+        proposal_from_pins("Q4-opener=first,q4-OPENER=current")
+
+
 @pytest.mark.parametrize("text, message", [
     ("", "give KNOB=OPTION pairs"),
     ("Q2", "'Q2' is not KNOB=OPTION"),
