@@ -19,6 +19,8 @@ from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Iterator, Mapping, Optional, Sequence
 
+from model.text import quoted
+
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
@@ -438,7 +440,7 @@ def _KNOB_BY_ID_ATTR(key: str) -> str:
         return KNOB_BY_ID[key].attr
     if key in _KNOB_BY_ATTR:
         return key
-    raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+    raise ReadingError(f"unknown knob {quoted(key)}; knobs: {', '.join(KNOB_BY_ID)}")
 
 
 assert all(_KNOB_BY_ATTR[f.name].draft == f.default for f in fields(Reading)), "draft mismatch"
@@ -468,7 +470,8 @@ def parse_reading(spec: str) -> Reading:
     ones too: ``q4-OPENER``, :func:`knob_of`) and options are read in any case.
 
     Raises:
-        ReadingError: naming the unknown preset, knob or option and listing the valid ones.
+        ReadingError: naming the unknown preset, knob or option (an over-long one cut inside its
+            quotes, :func:`model.text.quoted`) and listing the valid ones.
     """
     spec = (spec or "").strip()
     if not spec:
@@ -477,25 +480,26 @@ def parse_reading(spec: str) -> Reading:
     base, overrides = DRAFT, {}
     for i, part in enumerate(p.strip() for p in spec.split(",")):
         if not part:
-            raise ReadingError(f"empty item in reading {spec!r}")
+            raise ReadingError(f"empty item in reading {quoted(spec)}")
         if "=" not in part:
             part = part.lower()
             if i == 0 and part in PRESETS:
                 base = PRESETS[part]
                 continue
             if part in PRESETS:
-                raise ReadingError(f"only the first item may name a preset; {part!r} comes later")
-            raise ReadingError(f"unknown reading {part!r}; presets: {', '.join(PRESETS)}; "
+                raise ReadingError(f"only the first item may name a preset; {quoted(part)} comes "
+                                   "later")
+            raise ReadingError(f"unknown reading {quoted(part)}; presets: {', '.join(PRESETS)}; "
                                "or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
         key, _, value = (s.strip() for s in part.partition("="))
         knob = knob_of(key)
         if knob is None:
-            raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+            raise ReadingError(f"unknown knob {quoted(key)}; knobs: {', '.join(KNOB_BY_ID)}")
         if knob.attr in overrides:
             raise ReadingError(f"{knob.id} is given twice")
         given, value = value, value.lower()  # option names are lower case, read in any case
         if value not in knob.option_names:
-            raise ReadingError(f"unknown option {given!r} for {knob.id}; options: "
+            raise ReadingError(f"unknown option {quoted(given)} for {knob.id}; options: "
                                f"{', '.join(knob.option_names)}")
         overrides[knob.attr] = value
     return replace(base, **overrides)
@@ -656,6 +660,6 @@ def parse_assignment(text: str) -> dict[str, str]:
     for item in text.split(","):
         knob, sep, option = (s.strip() for s in item.partition("="))
         if not sep or knob not in KNOB_BY_ID or option not in KNOB_BY_ID[knob].option_names:
-            raise ReadingError(f"{item!r} is not KNOB=OPTION of a knob of the model")
+            raise ReadingError(f"{quoted(item)} is not KNOB=OPTION of a knob of the model")
         out[knob] = option
     return out

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "columns", "fold_spans",
-           "fold_words", "fold_line", "text_table"]
+__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "QUOTE_LIMIT", "quoted",
+           "columns", "fold_spans", "fold_words", "fold_line", "text_table"]
 
 DEFAULT_LIMIT = 400
 """The longest value :func:`visible` shows whole by default, in characters."""
@@ -65,6 +65,25 @@ def visible(value: object, limit: Optional[int] = DEFAULT_LIMIT) -> str:
         cut = CUT_NOTE.format(n=len(text) - limit)
         text = text[:limit]
     return _HIDDEN.sub(_escape, text) + cut
+
+
+QUOTE_LIMIT = 80
+"""The longest value :func:`quoted` quotes whole, in characters."""
+
+
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``value`` quoted for an error message, as ``repr`` quotes it, an over-long one cut inside
+    its quotes: ``quoted("a" * 500, 4) == "'aaaa…'"``. The value is cut, not the message, so
+    that what the message says after it (the options, what is wrong) stays whole. A value that
+    is not a string is written as ``repr`` writes it, cut after ``limit`` characters with
+    ``…``."""
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit] + "…"
+    if len(value) <= limit:
+        return repr(value)
+    text = repr(value[:limit])
+    return text[:-1] + "…" + text[-1]
 
 
 TEXT_WIDTH = 120

@@ -41,3 +41,12 @@ def test_text_table_aligns_wide_cells_by_columns():
     assert lines == ["id    name", "日本  x", "ab    y"]
     # the second column starts at column 6 on every row (ljust would put x at column 8)
     assert [cell_len(line[:line.index(c)]) for line, c in zip(lines, "nxy")] == [6, 6, 6]
+
+
+def test_quoted_cuts_a_value_inside_its_quotes():
+    from model.text import QUOTE_LIMIT, quoted
+    assert quoted("Q2") == "'Q2'" and quoted("it's") == '"it\'s"'
+    assert quoted("a" * 500, 4) == "'aaaa…'"
+    assert quoted("a" * QUOTE_LIMIT) == repr("a" * QUOTE_LIMIT)
+    assert quoted("\x1b" * 10, 2) == "'\\x1b\\x1b…'"  # escaped as repr escapes it
+    assert quoted(list(range(100)), 10) == "[0, 1, 2, …"
