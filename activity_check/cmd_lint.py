@@ -237,8 +237,9 @@ def _with_exposure(args, reading) -> int:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
         buffer = io.StringIO()
-        con = console() if not args.out else Console(file=buffer, width=160, no_color=True,
-                                                     highlight=False, soft_wrap=True)
+        # on stdout within 120 columns as lint's report is (--wide: each line whole)
+        con = console(wide=bool(args.wide)) if not args.out else \
+            Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=True)
         render_pretty(report, con, args.fail_on)
         render_exposure_pretty(found, con, report.conformant)
         text = buffer.getvalue()
