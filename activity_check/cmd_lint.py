@@ -5,7 +5,8 @@ a text/event-stream body) or POSTs a run input to a live AG-UI endpoint (``--url
 its SSE answer as it arrives, then reports every producer violation
 (:func:`counterexamples.lint.linter.lint_stream`) as ``pretty`` text, JSON, JUnit XML or SARIF
 2.1.0 (:mod:`counterexamples.lint.formats`), one report with a verdict per input, on stdout or
-into ``--out FILE``. Every read is bounded (``--max-bytes``, ``--max-lines``; with ``--url``
+into ``--out FILE``. Pretty text on stdout folds within 120 columns (``--wide``: each line
+whole). Every read is bounded (``--max-bytes``, ``--max-lines``; with ``--url``
 also ``--timeout``, ``--max-seconds`` and ``--max-events``): see docs/limits.md.
 
 Exit codes: 0 when no violation reaches ``--fail-on`` (default ``error``; ``never``: always 0
@@ -53,6 +54,10 @@ def _add_lint(sub) -> None:
                         "(default 1,000,000)")
     p.add_argument("--format", choices=FORMATS, default="pretty",
                    help="report format (default pretty)")
+    p.add_argument("--wide", action="store_true",
+                   help="pretty on stdout: every line whole, one line each (default: within "
+                        "120 columns, folded at word boundaries with a hanging indent, ids "
+                        "whole); the other formats and --out are whole either way")
     p.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout "
                    "(a new file: never over an existing one, never through a link)")
     p.add_argument("--reading",
@@ -183,8 +188,8 @@ def cmd_lint(args) -> int:
             print(f"{report.source}: {report.count('error')} error(s), "
                   f"{report.count('warning')} warning(s): {verdict}"
                   + (f"; report written to {args.out}" if report is reports[-1] else ""))
-    elif args.format == "pretty":
-        render_pretty(reports, console(wide=False), args.fail_on)  # within 120 columns
+    elif args.format == "pretty":  # within 120 columns, or each line whole with --wide
+        render_pretty(reports, console(wide=bool(args.wide)), args.fail_on)
     else:
         import sys
         sys.stdout.write(render(reports, args.format, args.fail_on, __version__))
@@ -232,8 +237,9 @@ def _with_exposure(args, reading) -> int:
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
         buffer = io.StringIO()
-        con = console() if not args.out else Console(file=buffer, width=160, no_color=True,
-                                                     highlight=False, soft_wrap=True)
+        # on stdout within 120 columns as lint's report is (--wide: each line whole)
+        con = console(wide=bool(args.wide)) if not args.out else \
+            Console(file=buffer, width=160, no_color=True, highlight=False, soft_wrap=True)
         render_pretty(report, con, args.fail_on)
         render_exposure_pretty(found, con, report.conformant)
         text = buffer.getvalue()

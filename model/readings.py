@@ -19,11 +19,13 @@ from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Iterator, Mapping, Optional, Sequence
 
+from model.text import quoted
+
 __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "PartialReading",
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
            "recommended_reading", "deviations_of", "deviation_note", "basis_of",
-           "peer_options_document", "recorded_peer_options"]
+           "peer_options_document", "recorded_peer_options", "knob_of"]
 
 
 @lru_cache(maxsize=None)
@@ -310,6 +312,9 @@ KNOBS: tuple[Knob, ...] = (
 """Every knob, in the order the CLI lists them."""
 
 KNOB_BY_ID: dict[str, Knob] = {k.id: k for k in KNOBS}
+_KNOB_BY_FOLDED_ID: dict[str, Knob] = {k.id.lower(): k for k in KNOBS}
+"""The knobs by lower-case id, for :func:`knob_of` (ids differ in more than case)."""
+assert len(_KNOB_BY_FOLDED_ID) == len(KNOBS)
 
 RECOMMENDATIONS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "data", "recommendations.json")
@@ -420,12 +425,22 @@ class Reading:
         return replace(self, **{(_KNOB_BY_ID_ATTR(k)): v for k, v in overrides.items()})
 
 
+def knob_of(key: str) -> Optional[Knob]:
+    """The knob whose id ``key`` is, in any case (``q2``, ``q4-OPENER``, ``x1``: ids are
+    ASCII, compared letter for letter without case), as a reading or a pin is typed; None
+    for no knob."""
+    knob = KNOB_BY_ID.get(key)
+    if knob is None and key.isascii():
+        knob = _KNOB_BY_FOLDED_ID.get(key.lower())
+    return knob
+
+
 def _KNOB_BY_ID_ATTR(key: str) -> str:
     if key in KNOB_BY_ID:
         return KNOB_BY_ID[key].attr
     if key in _KNOB_BY_ATTR:
         return key
-    raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+    raise ReadingError(f"unknown knob {quoted(key)}; knobs: {', '.join(KNOB_BY_ID)}")
 
 
 assert all(_KNOB_BY_ATTR[f.name].draft == f.default for f in fields(Reading)), "draft mismatch"
@@ -451,10 +466,12 @@ class ReadingError(ValueError):
 
 def parse_reading(spec: str) -> Reading:
     """Parse a reading: a preset name, or comma-separated ``KNOB=OPTION`` overrides of ``draft``
-    (optionally starting from a preset: ``"strict,Q7=skip"``).
+    (optionally starting from a preset: ``"strict,Q7=skip"``). Presets, knob ids (hyphenated
+    ones too: ``q4-OPENER``, :func:`knob_of`) and options are read in any case.
 
     Raises:
-        ReadingError: naming the unknown preset, knob or option and listing the valid ones.
+        ReadingError: naming the unknown preset, knob or option (an over-long one cut inside its
+            quotes, :func:`model.text.quoted`) and listing the valid ones.
     """
     spec = (spec or "").strip()
     if not spec:
@@ -463,25 +480,26 @@ def parse_reading(spec: str) -> Reading:
     base, overrides = DRAFT, {}
     for i, part in enumerate(p.strip() for p in spec.split(",")):
         if not part:
-            raise ReadingError(f"empty item in reading {spec!r}")
+            raise ReadingError(f"empty item in reading {quoted(spec)}")
         if "=" not in part:
             part = part.lower()
             if i == 0 and part in PRESETS:
                 base = PRESETS[part]
                 continue
             if part in PRESETS:
-                raise ReadingError(f"only the first item may name a preset; {part!r} comes later")
-            raise ReadingError(f"unknown reading {part!r}; presets: {', '.join(PRESETS)}; "
+                raise ReadingError(f"only the first item may name a preset; {quoted(part)} comes "
+                                   "later")
+            raise ReadingError(f"unknown reading {quoted(part)}; presets: {', '.join(PRESETS)}; "
                                "or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
         key, _, value = (s.strip() for s in part.partition("="))
-        knob = KNOB_BY_ID.get(key) or KNOB_BY_ID.get(key.upper())
+        knob = knob_of(key)
         if knob is None:
-            raise ReadingError(f"unknown knob {key!r}; knobs: {', '.join(KNOB_BY_ID)}")
+            raise ReadingError(f"unknown knob {quoted(key)}; knobs: {', '.join(KNOB_BY_ID)}")
         if knob.attr in overrides:
             raise ReadingError(f"{knob.id} is given twice")
         given, value = value, value.lower()  # option names are lower case, read in any case
         if value not in knob.option_names:
-            raise ReadingError(f"unknown option {given!r} for {knob.id}; options: "
+            raise ReadingError(f"unknown option {quoted(given)} for {knob.id}; options: "
                                f"{', '.join(knob.option_names)}")
         overrides[knob.attr] = value
     return replace(base, **overrides)
@@ -642,6 +660,6 @@ def parse_assignment(text: str) -> dict[str, str]:
     for item in text.split(","):
         knob, sep, option = (s.strip() for s in item.partition("="))
         if not sep or knob not in KNOB_BY_ID or option not in KNOB_BY_ID[knob].option_names:
-            raise ReadingError(f"{item!r} is not KNOB=OPTION of a knob of the model")
+            raise ReadingError(f"{quoted(item)} is not KNOB=OPTION of a knob of the model")
         out[knob] = option
     return out

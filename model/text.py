@@ -10,16 +10,18 @@ with a note of what was left out, so that a 100 MB content object costs a table 
 terminal. JSON output never goes through here: it is printed whole, as written.
 
 This module is pure (no terminal library) so that every layer may import it; the command line
-adds the markup escaping of its terminal library on top (:mod:`activity_check.cli`).
+adds the markup escaping of its terminal library on top (:mod:`activity_check.cli`). The folds
+measure text in terminal columns with rich's :func:`rich.cells.cell_len` (a wide character, CJK
+or an emoji, takes two), imported when a fold is made, so that a folded line fits the columns
+the console counts.
 """
 from __future__ import annotations
 
 import re
-import textwrap
 from typing import Optional, Sequence
 
-__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "fold_words", "fold_line",
-           "text_table"]
+__all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "QUOTE_LIMIT", "quoted",
+           "columns", "fold_spans", "fold_words", "fold_line", "text_table"]
 
 DEFAULT_LIMIT = 400
 """The longest value :func:`visible` shows whole by default, in characters."""
@@ -65,22 +67,89 @@ def visible(value: object, limit: Optional[int] = DEFAULT_LIMIT) -> str:
     return _HIDDEN.sub(_escape, text) + cut
 
 
+QUOTE_LIMIT = 80
+"""The longest value :func:`quoted` quotes whole, in characters."""
+
+
+def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``value`` quoted for an error message, as ``repr`` quotes it, an over-long one cut inside
+    its quotes: ``quoted("a" * 500, 4) == "'aaaa…'"``. The value is cut, not the message, so
+    that what the message says after it (the options, what is wrong) stays whole. A value that
+    is not a string is written as ``repr`` writes it, cut after ``limit`` characters with
+    ``…``."""
+    if not isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit] + "…"
+    if len(value) <= limit:
+        return repr(value)
+    text = repr(value[:limit])
+    return text[:-1] + "…" + text[-1]
+
+
 TEXT_WIDTH = 120
 """The widest a text table or listing the tool prints is (columns) without ``--wide``: long
 cells fold at word boundaries, and id columns never break
 (:func:`activity_check.cli.id_column`)."""
 
 
+def columns(text: str) -> int:
+    """How many terminal columns ``text`` takes (rich's :func:`rich.cells.cell_len`): a wide
+    character (CJK, most emoji) counts two, a combining mark none; ``len`` counts characters."""
+    from rich.cells import cell_len
+    return cell_len(text)
+
+
+_BREAKS = "\t\n\x0b\x0c\r "
+"""The characters a fold may break at (textwrap's whitespace): ASCII spaces and controls only,
+so that a no-break space or an ideographic space stays inside its word."""
+
+_TOKEN = re.compile(f"[{_BREAKS}]+|[^{_BREAKS}]+")
+
+
+def fold_spans(text: str, width: int, first: int = 0, indent: int = 0) -> list[tuple[int, int]]:
+    """Where ``text`` folds into lines of at most ``width`` columns (:func:`columns`), broken
+    at whitespace only: ``(start, end)`` of each line in ``text``, so that a caller holding a
+    styled copy of the text can cut it at the same places. The first line has ``first``
+    columns taken before it, the others ``indent``. A word (an id, a path, a clause list
+    without spaces) is never broken: a line holding one wider than its room holds that word
+    alone and is as wide as it. Whitespace where a line breaks is dropped; whitespace before
+    the first word of the text is kept, as :mod:`textwrap` keeps it. Empty for a text of
+    whitespace only."""
+    tokens = [(m.start(), m.end(), m.group()[0] in _BREAKS) for m in _TOKEN.finditer(text)]
+    sizes = [columns(text[a:b]) for a, b, _ in tokens]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(tokens):
+        if spans and tokens[i][2]:  # a later line starts at a word
+            i += 1
+            continue
+        room = width - (indent if spans else first)
+        used, j = 0, i
+        while j < len(tokens) and (used + sizes[j] <= room or j == i):
+            used += sizes[j]
+            j += 1
+        end = j
+        while end > i and tokens[end - 1][2]:  # no whitespace at the end of a line
+            end -= 1
+        if end > i:
+            spans.append((tokens[i][0], tokens[end - 1][1]))
+        i = j
+    return spans
+
+
 def fold_words(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
          first: str = "") -> list[str]:
-    """``text`` as lines of at most ``width`` columns, broken at spaces only: a word (an id, a
-    path, a clause list without spaces) is never broken, so a line holding one longer than
-    ``width`` is as long as that word. ``first`` starts the first line, ``indent`` the others.
-    ``width`` None: one line, unfolded. Never empty (``[first]`` for an empty text)."""
+    """``text`` as lines of at most ``width`` columns, broken at spaces only
+    (:func:`fold_spans`: measured in terminal columns, a wide character counting two): a word
+    (an id, a path, a clause list without spaces) is never broken, so a line holding one
+    wider than ``width`` is as wide as that word. ``first`` starts the first line, ``indent``
+    the others; tabs are expanded and other whitespace written as spaces, as :mod:`textwrap`
+    does. ``width`` None: one line, unfolded. Never empty (``[first]`` for an empty text)."""
     if width is None:
         return [first + text]
-    return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False) or [first]
+    text = text.expandtabs().translate({ord(c): " " for c in _BREAKS})
+    spans = fold_spans(text, width, columns(first), columns(indent))
+    return [(indent if k else first) + text[a:b] for k, (a, b) in enumerate(spans)] or [first]
 
 
 def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ") -> str:
@@ -96,27 +165,33 @@ def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,
     (:func:`fold_words`; a column never narrows below its longest word, so no id breaks and a
     table whose words alone are wider stays wider). A cell folded over several lines continues
     on the following lines of its row, the other cells blank there. ``width`` None (``--wide``):
-    every cell on one line, the full table. Trailing spaces are stripped."""
+    every cell on one line, the full table. Widths are terminal columns (:func:`columns`), so
+    that a cell of wide characters stays aligned. Trailing spaces are stripped."""
     if not rows:
         return []
     n = max(len(r) for r in rows)
     cells = [[str(c) for c in r] + [""] * (n - len(r)) for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(n)]
+    widths = [max(columns(r[i]) for r in cells) for i in range(n)]
     if width is not None:
-        floor = [max([len(w) for r in cells for w in r[i].split()] + [1]) for i in range(n)]
+        floor = [max([columns(w) for r in cells for w in r[i].split()] + [1]) for i in range(n)]
         while sum(widths) + len(gap) * (n - 1) > width:
             narrowable = [i for i in range(n) if widths[i] > floor[i]]
             if not narrowable:
                 break
             i = max(narrowable, key=lambda j: (widths[j], -j))  # the widest narrows first
             widths[i] -= 1
-        widths = [max(len(line) for r in cells for line in fold_words(r[i], widths[i]))
+        widths = [max(columns(line) for r in cells for line in fold_words(r[i], widths[i]))
                   for i in range(n)]
     out = []
     for r in cells:
         parts = [fold_words(c, widths[i] if width is not None else None) for i, c in enumerate(r)]
         for k in range(max(len(p) for p in parts)):
-            line = gap.join((p[k] if k < len(p) else "").ljust(widths[i])
+            line = gap.join(_pad(p[k] if k < len(p) else "", widths[i])
                             for i, p in enumerate(parts))
             out.append(line.rstrip())
     return out
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` columns (``str.ljust`` counts characters)."""
+    return text + " " * max(width - columns(text), 0)

@@ -58,6 +58,7 @@ from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, adversa
                             advance, check_trace, conformance_splits, moves)
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, ReadingError,
                             parse_reading)
+from model.text import quoted
 from model.verdict import evaluate
 
 __all__ = ["Proposal", "ProposalError", "proposal_from_json", "proposal_from_pins",
@@ -136,7 +137,7 @@ def proposal_from_json(doc, source: str = "proposal") -> Proposal:
         raise ProposalError(f"{source}: a proposal is a JSON object, not {type(doc).__name__}")
     extra = sorted(set(doc) - {"name", "pins", "wording", "$schema", "about"})
     if extra:
-        raise ProposalError(f"{source}: unknown member {extra[0]!r} (members: name, pins, "
+        raise ProposalError(f"{source}: unknown member {quoted(extra[0])} (members: name, pins, "
                             "wording)")
     name = doc.get("name")
     if not isinstance(name, str) or not name.strip():
@@ -170,7 +171,7 @@ def proposal_from_json(doc, source: str = "proposal") -> Proposal:
                                     "string")
         unknown = sorted(set(entry) - {"page", "section", "text"})
         if unknown:
-            raise ProposalError(f"{source}: wording.{qid}: unknown member {unknown[0]!r}")
+            raise ProposalError(f"{source}: wording.{qid}: unknown member {quoted(unknown[0])}")
         if _question_of(qid) not in pinned_questions:
             raise ProposalError(f"{source}: wording.{qid}: the proposal pins no knob of "
                                 f"{_question_of(qid)}")
@@ -191,7 +192,7 @@ def proposal_from_pins(text: str) -> Proposal:
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key.strip() or not value.strip():
-            raise ProposalError(f"--pin: {item!r} is not KNOB=OPTION")
+            raise ProposalError(f"--pin: {quoted(item)} is not KNOB=OPTION")
         pins.append((key.strip(), value.strip()))
     ordered, reading = _reading_of(pins, "--pin")
     return Proposal(",".join(f"{k}={v}" for k, v in ordered.items()), ordered, {}, reading,

@@ -674,3 +674,25 @@ def test_the_typescript_client_through_both_corpora(generated):
     assert [r.name for r in third if r.status != "passed"] == []
     patchfail = next(r for r in third if r.name == "act-delta-patchfail")
     assert _keys(patchfail)["warnings"] == PASS
+
+
+def test_a_failing_fixture_with_a_long_name_shows_fail_beside_its_name(tmp_path, capsys):
+    """conformance run's text: the status and the fixture's name share the first line however
+    long the name (a name is one word, longer than 120 columns here), so that ``FAIL``
+    is never folded away from it; the name used to go to a line of its own, leaving
+    ``FAIL`` alone (a ``grep FAIL`` found no name). --wide prints the same first line."""
+    name = "a-failing-fixture-" + "-".join(["with-a-very-long-name"] * 8)
+    assert len(name) > 120
+    fixture = {"name": name, "area": "activity", "description": "a failing fixture",
+               "specPage": "/spec/draft/events/activity", "kill": "none",
+               "stream": [STARTED, {"type": "ACTIVITY_SNAPSHOT", "messageId": "a",
+                                    "activityType": "plan", "content": {"n": 1}},
+                          {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}],
+               "expect": {"outcome": "completed", "messageCount": 2}}
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(fixture))
+    for wide in ([], ["--wide"]):
+        main(["conformance", "run", str(path), *wide])
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == f"FAIL {name}"
+        assert lines[1] == "  messageCount: expected 2, actual 1"

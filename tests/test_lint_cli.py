@@ -412,3 +412,44 @@ def test_pretty_output_fits_120_columns(lint, tmp_path):
     words = " ".join(out.split())
     assert code == 1 and "EVM-ID-UNIQUE" in words and "under every producer reading" in words
     assert max(len(line) for line in out.splitlines()) <= 120, out
+
+
+def test_pretty_output_folds_in_display_columns_and_never_breaks_an_id(lint, tmp_path):
+    """The hanging-indent fold measures terminal columns, not characters: a detail of wide
+    characters (39 CJK characters, 78 columns) that takes 118 characters but 157 columns
+    still folds under its event with the hanging indent (it was printed as one line and
+    wrapped by the console at column 120, flush left), and an id wider than the room left (a
+    150-character message id) stands whole on its own line instead of being cut in two."""
+    from rich.cells import cell_len
+    wide_id, long_id = "日本語" * 13, "x" * 150
+    path = tmp_path / "wide.jsonl"
+    path.write_text(jsonl(RS, delta(wide_id), delta(long_id), RF), encoding="utf-8")
+    code, out, _ = lint(str(path))
+    lines = out.splitlines()
+    assert code == 1
+    # SNP-BASELINE's event line is 76 characters before the id: 118 characters, 157 columns
+    head = "  event 1 (line 2): error SNP-BASELINE (MUST NOT) ACTIVITY_DELTA /messageId:"
+    at = lines.index(head)
+    assert lines[at + 1] == " " * 6 + wide_id
+    for clause in ("ACT-DELTA-BASELINE", "SNP-BASELINE"):
+        assert f"  event 2 (line 3): error {clause} (MUST NOT) ACTIVITY_DELTA /messageId:" \
+            in lines
+    assert lines.count(" " * 6 + long_id) == 2  # whole, on a line of its own, each time
+    assert max(cell_len(line) for line in lines if long_id not in line) <= 120
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_wide_prints_every_line_whole(lint, tmp_path):
+    """``lint --wide``: the pretty report one line each, unfolded (the header is 123
+    characters here, folded at 120 without it); the same violations either way."""
+    path = tmp_path / "a-stream-with-a-long-name.jsonl"
+    path.write_text(jsonl(RS, delta("plan-1"), RF))
+    code, folded, _ = lint(str(path))
+    wide_code, wide, err = lint("--wide", str(path))
+    assert (code, wide_code, err) == (1, 1, "")
+    header = (f"{path}: 3 events (jsonl), under every producer reading (24: each combination "
+              "of the options of Q2, Q4-opener, Q12, Q17)")
+    assert wide.splitlines()[0] == header and len(header) > 120
+    assert header not in folded.splitlines()
+    assert " ".join(folded.split()) == " ".join(wide.split())
+    assert len(wide.splitlines()) < len(folded.splitlines())

@@ -100,3 +100,28 @@ def test_cli_refuses_exposure_with_url_saying_why(_cli):
     code, _, err = _cli("--exposure", "--url", "http://127.0.0.1:9/")
     assert code == 2 and err.count("\n") == 1
     assert "not a live endpoint" in err and "FILE or '-'" not in err
+
+
+def test_cli_pretty_exposure_folds_within_120_columns(tmp_path, _cli):
+    """lint --exposure's section folds within 120 columns with a hanging indent under each
+    label, as lint's report does (its lines were printed whole: Q11's advice is 216
+    characters, its known peers 283); --wide prints each line whole; a message id from the
+    stream is shown as data, control characters escaped."""
+    from rich.cells import cell_len
+    stream = [dict(e, messageId="a1\x1b[2J") if e.get("messageId") == "a1" else e
+              for e in RESENT]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in stream))
+    code, out, _ = _cli("--exposure", str(path))
+    lines = out.splitlines()
+    assert code == 0 and max(cell_len(line) for line in lines) <= 120, out
+    assert "  Q11 from event 5 ACTIVITY_SNAPSHOT a1\\x1b[2J: messages differ" in lines
+    assert "\x1b" not in out
+    advice = next(i for i, line in enumerate(lines) if line.startswith("      send instead: "))
+    assert lines[advice + 1].startswith(" " * 20) and lines[advice + 1][20] != " "
+    known = next(i for i, line in enumerate(lines) if line.startswith("      known: "))
+    assert lines[known + 1].startswith(" " * 13) and lines[known + 1][13] != " "
+    code, wide, _ = _cli("--exposure", "--wide", str(path))
+    assert code == 0 and " ".join(wide.split()) == " ".join(out.split())
+    whole = next(line for line in wide.splitlines() if line.startswith("      send instead: "))
+    assert len(whole) > 120 and whole.endswith("give it a new id")

@@ -1,12 +1,31 @@
 """Readings as the user names them (model.readings.parse_reading): presets, overrides, errors."""
 import pytest
 
-from model.readings import DRAFT, PRESETS, ReadingError, parse_reading
+from model.readings import DRAFT, KNOB_BY_ID, PRESETS, ReadingError, knob_of, parse_reading
 
 
 @pytest.mark.parametrize("spec", ["Q1=ignore", "q1=ignore", "q1=IGNORE", " Q1 = Ignore "])
 def test_knob_ids_and_options_in_any_case(spec):
     assert parse_reading(spec) == DRAFT.with_(Q1="ignore")
+
+
+@pytest.mark.parametrize("spec", ["Q4-opener=first", "q4-opener=first", "q4-OPENER=FIRST",
+                                  " Q4-OPENER = First "])
+def test_hyphenated_knob_ids_in_any_case_as_plain_ones(spec):
+    """A hyphenated knob id is matched without case as ``q1`` is (``q4-OPENER`` was an
+    unknown knob: only the id as written and its upper case were tried)."""
+    assert parse_reading(spec) == DRAFT.with_(**{"Q4-opener": "first"})
+    assert parse_reading(spec.replace("4-opener", "6-ms").replace("4-OPENER", "6-MS")
+                         .replace("first", "merge").replace("FIRST", "MERGE")
+                         .replace("First", "Merge")).q6_ms == "merge"
+    with pytest.raises(ReadingError, match="Q4-opener is given twice"):
+        parse_reading(f"Q4-opener=current,{spec}")
+
+
+def test_knob_of_matches_ids_without_case_and_nothing_else():
+    assert knob_of("q4-OPENER") is KNOB_BY_ID["Q4-opener"] is knob_of("Q4-opener")
+    assert knob_of("x1") is KNOB_BY_ID["X1"] and knob_of("q6-Ms").id == "Q6-ms"
+    assert knob_of("Q4opener") is None and knob_of("Q4-opener ") is None
 
 
 @pytest.mark.parametrize("spec", ["STRICT", "Strict,Q7=SKIP"])

@@ -43,6 +43,18 @@ def test_pins_parse_through_the_reading_parser():
     assert p.name == "Q2=parent,Q8=keep"
 
 
+def test_hyphenated_knob_ids_pin_in_any_case():
+    """``--pin q4-OPENER=first`` and a proposal's ``"q6-MS"`` pin their knobs, as ``q8``
+    does (they were unknown knobs); the pins keep the knobs' spelling."""
+    p = proposal_from_pins("q4-OPENER=first,q8=keep")
+    assert dict(p.pins) == {"Q4-opener": "first", "Q8": "keep"}
+    assert p.reading.q4_opener == "first" and p.name == "Q4-opener=first,Q8=keep"
+    doc = proposal_from_json({"name": "n", "pins": {"q6-MS": "merge", "x1": "preserve"}}, "p")
+    assert dict(doc.pins) == {"Q6-ms": "merge", "X1": "preserve"}
+    with pytest.raises(ProposalError, match="Q4-opener is given twice"):
+        proposal_from_pins("Q4-opener=first,q4-OPENER=current")
+
+
 @pytest.mark.parametrize("text, message", [
     ("", "give KNOB=OPTION pairs"),
     ("Q2", "'Q2' is not KNOB=OPTION"),
@@ -90,6 +102,40 @@ def test_proposal_file_faults_are_one_line(tmp_path):
     bad.write_text(" \n")
     with pytest.raises(ProposalError, match=r"bad.json: empty .* a proposal is a JSON object"):
         load_proposal(str(bad))
+
+
+def test_an_over_long_value_is_cut_inside_its_quotes_not_the_message(tmp_path, capsys):
+    """A value of thousands of characters in a --pin or a proposal file is quoted cut at 80
+    characters, ``'aaaa…'``, and the message after it is whole: the knob's options, the
+    knobs, what the schema says of it. The whole line was cut at 2,000 characters instead
+    (or a schema message at 200), losing all of that."""
+    long = "a" * 3000
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_pins(f"Q2={long}")
+    assert str(caught.value) == (f"--pin: unknown option '{'a' * 80}…' for Q2; options: "
+                                 "continues, parent")
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_pins(f"Q{long}=parent")
+    assert str(caught.value).startswith(f"--pin: unknown knob 'Q{'a' * 79}…'; knobs: Q1, ")
+    assert str(caught.value).endswith(", Q23, X1")
+    with pytest.raises(ProposalError, match=re.escape(f"--pin: '{'a' * 80}…' is not "
+                                                      "KNOB=OPTION")):
+        proposal_from_pins(long)
+    assert main(["resolve", "--pin", f"q8={long}"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"activity-check: error: --pin: unknown option '{'a' * 80}…' for Q8; "
+                   "options: self-revoking, keep, by-type\n")
+    from counterexamples.report.resolve import load_proposal
+    bad = tmp_path / "long.json"
+    bad.write_text(json.dumps({"name": "n" * 3000, "pins": {"Q2": "parent"}}))
+    with pytest.raises(ProposalError) as caught:
+        load_proposal(str(bad))
+    assert str(caught.value) == f"{bad}: name: '{'n' * 80}…' is too long"
+    bad.write_text(json.dumps({"name": "n", "pins": {"Q2": "parent"}, "k" * 300: 1}))
+    with pytest.raises(ProposalError) as caught:
+        load_proposal(str(bad))
+    assert str(caught.value) == (f"{bad}: (document): Additional properties are not allowed "
+                                 f"('{'k' * 80}…' was unexpected)")
 
 
 # --- recommendations ---------------------------------------------------------------------------

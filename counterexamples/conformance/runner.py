@@ -390,22 +390,28 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
     ``RELAXED name: why``, then one line per failed key (``  key: expected X, actual Y
     (where)``) and one per key not observable. ``width`` (columns; None: one line each, as
     JUnit holds them): each line folded at spaces within it, later lines of a key indented,
-    values as JSON with spaces after commas and colons so that they fold too."""
+    values as JSON with spaces after commas and colons so that they fold too. The status and
+    the fixture's name always share the first line, so that a ``grep FAIL`` finds the name (a
+    name wider than ``width`` makes that line as wide as it needs)."""
     from model.text import fold_words
     head = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", RELAXED: "RELAXED"}[
         result.status]
     spaced = width is not None
-    lines = [(f"{head} {result.name}" + (f": {result.error}" if result.error else ""), "    ")]
+    # the status starts the first line and the name follows it there, however long (a name
+    # is one word): a fold never leaves the status on a line of its own, apart from the name
+    lines = [(f"{result.name}" + (f": {result.error}" if result.error else ""), "    ",
+              f"{head} ")]
     for k in result.keys:
         if k.status == FAIL:
             lines.append((f"  {k.key}: expected {_short(k.expected, spaced=spaced)}, actual "
                           f"{_short(k.actual, spaced=spaced)}"
-                          + (f" ({k.note})" if k.note else ""), "      "))
+                          + (f" ({k.note})" if k.note else ""), "      ", ""))
         elif k.status == UNOBSERVABLE:
-            lines.append((f"  {k.key}: skipped, {k.note}", "      "))
+            lines.append((f"  {k.key}: skipped, {k.note}", "      ", ""))
     if width is None:
-        return [text for text, _ in lines]
-    return [folded for text, indent in lines for folded in fold_words(text, width, indent)]
+        return [first + text for text, _, first in lines]
+    return [folded for text, indent, first in lines
+            for folded in fold_words(text, width, indent, first)]
 
 
 def to_junit(results: Sequence[FixtureResult], suite: str) -> str:

@@ -241,28 +241,38 @@ def exposure_of_entries(entries: Iterable, max_leaves: int = 4096) -> ExposureRe
 
 
 def render_exposure_pretty(report: ExposureReport, con, conformant: bool = True) -> None:
-    """Print the exposure section on the rich console ``con`` (stream-supplied strings
-    escaped)."""
-    from rich.markup import escape
+    """Print the exposure section on the rich console ``con``, as lint's report is printed
+    (:func:`counterexamples.lint.formats.print_hanging`): each line folded within the
+    console's width with a hanging indent under its label, ids whole (whole when the console
+    does not wrap: ``--wide``, a file); stream-supplied strings shown as data (markup escaped,
+    control characters written as escapes, :func:`model.text.visible`)."""
+    from rich.markup import escape as markup_escape
+    from counterexamples.lint.formats import print_hanging
+    from model.text import visible
+
+    def escape(text: str) -> str:
+        return markup_escape(visible(text))
     n = len(report.exposures)
     head = (f"[bold]exposure[/bold]: {n} open question(s) on which consumers' results differ "
             f"for this stream" if n else
             "[bold]exposure[/bold]: no open question changes a consumer's result on this stream")
     if report.partial:
         head += " (partial: the readings forked past the bound; later questions may be missing)"
-    con.print(head)
+    print_hanging(con, head, 4)
     if not conformant and n:
-        con.print("  [dim]the stream is not conformant: mend its violations first; these "
-                  "questions are what stays open on it as it is[/dim]")
+        print_hanging(con, "  [dim]the stream is not conformant: mend its violations first; "
+                      "these questions are what stays open on it as it is[/dim]", 4)
     for e in report.exposures:
         where = "at the end of the stream" if e.event_index is None else \
             f"from event {e.event_index}" + (f" {escape(e.event_type)}" if e.event_type else "") \
             + (f" {escape(e.message_id)}" if e.message_id else "")
-        con.print(f"  [bold]{e.knob}[/bold] {where}: {', '.join(e.differs_in)} differ")
-        con.print(f"      {escape(e.question)}")
-        con.print("      results: " + " | ".join(", ".join(g) for g in e.groups)
-                  + (f" [dim](with {', '.join(e.context)})[/dim]" if e.context else ""))
+        print_hanging(con, f"  [bold]{e.knob}[/bold] {where}: {', '.join(e.differs_in)} differ",
+                      6)
+        print_hanging(con, f"      {escape(e.question)}", 6)
+        print_hanging(con, "      results: " + " | ".join(", ".join(g) for g in e.groups)
+                      + (f" [dim](with {escape(', '.join(e.context))})[/dim]" if e.context
+                         else ""), 15)
         if e.peers:
-            con.print("      [dim]known: " + "; ".join(f"{escape(c)}: {o}" for c, o in e.peers)
-                      + "[/dim]")
-        con.print(f"      send instead: {escape(e.advice)}")
+            print_hanging(con, "      [dim]known: " + "; ".join(f"{escape(c)}: {o}"
+                                                             for c, o in e.peers) + "[/dim]", 13)
+        print_hanging(con, f"      send instead: {escape(e.advice)}", 20)

@@ -29,7 +29,7 @@ from counterexamples.lint.linter import (LintReport, LintViolation, SEVERITIES, 
 
 __all__ = ["FORMATS", "to_json", "to_junit", "to_sarif", "render_pretty", "render",
            "SARIF_SCHEMA_PATH", "SARIF_SCHEMA_URI", "REPORT_SCHEMA_PATH", "SET_SCHEMA_PATH",
-           "SET_SCHEMA", "xml_text"]
+           "SET_SCHEMA", "xml_text", "print_hanging"]
 
 Reports = Union[LintReport, Sequence[LintReport]]
 """One report, or the reports of several inputs linted in one call (one report each)."""
@@ -273,7 +273,7 @@ def _pretty_one(report: LintReport, con, fail_on: str) -> None:
         f"under every producer reading ({len(report.readings)}: each combination of the " \
         f"options of {', '.join(PRODUCER_KNOBS)})"
     def say(markup: str, indent: int) -> None:
-        _print_hanging(con, markup, indent)
+        print_hanging(con, markup, indent)
     say(f"[bold]{escape(report.source)}[/bold]: {report.events} events "
         f"({report.input_format}), {judged}", 4)
     for note in report.notes:
@@ -303,26 +303,25 @@ def _pretty_one(report: LintReport, con, fail_on: str) -> None:
         + ("" if fail_on == "error" else f" (--fail-on {fail_on})"), 2)
 
 
-def _print_hanging(con, markup: str, indent: int) -> None:
+def print_hanging(con, markup: str, indent: int) -> None:
     """Print rich ``markup`` on ``con`` as one paragraph: whole when the console does not wrap
-    (``soft_wrap``: a file, ``--wide``), else folded at word boundaries within the console's
-    width with every line after the first indented by ``indent`` spaces, so that a folded
-    violation still reads as one block under its event (issue 39 item 5)."""
+    (``soft_wrap``: a file, ``--wide``), else folded at spaces within the console's width with
+    every line after the first indented by ``indent`` spaces, so that a folded violation still
+    reads as one block under its event (issue 39 item 5). Widths are terminal columns
+    (:func:`model.text.fold_spans`: a wide character counts two), and a word (a clause,
+    property or finding id, a message id) is never broken: one wider than the room left
+    stands alone on its line, as wide as it is."""
     from rich.text import Text
+    from model.text import fold_spans
     text = Text.from_markup(markup)
-    width = con.width
-    if con.soft_wrap or len(text.plain) <= width:
+    if con.soft_wrap:
         con.print(text)
         return
-    first = text.wrap(con, width)[0]
-    first.rstrip()
-    con.print(first)
-    start = len(first.plain.rstrip())
-    while start < len(text.plain) and text.plain[start] == " ":
-        start += 1
-    for line in text[start:].wrap(con, max(width - indent, 20)):
-        line.rstrip()
-        con.print(Text(" " * indent) + line)
+    spans = fold_spans(text.plain, con.width, 0, indent) or [(0, 0)]
+    for k, (start, end) in enumerate(spans):
+        line = text[start:end]
+        # printed as folded here: the console neither wraps nor crops a line again
+        con.print(Text(" " * indent) + line if k else line, soft_wrap=True)
 
 
 def _merged_names(report: LintReport, names: list[str]) -> list[str]:

@@ -1,0 +1,52 @@
+"""model.text's folds (fold_words, fold_spans, text_table): widths are terminal columns."""
+import textwrap
+
+from rich.cells import cell_len
+
+from model.text import columns, fold_spans, fold_words, text_table
+
+
+def test_fold_words_counts_columns_not_characters():
+    """Ten 3-character CJK words are 6 columns each: within 20 columns three fit on a line
+    (20 columns), not five (20 characters, 34 columns)."""
+    text = " ".join(["日本語"] * 10)
+    lines = fold_words(text, 20, indent="  ")
+    assert lines == ["日本語 日本語 日本語", "  日本語 日本語", "  日本語 日本語",
+                     "  日本語 日本語", "  日本語"]
+    assert max(cell_len(line) for line in lines) == 20
+    assert columns("日本語") == 6 and columns("🙂") == 2 and columns("abc") == 3
+
+
+def test_fold_words_never_breaks_a_word_and_matches_textwrap_on_ascii():
+    ids = "ACT-DELTA-BASELINE STA-MS-SELF-REVOKE P30-activity-delta-baseline"
+    assert fold_words(ids, 10, indent="  ") == ["ACT-DELTA-BASELINE", "  STA-MS-SELF-REVOKE",
+                                                  "  P30-activity-delta-baseline"]
+    text = "  FAIL a-very-long-fixture-name\tits key: expected 1, actual 2 (where it was read)"
+    for width in (1, 8, 20, 33, 80):
+        assert fold_words(text, width, "    ", "> ") == textwrap.wrap(
+            text, width=width, initial_indent="> ", subsequent_indent="    ",
+            break_long_words=False, break_on_hyphens=False)
+    assert fold_words("", 10, first="x") == ["x"] and fold_words("abc", None) == ["abc"]
+
+
+def test_fold_spans_give_the_cut_places_in_the_text():
+    text = "  head 日本語日本語 tail"
+    assert fold_spans(text, 12, 0, 4) == [(0, 6), (7, 13), (14, 18)]
+    assert fold_spans("   ", 5) == []
+
+
+def test_text_table_aligns_wide_cells_by_columns():
+    rows = [["id", "name"], ["日本", "x"], ["ab", "y"]]
+    lines = text_table(rows)
+    assert lines == ["id    name", "日本  x", "ab    y"]
+    # the second column starts at column 6 on every row (ljust would put x at column 8)
+    assert [cell_len(line[:line.index(c)]) for line, c in zip(lines, "nxy")] == [6, 6, 6]
+
+
+def test_quoted_cuts_a_value_inside_its_quotes():
+    from model.text import QUOTE_LIMIT, quoted
+    assert quoted("Q2") == "'Q2'" and quoted("it's") == '"it\'s"'
+    assert quoted("a" * 500, 4) == "'aaaa…'"
+    assert quoted("a" * QUOTE_LIMIT) == repr("a" * QUOTE_LIMIT)
+    assert quoted("\x1b" * 10, 2) == "'\\x1b\\x1b…'"  # escaped as repr escapes it
+    assert quoted(list(range(100)), 10) == "[0, 1, 2, …"
