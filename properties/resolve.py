@@ -135,17 +135,31 @@ def _reading_of(pins, where: str, per_pin: bool = False) -> tuple[dict, Reading]
     return ordered, DRAFT.with_(**ordered)
 
 
+def _wording_id(key) -> Optional[str]:
+    """The question or knob id a proposal's ``wording`` member names, in any case as a pin's
+    knob is read (``q2``, ``q4-OPENER``, ``x1``: :func:`model.readings.knob_of`, then the
+    question ids of :data:`RESOLVE_QUESTIONS`), spelt as the model spells it; None for
+    neither."""
+    if not isinstance(key, str):
+        return None
+    knob = knob_of(key)
+    if knob is not None:
+        return knob.id
+    return _QUESTION_BY_FOLDED_ID.get(key.lower()) if key.isascii() else None
+
+
 def proposal_from_json(doc, source: str = "proposal") -> Proposal:
     """A proposal from its JSON document (``counterexamples/schemas/proposal.schema.json``):
-    ``{"name": str, "pins": {knob id: option}, "wording": {question id: {"page", "section",
-    "text"}}}`` (``wording`` optional).
+    ``{"name": str, "pins": {knob id: option}, "wording": {question or knob id: {"page",
+    "section", "text"}}}`` (``wording`` optional). Knob and question ids are read in any case
+    and kept as the model spells them (``q2`` is ``Q2``).
 
     Raises:
         ProposalError: naming ``source`` and the member at fault (not an object, a missing
             name or one that is not one line of printable text, an unknown knob, a pin whose
-            value is not one option of its knob (``pins.KNOB``), a wording entry without its
-            members, a wording
-            for a question the proposal does not pin)."""
+            value is not one option of its knob (``pins.KNOB``), a wording member that is no
+            question or knob id or names one twice, a wording entry without its members, a
+            wording for a question the proposal does not pin)."""
     if not isinstance(doc, dict):
         raise ProposalError(f"{source}: a proposal is a JSON object, not {type(doc).__name__}")
     extra = sorted(set(doc) - {"name", "pins", "wording", "$schema", "about"})
@@ -170,23 +184,25 @@ def proposal_from_json(doc, source: str = "proposal") -> Proposal:
     wording = doc.get("wording", {})
     if not isinstance(wording, dict):
         raise ProposalError(f"{source}: 'wording' must be an object")
-    questions = {q.id for q in RESOLVE_QUESTIONS}
     pinned_questions = {_question_of(k) for k in ordered}
     out_wording = {}
-    for qid, entry in wording.items():
-        if qid not in questions and qid not in KNOB_BY_ID:
-            raise ProposalError(f"{source}: wording.{qid}: not a question or knob id")
+    for key, entry in wording.items():  # errors name the member as the file spells it
+        qid = _wording_id(key)
+        if qid is None:
+            raise ProposalError(f"{source}: wording.{key}: not a question or knob id")
+        if qid in out_wording:
+            raise ProposalError(f"{source}: wording.{key}: {qid} is given twice")
         if not isinstance(entry, dict):
-            raise ProposalError(f"{source}: wording.{qid} must be an object")
+            raise ProposalError(f"{source}: wording.{key} must be an object")
         for member in ("page", "section", "text"):
             if not isinstance(entry.get(member), str) or not entry[member].strip():
-                raise ProposalError(f"{source}: wording.{qid}.{member} must be a non-empty "
+                raise ProposalError(f"{source}: wording.{key}.{member} must be a non-empty "
                                     "string")
         unknown = sorted(set(entry) - {"page", "section", "text"})
         if unknown:
-            raise ProposalError(f"{source}: wording.{qid}: unknown member {quoted(unknown[0])}")
+            raise ProposalError(f"{source}: wording.{key}: unknown member {quoted(unknown[0])}")
         if _question_of(qid) not in pinned_questions:
-            raise ProposalError(f"{source}: wording.{qid}: the proposal pins no knob of "
+            raise ProposalError(f"{source}: wording.{key}: the proposal pins no knob of "
                                 f"{_question_of(qid)}")
         out_wording[qid] = {m: entry[m] for m in ("page", "section", "text")}
     return Proposal(name.strip(), ordered, out_wording, reading, source)
@@ -247,6 +263,7 @@ RESOLVE_QUESTIONS = _resolve_questions()
 """Q1..Q25 (:data:`properties.questions.QUESTIONS`) and X1, the field case's question."""
 
 _QUESTION_OF_KNOB = {k: q.id for q in RESOLVE_QUESTIONS for k in q.knobs}
+_QUESTION_BY_FOLDED_ID = {q.id.lower(): q.id for q in RESOLVE_QUESTIONS}
 
 
 def _question_of(knob_or_question: str) -> str:

@@ -117,6 +117,34 @@ def test_a_pin_is_one_option_of_its_knob_never_more_pins(tmp_path, capsys):
         "options: continues, parent\n")
 
 
+def test_wording_ids_in_any_case(tmp_path):
+    """A proposal's ``wording`` members are read in any case, as its pins are (``"q2"`` was
+    "not a question or knob id"), and kept under the model's spelling of the id, which the
+    report shows; the same id twice in two cases is refused, naming the member."""
+    entry = {"page": "state", "section": "MESSAGES_SNAPSHOT", "text": "Kept."}
+    p = proposal_from_json({"name": "w", "pins": {"q2": "parent", "x1": "preserve",
+                                                  "Q4-opener": "first"},
+                            "wording": {"q2": entry, "x1": entry, "q4-OPENER": entry,
+                                        "q4": entry}}, "p.json")
+    assert list(p.wording) == ["Q2", "X1", "Q4-opener", "Q4"]
+    assert p.wording["Q2"] == entry
+    from counterexamples.report.resolve import load_proposal
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"name": "w", "pins": {"Q8": "keep"}, "wording": {"q8": entry}}))
+    assert load_proposal(str(path)).to_json()["wording"] == {"Q8": entry}
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_json({"name": "w", "pins": {"Q2": "parent"},
+                            "wording": {"Q2": entry, "q2": entry}}, "p.json")
+    assert str(caught.value) == "p.json: wording.q2: Q2 is given twice"
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_json({"name": "w", "pins": {"Q2": "parent"}, "wording": {"q9": entry}},
+                           "p.json")
+    assert str(caught.value) == "p.json: wording.q9: the proposal pins no knob of Q9"
+    with pytest.raises(ProposalError, match=r"^p.json: wording.q99: not a question or knob id$"):
+        proposal_from_json({"name": "w", "pins": {"Q2": "parent"}, "wording": {"q99": entry}},
+                           "p.json")
+
+
 def test_proposal_file_faults_are_one_line(tmp_path):
     from counterexamples.report.resolve import MAX_PROPOSAL_BYTES, load_proposal
     bad = tmp_path / "bad.json"
