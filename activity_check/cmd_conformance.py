@@ -16,7 +16,7 @@ import sys
 
 from activity_check.cli import UsageError, console, dump, finite_float, reading_option, shown, \
     write_new_output
-from model.text import TEXT_WIDTH, fold_line
+from model.text import TEXT_WIDTH, fold_line, named
 
 __all__ = ["PARSERS", "cmd_conformance"]
 
@@ -113,7 +113,7 @@ def _run(args) -> int:
         raise UsageError("--format md is the model's scope table; it takes --model, not "
                          "--adapter")
     if in_process:
-        option = "--model" if args.adapter is None else f"--adapter {args.adapter}"
+        option = "--model" if args.adapter is None else f"--adapter {named(args.adapter)}"
         text = args.model if args.adapter is None else (args.adapter.partition(":")[2] or "draft")
         try:
             reading = parse_reading(text or "draft")

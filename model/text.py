@@ -21,6 +21,7 @@ import re
 from typing import Optional, Sequence
 
 __all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "QUOTE_LIMIT", "quoted",
+           "NAME_LIMIT", "named", "schema_message",
            "columns", "fold_spans", "fold_words", "fold_line", "text_table"]
 
 DEFAULT_LIMIT = 400
@@ -84,6 +85,34 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
         return repr(value)
     text = repr(value[:limit])
     return text[:-1] + "…" + text[-1]
+
+
+NAME_LIMIT = 200
+"""The longest command line or URL :func:`named` writes as it is, in characters."""
+
+
+def named(value: str, limit: int = NAME_LIMIT) -> str:
+    """A command line or URL the user gave, as an error message names it before saying what is
+    wrong with it: as it is (``--adapter: nosuchcmd: command not found``), or, over ``limit``
+    characters, quoted and cut inside its quotes (:func:`quoted`), so that the explanation after
+    it stays whole; the error line as a whole was cut at ``activity_check.cli.ERROR_LIMIT``
+    characters, losing it."""
+    return value if len(value) <= limit else quoted(value, limit)
+
+
+def schema_message(error) -> str:
+    """A JSON Schema violation's message (a ``jsonschema`` ``ValidationError``) with every
+    over-long value it quotes (the instance, or a member name of it) cut inside its quotes
+    (:func:`quoted`), so that what the message says of the value (``is too long``, ``does not
+    match ...``, ``was unexpected``) stays whole; cutting the message itself lost it."""
+    message = error.message
+    instance = error.instance
+    values = [instance] + (list(instance) if isinstance(instance, dict) else [])
+    for value in values:
+        text = repr(value)
+        if len(text) > QUOTE_LIMIT + 2:
+            message = message.replace(text, quoted(value))
+    return message
 
 
 TEXT_WIDTH = 120

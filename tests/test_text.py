@@ -50,3 +50,22 @@ def test_quoted_cuts_a_value_inside_its_quotes():
     assert quoted("a" * QUOTE_LIMIT) == repr("a" * QUOTE_LIMIT)
     assert quoted("\x1b" * 10, 2) == "'\\x1b\\x1b…'"  # escaped as repr escapes it
     assert quoted(list(range(100)), 10) == "[0, 1, 2, …"
+
+
+def test_named_and_schema_message_cut_the_value_not_the_explanation():
+    """An over-long command line, URL or schema-quoted value is cut inside its quotes, and what
+    is said of it after stays whole (a whole-line cut lost it)."""
+    import jsonschema
+    import pytest
+    from model.text import named, schema_message
+    assert named("nosuchcmd") == "nosuchcmd" and named("a" * 200) == "a" * 200
+    assert named("a" * 3000) == "'" + "a" * 200 + "…'"
+    error = next(jsonschema.Draft202012Validator({"maxLength": 3}).iter_errors("b" * 3000))
+    assert schema_message(error) == f"'{'b' * 80}…' is too long"
+    error = next(jsonschema.Draft202012Validator({"type": "integer"}).iter_errors("short"))
+    assert schema_message(error) == error.message == "'short' is not of type 'integer'"
+    from properties.search.checkpoint import findings_from_json
+    with pytest.raises(ValueError) as caught:  # cut at 200 characters: 'was unexpected' lost
+        findings_from_json({"format": 4, "findings": [], "z" * 3000: 1})
+    assert str(caught.value) == ("the document: Additional properties are not allowed "
+                                 f"('{'z' * 80}…' was unexpected)")
