@@ -167,24 +167,44 @@ def fold_spans(text: str, width: int, first: int = 0, indent: int = 0) -> list[t
 
 
 def fold_words(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
-         first: str = "") -> list[str]:
+         first: str = "", keep: Sequence[str] = ()) -> list[str]:
     """``text`` as lines of at most ``width`` columns, broken at spaces only
     (:func:`fold_spans`: measured in terminal columns, a wide character counting two): a word
     (an id, a path, a clause list without spaces) is never broken, so a line holding one
-    wider than ``width`` is as wide as that word. ``first`` starts the first line, ``indent``
-    the others; tabs are expanded and other whitespace written as spaces, as :mod:`textwrap`
-    does. ``width`` None: one line, unfolded. Never empty (``[first]`` for an empty text)."""
+    wider than ``width`` is as wide as that word. ``keep``: phrases never broken at their own
+    spaces either, wherever they occur (a count and its label, ``"0 out of scope"``), each
+    folded as one word. ``first`` starts the first line, ``indent`` the others; tabs are
+    expanded and other whitespace written as spaces, as :mod:`textwrap` does. ``width`` None:
+    one line, unfolded. Never empty (``[first]`` for an empty text)."""
     if width is None:
         return [first + text]
     text = text.expandtabs().translate({ord(c): " " for c in _BREAKS})
-    spans = fold_spans(text, width, columns(first), columns(indent))
+    spans = fold_spans(_glued(text, keep), width, columns(first), columns(indent))
     return [(indent if k else first) + text[a:b] for k, (a, b) in enumerate(spans)] or [first]
 
 
-def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ") -> str:
-    """:func:`fold_words` joined with newlines (later lines indented by ``indent``): a long printed
-    line as a paragraph within ``width`` columns."""
-    return "\n".join(fold_words(text, width, indent))
+def _glued(text: str, keep: Sequence[str]) -> str:
+    """``text`` with the spaces inside each occurrence of a phrase of ``keep`` made no-break
+    spaces (one column, as a space; no break point for :func:`fold_spans`): as long as
+    ``text``, so that the spans measured on it cut ``text`` itself, whose spaces are printed."""
+    if not keep:
+        return text
+    chars = list(text)
+    for phrase in keep:
+        at = text.find(phrase) if phrase else -1
+        while at >= 0:
+            for i in range(at, at + len(phrase)):
+                if chars[i] == " ":
+                    chars[i] = "\u00a0"
+            at = text.find(phrase, at + len(phrase))
+    return "".join(chars)
+
+
+def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ",
+              keep: Sequence[str] = ()) -> str:
+    """:func:`fold_words` joined with newlines (later lines indented by ``indent``; ``keep``:
+    phrases never broken): a long printed line as a paragraph within ``width`` columns."""
+    return "\n".join(fold_words(text, width, indent, keep=keep))
 
 
 def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,

@@ -741,3 +741,24 @@ def test_an_over_long_adapter_or_value_is_cut_inside_its_quotes(tmp_path, capsys
     assert main(["conformance", "run", path]) == 2
     assert capsys.readouterr().err == (f"activity-check: error: {path}: (top level): unknown "
                                        f"key(s) refused ('{'k' * 80}…' was unexpected)\n")
+
+
+def test_summary_lines_never_fold_a_count_from_its_label(tmp_path, capsys):
+    """conformance run's closing lines fold between items, never inside one: the scope line
+    printed ``… 0 out of scope, 1`` / ``unargued`` (and could print ``0 out of`` / ``scope``);
+    --wide keeps each line whole."""
+    path = _write(tmp_path / "x-two.json", {**_doc(messageCount=5), "name": "x-two"})
+    assert main(["conformance", "run", path]) == 1
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        "1 fixtures: 0 passed, 1 failed, 0 error, 0 set aside; 0 keys not observable by "
+        "model:draft",
+        "the model against its scope (docs/conformance.md; judged as a third-party client): "
+        "0 passed, 0 argued, 0 out of scope,",
+        "  1 unargued"]
+    reading = "Q1=merge,Q2=parent,Q3=keep,Q4=accept"
+    assert main(["conformance", "run", path, "--model", reading]) == 1
+    assert capsys.readouterr().out.splitlines()[-4:-2] == [
+        "1 fixtures: 0 passed, 1 failed, 0 error, 0 set aside; 0 keys not observable by",
+        f"  model:{reading}"]
+    assert main(["conformance", "run", path, "--wide"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].endswith("0 out of scope, 1 unargued")

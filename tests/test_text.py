@@ -69,3 +69,25 @@ def test_named_and_schema_message_cut_the_value_not_the_explanation():
         findings_from_json({"format": 4, "findings": [], "z" * 3000: 1})
     assert str(caught.value) == ("the document: Additional properties are not allowed "
                                  f"('{'z' * 80}…' was unexpected)")
+
+
+def test_fold_keeps_phrases_whole():
+    """``keep``: a count and its label are never folded apart (``… 0 out of`` / ``scope``),
+    at any width; the spaces printed are plain spaces; without ``keep`` they were."""
+    from model.text import fold_line
+    items = ["12 passed", "3 argued", "0 out of scope", "1 unargued"]
+    text = "the model against its scope (judged as a third-party client): " + ", ".join(items)
+    assert fold_line(text, 92) == ("the model against its scope (judged as a third-party "
+                                   "client): 12 passed, 3 argued, 0 out of\n  scope, 1 unargued")
+    for width in range(16, len(text) + 2):
+        lines = fold_line(text, width, keep=items).split("\n")
+        words = " ".join(line.strip() for line in lines)
+        assert words == text and "\u00a0" not in words
+        for item in items:
+            assert any(item in line for line in lines), (width, item, lines)
+    assert fold_line(text, 92, keep=items) == (
+        "the model against its scope (judged as a third-party client): 12 passed, 3 argued,\n"
+        "  0 out of scope, 1 unargued")
+    # a kept phrase wider than the line stands whole on a line of its own, as a long word does
+    assert fold_words("a b " + "c " * 10 + "d", 8, keep=["c " * 9 + "c"]) == \
+        ["a b", "c " * 9 + "c", "d"]
