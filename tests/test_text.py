@@ -1,4 +1,6 @@
-"""model.text's folds (fold_words, fold_spans, text_table): widths are terminal columns."""
+"""model.text's folds (fold_words, fold_spans, text_table, phrases kept whole) and the command
+line's id columns: widths are terminal columns; an over-long value in an error is cut inside its
+quotes (named, schema_message)."""
 import textwrap
 
 from rich.cells import cell_len
@@ -91,3 +93,25 @@ def test_fold_keeps_phrases_whole():
     # a kept phrase wider than the line stands whole on a line of its own, as a long word does
     assert fold_words("a b " + "c " * 10 + "d", 8, keep=["c " * 9 + "c"]) == \
         ["a b", "c " * 9 + "c", "d"]
+
+
+def test_id_columns_are_as_wide_as_their_ids_in_terminal_columns():
+    """cli.id_column and id_list_column size a rich column by terminal columns (cell_len): an
+    id of wide characters (10 characters, 17 columns) is printed whole on one line, where a
+    column sized by ``len`` cut it (``日本語日本 …``) or broke it across lines."""
+    from rich.console import Console
+    from rich.table import Table
+    from activity_check.cli import id_column, id_list_column
+    wide, listed = "日本語日本語-一-x", "語語語語語語語語語"
+    table = Table()
+    id_column(table, "id", [wide, "b"])
+    id_list_column(table, "refs", [f"{listed} x", "y"])
+    table.add_column("text")
+    table.add_row(wide, f"{listed} x", "word " * 30)
+    assert [c.min_width for c in table.columns[:1]] == [cell_len(wide)] == [17]
+    assert table.columns[1].width == cell_len(listed) == 18
+    console = Console(width=60, record=True, color_system=None)
+    console.print(table)
+    lines = console.export_text().splitlines()
+    assert any(wide in line and listed in line for line in lines), "\n".join(lines)
+    assert max(cell_len(line) for line in lines) <= 60
