@@ -56,7 +56,7 @@ from rich.text import Text
 
 from activity_check import __version__
 from activity_check.process import SIGTERMS_RECEIVED, Terminated
-from model.text import DEFAULT_LIMIT, TEXT_WIDTH, visible
+from model.text import DEFAULT_LIMIT, TEXT_WIDTH, columns, visible
 
 EXIT_USAGE = 2
 """The exit code of a usage error (:class:`UsageError`)."""
@@ -178,17 +178,21 @@ def console(stderr: bool = False, wide: Optional[bool] = None) -> Console:
 
 def id_column(table, name: str, ids) -> None:
     """Add a column of ids to a rich ``table``: never wrapped nor cut, as wide as its longest
-    id (``ids``: the cells it will hold)."""
-    table.add_column(name, no_wrap=True, min_width=max([len(name)] + [len(str(i)) for i in ids]))
+    id (``ids``: the cells it will hold) in terminal columns (:func:`model.text.columns`, rich's
+    ``cell_len``: an id of wide characters needs two columns for each)."""
+    table.add_column(name, no_wrap=True,
+                     min_width=max([columns(name)] + [columns(str(i)) for i in ids]))
 
 
 def id_list_column(table, name: str, cells) -> None:
     """Add a column of id lists (``"P30-x, P42-y; knob: Q8"``) to a rich ``table``: as wide as
-    its longest word, so that it folds at spaces only and never breaks an id (``cells``: the
+    its longest word in terminal columns (:func:`model.text.columns`), so that it folds at
+    spaces only and never breaks an id, one of wide characters included (``cells``: the
     strings it will hold). The column is fixed at that width: narrowing the table folds the
     other columns instead."""
     words = [w for c in cells for w in str(c).split()]
-    table.add_column(name, width=max([len(name)] + [len(w) for w in words]), overflow="fold")
+    table.add_column(name, width=max([columns(name)] + [columns(w) for w in words]),
+                     overflow="fold")
 
 
 def progress_bar(bar: bool = True):

@@ -16,7 +16,7 @@ import sys
 
 from activity_check.cli import UsageError, console, dump, finite_float, reading_option, shown, \
     write_new_output
-from model.text import TEXT_WIDTH, fold_line
+from model.text import TEXT_WIDTH, fold_line, named
 
 __all__ = ["PARSERS", "cmd_conformance"]
 
@@ -113,7 +113,7 @@ def _run(args) -> int:
         raise UsageError("--format md is the model's scope table; it takes --model, not "
                          "--adapter")
     if in_process:
-        option = "--model" if args.adapter is None else f"--adapter {args.adapter}"
+        option = "--model" if args.adapter is None else f"--adapter {named(args.adapter)}"
         text = args.model if args.adapter is None else (args.adapter.partition(":")[2] or "draft")
         try:
             reading = parse_reading(text or "draft")
@@ -148,10 +148,13 @@ def _run(args) -> int:
         for r in results:
             for line in result_lines(r, width):
                 out.print(shown(line, None))
-        out.print(fold_line(f"{counts['fixtures']} fixtures: {counts['passed']} passed, "
-                  f"{counts['failed']} failed, {counts['error']} error, {counts['relaxed']} "
-                  f"set aside; {counts['keysNotObservable']} keys not observable by "
-                  f"{shown(label)}", width))
+        # a count never folded apart from its label ('0 out of' / 'scope')
+        items = [f"{counts['fixtures']} fixtures:", f"{counts['passed']} passed",
+                 f"{counts['failed']} failed", f"{counts['error']} error",
+                 f"{counts['relaxed']} set aside", f"{counts['keysNotObservable']} keys not "
+                 "observable by"]
+        out.print(fold_line(f"{items[0]} {', '.join(items[1:5])}; {items[5]} {shown(label)}",
+                            width, keep=items))
     if in_process and failing:
         # the model is judged against its scope table: a fixture outside the model, or one
         # whose difference docs/conformance.md argues, is not a failure of the model
@@ -162,10 +165,10 @@ def _run(args) -> int:
             run_fixtures(fixtures, answers, None, True)
         by_verdict = scope_counts(fixtures, judged, answers)
         if fmt != "json":
+            items = [f"{n} {verdict}" for verdict, n in by_verdict.items()]
             console(wide=True).print(fold_line(
                 "the model against its scope (docs/conformance.md; judged as a third-party "
-                "client): " + ", ".join(f"{n} {verdict}" for verdict, n in by_verdict.items()),
-                None if args.wide else TEXT_WIDTH))
+                "client): " + ", ".join(items), None if args.wide else TEXT_WIDTH, keep=items))
         return 1 if by_verdict["unargued"] else 0
     return 1 if failing else 0
 

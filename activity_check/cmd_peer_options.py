@@ -60,14 +60,15 @@ def _peers(args, err) -> list:
     cannot run here, with the reason), else every one that can run (the others named on
     ``err``)."""
     from counterexamples.peers.matrix import MATRIX_PEERS, peer_ready
+    from model.text import named
     by_shortcut = {p.shortcut: p for p in MATRIX_PEERS}
     if args.adapter:
         chosen = []
         for text in args.adapter:
             peer = by_shortcut.get(text.strip())
             if peer is None:
-                raise UsageError(f"--adapter {text}: not a built-in peer of the matrix; one of "
-                                 + ", ".join(by_shortcut))
+                raise UsageError(f"--adapter {named(text)}: not a built-in peer of the matrix; "
+                                 "one of " + ", ".join(by_shortcut))
             reason = peer_ready(peer)
             if reason:
                 raise UsageError(f"--adapter {peer.shortcut}: {reason}")

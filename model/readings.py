@@ -470,8 +470,8 @@ def parse_reading(spec: str) -> Reading:
     ones too: ``q4-OPENER``, :func:`knob_of`) and options are read in any case.
 
     Raises:
-        ReadingError: naming the unknown preset, knob or option (an over-long one cut inside its
-            quotes, :func:`model.text.quoted`) and listing the valid ones.
+        ReadingError: naming the unknown preset, knob or option as typed (an over-long one cut
+            inside its quotes, :func:`model.text.quoted`) and listing the valid ones.
     """
     spec = (spec or "").strip()
     if not spec:
@@ -482,11 +482,11 @@ def parse_reading(spec: str) -> Reading:
         if not part:
             raise ReadingError(f"empty item in reading {quoted(spec)}")
         if "=" not in part:
-            part = part.lower()
-            if i == 0 and part in PRESETS:
-                base = PRESETS[part]
+            preset = part.lower()  # quoted as typed: 'QQQQ' is not shown as 'qqqq'
+            if i == 0 and preset in PRESETS:
+                base = PRESETS[preset]
                 continue
-            if part in PRESETS:
+            if preset in PRESETS:
                 raise ReadingError(f"only the first item may name a preset; {quoted(part)} comes "
                                    "later")
             raise ReadingError(f"unknown reading {quoted(part)}; presets: {', '.join(PRESETS)}; "

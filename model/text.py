@@ -21,6 +21,7 @@ import re
 from typing import Optional, Sequence
 
 __all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "QUOTE_LIMIT", "quoted",
+           "NAME_LIMIT", "named", "schema_message",
            "columns", "fold_spans", "fold_words", "fold_line", "text_table"]
 
 DEFAULT_LIMIT = 400
@@ -86,6 +87,34 @@ def quoted(value: object, limit: int = QUOTE_LIMIT) -> str:
     return text[:-1] + "…" + text[-1]
 
 
+NAME_LIMIT = 200
+"""The longest command line or URL :func:`named` writes as it is, in characters."""
+
+
+def named(value: str, limit: int = NAME_LIMIT) -> str:
+    """A command line or URL the user gave, as an error message names it before saying what is
+    wrong with it: as it is (``--adapter: nosuchcmd: command not found``), or, over ``limit``
+    characters, quoted and cut inside its quotes (:func:`quoted`), so that the explanation after
+    it stays whole; the error line as a whole was cut at ``activity_check.cli.ERROR_LIMIT``
+    characters, losing it."""
+    return value if len(value) <= limit else quoted(value, limit)
+
+
+def schema_message(error) -> str:
+    """A JSON Schema violation's message (a ``jsonschema`` ``ValidationError``) with every
+    over-long value it quotes (the instance, or a member name of it) cut inside its quotes
+    (:func:`quoted`), so that what the message says of the value (``is too long``, ``does not
+    match ...``, ``was unexpected``) stays whole; cutting the message itself lost it."""
+    message = error.message
+    instance = error.instance
+    values = [instance] + (list(instance) if isinstance(instance, dict) else [])
+    for value in values:
+        text = repr(value)
+        if len(text) > QUOTE_LIMIT + 2:
+            message = message.replace(text, quoted(value))
+    return message
+
+
 TEXT_WIDTH = 120
 """The widest a text table or listing the tool prints is (columns) without ``--wide``: long
 cells fold at word boundaries, and id columns never break
@@ -138,24 +167,44 @@ def fold_spans(text: str, width: int, first: int = 0, indent: int = 0) -> list[t
 
 
 def fold_words(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "",
-         first: str = "") -> list[str]:
+         first: str = "", keep: Sequence[str] = ()) -> list[str]:
     """``text`` as lines of at most ``width`` columns, broken at spaces only
     (:func:`fold_spans`: measured in terminal columns, a wide character counting two): a word
     (an id, a path, a clause list without spaces) is never broken, so a line holding one
-    wider than ``width`` is as wide as that word. ``first`` starts the first line, ``indent``
-    the others; tabs are expanded and other whitespace written as spaces, as :mod:`textwrap`
-    does. ``width`` None: one line, unfolded. Never empty (``[first]`` for an empty text)."""
+    wider than ``width`` is as wide as that word. ``keep``: phrases never broken at their own
+    spaces either, wherever they occur (a count and its label, ``"0 out of scope"``), each
+    folded as one word. ``first`` starts the first line, ``indent`` the others; tabs are
+    expanded and other whitespace written as spaces, as :mod:`textwrap` does. ``width`` None:
+    one line, unfolded. Never empty (``[first]`` for an empty text)."""
     if width is None:
         return [first + text]
     text = text.expandtabs().translate({ord(c): " " for c in _BREAKS})
-    spans = fold_spans(text, width, columns(first), columns(indent))
+    spans = fold_spans(_glued(text, keep), width, columns(first), columns(indent))
     return [(indent if k else first) + text[a:b] for k, (a, b) in enumerate(spans)] or [first]
 
 
-def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ") -> str:
-    """:func:`fold_words` joined with newlines (later lines indented by ``indent``): a long printed
-    line as a paragraph within ``width`` columns."""
-    return "\n".join(fold_words(text, width, indent))
+def _glued(text: str, keep: Sequence[str]) -> str:
+    """``text`` with the spaces inside each occurrence of a phrase of ``keep`` made no-break
+    spaces (one column, as a space; no break point for :func:`fold_spans`): as long as
+    ``text``, so that the spans measured on it cut ``text`` itself, whose spaces are printed."""
+    if not keep:
+        return text
+    chars = list(text)
+    for phrase in keep:
+        at = text.find(phrase) if phrase else -1
+        while at >= 0:
+            for i in range(at, at + len(phrase)):
+                if chars[i] == " ":
+                    chars[i] = "\u00a0"
+            at = text.find(phrase, at + len(phrase))
+    return "".join(chars)
+
+
+def fold_line(text: str, width: Optional[int] = TEXT_WIDTH, indent: str = "  ",
+              keep: Sequence[str] = ()) -> str:
+    """:func:`fold_words` joined with newlines (later lines indented by ``indent``; ``keep``:
+    phrases never broken): a long printed line as a paragraph within ``width`` columns."""
+    return "\n".join(fold_words(text, width, indent, keep=keep))
 
 
 def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,

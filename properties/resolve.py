@@ -3,8 +3,9 @@ the engines: the library under ``activity-check resolve``.
 
 A *proposal* (:class:`Proposal`) pins some knobs of :data:`model.readings.KNOBS` to one option
 each (consumer or producer side, X1 included) and may carry, per question, a proposed wording
-with the page and section it would change. Its reading is ``draft`` with the pins
-(:func:`model.readings.parse_reading`, the one reading parser). :func:`resolve` reports:
+with the page and section it would change. Its reading is ``draft`` with the pins, each pin's
+value one option of its knob (read in any case, as :func:`model.readings.parse_reading` reads
+options; never re-parsed as a reading text). :func:`resolve` reports:
 
 * ``questions``: every question Q1..Q25 of ``spec/notes.md`` part (b) and X1, each
   ``decided`` (the proposal pins every knob of it), ``closed`` (no conformant trace separates
@@ -56,8 +57,7 @@ from model.events import (Event, RunFinished, RunStarted, StepFinished, Subagent
                           TextMessageEnd, ToolCallEnd)
 from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, adversarial_moves,
                             advance, check_trace, conformance_splits, moves)
-from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, ReadingError,
-                            parse_reading)
+from model.readings import DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, knob_of
 from model.text import quoted
 from model.verdict import evaluate
 
@@ -104,35 +104,62 @@ class Proposal:
                 "wording": {k: dict(v) for k, v in self.wording.items()}}
 
 
-def _reading_of(pins, where: str) -> tuple[dict, Reading]:
+def _reading_of(pins, where: str, per_pin: bool = False) -> tuple[dict, Reading]:
     """The pins (a mapping or ``(knob, option)`` pairs) in knob order (knob ids spelt as the
-    knobs spell them) and their reading, parsed by :func:`model.readings.parse_reading` (which
-    names an unknown knob or option, or a knob given twice)."""
+    knobs spell them, :func:`model.readings.knob_of` reading them in any case) and draft with
+    them. Each pin's value must be one option of its knob (in any case, as
+    :func:`model.readings.parse_reading` reads options); the reading is built from the pins
+    themselves, never from a joined ``KNOB=OPTION,...`` text, so that a value holding a comma
+    (``"parent,Q8=keep"``) is an unknown option, not a second pin.
+
+    Raises:
+        ProposalError: headed by ``where`` (followed by ``.KEY``, the key as given, for an
+            unknown option when ``per_pin``): an unknown knob, a knob given twice, a value that
+            is not one of its knob's options (quoted by :func:`model.text.quoted`)."""
     pairs = list(pins.items()) if isinstance(pins, Mapping) else list(pins)
-    if not pairs:
-        return {}, DRAFT
-    try:
-        reading = parse_reading(",".join(f"{k}={v}" for k, v in pairs))
-    except ReadingError as exc:
-        raise ProposalError(f"{where}: {exc}") from None
-    ids = {k.upper() for k, _ in pairs}
-    ordered = {}
-    for knob in KNOBS:
-        if knob.id.upper() in ids:
-            ordered[knob.id] = getattr(reading, knob.attr)
-    return ordered, reading
+    chosen = {}
+    for key, value in pairs:
+        knob = knob_of(key) if isinstance(key, str) else None
+        if knob is None:
+            raise ProposalError(f"{where}: unknown knob {quoted(key)}; knobs: "
+                                f"{', '.join(KNOB_BY_ID)}")
+        if knob.id in chosen:
+            raise ProposalError(f"{where}: {knob.id} is given twice")
+        option = value.lower() if isinstance(value, str) else None
+        if option not in knob.option_names:
+            at = f"{where}.{key}" if per_pin else where
+            raise ProposalError(f"{at}: unknown option {quoted(value)} for {knob.id}; options: "
+                                f"{', '.join(knob.option_names)}")
+        chosen[knob.id] = option
+    ordered = {k.id: chosen[k.id] for k in KNOBS if k.id in chosen}
+    return ordered, DRAFT.with_(**ordered)
+
+
+def _wording_id(key) -> Optional[str]:
+    """The question or knob id a proposal's ``wording`` member names, in any case as a pin's
+    knob is read (``q2``, ``q4-OPENER``, ``x1``: :func:`model.readings.knob_of`, then the
+    question ids of :data:`RESOLVE_QUESTIONS`), spelt as the model spells it; None for
+    neither."""
+    if not isinstance(key, str):
+        return None
+    knob = knob_of(key)
+    if knob is not None:
+        return knob.id
+    return _QUESTION_BY_FOLDED_ID.get(key.lower()) if key.isascii() else None
 
 
 def proposal_from_json(doc, source: str = "proposal") -> Proposal:
     """A proposal from its JSON document (``counterexamples/schemas/proposal.schema.json``):
-    ``{"name": str, "pins": {knob id: option}, "wording": {question id: {"page", "section",
-    "text"}}}`` (``wording`` optional).
+    ``{"name": str, "pins": {knob id: option}, "wording": {question or knob id: {"page",
+    "section", "text"}}}`` (``wording`` optional). Knob and question ids are read in any case
+    and kept as the model spells them (``q2`` is ``Q2``).
 
     Raises:
         ProposalError: naming ``source`` and the member at fault (not an object, a missing
-            name or one that is not one line of printable text, an unknown knob or option,
-            a wording entry without its members, a wording
-            for a question the proposal does not pin)."""
+            name or one that is not one line of printable text, an unknown knob, a pin whose
+            value is not one option of its knob (``pins.KNOB``), a wording member that is no
+            question or knob id or names one twice, a wording entry without its members, a
+            wording for a question the proposal does not pin)."""
     if not isinstance(doc, dict):
         raise ProposalError(f"{source}: a proposal is a JSON object, not {type(doc).__name__}")
     extra = sorted(set(doc) - {"name", "pins", "wording", "$schema", "about"})
@@ -153,27 +180,29 @@ def proposal_from_json(doc, source: str = "proposal") -> Proposal:
         if not isinstance(v, str):
             raise ProposalError(f"{source}: pins.{k} must be a string option, not "
                                 f"{type(v).__name__}")
-    ordered, reading = _reading_of(pins, f"{source}: pins")
+    ordered, reading = _reading_of(pins, f"{source}: pins", per_pin=True)
     wording = doc.get("wording", {})
     if not isinstance(wording, dict):
         raise ProposalError(f"{source}: 'wording' must be an object")
-    questions = {q.id for q in RESOLVE_QUESTIONS}
     pinned_questions = {_question_of(k) for k in ordered}
     out_wording = {}
-    for qid, entry in wording.items():
-        if qid not in questions and qid not in KNOB_BY_ID:
-            raise ProposalError(f"{source}: wording.{qid}: not a question or knob id")
+    for key, entry in wording.items():  # errors name the member as the file spells it
+        qid = _wording_id(key)
+        if qid is None:
+            raise ProposalError(f"{source}: wording.{key}: not a question or knob id")
+        if qid in out_wording:
+            raise ProposalError(f"{source}: wording.{key}: {qid} is given twice")
         if not isinstance(entry, dict):
-            raise ProposalError(f"{source}: wording.{qid} must be an object")
+            raise ProposalError(f"{source}: wording.{key} must be an object")
         for member in ("page", "section", "text"):
             if not isinstance(entry.get(member), str) or not entry[member].strip():
-                raise ProposalError(f"{source}: wording.{qid}.{member} must be a non-empty "
+                raise ProposalError(f"{source}: wording.{key}.{member} must be a non-empty "
                                     "string")
         unknown = sorted(set(entry) - {"page", "section", "text"})
         if unknown:
-            raise ProposalError(f"{source}: wording.{qid}: unknown member {quoted(unknown[0])}")
+            raise ProposalError(f"{source}: wording.{key}: unknown member {quoted(unknown[0])}")
         if _question_of(qid) not in pinned_questions:
-            raise ProposalError(f"{source}: wording.{qid}: the proposal pins no knob of "
+            raise ProposalError(f"{source}: wording.{key}: the proposal pins no knob of "
                                 f"{_question_of(qid)}")
         out_wording[qid] = {m: entry[m] for m in ("page", "section", "text")}
     return Proposal(name.strip(), ordered, out_wording, reading, source)
@@ -184,7 +213,7 @@ def proposal_from_pins(text: str) -> Proposal:
 
     Raises:
         ProposalError: an empty list, an item that is not KNOB=OPTION, an unknown knob or
-            option (as :func:`model.readings.parse_reading` says)."""
+            option, a knob given twice (:func:`_reading_of`)."""
     items = [p.strip() for p in (text or "").split(",")]
     if not text or not any(items):
         raise ProposalError("--pin: give KNOB=OPTION pairs, e.g. Q2=parent,Q8=keep")
@@ -234,6 +263,7 @@ RESOLVE_QUESTIONS = _resolve_questions()
 """Q1..Q25 (:data:`properties.questions.QUESTIONS`) and X1, the field case's question."""
 
 _QUESTION_OF_KNOB = {k: q.id for q in RESOLVE_QUESTIONS for k in q.knobs}
+_QUESTION_BY_FOLDED_ID = {q.id.lower(): q.id for q in RESOLVE_QUESTIONS}
 
 
 def _question_of(knob_or_question: str) -> str:

@@ -696,3 +696,69 @@ def test_a_failing_fixture_with_a_long_name_shows_fail_beside_its_name(tmp_path,
         lines = capsys.readouterr().out.splitlines()
         assert lines[0] == f"FAIL {name}"
         assert lines[1] == "  messageCount: expected 2, actual 1"
+
+
+def test_an_over_long_adapter_or_value_is_cut_inside_its_quotes(tmp_path, capsys):
+    """``conformance run --adapter`` with 3,000 characters (and ``peer check`` /
+    ``peer options --adapter``, a fixture's over-long value): the value is cut inside its
+    quotes (model.text.named, quoted) and the explanation after it stays; the whole line was
+    cut at 2,000 characters, losing it ('command not found', the options, 'is too long')."""
+    good = _write(tmp_path / "x-one.json", _doc(messageCount=0))
+
+    def cut(head: str) -> str:  # the first 200 characters of head + a's, quoted and cut
+        return repr(head + "a" * (200 - len(head)))[:-1] + "…'"
+    cases = [
+        (["conformance", "run", good, "--adapter", "a" * 3000],
+         f"--adapter: {cut('')}: command not found"),
+        (["conformance", "run", good, "--adapter", "/nowhere/" + "a" * 3000],
+         f"--adapter: {cut('/nowhere/')}: no such file"),
+        (["conformance", "run", good, "--adapter", "ag-ui-client:" + "a" * 3000],
+         f"--adapter {cut('ag-ui-client:')}: the mode is reducer or pipeline "
+         "(ag-ui-client:reducer, ag-ui-client:pipeline)"),
+        (["conformance", "run", good, "--adapter", "model:" + "Q" * 3000],
+         f"--adapter 'model:{'Q' * 194}…': unknown reading '{'Q' * 80}…'; presets: draft, "
+         "lenient, strict; or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal"),
+        (["peer", "check", "--adapter", "a" * 3000], f"--adapter: {cut('')}: command not found"),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv[:4]
+        assert capsys.readouterr().err == f"activity-check: error: {message}\n", argv[:4]
+    assert main(["peer", "options", "--adapter", "a" * 3000]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"activity-check: error: --adapter {cut('')}: not a built-in peer of "
+                          "the matrix; one of ag-ui-client:reducer, ") and err.count("\n") == 1
+    # a short one is named as it is, as before
+    assert main(["conformance", "run", good, "--adapter", "no-such-adapter-here"]) == 2
+    assert capsys.readouterr().err == ("activity-check: error: --adapter: no-such-adapter-here: "
+                                       "command not found\n")
+    # a fixture's over-long value: cut inside its quotes, what is wrong with it whole
+    path = _write(tmp_path / "x-two.json", {**_doc(messageCount=0), "name": "x-" + "n" * 3000})
+    assert main(["conformance", "run", path]) == 2
+    assert capsys.readouterr().err == (f"activity-check: error: {path}: name: 'x-{'n' * 78}…' "
+                                       "is not the file name 'x-two.json'\n")
+    path = _write(tmp_path / "x-three.json", {**_doc(messageCount=0), "name": "x-three",
+                                               "k" * 3000: 1})
+    assert main(["conformance", "run", path]) == 2
+    assert capsys.readouterr().err == (f"activity-check: error: {path}: (top level): unknown "
+                                       f"key(s) refused ('{'k' * 80}…' was unexpected)\n")
+
+
+def test_summary_lines_never_fold_a_count_from_its_label(tmp_path, capsys):
+    """conformance run's closing lines fold between items, never inside one: the scope line
+    printed ``… 0 out of scope, 1`` / ``unargued`` (and could print ``0 out of`` / ``scope``);
+    --wide keeps each line whole."""
+    path = _write(tmp_path / "x-two.json", {**_doc(messageCount=5), "name": "x-two"})
+    assert main(["conformance", "run", path]) == 1
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        "1 fixtures: 0 passed, 1 failed, 0 error, 0 set aside; 0 keys not observable by "
+        "model:draft",
+        "the model against its scope (docs/conformance.md; judged as a third-party client): "
+        "0 passed, 0 argued, 0 out of scope,",
+        "  1 unargued"]
+    reading = "Q1=merge,Q2=parent,Q3=keep,Q4=accept"
+    assert main(["conformance", "run", path, "--model", reading]) == 1
+    assert capsys.readouterr().out.splitlines()[-4:-2] == [
+        "1 fixtures: 0 passed, 1 failed, 0 error, 0 set aside; 0 keys not observable by",
+        f"  model:{reading}"]
+    assert main(["conformance", "run", path, "--wide"]) == 1
+    assert capsys.readouterr().out.splitlines()[-1].endswith("0 out of scope, 1 unargued")

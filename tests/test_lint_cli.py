@@ -453,3 +453,17 @@ def test_wide_prints_every_line_whole(lint, tmp_path):
     assert header not in folded.splitlines()
     assert " ".join(folded.split()) == " ".join(wide.split())
     assert len(wide.splitlines()) < len(folded.splitlines())
+
+
+def test_an_over_long_url_is_cut_inside_its_quotes(lint):
+    """``lint --url`` with a URL of thousands of characters names it cut inside its quotes
+    (model.text.named) and says what went wrong after it; the whole line was cut at 2,000
+    characters, all URL. A URL of ordinary length is named as it is."""
+    url = "http://127.0.0.1:9/" + "a" * 3000
+    code, out, err = lint("--url", url, "--timeout", "5")
+    assert code == 2 and out == ""
+    assert err.startswith(f"activity-check: error: {url[:200]!r}"[:-1] + "…': cannot read the "
+                          "endpoint: ") and err.count("\n") == 1, err[-300:]
+    code, _, err = lint("--url", "http://127.0.0.1:9/x", "--timeout", "5")
+    assert code == 2 and err.startswith("activity-check: error: http://127.0.0.1:9/x: cannot "
+                                        "read the endpoint: ")

@@ -154,3 +154,24 @@ def test_peer_check_says_when_a_match_rests_on_the_model_s_own_question(capsys):
     assert main(["peer", "check", "--adapter", "model:X1=preserve", "--wide"]) == 0
     assert "outside the draft, X1 (the model's own question): X1=preserve" in \
         capsys.readouterr().out
+
+
+def test_an_unknown_reading_is_quoted_as_typed(tmp_path, capsys):
+    """``--reading QQQQ`` is named as typed, ``'QQQQ'`` (it was lower-cased, ``'qqqq'``, for
+    the preset look-up), an over-long one cut inside its quotes; a later preset as well."""
+    with pytest.raises(ReadingError) as caught:
+        parse_reading("QQQQ")
+    assert str(caught.value) == ("unknown reading 'QQQQ'; presets: draft, lenient, strict; or "
+                                 "KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
+    with pytest.raises(ReadingError) as caught:
+        parse_reading("Q" * 3000)
+    assert str(caught.value).startswith(f"unknown reading '{'Q' * 80}…'; presets: ")
+    with pytest.raises(ReadingError) as caught:
+        parse_reading("draft,Strict")
+    assert str(caught.value) == "only the first item may name a preset; 'Strict' comes later"
+    from activity_check.cli import main
+    assert main(["export", str(tmp_path / "missing.json"), "--format", "itf",
+                 "--reading", "QqQq"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("activity-check: error: --reading: unknown reading 'QqQq'; presets: ")
+    assert err.count("\n") == 1

@@ -302,3 +302,23 @@ def test_documented_command_parses(page, command):
         build_parser().parse_args([a.replace("$ADAPTER", "model") for a in argv])
     except (SystemExit, UsageError) as exc:
         pytest.fail(f"{page}: {command!r} does not parse: {exc}")
+
+
+# -- sample output ---------------------------------------------------------------------------------
+
+_LINT_SAMPLE = re.compile(r"`bad\.jsonl`:\n\n```json\n(?P<stream>.*?)```\n\nas `activity-check "
+                          r"lint bad\.jsonl` reports it .*?\n\n```\n(?P<output>.*?)```\n", re.S)
+
+
+def test_lint_md_sample_output_is_what_lint_prints(tmp_path, monkeypatch, capsys):
+    """docs/lint.md's sample is the real output of its command on its stream, byte for byte (it
+    went stale: the clause line without ``clause:``, the detail on a third line)."""
+    from activity_check.cli import main
+    found = _LINT_SAMPLE.search((ROOT / "docs" / "lint.md").read_text(encoding="utf-8"))
+    assert found, "docs/lint.md: the bad.jsonl stream and its output are not found"
+    (tmp_path / "bad.jsonl").write_text(found["stream"], encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "bad.jsonl"]) == 1
+    out, err = capsys.readouterr()
+    assert err == "" and out == found["output"]
+    assert "      clause: A producer emits deltas only" in out

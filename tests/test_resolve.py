@@ -79,10 +79,70 @@ def test_proposal_document_and_its_faults():
     bad = dict(doc, wording={"Q9": doc["wording"]["Q8"]})
     with pytest.raises(ProposalError, match=r"p.json: wording.Q9: the proposal pins no knob"):
         proposal_from_json(bad, "p.json")
-    with pytest.raises(ProposalError, match=r"p.json: pins: unknown option 'x' for Q8"):
+    with pytest.raises(ProposalError, match=r"p.json: pins.Q8: unknown option 'x' for Q8"):
         proposal_from_json(dict(doc, pins={"Q8": "x"}), "p.json")
     with pytest.raises(ProposalError, match="unknown member 'pin'"):
         proposal_from_json({"name": "c", "pin": {}}, "p.json")
+
+
+def test_a_pin_is_one_option_of_its_knob_never_more_pins(tmp_path, capsys):
+    """A pin's value is one option of its knob: ``"Q2": "parent,Q8=keep"`` is refused naming
+    the file and ``pins.Q2`` (it was read as Q2=parent and Q8=keep, the report saying only
+    "pins Q2=parent", because the pins were joined with commas and parsed as a reading)."""
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_json({"name": "x", "pins": {"Q2": "parent,Q8=keep"}}, "p.json")
+    assert str(caught.value) == ("p.json: pins.Q2: unknown option 'parent,Q8=keep' for Q2; "
+                                 "options: continues, parent")
+    for value in ("parent=continues", "strict", " parent", "parent\n"):
+        with pytest.raises(ProposalError, match=re.escape(f"p.json: pins.q2: unknown option "
+                                                          f"{value!r} for Q2")):
+            proposal_from_json({"name": "x", "pins": {"q2": value}}, "p.json")
+    # an option in any case is still that option, and the reading is the pins' alone
+    p = proposal_from_json({"name": "x", "pins": {"q2": "PARENT", "Q8": "keep"}}, "p.json")
+    assert dict(p.pins) == {"Q2": "parent", "Q8": "keep"}
+    assert p.reading == DRAFT.with_(Q2="parent", Q8="keep")
+    p = proposal_from_json({"name": "x", "pins": {"Q2": "parent"}}, "p.json")
+    assert p.reading == DRAFT.with_(Q2="parent") and p.reading.q8 == DRAFT.q8
+    # --pin: an item's value after its first '=' is the option, whole
+    with pytest.raises(ProposalError, match=re.escape("--pin: unknown option 'parent=Q8' for "
+                                                      "Q2; options: continues, parent")):
+        proposal_from_pins("Q2=parent=Q8")
+    # the command: one line, exit 2, the file and the field
+    path = tmp_path / "comma.json"
+    path.write_text(json.dumps({"name": "x", "pins": {"Q2": "parent,Q8=keep"}}))
+    assert main(["resolve", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"activity-check: error: {path}: pins.Q2: unknown option 'parent,Q8=keep' for Q2; "
+        "options: continues, parent\n")
+
+
+def test_wording_ids_in_any_case(tmp_path):
+    """A proposal's ``wording`` members are read in any case, as its pins are (``"q2"`` was
+    "not a question or knob id"), and kept under the model's spelling of the id, which the
+    report shows; the same id twice in two cases is refused, naming the member."""
+    entry = {"page": "state", "section": "MESSAGES_SNAPSHOT", "text": "Kept."}
+    p = proposal_from_json({"name": "w", "pins": {"q2": "parent", "x1": "preserve",
+                                                  "Q4-opener": "first"},
+                            "wording": {"q2": entry, "x1": entry, "q4-OPENER": entry,
+                                        "q4": entry}}, "p.json")
+    assert list(p.wording) == ["Q2", "X1", "Q4-opener", "Q4"]
+    assert p.wording["Q2"] == entry
+    from counterexamples.report.resolve import load_proposal
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"name": "w", "pins": {"Q8": "keep"}, "wording": {"q8": entry}}))
+    assert load_proposal(str(path)).to_json()["wording"] == {"Q8": entry}
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_json({"name": "w", "pins": {"Q2": "parent"},
+                            "wording": {"Q2": entry, "q2": entry}}, "p.json")
+    assert str(caught.value) == "p.json: wording.q2: Q2 is given twice"
+    with pytest.raises(ProposalError) as caught:
+        proposal_from_json({"name": "w", "pins": {"Q2": "parent"}, "wording": {"q9": entry}},
+                           "p.json")
+    assert str(caught.value) == "p.json: wording.q9: the proposal pins no knob of Q9"
+    with pytest.raises(ProposalError, match=r"^p.json: wording.q99: not a question or knob id$"):
+        proposal_from_json({"name": "w", "pins": {"Q2": "parent"}, "wording": {"q99": entry}},
+                           "p.json")
 
 
 def test_proposal_file_faults_are_one_line(tmp_path):

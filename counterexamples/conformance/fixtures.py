@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable, Optional, Sequence
 
+from model.text import quoted, schema_message
 from model.wire import TraceFormatError, loads_json, read_bytes
 
 __all__ = ["SCHEMA_PATH", "MAX_FIXTURE_BYTES", "MAX_FIXTURES", "MANIFEST",
@@ -101,11 +102,11 @@ def schema_problems(doc: Any) -> list[str]:
     validator = jsonschema.Draft202012Validator(schema())
     out = []
     for error in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.path]):
-        message = error.message
+        message = schema_message(error)  # a long value cut inside its quotes, not the message
         if error.validator == "additionalProperties":
             message = message.replace("Additional properties are not allowed",
                                       "unknown key(s) refused")
-        out.append(f"{_where(error.path)}: {message[:300]}")
+        out.append(f"{_where(error.path)}: {message}")
     return out
 
 
@@ -131,8 +132,8 @@ def gate_problems(doc: dict, file_name: Optional[str] = None) -> list[str]:
     (``errorContains`` or ``runError``). Each problem one line, naming the lane."""
     out = []
     if file_name is not None and doc.get("name") + ".json" != os.path.basename(file_name):
-        out.append(f"name: {doc.get('name')!r} is not the file name "
-                   f"{os.path.basename(file_name)!r}")
+        out.append(f"name: {quoted(doc.get('name'))} is not the file name "
+                   f"{quoted(os.path.basename(file_name))}")
     lanes: list[tuple[str, dict]] = [("expect", dict(doc["expect"]))]
     for lane, override in sorted(doc.get("expectOverrides", {}).items()):
         merged = dict(doc["expect"])

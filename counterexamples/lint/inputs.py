@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
+from model.text import named
 from model.wire import (EMPTY_FILE, EVENTS_NOT_ARRAY, MAX_DEPTH, NO_EVENTS, STDIN, STDIN_NAME,
                         ParsedTrace, TraceFormatError, loads_json, not_a_trace,
                         parse_trace_text, read_stdin, read_text, trace_from_values)
@@ -332,7 +333,8 @@ class LiveStream:
         typed: whether any entry was an object with a ``type``.
 
     Raises (while iterated):
-        TraceFormatError: naming the URL: the connection failed or timed out, the answer is not
+        TraceFormatError: naming the URL (an over-long one cut inside quotes,
+            :func:`model.text.named`): the connection failed or timed out, the answer is not
             a 2xx, not ``text/event-stream``, or holds an event larger than the bound.
     """
 
@@ -365,12 +367,13 @@ class LiveStream:
                     status = response.status_code
                     if not 200 <= status < 300:
                         raise TraceFormatError(f"the endpoint answered HTTP {status} "
-                                               f"{response.reason_phrase}".rstrip(), file=url)
+                                               f"{response.reason_phrase}".rstrip(),
+                                               file=named(url))
                     kind = response.headers.get("content-type", "")
                     if "text/event-stream" not in kind:
                         raise TraceFormatError(
                             "not an event stream: expected response header Content-Type to "
-                            f"contain 'text/event-stream', got {kind[:80]!r}", file=url)
+                            f"contain 'text/event-stream', got {kind[:80]!r}", file=named(url))
                     splitter, decoder = SSELineDecoder(), SSEDecoder()
                     pending = 0  # characters of the current event (its lines so far)
                     # the body is UTF-8 (as a file must be): a byte that is not is refused,
@@ -383,7 +386,7 @@ class LiveStream:
                         except UnicodeDecodeError as exc:
                             raise TraceFormatError(
                                 f"not UTF-8: byte {received + exc.start} of the body "
-                                f"({exc.reason})", file=url) from None
+                                f"({exc.reason})", file=named(url)) from None
                         received += len(raw)
                         lines = splitter.decode(chunk) if chunk else []
                         pending += len(chunk) if not lines else 0
@@ -401,7 +404,7 @@ class LiveStream:
                         if pending > limit:
                             raise TraceFormatError(f"an event larger than {limit} characters, "
                                                    "the most read (--max-bytes raises it)",
-                                                   file=url)
+                                                   file=named(url))
                         if time.monotonic() >= deadline:
                             self.cut = f"--max-seconds {self.max_seconds:g} reached"
                             return
@@ -413,10 +416,11 @@ class LiveStream:
             if time.monotonic() >= deadline:
                 self.cut = f"--max-seconds {self.max_seconds:g} reached"
                 return
-            raise TraceFormatError(f"no answer within {self.timeout:g} s", file=url) from None
+            raise TraceFormatError(f"no answer within {self.timeout:g} s",
+                                   file=named(url)) from None
         except httpx.HTTPError as exc:
             raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
-                                   file=url) from None
+                                   file=named(url)) from None
 
     def _entry(self, data: str) -> StreamEntry:
         value, problem = decode_event(data)
@@ -432,9 +436,9 @@ class LiveStream:
         """After reading: raise TraceFormatError (naming the URL) when the stream held no
         event, or no element that is an event (as :func:`parse_stream_text` refuses a file)."""
         if self.first is None:
-            raise TraceFormatError(NO_EVENTS, file=self.url)
+            raise TraceFormatError(NO_EVENTS, file=named(self.url))
         if not self.typed:
-            _require_trace(LintInput((self.first,), self.url, "sse"))
+            _require_trace(LintInput((self.first,), named(self.url), "sse"))
 
 
 def fetch_stream(url: str, run_input: Optional[dict] = None, timeout: float = 30.0,

@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from model.text import named, schema_message
 from model.wire import loads_json
 
 
@@ -102,7 +103,9 @@ def resolve_adapter(spec: str) -> AdapterSpec:
 
     Raises:
         PeerError: an empty command, an unknown ``ag-ui-client`` mode, a reading that does not
-            parse, the Node adapter not installed, or a program that is not found.
+            parse, the Node adapter not installed, or a program that is not found; the command
+            or program named as given, an over-long one cut inside quotes
+            (:func:`model.text.named`) so that what is wrong stays on the line.
     """
     text = (spec or "").strip()
     if not text:
@@ -113,18 +116,18 @@ def resolve_adapter(spec: str) -> AdapterSpec:
         try:
             reading = parse_reading(reading_text)
         except ReadingError as exc:
-            raise PeerError(f"--adapter {text}: {exc}") from None
+            raise PeerError(f"--adapter {named(text)}: {exc}") from None
         name = "model-" + _slug(reading.name or "draft")
         return AdapterSpec(name, (sys.executable, "-m", "counterexamples.peers.model_adapter",
                                   "--reading", reading_text), text)
     if text.startswith("ag-ui-client:") or text == "ag-ui-client":
         mode = text.partition(":")[2]
         if mode not in ("reducer", "pipeline"):
-            raise PeerError(f"--adapter {text}: the mode is reducer or pipeline "
+            raise PeerError(f"--adapter {named(text)}: the mode is reducer or pipeline "
                             "(ag-ui-client:reducer, ag-ui-client:pipeline)")
         reason = node_peer_ready()
         if reason:
-            raise PeerError(f"--adapter {text}: {reason}")
+            raise PeerError(f"--adapter {named(text)}: {reason}")
         base = os.path.join(PEERS_DIR, "ag-ui-client")
         return AdapterSpec(f"ag-ui-client-{mode}",
                            ("node", os.path.join(base, "adapter.mjs"), "--mode", mode), text, base)
@@ -137,11 +140,11 @@ def resolve_adapter(spec: str) -> AdapterSpec:
     program = argv[0]
     if os.sep in program:
         if not os.path.isfile(program):
-            raise PeerError(f"--adapter: {program}: no such file")
+            raise PeerError(f"--adapter: {named(program)}: no such file")
         if not os.access(program, os.X_OK):
-            raise PeerError(f"--adapter: {program}: not executable")
+            raise PeerError(f"--adapter: {named(program)}: not executable")
     elif shutil.which(program) is None:
-        raise PeerError(f"--adapter: {program}: command not found")
+        raise PeerError(f"--adapter: {named(program)}: command not found")
     return AdapterSpec(_command_name(argv), argv, text)
 
 
@@ -254,8 +257,8 @@ class AdapterProcess:
                 stderr=subprocess.PIPE, cwd=self.spec.cwd, env=env, text=True, encoding="utf-8",
                 errors="replace", bufsize=1, start_new_session=True)
         except OSError as exc:
-            raise PeerError(f"--adapter {self.spec.label}: cannot start "
-                            f"{self.spec.argv[0]}: {exc.strerror}") from None
+            raise PeerError(f"--adapter {named(self.spec.label)}: cannot start "
+                            f"{named(self.spec.argv[0])}: {exc.strerror}") from None
         self.starts += 1
         self._fresh = True
         self.lines = queue.Queue()
@@ -549,10 +552,10 @@ def _check_response(r: dict) -> Optional[str]:
         if missing:
             want = props[missing[0]].get("description", "")
             return f"answer needs '{missing[0]}'" + (f": {want}" if want else "")
-        return f"answer: {error.message[:200]}"
+        return f"answer: {schema_message(error)}"
     top = str(error.path[0])
     where = ".".join(str(p) for p in error.path)
     want = props.get(top, {}).get("description")
-    text = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+    text = schema_message(error)  # a long value cut inside its quotes, not the message
     return (f"answer member '{where}' " + (f"must be {want}" if want else "is not valid")
             + f" ({text})")

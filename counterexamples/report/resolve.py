@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Optional, Sequence
 
-from model.text import TEXT_WIDTH, fold_words
+from model.text import TEXT_WIDTH, fold_words, schema_message
 from properties.resolve import Proposal, ProposalError, load_json_text, proposal_from_json
 
 __all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "add_sentences", "render_text",
@@ -77,23 +77,8 @@ def load_proposal(path: str) -> Proposal:
     if errors:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(document)"
-        raise ProposalError(f"{path}: {where}: {_schema_message(e)}")
+        raise ProposalError(f"{path}: {where}: {schema_message(e)}")
     return proposal_from_json(doc, path)
-
-
-def _schema_message(error) -> str:
-    """A schema violation's message with every over-long value it quotes (the instance, or a
-    member name of it) cut inside its quotes (:func:`model.text.quoted`), so that what the
-    message says of the value (``is too long``, ``does not match ...``) stays whole."""
-    from model.text import QUOTE_LIMIT, quoted
-    message = error.message
-    instance = error.instance
-    values = [instance] + (list(instance) if isinstance(instance, dict) else [])
-    for value in values:
-        text = repr(value)
-        if len(text) > QUOTE_LIMIT + 2:
-            message = message.replace(text, quoted(value))
-    return message
 
 
 def spec_dir() -> Optional[str]:

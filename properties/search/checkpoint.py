@@ -66,6 +66,7 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
+from model.text import schema_message
 from model.wire import loads_json
 from properties.search.store import _KEY_LOW, KEY_LEAF_BITS, KEY_MOVE_BITS
 
@@ -226,7 +227,7 @@ def findings_from_json(document) -> dict:
         jsonschema.Draft202012Validator(FINDINGS_SCHEMA).iter_errors(document))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the document"
-        raise ValueError(f"{where}: {error.message[:200]}")
+        raise ValueError(f"{where}: {schema_message(error)}")
     out: dict = {}
     for i, item in enumerate(document["findings"]):
         key = value_from_json(item["key"])
@@ -439,7 +440,7 @@ class Checkpoint:
             jsonschema.Draft202012Validator(SCHEMA).iter_errors(meta))
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path) or "the document"
-            raise CheckpointError(f"checkpoint {path}: {where}: {error.message}")
+            raise CheckpointError(f"checkpoint {path}: {where}: {schema_message(error)}")
         if meta["check"] != _meta_check(meta):
             raise CheckpointError(f"checkpoint {path}: edited or damaged (its checksum differs "
                                   "from its content)")
