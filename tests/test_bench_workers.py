@@ -10,12 +10,17 @@ import pytest
 from properties.search.explore import ExploreOptions, explore
 
 
+def _benchmark(monkeypatch, name: str):
+    """The module benchmarks/<name>.py, imported fresh (and dropped after the test)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    yield importlib.import_module(name)
+    sys.modules.pop(name, None)
+
+
 @pytest.fixture
 def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    monkeypatch.delitem(sys.modules, "explore", raising=False)
-    yield importlib.import_module("explore")
-    sys.modules.pop("explore", None)
+    yield from _benchmark(monkeypatch, "explore")
 
 
 def test_the_series_reports_each_count_the_cores_allow_and_skips_the_others(bench, capsys):
@@ -59,10 +64,7 @@ def test_the_series_from_the_command_line(bench, capsys):
 
 @pytest.fixture
 def split(monkeypatch):
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    monkeypatch.delitem(sys.modules, "explore_split", raising=False)
-    yield importlib.import_module("explore_split")
-    sys.modules.pop("explore_split", None)
+    yield from _benchmark(monkeypatch, "explore_split")
 
 
 def test_the_split_in_fresh_processes_accounts_for_every_node_and_byte(split):
