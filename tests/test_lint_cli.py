@@ -231,7 +231,20 @@ def test_unreadable_files_and_arguments_exit_2(lint, tmp_path):
     code, _, err = lint(str(tmp_path / "latin.jsonl"))
     assert code == 2 and "not UTF-8 text" in err
     code, _, err = lint("-", stdin=b"\xff\xfe")
-    assert code == 2 and err.startswith("activity-check: error: <stdin>: not UTF-8 text")
+    assert code == 2 and err.startswith("activity-check: error: <stdin>:1:1: not UTF-8 text")
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_its_line_and_column(lint, tmp_path):
+    """The byte that is not UTF-8 is located as other input errors are, FILE:LINE:COLUMN (the
+    column in characters: a valid two-byte character before it counts one), with its byte
+    offset: docs/lint.md says an exit-2 line names the line."""
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(b'{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}\n'
+                     b'{"type": "\xc3\xa9\xe9"}\n')
+    code, out, err = lint(str(path))
+    assert code == 2 and out == ""
+    assert err == (f"activity-check: error: {path}:2:12: not UTF-8 text (invalid continuation "
+                   "byte at byte 67)\n")
     code, _, err = lint("x.jsonl", "--url", "http://127.0.0.1:9/")
     assert code == 2 and "give a FILE or --url, not both" in err
     code, _, err = lint("-", "--reading", "Q99=x", stdin=jsonl(RS, RF))
