@@ -278,6 +278,28 @@ def test_a_broken_line_is_reported_and_the_rest_checked(lint):
     assert report["violations"][0]["detail"].startswith("not valid JSON: Expecting value")
 
 
+def test_what_the_stream_left_open_names_the_event_that_opened_it(lint, tmp_path):
+    """docs/lint.md: each end-of-stream violation comes with the index of the event that opened
+    what was left open; the text says it where the violation stands (JSON: relatedEventIndex)."""
+    path = tmp_path / "open.jsonl"
+    path.write_text(jsonl(
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "STEP_STARTED", "stepName": "s"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}))
+    code, out, _ = lint(str(path), "--wide")
+    assert code == 1
+    assert [line for line in out.splitlines() if "end of stream" in line] == [
+        "  end of stream (opened at event 2): error LIF-CLOSE-BEFORE-FINISH (MUST): text message m1 "
+        "was never ended",
+        "  end of stream (opened at event 1): error LIF-STEP-CLOSE-BEFORE-FINISH (MUST): step 's' "
+        "was never finished",
+        "  end of stream (opened at event 0): error LIF-RUN-CLOSE (MUST): the stream ended after 3 "
+        "events with the run still active (no RUN_FINISHED or RUN_ERROR)"]
+    code, out, _ = lint(str(path), "--format", "json")
+    assert [(v["eventIndex"], v["relatedEventIndex"]) for v in json.loads(out)["violations"]] \
+        == [(None, 2), (None, 1), (None, 0)]
+
+
 def test_out_writes_the_report_and_prints_one_line(lint, tmp_path):
     target = tmp_path / "report.sarif"
     code, out, _ = lint("-", "--format", "sarif", "--out", str(target),
