@@ -569,6 +569,34 @@ def test_an_adapter_process_and_keys_it_cannot_show(tmp_path):
     assert "1 keys not observable" in out.stdout
 
 
+ADAPTER_BABBLING = """import sys
+for line in sys.stdin:
+    print("\u65e5" * 40 + "x" * 200, flush=True)
+"""
+
+
+def test_an_adapters_long_words_fold_within_120_columns(tmp_path):
+    """An ERROR line quotes the adapter's answer (up to 120 characters, wide ones counting two):
+    one word with no space was printed whole, 206 columns wide; it is cut to fit, each piece
+    under the fixture's error, the text itself kept (``--wide``: one line, whole)."""
+    fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
+    adapter = tmp_path / "babble.py"
+    adapter.write_text(ADAPTER_BABBLING)
+    out = _cli("conformance", "run", fx, "--adapter", f"{sys.executable} {adapter}")
+    assert out.returncode == 1, out.stdout
+    from model.text import columns
+    lines = out.stdout.splitlines()
+    assert max(columns(line) for line in lines) <= 120
+    assert lines[0] == "ERROR x-one: garbage: answer is not JSON (Expecting value):"
+    quoted = "'" + "\u65e5" * 40 + "x" * 80 + "'"
+    # 116 columns a piece after the indent: the quote, 40 wide characters (80), 35 x
+    assert lines[1:3] == ["    " + quoted[:76], "    " + quoted[76:]]
+    assert lines[3].startswith("1 fixtures: 0 passed, 0 failed, 1 error")
+    wide = _cli("conformance", "run", fx, "--adapter", f"{sys.executable} {adapter}", "--wide")
+    assert wide.stdout.splitlines()[0] == ("ERROR x-one: garbage: answer is not JSON (Expecting "
+                                           "value): " + quoted)
+
+
 def test_an_answer_outside_the_answer_schema_is_that_fixtures_error(tmp_path):
     fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
     adapter = tmp_path / "odd.py"

@@ -392,7 +392,9 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
     JUnit holds them): each line folded at spaces within it, later lines of a key indented,
     values as JSON with spaces after commas and colons so that they fold too. The status and
     the fixture's name always share the first line, so that a ``grep FAIL`` finds the name (a
-    name wider than ``width`` makes that line as wide as it needs)."""
+    name wider than ``width`` makes that line as wide as it needs); a word of an ``ERROR``'s
+    reason wider than ``width`` (an adapter's answer or stderr line, quoted) is cut to fit on
+    the lines after it."""
     from model.text import fold_words
     head = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", RELAXED: "RELAXED"}[
         result.status]
@@ -410,8 +412,33 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
             lines.append((f"  {k.key}: skipped, {k.note}", "      ", ""))
     if width is None:
         return [first + text for text, _, first in lines]
-    return [folded for text, indent, first in lines
-            for folded in fold_words(text, width, indent, first)]
+    out = []
+    for k, (text, indent, first) in enumerate(lines):
+        folded = fold_words(text, width, indent, first)
+        if k == 0 and result.error:
+            # the adapter's own words (a quoted answer line, its last stderr line) may hold a
+            # word wider than the line: data, not an id, so cut to fit after the first line
+            folded[1:] = [piece for line in folded[1:] for piece in _cut(line, width, indent)]
+        out.extend(folded)
+    return out
+
+
+def _cut(line: str, width: int, indent: str) -> list[str]:
+    """A folded continuation ``line`` (``indent`` then text) as pieces of at most ``width``
+    terminal columns, each starting with ``indent``; ``[line]`` when it fits."""
+    from model.text import columns
+    if columns(line) <= width:
+        return [line]
+    room = max(width - columns(indent), 1)
+    pieces, current, used = [], "", 0
+    for ch in line[len(indent):]:
+        size = columns(ch)
+        if current and used + size > room:
+            pieces.append(indent + current)
+            current, used = "", 0
+        current += ch
+        used += size
+    return pieces + [indent + current]
 
 
 def to_junit(results: Sequence[FixtureResult], suite: str) -> str:
