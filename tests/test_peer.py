@@ -446,6 +446,28 @@ def test_a_divergence_is_shrunk_by_rerunning_the_peer_and_exported(tmp_path, cap
     assert [json.loads(x) for x in lines] == finding["events"]
 
 
+def test_without_out_the_text_says_the_finding_ids_name_no_file_yet(tmp_path, capsys):
+    """``peer check`` without ``--out`` prints each divergence's finding id, a file only
+    ``--out`` writes: the text says so, and how to write it; with ``--out`` the file is there."""
+    script = tmp_path / "overwrite.py"
+    script.write_text(OVERWRITE)
+    trace = _write(tmp_path / "t.jsonl", [RUN, snap("x", {"k": 1}),
+                                          snap("x", {"k": 2}, replace=False), END])
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", str(trace)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ids = [line.split()[0] for line in lines if line.startswith("  PEER-overwrite-")]
+    assert len(ids) == 1
+    assert lines[-1] == ("the findings above are not written: --out DIR writes each as "
+                         "DIR/findings/<id>.json and .jsonl")
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", str(trace),
+                 "--out", str(out)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.endswith(f"written to {out}/peer-summary.json and {out}/findings/")
+    assert (out / "findings" / f"{ids[0]}.json").is_file()
+    assert (out / "findings" / f"{ids[0]}.jsonl").is_file()
+
+
 ROOT_ARRAY = {"op": "replace", "path": "", "value": []}
 """A patch operation that replaces the whole content with an array (not an object)."""
 
