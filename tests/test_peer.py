@@ -468,6 +468,31 @@ def test_without_out_the_text_says_the_finding_ids_name_no_file_yet(tmp_path, ca
     assert (out / "findings" / f"{ids[0]}.jsonl").is_file()
 
 
+def test_a_peer_that_fails_the_final_rerun_of_its_shrunk_divergence_still_gets_a_finding(
+        tmp_path, capsys):
+    """The shrunk trace is run once more to build its finding; a peer that crashes there (an
+    erratic one: out of step, dying) left no model verdicts to list and the command ended in an
+    IndexError traceback. Now the finding lists the model's verdict classes and says the peer
+    gave no usable answer on that run."""
+    script = tmp_path / "erratic.py"
+    script.write_text(OVERWRITE.replace(
+        "    r = json.loads(line)\n",
+        "    r = json.loads(line)\n    if '~final' in r['id']:\n        sys.exit(3)\n"))
+    trace = _write(tmp_path / "t.jsonl", [RUN, snap("x", {"k": 1}),
+                                          snap("x", {"k": 2}, replace=False), END])
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", str(trace), "--out", str(out),
+                 "--json"]) == 0
+    (div,) = json.loads(capsys.readouterr().out)["divergences"]
+    finding = json.loads((out / div["files"][0]).read_text())
+    assert finding["verdicts"][0]["includesDraft"]
+    assert finding["verdicts"][0]["verdict"]["messages"][0]["content"] == {}
+    assert finding["peerVerdict"] == {}
+    assert finding["explanation"].splitlines()[3] == (
+        "- peer: no usable answer when the trace was run again (crash: the adapter stopped "
+        "(exit status 3) before answering)")
+
+
 ROOT_ARRAY = {"op": "replace", "path": "", "value": []}
 """A patch operation that replaces the whole content with an array (not an object)."""
 
