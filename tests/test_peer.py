@@ -293,6 +293,12 @@ def test_resolve_adapter_refuses_what_cannot_start(tmp_path):
     plain.write_text("x")
     with pytest.raises(PeerError, match="not executable"):
         resolve_adapter(str(plain))
+    with pytest.raises(PeerError) as refused:  # it exists: not 'no such file'
+        resolve_adapter(f"{tmp_path} --flag")
+    assert str(refused.value) == f"--adapter: {tmp_path}: a directory, not a program"
+    with pytest.raises(PeerError) as refused:
+        resolve_adapter(str(tmp_path / "missing.py"))
+    assert str(refused.value) == f"--adapter: {tmp_path / 'missing.py'}: no such file"
     spec = resolve_adapter("model:strict")
     assert spec.name == "model-strict" and spec.argv[-1] == "strict"
 
