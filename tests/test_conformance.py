@@ -597,6 +597,25 @@ def test_an_adapters_long_words_fold_within_120_columns(tmp_path):
                                            "value): " + quoted)
 
 
+def test_a_long_string_in_a_failed_keys_value_folds_within_120_columns(tmp_path):
+    """A failed key's value is JSON cut at 200 characters; a string in it with no space (a
+    blob, a URL) was printed as one word, 165 columns wide: it is cut to fit as well."""
+    doc = _doc(messageCount=1, messages=[{"id": "m", "role": "user", "content": "y" * 150}])
+    fx = _write(tmp_path / "x-one.json", doc)
+    out = _cli("conformance", "run", fx)
+    assert out.returncode == 1, out.stdout
+    from model.text import columns
+    lines = out.stdout.splitlines()
+    assert max(columns(line) for line in lines) <= 120
+    assert lines[:6] == [
+        "FAIL x-one",
+        "  messageCount: expected 1, actual 0",
+        '  messages: expected [{"id": "m", "role": "user", "content":',
+        '      "' + "y" * 113,
+        "      " + "y" * 37 + '"}],',
+        "      actual [] (messages: 0 items, expected 1)"]
+
+
 def test_an_answer_outside_the_answer_schema_is_that_fixtures_error(tmp_path):
     fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
     adapter = tmp_path / "odd.py"

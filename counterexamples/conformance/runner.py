@@ -392,9 +392,9 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
     JUnit holds them): each line folded at spaces within it, later lines of a key indented,
     values as JSON with spaces after commas and colons so that they fold too. The status and
     the fixture's name always share the first line, so that a ``grep FAIL`` finds the name (a
-    name wider than ``width`` makes that line as wide as it needs); a word of an ``ERROR``'s
-    reason wider than ``width`` (an adapter's answer or stderr line, quoted) is cut to fit on
-    the lines after it."""
+    name wider than ``width`` makes that line as wide as it needs); on the lines after the
+    first of each, a word wider than ``width`` (an adapter's answer or stderr line, quoted in an
+    ``ERROR``'s reason; a long string in a value, already cut at 200 characters) is cut to fit."""
     from model.text import fold_words
     head = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", RELAXED: "RELAXED"}[
         result.status]
@@ -413,12 +413,11 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
     if width is None:
         return [first + text for text, _, first in lines]
     out = []
-    for k, (text, indent, first) in enumerate(lines):
+    for text, indent, first in lines:
         folded = fold_words(text, width, indent, first)
-        if k == 0 and result.error:
-            # the adapter's own words (a quoted answer line, its last stderr line) may hold a
-            # word wider than the line: data, not an id, so cut to fit after the first line
-            folded[1:] = [piece for line in folded[1:] for piece in _cut(line, width, indent)]
+        # the adapter's own words (a quoted answer line, its last stderr line) and the values
+        # (cut already) may hold a word wider than the line: data, so cut to fit
+        folded[1:] = [piece for line in folded[1:] for piece in _cut(line, width, indent)]
         out.extend(folded)
     return out
 
