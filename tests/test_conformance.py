@@ -616,6 +616,19 @@ def test_a_long_string_in_a_failed_keys_value_folds_within_120_columns(tmp_path)
         "      actual [] (messages: 0 items, expected 1)"]
 
 
+def test_a_fixture_that_is_not_utf8_is_refused_naming_its_line():
+    """One line naming the file and the line of the first byte that is not UTF-8 (it named the
+    byte offset alone), as a JSON error names its line."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "x-one.json")
+        with open(path, "wb") as fh:
+            fh.write(b'{\n  "name": "x-one",\n  "area": "\xe9"\n}\n')
+        out = _cli("conformance", "run", path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (f"activity-check: error: {path}: line 3: not UTF-8 (byte 32)\n")
+
+
 def test_an_answer_outside_the_answer_schema_is_that_fixtures_error(tmp_path):
     fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
     adapter = tmp_path / "odd.py"
