@@ -54,7 +54,7 @@ def _add_conformance(sub) -> None:
                           "docs/conformance.md (passed, argued, out of scope; model only)")
     run.add_argument("--wide", action="store_true",
                      help="each failed key on one line, unfolded (default: folded at word "
-                          "boundaries within 120 columns)")
+                          "boundaries within 120 columns, a longer word of data cut)")
     run.add_argument("--timeout", type=finite_float, default=DEFAULT_TIMEOUT,
                      help=f"seconds one answer may take (default {DEFAULT_TIMEOUT:g})")
     run.set_defaults(func=cmd_conformance)

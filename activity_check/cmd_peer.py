@@ -400,3 +400,6 @@ def _print_report(con, report, summary: dict, args) -> None:
     if args.out:
         con.print(f"written to {shown(args.out)}/{PEER_SUMMARY}"
                   + (f" and {shown(args.out)}/findings/" if summary.get("files") else ""))
+    elif summary["divergences"]:  # the ids above name files only --out writes
+        con.print("the findings above are not written: --out DIR writes each as "
+                  "DIR/findings/<id>.json and .jsonl")

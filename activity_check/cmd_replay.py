@@ -84,7 +84,7 @@ def _print_verdict(out: dict, file: str) -> None:
     """The verdict as text: every value from the trace shown as data (:func:`shown`,
     :func:`cell`: control characters escaped, markup not interpreted, long values cut; the
     JSON, ``--json``, keeps them whole)."""
-    con = console()
+    con = console(wide=False)  # fits 120 columns (or the terminal), as other text output
     con.print(f"[bold]{shown(file)}[/bold] under reading [bold]{shown(out['reading'])}[/bold]")
     table = Table(title="messages", show_lines=False)
     for col in ("id", "role", "activityType", "content", "owner", "metadata"):

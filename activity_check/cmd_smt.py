@@ -211,7 +211,7 @@ def _print(query: str, depth: int, answers, seconds: float) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    con = console()
+    con = console(wide=False)  # fits 120 columns (or the terminal), as other text output
     table = Table(title=f"smt {query}, traces up to {depth} events", show_lines=False)
     for col in ("subject", "answer", "length", "seconds", "detail"):
         table.add_column(col)
@@ -255,11 +255,12 @@ def _list(args) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    for key, items in out.items():
+    from model.text import TEXT_WIDTH, fold_line
+    for key, items in out.items():  # folded at spaces within 120 columns, ids whole
         if isinstance(items, dict):
             print(f"{key}:")
             for k, why in items.items():
-                print(f"  {k}: {why}")
+                print(fold_line(f"  {k}: {why}", TEXT_WIDTH, "      "))
         else:
-            print(f"{key}: {', '.join(items)}")
+            print(fold_line(f"{key}: {', '.join(items)}", TEXT_WIDTH, "    "))
     return 0

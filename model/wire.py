@@ -1086,8 +1086,9 @@ def decode_text(data: bytes, file: str) -> str:
     """``data`` as UTF-8 text (a leading byte-order mark dropped), within the line bound.
 
     Raises:
-        TraceFormatError: naming ``file``: not UTF-8 (with the byte offset), or more lines than
-            :data:`INPUT_LIMITS` allows (and the flag that raises it).
+        TraceFormatError: naming ``file``: not UTF-8 (with the line and column of the first
+            byte that is not, and its byte offset), or more lines than :data:`INPUT_LIMITS`
+            allows (and the flag that raises it).
     """
     lines = data.count(b"\n")
     if lines > INPUT_LIMITS.max_lines:
@@ -1096,8 +1097,13 @@ def decode_text(data: bytes, file: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        # where the bad byte stands, as a line and a column of characters (what precedes it
+        # on its line is valid UTF-8), so that the message names the line like other errors
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        column = len(data[start:exc.start].decode("utf-8")) + 1
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                               file=file) from None
+                               file=file, line=data.count(b"\n", 0, exc.start) + 1,
+                               column=column) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 

@@ -334,6 +334,26 @@ def test_replay_conformant_trace_prints_table(tmp_path, capsys):
     assert "fatal: none" in out
 
 
+def test_replay_text_fits_120_columns(tmp_path, capsys):
+    """replay's text fits 120 columns, as every other command's (docs/outputs.md): a patch
+    failure's warning (its detail names the path) and a table of long values were printed 143
+    and 160 columns wide off a terminal; now they fold, nothing of the warning lost."""
+    path = "/" + "missing-" * 8 + "end"
+    f = write_jsonl(tmp_path / "wide.jsonl", [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "act-" + "x" * 60,
+         "activityType": "TYPE-" + "Y" * 50, "content": {f"k{i}": "v" * 20 for i in range(4)},
+         "metadata": {"m": "q" * 80}},
+        {"type": "ACTIVITY_DELTA", "messageId": "act-" + "x" * 60, "activityType": "PLAN",
+         "patch": [{"op": "remove", "path": path}]},
+        {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}])
+    code, out, err = cli(capsys, "replay", f, "--all-readings")
+    assert code == 0 and err == ""
+    assert max(len(line) for line in out.splitlines()) <= 120
+    assert "warning at event 2: ACTIVITY_PATCH_FAILED act-" in out
+    assert f"at '{path}'" in " ".join(out.split())
+
+
 def test_replay_conformant_trace_subprocess(tmp_path):
     f = write_jsonl(tmp_path / "ok.jsonl", CONFORMANT)
     r = proc("replay", f.name, cwd=tmp_path)

@@ -150,7 +150,7 @@ def test_replay_lint_and_export_say_a_malformed_file_alike(tmp_path, capsys, nam
     path = tmp_path / name
     if expected is None:
         path.write_bytes(b"\xff\xfe")
-        expected = "{f}: not UTF-8 text (invalid start byte at byte 0)"
+        expected = "{f}:1:1: not UTF-8 text (invalid start byte at byte 0)"
     else:
         path.write_text(text, encoding="utf-8")
     readers = [["replay", str(path)], ["lint", str(path)]]

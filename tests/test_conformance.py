@@ -569,6 +569,66 @@ def test_an_adapter_process_and_keys_it_cannot_show(tmp_path):
     assert "1 keys not observable" in out.stdout
 
 
+ADAPTER_BABBLING = """import sys
+for line in sys.stdin:
+    print("\u65e5" * 40 + "x" * 200, flush=True)
+"""
+
+
+def test_an_adapters_long_words_fold_within_120_columns(tmp_path):
+    """An ERROR line quotes the adapter's answer (up to 120 characters, wide ones counting two):
+    one word with no space was printed whole, 206 columns wide; it is cut to fit, each piece
+    under the fixture's error, the text itself kept (``--wide``: one line, whole)."""
+    fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
+    adapter = tmp_path / "babble.py"
+    adapter.write_text(ADAPTER_BABBLING)
+    out = _cli("conformance", "run", fx, "--adapter", f"{sys.executable} {adapter}")
+    assert out.returncode == 1, out.stdout
+    from model.text import columns
+    lines = out.stdout.splitlines()
+    assert max(columns(line) for line in lines) <= 120
+    assert lines[0] == "ERROR x-one: garbage: answer is not JSON (Expecting value):"
+    quoted = "'" + "\u65e5" * 40 + "x" * 80 + "'"
+    # 116 columns a piece after the indent: the quote, 40 wide characters (80), 35 x
+    assert lines[1:3] == ["    " + quoted[:76], "    " + quoted[76:]]
+    assert lines[3].startswith("1 fixtures: 0 passed, 0 failed, 1 error")
+    wide = _cli("conformance", "run", fx, "--adapter", f"{sys.executable} {adapter}", "--wide")
+    assert wide.stdout.splitlines()[0] == ("ERROR x-one: garbage: answer is not JSON (Expecting "
+                                           "value): " + quoted)
+
+
+def test_a_long_string_in_a_failed_keys_value_folds_within_120_columns(tmp_path):
+    """A failed key's value is JSON cut at 200 characters; a string in it with no space (a
+    blob, a URL) was printed as one word, 165 columns wide: it is cut to fit as well."""
+    doc = _doc(messageCount=1, messages=[{"id": "m", "role": "user", "content": "y" * 150}])
+    fx = _write(tmp_path / "x-one.json", doc)
+    out = _cli("conformance", "run", fx)
+    assert out.returncode == 1, out.stdout
+    from model.text import columns
+    lines = out.stdout.splitlines()
+    assert max(columns(line) for line in lines) <= 120
+    assert lines[:6] == [
+        "FAIL x-one",
+        "  messageCount: expected 1, actual 0",
+        '  messages: expected [{"id": "m", "role": "user", "content":',
+        '      "' + "y" * 113,
+        "      " + "y" * 37 + '"}],',
+        "      actual [] (messages: 0 items, expected 1)"]
+
+
+def test_a_fixture_that_is_not_utf8_is_refused_naming_its_line():
+    """One line naming the file and the line of the first byte that is not UTF-8 (it named the
+    byte offset alone), as a JSON error names its line."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "x-one.json")
+        with open(path, "wb") as fh:
+            fh.write(b'{\n  "name": "x-one",\n  "area": "\xe9"\n}\n')
+        out = _cli("conformance", "run", path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (f"activity-check: error: {path}: line 3: not UTF-8 (byte 32)\n")
+
+
 def test_an_answer_outside_the_answer_schema_is_that_fixtures_error(tmp_path):
     fx = _write(tmp_path / "x-one.json", _doc(messageCount=0, eventTypes=["RUN_STARTED"]))
     adapter = tmp_path / "odd.py"

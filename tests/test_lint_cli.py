@@ -231,7 +231,20 @@ def test_unreadable_files_and_arguments_exit_2(lint, tmp_path):
     code, _, err = lint(str(tmp_path / "latin.jsonl"))
     assert code == 2 and "not UTF-8 text" in err
     code, _, err = lint("-", stdin=b"\xff\xfe")
-    assert code == 2 and err.startswith("activity-check: error: <stdin>: not UTF-8 text")
+    assert code == 2 and err.startswith("activity-check: error: <stdin>:1:1: not UTF-8 text")
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_its_line_and_column(lint, tmp_path):
+    """The byte that is not UTF-8 is located as other input errors are, FILE:LINE:COLUMN (the
+    column in characters: a valid two-byte character before it counts one), with its byte
+    offset: docs/lint.md says an exit-2 line names the line."""
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(b'{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}\n'
+                     b'{"type": "\xc3\xa9\xe9"}\n')
+    code, out, err = lint(str(path))
+    assert code == 2 and out == ""
+    assert err == (f"activity-check: error: {path}:2:12: not UTF-8 text (invalid continuation "
+                   "byte at byte 67)\n")
     code, _, err = lint("x.jsonl", "--url", "http://127.0.0.1:9/")
     assert code == 2 and "give a FILE or --url, not both" in err
     code, _, err = lint("-", "--reading", "Q99=x", stdin=jsonl(RS, RF))
@@ -263,6 +276,28 @@ def test_a_broken_line_is_reported_and_the_rest_checked(lint):
     assert [(v["eventIndex"], v["line"], v["kind"]) for v in report["violations"]] == [
         (1, 2, "undecodable"), (2, 3, "delta-without-baseline"), (2, 3, "delta-on-unknown-id")]
     assert report["violations"][0]["detail"].startswith("not valid JSON: Expecting value")
+
+
+def test_what_the_stream_left_open_names_the_event_that_opened_it(lint, tmp_path):
+    """docs/lint.md: each end-of-stream violation comes with the index of the event that opened
+    what was left open; the text says it where the violation stands (JSON: relatedEventIndex)."""
+    path = tmp_path / "open.jsonl"
+    path.write_text(jsonl(
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {"type": "STEP_STARTED", "stepName": "s"},
+        {"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}))
+    code, out, _ = lint(str(path), "--wide")
+    assert code == 1
+    assert [line for line in out.splitlines() if "end of stream" in line] == [
+        "  end of stream (opened at event 2): error LIF-CLOSE-BEFORE-FINISH (MUST): text message m1 "
+        "was never ended",
+        "  end of stream (opened at event 1): error LIF-STEP-CLOSE-BEFORE-FINISH (MUST): step 's' "
+        "was never finished",
+        "  end of stream (opened at event 0): error LIF-RUN-CLOSE (MUST): the stream ended after 3 "
+        "events with the run still active (no RUN_FINISHED or RUN_ERROR)"]
+    code, out, _ = lint(str(path), "--format", "json")
+    assert [(v["eventIndex"], v["relatedEventIndex"]) for v in json.loads(out)["violations"]] \
+        == [(None, 2), (None, 1), (None, 0)]
 
 
 def test_out_writes_the_report_and_prints_one_line(lint, tmp_path):

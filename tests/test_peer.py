@@ -293,6 +293,12 @@ def test_resolve_adapter_refuses_what_cannot_start(tmp_path):
     plain.write_text("x")
     with pytest.raises(PeerError, match="not executable"):
         resolve_adapter(str(plain))
+    with pytest.raises(PeerError) as refused:  # it exists: not 'no such file'
+        resolve_adapter(f"{tmp_path} --flag")
+    assert str(refused.value) == f"--adapter: {tmp_path}: a directory, not a program"
+    with pytest.raises(PeerError) as refused:
+        resolve_adapter(str(tmp_path / "missing.py"))
+    assert str(refused.value) == f"--adapter: {tmp_path / 'missing.py'}: no such file"
     spec = resolve_adapter("model:strict")
     assert spec.name == "model-strict" and spec.argv[-1] == "strict"
 
@@ -444,6 +450,53 @@ def test_a_divergence_is_shrunk_by_rerunning_the_peer_and_exported(tmp_path, cap
     assert finding["verdicts"][0]["verdict"]["messages"][0]["content"] == {}
     lines = (out / div["files"][1]).read_text().splitlines()
     assert [json.loads(x) for x in lines] == finding["events"]
+
+
+def test_without_out_the_text_says_the_finding_ids_name_no_file_yet(tmp_path, capsys):
+    """``peer check`` without ``--out`` prints each divergence's finding id, a file only
+    ``--out`` writes: the text says so, and how to write it; with ``--out`` the file is there."""
+    script = tmp_path / "overwrite.py"
+    script.write_text(OVERWRITE)
+    trace = _write(tmp_path / "t.jsonl", [RUN, snap("x", {"k": 1}),
+                                          snap("x", {"k": 2}, replace=False), END])
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", str(trace)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ids = [line.split()[0] for line in lines if line.startswith("  PEER-overwrite-")]
+    assert len(ids) == 1
+    assert lines[-1] == ("the findings above are not written: --out DIR writes each as "
+                         "DIR/findings/<id>.json and .jsonl")
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", str(trace),
+                 "--out", str(out)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.endswith(f"written to {out}/peer-summary.json and {out}/findings/")
+    assert (out / "findings" / f"{ids[0]}.json").is_file()
+    assert (out / "findings" / f"{ids[0]}.jsonl").is_file()
+
+
+def test_a_peer_that_fails_the_final_rerun_of_its_shrunk_divergence_still_gets_a_finding(
+        tmp_path, capsys):
+    """The shrunk trace is run once more to build its finding; a peer that crashes there (an
+    erratic one: out of step, dying) left no model verdicts to list and the command ended in an
+    IndexError traceback. Now the finding lists the model's verdict classes and says the peer
+    gave no usable answer on that run."""
+    script = tmp_path / "erratic.py"
+    script.write_text(OVERWRITE.replace(
+        "    r = json.loads(line)\n",
+        "    r = json.loads(line)\n    if '~final' in r['id']:\n        sys.exit(3)\n"))
+    trace = _write(tmp_path / "t.jsonl", [RUN, snap("x", {"k": 1}),
+                                          snap("x", {"k": 2}, replace=False), END])
+    out = tmp_path / "out"
+    assert main(["peer", "check", "--adapter", f"{PY} {script}", str(trace), "--out", str(out),
+                 "--json"]) == 0
+    (div,) = json.loads(capsys.readouterr().out)["divergences"]
+    finding = json.loads((out / div["files"][0]).read_text())
+    assert finding["verdicts"][0]["includesDraft"]
+    assert finding["verdicts"][0]["verdict"]["messages"][0]["content"] == {}
+    assert finding["peerVerdict"] == {}
+    assert finding["explanation"].splitlines()[3] == (
+        "- peer: no usable answer when the trace was run again (crash: the adapter stopped "
+        "(exit status 3) before answering)")
 
 
 ROOT_ARRAY = {"op": "replace", "path": "", "value": []}

@@ -491,6 +491,23 @@ def test_witness_is_a_replayable_wire_trace():
 
 # --- command line -------------------------------------------------------------------------------
 
+def test_cli_text_fits_120_columns(capsys):
+    """``smt``'s text fits 120 columns as every other command's (docs/outputs.md): the vacuity
+    table (its detail column) was drawn 160 columns wide off a terminal, and ``smt list``
+    printed each query's subjects on one line of up to 654 columns; the subjects stay whole."""
+    from model.text import columns
+    from properties.smt import queries as q
+    assert main(["smt", "vacuity", "--depth", "3"]) == 0
+    out = capsys.readouterr().out
+    assert max(columns(line) for line in out.splitlines()) <= 120
+    assert "ACT-DELTA-BASELINE" in out and "never fires" in out
+    assert main(["smt", "list"]) == 0
+    out = capsys.readouterr().out
+    assert max(columns(line) for line in out.splitlines()) <= 120
+    listed = out.split("consistency:")[0].split("vacuity:")[1]
+    assert [s.strip(",") for s in listed.split()] == list(q.SUBJECTS["vacuity"])
+
+
 def test_cli_json_is_stable_and_errors_are_one_line(capsys):
     args = ["smt", "distinguish", "--versus", "Q5=retype", "--depth", "4", "--json"]
     assert main(args) == 0

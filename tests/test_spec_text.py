@@ -412,7 +412,7 @@ def test_cli_spec_usage_errors(capsys, tmp_path, sample):
     binary = tmp_path / "binary.md"
     binary.write_bytes(b"\xff\xfe\x00 not text")
     code, _, err = cli(capsys, "spec", "clauses", binary)
-    assert code == 2 and err.strip() == f"{ERROR_PREFIX} {binary}: not UTF-8 text (invalid start byte at byte 0)"
+    assert code == 2 and err.strip() == f"{ERROR_PREFIX} {binary}:1:1: not UTF-8 text (invalid start byte at byte 0)"
     code, _, err = cli(capsys, "spec", "summarise", sample)
     assert code == 2 and err.startswith(ERROR_PREFIX) and len(err.splitlines()) == 1
     code, _, err = cli(capsys, "spec")

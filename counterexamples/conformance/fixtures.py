@@ -177,8 +177,9 @@ def _read_text(path: str, listed: bool = True) -> str:
         raise FixtureError(f"{path}: {reason}") from None
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise FixtureError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except UnicodeDecodeError as exc:  # located as a JSON error is: its line
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise FixtureError(f"{path}: line {line}: not UTF-8 (byte {exc.start})") from None
 
 
 def read_fixture(path: str, listed: bool = False) -> Fixture:

@@ -392,7 +392,9 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
     JUnit holds them): each line folded at spaces within it, later lines of a key indented,
     values as JSON with spaces after commas and colons so that they fold too. The status and
     the fixture's name always share the first line, so that a ``grep FAIL`` finds the name (a
-    name wider than ``width`` makes that line as wide as it needs)."""
+    name wider than ``width`` makes that line as wide as it needs); on the lines after the
+    first of each, a word wider than ``width`` (an adapter's answer or stderr line, quoted in an
+    ``ERROR``'s reason; a long string in a value, already cut at 200 characters) is cut to fit."""
     from model.text import fold_words
     head = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", RELAXED: "RELAXED"}[
         result.status]
@@ -410,8 +412,32 @@ def result_lines(result: FixtureResult, width: Optional[int] = None) -> list[str
             lines.append((f"  {k.key}: skipped, {k.note}", "      ", ""))
     if width is None:
         return [first + text for text, _, first in lines]
-    return [folded for text, indent, first in lines
-            for folded in fold_words(text, width, indent, first)]
+    out = []
+    for text, indent, first in lines:
+        folded = fold_words(text, width, indent, first)
+        # the adapter's own words (a quoted answer line, its last stderr line) and the values
+        # (cut already) may hold a word wider than the line: data, so cut to fit
+        folded[1:] = [piece for line in folded[1:] for piece in _cut(line, width, indent)]
+        out.extend(folded)
+    return out
+
+
+def _cut(line: str, width: int, indent: str) -> list[str]:
+    """A folded continuation ``line`` (``indent`` then text) as pieces of at most ``width``
+    terminal columns, each starting with ``indent``; ``[line]`` when it fits."""
+    from model.text import columns
+    if columns(line) <= width:
+        return [line]
+    room = max(width - columns(indent), 1)
+    pieces, current, used = [], "", 0
+    for ch in line[len(indent):]:
+        size = columns(ch)
+        if current and used + size > room:
+            pieces.append(indent + current)
+            current, used = "", 0
+        current += ch
+        used += size
+    return pieces + [indent + current]
 
 
 def to_junit(results: Sequence[FixtureResult], suite: str) -> str:

@@ -87,8 +87,11 @@ _LEVEL = {"error": "error", "warning": "warning"}
 
 
 def _where(v: LintViolation) -> str:
+    """Where a violation stands: its event (and line), or the end of the stream, with the
+    index of the event that opened what was left open (docs/lint.md) when there is one."""
     if v.event_index is None:
-        return "end of stream"
+        return "end of stream" + ("" if v.related_index is None
+                                  else f" (opened at event {v.related_index})")
     at = f"event {v.event_index}"
     return f"{at} (line {v.line})" if v.line is not None else at
 

@@ -139,6 +139,8 @@ def resolve_adapter(spec: str) -> AdapterSpec:
         raise PeerError("--adapter: empty command")
     program = argv[0]
     if os.sep in program:
+        if os.path.isdir(program):
+            raise PeerError(f"--adapter: {named(program)}: a directory, not a program")
         if not os.path.isfile(program):
             raise PeerError(f"--adapter: {named(program)}: no such file")
         if not os.access(program, os.X_OK):

@@ -12,7 +12,7 @@ from model.branches import BRANCHES
 from model.consumer import initial_state
 from model.events import Event
 from model.producer import check_trace
-from model.verdict import fold, step_record, verdict_key
+from model.verdict import fold, reading_leaves, step_record, verdict_key
 from model.wire import TraceFormatError, parse_events
 from counterexamples.findings import PeerDivergenceFinding, VerdictClassEntry
 from counterexamples.peers.adapter import AdapterProcess, Reply
@@ -399,7 +399,9 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     divergence resting on them is not one from the draft) and ``minimal`` (False when shrinking
     ran out of its time before a fixpoint, :func:`shrink_divergence`'s ``until``). The id's
     hash also covers the root cause (:func:`divergence_signature`), so two causes never share
-    an id.
+    an id. The peer's answer is asked again on the final trace (once more when it gives no
+    usable answer: an erratic peer); with none, ``peerVerdict`` is empty and the explanation
+    says so, the model's verdicts listed all the same.
     """
     shrunk_length = len(wire)
     wire = _closed_divergence(adapter, trace, tuple(wire), part)
@@ -407,6 +409,8 @@ def divergence_finding(adapter: AdapterProcess, trace: PeerTrace, wire: Sequence
     events = parse_events(wire)
     small = PeerTrace(trace.id, tuple(wire), events, trace.state, trace.source)
     reply = adapter.request(small.wire, small.state, f"{trace.id}~final")
+    if not reply.ok:  # an erratic peer (out of step, a crash): once more, after its restart
+        reply = adapter.request(small.wire, small.state, f"{trace.id}~final-again")
     classification = classify(events, reply, small.state, part=part)
     where = locate_divergence(adapter, small, part)
     stopped = stopped_reading(adapter, small, reply, classification.nearest_assignment) \
@@ -479,8 +483,11 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
                                        extra=json.dumps(small.state, sort_keys=True) + "\n"
                                        + json.dumps(cause))
     response = reply.response or {}
+    # the model's leaves; computed here when the peer gave no usable answer this time (an
+    # error reply is classified without them)
+    leaves = classification.leaves or reading_leaves(events, initial_state(small.state))
     groups: dict[str, tuple[list[dict], Any]] = {}  # the leaves by verdict, first seen first
-    for assignment, verdict in classification.leaves:
+    for assignment, verdict in leaves:
         groups.setdefault(verdict_key(verdict), ([], verdict))[0].append(assignment)
     entries = [VerdictClassEntry.of(assignments, verdict) for assignments, verdict in
                groups.values()]
@@ -502,7 +509,8 @@ def _finding(adapter: AdapterProcess, small: PeerTrace, reply: Reply,
         *([f"It ignored event {index}: its answer is the same with and without it, and it "
            "reported no failure."] if ignored and stopped is None else []),
         f"- model (draft): {describe_verdict(draft_json)}",
-        f"- peer: {describe_verdict(response)}",
+        f"- peer: {describe_verdict(response)}" if reply.ok else
+        f"- peer: no usable answer when the trace was run again ({reply.kind}: {reply.error})",
         ("The trace is conformant: the producer breaks no clause." if not violations else
          "The producer breaks " + ", ".join(sorted({v.clause for _, v in violations})) +
          ", so this is the consumer's reaction to a producer violation."),
