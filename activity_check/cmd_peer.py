@@ -368,7 +368,7 @@ def _print_report(con, report, summary: dict, args) -> None:
         else:
             verdict = "no evidence"
         ev = list(k["evidence"])
-        knobs.add_row(k["knob"], KNOB_BY_ID[k["knob"]].question.split(" (")[0], verdict,
+        knobs.add_row(k["knob"], KNOB_BY_ID[k["knob"]].gloss, verdict,
                       cell(f"{len(ev)}: " + ", ".join(visible(e) for e in ev[:3])
                            + (" ..." if len(ev) > 3 else ""), None) if ev else "-")
     con.print(knobs)

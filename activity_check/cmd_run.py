@@ -167,7 +167,7 @@ def _print_run(summary: dict, result, out_dir: str, timings: bool = False,
         if f.context:
             split += " (with " + ", ".join(f"{k}={v}" for k, v in f.context.items()) + ")"
         table.add_row(f.id, f.knob, str(len(f.events)), split, basis_of(f.pair),
-                      KNOB_BY_ID[f.knob].question.split(" (")[0])  # its gloss: --json, README
+                      KNOB_BY_ID[f.knob].gloss)  # its gloss: --json, README
     con.print(table)
     for name, entry in summary["propertyChecks"].items():
         verdict = "no property failed" if entry["failed"] is None else \

@@ -76,6 +76,13 @@ class Knob:
         return "faithful" if self.deviation(option) is None else "deviation"
 
     @property
+    def gloss(self) -> str:
+        """The question itself, for a table cell: :attr:`question` up to its first question
+        mark (the argument in parentheses after it left out), whole where it has none."""
+        end = self.question.find("?")
+        return self.question if end < 0 else self.question[:end + 1]
+
+    @property
     def outside_draft(self) -> bool:
         """True for a question the model asks of its own, outside the draft's open questions
         (an ``X`` id, e.g. X1: its options rest on the model's assumptions, not on the

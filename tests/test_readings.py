@@ -175,3 +175,15 @@ def test_an_unknown_reading_is_quoted_as_typed(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("activity-check: error: --reading: unknown reading 'QqQq'; presets: ")
     assert err.count("\n") == 1
+
+
+def test_a_knob_gloss_is_its_question_whole_up_to_the_question_mark():
+    """Table cells show :attr:`Knob.gloss`: Q19's question runs past its first ' (' and must not
+    be cut there; the argument after the question mark is left out."""
+    from model.readings import KNOB_BY_ID, KNOBS
+    q19 = KNOB_BY_ID["Q19"].gloss
+    assert q19.endswith("send it nowhere?") and "catch-all row (whose examples" in q19
+    assert KNOB_BY_ID["Q12"].gloss.endswith("(ACT-DELTA-BASELINE)?")
+    assert KNOB_BY_ID["Q1"].gloss == KNOB_BY_ID["Q1"].question
+    for knob in KNOBS:
+        assert knob.gloss.endswith("?") and knob.question.startswith(knob.gloss), knob.id
