@@ -162,6 +162,9 @@ def test_proposal_file_faults_are_one_line(tmp_path):
     bad.write_text(" \n")
     with pytest.raises(ProposalError, match=r"bad.json: empty .* a proposal is a JSON object"):
         load_proposal(str(bad))
+    bad.write_bytes(b'{"name": "x",\n "pins": {"Q2": "parent"},\n "about": "caf\xe9"}')
+    with pytest.raises(ProposalError, match=r"bad.json: line 3: not UTF-8 \(byte 55\)$"):
+        load_proposal(str(bad))
 
 
 def test_an_over_long_value_is_cut_inside_its_quotes_not_the_message(tmp_path, capsys):

@@ -64,8 +64,9 @@ def load_proposal(path: str) -> Proposal:
         raise ProposalError(f"{path}: {exc.reason}") from None
     try:
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ProposalError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except UnicodeDecodeError as exc:  # located as a JSON error is: its line
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ProposalError(f"{path}: line {line}: not UTF-8 (byte {exc.start})") from None
     if not text.strip():
         raise ProposalError(f"{path}: empty (a named pipe with no writer reads as empty); a "
                             "proposal is a JSON object (docs/resolve.md)")
