@@ -649,3 +649,24 @@ def test_z3_vacuity_dropped_for_a_pin_it_encodes_at_draft(report):
         [("contradicted", "snapshot-replace-false-untagged-on-subagent-activity")]
     assert {c["subject"] for c in report["conflicts"] if c["engine"] == "Z3"} >= \
         {"ACT-DELTA-MISSING", "snapshot-replace-false-untagged-on-subagent-activity"}
+
+
+def test_page_links_only_to_sections_it_draws_each_id_once(report):
+    """The question table links a question to its section only where the page draws one
+    (a pinned knob's trace or an open question's witness): a closed question (Q7, Q16, ...)
+    has none, so its row is not a link; two pinned knobs of one question (Q4, Q4-opener)
+    give the id once."""
+    import copy
+    from counterexamples.report.resolve import render_html
+    page = render_html(report)
+    ids = re.findall(r"\bid='([^']+)'", page)
+    targets = re.findall(r"href='#([^']+)'", page)
+    assert sorted(set(targets) - set(ids)) == []
+    assert "<td>Q16</td>" in page and "href='#q-Q16'" not in page
+    assert "<td><a href='#q-Q1'>Q1</a></td>" in page and "<section id='q-Q1'>" in page
+    twice = copy.deepcopy(report)
+    extra = copy.deepcopy(twice["traces"][0])
+    extra["knob"] = extra["knob"] + "-again"
+    twice["traces"].append(extra)
+    ids = re.findall(r"\bid='([^']+)'", render_html(twice))
+    assert len(ids) == len(set(ids))

@@ -352,9 +352,16 @@ def render_html(report: dict) -> str:
            f"(breadth-first to depth {report['depth']}, Z3 to {report['z3Depth'] or 'off'}).</p>",
            "<h2 id='questions'>Questions</h2><table><tr><th>question</th><th>★</th>"
            "<th>status</th><th>engine</th><th>bound</th><th>note</th></tr>"]
+    # the questions drawn below (a pinned knob's trace, an open question's witness): only
+    # those are linked from the table, and each section id is given once
+    pinned = [t["question"] for t in report["traces"]]
+    drawn = set(pinned) | {q["question"] for q in report["questions"]
+                           if q["status"] == "open" and q.get("witness")}
     for q in report["questions"]:
-        out.append(f"<tr class='{q['status']}'><td><a href='#q-{e(q['question'])}'>"
-                   f"{e(q['question'])}</a></td><td>{'★' if q['important'] else ''}</td>"
+        name = e(q["question"])
+        cell = f"<a href='#q-{name}'>{name}</a>" if q["question"] in drawn else name
+        out.append(f"<tr class='{q['status']}'><td>{cell}</td>"
+                   f"<td>{'★' if q['important'] else ''}</td>"
                    f"<td>{q['status']}</td><td>{e(q['engine'] or '-')}</td>"
                    f"<td>{q['bound'] if q['bound'] is not None else '-'}</td>"
                    f"<td>{e(q['note'])}</td></tr>")
@@ -391,8 +398,11 @@ def render_html(report: dict) -> str:
                            + _witness_html(f["witness"], key, f"{r['peer']}: {f['knob']}",
                                            None) + "</section>")
     out.append("<h2 id='traces'>Traces that pin the decisions</h2>")
+    anchored = set()
     for t in report["traces"]:
-        out.append(f"<section id='q-{e(t['question'])}'><h3>{e(t['knob'])}="
+        anchor = "" if t["question"] in anchored else f" id='q-{e(t['question'])}'"
+        anchored.add(t["question"])
+        out.append(f"<section{anchor}><h3>{e(t['knob'])}="
                    f"{e(t['option'])}</h3>")
         if t["witness"]:
             out.append(_witness_html(t["witness"], f"pin-{t['knob']}", t["knob"],
