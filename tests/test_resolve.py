@@ -670,3 +670,19 @@ def test_page_links_only_to_sections_it_draws_each_id_once(report):
     twice["traces"].append(extra)
     ids = re.findall(r"\bid='([^']+)'", render_html(twice))
     assert len(ids) == len(set(ids))
+
+
+def test_diagram_captions_say_what_each_trace_witnesses(report):
+    """Each sequence diagram's caption names what its trace shows (the conflict's kind and
+    subject, the peer and question, the pin), not the page's internal key ('conflict-1',
+    'peer-1-Q8', 'pin-Q8') before an empty 'witness:'."""
+    from counterexamples.report.resolve import render_html
+    page = render_html(report)
+    captions = re.findall(r'<text x="4" y="16" class="notetext">([^<]*)</text>', page)
+    assert captions and all(c.startswith("witness: ") and len(c) > 10 for c in captions)
+    assert not any(re.search(r"(conflict|peer|pin|open)-\S* witness", c) for c in captions)
+    assert ("witness: contradicted snapshot-replace-false-untagged-on-subagent-activity"
+            in captions)
+    assert "witness: pin Q8=keep: Q8=keep against self-revoking" in captions
+    assert ("witness: @ag-ui/client 1.0.0 reducer on Q8: Q8=keep against self-revoking"
+            in captions)

@@ -287,14 +287,15 @@ def render_markdown(report: dict) -> str:
 # --- HTML --------------------------------------------------------------------------------------
 
 def _diagram(trace: list, knob: Optional[str], title: str, key: str) -> str:
-    from counterexamples.report.questions_page import mermaid_svg, witness_mermaid
-    row = {"witness": trace, "form": "A" if knob else "C", "knob": knob, "question": key,
-           "title": title, "options": None}
+    """``trace`` drawn as an inline SVG sequence diagram, its Mermaid source folded below it,
+    or nothing for a trace that does not parse. ``title`` is the diagram's caption (what the
+    trace witnesses, for the reader); ``key`` only makes the arrowhead's id unique on the page.
+    ``knob`` is kept for the callers: one arrow per event either way, no per-option notes."""
+    from counterexamples.report.export import compare_mermaid
+    from counterexamples.report.questions_page import mermaid_svg
     try:
-        source = witness_mermaid(row)
+        source = compare_mermaid(f"witness: {title}", trace, [])
     except (ValueError, KeyError):
-        source = None
-    if source is None:
         return ""
     return (mermaid_svg(source, f"head-{key}") + "<details><summary>Mermaid source</summary>"
             f"<pre>{html.escape(source)}</pre></details>")
@@ -322,8 +323,8 @@ def _witness_html(w: dict, key: str, title: str, link: Optional[str]) -> str:
         out.append("<table><tr><th>option</th><th>producer clauses broken</th></tr>" + "".join(
             f"<tr><td>{html.escape(o)}</td><td>{html.escape(', '.join(v) or 'none')}</td></tr>"
             for o, v in w["conformance"].items()) + "</table>")
-    out.append(_diagram(w["trace"], w["knob"] if w["decides"] == "verdict" else None, title,
-                        key))
+    out.append(_diagram(w["trace"], w["knob"] if w["decides"] == "verdict" else None,
+                        f"{title}: {w['knob']}={w['option']} against {w['against']}", key))
     return "".join(out)
 
 
@@ -376,7 +377,8 @@ def render_html(report: dict) -> str:
                    f"{x['length']} "
                    f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
-                   + _diagram(x["trace"], None, x["subject"], f"conflict-{i + 1}")
+                   + _diagram(x["trace"], None, f"{x['kind']} {x['subject']}",
+                              f"conflict-{i + 1}")
                    + "</section>")
     if report.get("limits"):
         out.append("<h2 id='limits'>Limits</h2><ul>" + "".join(
@@ -395,7 +397,7 @@ def render_html(report: dict) -> str:
             if f["witness"]:
                 key = f"peer-{i + 1}-{f['knob']}"
                 out.append(f"<section><h3>{e(r['peer'])} on {e(f['question'])}</h3>"
-                           + _witness_html(f["witness"], key, f"{r['peer']}: {f['knob']}",
+                           + _witness_html(f["witness"], key, f"{r['peer']} on {f['question']}",
                                            None) + "</section>")
     out.append("<h2 id='traces'>Traces that pin the decisions</h2>")
     anchored = set()
@@ -405,7 +407,8 @@ def render_html(report: dict) -> str:
         out.append(f"<section{anchor}><h3>{e(t['knob'])}="
                    f"{e(t['option'])}</h3>")
         if t["witness"]:
-            out.append(_witness_html(t["witness"], f"pin-{t['knob']}", t["knob"],
+            out.append(_witness_html(t["witness"], f"pin-{t['knob']}",
+                                     f"pin {t['knob']}={t['option']}",
                                      t["file"] if written else None))
         else:
             out.append("<p>No trace to the depth decides it.</p>")
@@ -413,9 +416,10 @@ def render_html(report: dict) -> str:
     for q in report["questions"]:
         if q["status"] == "open" and q.get("witness") and not any(
                 t["question"] == q["question"] for t in report["traces"]):
+            drawn_open = _witness_html(q["witness"], "open-" + q["question"],
+                                       q["question"] + " still open", None)
             out.append(f"<section id='q-{e(q['question'])}'><h3>{e(q['question'])} (open)"
-                       f"</h3>{_witness_html(q['witness'], 'open-' + q['question'], q['title'], None)}"
-                       "</section>")
+                       f"</h3>{drawn_open}</section>")
     if report["wording"]:
         out.append("<h2 id='wording'>Wording</h2><table><tr><th>question</th><th>the page now"
                    "</th><th>proposed</th></tr>")
