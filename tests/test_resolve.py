@@ -686,3 +686,24 @@ def test_diagram_captions_say_what_each_trace_witnesses(report):
     assert "witness: pin Q8=keep: Q8=keep against self-revoking" in captions
     assert ("witness: @ag-ui/client 1.0.0 reducer on Q8: Q8=keep against self-revoking"
             in captions)
+
+
+@pytest.fixture(scope="module")
+def q7_report():
+    return resolve(proposal_from_pins("Q7=skip"), depth=3, z3=False)
+
+
+def test_markdown_peer_off_conformant_traces_only_is_not_non_conformant(q7_report):
+    """Q7=skip parts from a peer's recorded Q7=apply only after a producer violation: the
+    text, the JSON and the count call the peer conformant, so the Markdown does too, naming
+    the difference apart (it said 'non-conformant on Q7' under '0 peers non-conformant')."""
+    from counterexamples.report.resolve import render_html, render_markdown
+    assert q7_report["counts"]["nonConformantPeers"] == 0
+    row = next(r for r in q7_report["peers"] if r["peer"] == "ag-ui-protocol 1.0.0")
+    assert row["conformant"] and [f["witness"] for f in row["findings"]] == [None]
+    md = render_markdown(q7_report)
+    assert "0 peers non-conformant" in md and "non-conformant on" not in md
+    assert ("- ag-ui-protocol 1.0.0: conformant; differs off conformant traces only on Q7 "
+            "(takes Q7=apply)\n") in md
+    assert ("<td>Q7: takes Q7=apply, pinned skip (off conformant traces only)</td>"
+            in render_html(q7_report))

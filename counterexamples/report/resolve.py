@@ -269,12 +269,17 @@ def render_markdown(report: dict) -> str:
         out += ["", "**Limits**", ""] + [f"- {_md(line)}" for line in report["limits"]]
     out += ["", "**Peers** (recorded options)", ""]
     for r in report["peers"]:
-        bad = ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']}"
-                        + ("" if f["witness"] else "; off conformant traces only") + ")"
-                        for f in r["findings"])
-        out.append(f"- {_md(r['peer'])}: " + (f"non-conformant on {bad}" if bad else
-                                              _peer_verdict(r, p["pins"])) +
-                   (f" (live: {_md(_live_text(r['live']))})" if "live" in r else ""))
+        # as the text and the count: a finding with a conformant witness makes the peer
+        # non-conformant; one off conformant traces only is named apart and does not
+        def takes(findings) -> str:
+            return ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']})"
+                             for f in findings)
+        bad = takes(f for f in r["findings"] if f["witness"])
+        off = takes(f for f in r["findings"] if not f["witness"])
+        out.append(f"- {_md(r['peer'])}: "
+                   + (f"non-conformant on {bad}" if bad else _peer_verdict(r, p["pins"]))
+                   + (f"; differs off conformant traces only on {off}" if off else "")
+                   + (f" (live: {_md(_live_text(r['live']))})" if "live" in r else ""))
     if report["wording"]:
         out += ["", "**Wording**", ""]
         for w in report["wording"]:
@@ -387,7 +392,9 @@ def render_html(report: dict) -> str:
                "<th>questions</th></tr>")
     for r in report["peers"]:
         bad = "; ".join(f"{f['question']}: takes {f['knob']}={f['recorded']}, pinned "
-                        f"{f['pinned']}" for f in r["findings"])
+                        f"{f['pinned']}" + ("" if f["witness"] else
+                                            " (off conformant traces only)")
+                        for f in r["findings"])
         verdict = _peer_verdict(r, report["proposal"]["pins"])
         out.append(f"<tr><td>{e(r['peer'])}</td><td>{e(verdict)}</td><td>{e(bad or '-')}</td>"
                    "</tr>")
