@@ -156,11 +156,16 @@ def _spec_diff(args, spec_text) -> int:
         print(dump(report.to_json()))
         return 0
     con = console(wide=getattr(args, "wide", False))
-    con.print(f"[bold]{shown(old)}[/bold] -> [bold]{shown(new)}[/bold] (page "
-              f"{shown(report.page)}): "
-              f"{report.unchanged} sentences unchanged, {len(report.changes)} changed "
-              f"({len(report.normative_changes)} normative, {len(report.keyword_changes)} "
-              "keyword changes)")
+    # the kinds counted as --json's "counts" counts them, so both say the same figures; the
+    # line folded between words within the width, as the blocks below are
+    kinds = ", ".join(f"{len(report.of_kind(k))} {k}"
+                      for k in ("added", "removed", "changed", "moved") if report.of_kind(k))
+    head = (f"{visible(old, None)} -> {visible(new, None)} (page {visible(report.page, None)}"
+            f"): {report.unchanged} sentences unchanged, {len(report.changes)} differ"
+            + (f" ({kinds}; {len(report.normative_changes)} normative, "
+               f"{len(report.keyword_changes)} keyword changes)" if report.changes else ""))
+    con.print(head if getattr(args, "wide", False) else fold_line(head, TEXT_WIDTH, "    "),
+              markup=False, highlight=False)
     if not report.changes:
         con.print("no normative difference")
         return 0

@@ -707,3 +707,33 @@ def test_markdown_peer_off_conformant_traces_only_is_not_non_conformant(q7_repor
             "(takes Q7=apply)\n") in md
     assert ("<td>Q7: takes Q7=apply, pinned skip (off conformant traces only)</td>"
             in render_html(q7_report))
+
+
+def test_spec_diff_text_head_counts_as_the_json(tmp_path, capsys):
+    """The text's first line gives the figures of ``--json``'s ``counts`` (a removed and an
+    added sentence were '2 changed' where the JSON said ``"changed": 0``), folded within 120
+    columns between words like the rest of the text."""
+    from counterexamples.report.resolve import spec_dir
+    pages = spec_dir()
+    if pages is None:
+        pytest.skip("the shared spec pages are absent")
+    text = Path(pages, "state.md").read_text(encoding="utf-8")
+    old = ("- The exception is per-role and self-revoking: a snapshot that itself carries\n"
+           "  any activity message is declaring the complete activity set, and the\n"
+           "  consumer's activity messages not in it are dropped like anything else.")
+    assert old in text
+    long_dir = tmp_path / ("n" * 40)
+    long_dir.mkdir()
+    (long_dir / "state.md").write_text(text.replace(
+        old, "- Activity messages the snapshot does not list are kept, whether or not the\n"
+             "  snapshot carries other activity messages."), encoding="utf-8")
+    argv = ["spec", "diff", str(Path(pages, "state.md")), str(long_dir / "state.md")]
+    assert main(argv + ["--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["counts"] == {"added": 1, "removed": 1, "changed": 0, "moved": 0}
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    head = " ".join(out.split("\nremoved, ")[0].split())
+    assert head.endswith(f"{doc['unchanged']} sentences unchanged, 2 differ (1 added, "
+                         "1 removed; 2 normative, 0 keyword changes)")
+    assert max(len(line) for line in out.splitlines()) <= 120
