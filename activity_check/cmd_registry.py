@@ -76,6 +76,25 @@ def cmd_clauses(args) -> int:
     return 0
 
 
+
+def _fit_columns(rows: list, room: int) -> list:
+    """Content widths for a table's columns within ``room`` characters (the console's width
+    less borders and padding): each column as wide as its longest line, then, while the sum
+    is over, the widest column that is still wider than its longest word narrows by one. A
+    column never narrows below its longest word, so rich folds cells between words and a
+    clause id or a peer's package name (``@assistant-ui/react-ag-ui``) stays whole; rich's own
+    share-out could leave a column narrower than such a word and cut it."""
+    n = len(rows[0])
+    widths = [max(len(line) for r in rows for line in (r[i].splitlines() or [""]))
+              for i in range(n)]
+    floor = [max([len(w) for r in rows for w in r[i].split()] + [1]) for i in range(n)]
+    while sum(widths) > room:
+        narrowable = [i for i in range(n) if widths[i] > floor[i]]
+        if not narrowable:
+            break
+        widths[max(narrowable, key=lambda j: (widths[j], -j))] -= 1
+    return widths
+
 def cmd_readings(args) -> int:
     """``readings``: the knobs (open questions), their options (each faithful or a deviation,
     :attr:`model.readings.Knob.deviations`), clauses and observed peer behaviour, and the named
@@ -94,20 +113,26 @@ def cmd_readings(args) -> int:
                     "presets": {n: r.as_dict() for n, r in PRESETS.items()},
                     "readingCount": reading_count()}))
         return 0
-    table = Table(title=f"knobs ({reading_count():,} readings in all)")
-    for col in ("knob", "question", "options (draft first)", "clauses",
-                "peers (recorded options)"):
-        table.add_column(col, overflow="fold")
+    rows = []
     for k in KNOBS:
         options = "\n".join(f"{name}{' (draft)' if i == 0 else ''}"
                             + (f" (deviation, against {k.deviation(name)}: "
                                f"{k.deviation_reason(name)})" if k.deviation(name) else "")
                             + f": {meaning}" for i, (name, meaning) in enumerate(k.options))
-        table.add_row(k.id, k.question, options, ", ".join(k.clauses),
-                      "\n".join(f"{option}{deviation_note(k.id, option)}: {', '.join(names)}"
-                                if option else f"not observable: {', '.join(names)}"
-                                for option, names in k.peer_groups()) or "-")
+        rows.append((k.id, k.question, options, ", ".join(k.clauses),
+                     "\n".join(f"{option}{deviation_note(k.id, option)}: {', '.join(names)}"
+                               if option else f"not observable: {', '.join(names)}"
+                               for option, names in k.peer_groups()) or "-"))
     con = console(wide=getattr(args, "wide", False))
+    heads = ("knob", "question", "options (draft first)", "clauses", "peers (recorded options)")
+    # room: the width less a border before each column and after the last, and one space
+    # either side of a cell but at the table's outer edges (pad_edge=False)
+    widths = _fit_columns([heads] + rows, con.width - 3 * len(heads) + 1)
+    table = Table(title=f"knobs ({reading_count():,} readings in all)", pad_edge=False)
+    for col, width in zip(heads, widths):
+        table.add_column(col, overflow="fold", width=width)
+    for r in rows:
+        table.add_row(*r)
     con.print(table)
     for name, r in PRESETS.items():
         diff = r.differences()

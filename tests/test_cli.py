@@ -1464,3 +1464,17 @@ def test_smt_at_the_deepest_depth_honours_the_timeout(capsys):
     assert answer["status"] in ("unknown", "unsat")
     assert seconds < 30, seconds
     assert err == ""  # the progress line is only drawn on a terminal
+
+
+def test_readings_table_keeps_every_id_whole(capsys):
+    """Within 120 columns the knob table folds its cells between words only: every clause id
+    and every peer's package name is whole on one line (rich's share-out left the peers
+    column one character short and printed '@assistant-ui/react-ag-u' / 'i 0.0.57')."""
+    from model.readings import KNOBS
+    code, out, _ = cli(capsys, "readings")
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= 120
+    words = {w.strip("│ ,") for line in out.splitlines() for w in line.split()}
+    peers = {name.split()[0] for k in KNOBS for _, names in k.peer_groups() for name in names}
+    clauses = {c for k in KNOBS for c in k.clauses}
+    assert "@assistant-ui/react-ag-ui" in peers
+    assert sorted(peers - words) == [] and sorted(clauses - words) == []
