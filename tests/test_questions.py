@@ -338,3 +338,20 @@ def test_an_interrupted_sweep_gives_no_table(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         Search(stopped_by="interrupted").raise_if_interrupted()
     Search(stopped_by="depth").raise_if_interrupted()  # any other stop: nothing raised
+
+
+def test_recommendations_text_keeps_each_peer_name_whole():
+    """The recommendations block of ``questions`` folds within 120 columns between peers,
+    never inside a peer's name: package, version and mode stay on one line (it printed
+    '@tanstack/ai' at a line's end and '0.58.0' at the next one's start)."""
+    from counterexamples.report.questions_page import _recommendation_lines
+    from model.readings import KNOBS
+    rows = [{"question": k.id.split("-")[0], "knobs": [k.id]} for k in KNOBS]  # Q4-opener: Q4
+    lines = _recommendation_lines(rows, "  ", 120)
+    assert max(len(line) for line in lines) <= 120
+    names = {n for k in KNOBS for _, group in k.peer_groups() for n in group}
+    assert {"@tanstack/ai 0.58.0", "@ag-ui/client 1.0.0 reducer"} <= names
+    flat = " ".join(line.strip() for line in lines)
+    # a name folded over two lines is in the block read as one line, but in none of its lines
+    broken = {n: flat.count(n) - sum(line.count(n) for line in lines) for n in names}
+    assert {n: c for n, c in broken.items() if c} == {}

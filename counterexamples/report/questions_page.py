@@ -126,7 +126,8 @@ def peers_text(rec: dict) -> str:
 def _recommendation_lines(rows: Sequence[dict], bullet: str,
                           width: Optional[int] = None) -> list[str]:
     """The recommendations block: a heading line, one item per knob (``bullet`` first; folded
-    at word boundaries to ``width`` columns when given), and an empty line."""
+    at word boundaries to ``width`` columns when given, a peer's name, package, version and
+    mode, never broken: ``@tanstack/ai 0.58.0``), and an empty line."""
     lines = [""] + fold_words("recommended (★: a starred question of the notes; peers: the "
                               "option each peer of the matrix was recorded to take, "
                               "model/data/peer_options.json):", width, "  ")
@@ -137,7 +138,8 @@ def _recommendation_lines(rows: Sequence[dict], bullet: str,
             peers = peers_text(rec)
             line = f"{bullet}{r['question']}{star} {what}" + (f" (peers: {peers})" if peers
                                                                else "")
-            lines += fold_words(line, width, " " * (len(bullet) + 2))
+            names = [n for _, group in rec["peerGroups"] for n in group]
+            lines += fold_words(line, width, " " * (len(bullet) + 2), keep=names)
     return lines + [""]
 
 
