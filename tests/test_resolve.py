@@ -737,3 +737,15 @@ def test_spec_diff_text_head_counts_as_the_json(tmp_path, capsys):
     assert head.endswith(f"{doc['unchanged']} sentences unchanged, 2 differ (1 added, "
                          "1 removed; 2 normative, 0 keyword changes)")
     assert max(len(line) for line in out.splitlines()) <= 120
+
+
+def test_open_questions_have_their_own_heading(report):
+    """The witnesses of the questions still open stand under their own heading, once, after
+    the pinned knobs' traces (they were drawn under 'Traces that pin the decisions')."""
+    from counterexamples.report.resolve import render_html
+    page = render_html(report)
+    assert page.count("<h2 id='open'>Questions still open</h2>") == 1
+    traces, rest = page.split("<h2 id='traces'>Traces that pin the decisions</h2>")
+    pins, still_open = rest.split("<h2 id='open'>Questions still open</h2>")
+    assert "<h3>Q8=keep</h3>" in pins and "(open)</h3>" not in pins
+    assert "<section id='q-Q1'><h3>Q1 (open)</h3>" in still_open

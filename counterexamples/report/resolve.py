@@ -423,6 +423,9 @@ def render_html(report: dict) -> str:
     for q in report["questions"]:
         if q["status"] == "open" and q.get("witness") and not any(
                 t["question"] == q["question"] for t in report["traces"]):
+            heading = "<h2 id='open'>Questions still open</h2>"
+            if heading not in out:  # under their own heading, not the pins' traces
+                out.append(heading)
             drawn_open = _witness_html(q["witness"], "open-" + q["question"],
                                        q["question"] + " still open", None)
             out.append(f"<section id='q-{e(q['question'])}'><h3>{e(q['question'])} (open)"
