@@ -25,7 +25,8 @@ __all__ = ["Knob", "KNOBS", "KNOB_BY_ID", "Reading", "DRAFT", "PRESETS", "Partia
            "KnobUnset", "ReadingError", "parse_reading", "all_readings", "reading_count",
            "describe_assignment", "RecordingReading", "RECOMMENDATIONS", "RECOMMENDATIONS_FILE",
            "recommended_reading", "deviations_of", "deviation_note", "basis_of",
-           "peer_options_document", "recorded_peer_options", "knob_of"]
+           "peer_options_document", "recorded_peer_options", "knob_of", "knob_named",
+           "option_named"]
 
 
 @lru_cache(maxsize=None)
@@ -442,6 +443,32 @@ def knob_of(key: str) -> Optional[Knob]:
     return knob
 
 
+def knob_named(key) -> Knob:
+    """The knob ``key`` names, in any case (:func:`knob_of`), as a reading item or a pin gives
+    it.
+
+    Raises:
+        ReadingError: ``unknown knob KEY`` (quoted as given, :func:`model.text.quoted`) with
+            the knobs listed; for a key that is not a string too."""
+    knob = knob_of(key) if isinstance(key, str) else None
+    if knob is None:
+        raise ReadingError(f"unknown knob {quoted(key)}; knobs: {', '.join(KNOB_BY_ID)}")
+    return knob
+
+
+def option_named(knob: Knob, value) -> str:
+    """``value`` as one of ``knob``'s option names (lower case; read in any case).
+
+    Raises:
+        ReadingError: ``unknown option VALUE for KNOB`` (quoted as given) with its options
+            listed; for a value that is not a string too."""
+    option = value.lower() if isinstance(value, str) else None
+    if option not in knob.option_names:
+        raise ReadingError(f"unknown option {quoted(value)} for {knob.id}; options: "
+                           f"{', '.join(knob.option_names)}")
+    return option
+
+
 def _KNOB_BY_ID_ATTR(key: str) -> str:
     if key in KNOB_BY_ID:
         return KNOB_BY_ID[key].attr
@@ -499,16 +526,10 @@ def parse_reading(spec: str) -> Reading:
             raise ReadingError(f"unknown reading {quoted(part)}; presets: {', '.join(PRESETS)}; "
                                "or KNOB=OPTION pairs such as Q1=ignore,Q7=fatal")
         key, _, value = (s.strip() for s in part.partition("="))
-        knob = knob_of(key)
-        if knob is None:
-            raise ReadingError(f"unknown knob {quoted(key)}; knobs: {', '.join(KNOB_BY_ID)}")
+        knob = knob_named(key)
         if knob.attr in overrides:
             raise ReadingError(f"{knob.id} is given twice")
-        given, value = value, value.lower()  # option names are lower case, read in any case
-        if value not in knob.option_names:
-            raise ReadingError(f"unknown option {quoted(given)} for {knob.id}; options: "
-                               f"{', '.join(knob.option_names)}")
-        overrides[knob.attr] = value
+        overrides[knob.attr] = option_named(knob, value)
     return replace(base, **overrides)
 
 

@@ -57,7 +57,8 @@ from model.events import (Event, RunFinished, RunStarted, StepFinished, Subagent
                           TextMessageEnd, ToolCallEnd)
 from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, adversarial_moves,
                             advance, check_trace, conformance_splits, moves)
-from model.readings import DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, knob_of
+from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, ReadingError,
+                            knob_named, knob_of, option_named)
 from model.text import quoted
 from model.verdict import evaluate
 
@@ -119,18 +120,17 @@ def _reading_of(pins, where: str, per_pin: bool = False) -> tuple[dict, Reading]
     pairs = list(pins.items()) if isinstance(pins, Mapping) else list(pins)
     chosen = {}
     for key, value in pairs:
-        knob = knob_of(key) if isinstance(key, str) else None
-        if knob is None:
-            raise ProposalError(f"{where}: unknown knob {quoted(key)}; knobs: "
-                                f"{', '.join(KNOB_BY_ID)}")
+        try:
+            knob = knob_named(key)
+        except ReadingError as exc:
+            raise ProposalError(f"{where}: {exc}") from None
         if knob.id in chosen:
             raise ProposalError(f"{where}: {knob.id} is given twice")
-        option = value.lower() if isinstance(value, str) else None
-        if option not in knob.option_names:
-            at = f"{where}.{key}" if per_pin else where
-            raise ProposalError(f"{at}: unknown option {quoted(value)} for {knob.id}; options: "
-                                f"{', '.join(knob.option_names)}")
-        chosen[knob.id] = option
+        try:
+            chosen[knob.id] = option_named(knob, value)
+        except ReadingError as exc:
+            raise ProposalError(f"{where}.{key}: {exc}" if per_pin else f"{where}: {exc}") \
+                from None
     ordered = {k.id: chosen[k.id] for k in KNOBS if k.id in chosen}
     return ordered, DRAFT.with_(**ordered)
 
