@@ -76,24 +76,19 @@ def cmd_clauses(args) -> int:
     return 0
 
 
-
 def _fit_columns(rows: list, room: int) -> list:
-    """Content widths for a table's columns within ``room`` characters (the console's width
-    less borders and padding): each column as wide as its longest line, then, while the sum
-    is over, the widest column that is still wider than its longest word narrows by one. A
-    column never narrows below its longest word, so rich folds cells between words and a
-    clause id or a peer's package name (``@assistant-ui/react-ag-ui``) stays whole; rich's own
-    share-out could leave a column narrower than such a word and cut it."""
+    """Content widths for a table's columns within ``room`` terminal columns (the console's
+    width less borders and padding): each column as wide as its longest line, narrowed by
+    :func:`model.text.narrowed` no further than its longest word, so rich folds cells between
+    words and a clause id or a peer's package name (``@assistant-ui/react-ag-ui``) stays whole;
+    rich's own share-out could leave a column narrower than such a word and cut it."""
+    from model.text import columns, narrowed
     n = len(rows[0])
-    widths = [max(len(line) for r in rows for line in (r[i].splitlines() or [""]))
+    widths = [max(columns(line) for r in rows for line in (r[i].splitlines() or [""]))
               for i in range(n)]
-    floor = [max([len(w) for r in rows for w in r[i].split()] + [1]) for i in range(n)]
-    while sum(widths) > room:
-        narrowable = [i for i in range(n) if widths[i] > floor[i]]
-        if not narrowable:
-            break
-        widths[max(narrowable, key=lambda j: (widths[j], -j))] -= 1
-    return widths
+    floor = [max([columns(w) for r in rows for w in r[i].split()] + [1]) for i in range(n)]
+    return narrowed(widths, floor, room)
+
 
 def cmd_readings(args) -> int:
     """``readings``: the knobs (open questions), their options (each faithful or a deviation,

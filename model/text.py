@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 __all__ = ["visible", "CUT_NOTE", "DEFAULT_LIMIT", "TEXT_WIDTH", "QUOTE_LIMIT", "quoted",
            "NAME_LIMIT", "named", "schema_message",
-           "columns", "fold_spans", "fold_words", "fold_line", "text_table"]
+           "columns", "fold_spans", "fold_words", "fold_line", "text_table", "narrowed"]
 
 DEFAULT_LIMIT = 400
 """The longest value :func:`visible` shows whole by default, in characters."""
@@ -223,12 +223,7 @@ def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,
     widths = [max(columns(r[i]) for r in cells) for i in range(n)]
     if width is not None:
         floor = [max([columns(w) for r in cells for w in r[i].split()] + [1]) for i in range(n)]
-        while sum(widths) + len(gap) * (n - 1) > width:
-            narrowable = [i for i in range(n) if widths[i] > floor[i]]
-            if not narrowable:
-                break
-            i = max(narrowable, key=lambda j: (widths[j], -j))  # the widest narrows first
-            widths[i] -= 1
+        widths = narrowed(widths, floor, width - len(gap) * (n - 1))
         widths = [max(columns(line) for r in cells for line in fold_words(r[i], widths[i]))
                   for i in range(n)]
     out = []
@@ -239,6 +234,20 @@ def text_table(rows: Sequence[Sequence[str]], width: Optional[int] = TEXT_WIDTH,
                             for i, p in enumerate(parts))
             out.append(line.rstrip())
     return out
+
+
+def narrowed(widths: Sequence[int], floor: Sequence[int], room: int) -> list[int]:
+    """Column widths (terminal columns) that fit ``room`` where they can: while their sum is
+    over it, the widest column still wider than its ``floor`` (its longest word, so that no id
+    breaks) narrows by one, the leftmost first among equals. Stops at the floors, however wide
+    they are together."""
+    widths = list(widths)
+    while sum(widths) > room:
+        narrowable = [i for i in range(len(widths)) if widths[i] > floor[i]]
+        if not narrowable:
+            break
+        widths[max(narrowable, key=lambda j: (widths[j], -j))] -= 1
+    return widths
 
 
 def _pad(text: str, width: int) -> str:
