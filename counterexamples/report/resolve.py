@@ -268,12 +268,12 @@ def render_markdown(report: dict) -> str:
     if report.get("limits"):
         out += ["", "**Limits**", ""] + [f"- {_md(line)}" for line in report["limits"]]
     out += ["", "**Peers** (recorded options)", ""]
+    def takes(findings) -> str:
+        return ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']})"
+                         for f in findings)
     for r in report["peers"]:
         # as the text and the count: a finding with a conformant witness makes the peer
         # non-conformant; one off conformant traces only is named apart and does not
-        def takes(findings) -> str:
-            return ", ".join(f"{f['question']} (takes {f['knob']}={f['recorded']})"
-                             for f in findings)
         bad = takes(f for f in r["findings"] if f["witness"])
         off = takes(f for f in r["findings"] if not f["witness"])
         out.append(f"- {_md(r['peer'])}: "
@@ -291,11 +291,11 @@ def render_markdown(report: dict) -> str:
 
 # --- HTML --------------------------------------------------------------------------------------
 
-def _diagram(trace: list, knob: Optional[str], title: str, key: str) -> str:
+def _diagram(trace: list, title: str, key: str) -> str:
     """``trace`` drawn as an inline SVG sequence diagram, its Mermaid source folded below it,
     or nothing for a trace that does not parse. ``title`` is the diagram's caption (what the
     trace witnesses, for the reader); ``key`` only makes the arrowhead's id unique on the page.
-    ``knob`` is kept for the callers: one arrow per event either way, no per-option notes."""
+    One arrow per event, no per-option notes."""
     from counterexamples.report.export import compare_mermaid
     from counterexamples.report.questions_page import mermaid_svg
     try:
@@ -328,8 +328,8 @@ def _witness_html(w: dict, key: str, title: str, link: Optional[str]) -> str:
         out.append("<table><tr><th>option</th><th>producer clauses broken</th></tr>" + "".join(
             f"<tr><td>{html.escape(o)}</td><td>{html.escape(', '.join(v) or 'none')}</td></tr>"
             for o, v in w["conformance"].items()) + "</table>")
-    out.append(_diagram(w["trace"], w["knob"] if w["decides"] == "verdict" else None,
-                        f"{title}: {w['knob']}={w['option']} against {w['against']}", key))
+    out.append(_diagram(w["trace"], f"{title}: {w['knob']}={w['option']} against "
+                        f"{w['against']}", key))
     return "".join(out)
 
 
@@ -360,9 +360,10 @@ def render_html(report: dict) -> str:
            "<th>status</th><th>engine</th><th>bound</th><th>note</th></tr>"]
     # the questions drawn below (a pinned knob's trace, an open question's witness): only
     # those are linked from the table, and each section id is given once
-    pinned = [t["question"] for t in report["traces"]]
-    drawn = set(pinned) | {q["question"] for q in report["questions"]
-                           if q["status"] == "open" and q.get("witness")}
+    pinned = {t["question"] for t in report["traces"]}
+    open_drawn = [q for q in report["questions"]  # drawn under "Questions still open"
+                  if q["status"] == "open" and q.get("witness") and q["question"] not in pinned]
+    drawn = pinned | {q["question"] for q in open_drawn}
     for q in report["questions"]:
         name = e(q["question"])
         cell = f"<a href='#q-{name}'>{name}</a>" if q["question"] in drawn else name
@@ -382,8 +383,7 @@ def render_html(report: dict) -> str:
                    f"{x['length']} "
                    f"events under {e(x['witnessUnder'])} ({x['engine']}, bound {x['bound']})"
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
-                   + _diagram(x["trace"], None, f"{x['kind']} {x['subject']}",
-                              f"conflict-{i + 1}")
+                   + _diagram(x["trace"], f"{x['kind']} {x['subject']}", f"conflict-{i + 1}")
                    + "</section>")
     if report.get("limits"):
         out.append("<h2 id='limits'>Limits</h2><ul>" + "".join(
@@ -420,16 +420,13 @@ def render_html(report: dict) -> str:
         else:
             out.append("<p>No trace to the depth decides it.</p>")
         out.append("</section>")
-    for q in report["questions"]:
-        if q["status"] == "open" and q.get("witness") and not any(
-                t["question"] == q["question"] for t in report["traces"]):
-            heading = "<h2 id='open'>Questions still open</h2>"
-            if heading not in out:  # under their own heading, not the pins' traces
-                out.append(heading)
-            drawn_open = _witness_html(q["witness"], "open-" + q["question"],
-                                       q["question"] + " still open", None)
-            out.append(f"<section id='q-{e(q['question'])}'><h3>{e(q['question'])} (open)"
-                       f"</h3>{drawn_open}</section>")
+    if open_drawn:  # under their own heading, not the pins' traces
+        out.append("<h2 id='open'>Questions still open</h2>")
+    for q in open_drawn:
+        drawn_open = _witness_html(q["witness"], "open-" + q["question"],
+                                   q["question"] + " still open", None)
+        out.append(f"<section id='q-{e(q['question'])}'><h3>{e(q['question'])} (open)"
+                   f"</h3>{drawn_open}</section>")
     if report["wording"]:
         out.append("<h2 id='wording'>Wording</h2><table><tr><th>question</th><th>the page now"
                    "</th><th>proposed</th></tr>")
