@@ -42,8 +42,39 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
     "cpuSeconds", "systemSeconds", "minorFaults"}]}``; ``tables``:
     ``{"oneProcess": {...}, "parts": [{...}]}``, each table's entries, with ``classes`` and
     ``states`` interned)."""
-    import properties.search.bfs as bfs
     import properties.search.dask_engine as dask_engine
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        adapter, kept, cpu, _ = _search_keeping(depth, from_nodes)
+        spec = adapter.spec(parts)
+        levels = [{"level": level, "nodes": len(kept[level][0]), **cpu[level], "parts": []}
+                  for level in sorted(kept)]
+        part_tables = []
+        for j in range(parts):
+            token = f"explore-split-{j}"
+            for row in levels:
+                _, _, known, last = kept[row["level"]]
+                piece = _piece(adapter, kept[row["level"]], parts, j)
+                started = _usage()
+                dask_engine._expand_part(token, spec, [piece], row["level"], known, parts, last,
+                                         False)
+                row["parts"].append({"nodes": len(piece[0]), **_since(started)})
+            part_tables.append(_tables(dask_engine._SYSTEMS[token].system.cache))
+            dask_engine._forget(token)
+        return {"benchmark": "explore-split", "depth": depth, "parts": parts, "levels": levels,
+                "tables": {"oneProcess": _tables(adapter.system.cache), "parts": part_tables}}
+    finally:
+        if was:
+            gc.enable()
+
+
+def _search_keeping(depth: int, from_nodes: int) -> tuple:
+    """The one-process every-reading search to ``depth``, keeping each level's frontier from
+    ``from_nodes`` nodes on: ``(adapter, kept, cpu, total)``, ``kept[level] = (ids, nodes,
+    known, last)`` (the frontier's ids and node rows, the finding costs known before the level,
+    whether it is the last), ``cpu[level]`` and ``total`` as :func:`_since` gives them."""
+    import properties.search.bfs as bfs
     import properties.search.explore as explore_module
     from properties.catalogue import PROPERTIES
     from properties.search.system_sweep import SweepAdapter
@@ -60,31 +91,17 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
             cpu[level] = _since(started)
 
     adapter = SweepAdapter(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        bfs.search(adapter.system, depth, engine=Keeping(adapter))
-        spec = adapter.spec(parts)
-        levels = [{"level": level, "nodes": len(kept[level][0]), **cpu[level], "parts": []}
-                  for level in sorted(kept)]
-        part_tables = []
-        for j in range(parts):
-            token = f"explore-split-{j}"
-            for row in levels:
-                ids, nodes, known, last = kept[row["level"]]
-                mine = (adapter.routing(nodes) % np.uint64(parts)).astype(np.int64) == j
-                piece = [(ids[mine], adapter.export(nodes[mine]))]
-                started = _usage()
-                dask_engine._expand_part(token, spec, piece, row["level"], known, parts, last,
-                                         False)
-                row["parts"].append({"nodes": int(mine.sum()), **_since(started)})
-            part_tables.append(_tables(dask_engine._SYSTEMS[token].system.cache))
-            dask_engine._forget(token)
-        return {"benchmark": "explore-split", "depth": depth, "parts": parts, "levels": levels,
-                "tables": {"oneProcess": _tables(adapter.system.cache), "parts": part_tables}}
-    finally:
-        if was:
-            gc.enable()
+    started = _usage()
+    bfs.search(adapter.system, depth, engine=Keeping(adapter))
+    return adapter, kept, cpu, _since(started)
+
+
+def _piece(adapter, kept_level: tuple, parts: int, j: int) -> tuple:
+    """Partition ``j``'s share of a kept frontier, as the driver ships it: ``(ids, exported
+    values)`` of the nodes whose routing key modulo ``parts`` is ``j``."""
+    ids, nodes = kept_level[0], kept_level[1]
+    mine = (adapter.routing(nodes) % np.uint64(parts)).astype(np.int64) == j
+    return ids[mine], adapter.export(nodes[mine])
 
 
 def _memory() -> dict:
@@ -121,35 +138,17 @@ def _one_process(depth: int, parts: int, from_nodes: int) -> dict:
     """In a fresh process: the one-process search, its CPU per level and in all, its peak
     memory and tables, and each partition's share of every kept frontier (exported values, as the
     driver ships them) with the ``known`` costs and ``last`` flag of that level."""
-    import properties.search.bfs as bfs
-    import properties.search.explore as explore_module
-    from properties.catalogue import PROPERTIES
-    from properties.search.system_sweep import SweepAdapter
+    # the search's imports, before their memory is read
+    import properties.catalogue  # noqa: F401
+    import properties.search.explore  # noqa: F401
+    import properties.search.system_sweep  # noqa: F401
     imported = _memory()["rss"]
-    kept, cpu = {}, {}
-
-    class Keeping(bfs.LocalEngine):
-        def level(self, merge, level, last):
-            if self.frontier_size() >= from_nodes:
-                blocks = [(np.array(i), np.array(n)) for i, n in self.frontier]
-                ids = np.concatenate([b[0] for b in blocks])
-                nodes = np.concatenate([b[1] for b in blocks])
-                owner = (self.adapter.routing(nodes) % np.uint64(parts)).astype(np.int64)
-                kept[level] = ([(ids[owner == j], self.adapter.export(nodes[owner == j]))
-                                for j in range(parts)], dict(merge.known), last)
-            started = _usage()
-            super().level(merge, level, last)
-            cpu[level] = _since(started)
-
-    adapter = SweepAdapter(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
     gc.disable()
-    started = _usage()
-    bfs.search(adapter.system, depth, engine=Keeping(adapter))
-    total = _since(started)
-    levels = [{"level": level, "nodes": sum(len(p[0]) for p in kept[level][0]), **cpu[level],
-               "parts": []} for level in sorted(kept)]
-    pieces = [[(level, kept[level][0][j], kept[level][1], kept[level][2]) for level in sorted(kept)]
-              for j in range(parts)]
+    adapter, kept, cpu, total = _search_keeping(depth, from_nodes)
+    levels = [{"level": level, "nodes": len(kept[level][0]), **cpu[level], "parts": []}
+              for level in sorted(kept)]
+    pieces = [[(level, _piece(adapter, kept[level], parts, j), kept[level][2], kept[level][3])
+               for level in sorted(kept)] for j in range(parts)]
     return {"cpuSeconds": total["cpuSeconds"], "levels": levels,
             "tables": _tables(adapter.system.cache),
             "memory": {"imports": imported, "peak": _memory()["peak"]},
