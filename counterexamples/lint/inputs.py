@@ -343,6 +343,7 @@ class LiveStream:
                  max_seconds: float = DEFAULT_MAX_SECONDS, headers: Optional[dict] = None,
                  transport=None):
         self.url, self.timeout, self.transport = url, timeout, transport
+        self.where = named(url)  # the URL as an error names it (an over-long one cut)
         self.body = DEFAULT_RUN_INPUT if run_input is None else run_input
         self.max_events, self.max_seconds = max_events, max_seconds
         self.headers = dict(headers or {})
@@ -368,12 +369,12 @@ class LiveStream:
                     if not 200 <= status < 300:
                         raise TraceFormatError(f"the endpoint answered HTTP {status} "
                                                f"{response.reason_phrase}".rstrip(),
-                                               file=named(url))
+                                               file=self.where)
                     kind = response.headers.get("content-type", "")
                     if "text/event-stream" not in kind:
                         raise TraceFormatError(
                             "not an event stream: expected response header Content-Type to "
-                            f"contain 'text/event-stream', got {kind[:80]!r}", file=named(url))
+                            f"contain 'text/event-stream', got {kind[:80]!r}", file=self.where)
                     splitter, decoder = SSELineDecoder(), SSEDecoder()
                     pending = 0  # characters of the current event (its lines so far)
                     # the body is UTF-8 (as a file must be): a byte that is not is refused,
@@ -386,7 +387,7 @@ class LiveStream:
                         except UnicodeDecodeError as exc:
                             raise TraceFormatError(
                                 f"not UTF-8: byte {received + exc.start} of the body "
-                                f"({exc.reason})", file=named(url)) from None
+                                f"({exc.reason})", file=self.where) from None
                         received += len(raw)
                         lines = splitter.decode(chunk) if chunk else []
                         pending += len(chunk) if not lines else 0
@@ -404,7 +405,7 @@ class LiveStream:
                         if pending > limit:
                             raise TraceFormatError(f"an event larger than {limit} characters, "
                                                    "the most read (--max-bytes raises it)",
-                                                   file=named(url))
+                                                   file=self.where)
                         if time.monotonic() >= deadline:
                             self.cut = f"--max-seconds {self.max_seconds:g} reached"
                             return
@@ -417,10 +418,10 @@ class LiveStream:
                 self.cut = f"--max-seconds {self.max_seconds:g} reached"
                 return
             raise TraceFormatError(f"no answer within {self.timeout:g} s",
-                                   file=named(url)) from None
+                                   file=self.where) from None
         except httpx.HTTPError as exc:
             raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
-                                   file=named(url)) from None
+                                   file=self.where) from None
 
     def _entry(self, data: str) -> StreamEntry:
         value, problem = decode_event(data)
@@ -436,9 +437,9 @@ class LiveStream:
         """After reading: raise TraceFormatError (naming the URL) when the stream held no
         event, or no element that is an event (as :func:`parse_stream_text` refuses a file)."""
         if self.first is None:
-            raise TraceFormatError(NO_EVENTS, file=named(self.url))
+            raise TraceFormatError(NO_EVENTS, file=self.where)
         if not self.typed:
-            _require_trace(LintInput((self.first,), named(self.url), "sse"))
+            _require_trace(LintInput((self.first,), self.where, "sse"))
 
 
 def fetch_stream(url: str, run_input: Optional[dict] = None, timeout: float = 30.0,
