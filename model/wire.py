@@ -49,7 +49,8 @@ from model.json_values import a_json_type, freeze
 __all__ = [
     "TraceFormatError", "ParsedTrace", "parse_event", "parse_events", "parse_trace_text",
     "not_a_trace", "NO_EVENTS", "EVENTS_NOT_ARRAY", "EMPTY_FILE",
-    "load_trace", "trace_from_values", "read_text", "read_bytes", "decode_text", "read_stdin",
+    "load_trace", "trace_from_values", "read_text", "read_bytes", "decode_text", "undecodable_at",
+    "read_stdin",
     "InputLimits", "INPUT_LIMITS", "set_input_limits", "MAX_INPUT_BYTES", "MAX_INPUT_LINES",
     "STDIN", "STDIN_NAME", "loads_json", "dump_jsonl", "dump_wire_jsonl", "event_to_json",
     "JSON_POINTER", "KNOWN_PASSTHROUGH", "TEXT_MESSAGE_ROLES", "MESSAGE_ROLES", "described_members",
@@ -1082,6 +1083,15 @@ def read_bytes(path: str, *, listed: bool = True, max_bytes: Optional[int] = Non
         os.close(fd)
 
 
+def undecodable_at(data: bytes, exc: UnicodeDecodeError) -> tuple[int, int]:
+    """Where the first byte of ``data`` that is not UTF-8 (``exc``, from decoding ``data``)
+    stands: ``(line, column)``, both from 1, the column in characters (what precedes the byte
+    on its line is valid UTF-8), so that an error names the line as a JSON error does."""
+    start = data.rfind(b"\n", 0, exc.start) + 1
+    return (data.count(b"\n", 0, exc.start) + 1,
+            len(data[start:exc.start].decode("utf-8", "replace")) + 1)
+
+
 def decode_text(data: bytes, file: str) -> str:
     """``data`` as UTF-8 text (a leading byte-order mark dropped), within the line bound.
 
@@ -1097,13 +1107,9 @@ def decode_text(data: bytes, file: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # where the bad byte stands, as a line and a column of characters (what precedes it
-        # on its line is valid UTF-8), so that the message names the line like other errors
-        start = data.rfind(b"\n", 0, exc.start) + 1
-        column = len(data[start:exc.start].decode("utf-8")) + 1
+        line, column = undecodable_at(data, exc)
         raise TraceFormatError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                               file=file, line=data.count(b"\n", 0, exc.start) + 1,
-                               column=column) from None
+                               file=file, line=line, column=column) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Iterable, Optional, Sequence
 
 from model.text import quoted, schema_message
-from model.wire import TraceFormatError, loads_json, read_bytes
+from model.wire import TraceFormatError, loads_json, read_bytes, undecodable_at
 
 __all__ = ["SCHEMA_PATH", "MAX_FIXTURE_BYTES", "MAX_FIXTURES", "MANIFEST",
            "EXPECT_KEYS", "FixtureError", "Fixture", "schema", "schema_problems",
@@ -178,7 +178,7 @@ def _read_text(path: str, listed: bool = True) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:  # located as a JSON error is: its line
-        line = data.count(b"\n", 0, exc.start) + 1
+        line, _ = undecodable_at(data, exc)
         raise FixtureError(f"{path}: line {line}: not UTF-8 (byte {exc.start})") from None
 
 

@@ -52,7 +52,7 @@ def load_proposal(path: str) -> Proposal:
         ProposalError: one line naming the file and what is wrong (unreadable, too large, not
             UTF-8, not JSON with line and column, a schema violation with its JSON path, an
             unknown knob or option)."""
-    from model.wire import TraceFormatError, read_bytes
+    from model.wire import TraceFormatError, read_bytes, undecodable_at
     if os.path.isdir(path):
         raise ProposalError(f"{path}: is a directory, not a proposal file")
     try:  # bounded, and a named pipe with no writer reads as empty: never waited on
@@ -65,7 +65,7 @@ def load_proposal(path: str) -> Proposal:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:  # located as a JSON error is: its line
-        line = data.count(b"\n", 0, exc.start) + 1
+        line, _ = undecodable_at(data, exc)
         raise ProposalError(f"{path}: line {line}: not UTF-8 (byte {exc.start})") from None
     if not text.strip():
         raise ProposalError(f"{path}: empty (a named pipe with no writer reads as empty); a "
