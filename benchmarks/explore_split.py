@@ -12,7 +12,9 @@ partitions compute again shows as the excess of the partitions' sum. CPU seconds
 profile in README.md ("what the split really costs") was measured with it.
 
 ``--fresh``: the one-process search and then each partition run in a process of their own
-(spawned, ``--jobs`` at a time, default 1), as on a cluster of ``--parts`` workers, so that each
+(spawned, ``--jobs`` at a time, default 1), as on a cluster of ``--parts`` workers (in the
+environment a Dask nanny gives its workers, ``workerEnvironment``, and with the allocator set as
+the workers' start sets it, :func:`properties.search.dask_engine.steady_allocator`), so that each
 also reports its resident memory: after its imports (the project, numpy and ``distributed``, as a
 worker has them), its peak while expanding (the kernel's high-water mark, reset once the imports
 are done), and at its end before and after ``malloc_trim``. The summary then gives the
@@ -25,9 +27,11 @@ partitions (README.md, "sixteen partitions on two cores") was measured with it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import multiprocessing
+import os
 import resource
 
 import numpy as np
@@ -161,6 +165,7 @@ def _one_part(j: int, spec: tuple, parts: int, pieces: list) -> dict:
     memory (after imports, peak, at the end, after ``malloc_trim``) and its tables."""
     import distributed  # noqa: F401  (a worker's imports, for its memory after them)
     import properties.search.dask_engine as dask_engine
+    dask_engine.steady_allocator()  # as the workers' start (dask_engine.dask_setup) sets it
     token = f"explore-split-{j}"
     imported = _memory()["rss"]
     reset = _reset_peak()
@@ -184,7 +189,8 @@ def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs:
     with context.Pool(1, maxtasksperchild=1) as pool:
         one = pool.apply(_one_process, (depth, parts, from_nodes))
     pieces, spec = one.pop("pieces"), one.pop("spec")
-    with context.Pool(jobs, maxtasksperchild=1) as pool:
+    with _worker_environment() as environment, \
+            context.Pool(jobs, maxtasksperchild=1) as pool:
         results = pool.starmap(_one_part, [(j, spec, parts, pieces[j]) for j in range(parts)],
                                chunksize=1)
     del pieces
@@ -209,10 +215,32 @@ def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs:
                        importsBytes=[min(r["memory"]["imports"] for r in results),
                                      max(r["memory"]["imports"] for r in results)])
     return {"benchmark": "explore-split", "depth": depth, "parts": parts, "fresh": True,
-            "levels": levels,
+            "workerEnvironment": environment, "levels": levels,
             "tables": {"oneProcess": one["tables"], "parts": [r["tables"] for r in results]},
             "memory": {"oneProcess": one["memory"], "parts": [r["memory"] for r in results]},
             "summary": summary}
+
+
+@contextlib.contextmanager
+def _worker_environment():
+    """The environment a Dask nanny starts its workers in (Dask's
+    ``distributed.nanny.pre-spawn-environ``: the allocator's trim threshold, one thread for
+    the numeric libraries), set in this process while the partitions' processes are spawned,
+    so that they inherit it as a worker does; yields it as ``{name: value}``."""
+    import dask
+    import distributed  # noqa: F401  (its defaults are Dask's configuration)
+    environment = {str(k): str(v) for k, v in
+                   (dask.config.get("distributed.nanny.pre-spawn-environ") or {}).items()}
+    saved = {k: os.environ.get(k) for k in environment}
+    os.environ.update(environment)
+    try:
+        yield environment
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _usage() -> tuple:

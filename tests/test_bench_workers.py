@@ -2,6 +2,7 @@
 seconds, the process tree's CPU seconds and peak memory, and the speedup over one worker."""
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -71,9 +72,14 @@ def test_the_split_in_fresh_processes_accounts_for_every_node_and_byte(split):
     """benchmarks/explore_split.py --fresh (issue 43.1's profile at many partitions): every
     frontier node is expanded by exactly one partition, each process reports its memory, and
     the summary is computed from the rows it prints."""
+    mine = dict(os.environ)
     figures = split.measure_fresh(depth=3, parts=2, from_nodes=1, jobs=2)
     one = explore(ExploreOptions(depth=3, reading=None))
     assert (figures["depth"], figures["parts"], figures["fresh"]) == (3, 2, True)
+    # the partitions ran in the environment a Dask nanny gives its workers (Dask's own defaults)
+    assert figures["workerEnvironment"]["MALLOC_TRIM_THRESHOLD_"] == "65536"
+    assert figures["workerEnvironment"]["OMP_NUM_THREADS"] == "1"
+    assert dict(os.environ) == mine  # and this process's is as it was
     levels = figures["levels"]
     assert [row["level"] for row in levels] == [0, 1, 2]  # every level with a node, to depth - 1
     assert levels[0]["nodes"] == 1

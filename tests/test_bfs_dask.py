@@ -1,7 +1,12 @@
 """The Dask engine's local cluster (issue 21, workers): its processes run with the quiet settings
-(no statistical profiler on the tasks' stacks, slow monitors, no work stealing) and ignore
-SIGINT (a terminal's Ctrl-C is the command's to handle), and each task reports its worker
-process's CPU and its own thread's."""
+(no statistical profiler on the tasks' stacks, slow monitors, no work stealing), ignore
+SIGINT (a terminal's Ctrl-C is the command's to handle) and keep the memory blocks they reuse
+(issue 43), and each task reports its worker process's CPU and its own thread's."""
+import os
+import platform
+import subprocess
+import sys
+
 import pytest
 
 from properties.search.explore import ExploreOptions, explore
@@ -23,6 +28,11 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not here
         assert client.run_on_scheduler(
             lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is False
+        if _GLIBC:
+            # started with Dask's MALLOC_TRIM_THRESHOLD_, each worker still reuses a freed
+            # 1 MiB block rather than mapping it afresh (dask_setup: steady_allocator)
+            faults = client.run(_faults_probe())
+            assert all(f < _REUSED for f in faults.values()), faults
         # every socket the cluster listens on, the dashboard's HTTP server's too, is on
         # 127.0.0.1 (Dask's default dashboard address is every interface)
         import os
@@ -45,3 +55,50 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         assert len(t["cpuSeconds"]) == len(t["threadCpuSeconds"]) == 2
         assert all(0 <= own <= cpu + 0.01
                    for own, cpu in zip(t["threadCpuSeconds"], t["cpuSeconds"]))
+
+
+_GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+_BLOCKS = 100
+_REUSED = 2500
+"""Minor page faults below which the probe shows the blocks reused: one 1 MiB block is 256
+pages, and 100 mapped afresh fault some 25,600 (a block under 4 MiB, which numpy would ask the
+kernel to back with huge pages)."""
+
+_PROBE = f"""
+def faults():
+    # minor page faults of this process while it makes and frees a 1 MiB numpy array, every
+    # page written, {_BLOCKS} times (after one such array to warm the heap)
+    import resource
+    import numpy as np
+    np.ones(1 << 17)
+    start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range({_BLOCKS}):
+        block = np.ones(1 << 17)
+        del block
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - start
+"""
+
+
+def _faults_probe():
+    """The probe as a function of no module (so that Dask ships it by value to a worker)."""
+    namespace: dict = {}
+    exec(_PROBE, namespace)
+    return namespace["faults"]
+
+
+@pytest.mark.skipif(not _GLIBC, reason="mallopt's settings are glibc's (Linux)")
+def test_the_steady_allocator_undoes_what_dasks_trim_threshold_costs():
+    """Issue 43: a process started with Dask's ``MALLOC_TRIM_THRESHOLD_=65536`` (as a nanny
+    starts each worker) maps every block of 128 KiB or more afresh, so a 1 MiB array made and
+    freed 100 times faults all its pages each time; after :func:`steady_allocator` (which every
+    worker runs as it starts) the block is reused."""
+    probe = _PROBE + ("from properties.search.dask_engine import steady_allocator\n"
+                      "before = faults(); taken = steady_allocator(); after = faults()\n"
+                      "print(before, taken, after)\n")
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    before, taken, after = out.split()
+    assert taken == "True"
+    assert int(before) >= _BLOCKS * 250  # each block's 256 pages faulted again
+    assert int(after) < _REUSED
