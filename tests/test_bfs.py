@@ -359,6 +359,52 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
             assert sum(sum(t["memoEvictions"]) for t in tasks) >= 1
 
 
+def test_the_next_round_goes_to_the_workers_before_the_driver_merges_this_one(cluster,
+                                                                            monkeypatch):
+    """Issue 43 (the driver's sequential share): a level's rounds are pipelined, the next round
+    handed to the workers once this one's results are in and before the driver merges them;
+    a round handed over when ``max_states`` stops the search at the merge is cancelled and the
+    visited sets put back. Either way the search is the in-process one."""
+    import properties.search.bfs as bfs
+    from properties.search.bfs import search
+    from properties.search.dask_engine import DaskEngine
+    from properties.catalogue import PROPERTIES
+    from properties.search.explore import EXPLORE_VOCABULARY
+    from properties.search.system_sweep import SweepAdapter
+
+    def sweep():
+        return SweepAdapter(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+
+    def figures(found):
+        return (found.parents.to_numpy().tolist(), found.edges, found.depth, found.tags,
+                [[repr(k), repr(v)] for k, v in found.findings.items()])
+
+    events = []
+    submit, absorb = DaskEngine._submit, bfs._Merge.absorb
+    monkeypatch.setattr(DaskEngine, "_submit",
+                        lambda self, *a, **k: events.append("hand over") or submit(self, *a, **k))
+    monkeypatch.setattr(bfs._Merge, "absorb",
+                        lambda self, batch: events.append("merge") or absorb(self, batch))
+    for bound in (None, 1_500):
+        alone = figures(search(sweep(), 3, max_states=bound))
+        events.clear()
+        system = sweep()
+        engine = DaskEngine(system, address=cluster, local_below=1, round_nodes=8)
+        found = search(system, 3, engine, max_states=bound)
+        engine.close()
+        assert figures(found) == alone, bound
+        if bound is None:
+            # the root, merged in the driver; levels 0 and 1 in one round each; level 2 in
+            # five, each handed over before the one before it is merged
+            assert events == ["merge"] + ["hand over", "merge"] * 2 + ["hand over"] + \
+                ["hand over", "merge"] * 4 + ["merge"]
+            assert engine.settled is True
+        else:  # the state bound stops the search at a merge with the next round handed over
+            assert found.stopped_by == "max-states" and events[-2:] == ["hand over", "merge"]
+            assert events.count("hand over") > events.count("merge") - 1
+            assert engine.settled is False  # a cancelled task may still be running
+
+
 def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_engine(
         cluster, tmp_path, monkeypatch):
     """Checkpoints with the Dask engine: a level on the cluster is expanded in rounds of

@@ -31,7 +31,10 @@ So the output is byte-identical to the in-process search (:class:`properties.sea
 for any number of workers. A level is expanded in rounds of ``round_nodes`` frontier nodes (by
 id), each such a graph of tasks, merged as the in-process engine merges a chunk: the timeout
 is checked and a checkpoint (:mod:`properties.search.checkpoint`) saved between rounds, the
-driver logging each round's nodes and next frontier ids as it numbers them; a resume rebuilds
+driver logging each round's nodes and next frontier ids as it numbers them. The rounds of a
+level are pipelined: the next is handed to the workers as soon as this one's results are in
+the driver, which then merges this one while the workers expand the next
+(:meth:`DaskEngine._level`). A resume rebuilds
 the frontier in the driver's process and hands it over as at the first large level, with the
 next level's nodes found before the stop. Levels whose frontier is smaller than
 ``local_below`` nodes (ten times that for the last level, which only one expansion follows)
@@ -50,7 +53,7 @@ from typing import Optional
 
 import numpy as np
 
-from properties.search.bfs import Batch, EngineAdapter, Expansion, LocalEngine, adapter_of
+from properties.search.bfs import Batch, EngineAdapter, Expansion, LocalEngine, Stop, adapter_of
 from properties.search.store import FingerprintSet, first_new
 
 __all__ = ["CONNECT_SECONDS", "ClusterError", "DaskEngine", "cluster_workers", "dask_setup",
@@ -598,7 +601,15 @@ class DaskEngine:
         (by id: :attr:`bounds`), each a graph of tasks over every partition, merged as the
         in-process engine merges a chunk: between two rounds the checkpoint is saved when due
         and the timeout checked (the first round after a resume runs whatever the time, so that
-        every resume makes progress)."""
+        every resume makes progress).
+
+        The rounds are pipelined: once a round's results are in the driver, the next round is
+        handed to the workers before the driver merges this one (the merge of a round of a
+        million frontier nodes, some 30 million new nodes at depth 6 or 7, takes seconds in
+        which the workers would otherwise wait). The next round's tasks then prune with the
+        split costs known before that merge (:attr:`~properties.search.bfs._Merge.known`):
+        they may report findings that the merge drops, never fewer, so the output is the same.
+        A round handed over when the merge stops the search (``max_states``) is cancelled."""
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
         bounds = self.bounds
@@ -609,26 +620,54 @@ class DaskEngine:
         self.local.resumed_rows = 0
         self.pieces, self.frontier_n, self.bounds = self.carry, self.carry_n, self.carry_bounds
         self.carry, self.carry_n, self.carry_bounds = [[] for _ in range(parts)], 0, []
-        for r in range(len(bounds)):
-            merge.position = (level, rows)
-            if self.checkpoint is not None and self.checkpoint.due():
-                merge.save(level, rows)
-            if not self.local.hold_time:
-                merge.check_time()
-            self.local.hold_time = False
+
+        def submit(r: int) -> dict:
             pieces = [[client.submit(operator.getitem, cuts[j], r, **where[j])]
                       for j in range(parts)]
-            self._round(merge, level, last, pieces, where, first=r == 0)
-            rows += min(self.round_nodes, size - r * self.round_nodes)
+            return self._submit(merge, level, last, pieces, where)
 
-    def _round(self, merge, level: int, last: bool, pieces: list, where: list,
-               first: bool) -> None:
-        """One round of a level on the cluster: ``pieces``, per expansion partition, futures of
-        ``(ids, values)`` of the round's frontier nodes; the new nodes merged, and (unless
-        ``last``) routed to the next level's pieces; the tasks' figures added to the level's
-        (``first``: the level's first round)."""
+        merge.position = (level, rows)
+        if self.checkpoint is not None and self.checkpoint.due():
+            merge.save(level, rows)
+        if not self.local.hold_time:
+            merge.check_time()
+        self.local.hold_time = False
+        handle = submit(0) if bounds else None
+        for r in range(len(bounds)):
+            gathered = self._collect(handle, level)
+            following, stop = None, None
+            if r + 1 < len(bounds):
+                try:
+                    merge.check_time()
+                except Stop as stopped:  # this round is merged first, then the search stops
+                    stop = stopped
+                else:
+                    following = submit(r + 1)
+            merge.position = (level, rows)
+            try:
+                self._finish(merge, level, last, handle, gathered, first=r == 0,
+                             following=following)
+            except BaseException:
+                if following is not None:
+                    self._cancel(following, handle)
+                raise
+            rows += min(self.round_nodes, size - r * self.round_nodes)
+            merge.position = (level, rows)
+            if stop is not None:
+                raise stop
+            if following is not None and self.checkpoint is not None and \
+                    self.checkpoint.due():
+                merge.save(level, rows)
+            handle = following
+
+    def _submit(self, merge, level: int, last: bool, pieces: list, where: list) -> dict:
+        """Hand one round of a level to the cluster: ``pieces``, per expansion partition,
+        futures of ``(ids, values)`` of the round's frontier nodes. Returns the round's futures
+        (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited"``,
+        the visited sets before the round). The visited sets become the round's, so that a
+        round handed over after it deduplicates against it."""
         client, parts = self.client, len(self.names)
-        self.settled = False  # until every task of the round has answered
+        self.settled = False  # until every task handed over has answered
         expanded = [client.submit(_expand_part, self.token, self.spec, pieces[j], level,
                                   dict(merge.known), parts, last, merge.keep_edges, **where[j])
                     for j in range(parts)]
@@ -636,11 +675,43 @@ class DaskEngine:
                   for d in range(parts)]
         absorbed = [client.submit(_absorb_part, self.visited[d], routed[d], parts, **where[d])
                     for d in range(parts)]
-        summaries = self._gather([client.submit(_summary, a, **where[d])
-                                  for d, a in enumerate(absorbed)], level)
-        reports = self._gather([client.submit(_findings, e, **where[j])
-                                for j, e in enumerate(expanded)], level)
-        del expanded, routed
+        handle = {"summaries": [client.submit(_summary, a, **where[d])
+                                for d, a in enumerate(absorbed)],
+                  "reports": [client.submit(_findings, e, **where[j])
+                              for j, e in enumerate(expanded)],
+                  "absorbed": absorbed, "visited": self.visited, "where": where}
+        self.visited = [client.submit(operator.getitem, a, 0, **where[d])
+                        for d, a in enumerate(absorbed)]
+        handle["visited after"] = self.visited
+        return handle
+
+    def _collect(self, handle: dict, level: int) -> tuple:
+        """The driver's share of a round handed over (:meth:`_submit`), once its tasks have
+        answered: ``(summaries, reports)``."""
+        summaries = self._gather(handle.pop("summaries"), level)
+        reports = self._gather(handle.pop("reports"), level)
+        return summaries, reports
+
+    def _cancel(self, handle: dict, before: dict) -> None:
+        """Withdraw a round handed over (:meth:`_submit`) that will not be merged: its tasks
+        cancelled and the visited sets put back to those after round ``before``. A cancelled task
+        a worker has started runs to its end, so the cluster is not asked for figures after
+        (:attr:`settled` stays False)."""
+        try:
+            self.client.cancel(handle["visited after"] + handle["absorbed"] +
+                               handle.get("summaries", []) + handle.get("reports", []))
+        except Exception:  # noqa: BLE001 - the search is stopping anyway
+            pass
+        self.visited = before["visited after"]
+
+    def _finish(self, merge, level: int, last: bool, handle: dict, gathered: tuple,
+                first: bool, following: Optional[dict]) -> None:
+        """Merge one round (:meth:`_submit`, :meth:`_collect`): its new nodes numbered and
+        absorbed, and (unless ``last``) routed to the next level's pieces; the tasks' figures
+        added to the level's (``first``: the level's first round). ``following``: the round
+        handed over after this one, if any (the cluster is settled only without one)."""
+        client, parts, where = self.client, len(self.names), handle["where"]
+        summaries, reports = gathered
         start = len(merge.result.parents)
         batch, ids_of = _merged(summaries, reports, start, merge.keep_edges)
         tasks = [r[4] for r in reports]
@@ -649,17 +720,15 @@ class DaskEngine:
                       {k: a[3].get(k, 0) + b[3].get(k, 0) for k in sorted({*a[3], *b[3]})})
                      for a, b in zip(self.task_log.pop()[1], tasks)]
         self.task_log.append((level, tasks))
-        self.visited = [client.submit(operator.getitem, a, 0, **where[d])
-                        for d, a in enumerate(absorbed)]
         kept = start + np.flatnonzero(~batch.halted)  # the next level's nodes, by id
         if not last:
-            for d, a in enumerate(absorbed):
+            for d, a in enumerate(handle["absorbed"]):
                 for j in range(parts):
                     self.pieces[j].append(client.submit(_piece, a, ids_of[d], j, parts,
                                                         **where[d]))
             self.bounds.extend(_round_starts(kept, self.frontier_n, self.round_nodes))
             self.frontier_n += len(kept)
-        self.settled = True
+        self.settled = following is None
         try:
             merge.absorb(batch)
         finally:
