@@ -275,7 +275,9 @@ def steady_allocator() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's <malloc.h>
-    return bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD)) & \
+    # the trim threshold only once the mmap threshold is taken: a C library that refuses the
+    # first (a 32-bit glibc caps it at 512 KiB) is left as it was
+    return bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD)) and \
         bool(mallopt(m_trim_threshold, TRIM_THRESHOLD))
 
 
