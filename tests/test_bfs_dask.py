@@ -102,3 +102,33 @@ def test_the_steady_allocator_undoes_what_dasks_trim_threshold_costs():
     assert taken == "True"
     assert int(before) >= _BLOCKS * 250  # each block's 256 pages faulted again
     assert int(after) < _REUSED
+
+
+def test_the_steady_allocator_changes_nothing_where_mallopt_is_missing_or_refused(monkeypatch):
+    """:func:`steady_allocator` returns False, and sets nothing, where the C library has no
+    ``mallopt`` (macOS), cannot be opened so (Windows) or refuses the mmap threshold (a 32-bit
+    glibc caps it at 512 KiB): the trim threshold is not set alone."""
+    import ctypes
+
+    from properties.search.dask_engine import MMAP_THRESHOLD, steady_allocator
+    calls = []
+
+    class Refusing:
+        def __call__(self, param, value):
+            calls.append((param, value))
+            return 0 if param == -3 else 1  # M_MMAP_THRESHOLD refused, any other taken
+
+    class Library:
+        mallopt = Refusing()
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Library())
+    assert steady_allocator() is False
+    assert calls == [(-3, MMAP_THRESHOLD)]  # M_TRIM_THRESHOLD (-1) never asked for
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: object())  # no mallopt
+    assert steady_allocator() is False
+
+    def unopenable(name):
+        raise TypeError("no C library by that name")
+    monkeypatch.setattr(ctypes, "CDLL", unopenable)
+    assert steady_allocator() is False

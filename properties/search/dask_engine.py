@@ -265,9 +265,10 @@ def steady_allocator() -> bool:
     freed, so every numpy array of 128 KiB or more that the block expansion makes for a chunk
     is mapped afresh, its pages faulted and zeroed again, then unmapped. Measured at depth 5
     (benchmarks/README.md, issue 43): on two workers 2.7 million page faults become 0.5
-    million and the process tree's CPU falls by 8% (39.5 to 36 s), its peak memory rising from
-    1.71 to 1.97 GiB (as without Dask's setting: glibc's default keeps the same blocks); over
-    16 partitions 2.9 million faults become 0.9 million, CPU 6% less, memory 9% more."""
+    million and the process tree's CPU falls by some 9% (medians 40.5 and 36.5 s), its peak
+    memory rising from 1.71 to 1.97 GiB (as without Dask's setting: glibc's default keeps the
+    same blocks); over 16 partitions 2.9 million faults become 0.9 million, CPU 6% less, memory
+    9% more."""
     import ctypes
     try:
         mallopt = ctypes.CDLL(None).mallopt  # this process's C library
@@ -275,7 +276,9 @@ def steady_allocator() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's <malloc.h>
-    return bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD)) & \
+    # the trim threshold only once the mmap threshold is taken: a C library that refuses the
+    # first (a 32-bit glibc caps it at 512 KiB) is left as it was
+    return bool(mallopt(m_mmap_threshold, MMAP_THRESHOLD)) and \
         bool(mallopt(m_trim_threshold, TRIM_THRESHOLD))
 
 
@@ -599,9 +602,10 @@ class DaskEngine:
     def _level(self, merge, level: int, last: bool) -> None:
         """Expand the frontier on the cluster in rounds of :attr:`round_nodes` frontier nodes
         (by id: :attr:`bounds`), each a graph of tasks over every partition, merged as the
-        in-process engine merges a chunk: between two rounds the checkpoint is saved when due
-        and the timeout checked (the first round after a resume runs whatever the time, so that
-        every resume makes progress).
+        in-process engine merges a chunk: the timeout is checked before each round is handed
+        over (the first round after a resume runs whatever the time, so that every resume makes
+        progress; a round whose results are in is merged before the search stops) and the
+        checkpoint saved when due between two rounds.
 
         The rounds are pipelined: once a round's results are in the driver, the next round is
         handed to the workers before the driver merges this one (the merge of a round of a
@@ -663,9 +667,11 @@ class DaskEngine:
     def _submit(self, merge, level: int, last: bool, pieces: list, where: list) -> dict:
         """Hand one round of a level to the cluster: ``pieces``, per expansion partition,
         futures of ``(ids, values)`` of the round's frontier nodes. Returns the round's futures
-        (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited"``,
-        the visited sets before the round). The visited sets become the round's, so that a
-        round handed over after it deduplicates against it."""
+        (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited"``
+        and ``"visited after"``, the visited sets before and after the round, the latter what
+        :meth:`_cancel` puts back when the round after it is withdrawn) and ``"where"``, the
+        tasks' placement. The visited sets become the round's, so that a round handed over
+        after it deduplicates against it."""
         client, parts = self.client, len(self.names)
         self.settled = False  # until every task handed over has answered
         expanded = [client.submit(_expand_part, self.token, self.spec, pieces[j], level,
