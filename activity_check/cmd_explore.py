@@ -41,11 +41,12 @@ def _add_explore(sub) -> None:
                     "(default: the small exploration vocabulary)")
     ex.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
                     help=f"stop after this many distinct states (default {DEFAULT_MAX_STATES:,}, "
-                         "about 3 GB; 0: no limit; a level the workers expand is cut when it is "
-                         "merged, after they finish it)")
+                         "about 3 GB; 0: no limit; a round of 1,048,576 frontier nodes the "
+                         "workers expand is cut when it is merged, after they finish it)")
     ex.add_argument("--timeout", type=finite_float,
                     help="stop after this many seconds (checked before each chunk of 4,096 nodes "
-                         "this process expands; a level the workers expand is finished first)")
+                         "this process expands, and before each round of 1,048,576 frontier "
+                         "nodes the workers expand; a round under way is finished first)")
     ex.add_argument("--reading", default="all",
                     help="all (default): every reading in one sweep, one consumer state per "
                          "class of readings not yet diverged; or one reading (draft, a preset, "
