@@ -379,15 +379,29 @@ def test_the_next_round_goes_to_the_workers_before_the_driver_merges_this_one(cl
         return (found.parents.to_numpy().tolist(), found.edges, found.depth, found.tags,
                 [[repr(k), repr(v)] for k, v in found.findings.items()])
 
-    events = []
+    events, handles = [], []
     submit, absorb = DaskEngine._submit, bfs._Merge.absorb
-    monkeypatch.setattr(DaskEngine, "_submit",
-                        lambda self, *a, **k: events.append("hand over") or submit(self, *a, **k))
+
+    def handed_over(self, *args, **kwargs):
+        events.append("hand over")
+        handles.append(submit(self, *args, **kwargs))
+        return handles[-1]
+    monkeypatch.setattr(DaskEngine, "_submit", handed_over)
+    cancel, withdrawals = DaskEngine._cancel, []
+
+    def withdrawn(self, handle, before):
+        # what the withdrawal leaves, seen before the search closes the client
+        cancel(self, handle, before)
+        withdrawals.append((handle, before, self.visited,
+                            {f.status for f in handle["summaries"] + handle["reports"]},
+                            {f.status for f in before["visited after"]}))
+    monkeypatch.setattr(DaskEngine, "_cancel", withdrawn)
     monkeypatch.setattr(bfs._Merge, "absorb",
                         lambda self, batch: events.append("merge") or absorb(self, batch))
     for bound in (None, 1_500):
         alone = figures(search(sweep(), 3, max_states=bound))
         events.clear()
+        handles.clear()
         system = sweep()
         engine = DaskEngine(system, address=cluster, local_below=1, round_nodes=8)
         found = search(system, 3, engine, max_states=bound)
@@ -401,7 +415,13 @@ def test_the_next_round_goes_to_the_workers_before_the_driver_merges_this_one(cl
             assert engine.settled is True
         else:  # the state bound stops the search at a merge with the next round handed over
             assert found.stopped_by == "max-states" and events[-2:] == ["hand over", "merge"]
-            assert events.count("hand over") > events.count("merge") - 1
+            # the round handed over last is cancelled, and the visited sets are again those
+            # after the last round merged, whose futures stand
+            assert len(withdrawals) == 1
+            handle, before, visited, statuses, kept = withdrawals[0]
+            assert (handle, before) == (handles[-1], handles[-2])
+            assert statuses == {"cancelled"} and "cancelled" not in kept
+            assert visited is before["visited after"]
             assert engine.settled is False  # a cancelled task may still be running
 
 

@@ -667,10 +667,9 @@ class DaskEngine:
     def _submit(self, merge, level: int, last: bool, pieces: list, where: list) -> dict:
         """Hand one round of a level to the cluster: ``pieces``, per expansion partition,
         futures of ``(ids, values)`` of the round's frontier nodes. Returns the round's futures
-        (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited"``
-        and ``"visited after"``, the visited sets before and after the round, the latter what
-        :meth:`_cancel` puts back when the round after it is withdrawn) and ``"where"``, the
-        tasks' placement. The visited sets become the round's, so that a round handed over
+        (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited
+        after"``, the visited sets after the round, what :meth:`_cancel` puts back when the
+        round after it is withdrawn) and ``"where"``, the tasks' placement. The visited sets become the round's, so that a round handed over
         after it deduplicates against it."""
         client, parts = self.client, len(self.names)
         self.settled = False  # until every task handed over has answered
@@ -685,7 +684,7 @@ class DaskEngine:
                                 for d, a in enumerate(absorbed)],
                   "reports": [client.submit(_findings, e, **where[j])
                               for j, e in enumerate(expanded)],
-                  "absorbed": absorbed, "visited": self.visited, "where": where}
+                  "absorbed": absorbed, "where": where}
         self.visited = [client.submit(operator.getitem, a, 0, **where[d])
                         for d, a in enumerate(absorbed)]
         handle["visited after"] = self.visited
@@ -705,7 +704,7 @@ class DaskEngine:
         (:attr:`settled` stays False)."""
         try:
             self.client.cancel(handle["visited after"] + handle["absorbed"] +
-                               handle.get("summaries", []) + handle.get("reports", []))
+                               handle["summaries"] + handle["reports"])
         except Exception:  # noqa: BLE001 - the search is stopping anyway
             pass
         self.visited = before["visited after"]
