@@ -31,6 +31,11 @@ default depth under every reading, so that the default bound is the depth bound,
 somewhat larger ``--vocabulary``."""
 
 
+MIN_MEMO_ENTRIES = 1_000
+"""The smallest ``--memo-entries``: below it every chunk would empty the tables (the output is
+the same at any budget; a smaller one is a typo, not a setting)."""
+
+
 def _add_explore(sub) -> None:
     ex = sub.add_parser("explore", help="exhaustive breadth-first exploration to a depth")
     ex.add_argument("--depth", type=int, default=DEFAULT_EXPLORE_DEPTH,
@@ -61,6 +66,11 @@ def _add_explore(sub) -> None:
                          "1: this process only; at most four a core; the output is the same for "
                          "any number); levels "
                          "of fewer than 1,000 states (10,000 for the last) stay in this process")
+    ex.add_argument("--memo-entries", type=int, default=None, metavar="N",
+                    help="with every reading: the memo tables' budget of each process (this "
+                         "one and each worker), in entries of about 0.3 KB (default "
+                         "6,000,000, about 2 GB); past it entries are dropped and computed "
+                         "again when needed: less memory, more time, the same output")
     ex.add_argument("--cluster", metavar="ADDRESS",
                     help="expand the levels on the running Dask cluster whose scheduler is at "
                          "ADDRESS (e.g. tcp://10.0.0.5:8786) instead of local workers")
@@ -189,6 +199,12 @@ def _options(args):
         args.max_states = None
     if args.timeout is not None and (math.isnan(args.timeout) or args.timeout <= 0):
         raise UsageError("--timeout must be a positive number of seconds")
+    if args.memo_entries is not None:
+        if args.memo_entries < MIN_MEMO_ENTRIES:
+            raise UsageError(f"--memo-entries must be at least {MIN_MEMO_ENTRIES:,}")
+        if args.reading != "all":
+            raise UsageError("--memo-entries: only the search of every reading (--reading all) "
+                             "keeps memo tables")
     reading = None
     if args.reading != "all":
         reading = reading_option(args.reading)
@@ -238,7 +254,9 @@ def _explore(args, reading, vocabulary):
                                       timeout=args.timeout, progress=report_level,
                                       keep_edges=bool(args.graph), workers=args.workers,
                                       cluster=args.cluster, checkpoint=args.checkpoint,
-                                      checkpoint_every=args.checkpoint_every))
+                                      checkpoint_every=args.checkpoint_every,
+                                      **({} if args.memo_entries is None
+                                         else {"cache_entries": args.memo_entries})))
 
 
 def _coverage(report) -> dict:

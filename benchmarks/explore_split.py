@@ -256,8 +256,12 @@ def _since(started: tuple) -> dict:
 
 
 def _tables(cache) -> dict:
+    """Each memo table's entries (:data:`TABLES`), the interned ``classes`` and ``states``, and
+    how many times the tables were evicted from and emptied (``memoEvictions``,
+    ``memoTrims``: what a budget too small for the partition's working set costs)."""
     out = {name: len(getattr(cache, name)) for name in TABLES}
-    out.update(classes=len(cache.classes.values), states=len(cache.states.values))
+    out.update(classes=len(cache.classes.values), states=len(cache.states.values),
+               memoEvictions=cache.evictions, memoTrims=cache.trims)
     return out
 
 

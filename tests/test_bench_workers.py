@@ -108,3 +108,7 @@ def test_the_split_in_fresh_processes_accounts_for_every_node_and_byte(split):
         # (a partition may meet a value another met too, never fewer overall)
         if name in ("classes", "states"):
             assert sum(t[name] for t in tables["parts"]) >= entries, name
+    # at depth 3 every process's tables stay far within its budget (each partition has the
+    # whole of it, as a worker does): nothing evicted or emptied
+    for t in [tables["oneProcess"], *tables["parts"]]:
+        assert (t["memoEvictions"], t["memoTrims"]) == (0, 0) and t["checked"] > 0

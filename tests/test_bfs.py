@@ -333,8 +333,8 @@ def test_a_bare_system_runs_in_process_and_says_so_when_asked_to_travel():
         with pytest.raises(NotImplementedError, match="PairSystem"):
             ask()
     sweep = sweep_module.SweepAdapter(explore_module.EXPLORE_VOCABULARY, (), False, 1_000)
-    cls, args = sweep.spec(4)  # each of four workers gets a quarter of the budget
-    assert cls is sweep_module.SweepAdapter and args[-1] == 250
+    cls, args = sweep.spec(4)  # each of four workers gets the whole budget, not a quarter
+    assert cls is sweep_module.SweepAdapter and args[-1] == 1_000
     assert cls(*args).system.cache is not sweep.system.cache
 
 

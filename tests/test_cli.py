@@ -1283,6 +1283,35 @@ def test_explore_json_is_the_report_s_to_json(capsys):
     assert json.loads(out)["adversarial"] is True
 
 
+def test_explore_memo_entries_sets_each_process_s_budget_and_not_the_output(capsys,
+                                                                             monkeypatch):
+    """``explore --memo-entries N`` hands N to the sweep as each process's memo budget (a budget
+    the tables outgrow at depth 4: entries are evicted, the report is byte for byte the
+    default's); out of range, or with one reading, it is refused in one line (exit 2)."""
+    import properties.search.system_sweep as sweep_module
+
+    code, default, _ = cli(capsys, "explore", "--depth", "4", "--json", "--workers", "1")
+    assert code == 0
+    budgets, evictions = [], []
+    make_room = sweep_module.SweepAdapter.make_room
+
+    def counted(self, pending):
+        budgets.append(self.cache_entries)
+        make_room(self, pending)
+        evictions.append(self.system.cache.evictions)
+    monkeypatch.setattr(sweep_module.SweepAdapter, "make_room", counted)
+    code, small, _ = cli(capsys, "explore", "--depth", "4", "--json", "--workers", "1",
+                         "--memo-entries", "1000")
+    assert code == 0 and small == default
+    assert set(budgets) == {1_000} and evictions[-1] > 0
+    for argv, said in ((["--memo-entries", "999"], "--memo-entries must be at least 1,000"),
+                       (["--memo-entries", "5000", "--reading", "draft"],
+                        "--memo-entries: only the search of every reading (--reading all) "
+                        "keeps memo tables")):
+        code, _, err = cli(capsys, "explore", "--depth", "2", *argv)
+        assert code == 2 and err.strip() == f"activity-check: error: {said}"
+
+
 @pytest.mark.parametrize("changes, name, requirement", [
     ({"examples": 0}, "examples", "must be at least 1"),
     ({"budget": 0.0}, "budget", "must be a positive number of seconds (inf: no limit)"),

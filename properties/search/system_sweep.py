@@ -207,13 +207,14 @@ def _exact_known() -> bool:
 class SweepAdapter(EngineAdapter):
     """The engine side of a :class:`SweepSystem` (:class:`~properties.search.bfs.EngineAdapter`):
     the system built from its arguments, routed by consumer state, its nodes exported as
-    values, each worker given a share of the memo-table budget, and the tables kept within it.
+    values, each process (this one and every worker) given the whole memo-table budget, and
+    the tables kept within it.
 
     Args:
         vocabulary, properties, adversarial: the :class:`SweepSystem`'s.
-        cache_entries: the memo-table budget, in entries (:data:`CACHE_ENTRIES`; past it,
-            entries are dropped or the tables emptied: the output is the same, only time
-            changes).
+        cache_entries: the memo-table budget of each process, in entries
+            (:data:`CACHE_ENTRIES`; past it, entries are dropped or the tables emptied: the
+            output is the same, only time changes).
     """
 
     def __init__(self, vocabulary: Vocabulary, properties: tuple, adversarial: bool,
@@ -223,9 +224,16 @@ class SweepAdapter(EngineAdapter):
         self.cache_entries = cache_entries
 
     def spec(self, workers: int) -> tuple:
-        """Each of ``workers`` processes gets a share of the memo-table budget (they hold
-        disjoint consumer states, so the tables stay about as large in all)."""
-        return type(self), self.config[:-1] + (max(self.cache_entries // workers, 1),)
+        """Each of ``workers`` processes gets the whole memo-table budget, not a share of it.
+        Routing by consumer state splits only the tables keyed by the state a step starts
+        from; the others (forks of classes, target-scoped outcomes, focus trees) are filled
+        again in each worker that meets their keys, so a worker's tables need well over a
+        1/``workers`` share, and a share made each worker evict and recompute its own
+        partition's entries over and over (at depth 6 on 16 partitions, 10 to 14 evictions
+        each and a quarter more CPU in the largest level: benchmarks/README.md, issue 43.1,
+        "the memo budget per worker"). The process tree's memo tables may so hold up to
+        ``workers`` budgets; ``explore --memo-entries`` sets the budget."""
+        return type(self), self.config
 
     def cache_size(self) -> int:
         """Entries of the memo tables keyed by consumer transitions (:meth:`SweepCache.size`)."""
