@@ -95,9 +95,11 @@ class ExploreOptions:
         parallel_from: with workers or a cluster, levels whose frontier has fewer nodes than
             this (ten times this for the last level) are expanded here (starting the workers
             costs more than they would save). Default 1,000 nodes.
-        cache_entries: the all-readings sweep's budget of memo-table entries
-            (:data:`~properties.search.sweep_cache.CACHE_ENTRIES`; past it, entries are dropped
-            or the tables emptied: the output is the same, only time changes).
+        cache_entries: the all-readings sweep's budget of memo-table entries, in each process
+            (this one and every worker: :meth:`~properties.search.system_sweep.SweepAdapter.spec`;
+            :data:`~properties.search.sweep_cache.CACHE_ENTRIES`; ``explore --memo-entries``;
+            past it, entries are dropped or the tables emptied: the output is the same, only
+            time changes).
         checkpoint: a directory where the search is saved as it goes and from which it is
             resumed when it holds this search's checkpoint
             (:mod:`properties.search.checkpoint`; no ``keep_edges``; with workers or a cluster,

@@ -44,7 +44,9 @@ __all__ = ["CACHE_ENTRIES", "SweepCache"]
 
 CACHE_ENTRIES = 6_000_000
 """The budget of the all-readings sweep's memo tables keyed by consumer transitions, with the
-class outcomes and the forks (:meth:`SweepCache.size`), in entries (some 0.3 KB each): past it,
+class outcomes and the forks (:meth:`SweepCache.size`), in entries (some 0.3 KB each), of each
+process (every worker has the whole of it: :meth:`~properties.search.system_sweep.SweepAdapter.spec`;
+``explore --memo-entries`` sets it): past it,
 the entries of the consumer states and classes that no node still to expand needs soon are
 dropped (:meth:`~properties.search.system_sweep.SweepAdapter.make_room`), and the tables are emptied
 (:meth:`SweepCache.trim`) when they still hold more than
