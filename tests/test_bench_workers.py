@@ -108,7 +108,8 @@ def test_the_split_in_fresh_processes_accounts_for_every_node_and_byte(split):
         # (a partition may meet a value another met too, never fewer overall)
         if name in ("classes", "states"):
             assert sum(t[name] for t in tables["parts"]) >= entries, name
-    # at depth 3 every process's tables stay far within its budget (each partition has the
-    # whole of it, as a worker does): nothing evicted or emptied
+    # each process's evictions and trims are reported; at depth 3 every process's tables stay
+    # far within even a 1/16 share of the budget, so nothing is evicted or emptied (that each
+    # partition has the whole budget, as a worker does, is test_bfs's SweepAdapter.spec test)
     for t in [tables["oneProcess"], *tables["parts"]]:
         assert (t["memoEvictions"], t["memoTrims"]) == (0, 0) and t["checked"] > 0

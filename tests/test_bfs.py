@@ -344,7 +344,7 @@ def test_the_distributed_engine_matches_the_sequential_search(cluster):
     single-reading search with the producer's non-conformant moves. The depth-4 sweep runs
     again under a memo budget that forces evictions on the workers (each evicting by the nodes
     its own task has still to expand, counted in the storage figures): every level goes to them,
-    so a worker's tables, filled by one level, are over its share when the next task starts."""
+    so a worker's tables, filled by one level, are over its budget when the next task starts."""
     cases = [dict(depth=4, reading=None), dict(depth=4, reading=None, cache_entries=4_000),
              dict(depth=4, reading=None, max_states=9_000), dict(depth=3, adversarial=True)]
     for kwargs in cases:

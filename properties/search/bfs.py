@@ -171,9 +171,9 @@ class EngineAdapter:
 
     def spec(self, workers: int) -> tuple:
         """``(class, arguments)``: ``class(*arguments)`` builds this adapter, with its system
-        afresh, in a worker process, one of ``workers`` (an adapter may give each worker a
-        share of a memory budget). Raises NotImplementedError here: a bare system runs in one
-        process only."""
+        afresh, in a worker process, one of ``workers`` (an adapter may size a worker's memory
+        budget by ``workers``; the sweep's gives each the whole memo budget). Raises
+        NotImplementedError here: a bare system runs in one process only."""
         raise NotImplementedError(f"{type(self.system).__name__} runs in one process only: "
                                   "it has no adapter that can rebuild it elsewhere")
 

@@ -15,9 +15,9 @@ every reading of the class. A chunk of nodes is expanded in blocks
 node (:meth:`SweepSystem._expand_node`).
 
 :class:`SweepAdapter` is what the engines ask beyond the model's contract: routing by consumer
-state, nodes as portable values for Dask workers, each worker's share of the memo-table budget
-(:data:`~properties.search.sweep_cache.CACHE_ENTRIES`) and the eviction that keeps the tables
-within it (:meth:`SweepAdapter.make_room`).
+state, nodes as portable values for Dask workers, each worker's memo-table budget (the whole
+of :data:`~properties.search.sweep_cache.CACHE_ENTRIES`, not a share) and the eviction that
+keeps the tables within it (:meth:`SweepAdapter.make_room`).
 """
 from __future__ import annotations
 
@@ -230,9 +230,10 @@ class SweepAdapter(EngineAdapter):
         again in each worker that meets their keys, so a worker's tables need well over a
         1/``workers`` share, and a share made each worker evict and recompute its own
         partition's entries over and over (at depth 6 on 16 partitions, 10 to 14 evictions
-        each and a quarter more CPU in the largest level: benchmarks/README.md, issue 43.1,
-        "the memo budget per worker"). The process tree's memo tables may so hold up to
-        ``workers`` budgets; ``explore --memo-entries`` sets the budget."""
+        in each of the four measured and a quarter more CPU in the largest level:
+        benchmarks/README.md, issue 43.1, "the memo budget per worker"). The process tree's
+        memo tables may so hold up to ``workers`` budgets; ``explore --memo-entries`` sets the
+        budget."""
         return type(self), self.config
 
     def cache_size(self) -> int:
