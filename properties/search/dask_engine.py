@@ -669,8 +669,8 @@ class DaskEngine:
         futures of ``(ids, values)`` of the round's frontier nodes. Returns the round's futures
         (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited
         after"``, the visited sets after the round, what :meth:`_cancel` puts back when the
-        round after it is withdrawn) and ``"where"``, the tasks' placement. The visited sets become the round's, so that a round handed over
-        after it deduplicates against it."""
+        round after it is withdrawn) and ``"where"``, the tasks' placement. The visited sets
+        become the round's, so that a round handed over after it deduplicates against it."""
         client, parts = self.client, len(self.names)
         self.settled = False  # until every task handed over has answered
         expanded = [client.submit(_expand_part, self.token, self.spec, pieces[j], level,
