@@ -23,6 +23,17 @@ predicted critical path on ``--parts`` free cores (the one process's levels belo
 start and exchange are not in it), the speedup that bounds, the partitions' CPU over one
 process's, and their peak memory added up over the one process's. Issue 43.1's profile at 16
 partitions (README.md, "sixteen partitions on two cores") was measured with it.
+
+``--spread K`` (with ``--fresh``): each process is a worker that expands, at a level of
+``--spread-from`` nodes a worker or more (default the engine's
+:data:`~properties.search.dask_engine.SPREAD_FROM`), K expansion partitions of its own one after
+another, as the engine's tasks (:data:`~properties.search.dask_engine.PARTITIONS_PER_WORKER`),
+the one with most nodes first (the engine's task priorities), each timed. The summary then
+gives two critical paths: each worker running only its own partitions
+(``criticalPathCpuSeconds``: what the engine costs without work stealing, the same split as
+``--parts`` partitions alone), and a worker that has run its own taking the last queued
+partition of the worker with the most left (``criticalPathStealingCpuSeconds``: work stealing
+with each partition at its measured cost, no transfer and no cold tables counted).
 """
 from __future__ import annotations
 
@@ -108,6 +119,12 @@ def _piece(adapter, kept_level: tuple, parts: int, j: int) -> tuple:
     return ids[mine], adapter.export(nodes[mine])
 
 
+def _largest_first(partitions: list) -> list:
+    """``(partition, (ids, values))`` pairs in the order a worker runs them: most nodes first,
+    then by partition (the engine's task priorities, ``DaskEngine._level``)."""
+    return sorted(partitions, key=lambda p: (-len(p[1][0]), p[0]))
+
+
 def _memory() -> dict:
     """This process's resident and peak resident memory in bytes (``/proc/self/status``)."""
     out = {}
@@ -138,10 +155,14 @@ def _trimmed() -> int:
     return _memory()["rss"]
 
 
-def _one_process(depth: int, parts: int, from_nodes: int) -> dict:
+def _one_process(depth: int, parts: int, from_nodes: int, spread: int = 1,
+                 spread_from: int = 1) -> dict:
     """In a fresh process: the one-process search, its CPU per level and in all, its peak
     memory and tables, and each partition's share of every kept frontier (exported values, as the
-    driver ships them) with the ``known`` costs and ``last`` flag of that level."""
+    driver ships them) with the ``known`` costs and ``last`` flag of that level: per worker ``j``,
+    per level, ``(level, [(partition, piece), ...], known, last)``, its ``spread`` expansion
+    partitions ``e`` (``e % parts == j``) at a level of ``spread_from`` nodes a worker or more,
+    else the one."""
     # the search's imports, before their memory is read
     import properties.catalogue  # noqa: F401
     import properties.search.explore  # noqa: F401
@@ -151,7 +172,11 @@ def _one_process(depth: int, parts: int, from_nodes: int) -> dict:
     adapter, kept, cpu, total = _search_keeping(depth, from_nodes)
     levels = [{"level": level, "nodes": len(kept[level][0]), **cpu[level], "parts": []}
               for level in sorted(kept)]
-    pieces = [[(level, _piece(adapter, kept[level], parts, j), kept[level][2], kept[level][3])
+    cuts = {level: spread if len(kept[level][0]) >= spread_from * parts else 1
+            for level in kept}
+    pieces = [[(level, _largest_first([(e, _piece(adapter, kept[level], cuts[level] * parts, e))
+                                       for e in range(j, cuts[level] * parts, parts)]),
+                kept[level][2], kept[level][3])
                for level in sorted(kept)] for j in range(parts)]
     return {"cpuSeconds": total["cpuSeconds"], "levels": levels,
             "tables": _tables(adapter.system.cache),
@@ -171,10 +196,15 @@ def _one_part(j: int, spec: tuple, parts: int, pieces: list) -> dict:
     reset = _reset_peak()
     gc.disable()
     levels = []
-    for level, (ids, values), known, last in pieces:
-        started = _usage()
-        dask_engine._expand_part(token, spec, [(ids, values)], level, known, parts, last, False)
-        levels.append({"nodes": len(ids), **_since(started)})
+    for level, partitions, known, last in pieces:
+        started, each = _usage(), []
+        for e, (ids, values) in partitions:
+            began = _usage()
+            dask_engine._expand_part(token, spec, [(ids, values)], level, known, parts, last,
+                                     False)
+            each.append({"partition": e, "nodes": len(ids), **_since(began)})
+        levels.append({"nodes": sum(p["nodes"] for p in each), **_since(started),
+                       "partitions": each})
     end = _memory()
     tables = _tables(dask_engine._SYSTEMS[token].system.cache)
     return {"levels": levels, "tables": tables,
@@ -182,12 +212,14 @@ def _one_part(j: int, spec: tuple, parts: int, pieces: list) -> dict:
                        "end": end["rss"], "trimmed": _trimmed()}}
 
 
-def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs: int = 1) -> dict:
+def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs: int = 1,
+                  spread: int = 1, spread_from: int = 1) -> dict:
     """:func:`measure` with the one process and each partition in a fresh process (``--fresh``
-    in the module docstring), plus ``memory`` and ``summary``. Memory in bytes, CPU in seconds."""
+    in the module docstring), plus ``memory`` and ``summary``; ``spread``, ``spread_from``: the
+    expansion partitions a worker (``--spread``). Memory in bytes, CPU in seconds."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(1, maxtasksperchild=1) as pool:
-        one = pool.apply(_one_process, (depth, parts, from_nodes))
+        one = pool.apply(_one_process, (depth, parts, from_nodes, spread, spread_from))
     pieces, spec = one.pop("pieces"), one.pop("spec")
     with _worker_environment() as environment, \
             context.Pool(jobs, maxtasksperchild=1) as pool:
@@ -209,6 +241,12 @@ def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs:
                "criticalPathCpuSeconds": round(path, 2),
                "speedupBound": round(one["cpuSeconds"] / path, 2),
                "oneProcessPeakBytes": one["memory"]["peak"]}
+    if spread > 1:
+        stolen = serial + sum(_stealing_makespan([[q["cpuSeconds"] for q in p["partitions"]]
+                                                  for p in row["parts"]]) for row in levels)
+        summary.update(spread=spread, spreadFrom=spread_from,
+                       criticalPathStealingCpuSeconds=round(stolen, 2),
+                       speedupBoundStealing=round(one["cpuSeconds"] / stolen, 2))
     if all(p is not None for p in peaks):
         summary.update(partitionsPeakBytes=sum(peaks), largestPartitionPeakBytes=max(peaks),
                        partitionsOverOneProcess=round(sum(peaks) / one["memory"]["peak"], 2),
@@ -219,6 +257,26 @@ def measure_fresh(depth: int = 5, parts: int = 16, from_nodes: int = 1000, jobs:
             "tables": {"oneProcess": one["tables"], "parts": [r["tables"] for r in results]},
             "memory": {"oneProcess": one["memory"], "parts": [r["memory"] for r in results]},
             "summary": summary}
+
+
+def _stealing_makespan(queues: list) -> float:
+    """When the last of ``queues`` (per worker, its partitions' CPU seconds in the order it runs
+    them) is done if a worker whose queue is empty takes the last partition not started from
+    the queue with the most CPU seconds left (ties: the lowest worker), each at its cost."""
+    left = [list(q) for q in queues]
+    clock = [0.0] * len(left)
+    idle: set = set()
+    while len(idle) < len(left):
+        w = min((c, i) for i, c in enumerate(clock) if i not in idle)[1]
+        if left[w]:
+            clock[w] += left[w].pop(0)
+            continue
+        victim = max(range(len(left)), key=lambda i: (sum(left[i]), -i))
+        if not left[victim]:
+            idle.add(w)
+            continue
+        clock[w] += left[victim].pop()
+    return max(clock) if clock else 0.0
 
 
 @contextlib.contextmanager
@@ -275,11 +333,25 @@ def main(argv=None) -> int:
                              "with their memory")
     parser.add_argument("--jobs", type=int, default=1,
                         help="with --fresh: partitions run at once (default 1)")
+    parser.add_argument("--spread", type=int, default=1,
+                        help="with --fresh: expansion partitions a worker at a large level "
+                             "(default 1)")
+    parser.add_argument("--spread-from", type=int, default=None,
+                        help="with --spread: frontier nodes a worker from which a level is "
+                             "spread (default: the engine's)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if args.depth < 1 or args.parts < 1 or args.from_nodes < 1 or args.jobs < 1:
-        parser.error("--depth, --parts, --from-nodes and --jobs must be at least 1")
-    figures = (measure_fresh(args.depth, args.parts, args.from_nodes, args.jobs) if args.fresh
+    if args.depth < 1 or args.parts < 1 or args.from_nodes < 1 or args.jobs < 1 or \
+            args.spread < 1 or (args.spread_from is not None and args.spread_from < 1):
+        parser.error("--depth, --parts, --from-nodes, --jobs, --spread and --spread-from must "
+                     "be at least 1")
+    if args.spread > 1 and not args.fresh:
+        parser.error("--spread needs --fresh")
+    if args.spread_from is None:
+        from properties.search.dask_engine import SPREAD_FROM
+        args.spread_from = SPREAD_FROM
+    figures = (measure_fresh(args.depth, args.parts, args.from_nodes, args.jobs, args.spread,
+                             args.spread_from) if args.fresh
                else measure(args.depth, args.parts, args.from_nodes))
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -113,3 +113,34 @@ def test_the_split_in_fresh_processes_accounts_for_every_node_and_byte(split):
     # partition has the whole budget, as a worker does, is test_bfs's SweepAdapter.spec test)
     for t in [tables["oneProcess"], *tables["parts"]]:
         assert (t["memoEvictions"], t["memoTrims"]) == (0, 0) and t["checked"] > 0
+
+
+def test_the_split_with_partitions_to_spare_times_each_and_bounds_stealing(split):
+    """benchmarks/explore_split.py --fresh --spread (issue 43.1, more expansion partitions
+    than workers): each worker expands its own partitions (``e % workers`` its index) one by
+    one, every node exactly once, and the stealing path is that of a worker taking the last
+    partition of the queue with most left once its own are done."""
+    assert split._stealing_makespan([[5, 1, 1], [1]]) == 5  # the second takes both 1s
+    # the first runs 3 and 3, the second its 1 and then the last 3 twice
+    assert split._stealing_makespan([[3, 3, 3, 3], [1]]) == 7
+    assert split._stealing_makespan([[2], [2], []]) == 2 and split._stealing_makespan([]) == 0
+    figures = split.measure_fresh(depth=3, parts=2, from_nodes=1, jobs=2, spread=3,
+                                  spread_from=4)
+    levels, summary = figures["levels"], figures["summary"]
+    assert (summary["spread"], summary["spreadFrom"]) == (3, 4)
+    for row in levels:
+        spread = 3 if row["nodes"] >= 4 * 2 else 1
+        for j, part in enumerate(row["parts"]):
+            mine = part["partitions"]
+            assert sorted(p["partition"] for p in mine) == list(range(j, 2 * spread, 2)), row
+            # a worker runs its largest partition first (the engine's task priorities)
+            assert [p["nodes"] for p in mine] == sorted((p["nodes"] for p in mine), reverse=True)
+            assert sum(p["nodes"] for p in mine) == part["nodes"]
+        assert sum(p["nodes"] for p in row["parts"]) == row["nodes"]
+    assert [row["nodes"] >= 8 for row in levels] == [False, False, True]
+    stolen = summary["driverCpuSeconds"] + sum(
+        split._stealing_makespan([[q["cpuSeconds"] for q in p["partitions"]]
+                                  for p in row["parts"]]) for row in levels)
+    assert abs(summary["criticalPathStealingCpuSeconds"] - stolen) < 0.02
+    # a worker that steals is never later than the same worker left to its own queue
+    assert summary["criticalPathStealingCpuSeconds"] <= summary["criticalPathCpuSeconds"] + 0.02

@@ -425,6 +425,49 @@ def test_the_next_round_goes_to_the_workers_before_the_driver_merges_this_one(cl
             assert engine.settled is False  # a cancelled task may still be running
 
 
+def test_a_large_level_is_cut_into_partitions_that_run_largest_first(cluster, monkeypatch):
+    """Issue 43 (balance): a level of ``spread_from`` frontier nodes a worker or more is cut
+    into ``spread`` expansion partitions a worker, each an expand task queued on its home worker
+    with its nodes as its Dask priority (a worker runs its largest first, and an idle worker
+    steals what is left); a smaller level keeps one partition a worker. The search is the
+    in-process one, and the level's figures count one task a partition."""
+    from properties.search.bfs import search
+    from properties.search.dask_engine import DaskEngine
+    from properties.catalogue import PROPERTIES
+    from properties.search.explore import EXPLORE_VOCABULARY
+    from properties.search.system_sweep import SweepAdapter
+
+    def sweep():
+        return SweepAdapter(EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+
+    def figures(found):
+        return (found.parents.to_numpy().tolist(), found.edges, found.depth, found.tags,
+                [[repr(k), repr(v)] for k, v in found.findings.items()])
+
+    handed, submit = [], DaskEngine._submit
+
+    def spied(self, merge, level, last, pieces, where, first=None):
+        handed.append((level, len(pieces), first))
+        return submit(self, merge, level, last, pieces, where, first)
+    monkeypatch.setattr(DaskEngine, "_submit", spied)
+    system = sweep()
+    engine = DaskEngine(system, address=cluster, local_below=1, spread=3, spread_from=50)
+    found = search(system, 4, engine)
+    engine.close()
+    assert figures(found) == figures(search(sweep(), 4))
+    tasks = {t["level"]: t for t in found.storage["workerTasks"]}
+    assert sorted(tasks) == [0, 1, 2, 3]
+    for level, cut, first in handed:  # one round a level (rounds of 1,048,576 nodes)
+        nodes = tasks[level]["nodes"]
+        assert len(nodes) == cut and 0 <= tasks[level]["stolenTasks"] <= cut
+        if sum(nodes) >= 100:  # 50 a worker: three partitions each, their nodes their priority
+            assert cut == 6 and first == nodes
+        else:
+            assert cut == 2 and first == [0, 0]  # no priority
+    assert [cut for _, cut, _ in handed] == [2, 2, 2, 6]  # only level 3 (1,444 nodes) is cut
+    assert sum(tasks[3]["nodes"]) == 1_444
+
+
 def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_engine(
         cluster, tmp_path, monkeypatch):
     """Checkpoints with the Dask engine: a level on the cluster is expanded in rounds of
@@ -468,16 +511,20 @@ def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_
         return found, (found.stopped_by, meta["level"], meta["rows"])
 
     def on_cluster(system):
-        return DaskEngine(system, address=cluster, local_below=1, round_nodes=64)
+        # levels of 32 nodes or more in eight expansion partitions (four a worker)
+        return DaskEngine(system, address=cluster, local_below=1, round_nodes=64,
+                          spread_from=16)
 
     def in_process(system):
         return LocalEngine(system, chunk=8)
     plain = figures(search(sweep(), 4))
     for depth, rounds, bound in ((4, 64, 9_000), (4, 10**6, 35), (3, 7, None), (3, 1, None)):
         # a state bound that cuts a round; rounds where a partition has no node (their tasks
-        # find nothing, and take no class of readings away from the others')
+        # find nothing, and take no class of readings away from the others'); every level
+        # past the first in more expansion partitions than workers where rounds are small
         system = sweep()
-        engine = DaskEngine(system, address=cluster, local_below=1, round_nodes=rounds)
+        engine = DaskEngine(system, address=cluster, local_below=1, round_nodes=rounds,
+                            spread_from=1 if rounds < 100 else 1 << 30)
         assert figures(search(system, depth, engine, max_states=bound)) == \
             figures(search(sweep(), depth, max_states=bound)), (depth, rounds, bound)
 
@@ -493,6 +540,7 @@ def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_
     tasks = found.storage["workerTasks"]  # one entry per level, its rounds added up
     level3 = (where / "frontier-3.i64").stat().st_size // 8  # its nodes not halted
     assert [t["level"] for t in tasks] == [3] and sum(tasks[0]["nodes"]) == level3 - 11 * 64
+    assert len(tasks[0]["nodes"]) == 8  # four expansion partitions a worker
     found, said = run(tmp_path / "back", in_process, 10_000)
     assert said == ("depth", 4, 0) and figures(found) == plain
 

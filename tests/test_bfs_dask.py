@@ -1,5 +1,5 @@
 """The Dask engine's local cluster (issue 21, workers): its processes run with the quiet settings
-(no statistical profiler on the tasks' stacks, slow monitors, no work stealing), ignore
+(no statistical profiler on the tasks' stacks, slow monitors; work stealing on), ignore
 SIGINT (a terminal's Ctrl-C is the command's to handle) and keep the memory blocks they reuse
 (issue 43), and each task reports its worker process's CPU and its own thread's."""
 import os
@@ -26,8 +26,9 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         ignored = client.run(lambda: signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
         assert list(ignored.values()) == [True, True]
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not here
+        # work stealing is on: an idle worker takes the queued expansion partitions of a busy one
         assert client.run_on_scheduler(
-            lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is False
+            lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is True
         if _GLIBC:
             # started with Dask's MALLOC_TRIM_THRESHOLD_, each worker still reuses a freed
             # 1 MiB block rather than mapping it afresh (dask_setup: steady_allocator)

@@ -15,9 +15,15 @@ deduplicated by exactly one task. The frontier is partitioned by the system's ro
 (:meth:`~properties.search.bfs.EngineAdapter.routing`; for the all-readings sweep the consumer
 state's fingerprint), so that each worker computes a state's decision trees and check outcomes
 once (its memo tables live in the worker process, :data:`_SYSTEMS`, and are only a cache: a
-task moved to another worker rebuilds them). Per level:
+task moved to another worker rebuilds them). A large level has :data:`PARTITIONS_PER_WORKER`
+expansion partitions a worker (routing key modulo ``E``, ``E`` a multiple of P), each queued on
+its home worker (partition ``e`` on worker ``e % P``, which holds the same consumer states at
+every level) with its nodes as its priority (a worker runs its largest first) and taken by
+whichever worker is idle when its own are done (Dask's work stealing), so that what is left
+at the end of a level is small partitions that idle workers can share.
+Per level:
 
-1. ``expand`` (one task per frontier partition, on its worker): expand the nodes in id order,
+1. ``expand`` (one task per expansion partition, on its worker): expand the nodes in id order,
    fingerprint the successors, keep the first of each fingerprint, route them by fingerprint;
 2. ``absorb`` (one task per visited partition): the routed successors from every expand task,
    the first parent entry per fingerprint, those not yet visited (a new visited set, sharing
@@ -70,14 +76,30 @@ QUIET = {"distributed.worker.profile.enabled": False,
          "distributed.admin.tick.interval": "1s",
          "distributed.admin.system-monitor.interval": "5s",
          "distributed.worker.memory.monitor-interval": "1s",
-         "distributed.scheduler.work-stealing": False}
+         "distributed.scheduler.work-stealing": True}
 """Dask settings of the local cluster that cut what its processes spend beside the tasks:
 no statistical profiler sampling each task's stack every 10 ms (about 12% of a task's CPU on
 the sweep's deep Python stacks), the event-loop and system monitors ticking every second or
-five instead of every 20 and 500 ms, the nannies' memory monitor every second, and no work
-stealing (every task is placed on the worker holding its partition; a lost worker's tasks are
-still rerun elsewhere). A cluster joined by address keeps its own settings (docs/exhaustive.md
-says how to give its workers these)."""
+five instead of every 20 and 500 ms and the nannies' memory monitor every second. Work stealing
+stays on (Dask's default, named here so that it is not lost): a worker that has run its own
+expansion partitions takes queued ones from a busier worker (:data:`PARTITIONS_PER_WORKER`).
+A cluster joined by address keeps its own settings (docs/exhaustive.md says how to give its
+workers these)."""
+
+PARTITIONS_PER_WORKER = 4
+"""Expansion partitions per worker at a level of :data:`SPREAD_FROM` frontier nodes a worker or
+more (one at a smaller level). A partition's cost is fixed when the frontier is routed, and
+neither its nodes nor its consumer states predict it well (issue 43's profile: at depth 6 on 16
+partitions the largest level-5 partition took 1.15 to 1.23 times their mean CPU); with several
+a worker, run largest first and stolen by an idle worker, the last to finish waits for less, and
+each task holds a quarter of the successors (benchmarks/README.md, "more partitions than
+workers"). Each partition is one expand task and one exchange task per visited partition, so
+more of them cost the scheduler more per round."""
+
+SPREAD_FROM = 2048
+"""Frontier nodes per worker from which a level is cut into :data:`PARTITIONS_PER_WORKER`
+expansion partitions a worker (below it, one a worker: the level is short, and the tasks'
+overhead would outweigh what balance gains)."""
 
 
 CONNECT_SECONDS = 10.0
@@ -368,7 +390,7 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                 "move_counts": np.concatenate(move_counts) if move_counts
                 else np.zeros(0, np.int64), "edges": edges,
                 "cpu": (time.process_time() - cpu, time.thread_time() - own), "nodes": len(ids),
-                "cache": adapter.cache_size(),
+                "cache": adapter.cache_size(), "worker": _worker_address(),
                 # what this task evicted and emptied of the worker's memo tables
                 "memo": {k: v - memo.get(k, 0) for k, v in adapter.storage().items()
                          if k in ("memoTrims", "memoEvictions")}}
@@ -442,32 +464,46 @@ def _summary(absorbed: tuple) -> tuple:
     return keys, fps, halted, tags
 
 
-def _piece(absorbed: tuple, ids: np.ndarray, part: int, parts: int) -> tuple:
-    """The next frontier's nodes of absorb task ``absorbed`` that expansion partition ``part``
-    takes: ``(ids, values)`` of the new nodes not halted whose routing key falls there (``ids``:
-    the driver's numbers of all the new nodes, in the task's order)."""
+def _piece(absorbed: tuple, ids: np.ndarray, home: int, parts: int) -> tuple:
+    """The next frontier's nodes of absorb task ``absorbed`` whose home is worker ``home`` of
+    ``parts``: ``(ids, values, routes)`` of the new nodes not halted whose routing key modulo
+    ``parts`` is ``home`` (``ids``: the driver's numbers of all the new nodes, in the task's
+    order). The next level cuts them into its expansion partitions (:func:`_cut_pieces`)."""
     _, _, halted, _, routes, values = absorbed[1]
-    mine = np.flatnonzero(~halted & ((routes % np.uint64(parts)).astype(np.int64) == part))
-    return ids[mine], [values[i] for i in mine.tolist()]
+    mine = np.flatnonzero(~halted & ((routes % np.uint64(parts)).astype(np.int64) == home))
+    return ids[mine], [values[i] for i in mine.tolist()], routes[mine]
 
 
 def _findings(expanded: dict) -> tuple:
     """What the driver needs of an expand task: ``(findings, move ids, move counts, edges)``."""
     return (expanded["findings"], expanded["move_ids"], expanded["move_counts"],
             expanded["edges"], (expanded["cpu"], expanded["nodes"], expanded["cache"],
-                                expanded["memo"]))
+                                expanded["memo"]), expanded["worker"])
+
+
+def _worker_address() -> Optional[str]:
+    """The address of the Dask worker running this task (None outside one)."""
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
 
 
 class DaskEngine:
     """Expands levels on a Dask cluster (see the module): one started here (``workers`` local
-    processes, stopped by :meth:`close`) or the running one at ``address``.
+    processes, stopped by :meth:`close`) or the running one at ``address``. ``local_below``:
+    frontier nodes below which a level stays in this process; ``round_nodes``: frontier nodes a
+    round; ``spread``: expansion partitions a worker at a level of ``spread_from`` frontier
+    nodes a worker or more (:data:`PARTITIONS_PER_WORKER`, :data:`SPREAD_FROM`).
 
     Raises ImportError (at the first distributed level) when ``distributed`` is not installed,
     and OSError when the cluster cannot be reached."""
 
     def __init__(self, system, workers: int = 2, address: Optional[str] = None,
                  local_below: int = 20_000, frontier_limit: int = 2 << 30,
-                 spill_dir: Optional[str] = None, round_nodes: int = 1 << 20):
+                 spill_dir: Optional[str] = None, round_nodes: int = 1 << 20,
+                 spread: int = PARTITIONS_PER_WORKER, spread_from: int = SPREAD_FROM):
         self.adapter = adapter_of(system)
         self.system, self.address, self.local_below = self.adapter.system, address, local_below
         self.workers = workers
@@ -479,9 +515,13 @@ class DaskEngine:
         self.spec = self.adapter.spec(workers)
         self.on_cluster = False
         self.visited: list = []  # per visited partition: a future of its FingerprintSet
-        self.pieces: list = []  # per expansion partition: futures of (ids, values) pieces
+        # per worker (home): futures of (ids, values, routing keys) pieces of the frontier
+        # whose routing key modulo the workers is the worker's index
+        self.pieces: list = []
         self.frontier_n = 0
         self.round_nodes = round_nodes
+        # expansion partitions a worker at a level of spread_from frontier nodes a worker
+        self.spread, self.spread_from = spread, spread_from
         self.bounds: list = []  # the first frontier id of each round of the level
         # the next level's pieces, size and round bounds before the level is expanded: empty,
         # or a resume's nodes of it found before the stop
@@ -490,7 +530,7 @@ class DaskEngine:
         self.carry_bounds: list = []
         self.settled = True  # no level under way on the cluster: it may be asked for figures
         # (level, [((worker process CPU s, task thread CPU s), nodes, cache entries,
-        # {"memoTrims", "memoEvictions": this task's}) per task])
+        # {"memoTrims", "memoEvictions": this task's}, rounds stolen) per expand task])
         self.task_log: list = []
 
     def block_array(self):
@@ -561,21 +601,21 @@ class DaskEngine:
         self.visited = [client.submit(_visited_of, fps[owner == d], workers=[self.names[d]],
                                       allow_other_workers=True, pure=False)
                         for d in range(parts)]
-        ids, values, part = self._exported(self.local.frontier)
-        self.pieces = self._placed(ids, values, part)
+        ids, values, routes = self._exported(self.local.frontier)
+        self.pieces = self._placed(ids, values, routes)
         self.frontier_n, self.bounds = len(ids), _round_starts(ids, 0, self.round_nodes)
         # a resume inside a level: the next level's nodes found before the stop go first into
         # the next level's pieces, which the level's rounds add to
-        ids, values, part = self._exported(self.local.resumed_next())
-        self.carry = self._placed(ids, values, part)
+        ids, values, routes = self._exported(self.local.resumed_next())
+        self.carry = self._placed(ids, values, routes)
         self.carry_n, self.carry_bounds = len(ids), _round_starts(ids, 0, self.round_nodes)
         self.on_cluster = True
 
     def _exported(self, frontier) -> tuple:
         """The nodes of ``frontier`` (a :class:`~properties.search.store.Frontier`, closed here) as
-        ``(ids, values, part)``: ids ascending, the system's exported values, and each node's
-        expansion partition (its routing key modulo the workers)."""
-        adapter, parts = self.adapter, len(self.names)
+        ``(ids, values, routes)``: ids ascending, the system's exported values, and each node's
+        routing key (uint64)."""
+        adapter = self.adapter
         ids_all, values, route_all = [], [], []
         for ids, nodes in frontier:
             nodes = np.asarray(nodes)
@@ -585,16 +625,16 @@ class DaskEngine:
         frontier.close()
         ids = np.concatenate(ids_all) if ids_all else np.zeros(0, np.int64)
         routes = np.concatenate(route_all) if route_all else np.zeros(0, np.uint64)
-        return ids, values, (routes % np.uint64(parts)).astype(np.int64)
+        return ids, values, routes
 
-    def _placed(self, ids: np.ndarray, values: list, part: np.ndarray) -> list:
-        """Per expansion partition ``j``, a list of one future of ``(ids, values)`` of the
-        nodes whose ``part`` is ``j``, placed on its worker (the data goes in the task itself,
-        so that Dask can rebuild it if a worker is lost)."""
-        out = []
+    def _placed(self, ids: np.ndarray, values: list, routes: np.ndarray) -> list:
+        """Per worker ``j``, a list of one future of ``(ids, values, routes)`` of the nodes
+        whose routing key modulo the workers is ``j``, placed on it (the data goes in the task
+        itself, so that Dask can rebuild it if a worker is lost)."""
+        out, part = [], (routes % np.uint64(len(self.names))).astype(np.int64)
         for j in range(len(self.names)):
             mine = np.flatnonzero(part == j)
-            piece = (ids[mine], [values[i] for i in mine.tolist()])
+            piece = (ids[mine], [values[i] for i in mine.tolist()], routes[mine])
             out.append([self.client.submit(_identity, piece, workers=[self.names[j]],
                                            allow_other_workers=True, pure=False)])
         return out
@@ -617,18 +657,26 @@ class DaskEngine:
         client, names, parts = self.client, self.names, len(self.names)
         where = [dict(workers=[n], allow_other_workers=True, pure=False) for n in names]
         bounds = self.bounds
-        # each partition's pieces joined and cut once into the rounds' parts, on its worker
-        cuts = [client.submit(_cut_pieces, self.pieces[j], bounds, **where[j])
-                for j in range(parts)]
+        spread = self.spread if self.frontier_n >= self.spread_from * parts else 1
+        cut = spread * parts  # expansion partitions: e's home is worker e % parts
+        # each expansion partition's nodes taken from its home worker's pieces, joined and cut
+        # once into the rounds' parts, there
+        cuts = [client.submit(_cut_pieces, self.pieces[e % parts], bounds, e, cut,
+                              **where[e % parts]) for e in range(cut)]
+        # each partition's nodes in each round, for the tasks' priorities: a worker runs its
+        # largest partitions first, so that what is left to steal at the end is small
+        sizes = self._gather([client.submit(_round_sizes, c, **where[e % parts])
+                              for e, c in enumerate(cuts)], level) if cut > parts else None
         size, rows = self.frontier_n, self.local.resumed_rows
         self.local.resumed_rows = 0
         self.pieces, self.frontier_n, self.bounds = self.carry, self.carry_n, self.carry_bounds
         self.carry, self.carry_n, self.carry_bounds = [[] for _ in range(parts)], 0, []
 
         def submit(r: int) -> dict:
-            pieces = [[client.submit(operator.getitem, cuts[j], r, **where[j])]
-                      for j in range(parts)]
-            return self._submit(merge, level, last, pieces, where)
+            first = [0] * cut if sizes is None else [s[r] for s in sizes]
+            pieces = [[client.submit(operator.getitem, cuts[e], r, priority=first[e],
+                                     **where[e % parts])] for e in range(cut)]
+            return self._submit(merge, level, last, pieces, where, first)
 
         merge.position = (level, rows)
         if self.checkpoint is not None and self.checkpoint.due():
@@ -664,26 +712,33 @@ class DaskEngine:
                 merge.save(level, rows)
             handle = following
 
-    def _submit(self, merge, level: int, last: bool, pieces: list, where: list) -> dict:
-        """Hand one round of a level to the cluster: ``pieces``, per expansion partition,
-        futures of ``(ids, values)`` of the round's frontier nodes. Returns the round's futures
+    def _submit(self, merge, level: int, last: bool, pieces: list, where: list,
+                first: Optional[list] = None) -> dict:
+        """Hand one round of a level to the cluster: ``pieces``, per expansion partition ``e``
+        (queued on worker ``e`` modulo the workers, stealable), futures of ``(ids, values)`` of the
+        round's frontier nodes; ``first``, per partition, its expand task's Dask priority (the
+        higher first among a worker's ready tasks; default all 0). Returns the round's futures
         (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited
         after"``, the visited sets after the round, what :meth:`_cancel` puts back when the
         round after it is withdrawn) and ``"where"``, the tasks' placement. The visited sets
         become the round's, so that a round handed over after it deduplicates against it."""
         client, parts = self.client, len(self.names)
         self.settled = False  # until every task handed over has answered
-        expanded = [client.submit(_expand_part, self.token, self.spec, pieces[j], level,
-                                  dict(merge.known), parts, last, merge.keep_edges, **where[j])
-                    for j in range(parts)]
-        routed = [[client.submit(_route, expanded[j], d, **where[j]) for j in range(parts)]
+        known = dict(merge.known)
+        first = first or [0] * len(pieces)
+        expanded = [client.submit(_expand_part, self.token, self.spec, piece, level, known,
+                                  parts, last, merge.keep_edges, priority=first[e],
+                                  **where[e % parts])
+                    for e, piece in enumerate(pieces)]
+        # what follows an expand task runs where it ran (Dask places an unrestricted task
+        # with its data), on its home worker or on the one that stole it
+        routed = [[client.submit(_route, x, d, pure=False) for x in expanded]
                   for d in range(parts)]
         absorbed = [client.submit(_absorb_part, self.visited[d], routed[d], parts, **where[d])
                     for d in range(parts)]
         handle = {"summaries": [client.submit(_summary, a, **where[d])
                                 for d, a in enumerate(absorbed)],
-                  "reports": [client.submit(_findings, e, **where[j])
-                              for j, e in enumerate(expanded)],
+                  "reports": [client.submit(_findings, x, pure=False) for x in expanded],
                   "absorbed": absorbed, "where": where}
         self.visited = [client.submit(operator.getitem, a, 0, **where[d])
                         for d, a in enumerate(absorbed)]
@@ -719,10 +774,13 @@ class DaskEngine:
         summaries, reports = gathered
         start = len(merge.result.parents)
         batch, ids_of = _merged(summaries, reports, start, merge.keep_edges)
-        tasks = [r[4] for r in reports]
+        # each expand task's figures, and whether a worker other than its home ran it
+        tasks = [(*r[4], int(r[5] is not None and r[5] != self.names[e % parts]))
+                 for e, r in enumerate(reports)]
         if not first and self.task_log and self.task_log[-1][0] == level:
             tasks = [((a[0][0] + b[0][0], a[0][1] + b[0][1]), a[1] + b[1], b[2],
-                      {k: a[3].get(k, 0) + b[3].get(k, 0) for k in sorted({*a[3], *b[3]})})
+                      {k: a[3].get(k, 0) + b[3].get(k, 0) for k in sorted({*a[3], *b[3]})},
+                      a[4] + b[4])
                      for a, b in zip(self.task_log.pop()[1], tasks)]
         self.task_log.append((level, tasks))
         kept = start + np.flatnonzero(~batch.halted)  # the next level's nodes, by id
@@ -784,7 +842,9 @@ class DaskEngine:
         """:meth:`LocalEngine.storage`'s figures, with the cluster's when it expanded levels:
         ``visitedBytes`` (the partitions' fingerprints), ``workerPeakBytes`` (the workers' peak
         resident memory, added up), ``workers``, ``workerTasks`` (per level, each task's CPU
-        seconds, nodes and memo counters) and the workers' memo evictions and trims added to
+        seconds, nodes and memo counters, one per expansion partition, and ``stolenTasks``, how
+        many of the level's expand tasks, over its rounds, a worker other than the partition's
+        home ran) and the workers' memo evictions and trims added to
         this process's. The cluster is asked only when its last level finished
         (:attr:`settled`): after an interrupted level its workers may still be busy with it,
         or gone (a terminal's Ctrl-C reaches them too), and asking them would wait for them."""
@@ -804,7 +864,8 @@ class DaskEngine:
                                "nodes": [t[1] for t in tasks],
                                "cacheEntries": [t[2] for t in tasks],
                                "memoEvictions": [t[3].get("memoEvictions", 0) for t in tasks],
-                               "memoTrims": [t[3].get("memoTrims", 0) for t in tasks]}
+                               "memoTrims": [t[3].get("memoTrims", 0) for t in tasks],
+                               "stolenTasks": sum(t[4] for t in tasks)}
                               for level, tasks in self.task_log]
         for name in ("memoTrims", "memoEvictions"):  # the workers' as well as this process's
             if name in out:
@@ -872,17 +933,27 @@ def _round_starts(ids: np.ndarray, before: int, round_nodes: int) -> list:
     return ids[(-before) % round_nodes::round_nodes].tolist()
 
 
-def _cut_pieces(pieces: list, bounds: list) -> list:
-    """A partition's frontier pieces ``(ids, values)`` joined in id order and cut into the
-    rounds whose first ids are ``bounds``: one ``(ids, values)`` per round, empty where the
-    partition has none (one task a partition and level, whatever the pieces' number)."""
+def _cut_pieces(pieces: list, bounds: list, part: int, parts: int) -> list:
+    """Expansion partition ``part`` of ``parts`` of a level: the nodes of its home worker's
+    frontier pieces ``(ids, values, routes)`` whose routing key modulo ``parts`` is ``part``,
+    joined in id order and cut into the rounds whose first ids are ``bounds``: one ``(ids,
+    values)`` per round, empty where the partition has none (one task a partition and level,
+    whatever the pieces' number)."""
     ids = np.concatenate([p[0] for p in pieces]) if pieces else np.zeros(0, np.int64)
     values = [v for p in pieces for v in p[1]]
+    routes = np.concatenate([p[2] for p in pieces]) if pieces else np.zeros(0, np.uint64)
+    mine = np.flatnonzero((routes % np.uint64(parts)).astype(np.int64) == part)
+    ids, values = ids[mine], [values[i] for i in mine.tolist()]
     order = np.argsort(ids, kind="stable")
     ids, values = ids[order], [values[i] for i in order.tolist()]
     at = np.searchsorted(ids, np.asarray(bounds[1:], dtype=np.int64)).tolist()
     edges = [0, *at, len(ids)]
     return [(ids[a:b], values[a:b]) for a, b in zip(edges, edges[1:])]
+
+
+def _round_sizes(cut: list) -> list:
+    """The nodes of each round of a partition cut by :func:`_cut_pieces`."""
+    return [len(ids) for ids, _ in cut]
 
 
 def _peak_rss() -> int:
