@@ -932,6 +932,39 @@ def test_a_level_on_a_cluster_without_workers_or_scheduler_stops_in_one_line(clu
         assert captured.err.endswith("nothing explored is reported" + said), captured.err
 
 
+def test_a_cluster_that_fails_while_a_level_is_cut_is_not_asked_for_figures(cluster,
+                                                                            monkeypatch):
+    """A level cut into more expansion partitions than workers first awaits its partitions'
+    sizes (the tasks' priorities): the cluster is not settled then, so a search that the
+    cluster fails in that wait (here: every worker gone) stops with :class:`ClusterError` and
+    its figures leave the cluster alone, as they would in a round (asking a cluster without
+    workers would wait for ever)."""
+    import properties.search.dask_engine as bfs_dask
+    from properties.search.bfs import search
+    from properties.catalogue import PROPERTIES
+    from properties.search.system_sweep import SweepAdapter
+    seen, gather = [], bfs_dask.DaskEngine._gather
+
+    def failing(self, futures, level):
+        if futures and str(futures[0].key).startswith("_round_sizes"):
+            seen.append(self.settled)
+            raise bfs_dask.ClusterError(f"every worker of the Dask cluster at {cluster} left "
+                                        f"during depth {level + 1}")
+        return gather(self, futures, level)
+    monkeypatch.setattr(bfs_dask.DaskEngine, "_gather", failing)
+    figures, storage = [], bfs_dask.DaskEngine.storage
+    monkeypatch.setattr(bfs_dask.DaskEngine, "storage",
+                        lambda self: figures.append(storage(self)) or figures[-1])
+    system = SweepAdapter(explore_module.EXPLORE_VOCABULARY, tuple(PROPERTIES), False)
+    engine = bfs_dask.DaskEngine(system, address=cluster, local_below=1, spread=2,
+                                 spread_from=1)
+    with pytest.raises(bfs_dask.ClusterError, match="every worker"):
+        search(system, 3, engine)
+    # the figures the search took as it stopped: the driver's, none of the cluster's
+    assert seen == [False] and len(figures) == 1 and figures[0]["workerTasks"]
+    assert "workerPeakBytes" not in figures[0]
+
+
 def test_an_interrupt_while_the_local_cluster_starts_takes_effect_once_it_is_up(
         python_sigint):
     """A Ctrl-C that lands while the local cluster starts is held back until it is up

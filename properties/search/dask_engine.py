@@ -665,8 +665,14 @@ class DaskEngine:
                               **where[e % parts]) for e in range(cut)]
         # each partition's nodes in each round, for the tasks' priorities: a worker runs its
         # largest partitions first, so that what is left to steal at the end is small
-        sizes = self._gather([client.submit(_round_sizes, c, **where[e % parts])
-                              for e, c in enumerate(cuts)], level) if cut > parts else None
+        sizes = None
+        if cut > parts:
+            # the cluster is not settled while they are awaited: a search stopped in the wait
+            # (every worker gone, the scheduler lost, an interrupt) must not ask it for figures
+            settled, self.settled = self.settled, False
+            sizes = self._gather([client.submit(_round_sizes, c, **where[e % parts])
+                                  for e, c in enumerate(cuts)], level)
+            self.settled = settled
         size, rows = self.frontier_n, self.local.resumed_rows
         self.local.resumed_rows = 0
         self.pieces, self.frontier_n, self.bounds = self.carry, self.carry_n, self.carry_bounds
