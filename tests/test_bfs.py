@@ -430,7 +430,8 @@ def test_a_large_level_is_cut_into_partitions_that_run_largest_first(cluster, mo
     into ``spread`` expansion partitions a worker, each an expand task queued on its home worker
     with its nodes as its Dask priority (a worker runs its largest first, and an idle worker
     steals what is left); a smaller level keeps one partition a worker. The search is the
-    in-process one, and the level's figures count one task a partition."""
+    in-process one, and the level's figures count one task a partition. A spread that is not
+    a whole number of at least 1 is refused."""
     from properties.search.bfs import search
     from properties.search.dask_engine import DaskEngine
     from properties.catalogue import PROPERTIES
@@ -466,6 +467,9 @@ def test_a_large_level_is_cut_into_partitions_that_run_largest_first(cluster, mo
             assert cut == 2 and first == [0, 0]  # no priority
     assert [cut for _, cut, _ in handed] == [2, 2, 2, 6]  # only level 3 (1,444 nodes) is cut
     assert sum(tasks[3]["nodes"]) == 1_444
+    for bad in (0, -1, 2.5):  # no expansion partition at all, or a fraction of one
+        with pytest.raises(ValueError, match="spread: expansion partitions a worker"):
+            DaskEngine(sweep(), address=cluster, spread=bad)
 
 
 def test_a_search_on_the_cluster_is_saved_between_rounds_and_taken_up_by_either_engine(

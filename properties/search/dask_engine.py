@@ -338,7 +338,9 @@ def _expand_part(token: str, spec: tuple, pieces: list, level: int, known: dict,
                  last: bool, keep_edges: bool) -> dict:
     """Expand one frontier partition. ``pieces``: ``(ids, values)`` from each absorb task (or
     the driver). Returns ``{"route": [per visited partition: (fps, keys, halted, tags, routes,
-    values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None}``.
+    values or None)], "findings", "move_ids", "move_counts", "edges": (keys, fps) or None,
+    "cpu": (process CPU s, thread CPU s), "nodes", "cache", "worker": the Dask worker's address
+    (None outside one), "memo": {"memoTrims", "memoEvictions": this task's}}``.
 
     The successors are deduplicated chunk by chunk as they are made (:class:`_FirstSeen`), so
     that the task holds each distinct successor once (33 bytes of it, and its row of the
@@ -475,7 +477,8 @@ def _piece(absorbed: tuple, ids: np.ndarray, home: int, parts: int) -> tuple:
 
 
 def _findings(expanded: dict) -> tuple:
-    """What the driver needs of an expand task: ``(findings, move ids, move counts, edges)``."""
+    """What the driver needs of an expand task: ``(findings, move ids, move counts, edges,
+    (cpu, nodes, cache, memo), worker)`` (:func:`_expand_part`'s entries)."""
     return (expanded["findings"], expanded["move_ids"], expanded["move_counts"],
             expanded["edges"], (expanded["cpu"], expanded["nodes"], expanded["cache"],
                                 expanded["memo"]), expanded["worker"])
@@ -497,13 +500,18 @@ class DaskEngine:
     round; ``spread``: expansion partitions a worker at a level of ``spread_from`` frontier
     nodes a worker or more (:data:`PARTITIONS_PER_WORKER`, :data:`SPREAD_FROM`).
 
-    Raises ImportError (at the first distributed level) when ``distributed`` is not installed,
-    and OSError when the cluster cannot be reached."""
+    Raises ValueError (here) when ``spread`` is not a whole number of at least 1, ImportError
+    (at the first distributed level) when ``distributed`` is not installed, and OSError when
+    the cluster cannot be reached."""
 
     def __init__(self, system, workers: int = 2, address: Optional[str] = None,
                  local_below: int = 20_000, frontier_limit: int = 2 << 30,
                  spill_dir: Optional[str] = None, round_nodes: int = 1 << 20,
                  spread: int = PARTITIONS_PER_WORKER, spread_from: int = SPREAD_FROM):
+        if not isinstance(spread, int) or spread < 1:
+            # (none would leave a level without expand tasks, its absorb tasks failing)
+            raise ValueError(f"spread: expansion partitions a worker, a whole number of at "
+                             f"least 1, not {spread!r}")
         self.adapter = adapter_of(system)
         self.system, self.address, self.local_below = self.adapter.system, address, local_below
         self.workers = workers
