@@ -347,6 +347,8 @@ def main(argv=None) -> int:
                      "be at least 1")
     if args.spread > 1 and not args.fresh:
         parser.error("--spread needs --fresh")
+    if args.spread_from is not None and args.spread == 1:
+        parser.error("--spread-from needs --spread above 1")
     if args.spread_from is None:
         from properties.search.dask_engine import SPREAD_FROM
         args.spread_from = SPREAD_FROM

@@ -144,3 +144,16 @@ def test_the_split_with_partitions_to_spare_times_each_and_bounds_stealing(split
     assert abs(summary["criticalPathStealingCpuSeconds"] - stolen) < 0.02
     # a worker that steals is never later than the same worker left to its own queue
     assert summary["criticalPathStealingCpuSeconds"] <= summary["criticalPathCpuSeconds"] + 0.02
+
+
+def test_the_split_refuses_a_spread_it_cannot_measure(split, capsys):
+    """explore_split.py: ``--spread`` needs ``--fresh`` (each worker a process of its own),
+    ``--spread-from`` a spread above 1, and every count at least 1: refused with exit 2 and the
+    reason, before any search."""
+    for argv, said in ((["--spread", "4"], "--spread needs --fresh"),
+                       (["--spread-from", "5"], "--spread-from needs --spread above 1"),
+                       (["--fresh", "--spread", "0"], "must be at least 1"),
+                       (["--fresh", "--spread", "2", "--spread-from", "0"], "must be at least 1")):
+        with pytest.raises(SystemExit) as stopped:
+            split.main(argv)
+        assert stopped.value.code == 2 and said in capsys.readouterr().err, argv

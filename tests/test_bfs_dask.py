@@ -29,6 +29,9 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         # work stealing is on: an idle worker takes the queued expansion partitions of a busy one
         assert client.run_on_scheduler(
             lambda dask_scheduler: "stealing" in dask_scheduler.extensions) is True
+        # and Dask knows a visited set's size, so that stealing does not move one as if free
+        sizes = client.run(_visited_sizes)
+        assert list(sizes.values()) == [[80_000, 80_000]] * 2, sizes
         if _GLIBC:
             # started with Dask's MALLOC_TRIM_THRESHOLD_, each worker still reuses a freed
             # 1 MiB block rather than mapping it afresh (dask_setup: steady_allocator)
@@ -56,6 +59,16 @@ def test_the_local_cluster_runs_quietly_and_reports_each_tasks_cpu(python_sigint
         assert len(t["cpuSeconds"]) == len(t["threadCpuSeconds"]) == 2
         assert all(0 <= own <= cpu + 0.01
                    for own, cpu in zip(t["threadCpuSeconds"], t["cpuSeconds"]))
+
+
+def _visited_sizes() -> list:
+    """On a worker: Dask's ``sizeof`` of a visited set of 10,000 fingerprints, and its bytes."""
+    import numpy as np
+    from dask.sizeof import sizeof
+
+    from properties.search.store import FingerprintSet
+    visited = FingerprintSet().with_added(np.arange(1, 10_001, dtype=np.uint64) * 7919)[0]
+    return [sizeof(visited), visited.nbytes]
 
 
 _GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"

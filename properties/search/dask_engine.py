@@ -255,13 +255,19 @@ def _interrupts_held():
 def dask_setup(worker) -> None:
     """Dask's preload hook, run in each worker process of :func:`local_cluster` as it starts
     (also for a cluster's workers started with ``dask worker --preload properties.search.dask_engine``):
-    SIGINT is ignored there, so that only the command stops its workers, and the allocator is
-    set as :func:`steady_allocator` says."""
+    SIGINT is ignored there, so that only the command stops its workers, the allocator is set as
+    :func:`steady_allocator` says, and Dask is told a visited set's real size
+    (:attr:`FingerprintSet.nbytes`; its default guess is some 56 bytes, whatever the set holds,
+    and work stealing would then move an absorb task and its set of millions of fingerprints
+    as if it cost nothing to move)."""
     import signal
     import threading
+
+    from dask.sizeof import sizeof
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     steady_allocator()
+    sizeof.register(FingerprintSet)(_nbytes)
 
 
 MMAP_THRESHOLD = 32 << 20
@@ -858,8 +864,8 @@ class DaskEngine:
         resident memory, added up), ``workers``, ``workerTasks`` (per level, each task's CPU
         seconds, nodes and memo counters, one per expansion partition, and ``stolenTasks``, how
         many of the level's expand tasks, over its rounds, a worker other than the partition's
-        home ran) and the workers' memo evictions and trims added to
-        this process's. The cluster is asked only when its last level finished
+        home ran: a lost worker's partitions count there too, as its replacement has another
+        address) and the workers' memo evictions and trims added to this process's. The cluster is asked only when its last level finished
         (:attr:`settled`): after an interrupted level its workers may still be busy with it,
         or gone (a terminal's Ctrl-C reaches them too), and asking them would wait for them."""
         out = self.local.storage()
@@ -982,6 +988,8 @@ def _visited_of(fps: np.ndarray) -> FingerprintSet:
 
 
 def _nbytes(visited: FingerprintSet) -> int:
+    """Bytes of ``visited`` (:attr:`FingerprintSet.nbytes`), for the storage figures and Dask's
+    ``sizeof`` on the workers (:func:`dask_setup`)."""
     return visited.nbytes
 
 
