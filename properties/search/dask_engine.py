@@ -865,9 +865,10 @@ class DaskEngine:
         seconds, nodes and memo counters, one per expansion partition, and ``stolenTasks``, how
         many of the level's expand tasks, over its rounds, a worker other than the partition's
         home ran: a lost worker's partitions count there too, as its replacement has another
-        address) and the workers' memo evictions and trims added to this process's. The cluster is asked only when its last level finished
-        (:attr:`settled`): after an interrupted level its workers may still be busy with it,
-        or gone (a terminal's Ctrl-C reaches them too), and asking them would wait for them."""
+        address) and the workers' memo evictions and trims added to this process's. The
+        cluster is asked only when its last level finished (:attr:`settled`): after an
+        interrupted level its workers may still be busy with it, or gone (a terminal's Ctrl-C
+        reaches them too), and asking them would wait for them."""
         out = self.local.storage()
         if self.on_cluster and self.client is not None and self.settled:
             try:
