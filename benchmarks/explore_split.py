@@ -65,12 +65,13 @@ def measure(depth: int = 5, parts: int = 2, from_nodes: int = 1000) -> dict:
         spec = adapter.spec(parts)
         levels = [{"level": level, "nodes": len(kept[level][0]), **cpu[level], "parts": []}
                   for level in sorted(kept)]
+        routes = {level: adapter.routing(kept[level][1]) for level in kept}
         part_tables = []
         for j in range(parts):
             token = f"explore-split-{j}"
             for row in levels:
                 _, _, known, last = kept[row["level"]]
-                piece = _piece(adapter, kept[row["level"]], parts, j)
+                piece = _piece(adapter, kept[row["level"]], routes[row["level"]], parts, j)
                 started = _usage()
                 dask_engine._expand_part(token, spec, [piece], row["level"], known, parts, last,
                                          False)
@@ -111,11 +112,12 @@ def _search_keeping(depth: int, from_nodes: int) -> tuple:
     return adapter, kept, cpu, _since(started)
 
 
-def _piece(adapter, kept_level: tuple, parts: int, j: int) -> tuple:
+def _piece(adapter, kept_level: tuple, routes: np.ndarray, parts: int, j: int) -> tuple:
     """Partition ``j``'s share of a kept frontier, as the driver ships it: ``(ids, exported
-    values)`` of the nodes whose routing key modulo ``parts`` is ``j``."""
+    values)`` of the nodes whose routing key (``routes``, the adapter's of the level's nodes,
+    uint64) modulo ``parts`` is ``j``."""
     ids, nodes = kept_level[0], kept_level[1]
-    mine = (adapter.routing(nodes) % np.uint64(parts)).astype(np.int64) == j
+    mine = (routes % np.uint64(parts)).astype(np.int64) == j
     return ids[mine], adapter.export(nodes[mine])
 
 
@@ -174,7 +176,9 @@ def _one_process(depth: int, parts: int, from_nodes: int, spread: int = 1,
               for level in sorted(kept)]
     cuts = {level: spread if len(kept[level][0]) >= spread_from * parts else 1
             for level in kept}
-    pieces = [[(level, _largest_first([(e, _piece(adapter, kept[level], cuts[level] * parts, e))
+    routes = {level: adapter.routing(kept[level][1]) for level in kept}
+    pieces = [[(level, _largest_first([(e, _piece(adapter, kept[level], routes[level],
+                                                  cuts[level] * parts, e))
                                        for e in range(j, cuts[level] * parts, parts)]),
                 kept[level][2], kept[level][3])
                for level in sorted(kept)] for j in range(parts)]

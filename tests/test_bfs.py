@@ -447,7 +447,7 @@ def test_a_large_level_is_cut_into_partitions_that_run_largest_first(cluster, mo
 
     handed, submit = [], DaskEngine._submit
 
-    def spied(self, merge, level, last, pieces, where, first=None):
+    def spied(self, merge, level, last, pieces, where, first):
         handed.append((level, len(pieces), first))
         return submit(self, merge, level, last, pieces, where, first)
     monkeypatch.setattr(DaskEngine, "_submit", spied)

@@ -733,11 +733,11 @@ class DaskEngine:
             handle = following
 
     def _submit(self, merge, level: int, last: bool, pieces: list, where: list,
-                first: Optional[list] = None) -> dict:
+                first: list) -> dict:
         """Hand one round of a level to the cluster: ``pieces``, per expansion partition ``e``
         (queued on worker ``e`` modulo the workers, stealable), futures of ``(ids, values)`` of the
         round's frontier nodes; ``first``, per partition, its expand task's Dask priority (the
-        higher first among a worker's ready tasks; default all 0). Returns the round's futures
+        higher first among a worker's ready tasks). Returns the round's futures
         (``"summaries"``, ``"reports"``: what the driver gathers; ``"absorbed"``; ``"visited
         after"``, the visited sets after the round, what :meth:`_cancel` puts back when the
         round after it is withdrawn) and ``"where"``, the tasks' placement. The visited sets
@@ -745,7 +745,6 @@ class DaskEngine:
         client, parts = self.client, len(self.names)
         self.settled = False  # until every task handed over has answered
         known = dict(merge.known)
-        first = first or [0] * len(pieces)
         expanded = [client.submit(_expand_part, self.token, self.spec, piece, level, known,
                                   parts, last, merge.keep_edges, priority=first[e],
                                   **where[e % parts])
@@ -964,9 +963,8 @@ def _cut_pieces(pieces: list, bounds: list, part: int, parts: int) -> list:
     values = [v for p in pieces for v in p[1]]
     routes = np.concatenate([p[2] for p in pieces]) if pieces else np.zeros(0, np.uint64)
     mine = np.flatnonzero((routes % np.uint64(parts)).astype(np.int64) == part)
+    mine = mine[np.argsort(ids[mine], kind="stable")]  # the partition's nodes in id order
     ids, values = ids[mine], [values[i] for i in mine.tolist()]
-    order = np.argsort(ids, kind="stable")
-    ids, values = ids[order], [values[i] for i in order.tolist()]
     at = np.searchsorted(ids, np.asarray(bounds[1:], dtype=np.int64)).tolist()
     edges = [0, *at, len(ids)]
     return [(ids[a:b], values[a:b]) for a, b in zip(edges, edges[1:])]
