@@ -243,9 +243,16 @@ def adversarial_traces(draw, vocabulary: Vocabulary = DEFAULT_VOCABULARY, max_ev
     return tuple(events), tuple(labels)
 
 
+_UNICODE = st.characters(min_codepoint=0, max_codepoint=0xD7FF) | \
+    st.characters(min_codepoint=0xE000, max_codepoint=0x10FFFF)
+"""Any character UTF-8 can carry: every code point but the surrogates (U+D800 to U+DFFF), as
+two ranges. The same characters as Hypothesis's default for text, drawn alike, but that default
+builds its table from a codec, some seconds in each process whose Hypothesis storage is fresh (a
+command's is: ``activity_check.cli``), where ranges need no table."""
+_TEXT = st.text(_UNICODE, max_size=3)
 _FLOATS = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6)
 _KEYS = st.one_of(st.sampled_from(["n", "a/b", "m~n", "", "ключ", "ü", "~1", "0", "-"]),
-                  st.text(max_size=3))
+                  _TEXT)
 _EDGE_FLOATS = st.sampled_from([0.30000000000000004, 5e-324, 2.2250738585072014e-308,
                                  4503599627370495.5, -1e-07, 123456789.12345679])
 """Floats at the edge of double precision, none integral (an integral float is an integer in
@@ -254,7 +261,7 @@ stop being exact): 0.1 + 0.2, the smallest subnormal and normal doubles, a half 
 an exponent form and seventeen significant digits (a consumer that keeps 14 or 15 of them, as
 PHP's old json_encode and lua-cjson do, changes them)."""
 _JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), _FLOATS, _EDGE_FLOATS,
-                         st.text(max_size=3))
+                         _TEXT)
 JSON_VALUES = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
     st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=3)), max_leaves=8)
 """Any JSON value: nulls, booleans, integers, floats (finite), text (unicode), and arrays and
@@ -288,7 +295,7 @@ def _pointers(value, prefix: str = "", depth: int = 0) -> list[str]:
 _VALUE_OF_TYPE = {
     "null": st.none(), "boolean": st.booleans(), "integer": st.integers(-3, 3),
     "float": st.one_of(_FLOATS.filter(lambda f: f != int(f)), _EDGE_FLOATS),
-    "string": st.text(max_size=3),
+    "string": _TEXT,
     "array": st.lists(JSON_VALUES, max_size=3), "object": _OBJECTS,
 }
 
