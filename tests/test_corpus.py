@@ -2,6 +2,8 @@
 import copy
 import json
 
+import pytest
+
 from activity_check.cli import main
 from counterexamples.corpus import check_entry, check_corpus, diff_ids, load_corpus
 
@@ -24,12 +26,20 @@ def test_a_changed_verdict_is_reported():
     assert any("new class" in c.what for c in check_entry(entry))
 
 
-def test_default_run_matches_the_corpus(tmp_path, capsys, monkeypatch):
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    """The default run's output directory (seed 0, 3,000 examples), made once for this module
+    and only read: no time budget, so that the witnesses do not depend on how fast this
+    machine is."""
+    out = tmp_path_factory.mktemp("default-run") / "out"
+    assert main(["run", "--out", str(out), "--budget", "inf", "--json"]) == 0
+    return out
+
+
+def test_default_run_matches_the_corpus(default_run, tmp_path, capsys, monkeypatch):
     """The default run (seed 0) finds exactly the committed findings: a model change that moves
     a finding shows as new and vanished ids here."""
-    out = tmp_path / "out"
-    # no time budget: the witnesses must not depend on how fast this machine is
-    assert main(["run", "--out", str(out), "--budget", "inf", "--json"]) == 0
+    out = default_run
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["corpus"] == {"new": [], "vanished": [], "kept": len(load_corpus()),
                                  "rewitnessed": []}
@@ -89,18 +99,20 @@ def test_corpus_update_refuses_what_is_not_a_run_and_leaves_the_corpus(tmp_path,
     assert sorted(p.name for p in copy_dir.iterdir()) == before  # nothing lost
 
 
-def test_finding_ids_do_not_depend_on_seed_or_budget(tmp_path, capsys):
-    """Two runs with another seed and another number of examples report the same finding for
-    every question both find (the breadth-first search's witness is kept over the seeded
-    searches', then shrunk canonically), and those are the committed corpus's ids: a reviewer's
-    `--seed 7` shows no spurious new or vanished findings."""
-    summaries = []
-    for seed, examples in (("0", "40"), ("7", "120")):
-        out = tmp_path / f"seed{seed}"
-        assert main(["run", "--seed", seed, "--examples", examples, "--budget", "inf",
-                     "--out", str(out), "--json"]) == 0
-        summaries.append(json.loads((out / "summary.json").read_text(encoding="utf-8")))
+def test_finding_ids_do_not_depend_on_seed_or_budget(default_run, tmp_path, capsys):
+    """A run with another seed and another number of examples (seed 7, 120 examples) reports
+    the same finding as the default run (seed 0, 3,000) for every question both find (the
+    breadth-first search's witness is kept over the seeded searches', then shrunk canonically),
+    and those are the committed corpus's ids: a reviewer's `--seed 7` shows no spurious new or
+    vanished findings."""
+    summaries = [json.loads((default_run / "summary.json").read_text(encoding="utf-8"))]
+    out = tmp_path / "seed7"
+    assert main(["run", "--seed", "7", "--examples", "120", "--budget", "inf",
+                 "--out", str(out), "--json"]) == 0
+    summaries.append(json.loads((out / "summary.json").read_text(encoding="utf-8")))
     capsys.readouterr()
+    assert [s["seed"] for s in summaries] == [0, 7]
+    assert [s["requestedExamples"] for s in summaries] == [3000, 120]
     by_knob = [{f["knob"]: f["id"] for f in s["findings"] if f["kind"] == "ambiguity"}
                for s in summaries]
     both = by_knob[0].keys() & by_knob[1].keys()
@@ -115,8 +127,6 @@ def test_finding_ids_do_not_depend_on_seed_or_budget(tmp_path, capsys):
 
 import os  # noqa: E402
 import shutil  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -392,3 +392,28 @@ def test_the_pointer_and_move_edges_reach_conformant_deltas():
 
     draw()
     assert {"a", "c", "d", "e"} <= seen, seen
+
+
+def test_text_is_drawn_as_hypothesis_default_text_without_its_codec_table():
+    """``_TEXT`` (two code-point ranges) draws, seed for seed, what ``st.text(max_size=3)`` draws
+    (whose table comes from the UTF-8 codec, seconds in a fresh process): a run's output is
+    the same bytes as before the change. No surrogate is drawn; characters past the BMP are."""
+    from properties.strategies import _TEXT
+
+    def draws(strategy) -> list:
+        out = []
+
+        @seed(20261206)
+        @settings(max_examples=400, derandomize=True, **_SETTINGS)
+        @given(strategy)
+        def collect(text):
+            out.append(text)
+
+        collect()
+        return out
+
+    mine, default = draws(_TEXT), draws(st.text(max_size=3))
+    assert len(mine) == 400 and mine == default
+    chars = {c for text in mine for c in text}
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in chars)
+    assert any(ord(c) > 0xFFFF for c in chars) and any(ord(c) < 0x80 for c in chars)
