@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
@@ -424,8 +425,6 @@ def test_text_has_exactly_the_characters_of_hypothesis_default_text():
     whole (every code point but the surrogates), through Hypothesis's internals (the interval
     set of a text strategy's one-character strategy): a range cut short at either end fails
     here. Skipped, with the reason, where a Hypothesis release has moved those internals."""
-    import pytest
-
     from properties.strategies import _TEXT
     try:
         from hypothesis.strategies._internal.lazy import unwrap_strategies
