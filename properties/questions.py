@@ -234,20 +234,22 @@ def settle(depth: int = 4, z3: bool = True, report=None) -> list[dict]:
 def _deeper_splits(knobs: set, depth: int) -> dict:
     """``{knob: (trace, pair)}``: for knobs no search above split, the shortest conformant
     trace up to ``depth`` events over :data:`LIFECYCLE_VOCABULARY` on which draft and draft
-    with the knob at another option differ (:func:`properties.search.system_pair.shortest_distinguishing`,
-    options in order, the shortest kept)."""
-    from properties.search.system_pair import shortest_distinguishing
+    with the knob at another option differ (one search for every pair:
+    :func:`properties.search.system_pair.shortest_distinguishing_each`; options in order, the
+    shortest kept)."""
+    from properties.search.system_pair import shortest_distinguishing_each
+    pairs = [(knob_id, option) for knob_id in sorted(knobs, key=list(KNOB_BY_ID).index)
+             for option in KNOB_BY_ID[knob_id].option_names
+             if option != KNOB_BY_ID[knob_id].draft]
+    traces = shortest_distinguishing_each(
+        DRAFT, [DRAFT.with_(**{k: o}) for k, o in pairs], depth,
+        LIFECYCLE_VOCABULARY) if pairs else []  # one search for every pair
     found: dict = {}
-    for knob_id in sorted(knobs, key=list(KNOB_BY_ID).index):
-        knob = KNOB_BY_ID[knob_id]
-        for option in knob.option_names:
-            if option == knob.draft:
-                continue
-            trace = shortest_distinguishing(DRAFT, DRAFT.with_(**{knob_id: option}), depth,
-                                            LIFECYCLE_VOCABULARY)
-            if trace is not None and (knob_id not in found or
-                                      len(trace) < len(found[knob_id][0])):
-                found[knob_id] = (tuple(trace), ({knob_id: knob.draft}, {knob_id: option}))
+    for (knob_id, option), trace in zip(pairs, traces):
+        if trace is not None and (knob_id not in found or
+                                  len(trace) < len(found[knob_id][0])):
+            found[knob_id] = (tuple(trace), ({knob_id: KNOB_BY_ID[knob_id].draft},
+                                             {knob_id: option}))
     return found
 
 

@@ -361,6 +361,8 @@ class _Searches:
     def __init__(self, reading: Reading, depth: int):
         self.reading, self.depth = reading, depth
         self._pairs: dict = {}
+        self._first: dict = {}  # (a, b) -> the exploration's trace or None (_batch)
+        self._batched = False
         self._sweep = None
 
     def sweep(self):
@@ -393,8 +395,13 @@ class _Searches:
             from properties.questions import DEEPER, LIFECYCLE_VOCABULARY
             from properties.search.explore import EXPLORE_VOCABULARY
             from properties.search.system_pair import shortest_distinguishing
-            found = shortest_distinguishing(a, b, self.depth, EXPLORE_VOCABULARY,
-                                            producer=self.reading)
+            if a == self.reading and not self._batched:
+                self._batch()
+            if key in self._first:
+                found = self._first[key]
+            else:
+                found = shortest_distinguishing(a, b, self.depth, EXPLORE_VOCABULARY,
+                                                producer=self.reading)
             where = ("exploration", self.depth)
             if found is None and knob in LIFECYCLE_KNOBS:
                 found = shortest_distinguishing(a, b, self.depth + DEEPER,
@@ -402,6 +409,30 @@ class _Searches:
                 where = ("lifecycle", self.depth + DEEPER)
             self._pairs[key] = (found, where)
         return self._pairs[key]
+
+    def _batch(self) -> None:
+        """The exploration-vocabulary pair search of the proposal's reading against every
+        reading that moves one consumer knob to another option, but the option the sweep's
+        split of that knob parts from the proposal's (:func:`_knob_witness` takes the split
+        there), in one search (:func:`~properties.search.system_pair.shortest_distinguishing_each`,
+        the same traces as one search per pair), kept for :meth:`pair`."""
+        from properties.search.explore import EXPLORE_VOCABULARY
+        from properties.search.system_pair import shortest_distinguishing_each
+        p = self.reading
+        others = []
+        for k in KNOBS:
+            if k.id in PRODUCER_ONLY_KNOBS:
+                continue
+            mine, hit = getattr(p, k.attr), self.split(k.id)
+            # the option the sweep's split parts from the proposal's is never asked for
+            split_off = None if hit is None or mine not in hit[1:] else \
+                (hit[2] if hit[1] == mine else hit[1])
+            others += [p.with_(**{k.id: o}) for o in k.option_names
+                       if o != mine and o != split_off]
+        found = shortest_distinguishing_each(p, others, self.depth, EXPLORE_VOCABULARY,
+                                             producer=p)
+        self._first = {(p, b): trace for b, trace in zip(others, found)}
+        self._batched = True
 
     def conformance(self, knob: str, option: str):
         """The shortest trace whose conformance ``knob=option`` changes against the proposal

@@ -318,13 +318,14 @@ def test_a_bare_system_runs_in_process_and_says_so_when_asked_to_travel():
     from properties.search.bfs import EngineAdapter, adapter_of, search
     from properties.search.reading_classes import PRODUCER_READINGS
     from properties.search.system_pair import PairSystem
-    system = PairSystem(DRAFT, DRAFT.with_(Q11="move"), explore_module.EXPLORE_VOCABULARY,
+    system = PairSystem(DRAFT, (DRAFT.with_(Q11="move"),), explore_module.EXPLORE_VOCABULARY,
                         frozenset(PRODUCER_READINGS))
     adapter = adapter_of(system)
     assert type(adapter) is EngineAdapter and adapter.system is system
     assert adapter_of(adapter) is adapter
     found = search(adapter, 3)
-    assert found.states > 100 and found.findings[("distinguishing",)][0] == ()
+    # found on a step from level 2 (a trace of three events): the finding's cost is its level
+    assert found.states > 100 and found.findings[("distinguishing", 0)][0] == (2,)
     nodes = np.array([system.root()], dtype=np.int64)
     assert (adapter.routing(nodes) == system.fingerprints(nodes)).all()
     assert adapter.storage() == {} and adapter.cache_size() is None

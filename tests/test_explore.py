@@ -226,6 +226,29 @@ def test_shortest_distinguishing_is_shortest_and_none_when_equal():
     assert shortest_distinguishing(DRAFT, DRAFT, depth=4) is None
 
 
+@pytest.mark.parametrize("pinned", [(), (("Q3", "fatal"), ("Q15", "closed"))])
+def test_one_search_for_every_pair_gives_each_pair_search_s_trace(pinned, monkeypatch):
+    """``shortest_distinguishing_each`` of a reading against every reading that moves one knob
+    to another option gives, pair by pair, the very trace of that pair's own search: under any
+    producer reading and under the reading's own, and when the readings are searched a few at a
+    time (past ``MAX_PAIRS``)."""
+    import properties.search.system_pair as system_pair
+    from model.readings import KNOBS
+    a = DRAFT.with_(**dict(pinned))
+    others = [a.with_(**{k.id: o}) for k in KNOBS for o in k.option_names
+              if o != getattr(a, k.attr)]
+    for producer in (None, a):
+        each = system_pair.shortest_distinguishing_each(a, others, 3, producer=producer)
+        alone = [shortest_distinguishing(a, b, 3, producer=producer) for b in others]
+        assert each == alone
+        lengths = sorted(len(t) for t in each if t is not None)
+        assert lengths[0] <= 2 and lengths[-1] == 3 and each.count(None) >= 5, lengths
+    monkeypatch.setattr(system_pair, "MAX_PAIRS", 4)
+    assert system_pair.shortest_distinguishing_each(a, others, 3, producer=a) == each
+    with pytest.raises(ValueError, match="1 to 4 readings"):
+        system_pair.PairSystem(a, others[:5], system_pair.EXPLORE_VOCABULARY, True, a)
+
+
 def test_producer_readings_and_mode_guard():
     assert len(PRODUCER_READINGS) == 4
     with pytest.raises(ValueError):

@@ -749,3 +749,38 @@ def test_open_questions_have_their_own_heading(report):
     pins, still_open = rest.split("<h2 id='open'>Questions still open</h2>")
     assert "<h3>Q8=keep</h3>" in pins and "(open)</h3>" not in pins
     assert "<section id='q-Q1'><h3>Q1 (open)</h3>" in still_open
+
+
+def test_the_pair_searches_of_a_report_are_one_search_with_each_pair_s_trace(monkeypatch):
+    """A report's pair searches over the exploration's vocabulary run as one joint search of
+    every option the sweep's split does not give (``_Searches._batch``), and ``pair`` answers
+    each with the trace of that pair's own search; a pair outside the batch is searched on its
+    own, with the same answer."""
+    import properties.search.system_pair as system_pair
+    from model.producer import PRODUCER_ONLY_KNOBS
+    from properties.resolve import _Searches
+    from properties.search.explore import EXPLORE_VOCABULARY
+    p = parse_reading("Q3=fatal,Q10=seen")
+    joint = []
+    real = system_pair.shortest_distinguishing_each
+    monkeypatch.setattr(system_pair, "shortest_distinguishing_each",
+                        lambda a, bs, *args, **kw: joint.append(len(bs)) or real(a, bs, *args,
+                                                                                 **kw))
+    searches = _Searches(p, 3)
+    asked = 0
+    for knob in KNOBS:
+        if knob.id in PRODUCER_ONLY_KNOBS:
+            continue
+        for option in knob.option_names:
+            if option == getattr(p, knob.attr):
+                continue
+            other = p.with_(**{knob.id: option})
+            trace, where = searches.pair(p, other, knob.id)
+            alone = system_pair.shortest_distinguishing(p, other, 3, EXPLORE_VOCABULARY,
+                                                        producer=p)
+            if knob.id not in ("Q15", "Q23") or alone is not None:
+                assert (trace, where) == (alone, ("exploration", 3)), (knob.id, option)
+            asked += 1
+    # one joint search, of every pair but those whose option the sweep's split gives
+    together = [n for n in joint if n > 1]
+    assert len(together) == 1 and 15 <= together[0] < asked, (joint, asked)

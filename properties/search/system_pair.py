@@ -1,99 +1,193 @@
-"""The shortest trace that separates two readings (:func:`shortest_distinguishing`), as a
+"""The shortest trace that separates two readings (:func:`shortest_distinguishing`), or each of
+several readings from one (:func:`shortest_distinguishing_each`: one search for them all), as a
 transition system of the one driver (:class:`PairSystem`): a node holds the consumer state
-under each reading, and the search stops at the first step whose results differ in what a
+under each reading, and a pair's search ends at the first step whose results differ in what a
 verdict shows. Clauses: IDX-CONFORMANCE (the readings difference of property P32).
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
 from model.consumer import initial_state, step as reference_step
 from model.events import Event
 from model.producer import Vocabulary
-from model.readings import Reading
+from model.readings import KNOBS, Reading, RecordingReading
 from model.verdict import Verdict
 from properties.search.bfs import Expansion, LocalEngine, TransitionSystem, search
-from properties.search.store import Interned
+from properties.search.store import Interned, mix
 from properties.search.explore import EXPLORE_VOCABULARY
-from properties.search.move_table import MoveTable, _fps_of
+from properties.search.move_table import MoveTable
 from properties.search.reading_classes import PRODUCER_READINGS, _step_key
 from properties.search.report import _cyclic_gc_paused, _Witnesses
 
-__all__ = ["PairSystem", "shortest_distinguishing"]
+__all__ = ["MAX_PAIRS", "PairSystem", "shortest_distinguishing", "shortest_distinguishing_each"]
+
+
+MAX_PAIRS = 62
+"""The most readings b one :class:`PairSystem` searches beside reading a (a node's ``live``
+bits are one int64)."""
+
+KNOB_ATTRS = tuple(k.attr for k in KNOBS)
+"""Every knob's reading attribute."""
 
 
 class PairSystem(TransitionSystem):
-    """:func:`shortest_distinguishing` as a transition system: a node is ``(belief, state under
-    reading a, state under reading b, producer readings)``, all numbers (the producer's side
-    is a :class:`~properties.search.move_table.MoveTable`, as the all-readings sweep's); the finding
-    ``("distinguishing",)`` is the first step whose results differ in what a verdict shows."""
+    """:func:`shortest_distinguishing_each` as a transition system: reading ``a`` beside one
+    or more readings ``b`` on the same traces. A node is ``(belief, state under a, state under
+    each b, producer readings, live)``, all numbers (the producer's side is a
+    :class:`~properties.search.move_table.MoveTable`, as the all-readings sweep's), where bit
+    ``j`` of ``live`` says that the pair (a, b number j) is still searched: it is cleared on
+    the step where either consumer halts (the pair's own search would not expand that node)
+    and from the level after the pair's finding; below a node where it is cleared the pair's
+    state is 0, so that nodes that differ only in pairs no longer searched are one node. A
+    node with no pair live is halted. The finding ``("distinguishing", j)``, of cost
+    ``(level,)``, is the first step on which a and b number j give results that differ in what
+    a verdict shows; the search stops once every pair has one.
 
-    width = 4
+    Each pair's finding is the one the search of that pair alone (``b`` of one reading) finds:
+    the nodes whose pair j is live, taken in search order at their first appearance, are that
+    search's nodes in its order, with the same paths. One step of ``a`` serves every pair whose
+    state equals a's and whose readings differ from ``a`` only in knobs that step did not
+    consult: the reference step reads its reading only through knobs, so b's step is a's.
 
-    def __init__(self, reading_a: Reading, reading_b: Reading, vocabulary: Vocabulary,
-                 producers0, producer: Optional[Reading] = None):
-        self.reading_a, self.reading_b = reading_a, reading_b
+    Raises:
+        ValueError: no reading b, or more than :data:`MAX_PAIRS`.
+    """
+
+    def __init__(self, reading_a: Reading, readings_b: Sequence[Reading],
+                 vocabulary: Vocabulary, producers0, producer: Optional[Reading] = None):
+        self.reading_a, self.readings_b = reading_a, tuple(readings_b)
+        k = len(self.readings_b)
+        if not 1 <= k <= MAX_PAIRS:
+            raise ValueError(f"a pair search takes 1 to {MAX_PAIRS} readings b, not {k}")
+        self.width = 4 + k
+        # per reading b, the reading attributes on which it differs from a
+        self.differs = tuple(frozenset(a for a in KNOB_ATTRS
+                                       if getattr(reading_a, a) != getattr(b, a))
+                             for b in self.readings_b)
         # one producer reading: its every knob (the producer-only ones, Q12 and Q17, included)
         # binds the moves, the table's one-reading mode (producers0 is then the flag True)
         self.table = MoveTable(vocabulary, False, producers0, producer)
         self.p0 = self.table.producer_set(producers0)
         self.states = Interned([initial_state()])
+        self.known: dict = {}  # the driver's findings (their cost: the level found at)
 
     def root(self) -> tuple:
-        return (0, 0, 0, self.p0)
+        k = len(self.readings_b)
+        return (0, 0) + (0,) * k + (self.p0, (1 << k) - 1)
 
     def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
         t = self.table
-        return _fps_of((t.beliefs, self.states, self.states, t.producer_sets), nodes)
+        states = self.states.fingerprints()
+        columns = [t.beliefs.fingerprints()[nodes[:, 0]], states[nodes[:, 1]],
+                   t.producer_sets.fingerprints()[nodes[:, -2]],
+                   nodes[:, -1].astype(np.uint64) * np.uint64(0x9FB21C651E98DF25)]
+        columns += [states[nodes[:, 2 + j]] for j in range(len(self.readings_b))]
+        h = mix(columns[:6])
+        for i in range(6, len(columns), 5):  # folded: mix takes six columns at most
+            h = mix([h] + columns[i:i + 5])
+        return h
+
+    def _live(self, live: int, level: int) -> int:
+        """``live`` of a node at ``level`` without the pairs found at an earlier level."""
+        for key, cost in self.known.items():
+            if cost[0] < level:
+                live &= ~(1 << key[1])
+        return live
+
+    def _steps(self, sa: int, sb: list, live: int, event: Event):
+        """``(a's StepResult, [b's StepResult or None per pair: None where not live])``."""
+        recorder = RecordingReading(self.reading_a)
+        ra = reference_step(self.states.values[sa], event, recorder)
+        consulted = recorder.consulted
+        results = []
+        for j, s in enumerate(sb):
+            if not live >> j & 1:
+                results.append(None)
+            elif s == sa and self.differs[j].isdisjoint(consulted):
+                results.append(ra)  # the same step: no knob it read differs
+            else:
+                results.append(reference_step(self.states.values[s], event,
+                                              self.readings_b[j]))
+        return ra, results
+
+    def _child(self, ba: int, pa: int, ra, results: list) -> tuple:
+        number = self.states.number
+        sa = number(ra.state)
+        live, after = 0, []
+        for j, rb in enumerate(results):
+            if rb is None:
+                after.append(0)
+            else:
+                after.append(sa if rb is ra else number(rb.state))
+                if not (ra.state.halted or rb.state.halted):
+                    live |= 1 << j
+        return (ba, sa, *after, pa, live)
 
     def child(self, node: tuple, move: int, leaf: int, level: int = 0) -> tuple:
-        b, sa, sb, p = node
+        b, sa, p, live = node[0], node[1], node[-2], node[-1]
         e, pa, _, ba = self.table.moves_of(b, p)[move]
         event = self.table.events.values[e]
-        ra = reference_step(self.states.values[sa], event, self.reading_a)
-        rb = reference_step(self.states.values[sb], event, self.reading_b)
-        return event, (ba, self.states.number(ra.state), self.states.number(rb.state), pa)
+        ra, results = self._steps(sa, list(node[2:-2]), self._live(live, level), event)
+        return event, self._child(ba, pa, ra, results)
 
     def event(self, node: tuple, move: int, level: int = 0) -> Event:
         t = self.table
-        return t.events.values[t.moves_of(node[0], node[3])[move][0]]
+        return t.events.values[t.moves_of(node[0], node[-2])[move][0]]
 
     def value(self, node: tuple) -> tuple:
-        b, sa, sb, p = node
-        t = self.table
-        return (t.beliefs.values[b], self.states.values[sa], self.states.values[sb],
-                t.producer_sets.values[p])
+        t, values = self.table, self.states.values
+        return (t.beliefs.values[node[0]], values[node[1]],
+                tuple(values[s] for s in node[2:-2]), t.producer_sets.values[node[-2]],
+                node[-1])
 
     def done(self, findings: dict) -> bool:
-        return bool(findings)
+        return len(findings) == len(self.readings_b)
 
     def expand(self, ids: np.ndarray, nodes: np.ndarray, level: int, out: Expansion,
                known: dict) -> None:
-        states, events = self.states, self.table.events.values
-        for node, (b, sa, sb, p) in zip(ids.tolist(), nodes.tolist()):
-            state_a, state_b = states.values[sa], states.values[sb]
+        self.known = known  # the driver's, kept up to date by it (read again by child)
+        events, k = self.table.events.values, len(self.readings_b)
+        found = {key[1] for key in known}  # a later step's finding cannot win
+        for node, row in zip(ids.tolist(), nodes.tolist()):
+            b, sa, p, live = row[0], row[1], row[-2], self._live(row[-1], level)
+            sb = row[2:2 + k]
             node_moves = self.table.moves_of(b, p)
             out.moves.append(len(node_moves))
             for m, (e, pa, _, ba) in enumerate(node_moves):
-                event = events[e]
-                ra = reference_step(state_a, event, self.reading_a)
-                rb = reference_step(state_b, event, self.reading_b)
-                if (ra.state, ra.warnings, ra.fatal and (ra.fatal.code, ra.fatal.clause)) != \
-                        (rb.state, rb.warnings, rb.fatal and (rb.fatal.code, rb.fatal.clause)):
-                    va = Verdict(ra.state, tuple((0, w) for w in ra.warnings),
-                                 (0, ra.fatal) if ra.fatal else None, 1)
-                    vb = Verdict(rb.state, tuple((0, w) for w in rb.warnings),
-                                 (0, rb.fatal) if rb.fatal else None, 1)
-                    if _step_key(va) != _step_key(vb):
-                        out.findings.append((("distinguishing",), (), (node, m, 0), (node, m)))
+                ra, results = self._steps(sa, sb, live, events[e])
+                quick_a = None
+                for j, rb in enumerate(results):
+                    if rb is None or rb is ra or j in found:
+                        continue
+                    if quick_a is None:
+                        quick_a = _quick(ra)
+                    if quick_a != _quick(rb) and _shown(ra) != _shown(rb):
+                        out.findings.append((("distinguishing", j), (level,), (node, m, 0),
+                                             (node, m)))
+                        found.add(j)
+                child = self._child(ba, pa, ra, results)
                 out.keys.append((node << 28) | (m << 12))
-                out.nodes.extend((ba, states.number(ra.state), states.number(rb.state), pa))
-                out.halted.append(ra.state.halted or rb.state.halted)
+                out.nodes.extend(child)
+                out.halted.append(child[-1] == 0)
 
 
-@_cyclic_gc_paused()
+def _quick(result) -> tuple:
+    """A step's result compared whole (state, warnings, fatal's code and clause): equal
+    results show alike, so :func:`_shown` is compared only where these differ."""
+    return (result.state, result.warnings,
+            result.fatal and (result.fatal.code, result.fatal.clause))
+
+
+def _shown(result) -> tuple:
+    """What a verdict shows of one step's result (:func:`_step_key`): messages, agent state,
+    run status, warnings and fatal."""
+    return _step_key(Verdict(result.state, tuple((0, w) for w in result.warnings),
+                             (0, result.fatal) if result.fatal else None, 1))
+
+
 def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int = 6,
                             vocabulary: Vocabulary = EXPLORE_VOCABULARY,
                             max_states: Optional[int] = None,
@@ -122,12 +216,50 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
 
     Clauses: IDX-CONFORMANCE (the readings difference of property P32).
     """
+    return shortest_distinguishing_each(reading_a, (reading_b,), depth, vocabulary, max_states,
+                                        producer)[0]
+
+
+@_cyclic_gc_paused()
+def shortest_distinguishing_each(reading_a: Reading, readings_b: Sequence[Reading],
+                                 depth: int = 6, vocabulary: Vocabulary = EXPLORE_VOCABULARY,
+                                 max_states: Optional[int] = None,
+                                 producer: Optional[Reading] = None
+                                 ) -> list[Optional[tuple[Event, ...]]]:
+    """:func:`shortest_distinguishing` of ``reading_a`` and each of ``readings_b``, in one
+    search (:class:`PairSystem`): entry ``j`` is the trace that
+    ``shortest_distinguishing(reading_a, readings_b[j], ...)`` gives (a test compares them on
+    every knob's options), in a fraction of the time where the readings b each differ from a
+    in a knob or two: a step of a serves every pair on which it consulted none of those knobs.
+
+    Args:
+        reading_a: a complete consumer reading; readings_b: one or more (past
+            :data:`MAX_PAIRS`, searched :data:`MAX_PAIRS` at a time).
+        depth, vocabulary, producer: as :func:`shortest_distinguishing`.
+        max_states: stop (every pair still unfound: None) past this many distinct nodes (of
+            the joint search: with one reading b, those of :func:`shortest_distinguishing`).
+
+    Returns:
+        A list, one trace or None per reading b, in order.
+
+    Raises:
+        ValueError: no reading b.
+
+    Clauses: IDX-CONFORMANCE (the readings difference of property P32).
+    """
+    readings_b = tuple(readings_b)
+    if len(readings_b) > MAX_PAIRS:
+        return [trace for i in range(0, len(readings_b), MAX_PAIRS)
+                for trace in shortest_distinguishing_each(
+                    reading_a, readings_b[i:i + MAX_PAIRS], depth, vocabulary, max_states,
+                    producer)]
     producers0 = frozenset(PRODUCER_READINGS) if producer is None else True
-    system = PairSystem(reading_a, reading_b, vocabulary, producers0, producer)
+    system = PairSystem(reading_a, readings_b, vocabulary, producers0, producer)
     found = search(system, depth, LocalEngine(system), max_states=max_states)
     found.raise_if_interrupted()
-    hit = found.findings.get(("distinguishing",))
-    if hit is None:
-        return None
-    node, move = hit[2]
-    return _Witnesses(found, system)(node, move)
+    witness = _Witnesses(found, system)
+    traces = []
+    for j in range(len(system.readings_b)):
+        hit = found.findings.get(("distinguishing", j))
+        traces.append(None if hit is None else witness(*hit[2]))
+    return traces
