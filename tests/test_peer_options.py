@@ -83,6 +83,17 @@ def test_recorded_traces_separate_what_they_say():
             assert set(entry["evidence"]) <= ids, (peer["name"], kid)
 
 
+def test_recorded_traces_are_what_the_searches_find_today():
+    """The record's separating traces are those ``separating_traces`` computes at the record's
+    depth (every knob's option pairs in one joint pair search per reading, then the deeper and
+    form-B searches): a model change that moves one shows here, before ``peer options --check``
+    runs the peers."""
+    from counterexamples.peers.options import separating_traces
+    recorded = peer_options()["traces"]
+    assert separating_traces(recorded["depth"]) == recorded
+    assert sum(i["source"] == "pair search" for i in recorded["items"]) >= 15
+
+
 def test_a_bad_entry_is_named(tmp_path):
     doc = _doc()
     doc["peers"][0]["knobs"]["Q8"] = {"option": "sometimes", "evidence": []}

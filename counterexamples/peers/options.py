@@ -6,7 +6,8 @@ questions engine's witnesses (:mod:`properties.questions`), taken per pair of op
 draft's context: the shortest conformant trace on which the two options' verdicts differ, over
 the exploration's vocabulary to ``depth`` and then over the lifecycle vocabulary to ``depth +
 DEEPER`` (:func:`properties.search.system_pair.shortest_distinguishing`, as the engine's pair
-search); for a pair no conformant trace separates, the form-B witness (the shortest trace
+search, every pair of one reading a in one joint search:
+:func:`~properties.search.system_pair.shortest_distinguishing_pairs`); for a pair no conformant trace separates, the form-B witness (the shortest trace
 whose last event breaks a producer clause, :func:`properties.questions.violating_pair`); and
 the knob's probe (``probe-<knob>`` of :mod:`counterexamples.peers.generate`) when it separates
 two options. Every search witness is completed by
@@ -67,7 +68,9 @@ def separating_traces(depth: int = DEFAULT_DEPTH,
 
     Args:
         depth: the conformant pair searches' bound (at least 2).
-        progress: called with each knob id before its searches.
+        progress: called with each knob id before its own searches (the pair searches of
+            every knob run first, one joint search per reading a:
+            :func:`~properties.search.system_pair.shortest_distinguishing_pairs`).
 
     Returns:
         ``{"depth", "lifecycleDepth", "violatingDepth", "items": [{"id", "knob",
@@ -87,9 +90,17 @@ def separating_traces(depth: int = DEFAULT_DEPTH,
     from properties.questions import (DEEPER, LIFECYCLE_VOCABULARY, VIOLATING_DEPTH,
                                       closed_witness, violating_pair)
     from properties.search.explore import EXPLORE_VOCABULARY
-    from properties.search.system_pair import shortest_distinguishing
+    from properties.search.system_pair import shortest_distinguishing_pairs
     probes = {p.id: p for p in probe_traces()}
     violating_depth = min(depth, VIOLATING_DEPTH)
+    # every knob's option pairs, searched together: one joint search per reading a
+    pairs = [(DRAFT.with_(**{knob.id: a}), DRAFT.with_(**{knob.id: b}))
+             for knob in KNOBS if knob.id not in PRODUCER_ONLY_KNOBS
+             for a, b in itertools.combinations(knob.option_names, 2)]
+    first = dict(zip(pairs, shortest_distinguishing_pairs(pairs, depth, EXPLORE_VOCABULARY)))
+    unfound = [pair for pair in pairs if first[pair] is None]
+    deeper = dict(zip(unfound, shortest_distinguishing_pairs(unfound, depth + DEEPER,
+                                                             LIFECYCLE_VOCABULARY)))
     items = []
     for knob in KNOBS:
         if knob.id in PRODUCER_ONLY_KNOBS:
@@ -108,10 +119,9 @@ def separating_traces(depth: int = DEFAULT_DEPTH,
 
         for a, b in itertools.combinations(knob.option_names, 2):
             ra, rb = DRAFT.with_(**{knob.id: a}), DRAFT.with_(**{knob.id: b})
-            trace, source = shortest_distinguishing(ra, rb, depth, EXPLORE_VOCABULARY), \
-                "pair search"
+            trace, source = first[(ra, rb)], "pair search"
             if trace is None:
-                trace = shortest_distinguishing(ra, rb, depth + DEEPER, LIFECYCLE_VOCABULARY)
+                trace = deeper[(ra, rb)]
             if trace is None:
                 trace, source = violating_pair(ra, rb, violating_depth), "form B"
             if trace is not None:

@@ -22,7 +22,8 @@ from properties.search.move_table import MoveTable
 from properties.search.reading_classes import PRODUCER_READINGS, _step_key
 from properties.search.report import _cyclic_gc_paused, _Witnesses
 
-__all__ = ["MAX_PAIRS", "PairSystem", "shortest_distinguishing", "shortest_distinguishing_each"]
+__all__ = ["MAX_PAIRS", "PairSystem", "shortest_distinguishing", "shortest_distinguishing_each",
+           "shortest_distinguishing_pairs"]
 
 
 MAX_PAIRS = 62
@@ -262,4 +263,30 @@ def shortest_distinguishing_each(reading_a: Reading, readings_b: Sequence[Readin
     for j in range(len(system.readings_b)):
         hit = found.findings.get(("distinguishing", j))
         traces.append(None if hit is None else witness(*hit[2]))
+    return traces
+
+
+def shortest_distinguishing_pairs(pairs: Sequence[tuple[Reading, Reading]], depth: int = 6,
+                                  vocabulary: Vocabulary = EXPLORE_VOCABULARY,
+                                  producer: Optional[Reading] = None
+                                  ) -> list[Optional[tuple[Event, ...]]]:
+    """:func:`shortest_distinguishing` of each ``(reading a, reading b)`` of ``pairs``: one
+    joint search (:func:`shortest_distinguishing_each`) per distinct reading a, in the order
+    of their first pair.
+
+    Args:
+        pairs: ``(reading a, reading b)`` tuples of complete consumer readings.
+        depth, vocabulary, producer: as :func:`shortest_distinguishing`.
+
+    Returns:
+        A list, one trace or None per pair, in order."""
+    groups: dict = {}
+    for i, (a, b) in enumerate(pairs):
+        groups.setdefault(a, []).append((i, b))
+    traces: list = [None] * len(pairs)
+    for a, members in groups.items():
+        found = shortest_distinguishing_each(a, [b for _, b in members], depth, vocabulary,
+                                             producer=producer)
+        for (i, _), trace in zip(members, found):
+            traces[i] = trace
     return traces
