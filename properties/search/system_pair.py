@@ -26,9 +26,9 @@ __all__ = ["MAX_PAIRS", "PairSystem", "shortest_distinguishing", "shortest_disti
            "shortest_distinguishing_pairs"]
 
 
-MAX_PAIRS = 62
+MAX_PAIRS = 63
 """The most readings b one :class:`PairSystem` searches beside reading a (a node's ``live``
-bits are one int64)."""
+bits are bits 0 to 62 of one int64)."""
 
 KNOB_ATTRS = tuple(k.attr for k in KNOBS)
 """Every knob's reading attribute."""
@@ -39,19 +39,33 @@ class PairSystem(TransitionSystem):
     or more readings ``b`` on the same traces. A node is ``(belief, state under a, state under
     each b, producer readings, live)``, all numbers (the producer's side is a
     :class:`~properties.search.move_table.MoveTable`, as the all-readings sweep's), where bit
-    ``j`` of ``live`` says that the pair (a, b number j) is still searched: it is cleared on
-    the step where either consumer halts (the pair's own search would not expand that node)
-    and from the level after the pair's finding; below a node where it is cleared the pair's
-    state is 0, so that nodes that differ only in pairs no longer searched are one node. A
-    node with no pair live is halted. The finding ``("distinguishing", j)``, of cost
-    ``(level,)``, is the first step on which a and b number j give results that differ in what
-    a verdict shows; the search stops once every pair has one.
+    ``j`` of ``live`` says that the pair (a, b number j) is still searched. It is cleared in
+    a node reached on a step where either consumer halts (the pair's own search would not
+    expand that node); when a node is expanded, the bits of the pairs found at an earlier level
+    are read as cleared too. Below a node where a pair's bit is (read as) cleared, its state is
+    0, so that nodes that differ only in pairs no longer searched are one node; a node with
+    no bit set is halted. The finding ``("distinguishing", j)``, of cost ``(level,)``, is the
+    first step on which a and b number j give results that differ in what a verdict shows;
+    the search stops once every pair has one.
 
-    Each pair's finding is the one the search of that pair alone (``b`` of one reading) finds:
-    the nodes whose pair j is live, taken in search order at their first appearance, are that
-    search's nodes in its order, with the same paths. One step of ``a`` serves every pair whose
-    state equals a's and whose readings differ from ``a`` only in knobs that step did not
-    consult: the reference step reads its reading only through knobs, so b's step is a's.
+    Without a bound on states, each pair's finding is the one the search of that pair alone
+    (``b`` of one reading) finds: the nodes whose pair j is live, taken in search order at
+    their first appearance, are that search's nodes in its order, with the same paths (with
+    one reading b the nodes are that search's, so a bound on states cuts both alike). One step
+    of ``a`` serves every pair whose state equals a's and whose readings differ from ``a``
+    only in knobs that step did not consult: the reference step reads its reading only
+    through knobs, so b's step is a's.
+
+    :meth:`child` reads the findings of the search this system ran (the driver's ``known``,
+    kept by :meth:`expand`): a node is rebuilt only on the system that searched it, with its
+    ``level``, as the driver's witnesses and reports do.
+
+    Args (of the constructor):
+        reading_a: a complete consumer reading; readings_b: 1 to :data:`MAX_PAIRS` of them.
+        vocabulary: the producer's finite world.
+        producers0: the producer readings a trace starts conformant under (a frozenset of
+            readings), or True with ``producer``: that one reading's every producer knob.
+        producer: the one producer reading (with ``producers0`` True), else None.
 
     Raises:
         ValueError: no reading b, or more than :data:`MAX_PAIRS`.
@@ -65,8 +79,8 @@ class PairSystem(TransitionSystem):
             raise ValueError(f"a pair search takes 1 to {MAX_PAIRS} readings b, not {k}")
         self.width = 4 + k
         # per reading b, the reading attributes on which it differs from a
-        self.differs = tuple(frozenset(a for a in KNOB_ATTRS
-                                       if getattr(reading_a, a) != getattr(b, a))
+        self.differs = tuple(frozenset(attr for attr in KNOB_ATTRS
+                                       if getattr(reading_a, attr) != getattr(b, attr))
                              for b in self.readings_b)
         # one producer reading: its every knob (the producer-only ones, Q12 and Q17, included)
         # binds the moves, the table's one-reading mode (producers0 is then the flag True)
@@ -98,8 +112,11 @@ class PairSystem(TransitionSystem):
                 live &= ~(1 << key[1])
         return live
 
-    def _steps(self, sa: int, sb: list, live: int, event: Event):
-        """``(a's StepResult, [b's StepResult or None per pair: None where not live])``."""
+    def _steps(self, sa: int, sb: list, live: int, event: Event) -> tuple:
+        """One step of every live pair: ``sa`` is the state number under a, ``sb`` a list of
+        state numbers, one per reading b, ``live`` the int bitmask of the pairs still
+        searched. Returns ``(a's StepResult, [b's StepResult, the very object of a's where the
+        step is a's, or None where the pair is not live])``. Raises what the step raises."""
         recorder = RecordingReading(self.reading_a)
         ra = reference_step(self.states.values[sa], event, recorder)
         consulted = recorder.consulted
@@ -115,6 +132,9 @@ class PairSystem(TransitionSystem):
         return ra, results
 
     def _child(self, ba: int, pa: int, ra, results: list) -> tuple:
+        """The node reached: belief number ``ba``, producer set number ``pa``, and the states
+        and ``live`` bits of :meth:`_steps`'s results (a pair not live: state 0, bit clear;
+        a consumer halted: its bit clear)."""
         number = self.states.number
         sa = number(ra.state)
         live, after = 0, []
@@ -196,7 +216,8 @@ def shortest_distinguishing(reading_a: Reading, reading_b: Reading, depth: int =
     """The shortest conformant trace on which two readings give different verdicts, by BFS.
 
     A node is (belief, state under ``reading_a``, state under ``reading_b``, the producer
-    readings the trace so far conforms to). The search stops at the first step whose results
+    readings the trace so far conforms to, whether the pair is still searched: a
+    :class:`PairSystem` of one reading b). The search stops at the first step whose results
     differ in what a verdict shows (messages, agent state, run status, warnings, fatal): that
     trace is a shortest distinguishing one.
 
@@ -229,16 +250,18 @@ def shortest_distinguishing_each(reading_a: Reading, readings_b: Sequence[Readin
                                  ) -> list[Optional[tuple[Event, ...]]]:
     """:func:`shortest_distinguishing` of ``reading_a`` and each of ``readings_b``, in one
     search (:class:`PairSystem`): entry ``j`` is the trace that
-    ``shortest_distinguishing(reading_a, readings_b[j], ...)`` gives (a test compares them on
-    every knob's options), in a fraction of the time where the readings b each differ from a
+    ``shortest_distinguishing(reading_a, readings_b[j], ...)`` gives without ``max_states``
+    (a test compares them on every knob's options), in a fraction of the time where the readings b each differ from a
     in a knob or two: a step of a serves every pair on which it consulted none of those knobs.
 
     Args:
         reading_a: a complete consumer reading; readings_b: one or more (past
             :data:`MAX_PAIRS`, searched :data:`MAX_PAIRS` at a time).
         depth, vocabulary, producer: as :func:`shortest_distinguishing`.
-        max_states: stop (every pair still unfound: None) past this many distinct nodes (of
-            the joint search: with one reading b, those of :func:`shortest_distinguishing`).
+        max_states: stop (every pair still unfound: None) past this many distinct nodes of
+            the joint search: with several readings b, a pair may then be None where its own
+            search under the same bound finds a trace; with one, the nodes are those of
+            :func:`shortest_distinguishing`.
 
     Returns:
         A list, one trace or None per reading b, in order.
