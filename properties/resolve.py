@@ -356,7 +356,8 @@ class _Searches:
     conformant trace (under the proposal's producer options) on which readings ``a`` and ``b``
     differ, over the exploration's vocabulary to ``depth``, then for a knob of
     :data:`LIFECYCLE_KNOBS` over the lifecycle vocabulary to ``depth + DEEPER``: ``(trace or
-    None, (vocabulary name, bound))``."""
+    None, (vocabulary name, bound))``. The first pair of the proposal's reading asked for
+    searches every such pair the report may ask for at once (:meth:`_batch`)."""
 
     def __init__(self, reading: Reading, depth: int):
         self.reading, self.depth = reading, depth
@@ -430,7 +431,7 @@ class _Searches:
             others += [p.with_(**{k.id: o}) for o in k.option_names
                        if o != mine and o != split_off]
         found = shortest_distinguishing_each(p, others, self.depth, EXPLORE_VOCABULARY,
-                                             producer=p)
+                                             producer=p) if others else []
         self._first = {(p, b): trace for b, trace in zip(others, found)}
         self._batched = True
 

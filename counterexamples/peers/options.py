@@ -7,8 +7,9 @@ draft's context: the shortest conformant trace on which the two options' verdict
 the exploration's vocabulary to ``depth`` and then over the lifecycle vocabulary to ``depth +
 DEEPER`` (:func:`properties.search.system_pair.shortest_distinguishing`, as the engine's pair
 search, every pair of one reading a in one joint search:
-:func:`~properties.search.system_pair.shortest_distinguishing_pairs`); for a pair no conformant trace separates, the form-B witness (the shortest trace
-whose last event breaks a producer clause, :func:`properties.questions.violating_pair`); and
+:func:`~properties.search.system_pair.shortest_distinguishing_pairs`); for a pair no
+conformant trace separates, the form-B witness (the shortest trace whose last event breaks a
+producer clause, :func:`properties.questions.violating_pair`); and
 the knob's probe (``probe-<knob>`` of :mod:`counterexamples.peers.generate`) when it separates
 two options. Every search witness is completed by
 :func:`properties.questions.closed_witness` where that keeps it a witness.
