@@ -251,8 +251,9 @@ def shortest_distinguishing_each(reading_a: Reading, readings_b: Sequence[Readin
     """:func:`shortest_distinguishing` of ``reading_a`` and each of ``readings_b``, in one
     search (:class:`PairSystem`): entry ``j`` is the trace that
     ``shortest_distinguishing(reading_a, readings_b[j], ...)`` gives without ``max_states``
-    (a test compares them on every knob's options), in a fraction of the time where the readings b each differ from a
-    in a knob or two: a step of a serves every pair on which it consulted none of those knobs.
+    (a test compares them on every knob's options), in a fraction of the time where the
+    readings b each differ from a in a knob or two: a step of a serves every pair on which it
+    consulted none of those knobs.
 
     Args:
         reading_a: a complete consumer reading; readings_b: one or more (past
