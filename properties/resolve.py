@@ -362,8 +362,7 @@ class _Searches:
     def __init__(self, reading: Reading, depth: int):
         self.reading, self.depth = reading, depth
         self._pairs: dict = {}
-        self._first: dict = {}  # (a, b) -> the exploration's trace or None (_batch)
-        self._batched = False
+        self._first: Optional[dict] = None  # (a, b) -> the exploration's trace or None
         self._sweep = None
 
     def sweep(self):
@@ -396,9 +395,9 @@ class _Searches:
             from properties.questions import DEEPER, LIFECYCLE_VOCABULARY
             from properties.search.explore import EXPLORE_VOCABULARY
             from properties.search.system_pair import shortest_distinguishing
-            if a == self.reading and not self._batched:
+            if a == self.reading and self._first is None:
                 self._batch()
-            if key in self._first:
+            if self._first is not None and key in self._first:
                 found = self._first[key]
             else:
                 found = shortest_distinguishing(a, b, self.depth, EXPLORE_VOCABULARY,
@@ -433,7 +432,6 @@ class _Searches:
         found = shortest_distinguishing_each(p, others, self.depth, EXPLORE_VOCABULARY,
                                              producer=p) if others else []
         self._first = {(p, b): trace for b, trace in zip(others, found)}
-        self._batched = True
 
     def conformance(self, knob: str, option: str):
         """The shortest trace whose conformance ``knob=option`` changes against the proposal

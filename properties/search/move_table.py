@@ -22,13 +22,17 @@ __all__ = ["MoveTable"]
 def _fps_of(tables: tuple, nodes: np.ndarray) -> np.ndarray:
     """Node fingerprints: each column of ``nodes`` numbers a value of the matching
     :class:`~properties.search.store.Interned` table (None: the column is a plain int, fingerprinted
-    as itself)."""
+    as itself). Past six columns (:func:`~properties.search.store.mix`'s most), the first six
+    are mixed, then that fingerprint with the next five, and so on."""
     columns = []
     for j, table in enumerate(tables):
         col = nodes[:, j]
         columns.append(table.fingerprints()[col] if table is not None
                        else col.astype(np.uint64) * np.uint64(0x9FB21C651E98DF25))
-    return mix(columns)
+    h = mix(columns[:6])
+    for i in range(6, len(columns), 5):
+        h = mix([h] + columns[i:i + 5])
+    return h
 
 
 def _record(out: Expansion, recorded: set, key: str, seq: tuple, payload: tuple) -> None:

@@ -13,13 +13,13 @@ import numpy as np
 from model.consumer import initial_state, step as reference_step
 from model.events import Event
 from model.producer import Vocabulary
-from model.readings import KNOBS, Reading, RecordingReading
+from model.readings import Reading, RecordingReading
 from model.verdict import Verdict
 from properties.search.bfs import Expansion, LocalEngine, TransitionSystem, search
-from properties.search.store import Interned, mix
+from properties.search.store import Interned
 from properties.search.explore import EXPLORE_VOCABULARY
-from properties.search.move_table import MoveTable
-from properties.search.reading_classes import PRODUCER_READINGS, _step_key
+from properties.search.move_table import MoveTable, _fps_of
+from properties.search.reading_classes import PRODUCER_READINGS, _ATTR_OF_KNOB, _step_key
 from properties.search.report import _cyclic_gc_paused, _Witnesses
 
 __all__ = ["MAX_PAIRS", "PairSystem", "shortest_distinguishing", "shortest_distinguishing_each",
@@ -29,9 +29,6 @@ __all__ = ["MAX_PAIRS", "PairSystem", "shortest_distinguishing", "shortest_disti
 MAX_PAIRS = 63
 """The most readings b one :class:`PairSystem` searches beside reading a (a node's ``live``
 bits are bits 0 to 62 of one int64)."""
-
-KNOB_ATTRS = tuple(k.attr for k in KNOBS)
-"""Every knob's reading attribute."""
 
 
 class PairSystem(TransitionSystem):
@@ -79,7 +76,7 @@ class PairSystem(TransitionSystem):
             raise ValueError(f"a pair search takes 1 to {MAX_PAIRS} readings b, not {k}")
         self.width = 4 + k
         # per reading b, the reading attributes on which it differs from a
-        self.differs = tuple(frozenset(attr for attr in KNOB_ATTRS
+        self.differs = tuple(frozenset(attr for attr in _ATTR_OF_KNOB.values()
                                        if getattr(reading_a, attr) != getattr(b, attr))
                              for b in self.readings_b)
         # one producer reading: its every knob (the producer-only ones, Q12 and Q17, included)
@@ -95,22 +92,17 @@ class PairSystem(TransitionSystem):
 
     def fingerprints(self, nodes: np.ndarray) -> np.ndarray:
         t = self.table
-        states = self.states.fingerprints()
-        columns = [t.beliefs.fingerprints()[nodes[:, 0]], states[nodes[:, 1]],
-                   t.producer_sets.fingerprints()[nodes[:, -2]],
-                   nodes[:, -1].astype(np.uint64) * np.uint64(0x9FB21C651E98DF25)]
-        columns += [states[nodes[:, 2 + j]] for j in range(len(self.readings_b))]
-        h = mix(columns[:6])
-        for i in range(6, len(columns), 5):  # folded: mix takes six columns at most
-            h = mix([h] + columns[i:i + 5])
-        return h
+        return _fps_of((t.beliefs,) + (self.states,) * (1 + len(self.readings_b)) +
+                       (t.producer_sets, None), nodes)
 
-    def _live(self, live: int, level: int) -> int:
-        """``live`` of a node at ``level`` without the pairs found at an earlier level."""
+    def _retired(self, level: int) -> int:
+        """The ``live`` bits to read as cleared in a node at ``level``: the pairs found at an
+        earlier level."""
+        mask = 0
         for key, cost in self.known.items():
             if cost[0] < level:
-                live &= ~(1 << key[1])
-        return live
+                mask |= 1 << key[1]
+        return mask
 
     def _steps(self, sa: int, sb: list, live: int, event: Event) -> tuple:
         """One step of every live pair: ``sa`` is the state number under a, ``sb`` a list of
@@ -151,7 +143,7 @@ class PairSystem(TransitionSystem):
         b, sa, p, live = node[0], node[1], node[-2], node[-1]
         e, pa, _, ba = self.table.moves_of(b, p)[move]
         event = self.table.events.values[e]
-        ra, results = self._steps(sa, list(node[2:-2]), self._live(live, level), event)
+        ra, results = self._steps(sa, list(node[2:-2]), live & ~self._retired(level), event)
         return event, self._child(ba, pa, ra, results)
 
     def event(self, node: tuple, move: int, level: int = 0) -> Event:
@@ -172,8 +164,9 @@ class PairSystem(TransitionSystem):
         self.known = known  # the driver's, kept up to date by it (read again by child)
         events, k = self.table.events.values, len(self.readings_b)
         found = {key[1] for key in known}  # a later step's finding cannot win
+        kept = ~self._retired(level)
         for node, row in zip(ids.tolist(), nodes.tolist()):
-            b, sa, p, live = row[0], row[1], row[-2], self._live(row[-1], level)
+            b, sa, p, live = row[0], row[1], row[-2], row[-1] & kept
             sb = row[2:2 + k]
             node_moves = self.table.moves_of(b, p)
             out.moves.append(len(node_moves))
