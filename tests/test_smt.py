@@ -127,6 +127,53 @@ def test_lockstep_catches_a_branch_named_otherwise():
         lockstep(u, model)
 
 
+def test_an_unrolling_replays_the_positions_built_before_as_building_them_gives(monkeypatch):
+    """Unrollings of one configuration share the positions built (``encoding._PREFIXES``): one
+    that replays positions 1 and 2 and builds 3 adds the same constraints in the same order,
+    and holds the same terms, as one built from nothing; what a caller changes in its own
+    unrolling's steps reaches no other; the memo keeps the configurations met last."""
+    from properties.smt import encoding
+
+    def built(n, world=SMALL_WORLD, reading=None):
+        u = Unrolling(world, {"a": reading}, "a")
+        for _ in range(n):
+            u.extend()
+        return u
+
+    def said(u):
+        return [c.sexpr() for c in u.solver.assertions()]
+
+    monkeypatch.setattr(encoding, "_PREFIXES", {})
+    alone = built(3)
+    monkeypatch.setattr(encoding, "_PREFIXES", {})
+    built(2)
+    [prefix] = encoding._PREFIXES.values()
+    assert len(prefix) == 2
+    second = built(3)  # replays 1 and 2, builds 3
+    assert len(prefix) == 3 and said(second) == said(alone)
+    third = built(3)  # replays all three
+    assert said(third) == said(alone)
+    for u in (second, third):
+        for t in (1, 2, 3):
+            assert [v.eq(w) for (_, v), (_, w) in zip(u.events[t].fields(),
+                                                      alone.events[t].fields())] == \
+                [True] * len(alone.events[t].fields())
+            assert u.steps["a"][t].branch.eq(alone.steps["a"][t].branch)
+            assert u.conformant[t].eq(alone.conformant[t])
+    # a caller's change to its steps (as test_lockstep_catches_a_branch_named_otherwise makes)
+    third.steps["a"][1].branch = z3.IntVal(0)
+    third.steps["a"][1].b["mine"] = z3.BoolVal(True)
+    fourth = built(1)
+    assert fourth.steps["a"][1].branch.eq(alone.steps["a"][1].branch)
+    assert "mine" not in fourth.steps["a"][1].b
+    # the configurations met last are kept, the oldest dropped first
+    monkeypatch.setattr(encoding, "_PREFIX_CONFIGURATIONS", 2)
+    built(1, reading=DRAFT)
+    built(1, world=DEFAULT_WORLD)
+    assert len(encoding._PREFIXES) == 2
+    assert list(encoding._PREFIXES)[0][1] == (("a", DRAFT),)
+
+
 def test_the_fragment_knob_partition_is_checked_at_import(monkeypatch):
     """FRAGMENT_KNOBS and OUTSIDE_KNOBS partition the model's knobs, and the import-time check
     fails for a knob neither classifies and for one both do."""

@@ -39,7 +39,7 @@ LIF-RESTATE-SNAPSHOT (N99).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 import z3
@@ -307,6 +307,70 @@ _TARGET = ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos", "open")
 """The per-id state arrays the step reads at the event's target id, in the order it unpacks them."""
 
 
+class _Recorder:
+    """A solver's ``add`` that also keeps what it added (:meth:`Unrolling.extend`)."""
+
+    def __init__(self, solver: z3.Solver):
+        self.solver, self.added = solver, []
+
+    def add(self, *constraints) -> None:
+        if len(constraints) == 1 and isinstance(constraints[0], (list, tuple)):
+            constraints = tuple(constraints[0])  # one list given, as z3's own add takes it
+        self.added.extend(constraints)
+        self.solver.add(*constraints)
+
+
+@dataclass(frozen=True)
+class _Position:
+    """One position as :meth:`Unrolling.extend` built it: the constraints it added to the
+    solver, in order, the event's variables, the producer's belief after it and the clauses the
+    event breaks, the conformance so far, each copy's step (in the order of the unrolling's
+    copies) and the symmetry breaking's mentioned-so-far terms after it."""
+
+    constraints: tuple
+    event: EventVars
+    pstate: dict
+    viol: dict
+    conformant: z3.BoolRef
+    steps: tuple
+    mentioned: tuple
+
+
+_PREFIXES: dict = {}
+"""The positions built so far per unrolling configuration ``(world, copies with their readings,
+producer, shadows with theirs, symmetry)``: a list of :class:`_Position`, position ``t`` at
+index ``t - 1``. Queries unroll the same configurations again and again (a ``resolve`` report
+builds 31 positions of 3 configurations, 11 of them distinct); the terms are kept while the
+configuration is among the last :data:`_PREFIX_CONFIGURATIONS` met."""
+
+_PREFIX_CONFIGURATIONS = 16
+"""How many configurations :data:`_PREFIXES` keeps (the oldest met is dropped first)."""
+
+
+def _copied(value):
+    """``value`` in new containers (dicts, lists, :class:`EventVars` and :class:`Step`,
+    recursively) around the same Z3 terms, which are immutable."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    if isinstance(value, (EventVars, Step)):
+        return type(value)(**{f.name: _copied(getattr(value, f.name)) for f in fields(value)})
+    return value
+
+
+def _prefix_of(key: tuple) -> list:
+    """The list of :data:`_PREFIXES` for configuration ``key`` (a new empty one the first time;
+    met again, it becomes the newest)."""
+    prefix = _PREFIXES.pop(key, None)
+    if prefix is None:
+        prefix = []
+        while len(_PREFIXES) >= _PREFIX_CONFIGURATIONS:
+            del _PREFIXES[next(iter(_PREFIXES))]
+    _PREFIXES[key] = prefix
+    return prefix
+
+
 class Unrolling:
     """An incrementally unrolled encoding: ``extend()`` adds one trace position.
 
@@ -366,6 +430,9 @@ class Unrolling:
         self.viol: list = [None]
         self.conformant: list = [z3.BoolVal(True)]
         self._indicators = 0
+        self._prefix = _prefix_of((world, tuple(consumers.items()),
+                                   ("copy", producer) if isinstance(producer, str)
+                                   else tuple(preadings), tuple(self.shadows.items()), symmetry))
 
     def symbolic(self) -> list[tuple[str, z3.ArithRef]]:
         """The knob variables left to the solver (consumer copies first, then the producer's),
@@ -409,23 +476,61 @@ class Unrolling:
 
     def extend(self) -> None:
         """Add position ``n + 1``: its event variables and domain, the producer step and every
-        consumer copy's step."""
+        consumer copy's step.
+
+        A position an earlier unrolling of the same configuration (world, copies and their
+        readings, producer, shadows, symmetry) has built is taken from :data:`_PREFIXES`: the
+        same terms, and the same constraints added to this solver in the same order, as
+        building it again would give (the terms are a function of the configuration and the
+        position alone), without the Python work of building them; else it is built, and kept
+        there for the next unrolling."""
         t = self.n + 1
-        e = self._event_vars(t)
-        self.events.append(e)
-        before = self.pstates[-1]
-        after, viol = self._producer_step(before, e, t)
-        self.pstates.append(after)
-        self.viol.append(viol)
-        self.conformant.append(z3.And(self.conformant[-1], z3.Not(z3.Or(list(viol.values())))))
-        for name, knobs in self.knobs.items():
-            if name in self.shadows:
-                st = self._consumer_step(self.cstates[self._leader][-2], e, knobs, t, name)
+        prefix = self._prefix
+        if t <= len(prefix):
+            self._replay(prefix[t - 1])
+            return
+        solver, recorder = self.solver, _Recorder(self.solver)
+        self.solver = recorder  # what the position adds, in order
+        try:
+            e = self._event_vars(t)
+            self.events.append(e)
+            before = self.pstates[-1]
+            after, viol = self._producer_step(before, e, t)
+            self.pstates.append(after)
+            self.viol.append(viol)
+            self.conformant.append(z3.And(self.conformant[-1],
+                                          z3.Not(z3.Or(list(viol.values())))))
+            for name, knobs in self.knobs.items():
+                if name in self.shadows:
+                    st = self._consumer_step(self.cstates[self._leader][-2], e, knobs, t, name)
+                    self.steps[name].append(st)
+                    continue
+                st = self._consumer_step(self.cstates[name][-1], e, knobs, t, name)
                 self.steps[name].append(st)
-                continue
-            st = self._consumer_step(self.cstates[name][-1], e, knobs, t, name)
+                self.cstates[name].append(st.after)
+        finally:
+            self.solver = solver
+        if t == len(prefix) + 1:  # kept in containers of its own: callers may change theirs
+            prefix.append(_Position(tuple(recorder.added), _copied(e), _copied(after),
+                                    dict(viol), self.conformant[-1],
+                                    tuple(_copied(self.steps[name][-1]) for name in self.knobs),
+                                    tuple((k, tuple(v)) for k, v in self._mentioned.items())))
+
+    def _replay(self, position: "_Position") -> None:
+        """Add a position built before (:meth:`extend`): its constraints to this solver, its
+        terms to this unrolling's lists (in containers of this unrolling's own, as a build
+        gives)."""
+        self.solver.add(*position.constraints)
+        self.events.append(_copied(position.event))
+        self.pstates.append(_copied(position.pstate))
+        self.viol.append(dict(position.viol))
+        self.conformant.append(position.conformant)
+        for name, st in zip(self.knobs, position.steps):
+            st = _copied(st)
             self.steps[name].append(st)
-            self.cstates[name].append(st.after)
+            if name not in self.shadows:
+                self.cstates[name].append(st.after)
+        self._mentioned = {k: list(v) for k, v in position.mentioned}
 
     def step_variant(self, t: int, state: dict, knobs: "Knobs", name: str, **fields: int
                      ) -> "Step":
