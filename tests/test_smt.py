@@ -166,12 +166,38 @@ def test_an_unrolling_replays_the_positions_built_before_as_building_them_gives(
     fourth = built(1)
     assert fourth.steps["a"][1].branch.eq(alone.steps["a"][1].branch)
     assert "mine" not in fourth.steps["a"][1].b
-    # the configurations met last are kept, the oldest dropped first
+    # ... nor does a change made before a further position is built: that position is built
+    # from the changed terms, as without the memo, and not kept
+    fifth = built(3)
+    fifth.steps["a"][3].after["halted"] = z3.BoolVal(True)
+    fifth.extend()
+    assert len(prefix) == 3 and fifth.steps["a"][4].before["halted"].eq(z3.BoolVal(True))
+    assert said(built(4))[:len(said(alone))] == said(alone) and len(prefix) == 4
+    assert not built(4).steps["a"][4].before["halted"].eq(z3.BoolVal(True))
+    # an encoding other than this one's (a subclass, a build method replaced) builds its own
+    # positions and keeps none of them
+    class Other(Unrolling):
+        def _branch(self, *args):
+            return z3.IntVal(0)
+    monkeypatch.setattr(encoding, "_PREFIXES", {})
+    assert Other(SMALL_WORLD, {"a": None}, "a")._configuration() is None
+    other = Other(SMALL_WORLD, {"a": None}, "a")
+    other.extend()
+    assert other.steps["a"][1].branch.eq(z3.IntVal(0)) and not encoding._PREFIXES
+    assert not built(1).steps["a"][1].branch.eq(z3.IntVal(0))
+    with monkeypatch.context() as m:
+        m.setattr(Unrolling, "_branch", Other._branch)
+        assert built(2).steps["a"][2].branch.eq(z3.IntVal(0))
+    assert not built(2).steps["a"][2].branch.eq(z3.IntVal(0))
+    # the configurations met last are kept, the oldest dropped first; 0 keeps none
     monkeypatch.setattr(encoding, "_PREFIX_CONFIGURATIONS", 2)
     built(1, reading=DRAFT)
     built(1, world=DEFAULT_WORLD)
     assert len(encoding._PREFIXES) == 2
-    assert list(encoding._PREFIXES)[0][1] == (("a", DRAFT),)
+    assert list(encoding._PREFIXES)[0][1][0][:2] == ("a", DRAFT)
+    monkeypatch.setattr(encoding, "_PREFIXES", {})
+    monkeypatch.setattr(encoding, "_PREFIX_CONFIGURATIONS", 0)
+    assert said(built(3)) == said(alone) and not encoding._PREFIXES
 
 
 def test_the_fragment_knob_partition_is_checked_at_import(monkeypatch):

@@ -39,6 +39,7 @@ LIF-RESTATE-SNAPSHOT (N99).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
@@ -314,16 +315,17 @@ class _Recorder:
         self.solver, self.added = solver, []
 
     def add(self, *constraints) -> None:
-        if len(constraints) == 1 and isinstance(constraints[0], (list, tuple)):
-            constraints = tuple(constraints[0])  # one list given, as z3's own add takes it
-        self.added.extend(constraints)
+        if len(constraints) == 1 and not isinstance(constraints[0], z3.AstRef):
+            constraints = tuple(constraints[0])  # one collection given, as z3's own add takes
+        boolean = z3.BoolSort(self.solver.ctx)
+        self.added.extend(boolean.cast(c) for c in constraints)  # as z3's add casts them
         self.solver.add(*constraints)
 
 
 @dataclass(frozen=True)
 class _Position:
     """One position as :meth:`Unrolling.extend` built it: the constraints it added to the
-    solver, in order, the event's variables, the producer's belief after it and the clauses the
+    solver, in order (as Boolean terms), the event's variables, the producer's belief after it and the clauses the
     event breaks, the conformance so far, each copy's step (in the order of the unrolling's
     copies) and the symmetry breaking's mentioned-so-far terms after it."""
 
@@ -337,14 +339,15 @@ class _Position:
 
 
 _PREFIXES: dict = {}
-"""The positions built so far per unrolling configuration ``(world, copies with their readings,
-producer, shadows with theirs, symmetry)``: a list of :class:`_Position`, position ``t`` at
-index ``t - 1``. Queries unroll the same configurations again and again (a ``resolve`` report
-builds 31 positions of 3 configurations, 11 of them distinct); the terms are kept while the
-configuration is among the last :data:`_PREFIX_CONFIGURATIONS` met."""
+"""The positions built so far per unrolling configuration (:meth:`Unrolling._configuration`):
+a list of :class:`_Position`, position ``t`` at index ``t - 1``. Queries unroll the same
+configurations again and again (a ``resolve`` report makes 31 positions of 3 configurations,
+11 of them distinct); the terms are kept while the configuration is among the last
+:data:`_PREFIX_CONFIGURATIONS` met."""
 
 _PREFIX_CONFIGURATIONS = 16
-"""How many configurations :data:`_PREFIXES` keeps (the oldest met is dropped first)."""
+"""How many configurations :data:`_PREFIXES` keeps (the oldest met is dropped first); 0 turns
+the memo off."""
 
 
 def _copied(value):
@@ -355,13 +358,32 @@ def _copied(value):
     if isinstance(value, list):
         return [_copied(v) for v in value]
     if isinstance(value, (EventVars, Step)):
-        return type(value)(**{f.name: _copied(getattr(value, f.name)) for f in fields(value)})
+        out = copy.copy(value)
+        for f in fields(value):
+            setattr(out, f.name, _copied(getattr(value, f.name)))
+        return out
     return value
 
 
-def _prefix_of(key: tuple) -> list:
+def _same(a, b) -> bool:
+    """Whether ``a`` and ``b`` hold the same terms in the same shape (Z3 terms compared as
+    terms, ``.eq``)."""
+    if isinstance(a, z3.AstRef) or isinstance(b, z3.AstRef):
+        return isinstance(a, z3.AstRef) and isinstance(b, z3.AstRef) and a.eq(b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(v, b[k])
+                                                                    for k, v in a.items())
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and \
+            all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _prefix_of(key) -> Optional[list]:
     """The list of :data:`_PREFIXES` for configuration ``key`` (a new empty one the first time;
-    met again, it becomes the newest)."""
+    met again, it becomes the newest); None when the memo is off or ``key`` is None."""
+    if key is None or _PREFIX_CONFIGURATIONS < 1:
+        return None
     prefix = _PREFIXES.pop(key, None)
     if prefix is None:
         prefix = []
@@ -430,9 +452,6 @@ class Unrolling:
         self.viol: list = [None]
         self.conformant: list = [z3.BoolVal(True)]
         self._indicators = 0
-        self._prefix = _prefix_of((world, tuple(consumers.items()),
-                                   ("copy", producer) if isinstance(producer, str)
-                                   else tuple(preadings), tuple(self.shadows.items()), symmetry))
 
     def symbolic(self) -> list[tuple[str, z3.ArithRef]]:
         """The knob variables left to the solver (consumer copies first, then the producer's),
@@ -478,17 +497,19 @@ class Unrolling:
         """Add position ``n + 1``: its event variables and domain, the producer step and every
         consumer copy's step.
 
-        A position an earlier unrolling of the same configuration (world, copies and their
-        readings, producer, shadows, symmetry) has built is taken from :data:`_PREFIXES`: the
-        same terms, and the same constraints added to this solver in the same order, as
-        building it again would give (the terms are a function of the configuration and the
-        position alone), without the Python work of building them; else it is built, and kept
-        there for the next unrolling."""
+        A position an earlier unrolling of the same configuration
+        (:meth:`_configuration`) has built is taken from :data:`_PREFIXES`: the same terms,
+        and the same constraints added to this solver in the same order, as building it again
+        would give (the terms are a function of the configuration and the position alone),
+        without the Python work of building them; else it is built, and kept there for the
+        next unrolling when what it was built from is what that configuration's positions
+        before it hold (a caller may have changed this unrolling's terms)."""
         t = self.n + 1
-        prefix = self._prefix
-        if t <= len(prefix):
+        prefix = _prefix_of(self._configuration())
+        if prefix is not None and t <= len(prefix) and self._pristine(prefix, t):
             self._replay(prefix[t - 1])
             return
+        keep = prefix is not None and t == len(prefix) + 1 and self._pristine(prefix, t)
         solver, recorder = self.solver, _Recorder(self.solver)
         self.solver = recorder  # what the position adds, in order
         try:
@@ -510,17 +531,60 @@ class Unrolling:
                 self.cstates[name].append(st.after)
         finally:
             self.solver = solver
-        if t == len(prefix) + 1:  # kept in containers of its own: callers may change theirs
+        if keep:  # in containers of its own: callers may change theirs
             prefix.append(_Position(tuple(recorder.added), _copied(e), _copied(after),
                                     dict(viol), self.conformant[-1],
                                     tuple(_copied(self.steps[name][-1]) for name in self.knobs),
                                     tuple((k, tuple(v)) for k, v in self._mentioned.items())))
 
+    def _configuration(self):
+        """What the terms of a position depend on besides the position: the world, each copy
+        with its reading (shadows apart), the producer's knobs (a copy's name, or the
+        readings), symmetry breaking; None where the memo must not serve (a subclass, a build
+        method replaced on the class or the instance, or a part that cannot be a dict key)."""
+        if type(self) is not Unrolling or any(
+                name in vars(self) or Unrolling.__dict__.get(name) is not method
+                for name, method in _BUILDERS.items()):
+            return None
+        copies = tuple((name, k.reading, k.knob_ids) for name, k in self.knobs.items())
+        shared = [name for name, k in self.knobs.items() if self.pknobs == [k]]
+        producer = ("copy", shared[0]) if shared else \
+            tuple((k.reading, k.knob_ids) for k in self.pknobs)
+        key = (self.world, copies, producer, tuple(self.shadows), self._leader, self.symmetry)
+        try:
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def _pristine(self, prefix: list, t: int) -> bool:
+        """Whether this unrolling holds, before position ``t``, the terms the configuration's
+        positions ``1..t-1`` hold (``prefix``; before position 1, the initial states):
+        nothing changed since it built or replayed them."""
+        n = len(self.world.ids)
+        if t == 1:
+            pstate, conformant, mentioned = self._initial_producer(n), z3.BoolVal(True), ()
+            states = [self._initial_consumer(n) for name in self.knobs
+                      if name not in self.shadows]
+        else:
+            p = prefix[t - 2]
+            pstate, conformant, mentioned = p.pstate, p.conformant, p.mentioned
+            states = [st.after for name, st in zip(self.knobs, p.steps)
+                      if name not in self.shadows]
+        return len(self.pstates) == t and _same(self.pstates[-1], pstate) and \
+            _same(self.conformant[-1], conformant) and \
+            _same(tuple((k, tuple(v)) for k, v in self._mentioned.items()), mentioned) and \
+            _same([self.cstates[name][-1] for name in self.knobs if name not in self.shadows],
+                  states)
+
     def _replay(self, position: "_Position") -> None:
         """Add a position built before (:meth:`extend`): its constraints to this solver, its
         terms to this unrolling's lists (in containers of this unrolling's own, as a build
         gives)."""
-        self.solver.add(*position.constraints)
+        # what z3's Solver.add does with each (cast) constraint, without its per-call checks
+        context, solver = self.solver.ctx.ref(), self.solver.solver
+        for constraint in position.constraints:
+            z3.Z3_solver_assert(context, solver, constraint.as_ast())
         self.events.append(_copied(position.event))
         self.pstates.append(_copied(position.pstate))
         self.viol.append(dict(position.viol))
@@ -856,3 +920,10 @@ class Unrolling:
         return z3.If(s["halted"], _BR["lifecycle.halted"],
                z3.If(e.kind == SNAP, snapshot, z3.If(e.kind == DELTA, delta,
                z3.If(e.kind == TEXT, text, listing))))
+
+
+_BUILDERS = {name: Unrolling.__dict__[name] for name in (
+    "extend", "_initial_consumer", "_initial_producer", "_fresh", "_event_vars",
+    "_break_symmetry", "_producer_step", "_consumer_step", "_branch")}
+"""The methods a position's terms come from, as defined here: an unrolling whose class or
+instance has another of them builds every position itself (:meth:`Unrolling._configuration`)."""
