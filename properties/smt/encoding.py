@@ -325,9 +325,9 @@ class _Recorder:
 @dataclass(frozen=True)
 class _Position:
     """One position as :meth:`Unrolling.extend` built it: the constraints it added to the
-    solver, in order (as Boolean terms), the event's variables, the producer's belief after it and the clauses the
-    event breaks, the conformance so far, each copy's step (in the order of the unrolling's
-    copies) and the symmetry breaking's mentioned-so-far terms after it."""
+    solver, in order (as Boolean terms), the event's variables, the producer's belief after it
+    and the clauses the event breaks, the conformance so far, each copy's step (in the order of
+    the unrolling's copies) and the symmetry breaking's mentioned-so-far terms after it."""
 
     constraints: tuple
     event: EventVars
