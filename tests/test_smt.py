@@ -198,6 +198,15 @@ def test_an_unrolling_replays_the_positions_built_before_as_building_them_gives(
     monkeypatch.setattr(encoding, "_PREFIXES", {})
     monkeypatch.setattr(encoding, "_PREFIX_CONFIGURATIONS", 0)
     assert said(built(3)) == said(alone) and not encoding._PREFIXES
+    # what a position adds is recorded as z3's add takes it: one collection unpacked, anything
+    # else (a Python bool included) one constraint
+    solver, x = z3.Solver(), z3.Int("x")
+    recorder = encoding._Recorder(solver)
+    recorder.add(True)
+    recorder.add([x > 0, x < 5])
+    recorder.add(c for c in (x != 1,))
+    assert [str(c) for c in recorder.added] == ["True", "x > 0", "x < 5", "x != 1"] == \
+        [str(c) for c in solver.assertions()]
 
 
 def test_the_fragment_knob_partition_is_checked_at_import(monkeypatch):

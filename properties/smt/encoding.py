@@ -40,6 +40,7 @@ LIF-RESTATE-SNAPSHOT (N99).
 from __future__ import annotations
 
 import copy
+import types
 from dataclasses import dataclass, field, fields
 from typing import Optional
 
@@ -308,6 +309,11 @@ _TARGET = ("ex", "act", "typ", "own", "fown", "cont", "seen", "pos", "open")
 """The per-id state arrays the step reads at the event's target id, in the order it unpacks them."""
 
 
+_COLLECTIONS = (list, tuple, set, frozenset, types.GeneratorType)
+"""What z3's ``Solver.add`` unpacks when it is the one argument (anything else, a Python bool
+included, is one constraint)."""
+
+
 class _Recorder:
     """A solver's ``add`` that also keeps what it added (:meth:`Unrolling.extend`)."""
 
@@ -315,14 +321,14 @@ class _Recorder:
         self.solver, self.added = solver, []
 
     def add(self, *constraints) -> None:
-        if len(constraints) == 1 and not isinstance(constraints[0], z3.AstRef):
+        if len(constraints) == 1 and isinstance(constraints[0], _COLLECTIONS):
             constraints = tuple(constraints[0])  # one collection given, as z3's own add takes
         boolean = z3.BoolSort(self.solver.ctx)
         self.added.extend(boolean.cast(c) for c in constraints)  # as z3's add casts them
         self.solver.add(*constraints)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Position:
     """One position as :meth:`Unrolling.extend` built it: the constraints it added to the
     solver, in order (as Boolean terms), the event's variables, the producer's belief after it
