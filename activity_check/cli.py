@@ -216,7 +216,7 @@ def dump(obj) -> str:
 
 
 def prepare_out(out_dir: str, summary_name: str, owner: str,
-                files_of: Callable[[dict], Optional[list]]):
+                files_of: Callable[[dict], Optional[list]], inputs: Sequence[str] = ()):
     """Check that ``out_dir`` is ours to write (new, empty, or an earlier output of ours) and
     that a staging directory can be made beside it, before the command does its work; nothing
     is removed (see :mod:`counterexamples.outdir`: the new output replaces the earlier one only
@@ -230,6 +230,9 @@ def prepare_out(out_dir: str, summary_name: str, owner: str,
         files_of: the earlier summary -> the finding files it lists (paths relative to
             ``out_dir``), None when the summary is not one of this command's; raises
             ValueError when it is, but not in the form the command writes.
+        inputs: the files the command reads: one that is inside ``out_dir`` under a name the
+            output writes (:func:`counterexamples.outdir.own_name`, or a file the earlier
+            output listed) is refused, since the output would replace it.
 
     Returns:
         The :class:`counterexamples.outdir.OutputPlan`, to write through :func:`write_out`.
@@ -242,6 +245,14 @@ def prepare_out(out_dir: str, summary_name: str, owner: str,
         plan = plan_output(out_dir, summary_name, files_of, owner)
     except OutputRefused as exc:
         raise UsageError(f"--out {out_dir}: {exc}") from None
+    from counterexamples.outdir import own_name
+    target = os.path.realpath(out_dir)
+    for path in inputs:
+        rel = os.path.relpath(os.path.realpath(path), target)
+        if rel != os.curdir and not rel.startswith(os.pardir + os.sep) and rel != os.pardir \
+                and (rel in plan.replaced or own_name(rel, summary_name)):
+            raise UsageError(f"--out {out_dir}: {path} is read as input and the output "
+                             "replaces it there; copy it out of the directory first")
     try:
         plan.check_writable()
     except OSError as exc:
@@ -394,6 +405,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
+        _refuse_empty_paths(args)
         with _hypothesis_storage_aside(), _input_limits(args):
             return args.func(args)
     except SystemExit as exc:  # --help and --version
@@ -422,6 +434,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return EXIT_USAGE
+
+
+_PATH_OPTIONS = ("out", "graph", "junit", "spec", "checkpoint", "official", "proposal",
+                 "run_input", "vocabulary", "adapter", "cluster")
+"""The options (by ``dest``) whose value names a file, a directory, a command or an address:
+an empty one is refused (:func:`_refuse_empty_paths`)."""
+
+
+def _refuse_empty_paths(args) -> None:
+    """Raise UsageError for an option of :data:`_PATH_OPTIONS` given as the empty string
+    (``--out "$DIR"`` with ``DIR`` unset), which a command would otherwise take for the option
+    not given and write nothing, or write into the working directory."""
+    for dest in _PATH_OPTIONS:
+        if getattr(args, dest, None) == "":
+            raise UsageError(f"--{dest.replace('_', '-')}: an empty value (an unset shell "
+                             "variable?); name the file or directory")
 
 
 def terminated() -> bool:

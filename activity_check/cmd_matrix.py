@@ -51,11 +51,13 @@ def add_matrix(actions) -> None:
 
 
 def _matrix_files(previous: dict):
-    """The files an earlier matrix output lists; None when it is not a matrix output."""
+    """The files an earlier matrix output wrote: those it lists, and its Markdown and page,
+    which every matrix output writes (one written before they were listed does not list
+    them); None when it is not a matrix output."""
     if previous.get("command") != "peer matrix":
         return None
     files = previous.get("files", [])
-    return files if isinstance(files, list) else []
+    return (files if isinstance(files, list) else []) + ["matrix.md", "matrix.html"]
 
 
 def _corpora(args, err) -> dict:

@@ -69,7 +69,7 @@ def cmd_questions(args) -> int:
         console(stderr=True).print(f"written to {shown(args.out)}: {TABLE_FILE}, "
                                    "questions.html and questions/")
     if args.json:
-        print(dump(table_json(rows, args.depth)))
+        print(dump(table_json(rows, args.depth, written=plan is not None)))
     elif args.format == "md":
         sys.stdout.write(render_markdown(rows, args.depth, args.out))
     elif args.format == "html":

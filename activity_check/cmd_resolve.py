@@ -101,10 +101,10 @@ def cmd_resolve(args) -> int:
     proposal, depth or ``--out``."""
     import os
     import sys
-    from counterexamples.report.resolve import (REPORT_FILE, add_sentences, render_html,
-                                                render_markdown, render_text, spec_dir,
-                                                write_report)
-    from properties.resolve import DEFAULT_DEPTH, MAX_DEPTH, resolve
+    from counterexamples.report.resolve import (REPORT_FILE, add_sentences, check_pages,
+                                                render_html, render_markdown, render_text,
+                                                spec_dir, write_report)
+    from properties.resolve import DEFAULT_DEPTH, MAX_DEPTH, ProposalError, resolve
     if args.depth is None:
         args.depth = DEFAULT_DEPTH
     if not 2 <= args.depth <= MAX_DEPTH:
@@ -116,12 +116,17 @@ def cmd_resolve(args) -> int:
         raise UsageError("--out writes one proposal's report; compare two without it")
     if len(proposals) == 2 and args.format == "html":
         raise UsageError("--format html shows one proposal; compare two as text, md or json")
-    plan = prepare_out(args.out, REPORT_FILE, "'activity-check resolve'",
-                       _resolve_files) if args.out else None
+    pages = args.spec or spec_dir()
+    try:  # the wording's pages read before the search: an unreadable one fails at once
+        check_pages(proposals, pages)
+    except ProposalError as exc:
+        raise UsageError(str(exc)) from None
+    plan = prepare_out(args.out, REPORT_FILE, "'activity-check resolve'", _resolve_files,
+                       inputs=args.proposals) if args.out is not None else None
     reports = []
     for proposal in proposals:
         report = resolve(proposal, depth=args.depth, z3=not args.no_z3)
-        add_sentences(report, args.spec or spec_dir())
+        add_sentences(report, pages)
         if args.live:
             from counterexamples.report.resolve import live_peers
             live_peers(report)

@@ -37,8 +37,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
-__all__ = ["OutputPlan", "OutputRefused", "plan_output", "write_new_file", "new_file",
-           "FINDINGS_DIR", "QUESTIONS_DIR", "OWN_FILES", "STAGING_MARK"]
+__all__ = ["OutputPlan", "OutputRefused", "NameTaken", "plan_output", "write_new_file",
+           "new_file", "own_name", "FINDINGS_DIR", "QUESTIONS_DIR", "OWN_FILES", "STAGING_MARK"]
 
 FINDINGS_DIR = "findings"
 """The subdirectory an output keeps its finding files in."""
@@ -47,18 +47,36 @@ QUESTIONS_DIR = "questions"
 """The subdirectory an output keeps the settlement table's witness files in (issue 19)."""
 
 OWN_FILES = frozenset({"questions.html", "questions.json", "resolve.html", "resolve.json",
-                       "resolve.md", "proposal.json"})
+                       "resolve.md", "proposal.json", "matrix.md", "matrix.html",
+                       "producers.md"})
 """Top-level file names an earlier output may list as its own besides its summary (the
-settlement table's page and JSON; a resolve report's page, JSON, Markdown and proposal);
-anything else at the top level is the user's."""
+settlement table's page and JSON; a resolve report's page, JSON, Markdown and proposal; the
+peer and producer matrices' Markdown and page); anything else at the top level is the
+user's."""
 
 _OWN_DIRS = {FINDINGS_DIR: (".json", ".jsonl"), QUESTIONS_DIR: (".jsonl",),
-             "traces": (".jsonl",), "pytest": (".py",), "fixtures": (".json",),
-             "conflicts": (".jsonl",)}
+             "traces": (".jsonl", ".json"), "pytest": (".py",), "fixtures": (".json",),
+             "conflicts": (".jsonl",), "producers": (".jsonl",)}
 
 STAGING_MARK = ".activity-check-"
 """Part of the name of every staging (and leftover) directory: ``.<name>.activity-check-<hex>``
 beside the target."""
+
+def own_name(rel: str, summary_name: str) -> bool:
+    """Whether ``rel`` (a path relative to an output directory) is a name an output of ours may
+    write there: its summary, one of :data:`OWN_FILES`, or a file of one of its own
+    subdirectories with that subdirectory's suffix (``traces/Q8.jsonl``)."""
+    rel = os.path.normpath(rel)
+    head, name = os.path.split(rel)
+    return rel == summary_name or (not head and rel in OWN_FILES) or \
+        (head in _OWN_DIRS and name.endswith(_OWN_DIRS[head]))
+
+
+class NameTaken(FileExistsError):
+    """The user's file in an earlier output has the name of a file the new output writes: the
+    new output is not swapped in (the earlier one, the user's file with it, stays as it was).
+    ``strerror`` says which file, in a phrase that follows "cannot write the output: "."""
+
 
 FilesOf = Callable[[dict], Optional[list]]
 """An earlier summary -> the files it lists (paths relative to the output directory), None when
@@ -198,9 +216,7 @@ def plan_output(target: str, summary_name: str, files_of: FilesOf,
     replaced = {summary_name}
     for path in files:
         rel = os.path.normpath(path)
-        head, name = os.path.split(rel)
-        if (head in _OWN_DIRS and name.endswith(_OWN_DIRS[head])) or \
-                (not head and rel in OWN_FILES):
+        if own_name(rel, summary_name):
             replaced.add(rel)
     return OutputPlan(target, summary_name, frozenset(replaced), earlier=True)
 
@@ -284,9 +300,13 @@ def _commit(plan: OutputPlan, staging: str) -> None:
 
 
 def _carry(source: str, staging: str, rel: str, replaced: frozenset) -> None:
-    """Hard-link into ``staging`` every entry under ``source/rel`` that the new output did not
-    write and that is not in ``replaced``; directories are made anew, symbolic links linked as
-    links (never followed)."""
+    """Hard-link into ``staging`` every entry under ``source/rel`` that is not in ``replaced``;
+    directories are made anew, symbolic links linked as links (never followed).
+
+    Raises:
+        NameTaken: an entry to carry has the name of something the new output wrote (the
+            user's ``traces/Q19.jsonl`` where the new report writes its own): neither is
+            dropped; the caller leaves the earlier output as it was."""
     here = os.path.join(source, rel)
     for entry in os.scandir(here):
         sub = os.path.join(rel, entry.name) if rel else entry.name
@@ -298,15 +318,25 @@ def _carry(source: str, staging: str, rel: str, replaced: frozenset) -> None:
         if entry.is_dir(follow_symlinks=False):
             if not os.path.isdir(destination):
                 if os.path.lexists(destination):
-                    continue  # the new output wrote a file of that name: it wins
+                    raise _taken(sub)
                 os.mkdir(destination)
                 os.chmod(destination, stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode))
             _carry(source, staging, sub, replaced)
-        elif not os.path.lexists(destination):
+        elif os.path.lexists(destination):
+            raise _taken(sub)
+        else:
             try:
                 os.link(entry.path, destination, follow_symlinks=False)
             except OSError:  # a file system without hard links: a copy (a link as a link)
                 shutil.copy2(entry.path, destination, follow_symlinks=False)
+
+
+def _taken(rel: str) -> NameTaken:
+    """The :class:`NameTaken` for the user's ``rel``."""
+    from model.text import visible
+    return NameTaken(errno.EEXIST, f"{visible(rel)} there is not a file the earlier output "
+                     "wrote, and the new output writes that name; move it out of the "
+                     "directory and run again", rel)
 
 
 _RENAME_EXCHANGE = 2

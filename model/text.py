@@ -104,9 +104,18 @@ def schema_message(error) -> str:
     """A JSON Schema violation's message (a ``jsonschema`` ``ValidationError``) with every
     over-long value it quotes (the instance, or a member name of it) cut inside its quotes
     (:func:`quoted`), so that what the message says of the value (``is too long``, ``does not
-    match ...``, ``was unexpected``) stays whole; cutting the message itself lost it."""
+    match ...``, ``was unexpected``) stays whole; cutting the message itself lost it. A value
+    that is not a string and that the message starts with is written as JSON (``null is not of
+    type 'string'``, not Python's ``None``), cut after :data:`QUOTE_LIMIT` characters."""
     message = error.message
     instance = error.instance
+    if not isinstance(instance, str) and message.startswith(repr(instance)):
+        # the value as the JSON it came from (null, [1], {"a": true}), not as Python writes it
+        import json
+        written = json.dumps(instance, ensure_ascii=False, default=str)
+        if len(written) > QUOTE_LIMIT:
+            written = written[:QUOTE_LIMIT] + " ..."
+        return written + message[len(repr(instance)):]
     values = [instance] + (list(instance) if isinstance(instance, dict) else [])
     for value in values:
         text = repr(value)

@@ -533,6 +533,9 @@ def _question_row(q: _Q, proposal: Proposal, searches: _Searches, depth: int,
             row.update(status="closed", engine="+".join(engines), bound=depth,
                        note="no knob: no reading changes a verdict to depth "
                             f"{depth} ({', '.join(pid for pid, _ in proved)})")
+        elif not z3 and q.proofs and all(engine for _, engine in proved):
+            row.update(status="open", note="not checked: Z3 is off (--no-z3), which its "
+                       "bounded proofs need (" + ", ".join(q.proofs) + ")")
         else:
             row.update(status="open", note="no knob and no proof to depth "
                                            f"{depth}: not modelled as a choice")
@@ -553,6 +556,15 @@ def _question_row(q: _Q, proposal: Proposal, searches: _Searches, depth: int,
                note=f"{best['knob']}={best['option']} vs {best['knob']}={best['against']} "
                     f"still differ ({best['length']} events)")
     return row
+
+
+def _z3_off(questions: list) -> list:
+    """The report's ``limits`` when Z3 is off: the questions left unchecked for it, and the
+    conflicts not sought."""
+    unchecked = [q["question"] for q in questions if q["note"].startswith("not checked")]
+    return ["Z3 off (--no-z3): the conflicts only Z3 finds are not sought"
+            + (f"; {', '.join(unchecked)} not checked (their bounded proofs are Z3 queries)"
+               if unchecked else "")]
 
 
 def _proofs(q: _Q, depth: int, z3: bool) -> list:
@@ -812,6 +824,10 @@ def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
             if options[knob] == pin:
                 continue
             w = _knob_witness(searches, knob, (options[knob],))
+            if w is not None and w["decides"] == "conformance" and w["conformance"][pin]:
+                # the options differ in which traces are conformant, and this trace is one the
+                # proposal itself forbids: off conformant traces, as a consumer sees it
+                w = None
             findings.append({"question": _question_of(knob), "knob": knob, "pinned": pin,
                              "recorded": options[knob], "witness": w})
         unrecorded = [k for k in proposal.pins if k not in options]
@@ -858,26 +874,49 @@ def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
         w = _knob_witness(searches, knob, KNOB_BY_ID[knob].option_names)
         traces.append({"question": _question_of(knob), "knob": knob,
                        "option": proposal.pins[knob], "witness": w,
-                       "file": f"traces/{knob}.jsonl" if w else None})
+                       "file": None})  # the trace's file, set where --out writes it
     peers = _peer_rows(proposal, searches)
+    deviations = pinned_deviations(proposal)
     counts = {s: sum(1 for q in questions if q["status"] == s) for s in STATUSES}
-    counts.update(conflicts=len(conflicts),
+    counts.update(conflicts=len(conflicts), deviations=len(deviations),
                   nonConformantPeers=sum(1 for r in peers if not r["conformant"]))
-    limits = z3_limits(proposal)[0] if z3 else []
+    limits = z3_limits(proposal)[0] if z3 else _z3_off(questions)
     return {"tool": "activity-check", "command": "resolve", "proposal": proposal.to_json(),
             "reading": proposal.reading.name or "draft", "depth": depth,
             "z3Depth": z3_depth, "limits": limits, "questions": questions,
-            "conflicts": conflicts, "peers": peers, "traces": traces,
+            "conflicts": conflicts, "deviations": deviations, "peers": peers,
+            "traces": traces,
             "wording": [{"question": _question_of(k), "id": k, **v}
                         for k, v in proposal.wording.items()],
             "counts": counts}
 
 
+def pinned_deviations(proposal: Proposal) -> list[dict]:
+    """The pins that take a *deviation* (:attr:`model.readings.Knob.deviations`): an option
+    modelled because implementations do it, against the text of a clause. Adopting such a pin
+    means rewording that clause, which no search reports as a conflict (the pinned reading is
+    consistent; it is the draft's text it departs from).
+
+    Returns:
+        ``[{"knob", "option", "clause", "reason"}]`` in knob order (``reason``: which page and
+        section rule the option out, in our words); empty when every pin is faithful.
+    """
+    out = []
+    for knob, option in proposal.pins.items():
+        k = KNOB_BY_ID[knob]
+        clause = k.deviation(option)
+        if clause:
+            out.append({"knob": knob, "option": option, "clause": clause,
+                        "reason": k.deviation_reason(option)})
+    return out
+
+
 def compare(a: dict, b: dict) -> dict:
     """Two reports side by side: ``{"a", "b" (proposal names), "pins": {"a", "b"},
     "questions": [{"question", "a", "b"} whose status differs], "conflicts": {"onlyA",
-    "onlyB", "both"} (subjects), "peers": [{"peer", "a", "b"} (the questions a conformant
-    trace shows it non-conformant on) that differ]}``."""
+    "onlyB", "both"} (subjects), "deviations": {"a", "b"} (``knob=option`` of the pins that
+    go against a clause's text, :func:`pinned_deviations`), "peers": [{"peer", "a", "b"} (the
+    questions a conformant trace shows it non-conformant on) that differ]}``."""
     qa = {q["question"]: q["status"] for q in a["questions"]}
     qb = {q["question"]: q["status"] for q in b["questions"]}
     ca = {c["subject"] for c in a["conflicts"]}
@@ -896,6 +935,9 @@ def compare(a: dict, b: dict) -> dict:
                           if qa[q] != qb.get(q)],
             "conflicts": {"onlyA": sorted(ca - cb), "onlyB": sorted(cb - ca),
                           "both": sorted(ca & cb)},
+            "deviations": {side: [f"{d['knob']}={d['option']} (against {d['clause']})"
+                                  for d in r.get("deviations", [])]
+                           for side, r in (("a", a), ("b", b))},
             "peers": [{"peer": p, "a": pa.get(p, []), "b": pb.get(p, [])}
                       for p in dict.fromkeys(list(pa) + list(pb))
                       if pa.get(p, []) != pb.get(p, [])]}

@@ -123,6 +123,27 @@ def test_an_earlier_output_is_replaced_and_the_user_s_files_carried_over(tmp_pat
     assert leftovers(tmp_path) == []
 
 
+def test_a_file_of_the_user_s_that_the_new_output_writes_stops_the_swap(tmp_path):
+    """A file the earlier output did not write, whose name the new output writes too, is
+    neither dropped nor overwritten: the swap stops with NameTaken (an OSError, which the
+    command line reports in one line), the earlier output exactly as it was, no staging
+    directory left."""
+    target = earlier_output(tmp_path / "out")
+    (target / "findings" / "NEW.json").write_text("user's\n", encoding="utf-8")
+    before = snapshot(target)
+    plan = plan_output(str(target), "summary.json", run_files)
+    with pytest.raises(outdir.NameTaken) as caught:
+        with plan.staged() as staging:
+            write_some(staging)
+    assert "findings/NEW.json there is not a file the earlier output wrote" in \
+        caught.value.strerror
+    assert snapshot(target) == before and leftovers(tmp_path) == []
+    assert outdir.own_name("findings/NEW.json", "summary.json")
+    assert outdir.own_name("summary.json", "summary.json") and outdir.own_name("resolve.md", "x")
+    assert not outdir.own_name("notes.txt", "summary.json")
+    assert not outdir.own_name("findings/notes.txt", "summary.json")
+
+
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, OSError(errno.ENOSPC, "No space left "
                                                                 "on device"), RuntimeError],
                          ids=["ctrl-c", "full-disk", "exception"])
@@ -175,17 +196,21 @@ def test_symbolic_links_in_an_earlier_output_are_replaced_never_followed(tmp_pat
     assert (target / "findings" / "victim.json").read_text(encoding="utf-8") == "new finding\n"
 
 
-def test_a_link_with_a_finding_s_name_is_replaced_not_written_through(tmp_path):
+def test_a_link_with_a_finding_s_name_is_never_written_through(tmp_path):
+    """A symbolic link the earlier output did not write, at a name the new output writes: the
+    link is not followed (the file it points to is untouched), and, being the user's, not
+    dropped either: the swap stops (NameTaken) and the earlier output stays as it was."""
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n", encoding="utf-8")
     target = earlier_output(tmp_path / "out", listed=())
     (target / "findings" / "NEW.json").symlink_to(victim)
     plan = plan_output(str(target), "summary.json", run_files)
-    with plan.staged() as staging:
-        write_some(staging)
+    with pytest.raises(outdir.NameTaken):
+        with plan.staged() as staging:
+            write_some(staging)
     assert victim.read_text(encoding="utf-8") == "precious\n"
-    assert not (target / "findings" / "NEW.json").is_symlink()
-    assert (target / "findings" / "NEW.json").read_text(encoding="utf-8") == "new finding\n"
+    assert os.readlink(target / "findings" / "NEW.json") == str(victim)
+    assert leftovers(tmp_path) == []
 
 
 def test_a_link_the_user_left_is_carried_as_a_link(tmp_path):

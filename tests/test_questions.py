@@ -355,3 +355,13 @@ def test_recommendations_text_keeps_each_peer_name_whole():
     # a name folded over two lines is in the block read as one line, but in none of its lines
     broken = {n: flat.count(n) - sum(line.count(n) for line in lines) for n in names}
     assert {n: c for n, c in broken.items() if c} == {}
+
+
+def test_the_printed_table_names_no_file_when_nothing_was_written():
+    """``questions --json`` without --out lists no file (it listed questions.html and the
+    witness files, none of them written); ``questions.json`` in an --out directory lists them."""
+    from counterexamples.report.questions_page import table_json
+    rows = [{"question": "Q8", "form": "A", "witnessFile": "questions/Q8.jsonl"},
+            {"question": "Q16", "form": "C", "witnessFile": None}]
+    assert table_json(rows, 4, written=False)["files"] == []
+    assert table_json(rows, 4)["files"] == ["questions.html", "questions/Q8.jsonl"]

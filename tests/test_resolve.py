@@ -152,7 +152,7 @@ def test_proposal_file_faults_are_one_line(tmp_path):
     with pytest.raises(ProposalError, match=r"bad.json:1:\d+: not valid JSON"):
         load_proposal(str(bad))
     bad.write_text('{"name": "x", "pins": {"Q2": 3}}')
-    with pytest.raises(ProposalError, match=r"bad.json: pins/Q2: 3 is not of type 'string'"):
+    with pytest.raises(ProposalError, match=r"bad.json: pins.Q2: 3 is not of type 'string'"):
         load_proposal(str(bad))
     bad.write_bytes(b" " * (MAX_PROPOSAL_BYTES + 1))
     with pytest.raises(ProposalError, match="larger than"):
@@ -592,7 +592,9 @@ def test_pinned_producer_options_bind_the_searches_and_the_conflicts():
     assert "subagentRunId" not in owner["trace"][2]
     # the delta Q4-opener=first alone accepts (next test) is another agent's under Q12=owner
     assert not [c for c in report["conflicts"] if c["kind"] == "accepted"]
-    assert report["limits"] == []  # Z3 not asked
+    # Z3 not asked: said, with what it leaves unchecked
+    assert report["limits"] == ["Z3 off (--no-z3): the conflicts only Z3 finds are not sought; "
+                                "Q16, Q22, Q24 not checked (their bounded proofs are Z3 queries)"]
 
 
 def test_accepted_conflict_of_a_pinned_producer_option():
@@ -784,3 +786,161 @@ def test_the_pair_searches_of_a_report_are_one_search_with_each_pair_s_trace(mon
     # one joint search, of every pair but those whose option the sweep's split gives
     together = [n for n in joint if n > 1]
     assert len(together) == 1 and 15 <= together[0] < asked, (joint, asked)
+
+
+# --- a spec author's review (2026-12-07): clauses the pins go against, Z3 off, the peers, ---------
+# --- the wording as data, and what --out may replace --------------------------------------------
+
+def test_pins_against_a_clause_text_are_named(report):
+    """A pin whose option is a deviation (modelled because implementations do it, against a
+    clause's text) is listed with that clause in every format: no search reports it as a
+    conflict, since the pinned reading is consistent; it is the draft's text it departs from."""
+    from counterexamples.report.resolve import (render_compare, render_html, render_markdown,
+                                                render_text)
+    from properties.resolve import pinned_deviations
+    jsonschema.validate(report, _schema("resolve-report.schema.json"))
+    assert [(d["knob"], d["option"], d["clause"]) for d in report["deviations"]] == \
+        [("Q8", "keep", "STA-MS-SELF-REVOKE")]
+    assert report["counts"]["deviations"] == 1 and report["deviations"][0]["reason"]
+    several = pinned_deviations(proposal_from_pins("Q2=parent,Q18=schema,Q20=fatal"))
+    assert [(d["knob"], d["clause"]) for d in several] == [
+        ("Q18", "ACT-SNAP-REPLACE-FALSE"), ("Q20", "SNP-UNKNOWN-OP")]
+    assert pinned_deviations(proposal_from_pins("Q2=parent,Q20=drop-op")) == []
+    text = render_text(report, None)
+    assert "1 against a clause's text" in text
+    assert "  Q8=keep against STA-MS-SELF-REVOKE: " in text
+    assert "- `Q8=keep` against STA-MS-SELF-REVOKE: " in render_markdown(report)
+    assert "<code>Q8=keep</code> against STA-MS-SELF-REVOKE" in render_html(report)
+    other = dict(report, proposal=dict(report["proposal"], name="faithful"), deviations=[])
+    assert "  faithful: none" in render_compare(compare(report, other))
+    assert "Q8=keep (against STA-MS-SELF-REVOKE)" in render_compare(compare(report, other))
+
+
+def test_without_z3_the_questions_its_proofs_settle_are_said_unchecked():
+    """--no-z3: the questions without a knob whose bounded proof is a Z3 query are "not
+    checked", not "no proof", and the limits say Z3 was off."""
+    report = resolve(proposal_from_pins("Q8=keep"), depth=2, z3=False)
+    notes = {q["question"]: q["note"] for q in report["questions"]}
+    for qid in ("Q16", "Q22", "Q24"):
+        assert notes[qid].startswith("not checked: Z3 is off (--no-z3)"), notes[qid]
+    assert report["limits"][0].startswith("Z3 off (--no-z3)")
+    assert "Q16, Q22, Q24 not checked" in report["limits"][0]
+    asked = resolve(proposal_from_pins("Q8=keep"), depth=2)
+    assert all(not q["note"].startswith("not checked") for q in asked["questions"])
+
+
+def test_a_peer_is_not_non_conformant_on_a_trace_the_proposal_forbids():
+    """With Q12=owner and Q14=adopt beside Q4-opener=first, no conformant trace to depth 4
+    parts the opener options in a verdict; the witness found instead is one the pins forbid
+    (SUB-OWNER-AGREE), so the peers that take Q4-opener=current differ off conformant traces
+    only. Every peer witness left is a verdict split or a trace the pins allow."""
+    report = resolve(proposal_from_pins("Q12=owner,Q14=adopt,Q4-opener=first"), depth=4,
+                     z3=False)
+    findings = [f for r in report["peers"] for f in r["findings"] if f["knob"] == "Q4-opener"]
+    assert findings and all(f["witness"] is None for f in findings)
+    pin = next(t for t in report["traces"] if t["knob"] == "Q4-opener")
+    assert pin["witness"]["decides"] == "conformance"
+    assert pin["witness"]["conformance"]["first"] == ["SUB-OWNER-AGREE"]
+    for r in report["peers"]:
+        for f in r["findings"]:
+            w = f["witness"]
+            assert w is None or w["decides"] == "verdict" or not w["conformance"][f["pinned"]]
+        assert r["conformant"] == (not any(f["witness"] for f in r["findings"]))
+
+
+_CONTROL = {"page": "st\u001b[2Jate", "section": "MS\u0007\r\u202eX",
+            "text": "a\u001b]0;title\u0007 b\nc <img src=x onerror=alert(1)>"}
+
+
+def test_a_proposal_s_wording_is_shown_as_data(tmp_path, capsys):
+    """Control characters in a wording's page, section and text are escaped in text, Markdown
+    and HTML (never sent to the terminal or the page raw), and markup in Markdown is shown, not
+    taken as HTML."""
+    proposal = tmp_path / "p.json"
+    proposal.write_text(json.dumps({"name": "x", "pins": {"Q8": "keep"},
+                                    "wording": {"Q8": _CONTROL}}))
+    for fmt in ("text", "md", "html"):
+        assert main(["resolve", str(proposal), "--depth", "2", "--no-z3", "--wide",
+                     "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202e]", out), fmt
+        assert "st\\x1b[2Jate" in out and "MS\\x07\\r\\u202eX" in out, fmt
+        assert "\\x1b]0;title\\x07" in out, fmt
+        if fmt != "text":
+            assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out, fmt
+
+
+def _never_searched(monkeypatch):
+    import properties.resolve as resolve_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the search ran before the input was checked")
+    monkeypatch.setattr(resolve_module, "resolve", refuse)
+
+
+def test_an_unreadable_or_linked_spec_page_is_refused_before_the_search(tmp_path, capsys,
+                                                                        monkeypatch):
+    """--spec DIR whose page of the wording is not UTF-8: one line naming the file, line and
+    column, exit 2, before any search (it raised a traceback after the whole analysis); a page
+    that is a symbolic link is refused (a name from a proposal is never read through a
+    link)."""
+    _never_searched(monkeypatch)
+    pages = tmp_path / "spec"
+    pages.mkdir()
+    (pages / "state.md").write_bytes(b"## `MESSAGES_SNAPSHOT`\nbad \xff byte here.\n")
+    proposal = tmp_path / "p.json"
+    wording = {"page": "state", "section": "MESSAGES_SNAPSHOT", "text": "Keep it."}
+    proposal.write_text(json.dumps({"name": "x", "pins": {"Q8": "keep"},
+                                    "wording": {"Q8": wording}}))
+    assert main(["resolve", str(proposal), "--spec", str(pages)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"Q8's wording: {pages / 'state.md'}:2:5: not UTF-8" in err
+    (pages / "state.md").unlink()
+    (pages / "real.md").write_text("## `MESSAGES_SNAPSHOT`\nA sentence.\n")
+    (pages / "state.md").symlink_to(pages / "real.md")
+    assert main(["resolve", str(proposal), "--spec", str(pages)]) == 2
+    err = capsys.readouterr().err
+    assert "state.md: the page of Q8's wording is a symbolic link" in err and \
+        err.count("\n") == 1
+
+
+def test_out_never_replaces_what_the_user_gave(tmp_path, capsys):
+    """A proposal read from the --out directory under a name the report writes is refused
+    before the search (it was rewritten in normalised form); a file of the user's there whose
+    name the new report writes stops the write, the earlier output and the file unchanged (it
+    was replaced: "the new output wins"); an empty --out (an unset variable) is refused."""
+    out = tmp_path / "o"
+    assert main(["resolve", "--pin", "Q8=keep", "--depth", "2", "--no-z3", "--out",
+                 str(out)]) == 0
+    mine = '{\n "about": "by hand",\n "name": "mine",\n "pins": {"Q8": "keep"}\n}\n'
+    (out / "proposal.json").write_text(mine)
+    capsys.readouterr()
+    assert main(["resolve", str(out / "proposal.json"), "--depth", "2", "--no-z3", "--out",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "is read as input and the output replaces it there" in err and err.count("\n") == 1
+    assert (out / "proposal.json").read_text() == mine
+    (out / "traces").mkdir()
+    (out / "traces" / "Q19.jsonl").write_text("MY NOTES\n")
+    before = sorted(p.name for p in out.rglob("*"))
+    assert main(["resolve", "--pin", "Q8=keep,Q19=catch-all", "--depth", "2", "--no-z3",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "traces/Q19.jsonl there is not a file the earlier output wrote" in err
+    assert "the earlier output there is unchanged" in err and err.count("\n") == 1
+    assert (out / "traces" / "Q19.jsonl").read_text() == "MY NOTES\n"
+    assert sorted(p.name for p in out.rglob("*")) == before
+    assert not [p for p in tmp_path.iterdir() if ".activity-check-" in p.name]
+    assert main(["resolve", "--pin", "Q8=keep", "--depth", "2", "--out", ""]) == 2
+    assert "--out: an empty value" in capsys.readouterr().err
+
+
+def test_json_without_out_names_no_file(capsys):
+    """``--format json`` with no --out: no trace names a file (none was written); with --out
+    each names the file written."""
+    assert main(["resolve", "--pin", "Q8=keep,Q19=catch-all", "--depth", "2", "--no-z3",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [t["file"] for t in doc["traces"]] == [None, None]
+    assert "files" not in doc and not doc.get("written")

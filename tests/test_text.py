@@ -1,6 +1,7 @@
 """model.text's folds (fold_words, fold_spans, text_table, phrases kept whole) and the command
 line's id columns: widths are terminal columns; an over-long value in an error is cut inside its
 quotes (named, schema_message)."""
+import json
 import textwrap
 
 from rich.cells import cell_len
@@ -66,6 +67,13 @@ def test_named_and_schema_message_cut_the_value_not_the_explanation():
     assert schema_message(error) == f"'{'b' * 80}…' is too long"
     error = next(jsonschema.Draft202012Validator({"type": "integer"}).iter_errors("short"))
     assert schema_message(error) == error.message == "'short' is not of type 'integer'"
+    # a value that is not a string, as the JSON it came from, not as Python writes it
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    messages = [schema_message(next(jsonschema.Draft202012Validator(schema).iter_errors(v)))
+                for v in ({"a": None}, ["a"], {"a": True}, {"a": [1] * 100})]
+    assert messages[:3] == ["null is not of type 'string'", '["a"] is not of type \'object\'',
+                            "true is not of type 'string'"]
+    assert messages[3] == json.dumps([1] * 100)[:80] + " ... is not of type 'string'"
     from properties.search.checkpoint import findings_from_json
     with pytest.raises(ValueError) as caught:  # cut at 200 characters: 'was unexpected' lost
         findings_from_json({"format": 4, "findings": [], "z" * 3000: 1})

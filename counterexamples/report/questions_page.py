@@ -44,14 +44,16 @@ COLUMNS = ("question", "form", "knob", "length", "engine", "bfsLength", "z3Lengt
 """The columns of the text and Markdown tables, in order."""
 
 
-def table_json(rows: Sequence[dict], depth: int) -> dict:
+def table_json(rows: Sequence[dict], depth: int, written: bool = True) -> dict:
     """``{"tool", "command", "depth", "settled", "total", "questions": rows, "files"}``: the
     table as ``questions --json`` prints it and ``questions.json`` holds it (``files``: what a
-    ``--out`` directory holds besides it, relative paths)."""
+    ``--out`` directory holds besides it, relative paths; empty when ``written`` is False, the
+    table printed with no ``--out``, so that it names no file that is not there; each row's
+    ``witnessFile`` is where ``--out`` puts its witness)."""
     from properties.questions import settled_count
     return {"tool": "activity-check", "command": "questions", "depth": depth,
             "settled": settled_count(rows), "total": len(rows), "questions": list(rows),
-            "files": [PAGE] + witness_files(rows)}
+            "files": [PAGE] + witness_files(rows) if written else []}
 
 
 def witness_files(rows: Sequence[dict]) -> list[str]:

@@ -20,10 +20,11 @@ import os
 from pathlib import Path
 from typing import Optional, Sequence
 
-from model.text import TEXT_WIDTH, fold_words, schema_message
+from model.text import TEXT_WIDTH, fold_words, schema_message, visible
 from properties.resolve import Proposal, ProposalError, load_json_text, proposal_from_json
 
-__all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "add_sentences", "render_text",
+__all__ = ["MAX_PROPOSAL_BYTES", "load_proposal", "spec_dir", "check_pages", "add_sentences",
+           "render_text",
            "render_markdown", "render_html", "render_compare", "write_report", "SCHEMAS",
            "CONFLICT_KINDS", "trace_text",
            "REPORT_FILE", "PAGE"]
@@ -77,7 +78,8 @@ def load_proposal(path: str) -> Proposal:
                     key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(document)"
+        # the member as the proposal's own checks name it: pins.Q2, wording.Q8.page
+        where = ".".join(str(p) for p in e.absolute_path) or "(document)"
         raise ProposalError(f"{path}: {where}: {schema_message(e)}")
     return proposal_from_json(doc, path)
 
@@ -93,21 +95,57 @@ def spec_dir() -> Optional[str]:
     return None
 
 
+def _page_file(page: str, pages: Optional[str]) -> tuple[str, Optional[str]]:
+    """``(file name, path)`` of a wording's ``page`` (``state`` or ``state.md``) among the
+    draft's ``pages``; the path is None without pages. Only the name's last part is used, so a
+    page never names a file outside ``pages``."""
+    name = os.path.basename(page if page.endswith(".md") else page + ".md")
+    return name, (os.path.join(pages, name) if pages else None)
+
+
+def check_pages(proposals: Sequence[Proposal], pages: Optional[str]) -> None:
+    """Read, before any search, every spec page the proposals' wording names that exists in
+    ``pages``, as :func:`add_sentences` will.
+
+    Raises:
+        ProposalError: a page is a symbolic link (a name that came from a proposal is never
+            read through a link, docs/limits.md), or cannot be read, is too large or is not
+            UTF-8 (:func:`model.spec_text.sentences`'s TraceFormatError, naming the file, line
+            and column)."""
+    from model.spec_text import sentences
+    from model.wire import TraceFormatError
+    for proposal in proposals:
+        for key, wording in proposal.wording.items():
+            _, path = _page_file(wording["page"], pages)
+            if path is None or not (os.path.lexists(path)):
+                continue
+            if os.path.islink(path):
+                raise ProposalError(f"{visible(path)}: the page of {key}'s wording is a "
+                                    "symbolic link; spec pages are read only as regular files")
+            try:
+                sentences(path)
+            except TraceFormatError as exc:
+                raise ProposalError(f"{key}'s wording: {exc}") from None
+
+
 def add_sentences(report: dict, pages: Optional[str]) -> None:
     """Fill each wording entry's ``sentences`` (``[{"line", "section", "keyword", "text"}]``:
     the sentences of the page's section the wording would change, from
     :func:`model.spec_text.sentences`) and ``pageFile``; ``sentences`` stays empty, with a
-    ``note``, when the pages or the page are not found."""
+    ``note``, when the pages or the page are not found (a symbolic link counts as not found:
+    :func:`check_pages` refuses it before the search).
+
+    Raises:
+        model.wire.TraceFormatError: a page cannot be read, is too large or is not UTF-8."""
     from model.spec_text import sentences
     for entry in report["wording"]:
         entry["sentences"] = []
-        name = entry["page"] if entry["page"].endswith(".md") else entry["page"] + ".md"
-        path = os.path.join(pages, os.path.basename(name)) if pages else None
-        if path is None or not os.path.isfile(path):
+        name, path = _page_file(entry["page"], pages)
+        if path is None or os.path.islink(path) or not os.path.isfile(path):
             entry["note"] = f"page {name} not found" + ("" if pages else
                                                         " (no spec pages: --spec DIR)")
             continue
-        entry["pageFile"] = os.path.basename(name)
+        entry["pageFile"] = name
         wanted = entry["section"].strip().strip("`").lower()
         for s in sentences(path):
             parts = [p.strip().strip("`").lower() for p in s.section.split(">")]
@@ -154,6 +192,7 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
     out = [f"proposal {p['name']}: pins {', '.join(f'{k}={v}' for k, v in p['pins'].items())}",
            f"depth {report['depth']} (Z3 {report['z3Depth'] or 'off'}): {c['decided']} "
            f"decided, {c['closed']} closed, {c['open']} open; {c['conflicts']} conflicts; "
+           f"{c.get('deviations', 0)} against a clause's text; "
            f"{c['nonConformantPeers']} peers non-conformant", "", "questions (★ important):"]
     out += ["  " + _question_line(q) for q in report["questions"]]
     out += ["", "conflicts:"]
@@ -161,6 +200,9 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
             f"witness {x['length']} events under {x['witnessUnder']}): "
             f"{CONFLICT_KINDS[x['kind']]}"
             for x in report["conflicts"]] or ["  none"]
+    out += ["", "pins against a clause's text (deviations: adopting one rewords the clause):"]
+    out += [f"  {d['knob']}={d['option']} against {d['clause']}: {d['reason']}"
+            for d in report.get("deviations", [])] or ["  none"]
     if report.get("limits"):
         out += ["", "limits:"] + [f"  {line}" for line in report["limits"]]
     out += ["", "peers (recorded options):"]
@@ -192,11 +234,13 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
     if report["wording"]:
         out += ["", "wording:"]
         for w in report["wording"]:
-            out.append(f"  {w['id']} ({w['page']} > {w['section']}): {w['text']}")
+            # the proposal's and the pages' text shown as data (control characters escaped)
+            out.append(f"  {w['id']} ({visible(w['page'], None)} > "
+                       f"{visible(w['section'], None)}): {visible(w['text'], None)}")
             if w.get("note"):
-                out.append(f"    ({w['note']})")
+                out.append(f"    ({visible(w['note'], None)})")
             for s in w.get("sentences", [])[:6]:
-                out.append(f"    now (line {s['line']}): {s['text']}")
+                out.append(f"    now (line {s['line']}): {visible(s['text'], None)}")
     lines = []
     for line in out:
         lead = len(line) - len(line.lstrip(" "))
@@ -243,7 +287,11 @@ def _live_text(live: dict) -> str:
 
 
 def _md(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """``text`` for one Markdown table cell or list item: line breaks as spaces, other control
+    characters escaped (:func:`model.text.visible`), ``|`` escaped, and ``<``, ``>`` and ``&``
+    as HTML entities, so that a proposal's text is shown, never taken as markup."""
+    shown = visible(str(text).replace("\r\n", " ").replace("\n", " "), None)
+    return html.escape(shown, quote=False).replace("|", "\\|")
 
 
 def render_markdown(report: dict) -> str:
@@ -254,7 +302,8 @@ def render_markdown(report: dict) -> str:
     out = [f"### activity-check resolve: `{_md(p['name'])}`", "",
            "Pins: " + ", ".join(f"`{k}={v}`" for k, v in p['pins'].items()), "",
            f"**{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
-           f"{c['conflicts']} conflicts; {c['nonConformantPeers']} peers non-conformant** "
+           f"{c['conflicts']} conflicts; {c.get('deviations', 0)} against a clause's text; "
+           f"{c['nonConformantPeers']} peers non-conformant** "
            f"(BFS depth {report['depth']}, Z3 depth {report['z3Depth'] or 'off'})", "",
            "| question | ★ | status | how |", "| --- | --- | --- | --- |"]
     for q in report["questions"]:
@@ -265,6 +314,10 @@ def render_markdown(report: dict) -> str:
     out += [f"- {x['kind']}: {_md(x['subject'])} ({', '.join(x['clauses'])}; {x['engine']}, "
             f"{x['length']} events): {CONFLICT_KINDS[x['kind']]}"
             for x in report["conflicts"]] or ["- none"]
+    out += ["", "**Pins against a clause's text** (deviations: adopting one rewords the "
+            "clause)", ""]
+    out += [f"- `{d['knob']}={d['option']}` against {d['clause']}: {_md(d['reason'])}"
+            for d in report.get("deviations", [])] or ["- none"]
     if report.get("limits"):
         out += ["", "**Limits**", ""] + [f"- {_md(line)}" for line in report["limits"]]
     out += ["", "**Peers** (recorded options)", ""]
@@ -354,7 +407,8 @@ def render_html(report: dict) -> str:
            f"<h1>What the proposal {e(p['name'])} does</h1>",
            "<p>Pins: " + ", ".join(f"<code>{e(k)}={e(v)}</code>" for k, v in p["pins"].items())
            + f"</p><p><b>{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
-           f"{c['conflicts']} conflicts; {c['nonConformantPeers']} peers non-conformant</b> "
+           f"{c['conflicts']} conflicts; {c.get('deviations', 0)} against a clause's text; "
+           f"{c['nonConformantPeers']} peers non-conformant</b> "
            f"(breadth-first to depth {report['depth']}, Z3 to {report['z3Depth'] or 'off'}).</p>",
            "<h2 id='questions'>Questions</h2><table><tr><th>question</th><th>★</th>"
            "<th>status</th><th>engine</th><th>bound</th><th>note</th></tr>"]
@@ -385,6 +439,13 @@ def render_html(report: dict) -> str:
                    + (f": <a href='{link}'>{link}</a>" if link else "") + ".</p>"
                    + _diagram(x["trace"], f"{x['kind']} {x['subject']}", f"conflict-{i + 1}")
                    + "</section>")
+    out.append("<h2 id='deviations'>Pins against a clause's text</h2><p>A pin whose option "
+               "is a deviation (modelled because implementations do it, against the text of "
+               "the clause named): adopting it rewords that clause.</p>")
+    out.append("<ul>" + "".join(f"<li><code>{e(d['knob'])}={e(d['option'])}</code> against "
+                                f"{e(d['clause'])}: {e(d['reason'])}</li>"
+                                for d in report.get("deviations", [])) + "</ul>"
+               if report.get("deviations") else "<p>None.</p>")
     if report.get("limits"):
         out.append("<h2 id='limits'>Limits</h2><ul>" + "".join(
             f"<li>{e(line)}</li>" for line in report["limits"]) + "</ul>")
@@ -431,10 +492,13 @@ def render_html(report: dict) -> str:
         out.append("<h2 id='wording'>Wording</h2><table><tr><th>question</th><th>the page now"
                    "</th><th>proposed</th></tr>")
         for w in report["wording"]:
-            now = "".join(f"<p>line {s['line']}: {e(s['text'])}</p>"
-                          for s in w.get("sentences", [])) or e(w.get("note", "-"))
-            out.append(f"<tr><td>{e(w['id'])}<br>{e(w['page'])} &gt; {e(w['section'])}</td>"
-                       f"<td>{now}</td><td>{e(w['text'])}</td></tr>")
+            def shown(text) -> str:  # control characters escaped, then HTML's own
+                return e(visible(text, None))
+            now = "".join(f"<p>line {s['line']}: {shown(s['text'])}</p>"
+                          for s in w.get("sentences", [])) or shown(w.get("note", "-"))
+            out.append(f"<tr><td>{e(w['id'])}<br>{shown(w['page'])} &gt; "
+                       f"{shown(w['section'])}</td><td>{now}</td><td>{shown(w['text'])}</td>"
+                       "</tr>")
         out.append("</table>")
     out.append("</body></html>\n")
     return "".join(out)
@@ -458,6 +522,10 @@ def render_compare(cmp: dict, fmt: str = "text") -> str:
     out += [f"{bullet}only {a}: {s}" for s in cmp["conflicts"]["onlyA"]]
     out += [f"{bullet}only {b}: {s}" for s in cmp["conflicts"]["onlyB"]]
     out += [f"{bullet}both: {s}" for s in cmp["conflicts"]["both"]]
+    out.append("pins against a clause's text (deviations):")
+    dev = cmp.get("deviations", {"a": [], "b": []})
+    out += [f"{bullet}{name}: {', '.join(dev[side]) or 'none'}"
+            for side, name in (("a", a), ("b", b))]
     out.append("peers that differ:")
     out += [f"{bullet}{p['peer']}: non-conformant on {', '.join(p['a']) or 'nothing'} | "
             f"{', '.join(p['b']) or 'nothing'}" for p in cmp["peers"]] or [f"{bullet}none"]
@@ -475,8 +543,9 @@ def write_report(report: dict, out_dir: str) -> list[str]:
     """Write the report into the existing directory ``out_dir``: ``resolve.json``,
     ``resolve.md``, ``resolve.html``, ``proposal.json``, ``traces/<knob>.jsonl``,
     ``pytest/test_pin_<knob>.py``, ``fixtures/<name>.json`` (verdict-deciding pins only) and
-    ``conflicts/<n>.jsonl``. Sets ``report["written"]`` and ``report["files"]``. Returns the
-    paths written, relative to ``out_dir``.
+    ``conflicts/<n>.jsonl``. Sets ``report["written"]``, ``report["files"]`` and each trace's
+    ``file`` (None in a report that was not written, so that no path names a missing file).
+    Returns the paths written, relative to ``out_dir``.
 
     Raises:
         OSError: a file cannot be written."""
@@ -504,6 +573,7 @@ def write_report(report: dict, out_dir: str) -> list[str]:
         w = t["witness"]
         if not w:
             continue
+        t["file"] = f"traces/{t['knob']}.jsonl"
         put(t["file"], dump_wire_jsonl(w["trace"]))
         t["pytest"] = t["fixture"] = None
         if w["decides"] != "verdict":
