@@ -16,6 +16,7 @@ once the streams were read), 1 when one does in any input, 2 for unusable input 
 from __future__ import annotations
 
 from activity_check.cli import add_input_limits, finite_float, positive_int
+from model.text import visible
 
 __all__ = ["PARSERS", "cmd_lint", "STREAM_SUFFIXES"]
 
@@ -83,7 +84,8 @@ PARSERS = {"lint": _add_lint}
 def _paths(args) -> list[tuple[str, bool]]:
     """``(path, listed)`` of every stream the arguments name: a folder's files (sorted, its
     subfolders walked without following links) are ``listed``, so read only as regular files
-    and never through a link (:func:`model.wire.read_bytes`)."""
+    and never through a link (:func:`model.wire.read_bytes`). A symbolic link to a folder is
+    listed too, so that it is refused as a linked file is, not passed over in silence."""
     import os
     out: list[tuple[str, bool]] = []
     for path in args.files:
@@ -91,8 +93,9 @@ def _paths(args) -> list[tuple[str, bool]]:
             found = []
             for top, dirs, names in os.walk(path):
                 dirs.sort()
-                found.extend(os.path.join(top, n) for n in sorted(names)
-                             if n.endswith(STREAM_SUFFIXES))
+                linked = [d for d in dirs if os.path.islink(os.path.join(top, d))]
+                found.extend(os.path.join(top, n) for n in sorted(
+                    [n for n in names if n.endswith(STREAM_SUFFIXES)] + linked))
             out.extend((f, True) for f in found)
         else:
             out.append((path, False))
@@ -130,7 +133,8 @@ def _run_input(args):
         run_input = loads_json(read_text(args.run_input))
     except ValueError as exc:  # JSONDecodeError, TraceFormatError
         where = f":{exc.lineno}:{exc.colno}" if hasattr(exc, "lineno") else ""
-        reason = getattr(exc, "msg", None) or str(exc)
+        # a TraceFormatError's reason without the file name, which this line gives once
+        reason = getattr(exc, "msg", None) or getattr(exc, "reason", None) or str(exc)
         raise UsageError(f"--run-input {args.run_input}{where}: {reason}") from None
     if not isinstance(run_input, dict):
         raise UsageError(f"--run-input {args.run_input}: expected a JSON object "
@@ -185,9 +189,10 @@ def cmd_lint(args) -> int:
         write_new_output(args.out, render(reports, args.format, args.fail_on, __version__))
         for report in reports:  # one line each; the last says where the report went
             verdict = "conformant" if report.conformant else "not conformant"
-            print(f"{report.source}: {report.count('error')} error(s), "
+            print(f"{visible(report.source, None)}: {report.count('error')} error(s), "
                   f"{report.count('warning')} warning(s): {verdict}"
-                  + (f"; report written to {args.out}" if report is reports[-1] else ""))
+                  + (f"; report written to {visible(args.out, None)}"
+                     if report is reports[-1] else ""))
     elif args.format == "pretty":  # within 120 columns, or each line whole with --wide
         render_pretty(reports, console(wide=bool(args.wide)), args.fail_on)
     else:

@@ -9,7 +9,8 @@ the model.
   corpus and probes first, then Hypothesis stateful traces and every state of a breadth-first
   search), fed in batches, all within the budget.
 
-``--fail-on divergence|error|any`` makes either exit 1 when the condition holds (for CI).
+``--fail-on divergence|deviation|error|any`` makes either exit 1 when the condition holds (for
+CI; ``deviation``: a trace the peer matches only through a deviation, not conformant).
 ``peer matrix`` and ``peer options`` are wired by :mod:`activity_check.cmd_matrix` and
 :mod:`activity_check.cmd_peer_options`.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 
 from rich.markup import escape
@@ -74,10 +76,13 @@ def _add_peer(sub) -> None:
                             "clauses, step branches, knob options, codes, producer violations "
                             "and surface features exercised and never (with --json: the member "
                             "'coverage'; never written to --out)")
-        p.add_argument("--fail-on", choices=("divergence", "error", "any"), default=None,
-                       help="exit 1 when a trace diverges (divergence), a trace got no usable "
-                            "answer (error), or either (any); default: exit 0 whenever the "
-                            "command ran (divergences and errors are data, in the report)")
+        p.add_argument("--fail-on", choices=("divergence", "deviation", "error", "any"),
+                       default=None,
+                       help="exit 1 when a trace diverges (divergence), a trace agrees only "
+                            "with readings that take a deviation, which is not conformant "
+                            "(deviation), a trace got no usable answer (error), or any of "
+                            "these (any); default: exit 0 whenever the command ran "
+                            "(divergences and errors are data, in the report)")
         p.set_defaults(func=cmd_peer)
 
     check = actions.add_parser("check", help="run a corpus through the adapter and classify "
@@ -174,7 +179,8 @@ def cmd_peer(args) -> int:
             print(render_text(coverage))
     counts = summary["counts"]
     failed = {"divergence": counts["divergence"] > 0, "error": counts["error"] > 0,
-              "any": counts["divergence"] > 0 or counts["error"] > 0}
+              "deviation": counts.get("deviation", 0) > 0}
+    failed["any"] = any(failed.values())
     if skipped:  # unusable input in part: the report covers the rest
         return 2
     return 1 if args.fail_on and failed[args.fail_on] else 0
@@ -228,10 +234,46 @@ def _write_out(out_dir: str, report, summary: dict) -> None:
                                          os.path.relpath(b, out_dir)] for a, b in pairs}
     for d in summary["divergences"]:
         d["files"] = by_id.get(d["id"], [])
+    summary["traceFiles"] = _write_cited_traces(out_dir, report, summary)
+    files += sorted(summary["traceFiles"].values())
     summary["files"] = files
     with open(os.path.join(out_dir, PEER_SUMMARY), "w", encoding="utf-8",
               errors="backslashreplace") as fh:  # a lone surrogate as its JSON escape
         fh.write(dump(summary) + "\n")
+
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
+
+
+def _write_cited_traces(out_dir: str, report, summary: dict) -> dict:
+    """Write into ``out_dir/traces`` every trace the summary names by id alone (the traces set
+    aside as conflicting with the readings before them, ``readings.conflicts``, and each
+    divergence's ``source``), so that each id resolves to a file ``peer check`` and ``replay``
+    read: ``traces/<id>.jsonl`` (wire events, one a line), or ``traces/<id>.json``
+    (``{"id", "initialState", "events"}``) for a trace that starts from an agent state. A
+    generated trace (``stateful-18``) existed nowhere else. Returns ``{id: path relative to
+    out_dir}``; a trace read from a file the user gave is not written (they have it), nor one
+    whose id is not a plain file name."""
+    from model.wire import dump_wire_jsonl
+    by_id = {r.trace.id: r.trace for r in report.results}
+    cited = list((summary.get("readings") or {}).get("conflicts") or [])
+    cited += [d["source"] for d in summary["divergences"] if d.get("source")]
+    out: dict = {}
+    for tid in dict.fromkeys(cited):
+        trace = by_id.get(tid)
+        if trace is None or not _SAFE_NAME.fullmatch(tid) or os.path.isfile(trace.source):
+            continue  # a trace file the user gave is theirs already
+        os.makedirs(os.path.join(out_dir, "traces"), exist_ok=True)
+        if trace.state is None:
+            rel, text = f"traces/{tid}.jsonl", dump_wire_jsonl(list(trace.wire))
+        else:
+            rel, text = f"traces/{tid}.json", dump({"id": tid, "initialState": trace.state,
+                                                    "events": list(trace.wire)}) + "\n"
+        with open(os.path.join(out_dir, rel), "w", encoding="utf-8",
+                  errors="backslashreplace") as fh:
+            fh.write(text)
+        out[tid] = rel
+    return out
 
 
 def _vocabularies(args):

@@ -702,8 +702,9 @@ def loads_json(text: str) -> Any:
         raise
     except _NotJson as exc:
         raise json.JSONDecodeError(exc.reason, text, exc.locate(text)) from None
-    except RecursionError:
-        raise json.JSONDecodeError("nested too deeply to read", text, 0) from None
+    except RecursionError:  # deeper than the interpreter reads: far past MAX_DEPTH
+        raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} levels deep", text,
+                                   _too_deep_at(text)) from None
     except ValueError as exc:  # an integer with more digits than Python reads
         long_number = re.search(r"\d{4000,}", text)
         raise json.JSONDecodeError(f"a number is too long to read ({str(exc).split(':')[0]})",
@@ -755,9 +756,34 @@ def _check_depth(value: Any, text: str) -> None:
         node, depth = stack.pop()
         if isinstance(node, (dict, list)):
             if depth > MAX_DEPTH:
-                raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} levels deep", text, 0)
+                raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} levels deep", text,
+                                           _too_deep_at(text))
             stack.extend((child, depth + 1) for child in
                          (node.values() if isinstance(node, dict) else node))
+
+
+def _too_deep_at(text: str) -> int:
+    """Offset in ``text`` (JSON) of the ``[`` or ``{`` that opens level :data:`MAX_DEPTH` + 1,
+    brackets inside strings skipped; 0 when there is none (so that an error names its line and
+    column)."""
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return i
+        elif ch in "]}":
+            depth -= 1
+    return 0
 
 
 class _NotJson(ValueError):

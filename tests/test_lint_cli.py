@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,8 @@ from activity_check import cli
 from counterexamples.lint.inputs import (DEFAULT_RUN_INPUT, decode_event, fetch_stream,
                                      parse_stream_text, read_stream)
 from model.wire import TraceFormatError
+
+ROOT = Path(__file__).resolve().parents[1]
 from wirekit import RF, RS, delta, serve_http, snap
 
 ag_ui = pytest.importorskip("ag_ui.core", reason="ag-ui-protocol (the dev extra) is not "
@@ -502,3 +505,45 @@ def test_an_over_long_url_is_cut_inside_its_quotes(lint):
     code, _, err = lint("--url", "http://127.0.0.1:9/x", "--timeout", "5")
     assert code == 2 and err.startswith("activity-check: error: http://127.0.0.1:9/x: cannot "
                                         "read the endpoint: ")
+
+
+def test_a_url_httpx_refuses_is_one_line_not_a_traceback(lint):
+    """A URL with a port or a character httpx refuses (``InvalidURL``, not one of its HTTP
+    errors) raised a traceback, exit 1: one line naming it (escaped), exit 2."""
+    code, out, err = lint("--url", "http://[::1")
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err == "activity-check: error: http://[::1: not a valid URL: Invalid port: ':1'\n"
+    code, _, err = lint("--url", "http://x\x01/")
+    assert code == 2 and err.startswith("activity-check: error: http://x\\x01/: not a valid URL")
+    assert "\x01" not in err
+
+
+def test_a_linked_folder_in_a_folder_is_refused_not_passed_over(lint, tmp_path):
+    """``lint DIR``: a symbolic link to a folder inside it is refused as a linked stream file
+    is (exit 2, one line), not passed over in silence (the CI went green on streams it never
+    read); with the link gone the folder's own streams are judged."""
+    real, top = tmp_path / "real", tmp_path / "top"
+    real.mkdir()
+    top.mkdir()
+    (real / "bad.jsonl").write_text('{"type":"RUN_STARTED","threadId":"t","runId":"r"}\n')
+    (top / "ok.jsonl").write_text((ROOT / "docs/examples/streams/agent-run.jsonl").read_text())
+    (top / "recordings").symlink_to(real)
+    code, out, err = lint(str(top))
+    assert code == 2 and err.count("\n") == 1
+    assert "recordings: refused: a symbolic link" in err
+    (top / "recordings").unlink()
+    code, out, err = lint(str(top))
+    assert code == 0, err
+
+
+def test_lint_out_names_what_it_read_and_wrote_escaped(lint, tmp_path, monkeypatch):
+    """``lint FILE --out REPORT`` prints a line per input; a control character in a file name
+    or the report's name is escaped there, as everywhere else (it went to the terminal raw)."""
+    monkeypatch.chdir(tmp_path)
+    name = "a\x1b[2Jb.jsonl"
+    (tmp_path / name).write_text((ROOT / "docs/examples/streams/agent-run.jsonl").read_text())
+    code, out, err = lint(name, "--format", "json", "--out", "r\x1b[2J.json")
+    assert code == 0, err
+    assert "\x1b" not in out
+    assert out == ("a\\x1b[2Jb.jsonl: 0 error(s), 0 warning(s): conformant; report written to "
+                   "r\\x1b[2J.json\n")

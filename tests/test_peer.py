@@ -331,13 +331,15 @@ def test_load_traces_reads_a_one_line_case_as_strictly_as_replay(tmp_path):
     with pytest.raises(TraceFormatError, match=r'dup.json:1:\d+: not valid JSON: duplicate member '
                                                r'"k" in \$\.events\[1\]\.content'):
         load_traces([str(repeated)])
-    for levels, reason in ((300, "nested more than 128 levels deep"),
-                           (100_000, "nested too deeply to read")):
+    for levels in (300, 100_000):  # past the bound, and past what the interpreter reads
         deep = tmp_path / f"deep{levels}.jsonl"
-        deep.write_text('{"events": [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", '
-                        '"x": ' + "[" * levels + "]" * levels + "}]}\n")
-        with pytest.raises(TraceFormatError, match=f"deep{levels}.jsonl:1:1: not valid JSON: "
-                                                   f"{reason}"):
+        head = '{"events": [{"type": "RUN_STARTED", "threadId": "t", "runId": "r", "x": '
+        deep.write_text(head + "[" * levels + "]" * levels + "}]}\n")
+        # the column of the bracket that opens level 129 (the two objects and the events
+        # array are levels 1 to 3: the 126th bracket of the run)
+        column = len(head) + 126
+        with pytest.raises(TraceFormatError, match=f"deep{levels}.jsonl:1:{column}: not valid "
+                                                   "JSON: nested more than 128 levels deep"):
             load_traces([str(deep)])
 
 
@@ -1135,6 +1137,9 @@ for line in sys.stdin:
             "peer": "[/]\u001b]0;t\u0007 peer"})
     elif mode == "fatal-empty":
         out = json.dumps({"id": rid, "messages": [], "fatal": {}})
+    elif mode in ("fatal-before", "fatal-after"):
+        at = -1 if mode == "fatal-before" else len(json.loads(line)["events"])
+        out = json.dumps({"id": rid, "messages": [], "fatal": {"atEvent": at}})
     print(out, flush=True)
 '''
 
@@ -1160,6 +1165,8 @@ def cli(capsys, *argv):
 @pytest.mark.parametrize("mode, words", [
     ("bigint", "number is too long"), ("nan", "NaN is not a JSON value"),
     ("deep", "nested"), ("bad-id", "string 'id'"), ("fatal-false", "'fatal' must be null"),
+    ("fatal-before", '{"atEvent": -1} is not valid'),
+    ("fatal-after", "'fatal.atEvent' is 1, not an index"),
 ])
 def test_an_answer_that_is_not_usable_json_is_a_bad_response_for_that_trace(
         tmp_path, capsys, bad_adapter, mode, words):
@@ -1475,3 +1482,59 @@ def test_a_divergence_on_a_branch_without_clauses_says_so():
     text = con.export_text()
     assert "clauses none (no clause is tied to this branch); differs" in text, text
     assert "clauses ;" not in text
+
+
+FORKS_AND_EXITS = r'''
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # holds our stdout
+sys.exit(3)
+'''
+
+
+def test_an_adapter_that_exits_leaving_its_output_held_is_a_crash_at_once(tmp_path, capsys):
+    """An adapter that exits while a process it started keeps its standard output open gives no
+    end of file: it was taken for a hang (each request waited the whole timeout, "no answer
+    within"), and is now a crash with its exit status within about a second."""
+    script = tmp_path / "forks.py"
+    script.write_text(FORKS_AND_EXITS)
+    trace = write_trace(tmp_path / "t.jsonl", [RUN])
+    started = time.monotonic()
+    code, out, err = cli(capsys, "peer", "check", "--adapter", f"{PY} {script}", "--timeout",
+                         "30", "--json", trace)
+    assert code == 0, err
+    (row,) = json.loads(out)["traces"]
+    assert row["error"].startswith("crash: the adapter stopped (exit status 3) before "
+                                   "answering; a process it started still holds its output")
+    assert time.monotonic() - started < 25  # not the 30-s timeout of each of the tries
+
+
+def test_fail_on_deviation_gates_a_peer_that_matches_only_through_one(tmp_path, capsys):
+    """A peer that agrees with the model only under a deviation (Q18=schema, against
+    ACT-SNAP-REPLACE-FALSE) is reported not conformant: ``--fail-on deviation`` (and ``any``)
+    exit 1 on it; the model itself passes both."""
+    code, out, _ = cli(capsys, "peer", "check", "--adapter", "model:Q18=schema", "--json")
+    assert code == 0 and json.loads(out)["counts"]["deviation"] >= 1
+    for gate in ("deviation", "any"):
+        assert cli(capsys, "peer", "check", "--adapter", "model:Q18=schema", "--fail-on",
+                   gate)[0] == 1
+        assert cli(capsys, "peer", "check", "--adapter", "model", "--fail-on", gate)[0] == 0
+
+
+def test_every_trace_the_summary_names_by_id_is_written(tmp_path, capsys):
+    """``peer search --out``: the traces set aside as conflicting and each divergence's source,
+    generated traces that exist nowhere else (``stateful-18``), are written to
+    ``traces/<id>.jsonl`` and listed (``traceFiles``, ``files``); each replays."""
+    out = tmp_path / "o"
+    code, _, err = cli(capsys, "peer", "search", "--adapter", _overwrite(tmp_path), "--seed",
+                       "0", "--examples", "20", "--bfs-depth", "2", "--budget", "inf",
+                       "--out", out)
+    assert code == 0, err
+    summary = json.loads((out / "peer-summary.json").read_text())
+    cited = list(summary["readings"]["conflicts"]) + [d["source"] for d in
+                                                      summary["divergences"]]
+    assert cited and set(summary["traceFiles"]) == set(cited)
+    for tid, rel in summary["traceFiles"].items():
+        assert rel == f"traces/{tid}.jsonl" and rel in summary["files"]
+        assert (out / rel).is_file()
+        assert main(["replay", str(out / rel), "--json"]) == 0
+        capsys.readouterr()

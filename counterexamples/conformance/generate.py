@@ -59,8 +59,29 @@ def target_clauses() -> list:
     for c in registry().values():
         if c.actor not in ("consumer", "both") or c.id in OUT_OF_SCOPE or c.id not in cited:
             continue
-        if c.page == "ACT" or "activit" in c.summary.lower():
+        if c.page == "ACT" or "activit" in c.summary.lower() or c.id in PATCH_FAILURE_CLAUSES:
             out.append(c)
+    return out
+
+
+PATCH_FAILURE_CLAUSES = ("SNP-ATOMIC", "SNP-NO-PARTIAL")
+"""The snapshots page's failure rules that activity patches follow (ACT-DELTA-PATCHFAIL, N24):
+a patch applies as one unit or not at all. Targets too, so that the corpus has an activity
+patch whose later operation fails after an earlier one applied (a consumer that keeps the
+earlier operation's result fails it)."""
+
+
+def _deviation_readings(clause_id: str, reading) -> list:
+    """The readings that differ from ``reading`` only by one knob's *deviation* against
+    ``clause_id`` (:attr:`model.readings.Knob.deviations`: a behaviour implementations have,
+    which the clause's text rules out): a fixture of the clause should fail a consumer that
+    behaves so (Q18=schema against ACT-SNAP-REPLACE-FALSE: the snapshot must retype)."""
+    from model.readings import KNOBS
+    out = []
+    for knob in KNOBS:
+        for option, against, _ in knob.deviations:
+            if against == clause_id and getattr(reading, knob.attr) != option:
+                out.append(reading.with_(**{knob.id: option}))
     return out
 
 
@@ -71,9 +92,19 @@ EXTRA_WITNESSES: tuple[tuple[str, tuple[dict, ...]], ...] = (
          "content": {"step": 1}},
         {"type": "CUSTOM", "name": "progress", "value": {"step": 1}},
         {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})),
+    ("partly-applied-patch", (
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r"},
+        {"type": "ACTIVITY_SNAPSHOT", "messageId": "a", "activityType": "PLAN",
+         "content": {"n": 0}},
+        {"type": "ACTIVITY_DELTA", "messageId": "a", "activityType": "PLAN",
+         "patch": [{"op": "replace", "path": "/n", "value": 5},
+                   {"op": "remove", "path": "/missing"}]},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})),
 )
-"""Witnesses the tool's search does not reach (its vocabulary has no pass-through event):
-``(id, wire events)``, added to the pool after the tool's own traces."""
+"""Witnesses the tool's search does not reach: ``(id, wire events)``, added to the pool after
+the tool's own traces. Its vocabulary has no pass-through event, and its patches that fail
+fail at their first operation, so no trace of it shows a patch whose earlier operation applied
+before a later one failed (SNP-NO-PARTIAL)."""
 
 
 @lru_cache(maxsize=2)
@@ -233,7 +264,11 @@ def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> 
     wanted = {c.id for c in targets}
     own = {cid: [m for m in MUTANTS if m.clause == cid] for cid in wanted}
     first: dict[str, tuple] = {}     # the shortest citing witness
-    chosen: dict[str, tuple] = {}    # the shortest one a mutant of the clause's own fails
+    chosen: dict[str, tuple] = {}    # the shortest one a mutant of the clause's own fails,
+    # and every consumer taking a deviation against the clause (:func:`_deviation_readings`)
+    own_only: dict[str, tuple] = {}  # the shortest one a mutant of its own fails (deviations
+    # aside), when no witness fails both
+    deviants = {cid: _deviation_readings(cid, reading) for cid in wanted}
     by_id = {c.id: c for c in targets}
     settled: dict[str, bool] = {}    # trace id -> no open question splits its verdict
     hits: dict[str, Optional[set]] = {}  # trace id -> the clauses its fold cites (None: no step)
@@ -265,14 +300,16 @@ def generate(reading=None, reading_label: str = "draft", bfs_depth: int = 3) -> 
                 doc = _build(by_id[cid], wire, reading, reading_label, describe=False)
                 if _passes(doc, reading) and any(not _passes(doc, reading, m)
                                                  for m in own[cid]):
-                    chosen[cid] = (tid, wire, hit)
+                    own_only.setdefault(cid, (tid, wire, hit))
+                    if all(not _passes(doc, deviant) for deviant in deviants[cid]):
+                        chosen[cid] = (tid, wire, hit)
     out = []
     draft_cited = None  # the clauses some pool trace cites under draft (off-draft readings only)
     for c in targets:
         if c.id not in first:
             out.append(Generated(c.id, None, note=_unreached_note(c, pool, reading)))
             continue
-        tid, wire, hit = chosen.get(c.id, first[c.id])
+        tid, wire, hit = chosen.get(c.id) or own_only.get(c.id) or first[c.id]
         note = ""
         if reading != DRAFT:
             if draft_cited is None:

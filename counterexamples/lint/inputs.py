@@ -334,7 +334,8 @@ class LiveStream:
 
     Raises (while iterated):
         TraceFormatError: naming the URL (an over-long one cut inside quotes,
-            :func:`model.text.named`): the connection failed or timed out, the answer is not
+            :func:`model.text.named`): the URL is not one httpx takes, the connection failed
+            or timed out, the answer is not
             a 2xx, not ``text/event-stream``, or holds an event larger than the bound.
     """
 
@@ -421,6 +422,9 @@ class LiveStream:
                                    file=self.where) from None
         except httpx.HTTPError as exc:
             raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
+                                   file=self.where) from None
+        except httpx.InvalidURL as exc:  # not an HTTPError: a port or a character it refuses
+            raise TraceFormatError(f"not a valid URL: {exc}".rstrip(": "),
                                    file=self.where) from None
 
     def _entry(self, data: str) -> StreamEntry:

@@ -351,6 +351,7 @@ _POINTER: dict[str, str] = {
     "step-owner-disagrees": "/subagentRunId", "step-open-at-finish": "",
     "tool-call-started-twice": "/toolCallId", "tool-owner-disagrees": "/subagentRunId",
     "parent-not-announced": "/parentSubagentRunId",
+    "delta-from-earlier-run": "/messageId", "activity-in-echo": "/input/messages",
 }
 """Monitor kind -> the member at fault (malformed and undescribed members carry their own)."""
 
@@ -668,6 +669,9 @@ class _Linter:
         pointer = _POINTER.get(kind, "")
         if kind == "id-reused-across-roles" and isinstance(event, MessagesSnapshot):
             pointer = _snapshot_pointer(value, violation.detail)
+        elif kind == "delta-by-other-agent":  # its tag, or the activity it names untagged
+            pointer = "/subagentRunId" if isinstance(value, dict) and \
+                "subagentRunId" in value else "/messageId"
         related = None
         if kind == "step-opened-twice" or kind == "step-owner-disagrees":
             related = self.run.step_opened(event.subagent_run_id, event.step_name,

@@ -360,8 +360,10 @@ class AdapterProcess:
                     break
             done = 0
             restart = False
-            for rid in ids:
+            for rid, item in zip(ids, pending):
                 reply, restart = self._await(rid)
+                if reply.kind == "ok":
+                    reply = _fatal_in_range(reply, len(item[0]))
                 replies.append(reply)
                 done += 1
                 self.requests += 1
@@ -383,17 +385,45 @@ class AdapterProcess:
         self.outbox.put(line + "\n")
         return True
 
+    def _next_line(self, wait: float):
+        """The adapter's next line (or :data:`_EOF`, a :class:`_TooLong`), waited for at most
+        ``wait`` seconds, and no more than :data:`EXITED_GRACE` seconds once the adapter
+        process has exited (a process it started may hold its output open, so that no end of
+        file comes).
+
+        Raises:
+            queue.Empty: nothing came in time."""
+        end = time.monotonic() + wait
+        exited_at = None
+        while True:
+            now = time.monotonic()
+            if now >= end:
+                raise queue.Empty
+            try:
+                return self.lines.get(timeout=min(end - now, 0.25))
+            except queue.Empty:
+                if self.proc is not None and self.proc.poll() is not None:
+                    exited_at = exited_at or time.monotonic()
+                    if time.monotonic() - exited_at >= EXITED_GRACE:
+                        raise
+
     def _await(self, rid: str) -> tuple[Reply, bool]:
         """Wait for the answer to ``rid``, never past :attr:`deadline`; ``(reply, restart
         needed)``."""
         limit = self.timeout + (self.start_grace if self._fresh else 0.0)
         left = self._left()
         try:
-            line = self.lines.get(timeout=max(0.0, min(limit, left)))
+            line = self._next_line(max(0.0, min(limit, left)))
         except queue.Empty:
-            if left < limit:
+            status = self.proc.poll() if self.proc is not None else None
+            if left < limit and status is None:
                 self.budget_hit = True
                 return Reply("skipped", error=BUDGET_NOTE), True
+            if status is not None:  # it ended, but something it started holds its output
+                how = f"exit status {status}" if status >= 0 else f"killed by signal {-status}"
+                return Reply("crash", error=f"the adapter stopped ({how}) before answering; a "
+                                            "process it started still holds its output open",
+                             stderr=tuple(self.stderr_tail)), True
             return Reply("timeout", error=f"no answer within {limit:g} s; the adapter was "
                                           "stopped and restarted",
                          stderr=tuple(self.stderr_tail)), True
@@ -512,6 +542,25 @@ def _pump_tail(stream, tail: deque) -> None:
 ANSWER_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                   "schemas", "adapter-answer.schema.json")
 """The JSON Schema of an adapter's answer line (a refusal, or ``$defs.answer``)."""
+
+
+def _fatal_in_range(reply: Reply, events: int) -> Reply:
+    """``reply`` itself, or a ``"bad-response"`` when its ``fatal.atEvent`` is not an index
+    of the ``events`` events of the trace asked about (-1, or one past the end): such an
+    answer says nothing the model can compare, and was reported as the consumer's
+    divergence."""
+    fatal = reply.response.get("fatal") if reply.response else None
+    at = fatal.get("atEvent") if isinstance(fatal, dict) else None
+    if isinstance(at, int) and not 0 <= at < events:
+        return Reply("bad-response", error=f"answer member 'fatal.atEvent' is {at}, not an "
+                                           f"index of the trace's {events} events")
+    return reply
+
+
+EXITED_GRACE = 1.0
+"""Seconds an answer is still waited for after the adapter process has exited without its
+output reaching its end (a process it started holds it open): then it is a crash, not a
+hang."""
 
 
 _ANSWER_VALIDATOR: list = []
