@@ -230,9 +230,10 @@ def prepare_out(out_dir: str, summary_name: str, owner: str,
         files_of: the earlier summary -> the finding files it lists (paths relative to
             ``out_dir``), None when the summary is not one of this command's; raises
             ValueError when it is, but not in the form the command writes.
-        inputs: the files the command reads: one that is inside ``out_dir`` under a name the
-            output writes (:func:`counterexamples.outdir.own_name`, or a file the earlier
-            output listed) is refused, since the output would replace it.
+        inputs: the files and folders the command reads: one inside ``out_dir`` that is, or
+            holds, a file the earlier output wrote (which the new output removes) is refused,
+            since the output would replace it. (A file of the user's there is carried over,
+            or, where the new output writes its name, stops the write: nothing is lost.)
 
     Returns:
         The :class:`counterexamples.outdir.OutputPlan`, to write through :func:`write_out`.
@@ -245,12 +246,15 @@ def prepare_out(out_dir: str, summary_name: str, owner: str,
         plan = plan_output(out_dir, summary_name, files_of, owner)
     except OutputRefused as exc:
         raise UsageError(f"--out {out_dir}: {exc}") from None
-    from counterexamples.outdir import own_name
     target = os.path.realpath(out_dir)
     for path in inputs:
+        if path in ("", "-"):
+            continue
         rel = os.path.relpath(os.path.realpath(path), target)
-        if rel != os.curdir and not rel.startswith(os.pardir + os.sep) and rel != os.pardir \
-                and (rel in plan.replaced or own_name(rel, summary_name)):
+        if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            continue  # outside the directory
+        inside = "" if rel == os.curdir else rel + os.sep
+        if rel in plan.replaced or any(r.startswith(inside) for r in plan.replaced):
             raise UsageError(f"--out {out_dir}: {path} is read as input and the output "
                              "replaces it there; copy it out of the directory first")
     try:
@@ -437,7 +441,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 _PATH_OPTIONS = ("out", "graph", "junit", "spec", "checkpoint", "official", "proposal",
-                 "run_input", "vocabulary", "adapter", "cluster")
+                 "run_input", "vocabulary", "adapter", "cluster", "url")
 """The options (by ``dest``) whose value names a file, a directory, a command or an address:
 an empty one is refused (:func:`_refuse_empty_paths`)."""
 
@@ -449,7 +453,7 @@ def _refuse_empty_paths(args) -> None:
     for dest in _PATH_OPTIONS:
         if getattr(args, dest, None) == "":
             raise UsageError(f"--{dest.replace('_', '-')}: an empty value (an unset shell "
-                             "variable?); name the file or directory")
+                             "variable?); give the path, command or address")
 
 
 def terminated() -> bool:

@@ -126,11 +126,14 @@ def _peer_files(previous: dict):
     return files if isinstance(files, list) else []
 
 
-def _prepare_out(out_dir: str):
+def _prepare_out(out_dir: str, inputs=()):
     """``out_dir`` must be new, empty, or an earlier ``peer`` output (replaced when the new one
-    is complete, what the user added to it carried over); anything else is refused. Returns the
-    :class:`counterexamples.outdir.OutputPlan` (:func:`activity_check.cli.prepare_out`)."""
-    return prepare_out(out_dir, PEER_SUMMARY, "'activity-check peer'", _peer_files)
+    is complete, what the user added to it carried over); anything else is refused, and so is
+    an input (a trace file or folder, ``--vocabulary``) that the output would replace there.
+    Returns the :class:`counterexamples.outdir.OutputPlan`
+    (:func:`activity_check.cli.prepare_out`)."""
+    return prepare_out(out_dir, PEER_SUMMARY, "'activity-check peer'", _peer_files,
+                       inputs=inputs)
 
 
 def cmd_peer(args) -> int:
@@ -152,7 +155,9 @@ def cmd_peer(args) -> int:
     except PeerError as exc:
         raise UsageError(str(exc)) from None
     traces, skipped = _check_traces(args) if args.peer_action == "check" else (None, [])
-    plan = _prepare_out(args.out) if args.out else None
+    inputs = list(getattr(args, "traces", None) or []) + \
+        [v for v in (getattr(args, "vocabulary", None),) if v]
+    plan = _prepare_out(args.out, inputs) if args.out else None
     try:
         with AdapterProcess(spec, timeout=args.timeout, max_answer=args.max_answer) as adapter:
             if traces is not None:
@@ -246,18 +251,17 @@ _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
 
 
 def _write_cited_traces(out_dir: str, report, summary: dict) -> dict:
-    """Write into ``out_dir/traces`` every trace the summary names by id alone (the traces set
-    aside as conflicting with the readings before them, ``readings.conflicts``, and each
-    divergence's ``source``), so that each id resolves to a file ``peer check`` and ``replay``
-    read: ``traces/<id>.jsonl`` (wire events, one a line), or ``traces/<id>.json``
-    (``{"id", "initialState", "events"}``) for a trace that starts from an agent state. A
-    generated trace (``stateful-18``) existed nowhere else. Returns ``{id: path relative to
-    out_dir}``; a trace read from a file the user gave is not written (they have it), nor one
+    """Write into ``out_dir/traces`` every trace put to the peer, so that each id the summary
+    names (``traces[].id``, ``readings.conflicts``, ``knobs[].evidence``, each divergence's
+    ``source``) resolves to a file ``peer check`` and ``replay`` read: ``traces/<id>.jsonl``
+    (wire events, one a line), or ``traces/<id>.json`` (``{"id", "initialState", "events"}``)
+    for a trace that starts from an agent state. A generated trace (``stateful-18``, a probe)
+    existed nowhere else. Returns ``{id: path relative to out_dir}``, in the order the traces
+    were put; a trace read from a file the user gave is not written (they have it), nor one
     whose id is not a plain file name."""
     from model.wire import dump_wire_jsonl
     by_id = {r.trace.id: r.trace for r in report.results}
-    cited = list((summary.get("readings") or {}).get("conflicts") or [])
-    cited += [d["source"] for d in summary["divergences"] if d.get("source")]
+    cited = list(by_id)
     out: dict = {}
     for tid in dict.fromkeys(cited):
         trace = by_id.get(tid)
@@ -440,8 +444,13 @@ def _print_report(con, report, summary: dict, args) -> None:
         con.print(f"[bold yellow]{len(report.skipped)} trace file(s) skipped[/bold yellow] "
                   "(unreadable; listed on stderr and under 'skipped'; exit status 2)")
     if args.out:
-        con.print(f"written to {shown(args.out)}/{PEER_SUMMARY}"
-                  + (f" and {shown(args.out)}/findings/" if summary.get("files") else ""))
+        parts = [f"{shown(args.out)}/{PEER_SUMMARY}"]
+        if any(f.startswith("findings/") for f in summary.get("files", [])):
+            parts.append(f"{shown(args.out)}/findings/")
+        if summary.get("traceFiles"):
+            parts.append(f"{shown(args.out)}/traces/")
+        con.print("written to " + (", ".join(parts[:-1]) + " and " + parts[-1]
+                                   if len(parts) > 1 else parts[0]))
     elif summary["divergences"]:  # the ids above name files only --out writes
         con.print("the findings above are not written: --out DIR writes each as "
                   "DIR/findings/<id>.json and .jsonl")

@@ -108,7 +108,8 @@ def cmd_run(args) -> int:
                          "--max-states bound)")
     if args.vocabulary:
         config = replace(config, vocabulary=read_vocabulary(args.vocabulary))
-    plan = prepare_out(args.out, SUMMARY, "activity-check", _run_files)
+    plan = prepare_out(args.out, SUMMARY, "activity-check", _run_files,
+                       inputs=[args.vocabulary] if args.vocabulary else ())
     with progress_bar() as progress:
         tasks = {}
 

@@ -516,6 +516,11 @@ def test_a_url_httpx_refuses_is_one_line_not_a_traceback(lint):
     code, _, err = lint("--url", "http://x\x01/")
     assert code == 2 and err.startswith("activity-check: error: http://x\\x01/: not a valid URL")
     assert "\x01" not in err
+    for url in ("http://a..b/", "http://xn--zz/", "http://" + "a" * 64 + ".com/"):  # IDNA's
+        code, _, err = lint("--url", url)
+        assert code == 2 and "not a valid URL" in err and err.count("\n") == 1, err
+    code, _, err = lint("--url", "", stdin='[{"type": "RUN_STARTED"}]')  # not stdin: refused
+    assert code == 2 and err.startswith("activity-check: error: --url: an empty value")
 
 
 def test_a_linked_folder_in_a_folder_is_refused_not_passed_over(lint, tmp_path):

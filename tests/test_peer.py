@@ -1140,6 +1140,10 @@ for line in sys.stdin:
     elif mode in ("fatal-before", "fatal-after"):
         at = -1 if mode == "fatal-before" else len(json.loads(line)["events"])
         out = json.dumps({"id": rid, "messages": [], "fatal": {"atEvent": at}})
+    elif mode == "warning-after":
+        at = len(json.loads(line)["events"])
+        out = json.dumps({"id": rid, "messages": [], "fatal": None, "warnings": [
+            {"code": "ACTIVITY_PATCH_FAILED", "messageId": "a", "atEvent": at}]})
     print(out, flush=True)
 '''
 
@@ -1167,6 +1171,7 @@ def cli(capsys, *argv):
     ("deep", "nested"), ("bad-id", "string 'id'"), ("fatal-false", "'fatal' must be null"),
     ("fatal-before", '{"atEvent": -1} is not valid'),
     ("fatal-after", "'fatal.atEvent' is 1, not an index"),
+    ("warning-after", "'warnings.0.atEvent' is 1, not an index"),
 ])
 def test_an_answer_that_is_not_usable_json_is_a_bad_response_for_that_trace(
         tmp_path, capsys, bad_adapter, mode, words):
@@ -1521,20 +1526,40 @@ def test_fail_on_deviation_gates_a_peer_that_matches_only_through_one(tmp_path, 
 
 
 def test_every_trace_the_summary_names_by_id_is_written(tmp_path, capsys):
-    """``peer search --out``: the traces set aside as conflicting and each divergence's source,
-    generated traces that exist nowhere else (``stateful-18``), are written to
-    ``traces/<id>.jsonl`` and listed (``traceFiles``, ``files``); each replays."""
+    """``peer search --out``: every trace put to the peer, generated ones that exist nowhere
+    else (``stateful-18``, the probes) included, is written to ``traces/<id>.jsonl`` and
+    listed (``traceFiles``, ``files``), so that every id the summary names resolves (the
+    traces, the conflicts, the knobs' evidence, each divergence's source); they replay, and
+    a rerun that reads them from the directory it would replace is refused."""
     out = tmp_path / "o"
-    code, _, err = cli(capsys, "peer", "search", "--adapter", _overwrite(tmp_path), "--seed",
-                       "0", "--examples", "20", "--bfs-depth", "2", "--budget", "inf",
-                       "--out", out)
+    code, text, err = cli(capsys, "peer", "search", "--adapter", _overwrite(tmp_path),
+                          "--seed", "0", "--examples", "20", "--bfs-depth", "2", "--budget",
+                          "inf", "--out", out)
     assert code == 0, err
+    assert f"written to {out}/peer-summary.json, {out}/findings/ and {out}/traces/" in \
+        " ".join(text.split())  # folded within 120 columns
     summary = json.loads((out / "peer-summary.json").read_text())
-    cited = list(summary["readings"]["conflicts"]) + [d["source"] for d in
-                                                      summary["divergences"]]
-    assert cited and set(summary["traceFiles"]) == set(cited)
+    named = [t["id"] for t in summary["traces"]] + list(summary["readings"]["conflicts"]) + \
+        [d["source"] for d in summary["divergences"]] + \
+        [e for k in summary["knobs"] for e in k.get("evidence", [])]
+    assert summary["divergences"] and any(k.get("evidence") for k in summary["knobs"])
+    assert set(named) == set(summary["traceFiles"])
+    assert [t["id"] for t in summary["traces"]] == list(summary["traceFiles"])
     for tid, rel in summary["traceFiles"].items():
-        assert rel == f"traces/{tid}.jsonl" and rel in summary["files"]
+        assert rel in (f"traces/{tid}.jsonl", f"traces/{tid}.json") and rel in summary["files"]
         assert (out / rel).is_file()
-        assert main(["replay", str(out / rel), "--json"]) == 0
-        capsys.readouterr()
+    # a field case that starts from an agent state keeps it beside its events
+    stated = json.loads((out / summary["traceFiles"]["FC-26"]).read_text())
+    assert set(stated) == {"id", "initialState", "events"} and stated["id"] == "FC-26"
+    # the files read back as the traces they are (a field case's malformed event included)
+    code, again, err = cli(capsys, "peer", "check", "--adapter", "model", out / "traces",
+                           "--json")
+    assert code == 0, err
+    assert json.loads(again)["counts"]["traces"] == len(summary["traceFiles"])
+    assert main(["replay", str(out / summary["traceFiles"]["stateful-1"]), "--json"]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in out.rglob("*"))
+    code, _, err = cli(capsys, "peer", "check", "--adapter", _overwrite(tmp_path),
+                       out / "traces", "--out", out)
+    assert code == 2 and "is read as input and the output replaces it there" in err
+    assert sorted(p.name for p in out.rglob("*")) == before

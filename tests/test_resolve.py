@@ -868,6 +868,16 @@ def test_a_proposal_s_wording_is_shown_as_data(tmp_path, capsys):
         assert "\\x1b]0;title\\x07" in out, fmt
         if fmt != "text":
             assert "<img" not in out and "&lt;img src=x onerror=alert(1)&gt;" in out, fmt
+    # a name with markup heads the Markdown as text (it was in a code span, where entities
+    # show as typed), and so it does in a comparison of two proposals
+    proposal.write_text(json.dumps({"name": "x|<b>y</b>", "pins": {"Q8": "keep"}}))
+    assert main(["resolve", str(proposal), "--depth", "2", "--no-z3", "--format", "md"]) == 0
+    assert capsys.readouterr().out.startswith(
+        "### activity-check resolve: x\\|&lt;b&gt;y&lt;/b&gt;\n")
+    assert main(["resolve", str(proposal), "--pin", "Q8=keep", "--depth", "2", "--no-z3",
+                 "--format", "md"]) == 0
+    compared = capsys.readouterr().out
+    assert "<b>" not in compared and compared.startswith("### x\\|&lt;b&gt;y&lt;/b&gt; vs ")
 
 
 def _never_searched(monkeypatch):

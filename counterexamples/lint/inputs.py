@@ -423,7 +423,9 @@ class LiveStream:
         except httpx.HTTPError as exc:
             raise TraceFormatError(f"cannot read the endpoint: {exc}".rstrip(": "),
                                    file=self.where) from None
-        except httpx.InvalidURL as exc:  # not an HTTPError: a port or a character it refuses
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            # not HTTPErrors: a port or a character httpx refuses, a host name IDNA refuses
+            # (an empty or over-long label, an invalid A-label)
             raise TraceFormatError(f"not a valid URL: {exc}".rstrip(": "),
                                    file=self.where) from None
 

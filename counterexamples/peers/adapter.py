@@ -545,15 +545,21 @@ ANSWER_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspat
 
 
 def _fatal_in_range(reply: Reply, events: int) -> Reply:
-    """``reply`` itself, or a ``"bad-response"`` when its ``fatal.atEvent`` is not an index
-    of the ``events`` events of the trace asked about (-1, or one past the end): such an
-    answer says nothing the model can compare, and was reported as the consumer's
-    divergence."""
-    fatal = reply.response.get("fatal") if reply.response else None
-    at = fatal.get("atEvent") if isinstance(fatal, dict) else None
-    if isinstance(at, int) and not 0 <= at < events:
-        return Reply("bad-response", error=f"answer member 'fatal.atEvent' is {at}, not an "
-                                           f"index of the trace's {events} events")
+    """``reply`` itself, or a ``"bad-response"`` when its ``fatal.atEvent`` or a warning's
+    ``atEvent`` is not an index of the ``events`` events of the trace asked about (-1, or one
+    past the end): such an answer says nothing the model can compare, and was reported as the
+    consumer's divergence."""
+    response = reply.response or {}
+    fatal = response.get("fatal")
+    places = [("fatal.atEvent", fatal.get("atEvent") if isinstance(fatal, dict) else None)]
+    warnings = response.get("warnings")
+    if isinstance(warnings, list):
+        places += [(f"warnings.{i}.atEvent", w.get("atEvent")) for i, w in enumerate(warnings)
+                   if isinstance(w, dict)]
+    for member, at in places:
+        if isinstance(at, int) and not isinstance(at, bool) and not 0 <= at < events:
+            return Reply("bad-response", error=f"answer member '{member}' is {at}, not an "
+                                               f"index of the trace's {events} events")
     return reply
 
 
@@ -588,7 +594,8 @@ def _check_response(r: dict) -> Optional[str]:
         fatal = r.get("fatal")
         if isinstance(fatal, dict) and isinstance(fatal.get("atEvent"), float):
             # JSON Schema's integer takes 1.0; an event index is written without a fraction
-            return "answer member 'fatal.atEvent' must be an integer event index (not 1.0)"
+            return ("answer member 'fatal.atEvent' must be an integer event index, written "
+                    f"without a fraction (not {fatal['atEvent']!r})")
         return None
     props = validator.schema["properties"]
     order = list(props)

@@ -299,7 +299,7 @@ def render_markdown(report: dict) -> str:
     not decided in one table, conflicts, peers and the wording (the traces are in the files)."""
     p = report["proposal"]
     c = report["counts"]
-    out = [f"### activity-check resolve: `{_md(p['name'])}`", "",
+    out = [f"### activity-check resolve: {_md(p['name'])}", "",
            "Pins: " + ", ".join(f"`{k}={v}`" for k, v in p['pins'].items()), "",
            f"**{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
            f"{c['conflicts']} conflicts; {c.get('deviations', 0)} against a clause's text; "
@@ -507,6 +507,8 @@ def render_html(report: dict) -> str:
 def render_compare(cmp: dict, fmt: str = "text") -> str:
     """Two proposals side by side (:func:`properties.resolve.compare`), as text or Markdown."""
     a, b = cmp["a"], cmp["b"]
+    if fmt == "md":  # the proposals' names shown, never taken as markup
+        a, b = _md(a), _md(b)
     bullet = "- " if fmt == "md" else "  "
     out = [(f"### {a} vs {b}" if fmt == "md" else f"{a} vs {b}"), ""]
     from model.readings import KNOBS
