@@ -174,9 +174,7 @@ def _options(args):
                          "give one of the two")
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
-    if args.checkpoint is not None:
-        if args.checkpoint == "":
-            raise UsageError("--checkpoint: an empty directory name")
+    if args.checkpoint is not None:  # an empty one is refused with every empty path
         if args.graph:
             raise UsageError("--checkpoint: the graph's edges are not saved; give it without "
                              "--graph")
@@ -211,8 +209,6 @@ def _options(args):
     vocabulary = EXPLORE_VOCABULARY
     if args.vocabulary:
         vocabulary = read_vocabulary(args.vocabulary, EXPLORE_VOCABULARY)
-    if args.graph == "":
-        raise UsageError("--graph: an empty file name")
     if args.graph and os.path.lexists(args.graph):  # a dangling symbolic link too
         what = "is a symbolic link" if os.path.islink(args.graph) else "exists"
         raise UsageError(f"--graph {args.graph}: {what}; choose a new file name")

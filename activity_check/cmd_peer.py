@@ -126,13 +126,17 @@ def _peer_files(previous: dict):
     return files if isinstance(files, list) else []
 
 
-def _prepare_out(out_dir: str, inputs=()):
-    """``out_dir`` must be new, empty, or an earlier ``peer`` output (replaced when the new one
+def _prepare_out(args):
+    """``--out`` must be new, empty, or an earlier ``peer`` output (replaced when the new one
     is complete, what the user added to it carried over); anything else is refused, and so is
     an input (a trace file or folder, ``--vocabulary``) that the output would replace there.
     Returns the :class:`counterexamples.outdir.OutputPlan`
-    (:func:`activity_check.cli.prepare_out`)."""
-    return prepare_out(out_dir, PEER_SUMMARY, "'activity-check peer'", _peer_files,
+    (:func:`activity_check.cli.prepare_out`), or None without ``--out``."""
+    if not args.out:
+        return None
+    inputs = list(getattr(args, "traces", None) or []) + \
+        [v for v in (getattr(args, "vocabulary", None),) if v]
+    return prepare_out(args.out, PEER_SUMMARY, "'activity-check peer'", _peer_files,
                        inputs=inputs)
 
 
@@ -155,9 +159,7 @@ def cmd_peer(args) -> int:
     except PeerError as exc:
         raise UsageError(str(exc)) from None
     traces, skipped = _check_traces(args) if args.peer_action == "check" else (None, [])
-    inputs = list(getattr(args, "traces", None) or []) + \
-        [v for v in (getattr(args, "vocabulary", None),) if v]
-    plan = _prepare_out(args.out, inputs) if args.out else None
+    plan = _prepare_out(args)
     try:
         with AdapterProcess(spec, timeout=args.timeout, max_answer=args.max_answer) as adapter:
             if traces is not None:
@@ -182,13 +184,18 @@ def cmd_peer(args) -> int:
         if coverage is not None:
             from properties.coverage import render_text
             print(render_text(coverage))
-    counts = summary["counts"]
-    failed = {"divergence": counts["divergence"] > 0, "error": counts["error"] > 0,
-              "deviation": counts.get("deviation", 0) > 0}
-    failed["any"] = any(failed.values())
     if skipped:  # unusable input in part: the report covers the rest
         return 2
-    return 1 if args.fail_on and failed[args.fail_on] else 0
+    return 1 if args.fail_on and _fails(summary["counts"], args.fail_on) else 0
+
+
+def _fails(counts: dict, condition: str) -> bool:
+    """Whether ``--fail-on condition`` holds for the summary's ``counts``: ``divergence``,
+    ``deviation`` (a trace matched only through a deviation, not conformant), ``error``, or
+    ``any`` of them."""
+    failed = {"divergence": counts["divergence"] > 0, "error": counts["error"] > 0,
+              "deviation": counts.get("deviation", 0) > 0}
+    return any(failed.values()) if condition == "any" else failed[condition]
 
 
 def _check_traces(args) -> tuple[list, list]:

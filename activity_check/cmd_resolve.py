@@ -96,15 +96,31 @@ def _print_compare(reports: list, fmt: str) -> int:
     return 0
 
 
+def _checked(args, proposals: list, pages):
+    """Before any search: the wording's spec ``pages`` read (an unreadable or linked one
+    refused at once) and ``--out`` checked, a proposal file it would replace refused. Returns
+    the output plan, or None without ``--out``. Raises UsageError (one line)."""
+    from counterexamples.report.resolve import REPORT_FILE, check_pages
+    from properties.resolve import ProposalError
+    try:
+        check_pages(proposals, pages)
+    except ProposalError as exc:
+        raise UsageError(str(exc)) from None
+    if args.out is None:
+        return None
+    return prepare_out(args.out, REPORT_FILE, "'activity-check resolve'", _resolve_files,
+                       inputs=args.proposals)
+
+
 def cmd_resolve(args) -> int:
     """``resolve``: print the report (or two side by side); 0, or 2 (one line) for an unusable
     proposal, depth or ``--out``."""
     import os
     import sys
-    from counterexamples.report.resolve import (REPORT_FILE, add_sentences, check_pages,
-                                                render_html, render_markdown, render_text,
-                                                spec_dir, write_report)
-    from properties.resolve import DEFAULT_DEPTH, MAX_DEPTH, ProposalError, resolve
+    from counterexamples.report.resolve import (REPORT_FILE, add_sentences, render_html,
+                                                render_markdown, render_text, spec_dir,
+                                                write_report)
+    from properties.resolve import DEFAULT_DEPTH, MAX_DEPTH, resolve
     if args.depth is None:
         args.depth = DEFAULT_DEPTH
     if not 2 <= args.depth <= MAX_DEPTH:
@@ -117,12 +133,7 @@ def cmd_resolve(args) -> int:
     if len(proposals) == 2 and args.format == "html":
         raise UsageError("--format html shows one proposal; compare two as text, md or json")
     pages = args.spec or spec_dir()
-    try:  # the wording's pages read before the search: an unreadable one fails at once
-        check_pages(proposals, pages)
-    except ProposalError as exc:
-        raise UsageError(str(exc)) from None
-    plan = prepare_out(args.out, REPORT_FILE, "'activity-check resolve'", _resolve_files,
-                       inputs=args.proposals) if args.out is not None else None
+    plan = _checked(args, proposals, pages)
     reports = []
     for proposal in proposals:
         report = resolve(proposal, depth=args.depth, z3=not args.no_z3)

@@ -365,7 +365,10 @@ def test_cli_peer_check_json_and_out(tmp_path, capsys):
         {"id": "FC-08", "class": "reading", "readings": ["Q7=fatal"],
          "differsFromDraft": ["messages.content", "fatal"]}]
     saved = json.loads((out / "peer-summary.json").read_text())
-    assert saved["counts"] == report["counts"] and saved["files"] == []
+    assert saved["counts"] == report["counts"]
+    # no finding; the traces put to the peer (the corpus and the field cases), one file each
+    assert saved["files"] == sorted(saved["traceFiles"].values()) and len(saved["files"]) == 37
+    assert all(f.startswith("traces/") for f in saved["files"])
     # an earlier peer output may be overwritten; a foreign directory may not
     assert main(["peer", "check", "--adapter", "model", "--out", str(out)]) == 0
     capsys.readouterr()
