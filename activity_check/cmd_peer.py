@@ -246,7 +246,7 @@ def _write_out(out_dir: str, report, summary: dict) -> None:
                                          os.path.relpath(b, out_dir)] for a, b in pairs}
     for d in summary["divergences"]:
         d["files"] = by_id.get(d["id"], [])
-    summary["traceFiles"] = _write_cited_traces(out_dir, report, summary)
+    summary["traceFiles"] = _write_traces(out_dir, report)
     files += sorted(summary["traceFiles"].values())
     summary["files"] = files
     with open(os.path.join(out_dir, PEER_SUMMARY), "w", encoding="utf-8",
@@ -257,7 +257,7 @@ def _write_out(out_dir: str, report, summary: dict) -> None:
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
 
 
-def _write_cited_traces(out_dir: str, report, summary: dict) -> dict:
+def _write_traces(out_dir: str, report) -> dict:
     """Write into ``out_dir/traces`` every trace put to the peer, so that each id the summary
     names (``traces[].id``, ``readings.conflicts``, ``knobs[].evidence``, each divergence's
     ``source``) resolves to a file ``peer check`` and ``replay`` read: ``traces/<id>.jsonl``
@@ -267,12 +267,10 @@ def _write_cited_traces(out_dir: str, report, summary: dict) -> dict:
     were put; a trace read from a file the user gave is not written (they have it), nor one
     whose id is not a plain file name."""
     from model.wire import dump_wire_jsonl
-    by_id = {r.trace.id: r.trace for r in report.results}
-    cited = list(by_id)
+    by_id = {r.trace.id: r.trace for r in report.results}  # one file an id
     out: dict = {}
-    for tid in dict.fromkeys(cited):
-        trace = by_id.get(tid)
-        if trace is None or not _SAFE_NAME.fullmatch(tid) or os.path.isfile(trace.source):
+    for tid, trace in by_id.items():
+        if not _SAFE_NAME.fullmatch(tid) or os.path.isfile(trace.source):
             continue  # a trace file the user gave is theirs already
         os.makedirs(os.path.join(out_dir, "traces"), exist_ok=True)
         if trace.state is None:

@@ -13,7 +13,8 @@ the staging directory and leaves the earlier output exactly as it was.
 What an earlier output holds besides what it wrote (the files its summary lists inside
 ``findings/`` and the summary itself) is the user's: it is carried into the new output as hard
 links (a symbolic link as the link itself, never what it points to), so nothing the user keeps
-there is lost. A symbolic link where the output's own files go (``findings``, the summary, a
+there is lost; one whose name the new output writes too stops the swap (:class:`NameTaken`),
+the earlier output left as it was, rather than being dropped or overwritten. A symbolic link where the output's own files go (``findings``, the summary, a
 listed finding file) is replaced, never followed: the new output is a fresh directory tree, and
 the old one is removed with :func:`shutil.rmtree`, which unlinks a symbolic link rather than
 entering it. The directory named must not itself be a symbolic link or a mount point (the swap
@@ -61,6 +62,7 @@ _OWN_DIRS = {FINDINGS_DIR: (".json", ".jsonl"), QUESTIONS_DIR: (".jsonl",),
 STAGING_MARK = ".activity-check-"
 """Part of the name of every staging (and leftover) directory: ``.<name>.activity-check-<hex>``
 beside the target."""
+
 
 def own_name(rel: str, summary_name: str) -> bool:
     """Whether ``rel`` (a path relative to an output directory) is a name an output of ours may

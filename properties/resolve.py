@@ -847,8 +847,9 @@ def _peer_rows(proposal: Proposal, searches: _Searches) -> list[dict]:
 def resolve(proposal: Proposal, depth: int = DEFAULT_DEPTH, z3: bool = True,
             z3_depth: Optional[int] = None) -> dict:
     """What ``proposal`` does (see the module docstring), as a JSON-ready dict:
-    ``{"proposal", "reading", "depth", "z3Depth", "limits", "questions", "conflicts", "peers",
-    "traces", "wording", "counts"}`` (``counterexamples/schemas/resolve-report.schema.json``).
+    ``{"proposal", "reading", "depth", "z3Depth", "limits", "questions", "conflicts",
+    "deviations", "peers", "traces", "wording", "counts"}``
+    (``counterexamples/schemas/resolve-report.schema.json``).
 
     Args:
         proposal: the proposal.

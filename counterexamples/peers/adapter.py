@@ -363,7 +363,7 @@ class AdapterProcess:
             for rid, item in zip(ids, pending):
                 reply, restart = self._await(rid)
                 if reply.kind == "ok":
-                    reply = _fatal_in_range(reply, len(item[0]))
+                    reply = _indices_in_range(reply, len(item[0]))
                 replies.append(reply)
                 done += 1
                 self.requests += 1
@@ -544,7 +544,7 @@ ANSWER_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspat
 """The JSON Schema of an adapter's answer line (a refusal, or ``$defs.answer``)."""
 
 
-def _fatal_in_range(reply: Reply, events: int) -> Reply:
+def _indices_in_range(reply: Reply, events: int) -> Reply:
     """``reply`` itself, or a ``"bad-response"`` when its ``fatal.atEvent`` or a warning's
     ``atEvent`` is not an index of the ``events`` events of the trace asked about (-1, or one
     past the end): such an answer says nothing the model can compare, and was reported as the
