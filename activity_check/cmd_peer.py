@@ -256,6 +256,12 @@ def _write_out(out_dir: str, report, summary: dict) -> None:
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
 
+_BUILT_IN_SOURCES = frozenset({"corpus", "field-cases", "probe", "stateful", "bfs"})
+"""The :attr:`~counterexamples.peers.traces.PeerTrace.source` of the traces the tool itself
+puts to a peer (:func:`counterexamples.peers.traces.corpus_traces`, the probes and the
+generated ones of :mod:`counterexamples.peers.generate`); any other source is the path of a
+file the user gave."""
+
 
 def _write_traces(out_dir: str, report) -> dict:
     """Write into ``out_dir/traces`` every trace put to the peer, so that each id the summary
@@ -270,7 +276,7 @@ def _write_traces(out_dir: str, report) -> dict:
     by_id = {r.trace.id: r.trace for r in report.results}  # one file an id
     out: dict = {}
     for tid, trace in by_id.items():
-        if not _SAFE_NAME.fullmatch(tid) or os.path.isfile(trace.source):
+        if not _SAFE_NAME.fullmatch(tid) or trace.source not in _BUILT_IN_SOURCES:
             continue  # a trace file the user gave is theirs already
         os.makedirs(os.path.join(out_dir, "traces"), exist_ok=True)
         if trace.state is None:

@@ -58,7 +58,7 @@ from model.events import (Event, RunFinished, RunStarted, StepFinished, Subagent
 from model.producer import (PRODUCER_KNOBS, PRODUCER_ONLY_KNOBS, Belief, adversarial_moves,
                             advance, check_trace, conformance_splits, moves)
 from model.readings import (DRAFT, KNOB_BY_ID, KNOBS, RECOMMENDATIONS, Reading, ReadingError,
-                            knob_named, knob_of, option_named)
+                            deviations_of, knob_named, knob_of, option_named)
 from model.text import quoted
 from model.verdict import evaluate
 
@@ -915,8 +915,8 @@ def pinned_deviations(proposal: Proposal) -> list[dict]:
 def compare(a: dict, b: dict) -> dict:
     """Two reports side by side: ``{"a", "b" (proposal names), "pins": {"a", "b"},
     "questions": [{"question", "a", "b"} whose status differs], "conflicts": {"onlyA",
-    "onlyB", "both"} (subjects), "deviations": {"a", "b"} (``knob=option`` of the pins that
-    go against a clause's text, :func:`pinned_deviations`), "peers": [{"peer", "a", "b"} (the
+    "onlyB", "both"} (subjects), "deviations": {"a", "b"} (the pins that go against a
+    clause's text, :func:`model.readings.deviations_of`), "peers": [{"peer", "a", "b"} (the
     questions a conformant trace shows it non-conformant on) that differ]}``."""
     qa = {q["question"]: q["status"] for q in a["questions"]}
     qb = {q["question"]: q["status"] for q in b["questions"]}
@@ -936,8 +936,7 @@ def compare(a: dict, b: dict) -> dict:
                           if qa[q] != qb.get(q)],
             "conflicts": {"onlyA": sorted(ca - cb), "onlyB": sorted(cb - ca),
                           "both": sorted(ca & cb)},
-            "deviations": {side: [f"{d['knob']}={d['option']} (against {d['clause']})"
-                                  for d in r.get("deviations", [])]
+            "deviations": {side: deviations_of(r["proposal"]["pins"])
                            for side, r in (("a", a), ("b", b))},
             "peers": [{"peer": p, "a": pa.get(p, []), "b": pb.get(p, [])}
                       for p in dict.fromkeys(list(pa) + list(pb))

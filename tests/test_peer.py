@@ -1559,6 +1559,11 @@ def test_every_trace_the_summary_names_by_id_is_written(tmp_path, capsys):
                            "--json")
     assert code == 0, err
     assert json.loads(again)["counts"]["traces"] == len(summary["traceFiles"])
+    # traces read from the user's own files are not copied into an output
+    code, _, err = cli(capsys, "peer", "check", "--adapter", "model", out / "traces", "--out",
+                       tmp_path / "again")
+    assert code == 0, err
+    assert json.loads((tmp_path / "again" / "peer-summary.json").read_text())["traceFiles"] == {}
     assert main(["replay", str(out / summary["traceFiles"]["stateful-1"]), "--json"]) == 0
     capsys.readouterr()
     before = sorted(p.name for p in out.rglob("*"))

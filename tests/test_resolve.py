@@ -811,7 +811,8 @@ def test_pins_against_a_clause_text_are_named(report):
     assert "  Q8=keep against STA-MS-SELF-REVOKE: " in text
     assert "- `Q8=keep` against STA-MS-SELF-REVOKE: " in render_markdown(report)
     assert "<code>Q8=keep</code> against STA-MS-SELF-REVOKE" in render_html(report)
-    other = dict(report, proposal=dict(report["proposal"], name="faithful"), deviations=[])
+    other = dict(report, proposal=dict(report["proposal"], name="faithful",
+                                       pins={"Q2": "parent"}))
     assert "  faithful: none" in render_compare(compare(report, other))
     assert "Q8=keep (against STA-MS-SELF-REVOKE)" in render_compare(compare(report, other))
 

@@ -117,7 +117,7 @@ def check_pages(proposals: Sequence[Proposal], pages: Optional[str]) -> None:
     for proposal in proposals:
         for key, wording in proposal.wording.items():
             _, path = _page_file(wording["page"], pages)
-            if path is None or not (os.path.lexists(path)):
+            if path is None or not os.path.lexists(path):
                 continue
             if os.path.islink(path):
                 raise ProposalError(f"{visible(path)}: the page of {key}'s wording is a "
@@ -192,7 +192,7 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
     out = [f"proposal {p['name']}: pins {', '.join(f'{k}={v}' for k, v in p['pins'].items())}",
            f"depth {report['depth']} (Z3 {report['z3Depth'] or 'off'}): {c['decided']} "
            f"decided, {c['closed']} closed, {c['open']} open; {c['conflicts']} conflicts; "
-           f"{c.get('deviations', 0)} against a clause's text; "
+           f"{c['deviations']} against a clause's text; "
            f"{c['nonConformantPeers']} peers non-conformant", "", "questions (★ important):"]
     out += ["  " + _question_line(q) for q in report["questions"]]
     out += ["", "conflicts:"]
@@ -202,7 +202,7 @@ def render_text(report: dict, width: Optional[int] = TEXT_WIDTH) -> str:
             for x in report["conflicts"]] or ["  none"]
     out += ["", "pins against a clause's text (deviations: adopting one rewords the clause):"]
     out += [f"  {d['knob']}={d['option']} against {d['clause']}: {d['reason']}"
-            for d in report.get("deviations", [])] or ["  none"]
+            for d in report["deviations"]] or ["  none"]
     if report.get("limits"):
         out += ["", "limits:"] + [f"  {line}" for line in report["limits"]]
     out += ["", "peers (recorded options):"]
@@ -302,7 +302,7 @@ def render_markdown(report: dict) -> str:
     out = [f"### activity-check resolve: {_md(p['name'])}", "",
            "Pins: " + ", ".join(f"`{k}={v}`" for k, v in p['pins'].items()), "",
            f"**{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
-           f"{c['conflicts']} conflicts; {c.get('deviations', 0)} against a clause's text; "
+           f"{c['conflicts']} conflicts; {c['deviations']} against a clause's text; "
            f"{c['nonConformantPeers']} peers non-conformant** "
            f"(BFS depth {report['depth']}, Z3 depth {report['z3Depth'] or 'off'})", "",
            "| question | ★ | status | how |", "| --- | --- | --- | --- |"]
@@ -317,7 +317,7 @@ def render_markdown(report: dict) -> str:
     out += ["", "**Pins against a clause's text** (deviations: adopting one rewords the "
             "clause)", ""]
     out += [f"- `{d['knob']}={d['option']}` against {d['clause']}: {_md(d['reason'])}"
-            for d in report.get("deviations", [])] or ["- none"]
+            for d in report["deviations"]] or ["- none"]
     if report.get("limits"):
         out += ["", "**Limits**", ""] + [f"- {_md(line)}" for line in report["limits"]]
     out += ["", "**Peers** (recorded options)", ""]
@@ -407,7 +407,7 @@ def render_html(report: dict) -> str:
            f"<h1>What the proposal {e(p['name'])} does</h1>",
            "<p>Pins: " + ", ".join(f"<code>{e(k)}={e(v)}</code>" for k, v in p["pins"].items())
            + f"</p><p><b>{c['decided']} decided, {c['closed']} closed, {c['open']} still open; "
-           f"{c['conflicts']} conflicts; {c.get('deviations', 0)} against a clause's text; "
+           f"{c['conflicts']} conflicts; {c['deviations']} against a clause's text; "
            f"{c['nonConformantPeers']} peers non-conformant</b> "
            f"(breadth-first to depth {report['depth']}, Z3 to {report['z3Depth'] or 'off'}).</p>",
            "<h2 id='questions'>Questions</h2><table><tr><th>question</th><th>★</th>"
@@ -444,8 +444,8 @@ def render_html(report: dict) -> str:
                "the clause named): adopting it rewords that clause.</p>")
     out.append("<ul>" + "".join(f"<li><code>{e(d['knob'])}={e(d['option'])}</code> against "
                                 f"{e(d['clause'])}: {e(d['reason'])}</li>"
-                                for d in report.get("deviations", [])) + "</ul>"
-               if report.get("deviations") else "<p>None.</p>")
+                                for d in report["deviations"]) + "</ul>"
+               if report["deviations"] else "<p>None.</p>")
     if report.get("limits"):
         out.append("<h2 id='limits'>Limits</h2><ul>" + "".join(
             f"<li>{e(line)}</li>" for line in report["limits"]) + "</ul>")
@@ -525,7 +525,7 @@ def render_compare(cmp: dict, fmt: str = "text") -> str:
     out += [f"{bullet}only {b}: {s}" for s in cmp["conflicts"]["onlyB"]]
     out += [f"{bullet}both: {s}" for s in cmp["conflicts"]["both"]]
     out.append("pins against a clause's text (deviations):")
-    dev = cmp.get("deviations", {"a": [], "b": []})
+    dev = cmp["deviations"]
     out += [f"{bullet}{name}: {', '.join(dev[side]) or 'none'}"
             for side, name in (("a", a), ("b", b))]
     out.append("peers that differ:")
